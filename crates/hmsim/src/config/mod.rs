@@ -1,0 +1,11 @@
+//! TOML loading with validation. One path for every module: parse with serde (unknown keys
+//! and wrong types become errors naming the key path and line), apply `--set` overrides, then
+//! check ranges with a [`Validator`] that knows the key path of every field it checks.
+
+mod load;
+mod overrides;
+mod validate;
+
+pub use load::{line_of_key, parse_toml};
+pub use overrides::apply_overrides;
+pub use validate::{Validate, Validator};

@@ -1,0 +1,236 @@
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::config::{line_of_key, Validator};
+use crate::error::ConfigError;
+
+use super::spec::DeviceSpec;
+
+/// The catalog files shipped with hmsim, embedded so the core works without any data path.
+pub fn builtin_files() -> &'static [(&'static str, &'static str)] {
+    macro_rules! dev {
+        ($f:literal) => {
+            (concat!("builtin:", $f), include_str!(concat!("../../devices/", $f)))
+        };
+    }
+    &[
+        dev!("stt-mram-ssd.toml"),
+        dev!("samsung-970-evo.toml"),
+        dev!("intel-ssd-750.toml"),
+        dev!("intel-optane-900p.toml"),
+        dev!("nand-ssd-tlc.toml"),
+        dev!("nand-ssd-qlc.toml"),
+        dev!("ddr4-dram.toml"),
+        dev!("cxl-dram.toml"),
+        dev!("optane-pmem.toml"),
+        dev!("stt-mram-cell.toml"),
+        dev!("pcm.toml"),
+        dev!("nand-cell.toml"),
+        dev!("nor-flash-cell.toml"),
+        dev!("xpoint-cell.toml"),
+    ]
+}
+
+struct RawDevice {
+    file: String,
+    text: String,
+    table: toml::Table,
+}
+
+/// All known devices, by name. Later files override earlier ones of the same name, so a
+/// user's directory can replace a built-in preset.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    devices: BTreeMap<String, (DeviceSpec, String)>,
+}
+
+impl Catalog {
+    /// Built-in devices plus every `*.toml` in `extra_dirs` (or the named files themselves).
+    pub fn load(extra: &[PathBuf]) -> Result<Catalog, ConfigError> {
+        let mut raws: Vec<RawDevice> = Vec::new();
+        for (file, text) in builtin_files() {
+            raws.push(parse_raw(file, text)?);
+        }
+        for path in extra {
+            for file in toml_files(path)? {
+                let text = std::fs::read_to_string(&file).map_err(|e| {
+                    ConfigError::new(&file.display().to_string(), "", format!("cannot read device file: {e}"))
+                })?;
+                raws.push(parse_raw(&file.display().to_string(), &text)?);
+            }
+        }
+        Catalog::from_raw(raws)
+    }
+
+    /// Only the built-in devices.
+    pub fn builtin() -> Catalog {
+        Catalog::load(&[]).expect("built-in device files are valid (checked by tests)")
+    }
+
+    fn from_raw(raws: Vec<RawDevice>) -> Result<Catalog, ConfigError> {
+        let mut by_name: BTreeMap<String, RawDevice> = BTreeMap::new();
+        for raw in raws {
+            let name = match raw.table.get("name").and_then(|n| n.as_str()) {
+                Some(n) => n.to_string(),
+                None => {
+                    return Err(ConfigError::new(&raw.file, "name", "missing required key `name`")
+                        .at_line(Some(1)))
+                }
+            };
+            by_name.insert(name, raw);
+        }
+        let mut devices = BTreeMap::new();
+        for (name, raw) in &by_name {
+            let merged = resolve(name, &by_name, 0)?;
+            let spec = deserialize(&raw.file, &raw.text, merged)?;
+            Validator::check(&raw.file, &raw.text, &spec)?;
+            devices.insert(name.clone(), (spec, raw.file.clone()));
+        }
+        Ok(Catalog { devices })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&DeviceSpec> {
+        self.devices.get(name).map(|(d, _)| d)
+    }
+
+    /// The device `name` or an error listing the known names.
+    pub fn require(&self, name: &str, file: &str, key: &str) -> Result<&DeviceSpec, ConfigError> {
+        self.get(name).ok_or_else(|| {
+            let names: Vec<&str> = self.devices.keys().map(|s| s.as_str()).collect();
+            ConfigError::new(file, key, format!("unknown device '{name}'; known devices: {}", names.join(", ")))
+        })
+    }
+
+    /// (device, file it came from), sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&DeviceSpec, &str)> {
+        self.devices.values().map(|(d, f)| (d, f.as_str()))
+    }
+
+    /// Parse a single device file (e.g. a scenario's inline `device.file`), resolving `base`
+    /// against this catalog.
+    pub fn parse_device_file(&self, file: &str, text: &str) -> Result<DeviceSpec, ConfigError> {
+        let raw = parse_raw(file, text)?;
+        let mut table = raw.table.clone();
+        if let Some(base) = table.get("base").and_then(|b| b.as_str()).map(str::to_string) {
+            let parent = self.require(&base, file, "base")?;
+            let parent_value = toml::Value::try_from(parent).expect("device specs serialize");
+            let mut merged = parent_value.as_table().cloned().unwrap_or_default();
+            merged.remove("base");
+            merge(&mut merged, table);
+            table = merged;
+        }
+        let spec = deserialize(file, text, table)?;
+        Validator::check(file, text, &spec)?;
+        Ok(spec)
+    }
+}
+
+fn toml_files(path: &Path) -> Result<Vec<PathBuf>, ConfigError> {
+    let shown = path.display().to_string();
+    if path.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(path).map_err(|e| ConfigError::new(&shown, "", format!("cannot read device directory: {e}")))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+fn parse_raw(file: &str, text: &str) -> Result<RawDevice, ConfigError> {
+    let table: toml::Table = crate::config::parse_toml(text, file)?;
+    Ok(RawDevice { file: file.to_string(), text: text.to_string(), table })
+}
+
+/// Deep-merge `over` into `base`: tables merge key by key, anything else replaces.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+fn resolve(name: &str, all: &BTreeMap<String, RawDevice>, depth: usize) -> Result<toml::Table, ConfigError> {
+    let raw = &all[name];
+    let Some(base) = raw.table.get("base").and_then(|b| b.as_str()) else {
+        return Ok(raw.table.clone());
+    };
+    if depth > 8 || base == name {
+        return Err(ConfigError::new(&raw.file, "base", format!("'{base}' makes a cycle of base devices"))
+            .at_line(line_of_key(&raw.text, "base")));
+    }
+    if !all.contains_key(base) {
+        let names: Vec<&str> = all.keys().map(|s| s.as_str()).collect();
+        return Err(ConfigError::new(&raw.file, "base", format!("unknown base device '{base}'; known: {}", names.join(", ")))
+            .at_line(line_of_key(&raw.text, "base")));
+    }
+    let mut merged = resolve(base, all, depth + 1)?;
+    merge(&mut merged, raw.table.clone());
+    Ok(merged)
+}
+
+fn deserialize(file: &str, text: &str, table: toml::Table) -> Result<DeviceSpec, ConfigError> {
+    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+        let key = e.path().to_string();
+        let key = if key == "." { String::new() } else { key };
+        let message = e.inner().message().trim().replace("unknown field", "unknown key").replace("missing field", "missing required key");
+        ConfigError::new(file, &key, message).at_line(line_of_key(text, &key))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_catalog_is_valid_and_complete() {
+        let c = Catalog::builtin();
+        for name in ["stt-mram-ssd", "samsung-970-evo", "intel-ssd-750", "intel-optane-900p", "optane-pmem", "ddr4-dram"] {
+            assert!(c.get(name).is_some(), "missing {name}");
+        }
+    }
+
+    #[test]
+    fn every_number_in_builtin_files_has_a_source_comment() {
+        for (file, text) in builtin_files() {
+            for (i, line) in text.lines().enumerate() {
+                let l = line.trim();
+                if l.starts_with('#') || l.starts_with('[') || !l.contains('=') {
+                    continue;
+                }
+                let value = l.split_once('=').unwrap().1.trim();
+                if value.starts_with('"') {
+                    continue;
+                }
+                let has_number = value.split('#').next().unwrap().chars().any(|c| c.is_ascii_digit());
+                if has_number {
+                    assert!(value.contains('#'), "{file}:{}: number without a source comment: {l}", i + 1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn user_file_with_missing_field_names_it() {
+        let c = Catalog::builtin();
+        let text = "name = \"x\"\nkind = \"block\"\ndescription = \"d\"\ntechnology = \"nand\"\ncapacity_bytes = 1\n[read]\nlatency_ns = 1.0\n";
+        let e = c.parse_device_file("x.toml", text).unwrap_err();
+        assert!(e.message.contains("missing required key"), "{e}");
+    }
+
+    #[test]
+    fn user_file_can_inherit_a_preset() {
+        let c = Catalog::builtin();
+        let text = "name = \"my-900p\"\nbase = \"intel-optane-900p\"\ndescription = \"hot\"\n[power]\nidle_w = 6.0 # mine\nread_active_w = 15.0 # mine\nwrite_active_w = 15.0 # mine\n";
+        let d = c.parse_device_file("my.toml", text).unwrap();
+        assert_eq!(d.name, "my-900p");
+        assert_eq!(d.power.as_ref().unwrap().idle_w, 6.0);
+        assert_eq!(d.read.bandwidth_gbps, c.get("intel-optane-900p").unwrap().read.bandwidth_gbps);
+    }
+}

@@ -1,0 +1,18 @@
+//! Devices: the catalog (data files with a source for every number) and the schema that
+//! memory media and block devices share.
+
+mod catalog;
+mod spec;
+
+pub use catalog::{builtin_files, Catalog};
+pub use spec::{
+    CacheSpec, DeviceKind, DeviceSpec, DirectionSpec, EnduranceSpec, InterfaceSpec, ParallelismSpec, PowerSpec,
+    ThermalSpec,
+};
+
+mod block;
+mod energy;
+pub mod thermal;
+
+pub use block::{BlockDevice, Op};
+pub use energy::EnergyReport;

@@ -1,0 +1,21 @@
+//! hmsim core: every model and every hot loop of the heterogeneous-memory simulator.
+//!
+//! Layers live in one folder each; a trait per replaceable part; parts are picked by name
+//! through [`registry`]. Simulated time is in nanoseconds (`u64` or `f64` named `*_ns`),
+//! sizes in bytes, bandwidth in GB/s (10^9 B/s), energy in J, power in W, temperature in °C.
+
+pub mod bench;
+pub mod config;
+pub mod device;
+pub mod error;
+pub mod registry;
+pub mod rng;
+pub mod stats;
+pub mod storage;
+pub mod units;
+
+pub use error::{ConfigError, Error};
+pub use registry::{run_scenario, RunOutput};
+
+/// Version of the core, reported in every `summary.json`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

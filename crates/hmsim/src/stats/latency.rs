@@ -1,0 +1,67 @@
+//! Latency histogram over accepted requests only (3 significant digits, ns resolution).
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+pub struct LatencyHistogram {
+    hist: Histogram<u64>,
+    sum_ns: f64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        // 1 ns to 1 hour at 3 significant digits; longer latencies saturate at 1 hour.
+        let hist = Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
+        LatencyHistogram { hist, sum_ns: 0.0 }
+    }
+}
+
+impl LatencyHistogram {
+    #[inline]
+    pub fn record_ns(&mut self, ns: f64) {
+        self.hist.saturating_record(ns.max(1.0) as u64);
+        self.sum_ns += ns;
+    }
+
+    pub fn summary(&self) -> LatencySummary {
+        let n = self.hist.len();
+        let q = |p: f64| self.hist.value_at_quantile(p) as f64 / 1e3;
+        LatencySummary {
+            count: n,
+            // Exact mean from the running sum, not the bucketed one (Little's law checks).
+            mean_us: if n > 0 { self.sum_ns / n as f64 / 1e3 } else { 0.0 },
+            p50_us: q(0.50),
+            p99_us: q(0.99),
+            p999_us: q(0.999),
+            max_us: self.hist.max() as f64 / 1e3,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_of_a_known_distribution() {
+        let mut h = LatencyHistogram::default();
+        for i in 1..=1000 {
+            h.record_ns(i as f64 * 1000.0);
+        }
+        let s = h.summary();
+        assert_eq!(s.count, 1000);
+        assert!((s.mean_us - 500.5).abs() < 1e-9);
+        assert!((s.p50_us - 500.0).abs() / 500.0 < 0.002, "{s:?}");
+        assert!((s.p99_us - 990.0).abs() / 990.0 < 0.002);
+    }
+}

@@ -1,0 +1,5 @@
+//! Statistics shared by every module.
+
+mod latency;
+
+pub use latency::{LatencyHistogram, LatencySummary};
