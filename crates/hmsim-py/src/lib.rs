@@ -6,7 +6,12 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
-create_exception!(_core, ConfigError, PyException, "Bad input: file, line, key path and what is allowed.");
+create_exception!(
+    hmsim,
+    ConfigError,
+    PyException,
+    "Bad input: file, line, key path and what is allowed."
+);
 
 fn config_err(e: hmsim::ConfigError) -> PyErr {
     let err = ConfigError::new_err(e.to_string());
@@ -35,7 +40,9 @@ fn run_scenario(
     device_paths: Vec<String>,
 ) -> PyResult<String> {
     let dirs = paths(device_paths);
-    let out = py.detach(move || hmsim::run_scenario(&text, &file, &overrides, &dirs)).map_err(config_err)?;
+    let out = py
+        .detach(move || hmsim::run_scenario(&text, &file, &overrides, &dirs))
+        .map_err(config_err)?;
     serde_json::to_string(&out).map_err(|e| PyException::new_err(e.to_string()))
 }
 
@@ -53,8 +60,8 @@ fn devices(device_paths: Vec<String>) -> PyResult<String> {
 
 /// Simulation-speed benchmarks as JSON.
 #[pyfunction]
-#[pyo3(signature = (module=None, scale=1.0))]
-fn bench(py: Python<'_>, module: Option<String>, scale: f64) -> PyResult<String> {
+#[pyo3(name = "bench", signature = (module=None, scale=1.0))]
+fn run_bench(py: Python<'_>, module: Option<String>, scale: f64) -> PyResult<String> {
     let res = py.detach(move || hmsim::bench::run(module.as_deref(), scale));
     serde_json::to_string(&res).map_err(|e| PyException::new_err(e.to_string()))
 }
@@ -71,7 +78,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
-    m.add_function(wrap_pyfunction!(bench, m)?)?;
+    m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(module_names, m)?)?;
     Ok(())
 }

@@ -35,7 +35,13 @@ pub fn storage_4k_random_qd16(requests: u64) -> BenchResult {
     let power = spec.power.clone().expect("preset has power");
     let mut rng = crate::rng::stream(1, "bench");
     let start = Instant::now();
-    let res = run_job(BlockDevice::new(spec), &power, &job, spec.capacity_bytes, &mut rng);
+    let res = run_job(
+        BlockDevice::new(spec),
+        &power,
+        &job,
+        spec.capacity_bytes,
+        &mut rng,
+    );
     let wall_s = start.elapsed().as_secs_f64();
     BenchResult {
         module: "storage".into(),
@@ -51,7 +57,9 @@ pub fn storage_4k_random_qd16(requests: u64) -> BenchResult {
 pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
     let mut out = Vec::new();
     if module.is_none() || module == Some("storage") {
-        out.push(storage_4k_random_qd16((5_000_000.0 * scale).max(1000.0) as u64));
+        out.push(storage_4k_random_qd16(
+            (5_000_000.0 * scale).max(1000.0) as u64
+        ));
     }
     out
 }

@@ -18,7 +18,12 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(file: &str, key: &str, message: impl Into<String>) -> Self {
-        ConfigError { file: file.to_string(), line: None, key: key.to_string(), message: message.into() }
+        ConfigError {
+            file: file.to_string(),
+            line: None,
+            key: key.to_string(),
+            message: message.into(),
+        }
     }
 
     pub fn at_line(mut self, line: Option<usize>) -> Self {

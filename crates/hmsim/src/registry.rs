@@ -64,11 +64,29 @@ pub fn run_scenario(
     let names = module_names().join(", ");
     let module = match header.module {
         Some(toml::Value::String(m)) => m,
-        Some(_) => return Err(ConfigError::new(file, "module", format!("expected a string; allowed: {names}")).at_line(line_of_key(&text, "module"))),
-        None => return Err(ConfigError::new(file, "module", format!("missing required key; allowed: {names}"))),
+        Some(_) => {
+            return Err(ConfigError::new(
+                file,
+                "module",
+                format!("expected a string; allowed: {names}"),
+            )
+            .at_line(line_of_key(&text, "module")))
+        }
+        None => {
+            return Err(ConfigError::new(
+                file,
+                "module",
+                format!("missing required key; allowed: {names}"),
+            ))
+        }
     };
     let Some((_, runner)) = MODULES.iter().find(|(n, _)| *n == module) else {
-        return Err(ConfigError::new(file, "module", format!("unknown module '{module}'; allowed: {names}")).at_line(line_of_key(&text, "module")));
+        return Err(ConfigError::new(
+            file,
+            "module",
+            format!("unknown module '{module}'; allowed: {names}"),
+        )
+        .at_line(line_of_key(&text, "module")));
     };
     let catalog = Catalog::load(device_paths)?;
     runner(&text, file, &catalog)

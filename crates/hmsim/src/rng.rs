@@ -36,8 +36,18 @@ mod tests {
 
     #[test]
     fn same_seed_and_name_give_same_numbers() {
-        let a: Vec<u64> = (0..8).map({ let mut r = stream(7, "job"); move |_| r.random() }).collect();
-        let b: Vec<u64> = (0..8).map({ let mut r = stream(7, "job"); move |_| r.random() }).collect();
+        let a: Vec<u64> = (0..8)
+            .map({
+                let mut r = stream(7, "job");
+                move |_| r.random()
+            })
+            .collect();
+        let b: Vec<u64> = (0..8)
+            .map({
+                let mut r = stream(7, "job");
+                move |_| r.random()
+            })
+            .collect();
         assert_eq!(a, b);
     }
 

@@ -4,7 +4,11 @@ use crate::error::ConfigError;
 
 /// 1-based line of byte offset `pos` in `text`.
 fn line_of_offset(text: &str, pos: usize) -> usize {
-    text[..pos.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+    text[..pos.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Line where the dotted `key` path is written in `text`, if it is.
@@ -40,8 +44,13 @@ pub fn parse_toml<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, Conf
         let inner = e.inner();
         let mut message = inner.message().trim().to_string();
         // serde says "unknown field `x`"; users write keys, not fields.
-        message = message.replace("unknown field", "unknown key").replace("missing field", "missing required key");
-        let line = inner.span().map(|s| line_of_offset(text, s.start)).or_else(|| line_of_key(text, &key));
+        message = message
+            .replace("unknown field", "unknown key")
+            .replace("missing field", "missing required key");
+        let line = inner
+            .span()
+            .map(|s| line_of_offset(text, s.start))
+            .or_else(|| line_of_key(text, &key));
         ConfigError::new(file, &key, message).at_line(line)
     })
 }
@@ -73,7 +82,10 @@ mod tests {
         let e = parse_toml::<Top>(text, "s.toml").unwrap_err();
         assert_eq!(e.line, Some(3));
         assert!(e.key.starts_with("job"), "{e}");
-        assert!(e.message.contains("queue_depht") && e.message.contains("queue_depth"), "{e}");
+        assert!(
+            e.message.contains("queue_depht") && e.message.contains("queue_depth"),
+            "{e}"
+        );
     }
 
     #[test]

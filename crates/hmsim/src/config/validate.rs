@@ -18,11 +18,20 @@ pub struct Validator<'a> {
 
 impl<'a> Validator<'a> {
     pub fn new(file: &'a str, text: &'a str) -> Self {
-        Validator { file, text, path: Vec::new(), error: None }
+        Validator {
+            file,
+            text,
+            path: Vec::new(),
+            error: None,
+        }
     }
 
     /// Validate `item` (the whole config) and return the first error.
-    pub fn check<T: Validate + ?Sized>(file: &str, text: &str, item: &T) -> Result<(), ConfigError> {
+    pub fn check<T: Validate + ?Sized>(
+        file: &str,
+        text: &str,
+        item: &T,
+    ) -> Result<(), ConfigError> {
         let mut v = Validator::new(file, text);
         item.validate(&mut v);
         v.finish()
@@ -60,24 +69,44 @@ impl<'a> Validator<'a> {
     }
 
     /// `lo <= value <= hi`, inclusive; the message states the allowed range and unit.
-    pub fn range<T: PartialOrd + Display + Copy>(&mut self, field: &str, value: T, lo: T, hi: T, unit: &str) {
+    pub fn range<T: PartialOrd + Display + Copy>(
+        &mut self,
+        field: &str,
+        value: T,
+        lo: T,
+        hi: T,
+        unit: &str,
+    ) {
         if !(value >= lo && value <= hi) {
-            let unit = if unit.is_empty() { String::new() } else { format!(" {unit}") };
-            self.fail(field, format!("{value} is out of range; allowed {lo} to {hi}{unit}"));
+            let unit = if unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {unit}")
+            };
+            self.fail(
+                field,
+                format!("{value} is out of range; allowed {lo} to {hi}{unit}"),
+            );
         }
     }
 
     /// A finite value strictly above zero.
     pub fn positive(&mut self, field: &str, value: f64, unit: &str) {
         if !(value.is_finite() && value > 0.0) {
-            self.fail(field, format!("{value} is not allowed; expected a positive number ({unit})"));
+            self.fail(
+                field,
+                format!("{value} is not allowed; expected a positive number ({unit})"),
+            );
         }
     }
 
     /// A finite value at or above zero.
     pub fn non_negative(&mut self, field: &str, value: f64, unit: &str) {
         if !(value.is_finite() && value >= 0.0) {
-            self.fail(field, format!("{value} is not allowed; expected zero or more ({unit})"));
+            self.fail(
+                field,
+                format!("{value} is not allowed; expected zero or more ({unit})"),
+            );
         }
     }
 
@@ -88,15 +117,21 @@ impl<'a> Validator<'a> {
 
     /// `value` must be a multiple of `unit_bytes` (e.g. a 512 B sector).
     pub fn multiple_of(&mut self, field: &str, value: u64, unit_bytes: u64) {
-        if value % unit_bytes != 0 {
-            self.fail(field, format!("{value} is not a multiple of {unit_bytes} bytes"));
+        if !value.is_multiple_of(unit_bytes) {
+            self.fail(
+                field,
+                format!("{value} is not a multiple of {unit_bytes} bytes"),
+            );
         }
     }
 
     /// `value` must be one of `allowed`.
     pub fn one_of(&mut self, field: &str, value: &str, allowed: &[&str]) {
         if !allowed.contains(&value) {
-            self.fail(field, format!("'{value}' is not known; allowed: {}", allowed.join(", ")));
+            self.fail(
+                field,
+                format!("'{value}' is not known; allowed: {}", allowed.join(", ")),
+            );
         }
     }
 }
@@ -125,10 +160,20 @@ mod tests {
     #[test]
     fn range_error_names_path_line_and_range() {
         let text = "seed = 1\n\n[job]\nqueue_depth = 0\n";
-        let e = Validator::check("s.toml", text, &Top { job: Job { queue_depth: 0 } }).unwrap_err();
+        let e = Validator::check(
+            "s.toml",
+            text,
+            &Top {
+                job: Job { queue_depth: 0 },
+            },
+        )
+        .unwrap_err();
         assert_eq!(e.key, "job.queue_depth");
         assert_eq!(e.line, Some(4));
         assert!(e.message.contains("1 to 64"), "{e}");
-        assert_eq!(e.to_string(), "s.toml:4: key 'job.queue_depth': 0 is out of range; allowed 1 to 64");
+        assert_eq!(
+            e.to_string(),
+            "s.toml:4: key 'job.queue_depth': 0 is out of range; allowed 1 to 64"
+        );
     }
 }

@@ -25,7 +25,13 @@ struct Timing {
 }
 
 impl Timing {
-    fn new(d: &DirectionSpec, latency_ns: f64, bandwidth_gbps: f64, units: u32, stripe: u64) -> Timing {
+    fn new(
+        d: &DirectionSpec,
+        latency_ns: f64,
+        bandwidth_gbps: f64,
+        units: u32,
+        stripe: u64,
+    ) -> Timing {
         let full_stripe_ns = units as f64 * stripe as f64 / bandwidth_gbps;
         Timing {
             access_ns: latency_ns,
@@ -56,15 +62,38 @@ pub struct BlockDevice {
 impl BlockDevice {
     /// Build from a validated block-device spec.
     pub fn new(spec: &DeviceSpec) -> BlockDevice {
-        let par = spec.parallelism.as_ref().expect("validated: block devices have [parallelism]");
-        let link = spec.interface.as_ref().expect("validated: block devices have [interface]");
-        let (u, s) = (par.units, par.stripe_bytes);
-        let read = Timing::new(&spec.read, spec.read.latency_ns, spec.read.bandwidth_gbps, u, s);
-        let write = Timing::new(&spec.write, spec.write.latency_ns, spec.write.bandwidth_gbps, u, s);
-        let write_after_cache = spec
-            .write_cache
+        let par = spec
+            .parallelism
             .as_ref()
-            .map(|c| Timing::new(&spec.write, c.after_latency_ns, c.after_bandwidth_gbps, u, s));
+            .expect("validated: block devices have [parallelism]");
+        let link = spec
+            .interface
+            .as_ref()
+            .expect("validated: block devices have [interface]");
+        let (u, s) = (par.units, par.stripe_bytes);
+        let read = Timing::new(
+            &spec.read,
+            spec.read.latency_ns,
+            spec.read.bandwidth_gbps,
+            u,
+            s,
+        );
+        let write = Timing::new(
+            &spec.write,
+            spec.write.latency_ns,
+            spec.write.bandwidth_gbps,
+            u,
+            s,
+        );
+        let write_after_cache = spec.write_cache.as_ref().map(|c| {
+            Timing::new(
+                &spec.write,
+                c.after_latency_ns,
+                c.after_bandwidth_gbps,
+                u,
+                s,
+            )
+        });
         BlockDevice {
             units: vec![0.0; u as usize],
             stripe_bytes: s,
@@ -75,7 +104,10 @@ impl BlockDevice {
             read,
             write,
             write_after_cache,
-            cache_left_bytes: spec.write_cache.as_ref().map_or(u64::MAX, |c| c.capacity_bytes),
+            cache_left_bytes: spec
+                .write_cache
+                .as_ref()
+                .map_or(u64::MAX, |c| c.capacity_bytes),
             read_busy_ns: 0.0,
             write_busy_ns: 0.0,
         }

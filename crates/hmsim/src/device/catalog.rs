@@ -10,13 +10,18 @@ use super::spec::DeviceSpec;
 pub fn builtin_files() -> &'static [(&'static str, &'static str)] {
     macro_rules! dev {
         ($f:literal) => {
-            (concat!("builtin:", $f), include_str!(concat!("../../devices/", $f)))
+            (
+                concat!("builtin:", $f),
+                include_str!(concat!("../../devices/", $f)),
+            )
         };
     }
     &[
         dev!("stt-mram-ssd.toml"),
         dev!("samsung-970-evo.toml"),
+        dev!("samsung-970-evo-fairlio.toml"),
         dev!("intel-ssd-750.toml"),
+        dev!("intel-ssd-750-fairlio.toml"),
         dev!("intel-optane-900p.toml"),
         dev!("nand-ssd-tlc.toml"),
         dev!("nand-ssd-qlc.toml"),
@@ -54,7 +59,11 @@ impl Catalog {
         for path in extra {
             for file in toml_files(path)? {
                 let text = std::fs::read_to_string(&file).map_err(|e| {
-                    ConfigError::new(&file.display().to_string(), "", format!("cannot read device file: {e}"))
+                    ConfigError::new(
+                        &file.display().to_string(),
+                        "",
+                        format!("cannot read device file: {e}"),
+                    )
                 })?;
                 raws.push(parse_raw(&file.display().to_string(), &text)?);
             }
@@ -73,8 +82,10 @@ impl Catalog {
             let name = match raw.table.get("name").and_then(|n| n.as_str()) {
                 Some(n) => n.to_string(),
                 None => {
-                    return Err(ConfigError::new(&raw.file, "name", "missing required key `name`")
-                        .at_line(Some(1)))
+                    return Err(
+                        ConfigError::new(&raw.file, "name", "missing required key `name`")
+                            .at_line(Some(1)),
+                    )
                 }
             };
             by_name.insert(name, raw);
@@ -97,7 +108,14 @@ impl Catalog {
     pub fn require(&self, name: &str, file: &str, key: &str) -> Result<&DeviceSpec, ConfigError> {
         self.get(name).ok_or_else(|| {
             let names: Vec<&str> = self.devices.keys().map(|s| s.as_str()).collect();
-            ConfigError::new(file, key, format!("unknown device '{name}'; known devices: {}", names.join(", ")))
+            ConfigError::new(
+                file,
+                key,
+                format!(
+                    "unknown device '{name}'; known devices: {}",
+                    names.join(", ")
+                ),
+            )
         })
     }
 
@@ -111,7 +129,11 @@ impl Catalog {
     pub fn parse_device_file(&self, file: &str, text: &str) -> Result<DeviceSpec, ConfigError> {
         let raw = parse_raw(file, text)?;
         let mut table = raw.table.clone();
-        if let Some(base) = table.get("base").and_then(|b| b.as_str()).map(str::to_string) {
+        if let Some(base) = table
+            .get("base")
+            .and_then(|b| b.as_str())
+            .map(str::to_string)
+        {
             let parent = self.require(&base, file, "base")?;
             let parent_value = toml::Value::try_from(parent).expect("device specs serialize");
             let mut merged = parent_value.as_table().cloned().unwrap_or_default();
@@ -130,7 +152,8 @@ fn toml_files(path: &Path) -> Result<Vec<PathBuf>, ConfigError> {
     if path.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let entries = std::fs::read_dir(path).map_err(|e| ConfigError::new(&shown, "", format!("cannot read device directory: {e}")))?;
+    let entries = std::fs::read_dir(path)
+        .map_err(|e| ConfigError::new(&shown, "", format!("cannot read device directory: {e}")))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
@@ -141,7 +164,11 @@ fn toml_files(path: &Path) -> Result<Vec<PathBuf>, ConfigError> {
 
 fn parse_raw(file: &str, text: &str) -> Result<RawDevice, ConfigError> {
     let table: toml::Table = crate::config::parse_toml(text, file)?;
-    Ok(RawDevice { file: file.to_string(), text: text.to_string(), table })
+    Ok(RawDevice {
+        file: file.to_string(),
+        text: text.to_string(),
+        table,
+    })
 }
 
 /// Deep-merge `over` into `base`: tables merge key by key, anything else replaces.
@@ -156,19 +183,31 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
     }
 }
 
-fn resolve(name: &str, all: &BTreeMap<String, RawDevice>, depth: usize) -> Result<toml::Table, ConfigError> {
+fn resolve(
+    name: &str,
+    all: &BTreeMap<String, RawDevice>,
+    depth: usize,
+) -> Result<toml::Table, ConfigError> {
     let raw = &all[name];
     let Some(base) = raw.table.get("base").and_then(|b| b.as_str()) else {
         return Ok(raw.table.clone());
     };
     if depth > 8 || base == name {
-        return Err(ConfigError::new(&raw.file, "base", format!("'{base}' makes a cycle of base devices"))
-            .at_line(line_of_key(&raw.text, "base")));
+        return Err(ConfigError::new(
+            &raw.file,
+            "base",
+            format!("'{base}' makes a cycle of base devices"),
+        )
+        .at_line(line_of_key(&raw.text, "base")));
     }
     if !all.contains_key(base) {
         let names: Vec<&str> = all.keys().map(|s| s.as_str()).collect();
-        return Err(ConfigError::new(&raw.file, "base", format!("unknown base device '{base}'; known: {}", names.join(", ")))
-            .at_line(line_of_key(&raw.text, "base")));
+        return Err(ConfigError::new(
+            &raw.file,
+            "base",
+            format!("unknown base device '{base}'; known: {}", names.join(", ")),
+        )
+        .at_line(line_of_key(&raw.text, "base")));
     }
     let mut merged = resolve(base, all, depth + 1)?;
     merge(&mut merged, raw.table.clone());
@@ -179,7 +218,12 @@ fn deserialize(file: &str, text: &str, table: toml::Table) -> Result<DeviceSpec,
     serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
         let key = e.path().to_string();
         let key = if key == "." { String::new() } else { key };
-        let message = e.inner().message().trim().replace("unknown field", "unknown key").replace("missing field", "missing required key");
+        let message = e
+            .inner()
+            .message()
+            .trim()
+            .replace("unknown field", "unknown key")
+            .replace("missing field", "missing required key");
         ConfigError::new(file, &key, message).at_line(line_of_key(text, &key))
     })
 }
@@ -191,7 +235,22 @@ mod tests {
     #[test]
     fn builtin_catalog_is_valid_and_complete() {
         let c = Catalog::builtin();
-        for name in ["stt-mram-ssd", "samsung-970-evo", "intel-ssd-750", "intel-optane-900p", "optane-pmem", "ddr4-dram"] {
+        let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/devices"))
+            .unwrap()
+            .count();
+        assert_eq!(
+            c.iter().count(),
+            files,
+            "every file in devices/ is listed in builtin_files()"
+        );
+        for name in [
+            "stt-mram-ssd",
+            "samsung-970-evo",
+            "intel-ssd-750",
+            "intel-optane-900p",
+            "optane-pmem",
+            "ddr4-dram",
+        ] {
             assert!(c.get(name).is_some(), "missing {name}");
         }
     }
@@ -208,9 +267,18 @@ mod tests {
                 if value.starts_with('"') {
                     continue;
                 }
-                let has_number = value.split('#').next().unwrap().chars().any(|c| c.is_ascii_digit());
+                let has_number = value
+                    .split('#')
+                    .next()
+                    .unwrap()
+                    .chars()
+                    .any(|c| c.is_ascii_digit());
                 if has_number {
-                    assert!(value.contains('#'), "{file}:{}: number without a source comment: {l}", i + 1);
+                    assert!(
+                        value.contains('#'),
+                        "{file}:{}: number without a source comment: {l}",
+                        i + 1
+                    );
                 }
             }
         }
@@ -231,6 +299,9 @@ mod tests {
         let d = c.parse_device_file("my.toml", text).unwrap();
         assert_eq!(d.name, "my-900p");
         assert_eq!(d.power.as_ref().unwrap().idle_w, 6.0);
-        assert_eq!(d.read.bandwidth_gbps, c.get("intel-optane-900p").unwrap().read.bandwidth_gbps);
+        assert_eq!(
+            d.read.bandwidth_gbps,
+            c.get("intel-optane-900p").unwrap().read.bandwidth_gbps
+        );
     }
 }

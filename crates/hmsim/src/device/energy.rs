@@ -19,10 +19,19 @@ pub struct EnergyReport {
 
 impl EnergyReport {
     /// Energy over `elapsed_ns` with the given busy unit-time per direction and unit count.
-    pub fn compute(p: &PowerSpec, elapsed_ns: f64, read_busy_ns: f64, write_busy_ns: f64, units: usize) -> EnergyReport {
+    pub fn compute(
+        p: &PowerSpec,
+        elapsed_ns: f64,
+        read_busy_ns: f64,
+        write_busy_ns: f64,
+        units: usize,
+    ) -> EnergyReport {
         let capacity_ns = elapsed_ns * units as f64;
         let (ur, uw) = if capacity_ns > 0.0 {
-            ((read_busy_ns / capacity_ns).min(1.0), (write_busy_ns / capacity_ns).min(1.0))
+            (
+                (read_busy_ns / capacity_ns).min(1.0),
+                (write_busy_ns / capacity_ns).min(1.0),
+            )
         } else {
             (0.0, 0.0)
         };
@@ -43,7 +52,11 @@ mod tests {
 
     #[test]
     fn idle_device_spends_idle_power_only() {
-        let p = PowerSpec { idle_w: 5.0, read_active_w: 14.0, write_active_w: 14.0 };
+        let p = PowerSpec {
+            idle_w: 5.0,
+            read_active_w: 14.0,
+            write_active_w: 14.0,
+        };
         let e = EnergyReport::compute(&p, 2e9, 0.0, 0.0, 4);
         assert!((e.energy_j - 10.0).abs() < 1e-12);
         assert_eq!(e.energy_above_idle_j, 0.0);
@@ -51,7 +64,11 @@ mod tests {
 
     #[test]
     fn saturated_device_spends_active_power() {
-        let p = PowerSpec { idle_w: 5.0, read_active_w: 14.0, write_active_w: 12.0 };
+        let p = PowerSpec {
+            idle_w: 5.0,
+            read_active_w: 14.0,
+            write_active_w: 12.0,
+        };
         let e = EnergyReport::compute(&p, 1e9, 0.0, 4e9, 4);
         assert!((e.avg_power_w - 12.0).abs() < 1e-12);
         assert!((e.energy_above_idle_j - 7.0).abs() < 1e-12);

@@ -6,8 +6,8 @@ mod spec;
 
 pub use catalog::{builtin_files, Catalog};
 pub use spec::{
-    CacheSpec, DeviceKind, DeviceSpec, DirectionSpec, EnduranceSpec, InterfaceSpec, ParallelismSpec, PowerSpec,
-    ThermalSpec,
+    CacheSpec, DeviceKind, DeviceSpec, DirectionSpec, EnduranceSpec, InterfaceSpec,
+    ParallelismSpec, PowerSpec, ThermalSpec,
 };
 
 mod block;

@@ -174,17 +174,26 @@ impl Validate for ThermalSpec {
                 v.positive("c_die_j_per_k", c, "J/K");
             }
             (None, None) => {}
-            _ => v.fail("r_die_k_per_w", "the two-node model needs both r_die_k_per_w and c_die_j_per_k"),
+            _ => v.fail(
+                "r_die_k_per_w",
+                "the two-node model needs both r_die_k_per_w and c_die_j_per_k",
+            ),
         }
         if self.throttle_c.len() != self.throttle_bandwidth_fraction.len() {
-            v.fail("throttle_bandwidth_fraction", "needs one fraction per entry of throttle_c");
+            v.fail(
+                "throttle_bandwidth_fraction",
+                "needs one fraction per entry of throttle_c",
+            );
         }
         if self.throttle_c.windows(2).any(|w| w[1] <= w[0]) {
             v.fail("throttle_c", "thresholds must be strictly ascending");
         }
         for f in &self.throttle_bandwidth_fraction {
             if !(*f > 0.0 && *f <= 1.0) {
-                v.fail("throttle_bandwidth_fraction", format!("{f} is out of range; allowed (0, 1]"));
+                v.fail(
+                    "throttle_bandwidth_fraction",
+                    format!("{f} is out of range; allowed (0, 1]"),
+                );
             }
         }
         v.non_negative("hysteresis_k", self.hysteresis_k, "K");
@@ -194,12 +203,24 @@ impl Validate for ThermalSpec {
 impl Validate for DeviceSpec {
     fn validate(&self, v: &mut Validator) {
         let name_ok = !self.name.is_empty()
-            && self.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
+            && self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
         if !name_ok {
-            v.fail("name", format!("'{}' is not allowed; use lower-case letters, digits, '-' and '.'", self.name));
+            v.fail(
+                "name",
+                format!(
+                    "'{}' is not allowed; use lower-case letters, digits, '-' and '.'",
+                    self.name
+                ),
+            );
         }
         if self.capacity_bytes == 0 {
-            v.fail("capacity_bytes", "0 is not allowed; expected a positive size in bytes");
+            v.fail(
+                "capacity_bytes",
+                "0 is not allowed; expected a positive size in bytes",
+            );
         }
         v.range("access_bytes", self.access_bytes, 1, 1 << 30, "bytes");
         v.nested("read", &self.read);
@@ -209,9 +230,18 @@ impl Validate for DeviceSpec {
         }
         if let Some(p) = &self.power {
             v.non_negative("power.idle_w", p.idle_w, "W");
-            for (k, a) in [("power.read_active_w", p.read_active_w), ("power.write_active_w", p.write_active_w)] {
+            for (k, a) in [
+                ("power.read_active_w", p.read_active_w),
+                ("power.write_active_w", p.write_active_w),
+            ] {
                 if !(a.is_finite() && a >= p.idle_w) {
-                    v.fail(k, format!("{a} is not allowed; expected at least idle_w ({})", p.idle_w));
+                    v.fail(
+                        k,
+                        format!(
+                            "{a} is not allowed; expected at least idle_w ({})",
+                            p.idle_w
+                        ),
+                    );
                 }
             }
         }
@@ -222,7 +252,10 @@ impl Validate for DeviceSpec {
                 ("power", self.power.is_some()),
             ] {
                 if !present {
-                    v.fail(section, format!("missing required section [{section}] for a block device"));
+                    v.fail(
+                        section,
+                        format!("missing required section [{section}] for a block device"),
+                    );
                 }
             }
             if let Some(i) = &self.interface {
@@ -230,7 +263,13 @@ impl Validate for DeviceSpec {
             }
             if let Some(p) = &self.parallelism {
                 v.range("parallelism.units", p.units, 1, 4096, "");
-                v.range("parallelism.stripe_bytes", p.stripe_bytes, 512, 64 << 20, "bytes");
+                v.range(
+                    "parallelism.stripe_bytes",
+                    p.stripe_bytes,
+                    512,
+                    64 << 20,
+                    "bytes",
+                );
                 if p.stripe_bytes > 0 {
                     v.multiple_of("parallelism.stripe_bytes", p.stripe_bytes, 512);
                 }
@@ -251,7 +290,11 @@ impl Validate for DeviceSpec {
             }
             if let Some(c) = &self.write_cache {
                 v.positive("write_cache.after_latency_ns", c.after_latency_ns, "ns");
-                v.positive("write_cache.after_bandwidth_gbps", c.after_bandwidth_gbps, "GB/s");
+                v.positive(
+                    "write_cache.after_bandwidth_gbps",
+                    c.after_bandwidth_gbps,
+                    "GB/s",
+                );
             }
         }
     }

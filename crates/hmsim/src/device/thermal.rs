@@ -62,7 +62,11 @@ fn next_level(spec: &ThermalSpec, level: usize, t_c: f64) -> usize {
 }
 
 pub fn simulate(spec: &ThermalSpec, run: &ThermalRun) -> ThermalResult {
-    let r = if run.fan { spec.r_fan_k_per_w } else { spec.r_passive_k_per_w };
+    let r = if run.fan {
+        spec.r_fan_k_per_w
+    } else {
+        spec.r_passive_k_per_w
+    };
     let two_node = spec.r_die_k_per_w.zip(spec.c_die_j_per_k);
     let mut t_sink = run.initial_c;
     let mut t_die = run.initial_c;
@@ -107,7 +111,10 @@ pub fn simulate(spec: &ThermalSpec, run: &ThermalRun) -> ThermalResult {
             Some((r_die, c_die)) => {
                 let deriv = |td: f64, ts: f64| {
                     let q_ds = (td - ts) / r_die;
-                    ((p - q_ds) / c_die, (q_ds - (ts - run.ambient_c) / r) / spec.c_j_per_k)
+                    (
+                        (p - q_ds) / c_die,
+                        (q_ds - (ts - run.ambient_c) / r) / spec.c_j_per_k,
+                    )
                 };
                 let h_max = 0.1 * (r_die * c_die).min(r * spec.c_j_per_k);
                 let n = (dt / h_max).ceil().max(1.0) as usize;
@@ -130,7 +137,11 @@ pub fn simulate(spec: &ThermalSpec, run: &ThermalRun) -> ThermalResult {
         time += dt;
         max_t = max_t.max(t_die);
         level = next_level(spec, level, t_die);
-        let frac = if stopped_at.is_some() { 0.0 } else { fraction(spec, level) };
+        let frac = if stopped_at.is_some() {
+            0.0
+        } else {
+            fraction(spec, level)
+        };
         samples.push(ThermalSample {
             time_s: time,
             temperature_c: t_die,
@@ -165,7 +176,15 @@ mod tests {
     }
 
     fn run(fan: bool, ambient: f64, initial: f64, duration: f64) -> ThermalRun {
-        ThermalRun { ambient_c: ambient, initial_c: initial, fan, duration_s: duration, step_s: 1.0, idle_w: 5.0, active_w: 15.0 }
+        ThermalRun {
+            ambient_c: ambient,
+            initial_c: initial,
+            fan,
+            duration_s: duration,
+            step_s: 1.0,
+            idle_w: 5.0,
+            active_w: 15.0,
+        }
     }
 
     #[test]
@@ -196,9 +215,15 @@ mod tests {
         let res = simulate(&s, &r);
         // Unthrottled it would reach 150 C; throttled (2.4 W, 49 C) it cycles just below 60 C.
         assert!(res.max_temperature_c < 61.0, "{}", res.max_temperature_c);
-        let late: Vec<f64> = res.samples[res.samples.len() / 2..].iter().map(|x| x.temperature_c).collect();
+        let late: Vec<f64> = res.samples[res.samples.len() / 2..]
+            .iter()
+            .map(|x| x.temperature_c)
+            .collect();
         let lo = late.iter().cloned().fold(f64::MAX, f64::min);
-        assert!(lo > 60.0 - s.hysteresis_k - 0.5, "hysteresis band left: {lo}");
+        assert!(
+            lo > 60.0 - s.hysteresis_k - 0.5,
+            "hysteresis band left: {lo}"
+        );
         assert!(res.samples.iter().any(|x| x.bandwidth_fraction < 1.0));
     }
 

@@ -39,7 +39,11 @@ impl LatencyHistogram {
         LatencySummary {
             count: n,
             // Exact mean from the running sum, not the bucketed one (Little's law checks).
-            mean_us: if n > 0 { self.sum_ns / n as f64 / 1e3 } else { 0.0 },
+            mean_us: if n > 0 {
+                self.sum_ns / n as f64 / 1e3
+            } else {
+                0.0
+            },
             p50_us: q(0.50),
             p99_us: q(0.99),
             p999_us: q(0.999),

@@ -65,7 +65,13 @@ fn default_duration() -> f64 {
 impl Validate for JobSpec {
     fn validate(&self, v: &mut Validator) {
         v.range("queue_depth", self.queue_depth, 1, 64, "");
-        v.range("block_size_bytes", self.block_size_bytes, 4096, 16 << 20, "bytes (4 KiB to 16 MiB)");
+        v.range(
+            "block_size_bytes",
+            self.block_size_bytes,
+            4096,
+            16 << 20,
+            "bytes (4 KiB to 16 MiB)",
+        );
         if self.block_size_bytes >= 4096 {
             v.multiple_of("block_size_bytes", self.block_size_bytes, 512);
         }
@@ -73,12 +79,24 @@ impl Validate for JobSpec {
         v.range("duration_s", self.duration_s, 1e-6, 1e5, "s");
         if let Some(b) = self.total_bytes {
             if b < self.block_size_bytes {
-                v.fail("total_bytes", format!("{b} is less than one block; allowed at least block_size_bytes ({})", self.block_size_bytes));
+                v.fail(
+                    "total_bytes",
+                    format!(
+                        "{b} is less than one block; allowed at least block_size_bytes ({})",
+                        self.block_size_bytes
+                    ),
+                );
             }
         }
         if let Some(r) = self.region_bytes {
             if r < self.block_size_bytes {
-                v.fail("region_bytes", format!("{r} is less than one block; allowed at least block_size_bytes ({})", self.block_size_bytes));
+                v.fail(
+                    "region_bytes",
+                    format!(
+                        "{r} is less than one block; allowed at least block_size_bytes ({})",
+                        self.block_size_bytes
+                    ),
+                );
             }
         }
     }
@@ -102,15 +120,26 @@ pub struct JobResult {
 }
 
 /// Run `job` on `device` (fresh state) with power model `power`.
-pub fn run_job(mut device: BlockDevice, power: &PowerSpec, job: &JobSpec, capacity_bytes: u64, rng: &mut SimRng) -> JobResult {
+pub fn run_job(
+    mut device: BlockDevice,
+    power: &PowerSpec,
+    job: &JobSpec,
+    capacity_bytes: u64,
+    rng: &mut SimRng,
+) -> JobResult {
     let bs = job.block_size_bytes;
-    let region = job.region_bytes.unwrap_or(capacity_bytes).min(capacity_bytes).max(bs);
+    let region = job
+        .region_bytes
+        .unwrap_or(capacity_bytes)
+        .min(capacity_bytes)
+        .max(bs);
     let blocks = region / bs;
     let stop_ns = job.duration_s * 1e9;
     let max_requests = job.total_bytes.map_or(u64::MAX, |b| b.div_ceil(bs));
     let mut hist = LatencyHistogram::default();
     // Completion times of the outstanding requests; positive f64 bits order like the floats.
-    let mut outstanding: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(job.queue_depth as usize);
+    let mut outstanding: BinaryHeap<Reverse<u64>> =
+        BinaryHeap::with_capacity(job.queue_depth as usize);
     let mut next_block = 0u64;
     let (mut issued, mut bytes, mut completed, mut end_ns) = (0u64, 0u64, 0u64, 0.0f64);
 
@@ -118,7 +147,11 @@ pub fn run_job(mut device: BlockDevice, power: &PowerSpec, job: &JobSpec, capaci
         let block = match job.pattern {
             Pattern::Sequential => {
                 let b = next_block;
-                next_block = if next_block + 1 >= blocks { 0 } else { next_block + 1 };
+                next_block = if next_block + 1 >= blocks {
+                    0
+                } else {
+                    next_block + 1
+                };
                 b
             }
             Pattern::Random => rng.random_range(0..blocks),
@@ -139,7 +172,10 @@ pub fn run_job(mut device: BlockDevice, power: &PowerSpec, job: &JobSpec, capaci
         done
     };
 
-    for _ in 0..job.queue_depth.min(max_requests.min(u32::MAX as u64) as u32) {
+    for _ in 0..job
+        .queue_depth
+        .min(max_requests.min(u32::MAX as u64) as u32)
+    {
         let done = issue(0.0, &mut device, &mut hist);
         issued += 1;
         outstanding.push(Reverse(done.to_bits()));
@@ -155,7 +191,13 @@ pub fn run_job(mut device: BlockDevice, power: &PowerSpec, job: &JobSpec, capaci
             outstanding.push(Reverse(done.to_bits()));
         }
     }
-    let energy = EnergyReport::compute(power, end_ns, device.read_busy_ns, device.write_busy_ns, device.units());
+    let energy = EnergyReport::compute(
+        power,
+        end_ns,
+        device.read_busy_ns,
+        device.write_busy_ns,
+        device.units(),
+    );
     let mib = bytes as f64 / (1u64 << 20) as f64;
     JobResult {
         requests: completed,
@@ -163,10 +205,22 @@ pub fn run_job(mut device: BlockDevice, power: &PowerSpec, job: &JobSpec, capaci
         elapsed_s: end_ns * 1e-9,
         bandwidth_gbps: gbps(bytes as f64, end_ns),
         bandwidth_mib_s: mib_per_s(bytes as f64, end_ns),
-        iops: if end_ns > 0.0 { completed as f64 / (end_ns * 1e-9) } else { 0.0 },
+        iops: if end_ns > 0.0 {
+            completed as f64 / (end_ns * 1e-9)
+        } else {
+            0.0
+        },
         latency: hist.summary(),
         energy,
-        efficiency_mib_per_j: if energy.energy_above_idle_j > 0.0 { mib / energy.energy_above_idle_j } else { 0.0 },
-        bandwidth_per_watt: if energy.avg_power_w > 0.0 { mib_per_s(bytes as f64, end_ns) / energy.avg_power_w } else { 0.0 },
+        efficiency_mib_per_j: if energy.energy_above_idle_j > 0.0 {
+            mib / energy.energy_above_idle_j
+        } else {
+            0.0
+        },
+        bandwidth_per_watt: if energy.avg_power_w > 0.0 {
+            mib_per_s(bytes as f64, end_ns) / energy.avg_power_w
+        } else {
+            0.0
+        },
     }
 }

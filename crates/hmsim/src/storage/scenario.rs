@@ -80,7 +80,10 @@ impl Validate for ThermalConfig {
 impl Validate for StorageScenario {
     fn validate(&self, v: &mut Validator) {
         match (&self.device.name, &self.device.file) {
-            (Some(_), Some(_)) | (None, None) => v.fail("device", "give exactly one of device.name (a catalog device) or device.file (a device TOML)"),
+            (Some(_), Some(_)) | (None, None) => v.fail(
+                "device",
+                "give exactly one of device.name (a catalog device) or device.file (a device TOML)",
+            ),
             _ => {}
         }
         v.nested("job", &self.job);
@@ -90,20 +93,35 @@ impl Validate for StorageScenario {
     }
 }
 
-fn resolve_device(sc: &StorageScenario, file: &str, catalog: &Catalog) -> Result<DeviceSpec, ConfigError> {
+fn resolve_device(
+    sc: &StorageScenario,
+    file: &str,
+    catalog: &Catalog,
+) -> Result<DeviceSpec, ConfigError> {
     let spec = if let Some(name) = &sc.device.name {
         catalog.require(name, file, "device.name")?.clone()
     } else {
         let rel = sc.device.file.as_deref().unwrap_or_default();
-        let base: PathBuf = Path::new(file).parent().map(Path::to_path_buf).unwrap_or_default();
+        let base: PathBuf = Path::new(file)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
         let path = base.join(rel);
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| ConfigError::new(file, "device.file", format!("cannot read '{shown}': {e}")))?;
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            ConfigError::new(file, "device.file", format!("cannot read '{shown}': {e}"))
+        })?;
         catalog.parse_device_file(&shown, &text)?
     };
     if spec.kind != DeviceKind::Block {
-        return Err(ConfigError::new(file, "device.name", format!("'{}' is a memory device; the storage module needs a block device", spec.name)));
+        return Err(ConfigError::new(
+            file,
+            "device.name",
+            format!(
+                "'{}' is a memory device; the storage module needs a block device",
+                spec.name
+            ),
+        ));
     }
     Ok(spec)
 }
@@ -115,12 +133,28 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
     let device = resolve_device(&sc, file, catalog)?;
     if let Some(r) = sc.job.region_bytes {
         if r > device.capacity_bytes {
-            return Err(ConfigError::new(file, "job.region_bytes", format!("{r} exceeds the device capacity; allowed up to {}", device.capacity_bytes)));
+            return Err(ConfigError::new(
+                file,
+                "job.region_bytes",
+                format!(
+                    "{r} exceeds the device capacity; allowed up to {}",
+                    device.capacity_bytes
+                ),
+            ));
         }
     }
-    let power = device.power.clone().expect("validated: block devices have [power]");
+    let power = device
+        .power
+        .clone()
+        .expect("validated: block devices have [power]");
     let mut job_rng = rng::stream(sc.seed, "storage.job");
-    let res = run_job(BlockDevice::new(&device), &power, &sc.job, device.capacity_bytes, &mut job_rng);
+    let res = run_job(
+        BlockDevice::new(&device),
+        &power,
+        &sc.job,
+        device.capacity_bytes,
+        &mut job_rng,
+    );
 
     let op = serde_json::to_value(sc.job.op).unwrap_or(Value::Null);
     let pattern = serde_json::to_value(sc.job.pattern).unwrap_or(Value::Null);
@@ -153,14 +187,29 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
         row.insert(k.to_string(), v);
     }
     let mut headline = Map::new();
-    for k in ["bandwidth_mib_s", "iops", "latency_mean_us", "latency_p99_us", "energy_j", "efficiency_mib_per_j"] {
+    for k in [
+        "bandwidth_mib_s",
+        "iops",
+        "latency_mean_us",
+        "latency_p99_us",
+        "energy_j",
+        "efficiency_mib_per_j",
+    ] {
         headline.insert(k.to_string(), row[k].clone());
     }
 
-    let mut out = RunOutput::new("storage", sc.seed, serde_json::to_value(&sc).unwrap_or(Value::Null));
+    let mut out = RunOutput::new(
+        "storage",
+        sc.seed,
+        serde_json::to_value(&sc).unwrap_or(Value::Null),
+    );
     if let Some(tc) = &sc.thermal {
         let Some(tspec) = device.thermal.as_ref() else {
-            return Err(ConfigError::new(file, "thermal", format!("device '{}' has no [thermal] parameters", device.name)));
+            return Err(ConfigError::new(
+                file,
+                "thermal",
+                format!("device '{}' has no [thermal] parameters", device.name),
+            ));
         };
         let run = ThermalRun {
             ambient_c: tc.ambient_c,
@@ -182,12 +231,17 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
                 m.insert("ambient_c".into(), json!(tc.ambient_c));
                 m.insert("time_s".into(), json!(s.time_s));
                 m.insert("temperature_c".into(), json!(s.temperature_c));
-                m.insert("bandwidth_mib_s".into(), json!(res.bandwidth_mib_s * s.bandwidth_fraction));
+                m.insert(
+                    "bandwidth_mib_s".into(),
+                    json!(res.bandwidth_mib_s * s.bandwidth_fraction),
+                );
                 m.insert("power_w".into(), json!(s.power_w));
                 m
             })
             .collect();
         out.tables.insert("thermal".into(), rows);
+        row.insert("fan".into(), json!(tc.fan));
+        row.insert("ambient_c".into(), json!(tc.ambient_c));
         row.insert("stop_time_s".into(), json!(th.stop_time_s));
         row.insert("max_temperature_c".into(), json!(th.max_temperature_c));
         row.insert("steady_state_c".into(), json!(th.steady_state_c));

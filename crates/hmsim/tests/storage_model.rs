@@ -1,0 +1,160 @@
+//! Closed-form and invariant checks of the block-device model and the storage job.
+
+use hmsim::device::{BlockDevice, Catalog, DeviceSpec};
+use hmsim::rng;
+use hmsim::storage::{run_job, JobResult, JobSpec, OpMix, Pattern};
+use proptest::prelude::*;
+
+fn device(name: &str) -> DeviceSpec {
+    Catalog::builtin().get(name).unwrap().clone()
+}
+
+fn job(pattern: Pattern, op: OpMix, qd: u32, bs: u64, total_bytes: Option<u64>) -> JobSpec {
+    JobSpec {
+        pattern,
+        op,
+        read_fraction: 0.5,
+        queue_depth: qd,
+        block_size_bytes: bs,
+        duration_s: 0.05,
+        total_bytes,
+        region_bytes: None,
+    }
+}
+
+fn run(spec: &DeviceSpec, j: &JobSpec, seed: u64) -> JobResult {
+    let mut r = rng::stream(seed, "test");
+    run_job(
+        BlockDevice::new(spec),
+        spec.power.as_ref().unwrap(),
+        j,
+        spec.capacity_bytes,
+        &mut r,
+    )
+}
+
+#[test]
+fn saturation_bandwidth_is_min_of_media_and_link() {
+    for name in [
+        "stt-mram-ssd",
+        "intel-optane-900p",
+        "intel-ssd-750",
+        "samsung-970-evo",
+    ] {
+        let spec = device(name);
+        for (op, d) in [(OpMix::Read, &spec.read), (OpMix::Write, &spec.write)] {
+            let res = run(&spec, &job(Pattern::Sequential, op, 64, 4 << 20, None), 1);
+            let link = spec.interface.as_ref().unwrap().link_gbps;
+            let expect = d.bandwidth_gbps.min(link);
+            let err = (res.bandwidth_gbps - expect).abs() / expect;
+            assert!(
+                err < 0.02,
+                "{name} {op:?}: {} GB/s vs {expect}",
+                res.bandwidth_gbps
+            );
+        }
+    }
+}
+
+#[test]
+fn littles_law_holds_in_the_closed_loop() {
+    let spec = device("samsung-970-evo");
+    for qd in [1, 4, 16, 64] {
+        let res = run(&spec, &job(Pattern::Random, OpMix::Read, qd, 4096, None), 3);
+        let in_flight = res.iops * res.latency.mean_us * 1e-6;
+        assert!(
+            (in_flight - qd as f64).abs() / (qd as f64) < 0.01,
+            "QD {qd}: L = {in_flight}"
+        );
+    }
+}
+
+#[test]
+fn unloaded_latency_matches_the_formula() {
+    let spec = device("stt-mram-ssd");
+    let res = run(
+        &spec,
+        &job(Pattern::Random, OpMix::Read, 1, 4096, Some(4096 * 1000)),
+        1,
+    );
+    let units = spec.parallelism.as_ref().unwrap().units as f64;
+    let expect_us = (1e9 / spec.read.max_iops.unwrap()
+        + units * 4096.0 / spec.read.bandwidth_gbps
+        + 4096.0 / spec.interface.as_ref().unwrap().link_gbps)
+        / 1e3;
+    assert!(
+        (res.latency.mean_us - expect_us).abs() < 1e-6,
+        "{} vs {expect_us}",
+        res.latency.mean_us
+    );
+    assert!(res.latency.mean_us < 6.0, "nvNITRO sheet: < 6 us");
+}
+
+#[test]
+fn bandwidth_grows_with_queue_depth_and_size_then_saturates() {
+    let spec = device("intel-ssd-750");
+    let bw = |qd, bs| {
+        run(
+            &spec,
+            &job(Pattern::Sequential, OpMix::Write, qd, bs, None),
+            1,
+        )
+        .bandwidth_gbps
+    };
+    let mut last = 0.0;
+    for qd in [1, 2, 4, 8, 16, 32, 64] {
+        let b = bw(qd, 262144);
+        // 1 %: the run ends by draining the queue, which costs a deeper queue a little.
+        assert!(b >= last * 0.99, "QD {qd}: {b} < {last}");
+        last = b;
+    }
+    assert!(
+        bw(16, 262144) > 0.95 * bw(64, 262144),
+        "saturated by QD 16 at 256 KiB"
+    );
+    assert!(bw(16, 4096) < bw(16, 262144));
+}
+
+#[test]
+fn slc_cache_exhaustion_drops_write_bandwidth() {
+    let mut spec = device("samsung-970-evo");
+    spec.write_cache.as_mut().unwrap().capacity_bytes = 64 << 20;
+    let res = run(
+        &spec,
+        &job(Pattern::Sequential, OpMix::Write, 16, 262144, Some(1 << 30)),
+        1,
+    );
+    let after = spec.write_cache.as_ref().unwrap().after_bandwidth_gbps;
+    assert!(
+        res.bandwidth_gbps < 1.2 * after,
+        "mostly after-cache: {}",
+        res.bandwidth_gbps
+    );
+}
+
+#[test]
+fn same_seed_same_result_other_seed_other_result() {
+    let spec = device("samsung-970-evo");
+    let j = job(Pattern::Random, OpMix::Mix, 8, 4096, None);
+    let (a, b, c) = (run(&spec, &j, 5), run(&spec, &j, 5), run(&spec, &j, 6));
+    assert_eq!(format!("{:?}", a), format!("{:?}", b));
+    assert_ne!(a.latency.mean_us, c.latency.mean_us);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Conservation: every request issued completes exactly once, for any job shape.
+    #[test]
+    fn requests_in_equal_requests_out(qd in 1u32..=64, bs_pow in 12u32..=20, n in 1u64..2000, random in any::<bool>(), mix in 0.0f64..=1.0) {
+        let spec = device("intel-optane-900p");
+        let bs = 1u64 << bs_pow;
+        let mut j = job(if random { Pattern::Random } else { Pattern::Sequential }, OpMix::Mix, qd, bs, Some(n * bs));
+        j.read_fraction = mix;
+        let res = run(&spec, &j, 9);
+        prop_assert_eq!(res.requests, n);
+        prop_assert_eq!(res.bytes, n * bs);
+        prop_assert_eq!(res.latency.count, n);
+        prop_assert!(res.energy.utilization <= 1.0 + 1e-9);
+    }
+}

@@ -1,0 +1,18 @@
+"""hmsim: a simulator of heterogeneous memory systems.
+
+import hmsim
+r = hmsim.run("scenario.toml", set={"job.queue_depth": 16})
+r.results                         # pandas DataFrame
+s = hmsim.reproduce("storage", quick=True)
+s.results, s.comparison           # DataFrames
+hmsim.run_sweep("sweep.toml", out="out")
+"""
+
+from hmsim._core import __version__
+from hmsim.catalog import devices
+from hmsim.errors import ConfigError, HmsimError
+from hmsim.reproduce import reproduce
+from hmsim.scenario import RunResult, run
+from hmsim.sweep import run_sweep
+
+__all__ = ["ConfigError", "HmsimError", "RunResult", "__version__", "devices", "reproduce", "run", "run_sweep"]

@@ -1,0 +1,50 @@
+"""The device catalog as Python sees it: built-in presets plus user device files."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from hmsim import _core
+
+ENV_VAR = "HMSIM_DEVICE_PATH"
+
+
+def device_paths(extra: Iterable[str | Path] = ()) -> list[str]:
+    """User device directories/files: `extra` first, then those in $HMSIM_DEVICE_PATH."""
+    paths = [str(p) for p in extra]
+    env = os.environ.get(ENV_VAR, "")
+    paths += [p for p in env.split(os.pathsep) if p]
+    return paths
+
+
+def device_list(extra: Iterable[str | Path] = ()) -> list[dict]:
+    """Every device as its full resolved spec (dict) plus the file it came from."""
+    return json.loads(_core.devices(device_paths(extra)))
+
+
+def devices(extra: Iterable[str | Path] = ()) -> pd.DataFrame:
+    """One row per device with its headline figures."""
+    rows = []
+    for entry in device_list(extra):
+        d = entry["device"]
+        rows.append(
+            {
+                "name": d["name"],
+                "kind": d["kind"],
+                "technology": d["technology"],
+                "capacity_bytes": d["capacity_bytes"],
+                "read_latency_ns": d["read"]["latency_ns"],
+                "read_bandwidth_gbps": d["read"]["bandwidth_gbps"],
+                "write_latency_ns": d["write"]["latency_ns"],
+                "write_bandwidth_gbps": d["write"]["bandwidth_gbps"],
+                "base": d.get("base"),
+                "file": entry["file"],
+                "description": d["description"],
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,172 @@
+"""The `hmsim` command line (contract in spec 00-overview.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from hmsim import _core
+from hmsim.errors import ConfigError, HmsimError
+
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+
+device_dir_option = click.option(
+    "--device-dir",
+    "device_dirs",
+    multiple=True,
+    type=click.Path(),
+    help="Extra device TOML files or directories (also $HMSIM_DEVICE_PATH).",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(_core.__version__, prog_name="hmsim", message="%(prog)s %(version)s")
+def cli() -> None:
+    """hmsim: simulate heterogeneous memory systems (DRAM, CXL, PMem, STT-MRAM, PCM, flash)."""
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Full resolved specs as JSON.")
+@device_dir_option
+def devices(as_json: bool, device_dirs: tuple[str, ...]) -> None:
+    """List the device catalog."""
+    from hmsim.catalog import device_list
+    from hmsim.catalog import devices as frame
+
+    if as_json:
+        click.echo(json.dumps(device_list(device_dirs), indent=2))
+        return
+    df = frame(device_dirs)
+    t = Table(title="hmsim device catalog", title_justify="left")
+    for c in ["name", "kind", "technology", "capacity", "read lat", "read GB/s", "write lat", "write GB/s"]:
+        t.add_column(c)
+    for r in df.itertuples():
+        t.add_row(
+            r.name,
+            r.kind,
+            r.technology,
+            _size(r.capacity_bytes),
+            _ns(r.read_latency_ns),
+            f"{r.read_bandwidth_gbps:g}",
+            _ns(r.write_latency_ns),
+            f"{r.write_bandwidth_gbps:g}",
+        )
+    console.print(t)
+
+
+def _size(b: int) -> str:
+    for unit, div in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if b >= div:
+            return f"{b / div:.3g} {unit}"
+    return f"{b} B"
+
+
+def _ns(ns: float) -> str:
+    return f"{ns / 1e3:.3g} µs" if ns >= 1e3 else f"{ns:.3g} ns"
+
+
+@cli.command()
+@click.argument("scenario", type=click.Path())
+@click.option("--out", required=True, type=click.Path(), help="Output directory.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a scenario key.")
+@device_dir_option
+def run(scenario: str, out: str, overrides: tuple[str, ...], device_dirs: tuple[str, ...]) -> None:
+    """Run one scenario; write results.csv, summary.json and figures into OUT."""
+    from hmsim.scenario import run as run_scenario
+
+    res = run_scenario(scenario, out=out, set=list(overrides), devices=device_dirs)
+    for k, v in res.headline.items():
+        console.print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}")
+    console.print(f"results in {out}/ ({res.wall_time_s:.2f} s)")
+
+
+@cli.command()
+@click.argument("study")
+@click.option("--out", default="results", show_default=True, type=click.Path(), help="Output directory.")
+@click.option("--quick", is_flag=True, help="Reduced grid: seconds to a minute.")
+@click.option("--workers", type=click.IntRange(1, 1024), default=None, help="Parallel points (default: cores).")
+def reproduce(study: str, out: str, quick: bool, workers: int | None) -> None:
+    """Reproduce a published study (or `all`), printing simulated vs published numbers."""
+    from hmsim.studies import get, names
+
+    todo = names() if study == "all" else [get(study).name]
+    for name in todo:
+        res = get(name).run(Path(out) / name, quick=quick, workers=workers, echo=True)
+        console.print(f"{name}: results in {Path(out) / name}/ ({res.summary['wall_time_s']:.1f} s)")
+
+
+@cli.command()
+@click.argument("sweep_file", type=click.Path())
+@click.option("--out", required=True, type=click.Path(), help="Output directory (re-run to resume).")
+@click.option(
+    "--backend",
+    type=click.Choice(["local"]),
+    default="local",
+    show_default=True,
+    help="Where points run (a Dask backend is planned).",
+)
+@click.option("--workers", type=click.IntRange(1, 1024), default=None, help="Parallel points (default: cores).")
+@device_dir_option
+def sweep(sweep_file: str, out: str, backend: str, workers: int | None, device_dirs: tuple[str, ...]) -> None:
+    """Run a parameter sweep: a scenario plus axes, in parallel, resumable."""
+    from hmsim.sweep import run_sweep
+
+    res = run_sweep(sweep_file, out, workers=workers, devices=device_dirs)
+    console.print(f"{res.ran} points run, {res.reused} reused; results in {out}/")
+
+
+@cli.command()
+@click.option("--module", default=None, help="Only this module's benchmarks.")
+@click.option(
+    "--scale", type=click.FloatRange(1e-4, 100.0), default=1.0, show_default=True, help="Scale the work per benchmark."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def bench(module: str | None, scale: float, as_json: bool) -> None:
+    """Measure simulation speed (simulated requests or accesses per wall second)."""
+    known = _core.module_names()
+    if module is not None and module not in known:
+        raise HmsimError("--module", f"unknown module '{module}'; allowed: {', '.join(known)}")
+    results = json.loads(_core.bench(module, scale))
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+        return
+    for r in results:
+        console.print(
+            f"{r['module']:>10}  {r['case']}: {r['per_wall_second'] / 1e6:.2f} M {r['unit']}/s "
+            f"({r['count']} in {r['wall_s']:.3f} s)"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: bad input → one line on stderr and exit status 2; Ctrl-C → 130."""
+    from hmsim.sweep import SweepInterrupted
+
+    try:
+        cli.main(args=argv, prog_name="hmsim", standalone_mode=False)
+    except (ConfigError, HmsimError) as e:
+        click.echo(f"hmsim: error: {e}", err=True)
+        return 2
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.ClickException as e:
+        e.show()
+        return e.exit_code
+    except SweepInterrupted as e:
+        click.echo(f"hmsim: {e}", err=True)
+        return 130
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("hmsim: interrupted", err=True)
+        return 130
+    except OSError as e:
+        click.echo(f"hmsim: error: {e.filename or ''}: {e.strerror}", err=True)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+"""`hmsim reproduce STUDY|all`: run registered studies into `out/<study>/`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hmsim.studies import StudyResult, get, names
+
+
+def reproduce(
+    name: str,
+    out: str | Path = "results",
+    quick: bool = True,
+    workers: int | None = None,
+    echo: bool = False,
+) -> StudyResult | dict[str, StudyResult]:
+    """Run study `name` (or every study for "all"); results land in `out/<name>/`."""
+    out = Path(out)
+    if name == "all":
+        return {n: get(n).run(out / n, quick=quick, workers=workers, echo=echo) for n in names()}
+    return get(name).run(out / name, quick=quick, workers=workers, echo=echo)

@@ -1,0 +1,23 @@
+"""The study registry: every module's published study, run by `hmsim reproduce NAME`."""
+
+from __future__ import annotations
+
+from hmsim.studies.base import Study, StudyResult, register, registry
+
+# Importing a study module registers it.
+from hmsim.studies import storage  # noqa: F401  isort: skip
+
+__all__ = ["Study", "StudyResult", "get", "names", "register", "registry"]
+
+
+def names() -> list[str]:
+    return list(registry())
+
+
+def get(name: str) -> Study:
+    from hmsim.errors import HmsimError
+
+    studies = registry()
+    if name not in studies:
+        raise HmsimError("reproduce", f"unknown study '{name}'; allowed: {', '.join([*studies, 'all'])}")
+    return studies[name]

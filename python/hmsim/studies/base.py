@@ -1,0 +1,117 @@
+"""What a study is, how it compares itself to published numbers, and how it is written."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from hmsim.results import write_csv, write_json
+
+
+@dataclass
+class Published:
+    """One published number beside what the simulator produced."""
+
+    metric: str
+    published: float
+    simulated: float
+    unit: str = ""
+    # "calibration": the number set a device parameter (agreement is a consistency check);
+    # "validation": nothing was fitted to it.
+    role: str = "validation"
+    note: str = ""
+
+
+def comparison_frame(items: list[Published]) -> pd.DataFrame:
+    df = pd.DataFrame([vars(i) for i in items])
+    if df.empty:
+        return df
+    df["ratio"] = df["simulated"] / df["published"]
+    err = (df["ratio"] - 1.0).abs()
+    df["within_10pct"] = err <= 0.10
+    df["within_15pct"] = err <= 0.15
+    df["within_25pct"] = err <= 0.25
+    return df
+
+
+def print_comparison(df: pd.DataFrame, title: str, console: Console | None = None) -> None:
+    console = console or Console(highlight=False)
+    t = Table(title=title, title_justify="left")
+    for col, just in [
+        ("metric", "left"),
+        ("published", "right"),
+        ("simulated", "right"),
+        ("ratio", "right"),
+        ("role", "left"),
+    ]:
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for r in df.itertuples():
+        t.add_row(
+            r.metric,
+            f"{r.published:.4g} {r.unit}".strip(),
+            f"{r.simulated:.4g} {r.unit}".strip(),
+            f"{r.ratio:.3f}",
+            r.role,
+        )
+    console.print(t)
+
+
+@dataclass
+class StudyResult:
+    name: str
+    results: pd.DataFrame
+    tables: dict[str, pd.DataFrame]
+    comparison: pd.DataFrame
+    summary: dict
+    figures: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class Study:
+    name: str
+    title: str
+    # run(out_dir, quick, workers) -> (results, tables, comparison items, extra summary, figures)
+    body: Callable[..., StudyResult]
+
+    def run(self, out: Path, quick: bool = True, workers: int | None = None, echo: bool = True) -> StudyResult:
+        from hmsim import __version__
+
+        out = Path(out)
+        start = time.perf_counter()
+        res = self.body(out, quick=quick, workers=workers)
+        write_csv(out / "results.csv", res.results)
+        for name, table in res.tables.items():
+            write_csv(out / f"{name}.csv", table)
+        write_csv(out / "comparison.csv", res.comparison)
+        res.summary = {
+            "study": self.name,
+            "title": self.title,
+            "hmsim_version": __version__,
+            "quick": quick,
+            "wall_time_s": time.perf_counter() - start,
+            **res.summary,
+            "comparison": res.comparison.to_dict(orient="records"),
+            "figures": [str(p.relative_to(out)) for p in res.figures],
+        }
+        write_json(out / "summary.json", res.summary)
+        if echo and not res.comparison.empty:
+            print_comparison(res.comparison, f"{self.name}: simulated vs published")
+        return res
+
+
+_REGISTRY: dict[str, Study] = {}
+
+
+def register(study: Study) -> Study:
+    _REGISTRY[study.name] = study
+    return study
+
+
+def registry() -> dict[str, Study]:
+    return dict(_REGISTRY)

@@ -1,0 +1,225 @@
+"""The one sweep runner: a grid of points (scenario + overrides), run in parallel, each
+finished point saved at once so a re-run resumes and Ctrl-C loses nothing finished.
+
+A sweep file is TOML:
+
+    scenario = "base.toml"          # relative to the sweep file (or an inline [scenario] table)
+    [set]                           # optional: overrides applied to every point
+    "job.duration_s" = 0.2
+    [axes]                          # the grid: the cartesian product of these lists
+    "job.queue_depth" = [1, 4, 16]
+    "device.name" = ["stt-mram-ssd", "intel-optane-900p"]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import tomllib
+from collections.abc import Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import tomli_w
+
+from hmsim.catalog import device_paths
+from hmsim.errors import HmsimError
+from hmsim.progress import progress
+from hmsim.results import read_json, write_csv, write_json
+from hmsim.scenario import _toml_value, run_raw, scenario_text
+
+
+class SweepInterrupted(Exception):
+    """Ctrl-C during a sweep: finished points are saved."""
+
+    def __init__(self, done: int, total: int, out: Path):
+        self.done, self.total, self.out = done, total, out
+        super().__init__(f"interrupted: {done} of {total} points saved in {out}; run the same command to resume")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of a sweep: scenario text, overrides, and label columns for the results."""
+
+    text: str
+    file: str
+    overrides: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, Any], ...] = field(default=())
+
+    @property
+    def id(self) -> str:
+        h = hashlib.sha256()
+        h.update(self.text.encode())
+        h.update(json.dumps([self.file, self.overrides, self.labels], default=str).encode())
+        return h.hexdigest()[:20]
+
+
+@dataclass
+class SweepResult:
+    results: pd.DataFrame
+    tables: dict[str, pd.DataFrame]
+    outputs: list[dict]
+    ran: int
+    reused: int
+
+
+def default_workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def _combine(points: Sequence[Point], outputs: Sequence[dict]) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    rows: list[dict] = []
+    tables: dict[str, list[dict]] = {}
+    for p, o in zip(points, outputs, strict=True):
+        labels = dict(p.labels)
+        rows += [{**labels, **r} for r in o["rows"]]
+        for name, t in o["tables"].items():
+            tables.setdefault(name, []).extend({**labels, **r} for r in t)
+    return pd.DataFrame(rows), {k: pd.DataFrame(v) for k, v in tables.items()}
+
+
+def run_points(
+    points: Sequence[Point],
+    out: Path,
+    workers: int | None = None,
+    label: str = "sweep",
+    devices: Iterable[str | Path] = (),
+) -> SweepResult:
+    """Run every point not already saved under `out/points/`; return all, in input order."""
+    store = Path(out) / "points"
+    store.mkdir(parents=True, exist_ok=True)
+    dev = device_paths(devices)
+    outputs: dict[str, dict] = {}
+    for p in points:
+        f = store / f"{p.id}.json"
+        if p.id not in outputs and f.exists():
+            try:
+                outputs[p.id] = read_json(f)
+            except (OSError, ValueError):
+                f.unlink(missing_ok=True)  # unreadable leftovers are simply rerun
+    todo = list({p.id: p for p in points if p.id not in outputs}.values())
+    reused = len({p.id for p in points}) - len(todo)
+    n = workers or default_workers()
+    with progress(len(todo) + reused, label, done=reused) as bar:
+        pool = ThreadPoolExecutor(max_workers=n)
+        pending: dict[Future, Point] = {}
+        queue = iter(todo)
+        try:
+            # Keep at most 2n points in flight so Ctrl-C does not wait for a long queue.
+            for p in itertools.islice(queue, 2 * n):
+                pending[pool.submit(run_raw, p.text, p.file, list(p.overrides), dev)] = p
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    p = pending.pop(fut)
+                    result = fut.result()
+                    write_json(store / f"{p.id}.json", result)
+                    outputs[p.id] = result
+                    bar.advance()
+                    nxt = next(queue, None)
+                    if nxt is not None:
+                        pending[pool.submit(run_raw, nxt.text, nxt.file, list(nxt.overrides), dev)] = nxt
+        except KeyboardInterrupt:
+            for fut in pending:
+                fut.cancel()
+            # Points already running finish (the core is not interruptible) and are kept.
+            for fut, p in pending.items():
+                if not fut.cancelled():
+                    try:
+                        result = fut.result()
+                    except Exception:
+                        continue
+                    write_json(store / f"{p.id}.json", result)
+                    outputs[p.id] = result
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise SweepInterrupted(len(outputs), len({p.id for p in points}), Path(out)) from None
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+    ordered = [outputs[p.id] for p in points]
+    results, tables = _combine(points, ordered)
+    return SweepResult(results, tables, ordered, ran=len(todo), reused=reused)
+
+
+def load_sweep(path: str | Path) -> tuple[list[Point], dict]:
+    """Read a sweep file into points; errors name the file and the offending axis."""
+    path = Path(path)
+    try:
+        spec = tomllib.loads(path.read_text())
+    except OSError as e:
+        raise HmsimError(str(path), f"cannot read sweep file: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise HmsimError(str(path), f"not valid TOML: {e}") from None
+    allowed = {"scenario", "axes", "set", "name", "description"}
+    for k in spec:
+        if k not in allowed:
+            raise HmsimError(str(path), f"unknown key; allowed: {', '.join(sorted(allowed))}", key=k)
+    scen = spec.get("scenario")
+    if isinstance(scen, str):
+        text, file = scenario_text(path.parent / scen)
+    elif isinstance(scen, dict):
+        text, file = tomli_w.dumps(scen), str(path)
+    else:
+        raise HmsimError(str(path), "expected a scenario file name or an inline [scenario] table", key="scenario")
+    axes = spec.get("axes")
+    if not isinstance(axes, dict) or not axes:
+        raise HmsimError(str(path), "expected a non-empty [axes] table of key = [values]", key="axes")
+    for k, values in axes.items():
+        if not isinstance(values, list) or not values:
+            raise HmsimError(str(path), "expected a non-empty list of values for this axis", key=f"axes.{k}")
+        kinds = {type(v).__name__ for v in values}
+        if len(kinds - {"int", "float"}) > 0 and len(kinds) > 1:
+            raise HmsimError(str(path), f"values of one axis must share a type, found {sorted(kinds)}", key=f"axes.{k}")
+        if len({json.dumps(v, default=str) for v in values}) != len(values):
+            raise HmsimError(str(path), "axis values repeat", key=f"axes.{k}")
+    fixed = spec.get("set", {})
+    if not isinstance(fixed, dict):
+        raise HmsimError(str(path), "expected a table of key = value", key="set")
+    for k in fixed:
+        if k in axes:
+            raise HmsimError(str(path), "set both in [set] and in [axes]", key=f"set.{k}")
+    base = tuple((k, _toml_value(v)) for k, v in fixed.items())
+    keys = list(axes)
+    points = []
+    for combo in itertools.product(*(axes[k] for k in keys)):
+        ov = base + tuple((k, _toml_value(v)) for k, v in zip(keys, combo, strict=True))
+        points.append(Point(text=text, file=file, overrides=ov, labels=tuple(zip(keys, combo, strict=True))))
+    return points, {"file": str(path), "axes": axes, "set": fixed, "name": spec.get("name", path.stem)}
+
+
+def run_sweep(
+    path: str | Path, out: str | Path, workers: int | None = None, devices: Iterable[str] = ()
+) -> SweepResult:
+    import time
+
+    from hmsim import __version__
+
+    start = time.perf_counter()
+    points, meta = load_sweep(path)
+    out = Path(out)
+    res = run_points(points, out, workers=workers, label=meta["name"], devices=devices)
+    write_csv(out / "results.csv", res.results)
+    for name, table in res.tables.items():
+        write_csv(out / f"{name}.csv", table)
+    write_json(
+        out / "summary.json",
+        {
+            "sweep_file": meta["file"],
+            "hmsim_version": __version__,
+            "points": len(points),
+            "ran": res.ran,
+            "reused": res.reused,
+            "wall_time_s": time.perf_counter() - start,
+            "axes": meta["axes"],
+            "set": meta["set"],
+            "seeds": sorted({o["seed"] for o in res.outputs}),
+            "resolved_config": res.outputs[0]["resolved"] if res.outputs else None,
+        },
+    )
+    return res

@@ -1,0 +1,138 @@
+"""The command-line contract: version, devices, run, and one clear line for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import hmsim
+
+
+def test_version(cli):
+    code, out, _ = cli("--version")
+    assert code == 0
+    assert out.strip() == f"hmsim {hmsim.__version__}"
+
+
+def test_devices_json_lists_every_preset_with_sources(cli):
+    code, out, _ = cli("devices", "--json")
+    assert code == 0
+    entries = json.loads(out)
+    names = {e["device"]["name"] for e in entries}
+    assert {"stt-mram-ssd", "samsung-970-evo", "intel-ssd-750", "intel-optane-900p", "optane-pmem"} <= names
+    assert all(e["file"].startswith("builtin:") for e in entries)
+
+
+def test_devices_table(cli):
+    code, out, _ = cli("devices")
+    assert code == 0 and "intel-optane-900p" in out
+
+
+def test_run_writes_results_summary_and_figures(cli, scenario, tmp_path):
+    out = tmp_path / "out"
+    code, stdout, _ = cli("run", str(scenario), "--out", str(out), "--set", "job.queue_depth=16")
+    assert code == 0, stdout
+    df = pd.read_csv(out / "results.csv")
+    assert len(df) == 1 and df.queue_depth[0] == 16 and df.device[0] == "intel-optane-900p"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["seed"] == 7 and summary["hmsim_version"] == hmsim.__version__
+    assert summary["resolved_config"]["job"]["queue_depth"] == 16
+    assert summary["wall_time_s"] > 0 and "bandwidth_mib_s" in summary["headline"]
+    for ext in ("png", "svg"):
+        assert (out / f"latency.{ext}").stat().st_size > 1000
+    assert not list(out.glob(".*.tmp")), "no temp files left behind"
+
+
+def _bad(cli, tmp_path: Path, text: str, *extra: str) -> str:
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    code, out, err = cli("run", str(p), "--out", str(tmp_path / "o"), *extra)
+    assert code == 2, (out, err)
+    assert "Traceback" not in err and "panicked" not in err
+    lines = [line for line in err.strip().splitlines() if line]
+    assert len(lines) == 1, err
+    assert str(p) in lines[0] or "<override>" in lines[0] or "--set" in lines[0]
+    return lines[0]
+
+
+BASE = (
+    'module = "storage"\n[device]\nname = "intel-optane-900p"\n[job]\nop = "read"\n'
+    "queue_depth = 4\nblock_size_bytes = 4096\n"
+)
+
+
+def test_typo_key_names_line_key_and_allowed(cli, tmp_path):
+    line = _bad(cli, tmp_path, BASE.replace("queue_depth = 4", "queue_dpeth = 4"))
+    assert ":6:" in line and "queue_dpeth" in line and "queue_depth" in line
+
+
+def test_negative_queue_depth(cli, tmp_path):
+    line = _bad(cli, tmp_path, BASE.replace("queue_depth = 4", "queue_depth = -4"))
+    assert "job.queue_depth" in line and ":6:" in line
+
+
+def test_queue_depth_out_of_range_states_range(cli, tmp_path):
+    line = _bad(cli, tmp_path, BASE.replace("queue_depth = 4", "queue_depth = 65"))
+    assert "job.queue_depth" in line and "1 to 64" in line
+
+
+def test_block_size_of_three_bytes(cli, tmp_path):
+    line = _bad(cli, tmp_path, BASE.replace("block_size_bytes = 4096", "block_size_bytes = 3"))
+    assert "job.block_size_bytes" in line and "4096" in line and ":7:" in line
+
+
+def test_unknown_device_lists_known_ones(cli, tmp_path):
+    line = _bad(cli, tmp_path, BASE.replace("intel-optane-900p", "intel-optane-9000p"))
+    assert "device.name" in line and "intel-optane-900p" in line
+
+
+def test_device_file_missing_required_field(cli, tmp_path):
+    dev = tmp_path / "mydev.toml"
+    dev.write_text(
+        'name = "mydev"\nkind = "block"\ndescription = "x"\ntechnology = "nand"\n'
+        "capacity_bytes = 1000000000 # me\n[read]\nlatency_ns = 1000.0 # me\nbandwidth_gbps = 1.0 # me\n"
+    )
+    text = BASE.replace('name = "intel-optane-900p"', 'file = "mydev.toml"')
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    code, _, err = cli("run", str(p), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert "mydev.toml" in err and "missing required key" in err and "write" in err
+
+
+def test_unknown_module_and_bad_override(cli, tmp_path):
+    line = _bad(cli, tmp_path, BASE.replace('module = "storage"', 'module = "storrage"'))
+    assert "storrage" in line and "storage" in line
+    line = _bad(cli, tmp_path, BASE, "--set", "job.queue_depth=zero")
+    assert "job.queue_depth" in line
+
+
+def test_missing_scenario_file(cli, tmp_path):
+    code, _, err = cli("run", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "o"))
+    assert code == 2 and "nope.toml" in err
+
+
+def test_unknown_study(cli):
+    code, _, err = cli("reproduce", "storag", "--quick")
+    assert code == 2 and "storage" in err
+
+
+def test_installed_entry_point_exit_status():
+    """The real console script, not just main(): exit 2 and no traceback."""
+    exe = Path(sys.executable).parent / "hmsim"
+    if not exe.exists():
+        pytest.skip("hmsim console script not installed in this environment")
+    p = subprocess.run([str(exe), "reproduce", "nope"], capture_output=True, text=True)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+
+
+def test_bench_reports_requests_per_second(cli):
+    code, out, _ = cli("bench", "--module", "storage", "--scale", "0.01", "--json")
+    assert code == 0
+    (r,) = json.loads(out)
+    assert r["unit"] == "requests" and r["count"] == 50000 and r["per_wall_second"] > 0

@@ -1,0 +1,68 @@
+"""Study `storage` (quick): files, figures and regression ranges against the published numbers."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import hmsim
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    out = tmp_path_factory.mktemp("results")
+    res = hmsim.reproduce("storage", out=out, quick=True)
+    return res, out / "storage"
+
+
+def test_results_files_and_columns(study):
+    _, out = study
+    df = pd.read_csv(out / "results.csv")
+    need = {"device", "op", "queue_depth", "block_size_bytes", "bandwidth_mib_s", "energy_j", "efficiency_mib_per_j"}
+    assert need <= set(df.columns)
+    th = pd.read_csv(out / "thermal.csv")
+    assert {"device", "fan", "ambient_c", "time_s", "temperature_c"} <= set(th.columns)
+    summary = json.loads((out / "summary.json").read_text())
+    stops = summary["stop_time_s"]["stt-mram-ssd"]
+    assert set(stops) >= {"25", "30", "35"}
+    assert stops["30"] > stops["35"] > 0
+
+
+def test_figures_exist(study):
+    _, out = study
+    for name in [
+        "fig1_bandwidth_vs_qd_and_size",
+        "fig2_bandwidth_energy_efficiency",
+        "fig3_temperature",
+        "fig4_stop_time_vs_ambient",
+    ]:
+        for ext in ("png", "svg"):
+            assert (out / f"{name}.{ext}").stat().st_size > 5000
+
+
+def test_bandwidth_energy_and_heat_within_15_percent(study):
+    res, _ = study
+    c = res.comparison.set_index("metric")
+    checked = [m for m in c.index if "efficiency" not in m]
+    assert len(checked) >= 12
+    for m in checked:
+        assert c.loc[m, "within_15pct"], f"{m}: ratio {c.loc[m, 'ratio']:.3f}"
+
+
+def test_write_bandwidth_saturates_by_qd16(study):
+    res, _ = study
+    q = res.results[res.results.experiment == "qd_sweep"]
+    for d, g in q.groupby("device"):
+        g = g.set_index("queue_depth").bandwidth_mib_s
+        assert g[16] >= 0.95 * g.max(), d
+        assert g[1] <= g[16], d
+
+
+def test_study_is_deterministic_and_resumable(tmp_path):
+    a = hmsim.reproduce("storage", out=tmp_path / "a", quick=True)
+    b = hmsim.reproduce("storage", out=tmp_path / "a", quick=True)  # all points reused
+    pd.testing.assert_frame_equal(a.results, b.results)
+    c = hmsim.reproduce("storage", out=tmp_path / "c", quick=True)  # fresh run
+    pd.testing.assert_frame_equal(a.results, c.results)
