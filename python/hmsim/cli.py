@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from hmsim import _core
 from hmsim.errors import ConfigError, HmsimError
+from hmsim.progress import make_console
 
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+console = make_console()
 
 device_dir_option = click.option(
     "--device-dir",

@@ -6,11 +6,17 @@ import os
 import sys
 from contextlib import contextmanager
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 
 def interactive() -> bool:
     return sys.stderr.isatty() and not os.environ.get("CI")
+
+
+def make_console() -> Console:
+    """The house console: terminal width on a TTY, wide (no wrapping of tables) elsewhere."""
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 class _Quiet:

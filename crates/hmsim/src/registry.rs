@@ -59,8 +59,35 @@ pub fn run_scenario(
     overrides: &[(String, String)],
     device_paths: &[PathBuf],
 ) -> Result<RunOutput, ConfigError> {
+    let original = text;
     let text = apply_overrides(text, file, overrides)?;
-    let header: Header = crate::config::parse_toml(&text, file)?;
+    run_module(&text, file, device_paths).map_err(|e| blame_source(e, original, file, overrides))
+}
+
+/// Errors refer to the text after overrides; point them back at what the user wrote: the
+/// `--set` that introduced the key, or the key's line in the original file.
+fn blame_source(
+    mut e: ConfigError,
+    original: &str,
+    file: &str,
+    overrides: &[(String, String)],
+) -> ConfigError {
+    if overrides.is_empty() || e.file != file {
+        return e;
+    }
+    if let Some((k, v)) = overrides.iter().find(|(k, _)| {
+        e.key == *k || e.key.starts_with(&format!("{k}.")) || k.starts_with(&format!("{}.", e.key))
+    }) {
+        e.file = format!("--set {k}={v}");
+        e.line = None;
+    } else if !e.key.is_empty() {
+        e.line = line_of_key(original, &e.key);
+    }
+    e
+}
+
+fn run_module(text: &str, file: &str, device_paths: &[PathBuf]) -> Result<RunOutput, ConfigError> {
+    let header: Header = crate::config::parse_toml(text, file)?;
     let names = module_names().join(", ");
     let module = match header.module {
         Some(toml::Value::String(m)) => m,
@@ -89,5 +116,36 @@ pub fn run_scenario(
         .at_line(line_of_key(&text, "module")));
     };
     let catalog = Catalog::load(device_paths)?;
-    runner(&text, file, &catalog)
+    runner(text, file, &catalog)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCENARIO: &str = "module = \"storage\"\n[device]\nname = \"intel-optane-900p\"\n[job]\nop = \"read\"\nqueue_depth = 4\nblock_size_bytes = 4096\nduration_s = 0.001\n";
+
+    #[test]
+    fn errors_from_overrides_name_the_override() {
+        let ov = vec![("job.queue_depth".to_string(), "0".to_string())];
+        let e = run_scenario(SCENARIO, "s.toml", &ov, &[]).unwrap_err();
+        assert_eq!(e.file, "--set job.queue_depth=0");
+        assert_eq!(e.key, "job.queue_depth");
+    }
+
+    #[test]
+    fn errors_elsewhere_keep_the_original_line_despite_overrides() {
+        let bad = SCENARIO.replace("op = \"read\"", "op = \"readd\"");
+        let e = run_scenario(&bad, "s.toml", &[], &[]).unwrap_err();
+        assert_eq!(e.line, Some(5));
+        let ov = vec![
+            ("device.name".to_string(), "intel-ssd-750".to_string()),
+            ("seed".to_string(), "3".to_string()),
+        ];
+        let e = run_scenario(&bad, "s.toml", &ov, &[]).unwrap_err();
+        assert_eq!(
+            (e.file.as_str(), e.line, e.key.as_str()),
+            ("s.toml", Some(5), "job.op")
+        );
+    }
 }

@@ -11,6 +11,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from hmsim.progress import make_console
 from hmsim.results import write_csv, write_json
 
 
@@ -41,7 +42,7 @@ def comparison_frame(items: list[Published]) -> pd.DataFrame:
 
 
 def print_comparison(df: pd.DataFrame, title: str, console: Console | None = None) -> None:
-    console = console or Console(highlight=False)
+    console = console or make_console()
     t = Table(title=title, title_justify="left")
     for col, just in [
         ("metric", "left"),
