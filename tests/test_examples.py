@@ -1,0 +1,29 @@
+"""The example scenario and sweep files run as shipped (with shorter simulated times)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+import hmsim
+from hmsim.sweep import run_sweep
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def test_every_example_scenario_runs(tmp_path):
+    scenarios = [p for p in EXAMPLES.glob("*.toml") if "sweep" not in p.name]
+    assert scenarios
+    for p in scenarios:
+        r = hmsim.run(p, out=tmp_path / p.stem, set={"job.duration_s": 0.01})
+        assert len(r.results) >= 1
+        assert (tmp_path / p.stem / "summary.json").exists()
+
+
+def test_example_sweep_runs(tmp_path):
+    res = run_sweep(EXAMPLES / "storage-qd-sweep.toml", tmp_path / "sweep", workers=2)
+    assert res.ran == 14
+    df = pd.read_csv(tmp_path / "sweep" / "results.csv")
+    stt = df[df["device.name"] == "stt-mram-ssd"].sort_values("job.queue_depth")
+    assert stt.bandwidth_mib_s.iloc[-1] >= stt.bandwidth_mib_s.iloc[0]
