@@ -97,7 +97,7 @@ fn run_module(text: &str, file: &str, device_paths: &[PathBuf]) -> Result<RunOut
                 "module",
                 format!("expected a string; allowed: {names}"),
             )
-            .at_line(line_of_key(&text, "module")))
+            .at_line(line_of_key(text, "module")))
         }
         None => {
             return Err(ConfigError::new(
@@ -113,7 +113,7 @@ fn run_module(text: &str, file: &str, device_paths: &[PathBuf]) -> Result<RunOut
             "module",
             format!("unknown module '{module}'; allowed: {names}"),
         )
-        .at_line(line_of_key(&text, "module")));
+        .at_line(line_of_key(text, "module")));
     };
     let catalog = Catalog::load(device_paths)?;
     runner(text, file, &catalog)
