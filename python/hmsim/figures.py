@@ -32,7 +32,27 @@ def _storage(result, out: Path) -> None:
         save_figure(fig, out, "latency")
 
 
-FIGURES = {"storage": _storage}
+def _pmem(result, out: Path) -> None:
+    row = result.results.iloc[0]
+    with house_style():
+        fig, ax = plt.subplots()
+        stages = ["stored_lines", "wpq_inserts", "write_requests", "media_writes_64b"]
+        labels = ["stored lines", "WPQ inserts", "write requests", "media writes (64 B)"]
+        ax.bar(labels, [row[k] for k in stages])
+        ax.set_ylabel("count (64 B units)")
+        wa = row["wa_end_to_end"]
+        ax.set_title(f"{row['pattern']} {row['flush']}: end-to-end WA {wa:.2f}" if wa == wa else "write path")
+        save_figure(fig, out, "write_path")
+        hot = result.tables.get("hot_ranges")
+        if hot is not None and len(hot):
+            fig, ax = plt.subplots()
+            ax.barh(hot.start_addr[::-1], hot.media_writes_64b[::-1])
+            ax.set_xlabel("media writes (64 B units)")
+            ax.set_title("hottest 4 KiB ranges")
+            save_figure(fig, out, "hot_ranges")
+
+
+FIGURES = {"storage": _storage, "pmem": _pmem}
 
 
 def run_figures(result, out: Path) -> None:

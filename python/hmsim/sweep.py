@@ -53,7 +53,10 @@ class Point:
 
     @property
     def id(self) -> str:
+        from hmsim import _core
+
         h = hashlib.sha256()
+        h.update(_core.__version__.encode())  # a new version never reuses an old version's points
         h.update(self.text.encode())
         h.update(json.dumps([self.file, self.overrides, self.labels], default=str).encode())
         return h.hexdigest()[:20]

@@ -53,6 +53,42 @@ pub fn storage_4k_random_qd16(requests: u64) -> BenchResult {
     }
 }
 
+/// Cache-line events (stores + flushes reaching the PMem path) per wall second: 64 B random
+/// writes with clwb over 1 GiB on 6 DIMMs, through caches, WPQ, XPBuffer, AIT and media.
+pub fn pmem_random_clwb(operations: u64) -> BenchResult {
+    use crate::cache::CacheConfig;
+    use crate::pmem::{run_workload, Persist, PmemConfig, PmemPattern, PmemWorkload};
+    let w = PmemWorkload {
+        pattern: PmemPattern::RandWrite,
+        threads: 4,
+        footprint_bytes: 1 << 30,
+        access_bytes: 64,
+        persist: Persist::Clwb,
+        fence: true,
+        operations: operations / 4,
+        region_stride_bytes: None,
+    };
+    let start = Instant::now();
+    let (r, _) = run_workload(
+        &PmemConfig::default(),
+        &CacheConfig::default(),
+        &w,
+        256 << 30,
+        1,
+    );
+    let wall_s = start.elapsed().as_secs_f64();
+    // Each operation is a store and a flush: two cache-line events.
+    let events = 2 * r.stored_lines;
+    BenchResult {
+        module: "pmem".into(),
+        case: "64 B random store + clwb + sfence, 4 threads, 1 GiB, 6 DIMMs".into(),
+        unit: "cache-line events".into(),
+        count: events,
+        wall_s,
+        per_wall_second: events as f64 / wall_s,
+    }
+}
+
 /// Every benchmark of `module` (or all modules for `None`).
 pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
     let mut out = Vec::new();
@@ -60,6 +96,9 @@ pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
         out.push(storage_4k_random_qd16(
             (5_000_000.0 * scale).max(1000.0) as u64
         ));
+    }
+    if module.is_none() || module == Some("pmem") {
+        out.push(pmem_random_clwb((4_000_000.0 * scale).max(1000.0) as u64));
     }
     out
 }

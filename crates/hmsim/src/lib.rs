@@ -5,9 +5,12 @@
 //! sizes in bytes, bandwidth in GB/s (10^9 B/s), energy in J, power in W, temperature in °C.
 
 pub mod bench;
+pub mod cache;
 pub mod config;
 pub mod device;
 pub mod error;
+pub mod hash;
+pub mod pmem;
 pub mod registry;
 pub mod rng;
 pub mod stats;

@@ -1,0 +1,359 @@
+//! Multi-core cache hierarchy: private L1 and L2 per core, one shared LLC. Exclusive between
+//! levels (a line lives in one level; victims move down, hits move up), write-back and
+//! write-allocate. Dirty LLC victims and flushed or non-temporal lines go to a [`MemorySink`].
+//! Flushes look in the issuing core's private caches and the LLC: persistent code flushes
+//! the lines its own thread wrote (there is no coherence between private caches).
+
+use serde::{Deserialize, Serialize};
+
+use super::set_assoc::{Replacement, SetAssocCache};
+use crate::config::{Validate, Validator};
+use crate::rng;
+
+/// Why a line is written to memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteCause {
+    Eviction,
+    Flush,
+    NonTemporal,
+}
+
+/// Where memory traffic goes (the PMem or DRAM model).
+pub trait MemorySink {
+    fn mem_read(&mut self, line: u64, core: usize);
+    fn mem_write(&mut self, line: u64, core: usize, cause: WriteCause);
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlushKind {
+    Clflush,
+    Clflushopt,
+    Clwb,
+}
+
+/// Where a load or store found its line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    L1,
+    L2,
+    Llc,
+    Memory,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LevelConfig {
+    pub size_bytes: u64,
+    pub ways: usize,
+}
+
+/// Sizes, associativity, replacement and the CPU-model switches.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    #[serde(default = "l1")]
+    pub l1: LevelConfig,
+    #[serde(default = "l2")]
+    pub l2: LevelConfig,
+    #[serde(default = "llc")]
+    pub llc: LevelConfig,
+    #[serde(default = "lru")]
+    pub replacement: Replacement,
+    /// `clwb` writes back *and invalidates* (Cascade Lake behaves so); false keeps the line.
+    #[serde(default = "yes")]
+    pub clwb_invalidates: bool,
+}
+
+// Defaults: Xeon Platinum 8260 (Cascade Lake), the FAST'20 machine: 32 KiB 8-way L1D,
+// 1 MiB 16-way L2, 35.75 MiB 11-way shared LLC.
+fn l1() -> LevelConfig {
+    LevelConfig {
+        size_bytes: 32 << 10,
+        ways: 8,
+    }
+}
+fn l2() -> LevelConfig {
+    LevelConfig {
+        size_bytes: 1 << 20,
+        ways: 16,
+    }
+}
+fn llc() -> LevelConfig {
+    LevelConfig {
+        size_bytes: 37_486_592,
+        ways: 11,
+    }
+}
+fn lru() -> Replacement {
+    Replacement::Lru
+}
+fn yes() -> bool {
+    true
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            l1: l1(),
+            l2: l2(),
+            llc: llc(),
+            replacement: lru(),
+            clwb_invalidates: true,
+        }
+    }
+}
+
+impl Validate for LevelConfig {
+    fn validate(&self, v: &mut Validator) {
+        v.range("ways", self.ways, 1, 64, "");
+        if self.size_bytes < 64 * self.ways as u64 {
+            v.fail(
+                "size_bytes",
+                format!(
+                    "{} is too small; allowed at least 64 x ways = {} bytes",
+                    self.size_bytes,
+                    64 * self.ways
+                ),
+            );
+        }
+    }
+}
+
+impl Validate for CacheConfig {
+    fn validate(&self, v: &mut Validator) {
+        v.nested("l1", &self.l1);
+        v.nested("l2", &self.l2);
+        v.nested("llc", &self.llc);
+    }
+}
+
+pub struct Hierarchy {
+    l1: Vec<SetAssocCache>,
+    l2: Vec<SetAssocCache>,
+    llc: SetAssocCache,
+    clwb_invalidates: bool,
+    /// Lines written back by flush instructions (dirty at the flush).
+    pub flushed_lines: u64,
+    /// Flushes of lines that were clean or absent (no memory write).
+    pub clean_flushes: u64,
+}
+
+impl Hierarchy {
+    pub fn new(cfg: &CacheConfig, cores: usize, seed: u64) -> Hierarchy {
+        let mk = |lc: &LevelConfig, name: String| {
+            SetAssocCache::new(
+                lc.size_bytes,
+                lc.ways,
+                cfg.replacement,
+                rng::stream(seed, &name),
+            )
+        };
+        Hierarchy {
+            l1: (0..cores)
+                .map(|c| mk(&cfg.l1, format!("cache.l1.{c}")))
+                .collect(),
+            l2: (0..cores)
+                .map(|c| mk(&cfg.l2, format!("cache.l2.{c}")))
+                .collect(),
+            llc: mk(&cfg.llc, "cache.llc".into()),
+            clwb_invalidates: cfg.clwb_invalidates,
+            flushed_lines: 0,
+            clean_flushes: 0,
+        }
+    }
+
+    pub fn l1(&self, core: usize) -> &SetAssocCache {
+        &self.l1[core]
+    }
+    pub fn l2(&self, core: usize) -> &SetAssocCache {
+        &self.l2[core]
+    }
+    pub fn llc(&self) -> &SetAssocCache {
+        &self.llc
+    }
+
+    /// Put `line` into L1 of `core`, cascading victims down and dirty LLC victims to memory.
+    #[inline]
+    fn fill_l1(&mut self, core: usize, line: u64, dirty: bool, sink: &mut impl MemorySink) {
+        if let Some((v1, d1)) = self.l1[core].insert(line, dirty) {
+            if let Some((v2, d2)) = self.l2[core].insert(v1, d1) {
+                if let Some((v3, d3)) = self.llc.insert(v2, d2) {
+                    if d3 {
+                        sink.mem_write(v3, core, WriteCause::Eviction);
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn access(&mut self, core: usize, line: u64, write: bool, sink: &mut impl MemorySink) -> Level {
+        if self.l1[core].lookup(line, write) {
+            return Level::L1;
+        }
+        if self.l2[core].lookup(line, false) {
+            let d = self.l2[core].invalidate(line).unwrap_or(false);
+            self.fill_l1(core, line, d || write, sink);
+            return Level::L2;
+        }
+        if self.llc.lookup(line, false) {
+            let d = self.llc.invalidate(line).unwrap_or(false);
+            self.fill_l1(core, line, d || write, sink);
+            return Level::Llc;
+        }
+        sink.mem_read(line, core);
+        self.fill_l1(core, line, write, sink);
+        Level::Memory
+    }
+
+    /// A load of the 64 B line holding byte address `addr`.
+    #[inline]
+    pub fn load(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) -> Level {
+        self.access(core, addr >> 6, false, sink)
+    }
+
+    /// A store to the line holding `addr` (write-allocate: a miss reads the line first).
+    #[inline]
+    pub fn store(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) -> Level {
+        self.access(core, addr >> 6, true, sink)
+    }
+
+    /// `clflush`, `clflushopt` or `clwb` of the line holding `addr`.
+    #[inline]
+    pub fn flush(&mut self, core: usize, addr: u64, kind: FlushKind, sink: &mut impl MemorySink) {
+        let line = addr >> 6;
+        let keep = kind == FlushKind::Clwb && !self.clwb_invalidates;
+        let mut dirty = false;
+        for c in [&mut self.l1[core], &mut self.l2[core], &mut self.llc] {
+            let was = if keep {
+                c.clean(line)
+            } else {
+                c.invalidate(line)
+            };
+            dirty |= was.unwrap_or(false);
+        }
+        if dirty {
+            self.flushed_lines += 1;
+            sink.mem_write(line, core, WriteCause::Flush);
+        } else {
+            self.clean_flushes += 1;
+        }
+    }
+
+    /// A full-line non-temporal store: bypasses the caches (dropping any cached copy).
+    #[inline]
+    pub fn ntstore(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) {
+        let line = addr >> 6;
+        self.l1[core].invalidate(line);
+        self.l2[core].invalidate(line);
+        self.llc.invalidate(line);
+        sink.mem_write(line, core, WriteCause::NonTemporal);
+    }
+
+    /// Whether the line's latest data is in the persistence domain: with eADR the caches are
+    /// in it; with ADR only memory (and the WPQ) is, so a dirty cached copy is not durable.
+    pub fn durable(&self, core: usize, addr: u64, eadr: bool) -> bool {
+        let line = addr >> 6;
+        eadr || !(self.l1[core].is_dirty(line)
+            || self.l2[core].is_dirty(line)
+            || self.llc.is_dirty(line))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Count {
+        reads: u64,
+        writes: Vec<(u64, WriteCause)>,
+    }
+    impl MemorySink for Count {
+        fn mem_read(&mut self, _line: u64, _core: usize) {
+            self.reads += 1;
+        }
+        fn mem_write(&mut self, line: u64, _core: usize, cause: WriteCause) {
+            self.writes.push((line, cause));
+        }
+    }
+
+    fn small(clwb_invalidates: bool) -> Hierarchy {
+        let cfg = CacheConfig {
+            l1: LevelConfig {
+                size_bytes: 512,
+                ways: 2,
+            },
+            l2: LevelConfig {
+                size_bytes: 1024,
+                ways: 2,
+            },
+            llc: LevelConfig {
+                size_bytes: 2048,
+                ways: 2,
+            },
+            replacement: Replacement::Lru,
+            clwb_invalidates,
+        };
+        Hierarchy::new(&cfg, 2, 1)
+    }
+
+    #[test]
+    fn store_then_flush_writes_once_and_a_clean_flush_writes_nothing() {
+        let mut h = small(true);
+        let mut m = Count::default();
+        assert_eq!(h.store(0, 0x1000, &mut m), Level::Memory);
+        assert!(!h.durable(0, 0x1000, false));
+        assert!(
+            h.durable(0, 0x1000, true),
+            "eADR: stored data is durable without a flush"
+        );
+        h.flush(0, 0x1000, FlushKind::Clflush, &mut m);
+        assert!(h.durable(0, 0x1000, false));
+        h.flush(0, 0x1000, FlushKind::Clflush, &mut m);
+        assert_eq!(m.writes, vec![(0x40, WriteCause::Flush)]);
+        assert_eq!((h.flushed_lines, h.clean_flushes), (1, 1));
+    }
+
+    #[test]
+    fn clwb_that_keeps_the_line_avoids_the_reread() {
+        for (invalidates, rereads) in [(true, 2), (false, 1)] {
+            let mut h = small(invalidates);
+            let mut m = Count::default();
+            for _ in 0..2 {
+                h.store(0, 0x2000, &mut m);
+                h.flush(0, 0x2000, FlushKind::Clwb, &mut m);
+            }
+            assert_eq!(m.reads, rereads, "clwb_invalidates = {invalidates}");
+            assert_eq!(m.writes.len(), 2);
+        }
+    }
+
+    #[test]
+    fn capacity_evictions_write_dirty_lines_back_exactly_once() {
+        let mut h = small(true);
+        let mut m = Count::default();
+        // 64 distinct lines through 56 lines of total capacity (8 + 16 + 32).
+        for i in 0..64u64 {
+            h.store(0, i * 64, &mut m);
+        }
+        assert_eq!(m.reads, 64);
+        let evicted: Vec<u64> = m.writes.iter().map(|w| w.0).collect();
+        let mut uniq = evicted.clone();
+        uniq.sort();
+        uniq.dedup();
+        assert_eq!(uniq.len(), evicted.len(), "a line written back twice");
+        assert!(evicted.len() >= 64 - 56);
+    }
+
+    #[test]
+    fn ntstore_bypasses_the_caches() {
+        let mut h = small(true);
+        let mut m = Count::default();
+        h.ntstore(1, 0x3000, &mut m);
+        assert_eq!(m.reads, 0);
+        assert_eq!(m.writes, vec![(0x3000 >> 6, WriteCause::NonTemporal)]);
+        assert!(!h.l1(1).contains(0x3000 >> 6));
+    }
+}

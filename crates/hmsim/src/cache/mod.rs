@@ -1,0 +1,13 @@
+//! The one cache model: set-associative, write-back caches and a multi-core hierarchy
+//! (private L1/L2 per core, shared LLC) with the x86 persistence instructions.
+
+mod hierarchy;
+mod set_assoc;
+
+pub use hierarchy::{
+    CacheConfig, FlushKind, Hierarchy, Level, LevelConfig, MemorySink, WriteCause,
+};
+pub use set_assoc::{CacheStats, Replacement, SetAssocCache};
+
+/// Bytes in a cache line.
+pub const LINE_BYTES: u64 = 64;

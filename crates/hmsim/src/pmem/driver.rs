@@ -1,0 +1,339 @@
+//! Drives the cache hierarchy + PMem system: synthetic per-thread patterns (the study's
+//! microbenchmarks) and single-instruction primitives for trace replay. Timing is a bound
+//! model: each thread's clock advances by its operations' unloaded latencies (plus waits on a
+//! DIMM stalled by a migration); the run lasts as long as the slowest thread or the busiest
+//! DIMM's media, whichever is longer.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::config::{PmemConfig, PmemTiming};
+use super::system::{Counters, PmemSystem};
+use crate::cache::{CacheConfig, FlushKind, Hierarchy, Level};
+use crate::config::{Validate, Validator};
+use crate::rng;
+use crate::stats::{LatencyHistogram, LatencySummary};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PmemPattern {
+    SeqWrite,
+    RandWrite,
+    SeqRead,
+    RandRead,
+}
+
+/// How written lines are made durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Persist {
+    Clflush,
+    Clflushopt,
+    Clwb,
+    Ntstore,
+    /// Plain stores: lines reach PMem only by eviction (or never, with eADR semantics).
+    None,
+}
+
+/// Per-thread microbenchmark: each thread works on its own region.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PmemWorkload {
+    pub pattern: PmemPattern,
+    #[serde(default = "one")]
+    pub threads: u32,
+    /// Region each thread touches.
+    pub footprint_bytes: u64,
+    /// Bytes per operation (a multiple of 64).
+    #[serde(default = "sixty_four")]
+    pub access_bytes: u64,
+    #[serde(default = "persist_default")]
+    pub persist: Persist,
+    /// `sfence` after each operation.
+    #[serde(default = "yes")]
+    pub fence: bool,
+    /// Operations per thread.
+    pub operations: u64,
+    /// Distance between thread regions; default: footprint rounded up to 4 KiB (separate
+    /// allocations, so threads land on different DIMMs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region_stride_bytes: Option<u64>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn sixty_four() -> u64 {
+    64
+}
+fn persist_default() -> Persist {
+    Persist::Clwb
+}
+fn yes() -> bool {
+    true
+}
+
+impl Validate for PmemWorkload {
+    fn validate(&self, v: &mut Validator) {
+        v.range("threads", self.threads, 1, 1024, "");
+        v.range("access_bytes", self.access_bytes, 64, 1 << 24, "bytes");
+        if self.access_bytes >= 64 {
+            v.multiple_of("access_bytes", self.access_bytes, 64);
+        }
+        if self.footprint_bytes < self.access_bytes {
+            v.fail(
+                "footprint_bytes",
+                format!(
+                    "{} is smaller than access_bytes ({})",
+                    self.footprint_bytes, self.access_bytes
+                ),
+            );
+        }
+        v.range(
+            "footprint_bytes",
+            self.footprint_bytes,
+            64,
+            1 << 40,
+            "bytes",
+        );
+        v.range("operations", self.operations, 1, 1 << 40, "");
+        if let Some(s) = self.region_stride_bytes {
+            if s < self.footprint_bytes {
+                v.fail(
+                    "region_stride_bytes",
+                    format!(
+                        "{s} is smaller than footprint_bytes ({})",
+                        self.footprint_bytes
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// The simulated machine: caches, PMem, per-thread clocks and write-latency histogram.
+pub struct Machine {
+    pub h: Hierarchy,
+    pub sys: PmemSystem,
+    t: PmemTiming,
+    pub clocks: Vec<f64>,
+    pub write_latency: LatencyHistogram,
+    pub read_latency: LatencyHistogram,
+    /// 64 B lines the program stored (incl. non-temporal) and loaded.
+    pub stored_lines: u64,
+    pub loaded_lines: u64,
+    pub eadr: bool,
+}
+
+impl Machine {
+    pub fn new(
+        cfg: &PmemConfig,
+        cache: &CacheConfig,
+        cores: usize,
+        dimm_capacity_bytes: u64,
+        seed: u64,
+    ) -> Machine {
+        Machine {
+            h: Hierarchy::new(cache, cores, seed),
+            sys: PmemSystem::new(cfg, dimm_capacity_bytes, seed),
+            t: cfg.timing.clone(),
+            clocks: vec![0.0; cores],
+            write_latency: LatencyHistogram::default(),
+            read_latency: LatencyHistogram::default(),
+            stored_lines: 0,
+            loaded_lines: 0,
+            eadr: cfg.persistence == "eadr",
+        }
+    }
+
+    fn begin(&mut self, core: usize) {
+        self.sys.now_ns = self.clocks[core];
+        self.sys.op_read_hits = 0;
+        self.sys.op_read_misses = 0;
+        self.sys.op_wait_ns = 0.0;
+    }
+
+    fn level_ns(&self, level: Level) -> f64 {
+        match level {
+            Level::L1 => self.t.l1_hit_ns,
+            Level::L2 => self.t.l2_hit_ns,
+            Level::Llc => self.t.llc_hit_ns,
+            // Memory reads are priced from the PMem side's hit/miss counts in `finish`.
+            Level::Memory => 0.0,
+        }
+    }
+
+    /// Close an operation of `core` that took `own_ns` besides its PMem reads; returns its
+    /// latency. A fenced operation holds the thread for its whole latency; independent ones
+    /// overlap `mlp` deep, so the thread's clock advances by latency / mlp.
+    fn finish(&mut self, core: usize, own_ns: f64, lines: f64, serial: bool) -> f64 {
+        let reads = self.sys.op_read_hits as f64 * self.t.read_buffer_hit_ns
+            + self.sys.op_read_misses as f64 * self.t.read_media_ns;
+        let overlap = 1.0 + (lines - 1.0).max(0.0) / self.t.overlap_lines;
+        let reads = if lines > 1.0 {
+            reads / lines * overlap
+        } else {
+            reads
+        };
+        let lat = own_ns + reads + self.sys.op_wait_ns;
+        self.clocks[core] += if serial { lat } else { lat / self.t.mlp };
+        lat
+    }
+
+    /// Write `bytes` at `addr` from `core`, persisting with `persist`, then an optional fence.
+    pub fn write_op(
+        &mut self,
+        core: usize,
+        addr: u64,
+        bytes: u64,
+        persist: Persist,
+        fence: bool,
+    ) -> f64 {
+        self.begin(core);
+        let lines = bytes.div_ceil(64);
+        let mut own = 0.0;
+        for i in 0..lines {
+            let a = addr + i * 64;
+            if persist == Persist::Ntstore {
+                self.h.ntstore(core, a, &mut self.sys);
+            } else {
+                let lvl = self.h.store(core, a, &mut self.sys);
+                own += self.level_ns(lvl);
+                match persist {
+                    Persist::Clflush => self.h.flush(core, a, FlushKind::Clflush, &mut self.sys),
+                    Persist::Clflushopt => {
+                        self.h.flush(core, a, FlushKind::Clflushopt, &mut self.sys)
+                    }
+                    Persist::Clwb => self.h.flush(core, a, FlushKind::Clwb, &mut self.sys),
+                    Persist::Ntstore | Persist::None => {}
+                }
+            }
+        }
+        self.stored_lines += lines;
+        // The store buffer hides the read-for-ownership of a missing line: it costs PMem read
+        // traffic and media time, not operation latency.
+        self.sys.op_read_hits = 0;
+        self.sys.op_read_misses = 0;
+        let n = lines as f64;
+        own += match persist {
+            // clflush is ordered: each completes before the next.
+            Persist::Clflush => n * self.t.persist_ns,
+            Persist::Clflushopt | Persist::Clwb if fence => {
+                self.t.persist_ns * (1.0 + (n - 1.0) / self.t.overlap_lines)
+            }
+            Persist::Ntstore if fence => {
+                self.t.ntstore_persist_ns * (1.0 + (n - 1.0) / self.t.overlap_lines)
+            }
+            _ => 0.0,
+        };
+        let serial = fence || persist == Persist::Clflush;
+        let lat = self.finish(core, own, n, serial);
+        self.write_latency.record_ns(lat);
+        lat
+    }
+
+    /// Read `bytes` at `addr` from `core`.
+    pub fn read_op(&mut self, core: usize, addr: u64, bytes: u64) -> f64 {
+        self.begin(core);
+        let lines = bytes.div_ceil(64);
+        let mut own = 0.0;
+        for i in 0..lines {
+            let lvl = self.h.load(core, addr + i * 64, &mut self.sys);
+            own += self.level_ns(lvl);
+        }
+        self.loaded_lines += lines;
+        let lat = self.finish(core, own, lines as f64, false);
+        self.read_latency.record_ns(lat);
+        lat
+    }
+
+    /// Run time: slowest thread or busiest DIMM, ns.
+    pub fn elapsed_ns(&self) -> f64 {
+        self.clocks
+            .iter()
+            .copied()
+            .fold(0.0, f64::max)
+            .max(self.sys.max_busy_ns())
+    }
+}
+
+/// What a workload run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct PmemRunResult {
+    pub counters: Counters,
+    pub wpq_inserts_per_imc: Vec<u64>,
+    pub stored_lines: u64,
+    pub loaded_lines: u64,
+    pub flushed_lines: u64,
+    pub elapsed_s: f64,
+    /// Bytes the program wrote (or read, for read patterns) per second, GB/s.
+    pub bandwidth_gb_s: f64,
+    pub write_latency: LatencySummary,
+    pub read_latency: LatencySummary,
+    /// p99.999 of write-operation latency, µs.
+    pub write_p99999_us: f64,
+    pub max_physical_line_writes: u32,
+    pub max_logical_line_writes: u32,
+}
+
+/// Run a per-thread microbenchmark; threads take turns operation by operation.
+pub fn run_workload(
+    cfg: &PmemConfig,
+    cache: &CacheConfig,
+    w: &PmemWorkload,
+    dimm_capacity_bytes: u64,
+    seed: u64,
+) -> (PmemRunResult, Machine) {
+    let threads = w.threads as usize;
+    let mut m = Machine::new(cfg, cache, threads, dimm_capacity_bytes, seed);
+    let stride = w
+        .region_stride_bytes
+        .unwrap_or(w.footprint_bytes.div_ceil(4096) * 4096);
+    let slots = (w.footprint_bytes / w.access_bytes).max(1);
+    let mut pos = vec![0u64; threads];
+    let mut rngs: Vec<_> = (0..threads)
+        .map(|t| rng::stream(seed, &format!("pmem.workload.{t}")))
+        .collect();
+    let mut p99999 = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3)
+        .expect("valid bounds");
+    for _ in 0..w.operations {
+        for t in 0..threads {
+            let slot = match w.pattern {
+                PmemPattern::SeqWrite | PmemPattern::SeqRead => {
+                    let s = pos[t];
+                    pos[t] = if s + 1 == slots { 0 } else { s + 1 };
+                    s
+                }
+                PmemPattern::RandWrite | PmemPattern::RandRead => rngs[t].random_range(0..slots),
+            };
+            let addr = t as u64 * stride + slot * w.access_bytes;
+            match w.pattern {
+                PmemPattern::SeqWrite | PmemPattern::RandWrite => {
+                    let lat = m.write_op(t, addr, w.access_bytes, w.persist, w.fence);
+                    p99999.saturating_record(lat.max(1.0) as u64);
+                }
+                PmemPattern::SeqRead | PmemPattern::RandRead => {
+                    m.read_op(t, addr, w.access_bytes);
+                }
+            }
+        }
+    }
+    let elapsed = m.elapsed_ns();
+    let bytes = (m.stored_lines + m.loaded_lines) as f64 * 64.0;
+    let (pw, lw) = m.sys.max_line_wear();
+    let res = PmemRunResult {
+        counters: m.sys.counters(),
+        wpq_inserts_per_imc: m.sys.wpq_inserts_per_imc().to_vec(),
+        stored_lines: m.stored_lines,
+        loaded_lines: m.loaded_lines,
+        flushed_lines: m.h.flushed_lines,
+        elapsed_s: elapsed * 1e-9,
+        bandwidth_gb_s: if elapsed > 0.0 { bytes / elapsed } else { 0.0 },
+        write_latency: m.write_latency.summary(),
+        read_latency: m.read_latency.summary(),
+        write_p99999_us: p99999.value_at_quantile(0.99999) as f64 / 1e3,
+        max_physical_line_writes: pw,
+        max_logical_line_writes: lw,
+    };
+    (res, m)
+}

@@ -1,0 +1,22 @@
+//! The persistent-memory write path (Intel Optane DCPMM, App Direct): CPU caches → iMC write
+//! pending queue (ADR domain) → DDR-T requests → XPBuffer (256 B XPLines, write combining,
+//! read-modify-write) → AIT (4 KiB blocks, wear leveling) → 3D-XPoint media with a wear map.
+//! Counters are named as Intel PCM and ipmctl name them. Spec: 02-pmem.md.
+
+mod ait;
+mod config;
+mod driver;
+pub mod lifetime;
+mod scenario;
+mod system;
+mod xpbuffer;
+
+pub use ait::Ait;
+pub use config::{AitConfig, PmemConfig, PmemTiming, XpBufferConfig};
+pub use driver::{run_workload, Persist, PmemPattern, PmemRunResult, PmemWorkload};
+pub use scenario::run;
+pub use system::{Counters, PmemSystem};
+pub use xpbuffer::XpBuffer;
+
+/// Bytes per XPLine, the media access unit.
+pub const XPLINE_BYTES: u64 = 256;

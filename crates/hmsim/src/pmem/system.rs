@@ -1,0 +1,235 @@
+//! The PMem side of the socket: iMCs with their WPQs, interleaved DIMMs each with an
+//! XPBuffer, an AIT and media. Implements [`MemorySink`] for the cache hierarchy.
+
+use serde::Serialize;
+
+use super::ait::Ait;
+use super::config::PmemConfig;
+use super::xpbuffer::{MediaWrite, XpBuffer};
+use crate::cache::{MemorySink, WriteCause};
+use crate::hash::FastMap;
+use crate::rng;
+
+/// Counters named as Intel PCM (`PMM_WPQ_INSERTS`) and ipmctl (64 B units) name them.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Counters {
+    pub wpq_inserts: u64,
+    pub write_requests: u64,
+    pub read_requests: u64,
+    pub media_writes_64b: u64,
+    pub media_reads_64b: u64,
+    pub migrations: u64,
+    pub xpbuffer_merges: u64,
+}
+
+struct Dimm {
+    xpb: XpBuffer,
+    ait: Ait,
+    write_requests: u64,
+    read_requests: u64,
+    media_writes: u64, // 256 B units
+    media_reads: u64,
+    // Media time by direction: the controller overlaps reads with writes.
+    read_busy_ns: f64,
+    write_busy_ns: f64,
+    stall_until_ns: f64,
+}
+
+pub struct PmemSystem {
+    n_dimms: u64,
+    per_imc: u64,
+    interleave: u64,
+    dimms: Vec<Dimm>,
+    wpq_inserts: Vec<u64>,
+    write_ns: f64,
+    read_ns: f64,
+    stall_ns: f64,
+    /// Media writes (64 B units) per 4 KiB page of the program's address space.
+    pub page_media_writes: FastMap<u64, u64>,
+    /// Set by the driver: the time the current operation's requests arrive.
+    pub now_ns: f64,
+    /// Per-operation effects the driver reads and resets.
+    pub op_read_hits: u32,
+    pub op_read_misses: u32,
+    pub op_wait_ns: f64,
+}
+
+impl PmemSystem {
+    pub fn new(cfg: &PmemConfig, dimm_capacity_bytes: u64, seed: u64) -> PmemSystem {
+        let dimms = (0..cfg.dimms)
+            .map(|d| Dimm {
+                xpb: XpBuffer::new(
+                    cfg.xpbuffer.entries as usize,
+                    cfg.xpbuffer.eager_full_writeback,
+                ),
+                ait: Ait::new(
+                    &cfg.ait,
+                    dimm_capacity_bytes,
+                    rng::stream(seed, &format!("pmem.ait.{d}")),
+                ),
+                write_requests: 0,
+                read_requests: 0,
+                media_writes: 0,
+                media_reads: 0,
+                read_busy_ns: 0.0,
+                write_busy_ns: 0.0,
+                stall_until_ns: 0.0,
+            })
+            .collect();
+        PmemSystem {
+            n_dimms: cfg.dimms as u64,
+            per_imc: cfg.dimms_per_imc as u64,
+            interleave: cfg.interleave_bytes,
+            dimms,
+            wpq_inserts: vec![0; cfg.dimms.div_ceil(cfg.dimms_per_imc) as usize],
+            write_ns: 256.0 / cfg.timing.media_write_gbps,
+            read_ns: 256.0 / cfg.timing.media_read_gbps,
+            stall_ns: cfg.ait.migration_stall_ns,
+            page_media_writes: FastMap::default(),
+            now_ns: 0.0,
+            op_read_hits: 0,
+            op_read_misses: 0,
+            op_wait_ns: 0.0,
+        }
+    }
+
+    /// (DIMM, DIMM-local 64 B line) of a global 64 B line.
+    #[inline]
+    fn route(&self, line: u64) -> (usize, u64) {
+        let addr = line << 6;
+        let chunk = addr / self.interleave;
+        let dimm = (chunk % self.n_dimms) as usize;
+        let local = (chunk / self.n_dimms) * self.interleave + addr % self.interleave;
+        (dimm, local >> 6)
+    }
+
+    /// Global byte address of a DIMM-local XPLine (inverse of `route`).
+    fn global_addr(&self, dimm: usize, xpline: u64) -> u64 {
+        let local = xpline * 256;
+        ((local / self.interleave) * self.n_dimms + dimm as u64) * self.interleave
+            + local % self.interleave
+    }
+
+    #[inline]
+    fn wait_for(&mut self, d: usize) {
+        let until = self.dimms[d].stall_until_ns;
+        if until > self.now_ns {
+            self.op_wait_ns = self.op_wait_ns.max(until - self.now_ns);
+        }
+    }
+
+    #[inline]
+    fn media_write(&mut self, d: usize, w: MediaWrite) {
+        let dimm = &mut self.dimms[d];
+        dimm.media_writes += 1;
+        dimm.write_busy_ns += self.write_ns;
+        if w.rmw_read {
+            dimm.media_reads += 1;
+            dimm.read_busy_ns += self.read_ns;
+        }
+        if dimm.ait.media_write(w.xpline) {
+            let now = self.now_ns.max(dimm.stall_until_ns);
+            dimm.stall_until_ns = now + self.stall_ns;
+            // A migration blocks both directions.
+            dimm.write_busy_ns += self.stall_ns;
+            dimm.read_busy_ns += self.stall_ns;
+        }
+        let page = self.global_addr(d, w.xpline) >> 12;
+        *self.page_media_writes.entry(page).or_insert(0) += 4;
+    }
+
+    pub fn counters(&self) -> Counters {
+        let mut c = Counters {
+            wpq_inserts: self.wpq_inserts.iter().sum(),
+            ..Default::default()
+        };
+        for d in &self.dimms {
+            c.write_requests += d.write_requests;
+            c.read_requests += d.read_requests;
+            c.media_writes_64b += 4 * (d.media_writes + d.ait.migration_writes);
+            c.media_reads_64b += 4 * (d.media_reads + d.ait.migration_reads);
+            c.migrations += d.ait.migrations;
+            c.xpbuffer_merges += d.xpb.merged_writes;
+        }
+        c
+    }
+
+    pub fn wpq_inserts_per_imc(&self) -> &[u64] {
+        &self.wpq_inserts
+    }
+
+    /// Longest media busy time of any DIMM, ns (the bandwidth bound of the run).
+    pub fn max_busy_ns(&self) -> f64 {
+        self.dimms
+            .iter()
+            .map(|d| d.read_busy_ns.max(d.write_busy_ns))
+            .fold(0.0, f64::max)
+    }
+
+    /// Highest media writes of one physical / logical 256 B line, over all DIMMs.
+    pub fn max_line_wear(&self) -> (u32, u32) {
+        let p = self
+            .dimms
+            .iter()
+            .map(|d| d.ait.max_physical_wear())
+            .max()
+            .unwrap_or(0);
+        let l = self
+            .dimms
+            .iter()
+            .map(|d| d.ait.max_logical_wear())
+            .max()
+            .unwrap_or(0);
+        (p, l)
+    }
+}
+
+impl MemorySink for PmemSystem {
+    #[inline]
+    fn mem_read(&mut self, line: u64, _core: usize) {
+        let (d, local) = self.route(line);
+        self.wait_for(d);
+        let dimm = &mut self.dimms[d];
+        dimm.read_requests += 1;
+        let (hit, evicted) = dimm.xpb.read(local >> 2);
+        if hit {
+            self.op_read_hits += 1;
+        } else {
+            self.op_read_misses += 1;
+            dimm.media_reads += 1;
+            dimm.read_busy_ns += self.read_ns;
+        }
+        if let Some(w) = evicted {
+            self.media_write(d, w);
+        }
+    }
+
+    #[inline]
+    fn mem_write(&mut self, line: u64, _core: usize, _cause: WriteCause) {
+        let (d, local) = self.route(line);
+        self.wait_for(d);
+        // The WPQ neither merges nor amplifies: every insert becomes one DDR-T request.
+        self.wpq_inserts[d / self.per_imc as usize] += 1;
+        self.dimms[d].write_requests += 1;
+        if let Some(w) = self.dimms[d].xpb.write(local >> 2, (local & 3) as u8) {
+            self.media_write(d, w);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routing_interleaves_4k_and_inverts() {
+        let s = PmemSystem::new(&PmemConfig::default(), 1 << 30, 1);
+        assert_eq!(s.route(0).0, 0);
+        assert_eq!(s.route(4096 >> 6).0, 1);
+        assert_eq!(s.route((6 * 4096) >> 6), (0, 4096 >> 6));
+        for addr in [0u64, 256, 4096 + 512, 7 * 4096 + 768, 123 * 4096 + 3840] {
+            let (d, local) = s.route(addr >> 6);
+            assert_eq!(s.global_addr(d, local >> 2), addr & !255);
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The XPBuffer of one DIMM: an LRU buffer of 256 B XPLines in the PMem controller. A 64 B
+//! write to a resident XPLine merges into it; a fully written XPLine goes to media as one
+//! 256 B write (eagerly, if configured); evicting a partly written XPLine costs a media read
+//! (read-modify-write) and a media write. Reads are served from resident XPLines.
+
+use crate::hash::FastMap;
+
+const NONE: u32 = u32::MAX;
+const FULL: u8 = 0b1111;
+
+/// A 256 B media write the buffer issues: which XPLine, and whether it needed a fill read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MediaWrite {
+    pub xpline: u64,
+    pub rmw_read: bool,
+}
+
+pub struct XpBuffer {
+    cap: usize,
+    eager: bool,
+    map: FastMap<u64, u32>,
+    xpline: Vec<u64>,
+    mask: Vec<u8>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    head: u32, // most recent
+    tail: u32, // least recent
+    /// 64 B writes merged into an XPLine already resident.
+    pub merged_writes: u64,
+    pub read_hits: u64,
+    pub read_misses: u64,
+}
+
+impl XpBuffer {
+    pub fn new(entries: usize, eager_full_writeback: bool) -> XpBuffer {
+        XpBuffer {
+            cap: entries,
+            eager: eager_full_writeback,
+            map: FastMap::default(),
+            xpline: Vec::with_capacity(entries),
+            mask: Vec::with_capacity(entries),
+            prev: Vec::with_capacity(entries),
+            next: Vec::with_capacity(entries),
+            head: NONE,
+            tail: NONE,
+            merged_writes: 0,
+            read_hits: 0,
+            read_misses: 0,
+        }
+    }
+
+    fn unlink(&mut self, i: u32) {
+        let (p, n) = (self.prev[i as usize], self.next[i as usize]);
+        if p != NONE {
+            self.next[p as usize] = n
+        } else {
+            self.head = n
+        }
+        if n != NONE {
+            self.prev[n as usize] = p
+        } else {
+            self.tail = p
+        }
+    }
+
+    fn push_front(&mut self, i: u32) {
+        self.prev[i as usize] = NONE;
+        self.next[i as usize] = self.head;
+        if self.head != NONE {
+            self.prev[self.head as usize] = i;
+        }
+        self.head = i;
+        if self.tail == NONE {
+            self.tail = i;
+        }
+    }
+
+    fn touch(&mut self, i: u32) {
+        if self.head != i {
+            self.unlink(i);
+            self.push_front(i);
+        }
+    }
+
+    /// Take a slot for `xpline` (evicting the LRU entry if full); returns (slot, write-back).
+    fn allocate(&mut self, xpline: u64, mask: u8) -> (u32, Option<MediaWrite>) {
+        let mut out = None;
+        let slot = if self.xpline.len() < self.cap {
+            self.xpline.push(xpline);
+            self.mask.push(mask);
+            self.prev.push(NONE);
+            self.next.push(NONE);
+            (self.xpline.len() - 1) as u32
+        } else {
+            let v = self.tail;
+            self.unlink(v);
+            let old = self.xpline[v as usize];
+            self.map.remove(&old);
+            let m = self.mask[v as usize];
+            if m != 0 {
+                out = Some(MediaWrite {
+                    xpline: old,
+                    rmw_read: m != FULL,
+                });
+            }
+            self.xpline[v as usize] = xpline;
+            self.mask[v as usize] = mask;
+            v
+        };
+        self.map.insert(xpline, slot);
+        self.push_front(slot);
+        (slot, out)
+    }
+
+    /// A 64 B write request to sub-line `sub` (0..4) of `xpline`; returns the media write
+    /// it causes, if any.
+    #[inline]
+    pub fn write(&mut self, xpline: u64, sub: u8) -> Option<MediaWrite> {
+        let bit = 1u8 << sub;
+        if let Some(&i) = self.map.get(&xpline) {
+            self.touch(i);
+            let m = &mut self.mask[i as usize];
+            if *m != 0 {
+                self.merged_writes += 1;
+            }
+            *m |= bit;
+            if self.eager && *m == FULL {
+                *m = 0;
+                return Some(MediaWrite {
+                    xpline,
+                    rmw_read: false,
+                });
+            }
+            return None;
+        }
+        self.allocate(xpline, bit).1
+    }
+
+    /// A 64 B read request; `(hit, write-back caused by allocating the line)`.
+    #[inline]
+    pub fn read(&mut self, xpline: u64) -> (bool, Option<MediaWrite>) {
+        if let Some(&i) = self.map.get(&xpline) {
+            self.touch(i);
+            self.read_hits += 1;
+            return (true, None);
+        }
+        self.read_misses += 1;
+        let (_, evicted) = self.allocate(xpline, 0);
+        (false, evicted)
+    }
+
+    /// XPLines holding data not yet on media.
+    pub fn dirty_lines(&self) -> usize {
+        self.mask.iter().filter(|&&m| m != 0).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_xpline_costs_exactly_one_media_write() {
+        let mut b = XpBuffer::new(64, true);
+        let w: Vec<_> = (0..4).filter_map(|s| b.write(7, s)).collect();
+        assert_eq!(
+            w,
+            vec![MediaWrite {
+                xpline: 7,
+                rmw_read: false
+            }]
+        );
+        assert_eq!(b.dirty_lines(), 0);
+    }
+
+    #[test]
+    fn overwrites_of_a_resident_partial_xpline_are_absorbed() {
+        let mut b = XpBuffer::new(64, true);
+        for _ in 0..1000 {
+            assert!(b.write(3, 0).is_none());
+        }
+        assert_eq!(b.merged_writes, 999);
+        assert_eq!(b.dirty_lines(), 1);
+    }
+
+    #[test]
+    fn evicting_a_partial_xpline_is_a_read_modify_write() {
+        let mut b = XpBuffer::new(2, true);
+        b.write(1, 0);
+        b.write(2, 0);
+        assert_eq!(
+            b.write(3, 0),
+            Some(MediaWrite {
+                xpline: 1,
+                rmw_read: true
+            })
+        );
+    }
+
+    #[test]
+    fn lru_order_follows_use() {
+        let mut b = XpBuffer::new(2, false);
+        b.write(1, 0);
+        b.write(2, 0);
+        b.read(1);
+        assert_eq!(b.write(3, 0).map(|w| w.xpline), Some(2));
+    }
+}

@@ -1,0 +1,222 @@
+//! Closed-form and conservation checks of the PMem write path.
+
+use hmsim::cache::CacheConfig;
+use hmsim::pmem::{run_workload, Persist, PmemConfig, PmemPattern, PmemRunResult, PmemWorkload};
+use proptest::prelude::*;
+
+fn wl(
+    pattern: PmemPattern,
+    footprint: u64,
+    access: u64,
+    persist: Persist,
+    ops: u64,
+    threads: u32,
+) -> PmemWorkload {
+    PmemWorkload {
+        pattern,
+        threads,
+        footprint_bytes: footprint,
+        access_bytes: access,
+        persist,
+        fence: true,
+        operations: ops,
+        region_stride_bytes: None,
+    }
+}
+
+fn run(cfg: &PmemConfig, cache: &CacheConfig, w: &PmemWorkload) -> PmemRunResult {
+    run_workload(cfg, cache, w, 256 << 30, 1).0
+}
+
+fn no_wl() -> PmemConfig {
+    let mut c = PmemConfig::default();
+    c.ait.wear_leveling = false;
+    c
+}
+
+#[test]
+fn one_full_xpline_written_and_flushed_is_one_media_write() {
+    let r = run(
+        &no_wl(),
+        &CacheConfig::default(),
+        &wl(PmemPattern::SeqWrite, 256, 64, Persist::Clflush, 4, 1),
+    );
+    assert_eq!(r.counters.wpq_inserts, 4);
+    assert_eq!(r.counters.write_requests, 4);
+    assert_eq!(
+        r.counters.media_writes_64b, 4,
+        "one 256 B media write = 4 units of 64 B"
+    );
+}
+
+#[test]
+fn rewrites_of_one_resident_line_are_absorbed() {
+    let r = run(
+        &no_wl(),
+        &CacheConfig::default(),
+        &wl(PmemPattern::SeqWrite, 64, 64, Persist::Clflush, 10_000, 1),
+    );
+    assert_eq!(r.counters.write_requests, 10_000);
+    assert_eq!(r.counters.media_writes_64b, 0);
+    assert_eq!(r.counters.xpbuffer_merges, 9_999);
+}
+
+#[test]
+fn random_small_writes_over_a_large_region_approach_4x() {
+    let mut cfg = no_wl();
+    cfg.dimms = 1;
+    for (access, expect) in [(64, 4.0), (128, 2.0), (256, 1.0)] {
+        let r = run(
+            &cfg,
+            &CacheConfig::default(),
+            &wl(
+                PmemPattern::RandWrite,
+                1 << 32,
+                access,
+                Persist::Ntstore,
+                50_000,
+                1,
+            ),
+        );
+        let wa = r.counters.media_writes_64b as f64 / r.counters.write_requests as f64;
+        assert!((wa - expect).abs() / expect < 0.02, "{access} B: WA {wa}");
+    }
+}
+
+#[test]
+fn clwb_that_keeps_lines_avoids_rereads_and_clflush_rereads() {
+    let w = wl(PmemPattern::SeqWrite, 4096, 64, Persist::Clwb, 1000, 1);
+    let invalidating = run(&no_wl(), &CacheConfig::default(), &w);
+    let keeping = run(
+        &no_wl(),
+        &CacheConfig {
+            clwb_invalidates: false,
+            ..Default::default()
+        },
+        &w,
+    );
+    assert_eq!(
+        invalidating.counters.read_requests, 1000,
+        "every store after an invalidating flush misses"
+    );
+    assert_eq!(
+        keeping.counters.read_requests, 64,
+        "only the first touch of each line"
+    );
+    assert_eq!(
+        invalidating.counters.write_requests,
+        keeping.counters.write_requests
+    );
+}
+
+#[test]
+fn unflushed_stores_reach_pmem_only_by_eviction() {
+    let w = wl(
+        PmemPattern::SeqWrite,
+        64 << 20,
+        64,
+        Persist::None,
+        2_000_000,
+        1,
+    );
+    let r = run(&no_wl(), &CacheConfig::default(), &w);
+    assert_eq!(r.flushed_lines, 0);
+    // 1 M lines written twice over 2 M stores; caches hold ~0.6 M lines.
+    assert!(
+        r.counters.write_requests > 1_000_000 && r.counters.write_requests < 2_000_000,
+        "{}",
+        r.counters.write_requests
+    );
+}
+
+#[test]
+fn hot_spot_migrations_stall_the_tail() {
+    let hot = run(
+        &PmemConfig::default(),
+        &CacheConfig::default(),
+        &wl(PmemPattern::SeqWrite, 4096, 64, Persist::Clwb, 200_000, 1),
+    );
+    let cold = run(
+        &PmemConfig::default(),
+        &CacheConfig::default(),
+        &wl(
+            PmemPattern::SeqWrite,
+            1 << 20,
+            64,
+            Persist::Clwb,
+            200_000,
+            1,
+        ),
+    );
+    assert!(
+        hot.counters.migrations > 0 && hot.write_p99999_us > 40.0,
+        "{}",
+        hot.write_p99999_us
+    );
+    assert_eq!(cold.counters.migrations, 0);
+    assert!(cold.write_p99999_us < 1.0);
+}
+
+#[test]
+fn write_bandwidth_is_bounded_by_the_dimms() {
+    let mut cfg = PmemConfig::default();
+    let mut w = wl(
+        PmemPattern::SeqWrite,
+        1 << 24,
+        256,
+        Persist::Ntstore,
+        20_000,
+        24,
+    );
+    w.fence = false;
+    for dimms in [1u32, 6] {
+        cfg.dimms = dimms;
+        let r = run(&cfg, &CacheConfig::default(), &w);
+        let cap = dimms as f64 * cfg.timing.media_write_gbps;
+        assert!(
+            (r.bandwidth_gb_s - cap).abs() / cap < 0.02,
+            "{dimms} DIMMs: {}",
+            r.bandwidth_gb_s
+        );
+    }
+}
+
+#[test]
+fn same_seed_same_counters() {
+    let w = wl(
+        PmemPattern::RandWrite,
+        1 << 24,
+        64,
+        Persist::Clwb,
+        20_000,
+        4,
+    );
+    let a = run(&PmemConfig::default(), &CacheConfig::default(), &w);
+    let b = run(&PmemConfig::default(), &CacheConfig::default(), &w);
+    assert_eq!(a.counters, b.counters);
+    assert_eq!(a.bandwidth_gb_s, b.bandwidth_gb_s);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Requests in = requests out at every stage: every line written to memory is one WPQ
+    /// insert and one write request; flushes and non-temporal stores never exceed stores.
+    #[test]
+    fn conservation_through_the_path(fp_pow in 6u32..22, acc_pow in 6u32..10, ops in 1u64..3000, threads in 1u32..5,
+                                     persist in prop::sample::select(vec![Persist::Clflush, Persist::Clflushopt, Persist::Clwb, Persist::Ntstore, Persist::None]),
+                                     random in any::<bool>()) {
+        let access = 1u64 << acc_pow;
+        let fp = (1u64 << fp_pow).max(access);
+        let w = wl(if random { PmemPattern::RandWrite } else { PmemPattern::SeqWrite }, fp, access, persist, ops, threads);
+        let r = run(&PmemConfig::default(), &CacheConfig::default(), &w);
+        let c = r.counters;
+        prop_assert_eq!(c.wpq_inserts, c.write_requests);
+        prop_assert_eq!(r.stored_lines, ops * threads as u64 * access / 64);
+        prop_assert!(c.write_requests <= r.stored_lines);
+        if persist == Persist::Ntstore { prop_assert_eq!(c.write_requests, r.stored_lines); }
+        // Media writes come in whole XPLines.
+        prop_assert_eq!(c.media_writes_64b % 4, 0);
+        prop_assert!(c.media_writes_64b <= 4 * c.write_requests + 4 * 32 * c.migrations);
+    }
+}

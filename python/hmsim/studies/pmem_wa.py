@@ -1,0 +1,379 @@
+"""Study `pmem-wa`: write amplification along the Optane PMem write path (Tonic, IEEE Access
+2021) and the device characterization it rests on (Yang et al., FAST'20); spec 02-pmem.md."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.scenario import _toml_value
+from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
+from hmsim.sweep import Point, run_points
+
+FOOTPRINTS = [64, 128, 256, 512, 1024, 4096, 16384, 65536, 1 << 20]
+FLUSHES = ["clflush", "clflushopt", "clwb", "ntstore"]
+THREADS = [1, 2, 4, 8, 16, 24]
+BIG = 1 << 30  # a region far larger than every buffer
+
+
+def _base() -> tuple[str, str]:
+    f = resources.files("hmsim.studies").joinpath("scenarios/pmem.toml")
+    return f.read_text(), str(f)
+
+
+def _pt(text: str, file: str, exp: str, **ov) -> Point:
+    overrides = tuple((k.replace("__", "."), _toml_value(v)) for k, v in ov.items())
+    return Point(text=text, file=file, overrides=overrides, labels=(("experiment", exp),))
+
+
+def build_points(quick: bool) -> list[Point]:
+    text, file = _base()
+    n = 20_000 if quick else 200_000
+    pts: list[Point] = []
+    for fp in FOOTPRINTS:  # Table 2
+        pts.append(_pt(text, file, "table2", workload__footprint_bytes=fp, workload__operations=n))
+    for fp in (256, 1024):  # Table 3
+        for fl in FLUSHES:
+            pts.append(
+                _pt(
+                    text,
+                    file,
+                    "table3",
+                    workload__threads=28,
+                    workload__footprint_bytes=fp,
+                    workload__persist=fl,
+                    workload__operations=n // 10,
+                )
+            )
+    lat = {
+        "seq_read": ("seq-read", "clwb"),
+        "rand_read": ("rand-read", "clwb"),
+        "write_ntstore": ("seq-write", "ntstore"),
+        "write_clwb": ("seq-write", "clwb"),
+    }
+    for name, (pat, fl) in lat.items():
+        pts.append(
+            _pt(
+                text,
+                file,
+                f"latency_{name}",
+                workload__pattern=pat,
+                workload__persist=fl,
+                workload__footprint_bytes=BIG,
+                workload__operations=n,
+            )
+        )
+    for dimms in (1, 6):
+        for th in THREADS:
+            for pat, acc in (("seq-read", 256), ("seq-write", 256)):
+                pts.append(
+                    _pt(
+                        text,
+                        file,
+                        f"bw_threads_{pat}",
+                        pmem__dimms=dimms,
+                        workload__pattern=pat,
+                        workload__threads=th,
+                        workload__access_bytes=acc,
+                        workload__persist="ntstore",
+                        workload__fence=False,
+                        workload__footprint_bytes=BIG,
+                        workload__operations=n // 10,
+                    )
+                )
+    for acc in (64, 128, 256):
+        for pat in ("rand-read", "rand-write"):
+            pts.append(
+                _pt(
+                    text,
+                    file,
+                    f"bw_access_{pat}",
+                    pmem__dimms=1,
+                    workload__pattern=pat,
+                    workload__threads=8,
+                    workload__access_bytes=acc,
+                    workload__persist="ntstore",
+                    workload__fence=False,
+                    workload__footprint_bytes=BIG,
+                    workload__operations=n // 10,
+                )
+            )
+        for th in (1, 8):
+            pts.append(
+                _pt(
+                    text,
+                    file,
+                    "wa_access",
+                    pmem__dimms=1,
+                    workload__pattern="rand-write",
+                    workload__threads=th,
+                    workload__access_bytes=acc,
+                    workload__persist="ntstore",
+                    workload__footprint_bytes=BIG,
+                    workload__operations=n // th,
+                )
+            )
+    for s in (256, 4096, 16384, 18432, 20480, 32768, 65536, 262144, 1 << 20):
+        pts.append(
+            _pt(
+                text,
+                file,
+                "xpbuffer_probe",
+                pmem__dimms=1,
+                workload__pattern="rand-write",
+                workload__footprint_bytes=s,
+                workload__persist="ntstore",
+                workload__operations=n,
+            )
+        )
+    for s in (256, 4096, 16384, 32768, 131072, 1 << 20):
+        pts.append(
+            _pt(
+                text,
+                file,
+                "hot_spot",
+                workload__footprint_bytes=s,
+                workload__persist="clwb",
+                workload__operations=5 * n,
+            )
+        )
+    return pts
+
+
+def compare(df: pd.DataFrame) -> list[Published]:
+    def one(exp: str, **match) -> pd.Series:
+        sub = df[df.experiment == exp]
+        for k, v in match.items():
+            sub = sub[sub[k] == v]
+        return sub.iloc[0]
+
+    items = [
+        Published(
+            "idle latency, sequential read",
+            169,
+            one("latency_seq_read").read_latency_mean_ns,
+            "ns",
+            "calibration",
+            "XPBuffer-hit read latency set from it",
+        ),
+        Published("idle latency, random read", 305, one("latency_rand_read").read_latency_mean_ns, "ns", "calibration"),
+        Published(
+            "idle latency, ntstore + fence", 90, one("latency_write_ntstore").write_latency_mean_ns, "ns", "calibration"
+        ),
+        Published(
+            "idle latency, store + clwb + fence",
+            62,
+            one("latency_write_clwb").write_latency_mean_ns,
+            "ns",
+            "calibration",
+            "includes the cached store; re-read after clwb not counted as idle",
+        ),
+    ]
+    bt = df[df.experiment.str.startswith("bw_threads")]
+
+    def bw(pat: str, dimms: int, th: int) -> float:
+        s = bt[(bt.experiment == f"bw_threads_{pat}") & (bt.dimms == dimms) & (bt.threads == th)]
+        return float(s.bandwidth_gb_s.iloc[0])
+
+    items += [
+        Published("1 DIMM read bandwidth, 4 threads", 6.5, bw("seq-read", 1, 4), "GB/s", "calibration"),
+        Published("1 DIMM ntstore bandwidth, 1 thread", 2.2, bw("seq-write", 1, 1), "GB/s", "calibration"),
+        Published(
+            "1 DIMM ntstore bandwidth, 24 threads",
+            0.8,
+            bw("seq-write", 1, 24),
+            "GB/s",
+            "validation",
+            "model has no write-bandwidth drop with threads",
+        ),
+        Published("6 DIMM read bandwidth, 24 threads", 38.5, bw("seq-read", 6, 24), "GB/s", "validation"),
+        Published("6 DIMM write bandwidth, 4 threads", 13.2, bw("seq-write", 6, 4), "GB/s", "validation"),
+        Published("6 DIMM write bandwidth, 24 threads", 7.5, bw("seq-write", 6, 24), "GB/s", "validation"),
+    ]
+    for acc, r_pub, w_pub in ((64, 1.68, 0.55), (128, 3.34, 1.10), (256, 6.5, 2.2)):
+        r = one("bw_access_rand-read", access_bytes=acc).bandwidth_gb_s
+        w = one("bw_access_rand-write", access_bytes=acc).bandwidth_gb_s
+        items.append(Published(f"1 DIMM {acc} B random read bandwidth", r_pub, r, "GB/s", "validation"))
+        items.append(Published(f"1 DIMM {acc} B random ntstore bandwidth", w_pub, w, "GB/s", "validation"))
+    for acc, wa in ((64, 4.0), (128, 2.0), (256, 1.0)):
+        items.append(
+            Published(
+                f"WA, {acc} B random writes, 1 thread",
+                wa,
+                one("wa_access", access_bytes=acc, threads=1).write_amplification,
+                "x",
+                "validation",
+            )
+        )
+    items.append(
+        Published(
+            "WA, 64 B random writes, 8 threads",
+            1.5,
+            one("wa_access", access_bytes=64, threads=8).write_amplification,
+            "x",
+            "validation",
+            "published 1.4-1.6; model: threads do not change WA",
+        )
+    )
+    for s, wa in ((256, 0.80), (16384, 1.03), (20480, 1.36), (65536, 2.07)):
+        items.append(
+            Published(
+                f"XPBuffer probe WA, {s // 1024 or s} {'KB' if s >= 1024 else 'B'} region",
+                wa,
+                one("xpbuffer_probe", footprint_bytes=s).write_amplification,
+                "x",
+                "validation",
+            )
+        )
+    items.append(
+        Published(
+            "p99.999 write latency, 4 KB hot spot",
+            50.0,
+            one("hot_spot", footprint_bytes=4096).write_latency_p99999_us,
+            "µs",
+            "calibration",
+            "migration stall (VANS cost)",
+        )
+    )
+    items.append(
+        Published(
+            "p99.999 write latency, 128 KB region",
+            0.4,
+            one("hot_spot", footprint_bytes=131072).write_latency_p99999_us,
+            "µs",
+            "validation",
+            "no migration stalls (AIT window set so); the rest is the unloaded persist, no queueing noise",
+        )
+    )
+    hs = one("hot_spot", footprint_bytes=256)
+    per_stall = hs.stored_lines / hs.migrations if hs.migrations else float("nan")
+    items.append(
+        Published(
+            "256 B region: overwrites (64 B) between stalls",
+            14000,
+            per_stall,
+            "",
+            "validation",
+            "published 10-18 thousand",
+        )
+    )
+    return items
+
+
+def figures(out: Path, df: pd.DataFrame) -> list[Path]:
+    paths: list[Path] = []
+    with house_style():
+        t2 = df[df.experiment == "table2"].sort_values("footprint_bytes")
+        fig, ax = plt.subplots()
+        x = np.arange(len(t2))
+        for i, (col, lab) in enumerate(
+            (
+                ("wpq_inserts", "WPQ inserts"),
+                ("write_requests", "write requests"),
+                ("media_writes_64b", "media writes (64 B units)"),
+            )
+        ):
+            ax.bar(x + (i - 1) * 0.27, t2[col], 0.27, label=lab)
+        ax.set_xticks(x, [_size(v) for v in t2.footprint_bytes])
+        ax.set_xlabel("footprint rewritten sequentially (clflush)")
+        ax.set_ylabel("count")
+        ax.set_title("Table 2: merging along the write path (1 thread)")
+        ax.legend()
+        paths += save_figure(fig, out, "fig_table2_merging")
+
+        t3 = df[df.experiment == "table3"]
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        colors = color_for(FLUSHES)
+        for j, fp in enumerate((256, 1024)):
+            s = t3[t3.footprint_bytes == fp].set_index("flush").reindex(FLUSHES)
+            axes[0].bar(
+                np.arange(4) + (j - 0.5) * 0.4,
+                s.wa_end_to_end,
+                0.4,
+                label=_size(fp),
+                color=[colors[f] for f in FLUSHES],
+                alpha=1.0 - 0.4 * j,
+            )
+            axes[1].bar(
+                np.arange(4) + (j - 0.5) * 0.4,
+                s.bandwidth_gb_s,
+                0.4,
+                label=_size(fp),
+                color=[colors[f] for f in FLUSHES],
+                alpha=1.0 - 0.4 * j,
+            )
+        for ax, lab in zip(axes, ("media bytes / stored bytes", "bandwidth (GB/s)"), strict=True):
+            ax.set_xticks(range(4), FLUSHES)
+            ax.set_ylabel(lab)
+        axes[0].set_title("Table 3: 28 threads, own 256 B (dark) / 1 KB (light) region")
+        paths += save_figure(fig, out, "fig_table3_threads")
+
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        bt = df[df.experiment.str.startswith("bw_threads")]
+        for ax, dimms in zip(axes, (1, 6), strict=True):
+            for pat, lab in (("seq-read", "read"), ("seq-write", "ntstore write")):
+                s = bt[(bt.experiment == f"bw_threads_{pat}") & (bt.dimms == dimms)].sort_values("threads")
+                ax.plot(s.threads, s.bandwidth_gb_s, marker="o", label=f"hmsim {lab}")
+            pub = {1: ([4, 24], [6.5, 6.5], [1, 4, 24], [2.2, 2.2, 0.8]), 6: ([24], [38.5], [4, 24], [13.2, 7.5])}[
+                dimms
+            ]
+            ax.plot(pub[0], pub[1], "k^", label="published read")
+            ax.plot(pub[2], pub[3], "kv", label="published write")
+            ax.set_xlabel("threads")
+            ax.set_ylabel("bandwidth (GB/s)")
+            ax.set_title(f"{dimms} DIMM{'s' if dimms > 1 else ''}")
+        axes[0].legend()
+        paths += save_figure(fig, out, "fig_bandwidth_vs_threads")
+
+        fig, ax = plt.subplots()
+        pr = df[df.experiment == "xpbuffer_probe"].sort_values("footprint_bytes")
+        ax.plot(pr.footprint_bytes / 1024, pr.write_amplification, marker="o", label="hmsim")
+        ax.plot([0.25, 16, 20, 64], [0.80, 1.03, 1.36, 2.07], "k*", ms=9, label="published")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("region written with random 64 B writes (KiB)")
+        ax.set_ylabel("write amplification (media / requests)")
+        ax.set_title("XPBuffer size probe, 1 DIMM")
+        ax.legend()
+        paths += save_figure(fig, out, "fig_xpbuffer_probe")
+
+        fig, ax = plt.subplots()
+        hs = df[df.experiment == "hot_spot"].sort_values("footprint_bytes")
+        ax.plot(hs.footprint_bytes / 1024, hs.write_latency_p99999_us, marker="o", label="hmsim")
+        ax.plot([4, 32, 128], [50, 50, 0.4], "k*", ms=9, label="published")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("hot region rewritten (KiB)")
+        ax.set_ylabel("p99.999 write latency (µs)")
+        ax.set_title("Wear-leveling stalls")
+        ax.legend()
+        paths += save_figure(fig, out, "fig_hot_spot_tail")
+    return paths
+
+
+def _size(b: int) -> str:
+    return f"{b // (1 << 20)} MB" if b >= 1 << 20 else (f"{b // 1024} KB" if b >= 1024 else f"{b} B")
+
+
+def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResult:
+    points = build_points(quick)
+    res = run_points(points, out, workers=workers, label="pmem-wa")
+    df = res.results.copy()
+    df.insert(0, "table", df.experiment.map(lambda e: e if e in ("table2", "table3") else "validation"))
+    comp = comparison_frame(compare(df))
+    figs = figures(out, df)
+    return StudyResult(
+        name="pmem-wa",
+        results=df,
+        tables={"hot_ranges": res.tables.get("hot_ranges", pd.DataFrame())},
+        comparison=comp,
+        summary={"seed": 1, "points": len(points)},
+        figures=figs,
+    )
+
+
+STUDY = register(Study("pmem-wa", "Write amplification along the Optane PMem write path", _run))
