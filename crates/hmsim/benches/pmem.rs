@@ -5,8 +5,8 @@ fn pmem(c: &mut Criterion) {
     let ops = 400_000u64;
     g.throughput(Throughput::Elements(2 * ops));
     g.sample_size(10);
-    g.bench_function("random_store_clwb_events", |b| {
-        b.iter(|| hmsim::bench::pmem_random_clwb(ops))
+    g.bench_function("sequential_store_clwb_events", |b| {
+        b.iter(|| hmsim::bench::pmem_clwb(ops, false))
     });
     g.finish();
 }

@@ -24,12 +24,33 @@ pub struct CacheStats {
 
 const INVALID: u64 = u64::MAX;
 
+/// One way: the line it holds and its recency stamp with the dirty bit in the top bit, so a
+/// set's ways sit together in host memory (one or two host cache lines per lookup).
+#[derive(Clone, Copy)]
+struct Way {
+    tag: u64,
+    meta: u64,
+}
+
+const DIRTY: u64 = 1 << 63;
+
+impl Way {
+    #[inline]
+    fn dirty(&self) -> bool {
+        self.meta & DIRTY != 0
+    }
+    #[inline]
+    fn stamp(&self) -> u64 {
+        self.meta & !DIRTY
+    }
+}
+
 pub struct SetAssocCache {
     sets: u64,
+    /// `sets - 1` when `sets` is a power of two (index by mask, not division).
+    mask: Option<u64>,
     ways: usize,
-    tags: Vec<u64>,
-    dirty: Vec<bool>,
-    stamp: Vec<u64>,
+    slots: Vec<Way>,
     clock: u64,
     policy: Replacement,
     rng: SimRng,
@@ -40,13 +61,17 @@ impl SetAssocCache {
     /// `size_bytes / (64 * ways)` sets; callers validate that this is at least one.
     pub fn new(size_bytes: u64, ways: usize, policy: Replacement, rng: SimRng) -> Self {
         let sets = (size_bytes / (64 * ways as u64)).max(1);
-        let n = sets as usize * ways;
         SetAssocCache {
             sets,
+            mask: sets.is_power_of_two().then_some(sets - 1),
             ways,
-            tags: vec![INVALID; n],
-            dirty: vec![false; n],
-            stamp: vec![0; n],
+            slots: vec![
+                Way {
+                    tag: INVALID,
+                    meta: 0
+                };
+                sets as usize * ways
+            ],
             clock: 0,
             policy,
             rng,
@@ -56,13 +81,20 @@ impl SetAssocCache {
 
     #[inline]
     fn base(&self, line: u64) -> usize {
-        (line % self.sets) as usize * self.ways
+        let set = match self.mask {
+            Some(m) => line & m,
+            None => line % self.sets,
+        };
+        set as usize * self.ways
     }
 
     #[inline]
     fn find(&self, line: u64) -> Option<usize> {
         let b = self.base(line);
-        (b..b + self.ways).find(|&i| self.tags[i] == line)
+        self.slots[b..b + self.ways]
+            .iter()
+            .position(|w| w.tag == line)
+            .map(|i| b + i)
     }
 
     /// Look the line up; on a hit refresh its recency and, for a write, dirty it.
@@ -71,10 +103,14 @@ impl SetAssocCache {
         match self.find(line) {
             Some(i) => {
                 self.clock += 1;
-                if self.policy == Replacement::Lru {
-                    self.stamp[i] = self.clock;
-                }
-                self.dirty[i] |= write;
+                let w = &mut self.slots[i];
+                let dirty = if write || w.dirty() { DIRTY } else { 0 };
+                let stamp = if self.policy == Replacement::Lru {
+                    self.clock
+                } else {
+                    w.stamp()
+                };
+                w.meta = stamp | dirty;
                 self.stats.hits += 1;
                 true
             }
@@ -89,24 +125,29 @@ impl SetAssocCache {
     #[inline]
     pub fn insert(&mut self, line: u64, dirty: bool) -> Option<(u64, bool)> {
         let b = self.base(line);
-        let slot = match (b..b + self.ways).find(|&i| self.tags[i] == INVALID) {
-            Some(i) => i,
+        let set = &self.slots[b..b + self.ways];
+        let slot = match set.iter().position(|w| w.tag == INVALID) {
+            Some(i) => b + i,
             None => match self.policy {
                 Replacement::Random => b + self.rng.random_range(0..self.ways),
-                _ => (b..b + self.ways)
-                    .min_by_key(|&i| self.stamp[i])
-                    .expect("ways >= 1"),
+                _ => {
+                    b + (0..self.ways)
+                        .min_by_key(|&i| set[i].stamp())
+                        .expect("ways >= 1")
+                }
             },
         };
-        let victim = (self.tags[slot] != INVALID).then(|| (self.tags[slot], self.dirty[slot]));
+        let old = self.slots[slot];
+        let victim = (old.tag != INVALID).then(|| (old.tag, old.dirty()));
         if let Some((_, d)) = victim {
             self.stats.evictions += 1;
             self.stats.writebacks += d as u64;
         }
         self.clock += 1;
-        self.tags[slot] = line;
-        self.dirty[slot] = dirty;
-        self.stamp[slot] = self.clock;
+        self.slots[slot] = Way {
+            tag: line,
+            meta: self.clock | if dirty { DIRTY } else { 0 },
+        };
         victim
     }
 
@@ -114,19 +155,27 @@ impl SetAssocCache {
     #[inline]
     pub fn invalidate(&mut self, line: u64) -> Option<bool> {
         self.find(line).map(|i| {
-            self.tags[i] = INVALID;
-            std::mem::take(&mut self.dirty[i])
+            let d = self.slots[i].dirty();
+            self.slots[i] = Way {
+                tag: INVALID,
+                meta: 0,
+            };
+            d
         })
     }
 
     /// Mark the line clean, keeping it; `Some(was_dirty)` if present.
     #[inline]
     pub fn clean(&mut self, line: u64) -> Option<bool> {
-        self.find(line).map(|i| std::mem::take(&mut self.dirty[i]))
+        self.find(line).map(|i| {
+            let d = self.slots[i].dirty();
+            self.slots[i].meta &= !DIRTY;
+            d
+        })
     }
 
     pub fn is_dirty(&self, line: u64) -> bool {
-        self.find(line).is_some_and(|i| self.dirty[i])
+        self.find(line).is_some_and(|i| self.slots[i].dirty())
     }
 
     pub fn contains(&self, line: u64) -> bool {

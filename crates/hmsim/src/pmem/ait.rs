@@ -12,6 +12,9 @@ use crate::rng::SimRng;
 /// XPLines per 4 KiB block.
 pub const XPLINES_PER_BLOCK: u64 = 16;
 
+/// Writes per XPLine of one 4 KiB block.
+pub type BlockWear = [u32; XPLINES_PER_BLOCK as usize];
+
 pub struct Ait {
     cfg: AitConfig,
     blocks: u64,
@@ -20,10 +23,11 @@ pub struct Ait {
     counts: FastMap<u64, u32>,
     l2p: FastMap<u64, u64>,
     p2l: FastMap<u64, u64>,
-    /// Media writes per physical XPLine.
-    pub wear: FastMap<u64, u32>,
-    /// Media writes per logical XPLine (what the program caused, before wear leveling).
-    pub logical_wear: FastMap<u64, u32>,
+    /// Media writes per logical block and line (what the program caused, before leveling).
+    logical: FastMap<u64, BlockWear>,
+    /// Physical wear of the blocks migrations touched; any other physical block has only
+    /// ever held its own logical block, so its wear is that block's logical wear.
+    physical: FastMap<u64, BlockWear>,
     pub migrations: u64,
     /// 256 B media writes and reads done by migrations.
     pub migration_writes: u64,
@@ -40,38 +44,36 @@ impl Ait {
             counts: FastMap::default(),
             l2p: FastMap::default(),
             p2l: FastMap::default(),
-            wear: FastMap::default(),
-            logical_wear: FastMap::default(),
+            logical: FastMap::default(),
+            physical: FastMap::default(),
             migrations: 0,
             migration_writes: 0,
             migration_reads: 0,
         }
     }
 
-    fn physical(&self, block: u64) -> u64 {
-        *self.l2p.get(&block).unwrap_or(&block)
-    }
-
-    fn logical(&self, pblock: u64) -> u64 {
+    fn logical_of(&self, pblock: u64) -> u64 {
         *self.p2l.get(&pblock).unwrap_or(&pblock)
     }
 
-    fn wear_block(&mut self, pblock: u64) {
-        for i in 0..XPLINES_PER_BLOCK {
-            *self.wear.entry(pblock * XPLINES_PER_BLOCK + i).or_insert(0) += 1;
+    /// Start tracking `pblock`'s physical wear separately (from the identity-mapped state).
+    fn track(&mut self, pblock: u64) -> &mut BlockWear {
+        if !self.physical.contains_key(&pblock) {
+            let w = self.logical.get(&pblock).copied().unwrap_or_default();
+            self.physical.insert(pblock, w);
         }
+        self.physical.get_mut(&pblock).expect("inserted above")
     }
 
     /// One 256 B media write of logical XPLine `xpline`; true if it triggered a migration.
     #[inline]
     pub fn media_write(&mut self, xpline: u64) -> bool {
         let block = xpline / XPLINES_PER_BLOCK;
-        let pblock = self.physical(block);
-        *self
-            .wear
-            .entry(pblock * XPLINES_PER_BLOCK + xpline % XPLINES_PER_BLOCK)
-            .or_insert(0) += 1;
-        *self.logical_wear.entry(xpline).or_insert(0) += 1;
+        let i = (xpline % XPLINES_PER_BLOCK) as usize;
+        self.logical.entry(block).or_default()[i] += 1;
+        if let Some(&p) = self.l2p.get(&block) {
+            self.track(p)[i] += 1;
+        }
         if !self.cfg.wear_leveling {
             return false;
         }
@@ -86,30 +88,67 @@ impl Ait {
             return false;
         }
         *c = 0;
-        // Swap with a random other physical block: copy both (read + write 16 XPLines each).
+        self.migrate(block);
+        true
+    }
+
+    /// Swap `block` with a random other physical block: both are copied (16 XPLine reads
+    /// and writes each).
+    fn migrate(&mut self, block: u64) {
+        let pblock = *self.l2p.get(&block).unwrap_or(&block);
         let mut target = self.rng.random_range(0..self.blocks);
         if target == pblock {
             target = (target + 1) % self.blocks;
         }
-        let other = self.logical(target);
+        let other = self.logical_of(target);
+        for pb in [pblock, target] {
+            for w in self.track(pb).iter_mut() {
+                *w += 1;
+            }
+        }
         self.l2p.insert(block, target);
         self.p2l.insert(target, block);
         self.l2p.insert(other, pblock);
         self.p2l.insert(pblock, other);
-        self.wear_block(target);
-        self.wear_block(pblock);
         self.migrations += 1;
         self.migration_writes += 2 * XPLINES_PER_BLOCK;
         self.migration_reads += 2 * XPLINES_PER_BLOCK;
-        true
     }
 
     /// Most media writes any physical / logical XPLine received.
     pub fn max_physical_wear(&self) -> u32 {
-        self.wear.values().copied().max().unwrap_or(0)
+        let tracked = self
+            .physical
+            .values()
+            .flat_map(|w| w.iter())
+            .copied()
+            .max()
+            .unwrap_or(0);
+        let identity = self
+            .logical
+            .iter()
+            .filter(|(b, _)| !self.physical.contains_key(b))
+            .flat_map(|(_, w)| w.iter())
+            .copied()
+            .max()
+            .unwrap_or(0);
+        tracked.max(identity)
     }
+
     pub fn max_logical_wear(&self) -> u32 {
-        self.logical_wear.values().copied().max().unwrap_or(0)
+        self.logical
+            .values()
+            .flat_map(|w| w.iter())
+            .copied()
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Media writes per logical block (summed over its lines).
+    pub fn block_writes(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.logical
+            .iter()
+            .map(|(&b, w)| (b, w.iter().map(|&x| x as u64).sum()))
     }
 }
 

@@ -84,7 +84,7 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
         sc.pmem.dimms,
         r.max_logical_line_writes,
         r.max_physical_line_writes,
-        &m.sys.page_media_writes,
+        &m.sys.page_media_writes(),
         sc.top_n,
     );
     let c = r.counters;

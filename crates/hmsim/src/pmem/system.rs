@@ -44,8 +44,6 @@ pub struct PmemSystem {
     write_ns: f64,
     read_ns: f64,
     stall_ns: f64,
-    /// Media writes (64 B units) per 4 KiB page of the program's address space.
-    pub page_media_writes: FastMap<u64, u64>,
     /// Set by the driver: the time the current operation's requests arrive.
     pub now_ns: f64,
     /// Per-operation effects the driver reads and resets.
@@ -85,7 +83,6 @@ impl PmemSystem {
             write_ns: 256.0 / cfg.timing.media_write_gbps,
             read_ns: 256.0 / cfg.timing.media_read_gbps,
             stall_ns: cfg.ait.migration_stall_ns,
-            page_media_writes: FastMap::default(),
             now_ns: 0.0,
             op_read_hits: 0,
             op_read_misses: 0,
@@ -134,8 +131,6 @@ impl PmemSystem {
             dimm.write_busy_ns += self.stall_ns;
             dimm.read_busy_ns += self.stall_ns;
         }
-        let page = self.global_addr(d, w.xpline) >> 12;
-        *self.page_media_writes.entry(page).or_insert(0) += 4;
     }
 
     pub fn counters(&self) -> Counters {
@@ -152,6 +147,19 @@ impl PmemSystem {
             c.xpbuffer_merges += d.xpb.merged_writes;
         }
         c
+    }
+
+    /// Media writes the program caused (64 B units) per 4 KiB page of its address space
+    /// (migration copies excluded).
+    pub fn page_media_writes(&self) -> FastMap<u64, u64> {
+        let mut pages = FastMap::default();
+        for (d, dimm) in self.dimms.iter().enumerate() {
+            for (block, writes) in dimm.ait.block_writes() {
+                let page = self.global_addr(d, block * super::ait::XPLINES_PER_BLOCK) >> 12;
+                *pages.entry(page).or_insert(0) += 4 * writes;
+            }
+        }
+        pages
     }
 
     pub fn wpq_inserts_per_imc(&self) -> &[u64] {

@@ -15,6 +15,7 @@ pub struct LatencySummary {
     pub p50_us: f64,
     pub p99_us: f64,
     pub p999_us: f64,
+    pub p99999_us: f64,
     pub max_us: f64,
 }
 
@@ -47,6 +48,7 @@ impl LatencyHistogram {
             p50_us: q(0.50),
             p99_us: q(0.99),
             p999_us: q(0.999),
+            p99999_us: q(0.99999),
             max_us: self.hist.max() as f64 / 1e3,
         }
     }
