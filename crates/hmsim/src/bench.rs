@@ -59,7 +59,7 @@ pub fn storage_4k_random_qd16(requests: u64) -> BenchResult {
 /// ones do not: both are reported.
 pub fn pmem_clwb(operations: u64, random: bool) -> BenchResult {
     use crate::cache::CacheConfig;
-    use crate::pmem::{run_workload, Persist, PmemConfig, PmemPattern, PmemWorkload};
+    use crate::pmem::{run_workload, DimmSpec, Persist, PmemConfig, PmemPattern, PmemWorkload};
     let w = PmemWorkload {
         pattern: if random {
             PmemPattern::RandWrite
@@ -79,7 +79,10 @@ pub fn pmem_clwb(operations: u64, random: bool) -> BenchResult {
         &PmemConfig::default(),
         &CacheConfig::default(),
         &w,
-        256 << 30,
+        DimmSpec {
+            capacity_bytes: 256 << 30,
+            line_endurance_writes: u32::MAX,
+        },
         1,
     );
     let wall_s = start.elapsed().as_secs_f64();

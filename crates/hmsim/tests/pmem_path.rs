@@ -1,7 +1,9 @@
 //! Closed-form and conservation checks of the PMem write path.
 
 use hmsim::cache::CacheConfig;
-use hmsim::pmem::{run_workload, Persist, PmemConfig, PmemPattern, PmemRunResult, PmemWorkload};
+use hmsim::pmem::{
+    run_workload, DimmSpec, Persist, PmemConfig, PmemPattern, PmemRunResult, PmemWorkload,
+};
 use proptest::prelude::*;
 
 fn wl(
@@ -25,7 +27,17 @@ fn wl(
 }
 
 fn run(cfg: &PmemConfig, cache: &CacheConfig, w: &PmemWorkload) -> PmemRunResult {
-    run_workload(cfg, cache, w, 256 << 30, 1).0
+    run_workload(
+        cfg,
+        cache,
+        w,
+        DimmSpec {
+            capacity_bytes: 256 << 30,
+            line_endurance_writes: u32::MAX,
+        },
+        1,
+    )
+    .0
 }
 
 fn no_wl() -> PmemConfig {

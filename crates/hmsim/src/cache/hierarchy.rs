@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::set_assoc::{Replacement, SetAssocCache};
+use super::set_assoc::{CacheStats, Replacement, SetAssocCache};
 use crate::config::{Validate, Validator};
 use crate::rng;
 
@@ -171,6 +171,21 @@ impl Hierarchy {
     }
     pub fn llc(&self) -> &SetAssocCache {
         &self.llc
+    }
+
+    /// Hit/miss/write-back counters per level, summed over cores: (L1, L2, LLC).
+    pub fn level_stats(&self) -> [CacheStats; 3] {
+        let sum = |caches: &[SetAssocCache]| {
+            caches
+                .iter()
+                .fold(CacheStats::default(), |a, c| CacheStats {
+                    hits: a.hits + c.stats.hits,
+                    misses: a.misses + c.stats.misses,
+                    writebacks: a.writebacks + c.stats.writebacks,
+                    evictions: a.evictions + c.stats.evictions,
+                })
+        };
+        [sum(&self.l1), sum(&self.l2), self.llc.stats]
     }
 
     /// Put `line` into L1 of `core`, cascading victims down and dirty LLC victims to memory.

@@ -29,16 +29,27 @@ pub struct Ait {
     /// ever held its own logical block, so its wear is that block's logical wear.
     physical: FastMap<u64, BlockWear>,
     pub migrations: u64,
+    /// Blocks retired because a line reached its endurance, and the next spare block.
+    pub bad_block_remaps: u64,
+    endurance: u32,
+    next_spare: u64,
     /// 256 B media writes and reads done by migrations.
     pub migration_writes: u64,
     pub migration_reads: u64,
 }
 
 impl Ait {
-    pub fn new(cfg: &AitConfig, capacity_bytes: u64, rng: SimRng) -> Ait {
+    /// `line_endurance_writes`: writes after which a physical line fails.
+    pub fn new(
+        cfg: &AitConfig,
+        capacity_bytes: u64,
+        line_endurance_writes: u32,
+        rng: SimRng,
+    ) -> Ait {
+        let blocks = (capacity_bytes / 4096).max(2);
         Ait {
             cfg: cfg.clone(),
-            blocks: (capacity_bytes / 4096).max(2),
+            blocks,
             rng,
             window_writes: 0,
             counts: FastMap::default(),
@@ -47,6 +58,12 @@ impl Ait {
             logical: FastMap::default(),
             physical: FastMap::default(),
             migrations: 0,
+            bad_block_remaps: 0,
+            endurance: cfg
+                .line_endurance_writes
+                .unwrap_or(line_endurance_writes)
+                .max(1),
+            next_spare: blocks,
             migration_writes: 0,
             migration_reads: 0,
         }
@@ -70,9 +87,16 @@ impl Ait {
     pub fn media_write(&mut self, xpline: u64) -> bool {
         let block = xpline / XPLINES_PER_BLOCK;
         let i = (xpline % XPLINES_PER_BLOCK) as usize;
-        self.logical.entry(block).or_default()[i] += 1;
+        let lw = &mut self.logical.entry(block).or_default()[i];
+        *lw += 1;
+        let mut pw = *lw;
         if let Some(&p) = self.l2p.get(&block) {
-            self.track(p)[i] += 1;
+            let w = &mut self.track(p)[i];
+            *w += 1;
+            pw = *w;
+        }
+        if pw >= self.endurance {
+            self.retire(block);
         }
         if !self.cfg.wear_leveling {
             return false;
@@ -90,6 +114,22 @@ impl Ait {
         *c = 0;
         self.migrate(block);
         true
+    }
+
+    /// A line of `block`'s physical block wore out: copy the block to a fresh spare (outside
+    /// the user-visible capacity) and point the AIT at it.
+    fn retire(&mut self, block: u64) {
+        let old = *self.l2p.get(&block).unwrap_or(&block);
+        let spare = self.next_spare;
+        self.next_spare += 1;
+        self.p2l.remove(&old);
+        self.l2p.insert(block, spare);
+        self.p2l.insert(spare, block);
+        self.physical.insert(spare, [1; XPLINES_PER_BLOCK as usize]);
+        self.track(old);
+        self.bad_block_remaps += 1;
+        self.migration_writes += XPLINES_PER_BLOCK;
+        self.migration_reads += XPLINES_PER_BLOCK;
     }
 
     /// Swap `block` with a random other physical block: both are copied (16 XPLine reads
@@ -162,12 +202,13 @@ mod tests {
             migration_threshold_writes: 10,
             window_media_writes: 1000,
             migration_stall_ns: 0.0,
+            line_endurance_writes: None,
         }
     }
 
     #[test]
     fn hot_block_migrates_and_spreads_physical_wear() {
-        let mut a = Ait::new(&cfg(true), 1 << 30, crate::rng::stream(1, "ait"));
+        let mut a = Ait::new(&cfg(true), 1 << 30, u32::MAX, crate::rng::stream(1, "ait"));
         let migrated = (0..100).filter(|_| a.media_write(5)).count();
         assert_eq!(migrated, 10);
         assert_eq!(a.max_logical_wear(), 100);
@@ -179,7 +220,7 @@ mod tests {
 
     #[test]
     fn without_wear_leveling_physical_equals_logical() {
-        let mut a = Ait::new(&cfg(false), 1 << 30, crate::rng::stream(1, "ait"));
+        let mut a = Ait::new(&cfg(false), 1 << 30, u32::MAX, crate::rng::stream(1, "ait"));
         for _ in 0..100 {
             assert!(!a.media_write(5));
         }
@@ -188,10 +229,24 @@ mod tests {
     }
 
     #[test]
+    fn a_worn_out_line_retires_its_block_to_a_spare() {
+        let mut a = Ait::new(&cfg(false), 1 << 30, 50, crate::rng::stream(1, "ait"));
+        for _ in 0..120 {
+            a.media_write(5);
+        }
+        assert_eq!(
+            a.bad_block_remaps, 2,
+            "at 50 writes, and again 50 writes into the spare"
+        );
+        assert_eq!(a.max_logical_wear(), 120);
+        assert!(a.max_physical_wear() <= 50);
+    }
+
+    #[test]
     fn the_window_forgets_old_writes() {
         let mut c = cfg(true);
         c.window_media_writes = 5;
-        let mut a = Ait::new(&c, 1 << 30, crate::rng::stream(1, "ait"));
+        let mut a = Ait::new(&c, 1 << 30, u32::MAX, crate::rng::stream(1, "ait"));
         assert_eq!((0..100).filter(|_| a.media_write(5)).count(), 0);
     }
 }

@@ -56,6 +56,10 @@ pub struct AitConfig {
     /// Stall of the DIMM during a migration, ns (VANS: 256 x 270 cycles at 0.75 ns).
     #[serde(default = "stall")]
     pub migration_stall_ns: f64,
+    /// Media writes after which a physical line fails and its block is remapped to a spare;
+    /// default: the device's rated bytes / capacity (full-module writes it endures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_endurance_writes: Option<u32>,
 }
 
 /// Latencies (unloaded) and media bandwidth per DIMM; every key defaults.
@@ -145,6 +149,7 @@ impl Default for AitConfig {
             migration_threshold_writes: threshold(),
             window_media_writes: window(),
             migration_stall_ns: stall(),
+            line_endurance_writes: None,
         }
     }
 }

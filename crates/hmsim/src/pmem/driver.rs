@@ -111,6 +111,25 @@ impl Validate for PmemWorkload {
     }
 }
 
+/// What the path needs to know of one DIMM.
+#[derive(Debug, Clone, Copy)]
+pub struct DimmSpec {
+    pub capacity_bytes: u64,
+    /// Media writes one line endures (rated bytes written / capacity).
+    pub line_endurance_writes: u32,
+}
+
+impl DimmSpec {
+    /// From a catalog device's capacity and rated bytes written.
+    pub fn from_rating(capacity_bytes: u64, rated_bytes: f64) -> DimmSpec {
+        let writes = (rated_bytes / capacity_bytes as f64).clamp(1.0, u32::MAX as f64) as u32;
+        DimmSpec {
+            capacity_bytes,
+            line_endurance_writes: writes,
+        }
+    }
+}
+
 /// The simulated machine: caches, PMem, per-thread clocks and write-latency histogram.
 pub struct Machine {
     pub h: Hierarchy,
@@ -130,12 +149,12 @@ impl Machine {
         cfg: &PmemConfig,
         cache: &CacheConfig,
         cores: usize,
-        dimm_capacity_bytes: u64,
+        dimm: DimmSpec,
         seed: u64,
     ) -> Machine {
         Machine {
             h: Hierarchy::new(cache, cores, seed),
-            sys: PmemSystem::new(cfg, dimm_capacity_bytes, seed),
+            sys: PmemSystem::new(cfg, dimm.capacity_bytes, dimm.line_endurance_writes, seed),
             t: cfg.timing.clone(),
             clocks: vec![0.0; cores],
             write_latency: LatencyHistogram::default(),
@@ -281,11 +300,11 @@ pub fn run_workload(
     cfg: &PmemConfig,
     cache: &CacheConfig,
     w: &PmemWorkload,
-    dimm_capacity_bytes: u64,
+    dimm: DimmSpec,
     seed: u64,
 ) -> (PmemRunResult, Machine) {
     let threads = w.threads as usize;
-    let mut m = Machine::new(cfg, cache, threads, dimm_capacity_bytes, seed);
+    let mut m = Machine::new(cfg, cache, threads, dimm, seed);
     let stride = w
         .region_stride_bytes
         .unwrap_or(w.footprint_bytes.div_ceil(4096) * 4096);

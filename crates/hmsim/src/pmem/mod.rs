@@ -13,7 +13,9 @@ mod xpbuffer;
 
 pub use ait::Ait;
 pub use config::{AitConfig, PmemConfig, PmemTiming, XpBufferConfig};
-pub use driver::{run_workload, Persist, PmemPattern, PmemRunResult, PmemWorkload};
+pub use driver::{
+    run_workload, DimmSpec, Machine, Persist, PmemPattern, PmemRunResult, PmemWorkload,
+};
 pub use scenario::run;
 pub use system::{Counters, PmemSystem};
 pub use xpbuffer::XpBuffer;

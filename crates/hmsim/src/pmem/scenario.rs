@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::config::PmemConfig;
-use super::driver::{run_workload, PmemWorkload};
+use super::driver::{run_workload, DimmSpec, PmemWorkload};
 use super::lifetime;
 use crate::cache::CacheConfig;
 use crate::config::{parse_toml, Validate, Validator};
@@ -75,7 +75,8 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
             )
         })?;
     let w = &sc.workload;
-    let (r, m) = run_workload(&sc.pmem, &sc.cache, w, dev.capacity_bytes, sc.seed);
+    let dimm = DimmSpec::from_rating(dev.capacity_bytes, rated);
+    let (r, m) = run_workload(&sc.pmem, &sc.cache, w, dimm, sc.seed);
     let life = lifetime::report(
         r.counters.media_writes_64b,
         r.elapsed_s,
@@ -120,6 +121,7 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
         ("media_reads_64b", json!(c.media_reads_64b)),
         ("xpbuffer_merges", json!(c.xpbuffer_merges)),
         ("migrations", json!(c.migrations)),
+        ("bad_block_remaps", json!(c.bad_block_remaps)),
         (
             "write_amplification",
             ratio(c.media_writes_64b, c.write_requests),

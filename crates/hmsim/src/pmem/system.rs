@@ -19,6 +19,7 @@ pub struct Counters {
     pub media_writes_64b: u64,
     pub media_reads_64b: u64,
     pub migrations: u64,
+    pub bad_block_remaps: u64,
     pub xpbuffer_merges: u64,
 }
 
@@ -53,7 +54,13 @@ pub struct PmemSystem {
 }
 
 impl PmemSystem {
-    pub fn new(cfg: &PmemConfig, dimm_capacity_bytes: u64, seed: u64) -> PmemSystem {
+    /// `line_endurance_writes`: media writes a line endures (rated bytes / capacity).
+    pub fn new(
+        cfg: &PmemConfig,
+        dimm_capacity_bytes: u64,
+        line_endurance_writes: u32,
+        seed: u64,
+    ) -> PmemSystem {
         let dimms = (0..cfg.dimms)
             .map(|d| Dimm {
                 xpb: XpBuffer::new(
@@ -63,6 +70,7 @@ impl PmemSystem {
                 ait: Ait::new(
                     &cfg.ait,
                     dimm_capacity_bytes,
+                    line_endurance_writes,
                     rng::stream(seed, &format!("pmem.ait.{d}")),
                 ),
                 write_requests: 0,
@@ -144,6 +152,7 @@ impl PmemSystem {
             c.media_writes_64b += 4 * (d.media_writes + d.ait.migration_writes);
             c.media_reads_64b += 4 * (d.media_reads + d.ait.migration_reads);
             c.migrations += d.ait.migrations;
+            c.bad_block_remaps += d.ait.bad_block_remaps;
             c.xpbuffer_merges += d.xpb.merged_writes;
         }
         c
@@ -231,7 +240,7 @@ mod tests {
 
     #[test]
     fn routing_interleaves_4k_and_inverts() {
-        let s = PmemSystem::new(&PmemConfig::default(), 1 << 30, 1);
+        let s = PmemSystem::new(&PmemConfig::default(), 1 << 30, u32::MAX, 1);
         assert_eq!(s.route(0).0, 0);
         assert_eq!(s.route(4096 >> 6).0, 1);
         assert_eq!(s.route((6 * 4096) >> 6), (0, 4096 >> 6));
