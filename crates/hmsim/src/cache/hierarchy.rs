@@ -173,6 +173,17 @@ impl Hierarchy {
         &self.llc
     }
 
+    /// Write every dirty line back to memory, as evictions would eventually (end of a trace).
+    pub fn writeback_all(&mut self, sink: &mut impl MemorySink) {
+        for core in 0..self.l1.len() {
+            for c in [&mut self.l1[core], &mut self.l2[core]] {
+                c.drain_dirty(|line| sink.mem_write(line, core, WriteCause::Eviction));
+            }
+        }
+        self.llc
+            .drain_dirty(|line| sink.mem_write(line, 0, WriteCause::Eviction));
+    }
+
     /// Hit/miss/write-back counters per level, summed over cores: (L1, L2, LLC).
     pub fn level_stats(&self) -> [CacheStats; 3] {
         let sum = |caches: &[SetAssocCache]| {
@@ -360,6 +371,20 @@ mod tests {
         uniq.dedup();
         assert_eq!(uniq.len(), evicted.len(), "a line written back twice");
         assert!(evicted.len() >= 64 - 56);
+    }
+
+    #[test]
+    fn writeback_all_writes_each_dirty_line_once() {
+        let mut h = small(true);
+        let mut m = Count::default();
+        for i in 0..20u64 {
+            h.store(i as usize % 2, i * 64, &mut m);
+        }
+        let before = m.writes.len();
+        h.writeback_all(&mut m);
+        assert_eq!(m.writes.len(), 20, "{before} by eviction, the rest drained");
+        h.writeback_all(&mut m);
+        assert_eq!(m.writes.len(), 20);
     }
 
     #[test]

@@ -182,6 +182,18 @@ impl SetAssocCache {
         self.find(line).is_some()
     }
 
+    /// Mark every dirty line clean, calling `f` with each (the end-of-run write-back).
+    pub fn drain_dirty(&mut self, mut f: impl FnMut(u64)) {
+        for w in self
+            .slots
+            .iter_mut()
+            .filter(|w| w.tag != INVALID && w.dirty())
+        {
+            w.meta &= !DIRTY;
+            f(w.tag);
+        }
+    }
+
     pub fn capacity_lines(&self) -> u64 {
         self.sets * self.ways as u64
     }

@@ -138,8 +138,9 @@ pub struct Machine {
     pub clocks: Vec<f64>,
     pub write_latency: LatencyHistogram,
     pub read_latency: LatencyHistogram,
-    /// 64 B lines the program stored (incl. non-temporal) and loaded.
+    /// 64 B lines the program stored (incl. non-temporal) and loaded, and bytes it stored.
     pub stored_lines: u64,
+    pub stored_bytes: u64,
     pub loaded_lines: u64,
     pub eadr: bool,
 }
@@ -160,6 +161,7 @@ impl Machine {
             write_latency: LatencyHistogram::default(),
             read_latency: LatencyHistogram::default(),
             stored_lines: 0,
+            stored_bytes: 0,
             loaded_lines: 0,
             eadr: cfg.persistence == "eadr",
         }
@@ -254,16 +256,34 @@ impl Machine {
     /// Read `bytes` at `addr` from `core`.
     pub fn read_op(&mut self, core: usize, addr: u64, bytes: u64) -> f64 {
         self.begin(core);
-        let lines = bytes.div_ceil(64);
+        let (first, lines) = span(addr, bytes);
         let mut own = 0.0;
         for i in 0..lines {
-            let lvl = self.h.load(core, addr + i * 64, &mut self.sys);
+            let lvl = self.h.load(core, first + i * 64, &mut self.sys);
             own += self.level_ns(lvl);
         }
         self.loaded_lines += lines;
         let lat = self.finish(core, own, lines as f64, false);
         self.read_latency.record_ns(lat);
         lat
+    }
+
+    /// A flush instruction of its own (trace replay): the line's write-back, if dirty.
+    pub fn flush_op(&mut self, core: usize, addr: u64, kind: FlushKind) {
+        self.begin(core);
+        self.h.flush(core, addr, kind, &mut self.sys);
+        let lat = self.t.persist_ns;
+        self.clocks[core] += lat;
+    }
+
+    /// Compute between memory operations: `ns` of the core's time.
+    pub fn compute(&mut self, core: usize, ns: f64) {
+        self.clocks[core] += ns;
+    }
+
+    /// Write back every dirty cached line (a finished program's lines reach memory).
+    pub fn drain(&mut self) {
+        self.h.writeback_all(&mut self.sys);
     }
 
     /// Run time: slowest thread or busiest DIMM, ns.
@@ -274,6 +294,14 @@ impl Machine {
             .fold(0.0, f64::max)
             .max(self.sys.max_busy_ns())
     }
+}
+
+/// First 64 B line address and number of lines `bytes` at `addr` touch.
+#[inline]
+fn span(addr: u64, bytes: u64) -> (u64, u64) {
+    let first = addr & !63;
+    let last = (addr + bytes.max(1) - 1) & !63;
+    (first, (last - first) / 64 + 1)
 }
 
 /// What a workload run measured.
