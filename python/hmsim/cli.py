@@ -142,6 +142,66 @@ def bench(module: str | None, scale: float, as_json: bool) -> None:
         )
 
 
+@cli.group()
+def trace() -> None:
+    """Record, inspect and convert traces."""
+
+
+@trace.command("info")
+@click.argument("file", type=click.Path())
+@click.option("--format", "fmt", default=None, help="Format (default: sniffed).")
+@click.option("--top", type=click.IntRange(0, 10_000), default=10, show_default=True, help="Top pages to list.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def trace_info(file: str, fmt: str | None, top: int, as_json: bool) -> None:
+    """Format, records, footprint (4 KB / 2 MB pages), read/write mix, top pages."""
+    from hmsim.trace import info
+
+    res = info(file, fmt, top)
+    if as_json:
+        click.echo(json.dumps(res, indent=2))
+        return
+    for k, v in res.items():
+        if not isinstance(v, list | dict):
+            console.print(f"{k:>22}: {v}")
+    for name in ("top_pages_4k", "top_pages"):
+        if res.get(name):
+            console.print(f"{'top 4 KB pages':>22}:")
+            for p in res[name][:top]:
+                console.print(f"{'':>24}{p}")
+            break
+
+
+@trace.command("convert")
+@click.argument("src", type=click.Path())
+@click.argument("dst", type=click.Path())
+@click.option("--to", "to", default="native", show_default=True, help="Target format.")
+@click.option("--from", "fmt", default=None, help="Source format (default: sniffed).")
+def trace_convert(src: str, dst: str, to: str, fmt: str | None) -> None:
+    """Convert a trace to another format (default: hmsim native)."""
+    from hmsim.trace import convert
+
+    res = convert(src, dst, to, fmt)
+    console.print(f"{res.get('records', '?')} records written to {dst}")
+
+
+@trace.command("record", context_settings={"ignore_unknown_options": True})
+@click.option("--kind", type=click.Choice(["lackey", "kmem"]), required=True)
+@click.option("-o", "--out", "out", required=True, type=click.Path(), help="Output trace (hmsim native).")
+@click.option("--page-level", is_flag=True, help="lackey: one event per change of page, with instruction counts.")
+@click.argument("cmd", nargs=-1, type=click.UNPROCESSED, required=True)
+def trace_record(kind: str, out: str, page_level: bool, cmd: tuple[str, ...]) -> None:
+    """Run CMD under a tracer and save its trace: `hmsim trace record --kind lackey -o t.hmt -- CMD ARGS`."""
+    from hmsim.trace import record_kmem, record_lackey
+
+    if kind == "lackey":
+        res = record_lackey(list(cmd), out, page_level=page_level)
+    else:
+        if page_level:
+            raise HmsimError("--page-level", "applies to --kind lackey only")
+        res = record_kmem(list(cmd), out)
+    console.print(f"{res.get('records', '?')} records written to {out} (command exit status {res['exit_status']})")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: bad input → one line on stderr and exit status 2; Ctrl-C → 130."""
     from hmsim.sweep import SweepInterrupted
