@@ -1,0 +1,190 @@
+//! `trace convert`: any readable trace to native (or to lackey text).
+//!
+//! The output is written to a temporary file beside the target and renamed when complete,
+//! so an interrupted conversion never leaves a half trace that looks whole.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::error::{Location, TraceError};
+use super::native::{NativeHeader, NativeWriter};
+use super::record::{Kind, TraceRecord};
+use super::{open_trace, Compression, Format, TraceReader};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConvertReport {
+    pub from: Format,
+    pub to: Format,
+    pub records: u64,
+}
+
+/// Converts `input` (format sniffed unless `from` is given) to `output` in format `to`.
+/// Text output is compressed when `output` ends in `.gz`, `.xz`, `.zst` or `.bz2`.
+pub fn convert(
+    input: &Path,
+    output: &Path,
+    to: Format,
+    from: Option<Format>,
+) -> Result<ConvertReport, TraceError> {
+    let out_name = output.display().to_string();
+    let out_err =
+        |e: io::Error| TraceError::new(&out_name, Location::File, format!("cannot write: {e}"));
+    if !matches!(to, Format::Native | Format::Lackey) {
+        let m = format!("cannot convert to {to}: the targets are native and lackey");
+        return Err(TraceError::new(&out_name, Location::File, m));
+    }
+    let mut reader = open_trace(input, from)?;
+    let from = reader.format();
+    let tmp = temp_path(output);
+    let result = (|| {
+        let file = BufWriter::with_capacity(1 << 20, File::create(&tmp).map_err(out_err)?);
+        let records = match to {
+            Format::Native => {
+                let header = NativeHeader {
+                    kind: from.trace_kind(),
+                    source: format!("{from}: {}", input.display()),
+                    ..NativeHeader::default()
+                };
+                write_native(reader.as_mut(), file, &header, &out_name)?
+            }
+            _ => {
+                let mut enc = Compression::from_extension(output)
+                    .encoder(file)
+                    .map_err(out_err)?;
+                let n = write_lackey(reader.as_mut(), &mut enc, &out_name)?;
+                enc.finish().map_err(out_err)?;
+                n
+            }
+        };
+        fs::rename(&tmp, output).map_err(out_err)?;
+        Ok(records)
+    })();
+    match result {
+        Ok(records) => Ok(ConvertReport { from, to, records }),
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+fn temp_path(output: &Path) -> PathBuf {
+    let mut name = output
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(format!(".tmp-{}", std::process::id()));
+    output.with_file_name(name)
+}
+
+fn write_native<W: Write>(
+    reader: &mut dyn TraceReader,
+    w: W,
+    header: &NativeHeader,
+    out_name: &str,
+) -> Result<u64, TraceError> {
+    let out_err =
+        |e: io::Error| TraceError::new(out_name, Location::File, format!("cannot write: {e}"));
+    let mut writer = NativeWriter::new(w, header).map_err(out_err)?;
+    let mut batch = Vec::with_capacity(8192);
+    while reader.read_batch(&mut batch, 8192)? > 0 {
+        for r in &batch {
+            writer.write(r).map_err(out_err)?;
+        }
+    }
+    let n = writer.records();
+    writer.finish().map_err(out_err)?;
+    Ok(n)
+}
+
+/// Writes records as lackey text. Instruction gaps become `I` lines with address 0 and
+/// size 0 (the instruction addresses are not kept); kinds lackey cannot express (alloc,
+/// free, flush) are an error rather than silently dropped.
+pub fn write_lackey(
+    reader: &mut dyn TraceReader,
+    w: &mut dyn Write,
+    out_name: &str,
+) -> Result<u64, TraceError> {
+    let out_err =
+        |e: io::Error| TraceError::new(out_name, Location::File, format!("cannot write: {e}"));
+    let mut n = 0;
+    for r in reader {
+        let r: TraceRecord = r?;
+        for _ in 0..r.inst_gap {
+            w.write_all(b"I  00000000,0\n").map_err(out_err)?;
+        }
+        let op = match r.kind {
+            Kind::Load => 'L',
+            Kind::Store => 'S',
+            Kind::Modify => 'M',
+            Kind::Instr => continue,
+            k => {
+                let m = format!(
+                    "lackey cannot express a '{}' record (record {})",
+                    k.name(),
+                    n + 1
+                );
+                return Err(TraceError::new(out_name, Location::File, m));
+            }
+        };
+        writeln!(w, " {op} {:08x},{}", r.address, r.size).map_err(out_err)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests_util::temp_file;
+    use super::*;
+
+    #[test]
+    fn trace_convert_lackey_to_native_and_back() {
+        let text = "I  04010aa0,3\n S 1ffefffb48,8\n I  04010aa3,5\n I  04010aa8,4\n L 04a2b1c0,4\n M 0421d4e8,4\n";
+        let src = temp_file("conv-src.txt", text.as_bytes());
+        let native = temp_file("conv.hmt", b"");
+        let back = temp_file("conv-back.txt.gz", b"");
+        let rep = convert(&src, &native, Format::Native, None).unwrap();
+        assert_eq!((rep.from, rep.records), (Format::Lackey, 3));
+        let orig: Vec<_> = open_trace(&src, None)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let conv: Vec<_> = open_trace(&native, None)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(orig, conv);
+        convert(&native, &back, Format::Lackey, None).unwrap();
+        let again: Vec<_> = open_trace(&back, None)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let key = |v: &[TraceRecord]| {
+            v.iter()
+                .map(|r| (r.kind, r.address, r.size, r.inst_gap))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(key(&again), key(&orig));
+        for p in [src, native, back] {
+            let _ = fs::remove_file(p);
+        }
+    }
+
+    #[test]
+    fn trace_convert_refuses_what_lackey_cannot_say() {
+        let src = temp_file(
+            "conv-kmem.txt",
+            b"  a-1  [000] .... 1.0: mm_page_free: page=0x1 pfn=0x2 order=0\n",
+        );
+        let out = temp_file("conv-kmem.lackey", b"");
+        let _ = fs::remove_file(&out);
+        let e = convert(&src, &out, Format::Lackey, None).unwrap_err();
+        assert!(e.message().contains("free"), "{e}");
+        assert!(!out.exists(), "no half-written output");
+        let _ = fs::remove_file(src);
+    }
+}

@@ -1,0 +1,241 @@
+//! `trace info`: what a trace holds, in one streaming pass.
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::record::{Kind, TraceRecord};
+use super::{open_trace, Format, TraceError, TraceReader};
+
+pub const DEFAULT_TOP_PAGES: usize = 10;
+const PAGE_4K_SHIFT: u32 = 12;
+const PAGE_2M_SHIFT: u32 = 21;
+
+/// Summary of a trace. Serialises to the JSON that `hmsim trace info --json` prints.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceInfo {
+    pub file: String,
+    pub format: Format,
+    pub records: u64,
+    /// Records that read memory (loads and modifies; block reads).
+    pub reads: u64,
+    /// Records that write memory (stores and modifies; block writes).
+    pub writes: u64,
+    /// Records per kind (`load`, `store`, …); kinds that do not occur are left out.
+    pub by_kind: BTreeMap<&'static str, u64>,
+    /// Distinct 4 KB pages touched by any record except `instr`.
+    pub distinct_pages_4k: u64,
+    /// Distinct 2 MB pages touched.
+    pub distinct_pages_2m: u64,
+    /// `distinct_pages_4k * 4096`.
+    pub footprint_bytes: u64,
+    /// Sum of instruction gaps; `None` when the format carries no instructions.
+    pub instructions: Option<u64>,
+    pub first_timestamp_ns: Option<u64>,
+    pub last_timestamp_ns: Option<u64>,
+    /// Most-touched 4 KB pages, most first (ties: lower address first).
+    pub top_pages: Vec<PageCount>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PageCount {
+    /// Byte address of the page start.
+    pub page_address: u64,
+    pub records: u64,
+}
+
+/// Multiply-shift hash: page numbers are not adversarial, and SipHash would dominate the
+/// loop.
+#[derive(Default)]
+struct PageHasher(u64);
+
+impl Hasher for PageHasher {
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type PageMap = HashMap<u64, u64, BuildHasherDefault<PageHasher>>;
+
+/// Summarises the trace at `path` (`format` overrides sniffing), listing `top_n` pages.
+pub fn trace_info(
+    path: &Path,
+    format: Option<Format>,
+    top_n: usize,
+) -> Result<TraceInfo, TraceError> {
+    let mut reader = open_trace(path, format)?;
+    summarise(reader.as_mut(), &path.display().to_string(), top_n)
+}
+
+/// Summarises any reader.
+pub fn summarise(
+    reader: &mut dyn TraceReader,
+    file: &str,
+    top_n: usize,
+) -> Result<TraceInfo, TraceError> {
+    let mut acc = Accumulator::default();
+    let mut batch = Vec::with_capacity(BATCH);
+    while reader.read_batch(&mut batch, BATCH)? > 0 {
+        acc.add(&batch);
+    }
+    Ok(acc.finish(file, reader.format(), top_n))
+}
+
+const BATCH: usize = 8192;
+
+#[derive(Default)]
+struct Accumulator {
+    records: u64,
+    kinds: [u64; Kind::ALL.len()],
+    instructions: u64,
+    first_ts: Option<u64>,
+    last_ts: Option<u64>,
+    pages: PageMap,
+    // Consecutive records mostly hit the same page: count runs, touch the map per run.
+    run_page: u64,
+    run_len: u64,
+}
+
+impl Accumulator {
+    #[inline]
+    fn add(&mut self, batch: &[TraceRecord]) {
+        self.records += batch.len() as u64;
+        for r in batch {
+            self.kinds[r.kind as usize] += 1;
+            self.instructions = self.instructions.wrapping_add(r.inst_gap);
+            if r.kind == Kind::Instr {
+                continue;
+            }
+            let page = r.address >> PAGE_4K_SHIFT;
+            if page == self.run_page && self.run_len > 0 {
+                self.run_len += 1;
+            } else {
+                self.flush_run();
+                self.run_page = page;
+                self.run_len = 1;
+            }
+            if let Some(t) = r.timestamp() {
+                self.first_ts.get_or_insert(t);
+                self.last_ts = Some(t);
+            }
+        }
+    }
+
+    fn flush_run(&mut self) {
+        if self.run_len > 0 {
+            *self.pages.entry(self.run_page).or_insert(0) += self.run_len;
+        }
+    }
+
+    fn finish(mut self, file: &str, format: Format, top_n: usize) -> TraceInfo {
+        self.flush_run();
+        let count = |k: Kind| self.kinds[k as usize];
+        let reads = Kind::ALL
+            .iter()
+            .filter(|k| k.is_read())
+            .map(|&k| count(k))
+            .sum();
+        let writes = Kind::ALL
+            .iter()
+            .filter(|k| k.is_write())
+            .map(|&k| count(k))
+            .sum();
+        let by_kind = Kind::ALL
+            .iter()
+            .filter(|&&k| count(k) > 0)
+            .map(|&k| (k.name(), count(k)))
+            .collect();
+        let mut huge: Vec<u64> = self
+            .pages
+            .keys()
+            .map(|p| p >> (PAGE_2M_SHIFT - PAGE_4K_SHIFT))
+            .collect();
+        huge.sort_unstable();
+        huge.dedup();
+        let mut top: Vec<(u64, u64)> = self.pages.iter().map(|(&p, &n)| (p, n)).collect();
+        let order = |a: &(u64, u64), b: &(u64, u64)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
+        if top.len() > top_n && top_n > 0 {
+            top.select_nth_unstable_by(top_n - 1, order);
+        }
+        top.truncate(top_n);
+        top.sort_unstable_by(order);
+        let distinct = self.pages.len() as u64;
+        TraceInfo {
+            file: file.to_string(),
+            format,
+            records: self.records,
+            reads,
+            writes,
+            by_kind,
+            distinct_pages_4k: distinct,
+            distinct_pages_2m: huge.len() as u64,
+            footprint_bytes: distinct << PAGE_4K_SHIFT,
+            instructions: (format.has_instructions() || self.instructions > 0)
+                .then_some(self.instructions),
+            first_timestamp_ns: self.first_ts,
+            last_timestamp_ns: self.last_ts,
+            top_pages: top
+                .into_iter()
+                .map(|(p, n)| PageCount {
+                    page_address: p << PAGE_4K_SHIFT,
+                    records: n,
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests_util::reader;
+    use super::*;
+
+    #[test]
+    fn trace_info_counts_pages_mix_and_instructions() {
+        let text = "I  00400000,4\n L 00001000,8\n S 00001008,8\n I  00400004,4\n I  00400008,4\n M 00201000,4\n L 00001010,8\n";
+        let mut r = reader(text.as_bytes(), None);
+        let info = summarise(r.as_mut(), "t", 2).unwrap();
+        assert_eq!(info.format, Format::Lackey);
+        assert_eq!(info.records, 4);
+        assert_eq!((info.reads, info.writes), (3, 2));
+        assert_eq!(info.by_kind.get("modify"), Some(&1));
+        assert_eq!((info.distinct_pages_4k, info.distinct_pages_2m), (2, 2));
+        assert_eq!(info.footprint_bytes, 8192);
+        assert_eq!(info.instructions, Some(3));
+        assert_eq!(
+            info.top_pages,
+            vec![
+                PageCount {
+                    page_address: 0x1000,
+                    records: 3
+                },
+                PageCount {
+                    page_address: 0x201000,
+                    records: 1
+                }
+            ]
+        );
+        let json = serde_json::to_string(&info).unwrap();
+        assert!(json.contains("\"format\":\"lackey\""), "{json}");
+    }
+
+    #[test]
+    fn trace_info_without_instructions_says_none() {
+        let mut r = reader(b"LD 0x1000\nST 0x1000\n", None);
+        let info = summarise(r.as_mut(), "t", 10).unwrap();
+        assert_eq!(info.instructions, None);
+        assert_eq!(info.top_pages.len(), 1);
+    }
+}
