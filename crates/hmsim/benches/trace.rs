@@ -1,6 +1,7 @@
 //! Trace reading speed: records/s for the native format and lackey text, and `trace info`
-//! over native. The synthetic trace mixes strided and random accesses (half each), so the
-//! native deltas are neither all tiny nor all large.
+//! over native. Two synthetic traces: `mixed` is half strided, half random accesses in
+//! 256 MB (a hard case: varint lengths are unpredictable); `local` is 90% strided, closer to
+//! a real program's stack-and-array traffic.
 
 use std::io::Cursor;
 
@@ -9,7 +10,7 @@ use hmsim::trace::{open_reader, Format, Kind, NativeHeader, NativeWriter, TraceR
 
 const N: usize = 2_000_000;
 
-fn synthetic() -> Vec<TraceRecord> {
+fn synthetic(random_percent: u64) -> Vec<TraceRecord> {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     let mut addr = 0x7f00_0000_0000u64;
     (0..N)
@@ -17,7 +18,7 @@ fn synthetic() -> Vec<TraceRecord> {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            addr = if x & 1 == 0 {
+            addr = if (x >> 40) % 100 >= random_percent {
                 addr.wrapping_add(64)
             } else {
                 0x7f00_0000_0000 + (x >> 8) % (256 << 20)
@@ -54,14 +55,14 @@ fn count(bytes: &'static [u8], format: Format) -> usize {
     let mut r = open_reader(Box::new(Cursor::new(bytes)), "bench", Some(format)).unwrap();
     let mut batch = Vec::new();
     let mut n = 0;
-    while r.read_batch(&mut batch, 8192).unwrap() > 0 {
+    while r.read_batch(&mut batch, 1024).unwrap() > 0 {
         n += batch.len();
     }
     n
 }
 
 fn trace(c: &mut Criterion) {
-    let recs = synthetic();
+    let recs = synthetic(50);
     let native = native_bytes(&recs);
     let lackey = lackey_bytes(&recs);
     eprintln!(
@@ -70,7 +71,7 @@ fn trace(c: &mut Criterion) {
         lackey.len() as f64 / 1e6
     );
 
-    let mut g = c.benchmark_group("trace_read");
+    let mut g = c.benchmark_group("trace_read_mixed");
     g.sample_size(10);
     g.throughput(Throughput::Elements(N as u64));
     g.bench_function("native_records", |b| {
@@ -95,7 +96,28 @@ fn trace(c: &mut Criterion) {
     });
     g.finish();
 
-    let mut g = c.benchmark_group("trace_read_bytes");
+    let local = native_bytes(&synthetic(10));
+    eprintln!(
+        "trace bench: local native {:.2} bytes/record",
+        local.len() as f64 / N as f64
+    );
+    g = c.benchmark_group("trace_read_local");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(N as u64));
+    g.bench_function("native_records", |b| {
+        b.iter(|| assert_eq!(count(local, Format::Native), N))
+    });
+    g.bench_function("native_info_records", |b| {
+        b.iter(|| {
+            let mut r = open_reader(Box::new(Cursor::new(local)), "bench", None).unwrap();
+            hmsim::trace::summarise(r.as_mut(), "bench", 10)
+                .unwrap()
+                .records
+        })
+    });
+    g.finish();
+
+    g = c.benchmark_group("trace_read_bytes");
     g.sample_size(10);
     g.throughput(Throughput::Bytes(lackey.len() as u64));
     g.bench_function("lackey_bytes", |b| b.iter(|| count(lackey, Format::Lackey)));

@@ -19,6 +19,8 @@ const FIXED_HEADER: usize = 18;
 const BLOCK_HEADER: usize = 12;
 /// Writers flush a block once its raw bytes reach this; about 100k records.
 pub const BLOCK_TARGET: usize = 512 * 1024;
+/// Zero bytes after each decompressed block.
+const PAD: usize = 32;
 /// Readers refuse larger blocks: a corrupt length must not allocate gigabytes.
 pub const MAX_BLOCK: usize = 64 * 1024 * 1024;
 
@@ -228,7 +230,10 @@ pub struct NativeReader {
     file: String,
     header: NativeHeader,
     comp: Vec<u8>,
+    /// Decompressed block plus [`PAD`] zero bytes, so the decoder can load 8 bytes at any
+    /// record position without a bounds branch per field.
     raw: Vec<u8>,
+    raw_len: usize,
     pos: usize,
     left: u32,
     delta: Delta,
@@ -291,6 +296,7 @@ impl NativeReader {
             header,
             comp: Vec::new(),
             raw: Vec::new(),
+            raw_len: 0,
             pos: 0,
             left: 0,
             delta: Delta::default(),
@@ -311,7 +317,7 @@ impl NativeReader {
 
     /// Loads the next block; `Ok(false)` at the end marker.
     fn load_block(&mut self) -> Result<bool, TraceError> {
-        if self.pos != self.raw.len() {
+        if self.pos != self.raw_len {
             return Err(self.err(
                 self.block_offset,
                 "corrupt block: bytes left after its last record",
@@ -348,7 +354,7 @@ impl NativeReader {
         read_full(&mut self.src, &mut self.comp)
             .map_err(|_| self.err(at, "truncated native trace: the last block is cut short"))?;
         self.raw.clear();
-        self.raw.reserve(raw_len);
+        self.raw.reserve(raw_len + PAD);
         match self.dx.decompress_to_buffer(&self.comp, &mut self.raw) {
             Ok(got) if got == raw_len => {}
             Ok(got) => {
@@ -359,6 +365,8 @@ impl NativeReader {
             }
             Err(e) => return Err(self.err(at, format!("corrupt block: {e}"))),
         }
+        self.raw.extend_from_slice(&[0; PAD]);
+        self.raw_len = raw_len;
         self.next_offset = at + (BLOCK_HEADER + comp_len) as u64;
         self.pos = 0;
         self.left = n;
@@ -371,7 +379,7 @@ impl NativeReader {
         let at = self.pos;
         self.done = true;
         self.left = 0;
-        self.pos = self.raw.len();
+        self.pos = self.raw_len;
         self.err(
             self.block_offset,
             format!(
@@ -394,25 +402,30 @@ impl NativeReader {
     #[inline(always)]
     fn decode_into(&mut self, r: &mut TraceRecord) -> Option<()> {
         let buf = &self.raw[..];
-        let pos = &mut self.pos;
         let d = &mut self.delta;
-        let tag = *buf.get(*pos)?;
-        *pos += 1;
+        let mut p = self.pos;
+        let tag = *buf.get(p)?;
+        p += 1;
         if tag & F_RESERVED != 0 {
             return None;
         }
         r.kind = Kind::from_u8(tag & 0x0f)?;
-        d.addr = d.addr.wrapping_add(unzigzag(varint::get(buf, pos)?) as u64);
+        let (delta, n) = varint::peek(buf, p)?;
+        p += n;
+        d.addr = d.addr.wrapping_add(unzigzag(delta) as u64);
         r.address = d.addr;
         if tag & F_SIZE != 0 {
-            d.size = u32::try_from(varint::get(buf, pos)?).ok()?;
+            let (size, n) = varint::peek(buf, p)?;
+            p += n;
+            d.size = u32::try_from(size).ok()?;
         }
         r.size = d.size;
-        r.inst_gap = if tag & F_GAP != 0 {
-            varint::get(buf, pos)?
-        } else {
-            0
-        };
+        // Branch-free: gaps come and go at random. Without a gap, `p` is at the next tag,
+        // the extra byte or the padding, all below 0x80, so the peek cannot fail.
+        let (gap, n) = varint::peek(buf, p)?;
+        let has_gap = ((tag & F_GAP) >> 5) as u64;
+        r.inst_gap = gap & has_gap.wrapping_neg();
+        p += n & (has_gap as usize).wrapping_neg();
         r.timestamp_ns = NO_TIME;
         r.cycle = NO_CYCLE;
         r.gfp = 0;
@@ -421,8 +434,12 @@ impl NativeReader {
         r.order = 0;
         r.migratetype = NO_MIGRATETYPE;
         if tag & F_EXTRA != 0 {
-            decode_extra(buf, pos, d, r)?;
+            decode_extra(buf, &mut p, d, r)?;
         }
+        if p > self.raw_len {
+            return None; // ran into the padding
+        }
+        self.pos = p;
         Some(())
     }
 

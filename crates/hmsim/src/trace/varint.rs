@@ -21,27 +21,39 @@ pub fn put(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Reads a varint at `*pos`, advancing it.
+#[inline(always)]
+pub fn get(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let (v, n) = peek(buf, *pos)?;
+    *pos += n;
+    Some(v)
+}
+
+/// The varint at `pos` and its length in bytes.
 ///
 /// Fast path: one unaligned 8-byte load, the length from the first byte with a clear top
 /// bit, and a branch-free gather of the 7-bit groups. Varint lengths in a trace are data
 /// dependent, so a per-byte loop mispredicts on most records.
 #[inline(always)]
-pub fn get(buf: &[u8], pos: &mut usize) -> Option<u64> {
-    if let Some(chunk) = buf.get(*pos..*pos + 8) {
+pub fn peek(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
+    if let Some(chunk) = buf.get(pos..pos + 8) {
         let w = u64::from_le_bytes(chunk.try_into().unwrap());
+        if w & 0x80 == 0 {
+            return Some((w & 0x7f, 1));
+        }
         let stop = !w & 0x8080_8080_8080_8080;
         if stop != 0 {
             let bits = stop.trailing_zeros() + 1; // 8, 16, …, 64
-            *pos += (bits / 8) as usize;
             let w = if bits == 64 {
                 w
             } else {
                 w & ((1u64 << bits) - 1)
             };
-            return Some(gather7(w));
+            return Some((gather7(w), (bits / 8) as usize));
         }
     }
-    get_slow(buf, pos)
+    let mut q = pos;
+    let v = get_slow(buf, &mut q)?;
+    Some((v, q - pos))
 }
 
 /// Packs the low 7 bits of each byte of `w` together, lowest byte first.
