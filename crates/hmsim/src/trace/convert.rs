@@ -1,4 +1,4 @@
-//! `trace convert`: any readable trace to native (or to lackey text).
+//! `trace convert`: any readable trace to native or to a text format that can express it.
 //!
 //! The output is written to a temporary file beside the target and renamed when complete,
 //! so an interrupted conversion never leaves a half trace that looks whole.
@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::error::{Location, TraceError};
 use super::native::{NativeHeader, NativeWriter};
-use super::record::{Kind, TraceRecord};
+use super::writers::{TextWriter, WriteError};
 use super::{open_trace, Compression, Format, TraceReader};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -32,8 +32,15 @@ pub fn convert(
     let out_name = output.display().to_string();
     let out_err =
         |e: io::Error| TraceError::new(&out_name, Location::File, format!("cannot write: {e}"));
-    if !matches!(to, Format::Native | Format::Lackey) {
-        let m = format!("cannot convert to {to}: the targets are native and lackey");
+    if to != Format::Native && TextWriter::new(to).is_none() {
+        let names: Vec<&str> = super::writers::TEXT_TARGETS
+            .iter()
+            .map(|f| f.name())
+            .collect();
+        let m = format!(
+            "cannot convert to {to}: the targets are native, {}",
+            names.join(", ")
+        );
         return Err(TraceError::new(&out_name, Location::File, m));
     }
     let mut reader = open_trace(input, from)?;
@@ -54,7 +61,7 @@ pub fn convert(
                 let mut enc = Compression::from_extension(output)
                     .encoder(file)
                     .map_err(out_err)?;
-                let n = write_lackey(reader.as_mut(), &mut enc, &out_name)?;
+                let n = write_text(reader.as_mut(), to, &mut enc, &out_name)?;
                 enc.finish().map_err(out_err)?;
                 n
             }
@@ -100,39 +107,35 @@ fn write_native<W: Write>(
     Ok(n)
 }
 
-/// Writes records as lackey text. Instruction gaps become `I` lines with address 0 and
-/// size 0 (the instruction addresses are not kept); kinds lackey cannot express (alloc,
-/// free, flush) are an error rather than silently dropped.
-pub fn write_lackey(
+/// Writes records as text in `format` (one of [`super::writers::TEXT_TARGETS`]); returns
+/// the records read.
+pub fn write_text(
     reader: &mut dyn TraceReader,
+    format: Format,
     w: &mut dyn Write,
     out_name: &str,
 ) -> Result<u64, TraceError> {
     let out_err =
         |e: io::Error| TraceError::new(out_name, Location::File, format!("cannot write: {e}"));
+    let mut writer = TextWriter::new(format).ok_or_else(|| {
+        TraceError::new(
+            out_name,
+            Location::File,
+            format!("{format} is not a text format hmsim writes"),
+        )
+    })?;
     let mut n = 0;
     for r in reader {
-        let r: TraceRecord = r?;
-        for _ in 0..r.inst_gap {
-            w.write_all(b"I  00000000,0\n").map_err(out_err)?;
-        }
-        let op = match r.kind {
-            Kind::Load => 'L',
-            Kind::Store => 'S',
-            Kind::Modify => 'M',
-            Kind::Instr => continue,
-            k => {
-                let m = format!(
-                    "lackey cannot express a '{}' record (record {})",
-                    k.name(),
-                    n + 1
-                );
-                return Err(TraceError::new(out_name, Location::File, m));
-            }
-        };
-        writeln!(w, " {op} {:08x},{}", r.address, r.size).map_err(out_err)?;
+        let r = r?;
         n += 1;
+        writer.write(&r, w).map_err(|e| match e {
+            WriteError::Io(e) => out_err(e),
+            WriteError::Inexpressible(m) => {
+                TraceError::new(out_name, Location::File, format!("{m} (record {n})"))
+            }
+        })?;
     }
+    writer.finish(w).map_err(out_err)?;
     Ok(n)
 }
 
@@ -163,7 +166,7 @@ mod tests {
             .unwrap()
             .map(Result::unwrap)
             .collect();
-        let key = |v: &[TraceRecord]| {
+        let key = |v: &[super::super::TraceRecord]| {
             v.iter()
                 .map(|r| (r.kind, r.address, r.size, r.inst_gap))
                 .collect::<Vec<_>>()

@@ -11,8 +11,9 @@
 //! Addresses are hex without `0x`; the number after the comma is the size in bytes.
 //! `I` lines are folded into the next access's `inst_gap` (simulators want compute between
 //! accesses, not a record per instruction); instructions after the last access become one
-//! trailing `Instr` record so the instruction count is preserved. `==pid==` lines are
-//! Valgrind's own messages, interleaved when lackey logs to stderr.
+//! trailing `Instr` record so the instruction count is preserved. `==pid==` (and, with
+//! `-v`, `--pid--`) lines are Valgrind's own messages, interleaved when lackey logs to
+//! stderr.
 
 use super::parse::{dec, hex};
 use super::record::{Kind, TraceRecord};
@@ -38,8 +39,8 @@ impl LineParser for Lackey {
             i += 1;
         }
         let rest = &line[i..];
-        if rest.starts_with(b"==") {
-            return Ok(None);
+        if rest.starts_with(b"==") || rest.starts_with(b"--") {
+            return Ok(None); // Valgrind's own messages (`==pid==`, `--pid--` when verbose)
         }
         let kind = match rest.first() {
             Some(b'I') => Kind::Instr,
@@ -97,6 +98,7 @@ mod tests {
 
     const SAMPLE: &str = "==12345== Lackey, an example Valgrind tool\n\
         ==12345== Command: /bin/true\n\
+        --12345-- Reading syms from /bin/true\n\
         I  04010aa0,3\n\
         \x20S 1ffefffb48,8\n\
         I  04010aa3,5\n\

@@ -26,6 +26,7 @@ mod record;
 mod sniff;
 mod text;
 mod varint;
+mod writers;
 
 #[cfg(test)]
 mod tests;
@@ -37,7 +38,7 @@ use std::io::{BufReader, Cursor, Read};
 use std::path::Path;
 
 pub use champsim::{encode_instr as encode_champsim_instr, RECORD_BYTES as CHAMPSIM_RECORD_BYTES};
-pub use convert::{convert, write_lackey, ConvertReport};
+pub use convert::{convert, write_text, ConvertReport};
 pub use decompress::Compression;
 pub use error::{Location, TraceError};
 pub use format::{Format, TraceKind};
@@ -48,6 +49,7 @@ pub use record::{
     Kind, TraceRecord, KMEM_PAGE_BYTES, NO_CYCLE, NO_ID, NO_MIGRATETYPE, NO_TIME, SECTOR_BYTES,
 };
 pub use sniff::sniff;
+pub use writers::TEXT_TARGETS;
 
 /// A stream of trace records. Iteration stops after the first error.
 pub trait TraceReader: Iterator<Item = Result<TraceRecord, TraceError>> + Send {

@@ -175,3 +175,55 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn trace_every_text_format_roundtrips_through_native() {
+    let mut samples = text_samples();
+    samples.push((
+        Format::Pinatrace,
+        "0x7f3c4a5b2c30: W 0x7ffd5d0c1e48\n0x1: R 0x10\n#eof\n",
+    ));
+    for (format, text) in samples {
+        if !TEXT_TARGETS.contains(&format) {
+            continue;
+        }
+        let src = temp_file("rt-src.txt", text.as_bytes());
+        let native = temp_file("rt.hmt", b"");
+        let back = temp_file("rt-back.txt", b"");
+        convert(&src, &native, Format::Native, Some(format)).unwrap();
+        let rep = convert(&native, &back, format, None).unwrap();
+        assert_eq!(rep.from, Format::Native);
+        let want = read_all(text.as_bytes(), Some(format));
+        let got: Vec<_> = open_trace(&back, Some(format))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(
+            got,
+            want,
+            "{format}: {}",
+            fs::read_to_string(&back).unwrap()
+        );
+        for p in [src, native, back] {
+            fs::remove_file(p).unwrap();
+        }
+    }
+}
+
+#[test]
+fn trace_convert_rejects_unwritable_targets() {
+    let src = temp_file("rt-src.txt", LACKEY.as_bytes());
+    let out = temp_file("rt-out.bin", b"");
+    let e = convert(&src, &out, Format::Champsim, None).unwrap_err();
+    assert!(e.message().contains("cannot convert to champsim"), "{e}");
+    // Lackey has no flush: a VANS flush cannot go there.
+    let vans = temp_file("rt-vans.txt", b"0x1000 C\n");
+    let e = convert(&vans, &out, Format::Lackey, None).unwrap_err();
+    assert!(
+        e.message().contains("flush") && e.message().contains("record 1"),
+        "{e}"
+    );
+    for p in [src, vans, out] {
+        fs::remove_file(p).unwrap();
+    }
+}
