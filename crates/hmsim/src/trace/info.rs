@@ -1,11 +1,12 @@
 //! `trace info`: what a trace holds, in one streaming pass.
 
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashSet};
 use std::path::Path;
 
 use serde::Serialize;
 
+use super::pages::PageCounter;
 use super::record::{Kind, TraceRecord};
 use super::{open_trace, Format, TraceError, TraceReader};
 
@@ -46,29 +47,6 @@ pub struct PageCount {
     pub records: u64,
 }
 
-/// Multiply-shift hash: page numbers are not adversarial, and SipHash would dominate the
-/// loop.
-#[derive(Default)]
-struct PageHasher(u64);
-
-impl Hasher for PageHasher {
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-type PageMap = HashMap<u64, u64, BuildHasherDefault<PageHasher>>;
-
 /// Summarises the trace at `path` (`format` overrides sniffing), listing `top_n` pages.
 pub fn trace_info(
     path: &Path,
@@ -102,7 +80,7 @@ struct Accumulator {
     instructions: u64,
     first_ts: Option<u64>,
     last_ts: Option<u64>,
-    pages: PageMap,
+    pages: PageCounter,
     // Consecutive records mostly hit the same page: count runs, touch the map per run.
     run_page: u64,
     run_len: u64,
@@ -135,7 +113,7 @@ impl Accumulator {
 
     fn flush_run(&mut self) {
         if self.run_len > 0 {
-            *self.pages.entry(self.run_page).or_insert(0) += self.run_len;
+            self.pages.add(self.run_page, self.run_len);
         }
     }
 
@@ -157,21 +135,29 @@ impl Accumulator {
             .filter(|&&k| count(k) > 0)
             .map(|&k| (k.name(), count(k)))
             .collect();
-        let mut huge: Vec<u64> = self
-            .pages
-            .keys()
-            .map(|p| p >> (PAGE_2M_SHIFT - PAGE_4K_SHIFT))
-            .collect();
-        huge.sort_unstable();
-        huge.dedup();
-        let mut top: Vec<(u64, u64)> = self.pages.iter().map(|(&p, &n)| (p, n)).collect();
-        let order = |a: &(u64, u64), b: &(u64, u64)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
-        if top.len() > top_n && top_n > 0 {
-            top.select_nth_unstable_by(top_n - 1, order);
+        // One pass over the pages: distinct counts, 2 MB regions, and a bounded heap of
+        // the top pages (never a list of every page: a trace may touch millions).
+        let mut distinct = 0u64;
+        let mut huge = HashSet::new();
+        // Min-heap of the best so far; its top is the worst of them (fewest records, then
+        // highest address).
+        let mut heap: BinaryHeap<Reverse<(u64, Reverse<u64>)>> =
+            BinaryHeap::with_capacity(top_n + 1);
+        for (page, n) in self.pages.iter() {
+            distinct += 1;
+            huge.insert(page >> (PAGE_2M_SHIFT - PAGE_4K_SHIFT));
+            if top_n > 0 {
+                heap.push(Reverse((n, Reverse(page))));
+                if heap.len() > top_n {
+                    heap.pop();
+                }
+            }
         }
-        top.truncate(top_n);
-        top.sort_unstable_by(order);
-        let distinct = self.pages.len() as u64;
+        let top: Vec<(u64, u64)> = heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|Reverse((n, Reverse(page)))| (page, n))
+            .collect();
         TraceInfo {
             file: file.to_string(),
             format,

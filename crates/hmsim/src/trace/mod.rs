@@ -20,6 +20,7 @@ mod kmem;
 mod lackey;
 mod memctrl;
 pub mod native;
+mod pages;
 mod parse;
 mod pin;
 mod record;
@@ -57,7 +58,8 @@ pub trait TraceReader: Iterator<Item = Result<TraceRecord, TraceError>> + Send {
     fn format(&self) -> Format;
 
     /// Replaces `out` with up to `max` records; 0 at the end. Readers with a faster bulk
-    /// path (native) override it; hot loops should prefer it over `next`.
+    /// path (native) override it; hot loops should prefer it over `next`. On an error the
+    /// records of this batch are dropped: a stream ends at its first error anyway.
     fn read_batch(&mut self, out: &mut Vec<TraceRecord>, max: usize) -> Result<usize, TraceError> {
         out.clear();
         while out.len() < max {

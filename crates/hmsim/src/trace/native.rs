@@ -84,8 +84,12 @@ pub struct NativeWriter<W: Write> {
 
 impl<W: Write> NativeWriter<W> {
     pub fn new(mut w: W, header: &NativeHeader) -> io::Result<Self> {
-        let source = header.source.as_bytes();
-        let source = &source[..source.len().min(u16::MAX as usize)];
+        // Cut an over-long source at a character boundary so it stays valid UTF-8.
+        let mut cut = header.source.len().min(u16::MAX as usize);
+        while !header.source.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let source = &header.source.as_bytes()[..cut];
         let mut h = Vec::with_capacity(FIXED_HEADER + source.len());
         h.extend_from_slice(MAGIC);
         h.extend_from_slice(&VERSION.to_le_bytes());
