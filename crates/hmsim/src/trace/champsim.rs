@@ -10,7 +10,7 @@
 //! instructions since the previous access in `inst_gap`; instructions after the last access
 //! become one trailing `Instr` record.
 
-use std::io::{ErrorKind, Read};
+use std::io::{self, ErrorKind, Read, Write};
 
 use super::error::{Location, TraceError};
 use super::record::{Kind, TraceRecord};
@@ -152,6 +152,87 @@ pub fn encode_instr(ip: u64, dst_mem: [u64; 2], src_mem: [u64; 4]) -> [u8; RECOR
     b
 }
 
+/// Writes records as ChampSim `input_instr`s (ip 0: the records carry no ip).
+///
+/// A record with `inst_gap` g starts a new instruction after g − 1 instructions without
+/// memory accesses; with `inst_gap` 0 it joins the previous instruction when
+/// `merge_zero_gaps` (the source counts instructions) and the instruction has room (4
+/// loads, then 2 stores, in that order), and is an error otherwise. A `modify` is a load
+/// and a store of one instruction; an `instr` record becomes `inst_gap` empty instructions
+/// with its address as ip.
+pub struct ChampsimWriter {
+    merge_zero_gaps: bool,
+    cur: Option<([u64; 2], [u64; 4], usize, usize)>,
+}
+
+impl ChampsimWriter {
+    pub fn new(merge_zero_gaps: bool) -> Self {
+        ChampsimWriter {
+            merge_zero_gaps,
+            cur: None,
+        }
+    }
+
+    /// `Err(message)` for a record ChampSim cannot express; I/O errors as `Ok(Err(_))`.
+    pub fn write(&mut self, r: &TraceRecord, w: &mut dyn Write) -> Result<io::Result<()>, String> {
+        let (loads, stores) = match r.kind {
+            Kind::Load => (1, 0),
+            Kind::Store => (0, 1),
+            Kind::Modify => (1, 1),
+            Kind::Instr => return Ok(self.flush(w).and_then(|_| empty(w, r.address, r.inst_gap))),
+            k => return Err(format!("champsim cannot express a '{}' record", k.name())),
+        };
+        if r.address == 0 {
+            return Err(
+                "champsim cannot express an access to address 0 (0 means 'no access')".into(),
+            );
+        }
+        if r.inst_gap == 0 && self.merge_zero_gaps {
+            if let Some((dst, src, nd, ns)) = &mut self.cur {
+                // Loads must precede stores within an instruction to keep the order.
+                if *ns + loads > 4 || *nd + stores > 2 || (loads > 0 && *nd > 0) {
+                    return Err("champsim cannot express this many (or these ordered) accesses in one instruction".into());
+                }
+                if loads > 0 {
+                    src[*ns] = r.address;
+                    *ns += 1;
+                }
+                if stores > 0 {
+                    dst[*nd] = r.address;
+                    *nd += 1;
+                }
+                return Ok(Ok(()));
+            }
+        }
+        let io = self
+            .flush(w)
+            .and_then(|_| empty(w, 0, r.inst_gap.saturating_sub(1)));
+        let mut src = [0; 4];
+        let mut dst = [0; 2];
+        src[0] = if loads > 0 { r.address } else { 0 };
+        dst[0] = if stores > 0 { r.address } else { 0 };
+        self.cur = Some((dst, src, stores, loads));
+        Ok(io)
+    }
+
+    /// Writes the pending instruction.
+    pub fn flush(&mut self, w: &mut dyn Write) -> io::Result<()> {
+        match self.cur.take() {
+            Some((dst, src, _, _)) => w.write_all(&encode_instr(0, dst, src)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `n` instructions without memory accesses.
+fn empty(w: &mut dyn Write, ip: u64, n: u64) -> io::Result<()> {
+    let rec = encode_instr(ip, [0; 2], [0; 4]);
+    for _ in 0..n {
+        w.write_all(&rec)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests_util::{read_all, read_err};
@@ -183,6 +264,38 @@ mod tests {
                 (Kind::Instr, 0x40000c, 1),
             ]
         );
+    }
+
+    #[test]
+    fn trace_champsim_writer_roundtrips_its_own_records() {
+        let recs = read_all(&sample(), Some(Format::Champsim));
+        let mut out = Vec::new();
+        let mut w = ChampsimWriter::new(true);
+        for r in &recs {
+            w.write(r, &mut out).unwrap().unwrap();
+        }
+        w.flush(&mut out).unwrap();
+        assert_eq!(out.len(), sample().len());
+        assert_eq!(read_all(&out, Some(Format::Champsim)), recs);
+    }
+
+    #[test]
+    fn trace_champsim_writer_refuses_what_it_cannot_say() {
+        let mut w = ChampsimWriter::new(true);
+        let mut out = Vec::new();
+        assert!(w
+            .write(&TraceRecord::new(Kind::Free, 0x1000, 0), &mut out)
+            .is_err());
+        assert!(w
+            .write(&TraceRecord::new(Kind::Load, 0, 0), &mut out)
+            .is_err());
+        let mut first = TraceRecord::new(Kind::Store, 0x10, 8);
+        first.inst_gap = 1;
+        w.write(&first, &mut out).unwrap().unwrap();
+        // A load after a store in the same instruction would be reordered on reading.
+        assert!(w
+            .write(&TraceRecord::new(Kind::Load, 0x20, 8), &mut out)
+            .is_err());
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::champsim::ChampsimWriter;
 use super::error::{Location, TraceError};
 use super::native::{NativeHeader, NativeWriter};
 use super::writers::{TextWriter, WriteError};
@@ -32,13 +33,13 @@ pub fn convert(
     let out_name = output.display().to_string();
     let out_err =
         |e: io::Error| TraceError::new(&out_name, Location::File, format!("cannot write: {e}"));
-    if to != Format::Native && TextWriter::new(to).is_none() {
+    if !matches!(to, Format::Native | Format::Champsim) && TextWriter::new(to).is_none() {
         let names: Vec<&str> = super::writers::TEXT_TARGETS
             .iter()
             .map(|f| f.name())
             .collect();
         let m = format!(
-            "cannot convert to {to}: the targets are native, {}",
+            "cannot convert to {to}: the targets are native, champsim, {}",
             names.join(", ")
         );
         return Err(TraceError::new(&out_name, Location::File, m));
@@ -61,7 +62,13 @@ pub fn convert(
                 let mut enc = Compression::from_extension(output)
                     .encoder(file)
                     .map_err(out_err)?;
-                let n = write_text(reader.as_mut(), to, &mut enc, &out_name)?;
+                let n = if to == Format::Champsim {
+                    // Zero gaps mean "same instruction" only where the source counts them.
+                    let merge = from.has_instructions() || from == Format::Native;
+                    write_champsim(reader.as_mut(), merge, &mut enc, &out_name)?
+                } else {
+                    write_text(reader.as_mut(), to, &mut enc, &out_name)?
+                };
                 enc.finish().map_err(out_err)?;
                 n
             }
@@ -104,6 +111,32 @@ fn write_native<W: Write>(
     }
     let n = writer.records();
     writer.finish().map_err(out_err)?;
+    Ok(n)
+}
+
+/// Writes records as ChampSim binary; returns the records read.
+pub fn write_champsim(
+    reader: &mut dyn TraceReader,
+    merge_zero_gaps: bool,
+    w: &mut dyn Write,
+    out_name: &str,
+) -> Result<u64, TraceError> {
+    let out_err =
+        |e: io::Error| TraceError::new(out_name, Location::File, format!("cannot write: {e}"));
+    let mut writer = ChampsimWriter::new(merge_zero_gaps);
+    let mut n = 0;
+    for r in reader {
+        let r = r?;
+        n += 1;
+        match writer.write(&r, w) {
+            Ok(io) => io.map_err(out_err)?,
+            Err(m) => {
+                let m = format!("{m} (record {n})");
+                return Err(TraceError::new(out_name, Location::File, m));
+            }
+        }
+    }
+    writer.flush(w).map_err(out_err)?;
     Ok(n)
 }
 

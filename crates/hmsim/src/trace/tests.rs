@@ -211,11 +211,45 @@ fn trace_every_text_format_roundtrips_through_native() {
 }
 
 #[test]
+fn trace_champsim_roundtrips_through_native_and_xz() {
+    let mut bytes = Vec::new();
+    bytes.extend(encode_champsim_instr(
+        0x400000,
+        [0, 0],
+        [0x7000, 0, 0x7008, 0],
+    ));
+    bytes.extend(encode_champsim_instr(0x400004, [0, 0], [0; 4]));
+    bytes.extend(encode_champsim_instr(
+        0x400008,
+        [0x8000, 0],
+        [0x9000, 0, 0, 0],
+    ));
+    bytes.extend(encode_champsim_instr(0x40000c, [0, 0], [0; 4]));
+    let src = temp_file("cs.champsimtrace.xz", &compress(Compression::Xz, &bytes));
+    let native = temp_file("cs.hmt", b"");
+    let back = temp_file("cs-back.champsimtrace.xz", b"");
+    convert(&src, &native, Format::Native, None).unwrap();
+    convert(&native, &back, Format::Champsim, None).unwrap();
+    let want = read_all(&bytes, None);
+    let got: Vec<_> = open_trace(&back, None)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(got, want);
+    for p in [src, native, back] {
+        fs::remove_file(p).unwrap();
+    }
+}
+
+#[test]
 fn trace_convert_rejects_unwritable_targets() {
     let src = temp_file("rt-src.txt", LACKEY.as_bytes());
     let out = temp_file("rt-out.bin", b"");
-    let e = convert(&src, &out, Format::Champsim, None).unwrap_err();
-    assert!(e.message().contains("cannot convert to champsim"), "{e}");
+    let e = convert(&src, &out, Format::RamulatorCpu, None).unwrap_err();
+    assert!(
+        e.message().contains("cannot convert to ramulator-cpu"),
+        "{e}"
+    );
     // Lackey has no flush: a VANS flush cannot go there.
     let vans = temp_file("rt-vans.txt", b"0x1000 C\n");
     let e = convert(&vans, &out, Format::Lackey, None).unwrap_err();
