@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::pages::PageCounter;
 use super::record::{Kind, TraceRecord};
-use super::{open_trace, Format, TraceError, TraceReader};
+use super::{open_trace, Format, TraceError, TraceKind, TraceReader};
 
 pub const DEFAULT_TOP_PAGES: usize = 10;
 const PAGE_4K_SHIFT: u32 = 12;
@@ -19,6 +19,10 @@ const PAGE_2M_SHIFT: u32 = 21;
 pub struct TraceInfo {
     pub file: String,
     pub format: Format,
+    /// Access, page-event or block trace (from the header for native traces).
+    pub kind: TraceKind,
+    /// Where a native trace came from (its header's source); `None` for other formats.
+    pub source: Option<String>,
     pub records: u64,
     /// Records that read memory (loads and modifies; block reads).
     pub reads: u64,
@@ -68,7 +72,12 @@ pub fn summarise(
     while reader.read_batch(&mut batch, BATCH)? > 0 {
         acc.add(&batch);
     }
-    Ok(acc.finish(file, reader.format(), top_n))
+    let mut info = acc.finish(file, reader.format(), top_n);
+    if let Some(h) = reader.native_header() {
+        info.kind = h.kind;
+        info.source = Some(h.source.clone());
+    }
+    Ok(info)
 }
 
 const BATCH: usize = 8192;
@@ -161,6 +170,8 @@ impl Accumulator {
         TraceInfo {
             file: file.to_string(),
             format,
+            kind: format.trace_kind(),
+            source: None,
             records: self.records,
             reads,
             writes,
@@ -215,6 +226,28 @@ mod tests {
         );
         let json = serde_json::to_string(&info).unwrap();
         assert!(json.contains("\"format\":\"lackey\""), "{json}");
+    }
+
+    #[test]
+    fn trace_info_of_native_reports_header() {
+        use super::super::{NativeHeader, NativeWriter};
+        let header = NativeHeader {
+            kind: TraceKind::PageEvents,
+            source: "kmem: t.txt".into(),
+            ..NativeHeader::default()
+        };
+        let mut w = NativeWriter::new(Vec::new(), &header).unwrap();
+        w.write(&TraceRecord::new(Kind::Alloc, 0x2000, 4096))
+            .unwrap();
+        let bytes = w.finish().unwrap();
+        let mut r = reader(&bytes, None);
+        let info = summarise(r.as_mut(), "t", 10).unwrap();
+        assert_eq!(
+            (info.format, info.kind),
+            (Format::Native, TraceKind::PageEvents)
+        );
+        assert_eq!(info.source.as_deref(), Some("kmem: t.txt"));
+        assert_eq!(info.by_kind.get("alloc"), Some(&1));
     }
 
     #[test]

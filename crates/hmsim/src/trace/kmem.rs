@@ -9,7 +9,9 @@
 //! `Free`, with the CPU, the timestamp (seconds → ns; a counter trace clock such as
 //! `x86-tsc` is read as seconds too, so record with the default `local`/`global` clock),
 //! `pfn * 4096` as address, `4096 << order` as size, migratetype and GFP flags. Other events
-//! are skipped, and so are failed allocations (`pfn=0xffffffffffffffff`, no page).
+//! are skipped, and so are failed allocations (`pfn=0xffffffffffffffff`, no page) and the
+//! `cpus=N` header of `trace-cmd report`. A `CPU:N [LOST M EVENTS]` line is an error:
+//! allocations and frees went missing, and alloc/free pairing would silently be wrong.
 
 use super::parse::{dec, fields, find, fixed_to_ns, num, value_of};
 use super::record::{Kind, TraceRecord, KMEM_PAGE_BYTES};
@@ -103,6 +105,18 @@ impl LineParser for Kmem {
     const FORMAT: Format = Format::Kmem;
 
     fn parse(&mut self, line: &[u8]) -> Result<Option<TraceRecord>, Expected> {
+        let trimmed = super::parse::trim(line);
+        if trimmed.starts_with(b"cpus=") {
+            return Ok(None); // `trace-cmd report` header
+        }
+        if trimmed.starts_with(b"CPU:") && find(trimmed, b"LOST").is_some() {
+            // Allocations and frees are missing from here on; pairing them would be wrong.
+            return Err(
+                "no lost events: the ftrace buffer overflowed; record again with a larger \
+                 buffer_size_kb"
+                    .into(),
+            );
+        }
         let (cpu, rest) = cpu_field(line).ok_or(EXPECTED)?;
         // After the CPU: optional irq/preempt flags, then `<seconds>:`, then `<event>:`.
         let mut f = fields(rest);
@@ -221,6 +235,18 @@ mod tests {
             read_err(b"hello world\n", Some(Format::Kmem)).line(),
             Some(1)
         );
+    }
+
+    #[test]
+    fn trace_kmem_trace_cmd_header_skipped_lost_events_refused() {
+        let text = "cpus=4\n  a-1 [000] 1.0: mm_page_free: page=0x1 pfn=0x2 order=0\n";
+        assert_eq!(read_all(text.as_bytes(), Some(Format::Kmem)).len(), 1);
+        let e = read_err(
+            format!("{text}CPU:2 [LOST 17 EVENTS]\n").as_bytes(),
+            Some(Format::Kmem),
+        );
+        assert_eq!(e.line(), Some(3));
+        assert!(e.message().contains("buffer_size_kb"), "{e}");
     }
 
     #[test]

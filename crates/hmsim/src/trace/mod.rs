@@ -57,6 +57,11 @@ pub trait TraceReader: Iterator<Item = Result<TraceRecord, TraceError>> + Send {
     /// The format being read.
     fn format(&self) -> Format;
 
+    /// The header of a native trace; `None` for other formats.
+    fn native_header(&self) -> Option<&NativeHeader> {
+        None
+    }
+
     /// Replaces `out` with up to `max` records; 0 at the end. Readers with a faster bulk
     /// path (native) override it; hot loops should prefer it over `next`. On an error the
     /// records of this batch are dropped: a stream ends at its first error anyway.

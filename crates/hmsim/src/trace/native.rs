@@ -525,6 +525,10 @@ impl TraceReader for NativeReader {
         Format::Native
     }
 
+    fn native_header(&self) -> Option<&NativeHeader> {
+        Some(&self.header)
+    }
+
     fn read_batch(&mut self, out: &mut Vec<TraceRecord>, max: usize) -> Result<usize, TraceError> {
         // Decode into initialised slots; after a full batch the length is already `max`,
         // so steady state does no resizing.
