@@ -33,7 +33,9 @@ pub fn convert(
     let out_name = output.display().to_string();
     let out_err =
         |e: io::Error| TraceError::new(&out_name, Location::File, format!("cannot write: {e}"));
-    if !matches!(to, Format::Native | Format::Champsim) && TextWriter::new(to).is_none() {
+    if !matches!(to, Format::Native | Format::Champsim)
+        && !super::writers::TEXT_TARGETS.contains(&to)
+    {
         let names: Vec<&str> = super::writers::TEXT_TARGETS
             .iter()
             .map(|f| f.name())
@@ -150,7 +152,7 @@ pub fn write_text(
 ) -> Result<u64, TraceError> {
     let out_err =
         |e: io::Error| TraceError::new(out_name, Location::File, format!("cannot write: {e}"));
-    let mut writer = TextWriter::new(format).ok_or_else(|| {
+    let mut writer = TextWriter::new(format, reader.format()).ok_or_else(|| {
         TraceError::new(
             out_name,
             Location::File,

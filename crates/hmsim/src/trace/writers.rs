@@ -12,8 +12,9 @@ use super::record::{Kind, TraceRecord};
 use super::Format;
 
 /// Formats [`TextWriter`] can write.
-pub const TEXT_TARGETS: [Format; 9] = [
+pub const TEXT_TARGETS: [Format; 10] = [
     Format::Lackey,
+    Format::RamulatorCpu,
     Format::Pinatrace,
     Format::Dramsim,
     Format::RamulatorDram,
@@ -39,15 +40,72 @@ impl From<io::Error> for WriteError {
 pub struct TextWriter {
     format: Format,
     last_cycle: u64,
+    /// Whether an instruction gap of 0 means "same instruction" (the source counts
+    /// instructions) rather than "unknown".
+    zero_gap_same_instr: bool,
+    /// Ramulator cpu mode: the line being built (bubbles, read, writeback), and
+    /// instructions carried to the next read.
+    cpu_line: Option<(u64, u64, Option<u64>)>,
+    carry: u64,
 }
 
 impl TextWriter {
-    /// `None` when `format` is not a text target.
-    pub fn new(format: Format) -> Option<Self> {
+    /// `None` when `format` is not a text target. `from` is the source format.
+    pub fn new(format: Format, from: Format) -> Option<Self> {
         TEXT_TARGETS.contains(&format).then_some(TextWriter {
             format,
             last_cycle: 0,
+            zero_gap_same_instr: from.has_instructions() || from == Format::Native,
+            cpu_line: None,
+            carry: 0,
         })
+    }
+
+    /// Ramulator cpu mode: each line is one read instruction after some non-memory ones,
+    /// optionally with a writeback. Stores exist only as that writeback.
+    fn ramulator_cpu(&mut self, r: &TraceRecord, w: &mut dyn Write) -> Result<(), WriteError> {
+        let (read, write) = match r.kind {
+            Kind::Load => (true, false),
+            Kind::Store => (false, true),
+            Kind::Modify => (true, true),
+            Kind::Instr => {
+                self.carry += r.inst_gap;
+                return Ok(());
+            }
+            k => {
+                let m = format!("ramulator-cpu cannot express a '{}' record", k.name());
+                return Err(WriteError::Inexpressible(m));
+            }
+        };
+        if read {
+            if r.inst_gap == 0 && self.zero_gap_same_instr && self.cpu_line.is_some() {
+                let m = "ramulator-cpu has one read per instruction";
+                return Err(WriteError::Inexpressible(m.into()));
+            }
+            self.flush_cpu_line(w)?;
+            let bubbles = self.carry + r.inst_gap.saturating_sub(1);
+            self.carry = 0;
+            self.cpu_line = Some((bubbles, r.address, None));
+        }
+        if write {
+            match &mut self.cpu_line {
+                Some((_, _, wb @ None)) if read || r.inst_gap == 0 => *wb = Some(r.address),
+                _ => {
+                    let m = "ramulator-cpu has no stores, only one writeback after a read: \
+                         filter the trace through a cache first";
+                    return Err(WriteError::Inexpressible(m.into()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_cpu_line(&mut self, w: &mut dyn Write) -> io::Result<()> {
+        match self.cpu_line.take() {
+            Some((bubbles, read, Some(wb))) => writeln!(w, "{bubbles} {read} {wb}"),
+            Some((bubbles, read, None)) => writeln!(w, "{bubbles} {read}"),
+            None => Ok(()),
+        }
     }
 
     pub fn write(&mut self, r: &TraceRecord, w: &mut dyn Write) -> Result<(), WriteError> {
@@ -60,6 +118,7 @@ impl TextWriter {
             ))
         };
         match self.format {
+            Format::RamulatorCpu => return self.ramulator_cpu(r, w),
             Format::Lackey => {
                 for _ in 0..r.inst_gap {
                     w.write_all(b"I  00000000,0\n")?;
@@ -169,8 +228,10 @@ impl TextWriter {
         Ok(())
     }
 
-    /// Writes what ends the format (pinatrace's `#eof`).
+    /// Writes what ends the format (pinatrace's `#eof`, Ramulator's last line).
+    /// Instructions after the last read cannot be said in Ramulator cpu mode and are dropped.
     pub fn finish(&mut self, w: &mut dyn Write) -> io::Result<()> {
+        self.flush_cpu_line(w)?;
         if self.format == Format::Pinatrace {
             w.write_all(b"#eof\n")?;
         }
