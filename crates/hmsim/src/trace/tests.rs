@@ -262,3 +262,70 @@ fn trace_convert_refuses_records_the_target_cannot_express() {
         fs::remove_file(p).unwrap();
     }
 }
+
+fn real_trace(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/traces")
+        .join(name)
+}
+
+#[test]
+fn trace_real_lackey_counts_match_grep() {
+    // Counts from tests/data/traces/README.md.
+    let path = real_trace("true.lackey.xz");
+    let info = trace_info(&path, None, 5).unwrap();
+    assert_eq!(info.format, Format::Lackey);
+    assert_eq!(info.by_kind.get("load"), Some(&27_886));
+    assert_eq!(info.by_kind.get("store"), Some(&10_265));
+    assert_eq!(info.by_kind.get("modify"), Some(&1_504));
+    // The log ends with instructions after the last access: one trailing instr record.
+    assert_eq!(info.by_kind.get("instr"), Some(&1));
+    assert_eq!(info.records, 27_886 + 10_265 + 1_504 + 1);
+    assert_eq!(info.instructions, Some(127_679));
+    assert!(info.distinct_pages_4k > 10 && info.distinct_pages_2m <= info.distinct_pages_4k);
+    assert_eq!(info.top_pages.len(), 5);
+
+    let native = temp_file("true.hmt", b"");
+    convert(&path, &native, Format::Native, None).unwrap();
+    let a: Vec<_> = open_trace(&path, None)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let b: Vec<_> = open_trace(&native, None)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(a, b);
+    let native_bytes = fs::metadata(&native).unwrap().len();
+    assert!(
+        native_bytes < fs::metadata(&path).unwrap().len(),
+        "native {native_bytes} bytes"
+    );
+    fs::remove_file(native).unwrap();
+}
+
+#[test]
+fn trace_live_lackey_recording_reads_back() {
+    // Records a tiny trace when Valgrind is installed; says so and skips otherwise.
+    let log = temp_file("live.lackey", b"");
+    let status = std::process::Command::new("valgrind")
+        .args(["--tool=lackey", "--trace-mem=yes"])
+        .arg(format!("--log-file={}", log.display()))
+        .arg("true")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    match status {
+        Ok(s) if s.success() => {
+            let info = trace_info(&log, None, 3).unwrap();
+            assert_eq!(info.format, Format::Lackey);
+            assert!(
+                info.records > 1000 && info.instructions.unwrap() > info.records,
+                "{info:?}"
+            );
+            assert!(info.reads > 0 && info.writes > 0);
+        }
+        _ => eprintln!("skipped trace_live_lackey_recording_reads_back: valgrind not available"),
+    }
+    let _ = fs::remove_file(log);
+}
