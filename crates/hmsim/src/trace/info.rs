@@ -2,13 +2,16 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashSet};
+use std::fs::File;
 use std::path::Path;
 
 use serde::Serialize;
 
 use super::pages::PageCounter;
 use super::record::{Kind, TraceRecord};
-use super::{open_trace, Format, TraceError, TraceKind, TraceReader};
+use super::{
+    open_reader_with_compression, Compression, Format, Location, TraceError, TraceKind, TraceReader,
+};
 
 pub const DEFAULT_TOP_PAGES: usize = 10;
 const PAGE_4K_SHIFT: u32 = 12;
@@ -19,6 +22,8 @@ const PAGE_2M_SHIFT: u32 = 21;
 pub struct TraceInfo {
     pub file: String,
     pub format: Format,
+    /// Outer compression of the file.
+    pub compression: Compression,
     /// Access, page-event or block trace (from the header for native traces).
     pub kind: TraceKind,
     /// Where a native trace came from (its header's source); `None` for other formats.
@@ -57,8 +62,13 @@ pub fn trace_info(
     format: Option<Format>,
     top_n: usize,
 ) -> Result<TraceInfo, TraceError> {
-    let mut reader = open_trace(path, format)?;
-    summarise(reader.as_mut(), &path.display().to_string(), top_n)
+    let name = path.display().to_string();
+    let file = File::open(path)
+        .map_err(|e| TraceError::new(&name, Location::File, format!("cannot open: {e}")))?;
+    let (mut reader, compression) = open_reader_with_compression(Box::new(file), &name, format)?;
+    let mut info = summarise(reader.as_mut(), &name, top_n)?;
+    info.compression = compression;
+    Ok(info)
 }
 
 /// Summarises any reader.
@@ -170,6 +180,7 @@ impl Accumulator {
         TraceInfo {
             file: file.to_string(),
             format,
+            compression: Compression::None,
             kind: format.trace_kind(),
             source: None,
             records: self.records,

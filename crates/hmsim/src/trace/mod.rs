@@ -35,7 +35,7 @@ mod tests;
 mod tests_util;
 
 use std::fs::File;
-use std::io::{BufReader, Cursor, Read};
+use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 
 pub use champsim::{encode_instr as encode_champsim_instr, RECORD_BYTES as CHAMPSIM_RECORD_BYTES};
@@ -96,6 +96,15 @@ pub fn open_reader(
     name: &str,
     format: Option<Format>,
 ) -> Result<Box<dyn TraceReader>, TraceError> {
+    open_reader_with_compression(src, name, format).map(|(r, _)| r)
+}
+
+/// Like [`open_reader`], also saying which outer compression was found.
+pub fn open_reader_with_compression(
+    src: Box<dyn Read + Send>,
+    name: &str,
+    format: Option<Format>,
+) -> Result<(Box<dyn TraceReader>, Compression), TraceError> {
     let file_err = |m: String| TraceError::new(name, Location::File, m);
     let (magic, src, _) = peek(src, 6).map_err(|e| file_err(format!("cannot read: {e}")))?;
     let compression = Compression::sniff(&magic);
@@ -116,38 +125,29 @@ pub fn open_reader(
         None => sniff::sniff(&head, complete).map_err(file_err)?,
     };
     let buffered = || Box::new(BufReader::with_capacity(BUF_BYTES, stream));
-    Ok(match format {
-        Format::Lackey => Box::new(text::TextReader::new(
-            buffered(),
-            name,
-            lackey::Lackey::default(),
-        )),
-        Format::Pinatrace => Box::new(text::TextReader::new(buffered(), name, pin::Pinatrace)),
-        Format::Dramsim => Box::new(text::TextReader::new(buffered(), name, memctrl::Dramsim)),
-        Format::RamulatorDram => Box::new(text::TextReader::new(
-            buffered(),
-            name,
-            memctrl::RamulatorDram,
-        )),
-        Format::RamulatorCpu => Box::new(text::TextReader::new(
-            buffered(),
-            name,
-            memctrl::RamulatorCpu::default(),
-        )),
-        Format::Ramulator2 => {
-            Box::new(text::TextReader::new(buffered(), name, memctrl::Ramulator2))
-        }
-        Format::Vans => Box::new(text::TextReader::new(
-            buffered(),
-            name,
-            memctrl::Vans::default(),
-        )),
-        Format::Mqsim => Box::new(text::TextReader::new(buffered(), name, block::Mqsim)),
-        Format::Disksim => Box::new(text::TextReader::new(buffered(), name, block::Disksim)),
-        Format::Kmem => Box::new(text::TextReader::new(buffered(), name, kmem::Kmem)),
+    let reader: Box<dyn TraceReader> = match format {
+        Format::Lackey => text(buffered(), name, lackey::Lackey::default()),
+        Format::Pinatrace => text(buffered(), name, pin::Pinatrace),
+        Format::Dramsim => text(buffered(), name, memctrl::Dramsim),
+        Format::RamulatorDram => text(buffered(), name, memctrl::RamulatorDram),
+        Format::RamulatorCpu => text(buffered(), name, memctrl::RamulatorCpu::default()),
+        Format::Ramulator2 => text(buffered(), name, memctrl::Ramulator2),
+        Format::Vans => text(buffered(), name, memctrl::Vans::default()),
+        Format::Mqsim => text(buffered(), name, block::Mqsim),
+        Format::Disksim => text(buffered(), name, block::Disksim),
+        Format::Kmem => text(buffered(), name, kmem::Kmem),
         Format::Champsim => Box::new(champsim::ChampsimReader::new(buffered(), name)),
         Format::Native => Box::new(NativeReader::new(buffered(), name)?),
-    })
+    };
+    Ok((reader, compression))
+}
+
+fn text<P: text::LineParser + 'static>(
+    src: Box<dyn BufRead + Send>,
+    name: &str,
+    parser: P,
+) -> Box<dyn TraceReader> {
+    Box::new(text::TextReader::new(src, name, parser))
 }
 
 /// Reads up to `n` bytes and returns them, the stream with them put back, and whether the

@@ -274,7 +274,10 @@ fn trace_real_lackey_counts_match_grep() {
     // Counts from tests/data/traces/README.md.
     let path = real_trace("true.lackey.xz");
     let info = trace_info(&path, None, 5).unwrap();
-    assert_eq!(info.format, Format::Lackey);
+    assert_eq!(
+        (info.format, info.compression),
+        (Format::Lackey, Compression::Xz)
+    );
     assert_eq!(info.by_kind.get("load"), Some(&27_886));
     assert_eq!(info.by_kind.get("store"), Some(&10_265));
     assert_eq!(info.by_kind.get("modify"), Some(&1_504));
