@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::champsim::ChampsimWriter;
 use super::error::{Location, TraceError};
 use super::native::{NativeHeader, NativeWriter};
-use super::writers::{TextWriter, WriteError};
+use super::writers::{TextWriter, WriteError, TEXT_TARGETS};
 use super::{open_trace, Compression, Format, TraceReader};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -30,23 +30,25 @@ pub fn convert(
     to: Format,
     from: Option<Format>,
 ) -> Result<ConvertReport, TraceError> {
+    check_target(output, to)?;
+    let mut reader = open_trace(input, from)?;
+    let source = format!("{}: {}", reader.format(), input.display());
+    convert_reader(reader.as_mut(), output, to, &source)
+}
+
+/// Writes everything `reader` yields to `output` in format `to`: the streaming half of
+/// [`convert`], for traces arriving on a pipe (`trace record`). `source` goes into a
+/// native header.
+pub fn convert_reader(
+    reader: &mut dyn TraceReader,
+    output: &Path,
+    to: Format,
+    source: &str,
+) -> Result<ConvertReport, TraceError> {
+    check_target(output, to)?;
     let out_name = output.display().to_string();
     let out_err =
         |e: io::Error| TraceError::new(&out_name, Location::File, format!("cannot write: {e}"));
-    if !matches!(to, Format::Native | Format::Champsim)
-        && !super::writers::TEXT_TARGETS.contains(&to)
-    {
-        let names: Vec<&str> = super::writers::TEXT_TARGETS
-            .iter()
-            .map(|f| f.name())
-            .collect();
-        let m = format!(
-            "cannot convert to {to}: the targets are native, champsim, {}",
-            names.join(", ")
-        );
-        return Err(TraceError::new(&out_name, Location::File, m));
-    }
-    let mut reader = open_trace(input, from)?;
     let from = reader.format();
     let tmp = temp_path(output);
     let result = (|| {
@@ -54,11 +56,11 @@ pub fn convert(
         let records = match to {
             Format::Native => {
                 let header = NativeHeader {
-                    kind: from.trace_kind(),
-                    source: format!("{from}: {}", input.display()),
+                    kind: reader.native_header().map_or(from.trace_kind(), |h| h.kind),
+                    source: source.to_string(),
                     ..NativeHeader::default()
                 };
-                write_native(reader.as_mut(), file, &header, &out_name)?
+                write_native(reader, file, &header, &out_name)?
             }
             _ => {
                 let mut enc = Compression::from_extension(output)
@@ -67,9 +69,9 @@ pub fn convert(
                 let n = if to == Format::Champsim {
                     // Zero gaps mean "same instruction" only where the source counts them.
                     let merge = from.has_instructions() || from == Format::Native;
-                    write_champsim(reader.as_mut(), merge, &mut enc, &out_name)?
+                    write_champsim(reader, merge, &mut enc, &out_name)?
                 } else {
-                    write_text(reader.as_mut(), to, &mut enc, &out_name)?
+                    write_text(reader, to, &mut enc, &out_name)?
                 };
                 enc.finish().map_err(out_err)?;
                 n
@@ -85,6 +87,22 @@ pub fn convert(
             Err(e)
         }
     }
+}
+
+fn check_target(output: &Path, to: Format) -> Result<(), TraceError> {
+    if matches!(to, Format::Native | Format::Champsim) || TEXT_TARGETS.contains(&to) {
+        return Ok(());
+    }
+    let names: Vec<&str> = TEXT_TARGETS.iter().map(|f| f.name()).collect();
+    let m = format!(
+        "cannot convert to {to}: the targets are native, champsim, {}",
+        names.join(", ")
+    );
+    Err(TraceError::new(
+        &output.display().to_string(),
+        Location::File,
+        m,
+    ))
 }
 
 fn temp_path(output: &Path) -> PathBuf {

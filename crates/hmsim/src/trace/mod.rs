@@ -20,6 +20,7 @@ mod kmem;
 mod lackey;
 mod memctrl;
 pub mod native;
+mod pagelevel;
 mod pages;
 mod parse;
 mod pin;
@@ -39,13 +40,14 @@ use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 
 pub use champsim::{encode_instr as encode_champsim_instr, RECORD_BYTES as CHAMPSIM_RECORD_BYTES};
-pub use convert::{convert, write_text, ConvertReport};
+pub use convert::{convert, convert_reader, write_text, ConvertReport};
 pub use decompress::Compression;
 pub use error::{Location, TraceError};
 pub use format::{Format, TraceKind};
 pub use info::{summarise, trace_info, PageCount, TraceInfo, DEFAULT_TOP_PAGES};
 pub use kmem::gfp;
 pub use native::{NativeHeader, NativeReader, NativeWriter};
+pub use pagelevel::PageLevel;
 pub use record::{
     Kind, TraceRecord, KMEM_PAGE_BYTES, NO_CYCLE, NO_ID, NO_MIGRATETYPE, NO_TIME, SECTOR_BYTES,
 };
@@ -75,6 +77,22 @@ pub trait TraceReader: Iterator<Item = Result<TraceRecord, TraceError>> + Send {
             }
         }
         Ok(out.len())
+    }
+}
+
+/// A boxed reader is a reader, so adapters such as [`PageLevel`] wrap what `open_trace`
+/// returns.
+impl TraceReader for Box<dyn TraceReader> {
+    fn format(&self) -> Format {
+        (**self).format()
+    }
+
+    fn native_header(&self) -> Option<&NativeHeader> {
+        (**self).native_header()
+    }
+
+    fn read_batch(&mut self, out: &mut Vec<TraceRecord>, max: usize) -> Result<usize, TraceError> {
+        (**self).read_batch(out, max)
     }
 }
 

@@ -332,3 +332,29 @@ fn trace_live_lackey_recording_reads_back() {
     }
     let _ = fs::remove_file(log);
 }
+
+#[test]
+fn trace_page_level_stream_converts_real_trace_to_native() {
+    // What `trace record --page-level` does with a pipe: reduce while converting.
+    let path = real_trace("true.lackey.xz");
+    let src = fs::File::open(&path).unwrap();
+    let reader = open_reader(Box::new(src), "pipe", None).unwrap();
+    let mut reduced = PageLevel::new(reader, 4096);
+    let out = temp_file("true-pages.hmt", b"");
+    let rep = convert_reader(
+        &mut reduced,
+        &out,
+        Format::Native,
+        "lackey (page level): /bin/true",
+    )
+    .unwrap();
+    let info = trace_info(&out, None, 3).unwrap();
+    assert_eq!(info.records, rep.records);
+    assert!(info.records < 39_656 / 2, "{} records", info.records);
+    assert_eq!(info.instructions, Some(127_679));
+    assert_eq!(
+        info.source.as_deref(),
+        Some("lackey (page level): /bin/true")
+    );
+    fs::remove_file(out).unwrap();
+}
