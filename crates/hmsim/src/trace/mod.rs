@@ -41,7 +41,7 @@ use std::path::Path;
 
 pub use champsim::{encode_instr as encode_champsim_instr, RECORD_BYTES as CHAMPSIM_RECORD_BYTES};
 pub use convert::{convert, convert_reader, write_text, ConvertReport};
-pub use decompress::Compression;
+pub use decompress::{Compression, Encoder};
 pub use error::{Location, TraceError};
 pub use format::{Format, TraceKind};
 pub use info::{summarise, trace_info, PageCount, TraceInfo, DEFAULT_TOP_PAGES};

@@ -11,7 +11,7 @@ use super::kmem::gfp;
 use super::record::{Kind, TraceRecord};
 use super::Format;
 
-/// Formats [`TextWriter`] can write.
+/// Text formats `convert` can write.
 pub const TEXT_TARGETS: [Format; 10] = [
     Format::Lackey,
     Format::RamulatorCpu,
