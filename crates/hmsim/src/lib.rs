@@ -15,6 +15,7 @@ pub mod registry;
 pub mod rng;
 pub mod stats;
 pub mod storage;
+pub mod trace;
 pub mod units;
 
 pub use error::{ConfigError, Error};

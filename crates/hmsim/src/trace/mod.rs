@@ -1,0 +1,182 @@
+//! Traces: one streaming reader for every common memory/block/page-event trace format.
+//!
+//! [`open_trace`] sniffs the compression (gzip, xz, zstd, bzip2 by magic bytes) and the
+//! format (unless stated), and returns a [`TraceReader`]: an iterator of [`TraceRecord`]s
+//! that never holds more than a line or a block of the trace in memory. A malformed record
+//! ends the stream with a [`TraceError`] naming the file, line (or byte offset) and what was
+//! expected; it converts into the crate's [`ConfigError`](crate::ConfigError).
+//!
+//! The hmsim native format ([`native`]) is the fastest to read and the target of
+//! [`convert`]; [`trace_info`] summarises any trace.
+
+mod block;
+mod champsim;
+mod convert;
+mod decompress;
+mod error;
+mod format;
+mod info;
+mod kmem;
+mod lackey;
+mod memctrl;
+pub mod native;
+mod pagelevel;
+mod pages;
+mod parse;
+mod pin;
+mod record;
+mod sniff;
+mod text;
+mod varint;
+mod writers;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_util;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Cursor, Read};
+use std::path::Path;
+
+pub use champsim::{encode_instr as encode_champsim_instr, RECORD_BYTES as CHAMPSIM_RECORD_BYTES};
+pub use convert::{convert, convert_reader, write_text, ConvertReport};
+pub use decompress::{Compression, Encoder};
+pub use error::{Location, TraceError};
+pub use format::{Format, TraceKind};
+pub use info::{summarise, trace_info, PageCount, TraceInfo, DEFAULT_TOP_PAGES};
+pub use kmem::gfp;
+pub use native::{NativeHeader, NativeReader, NativeWriter};
+pub use pagelevel::PageLevel;
+pub use record::{
+    Kind, TraceRecord, KMEM_PAGE_BYTES, NO_CYCLE, NO_ID, NO_MIGRATETYPE, NO_TIME, SECTOR_BYTES,
+};
+pub use sniff::sniff;
+pub use writers::TEXT_TARGETS;
+
+/// A stream of trace records. Iteration stops after the first error.
+pub trait TraceReader: Iterator<Item = Result<TraceRecord, TraceError>> + Send {
+    /// The format being read.
+    fn format(&self) -> Format;
+
+    /// The header of a native trace; `None` for other formats.
+    fn native_header(&self) -> Option<&NativeHeader> {
+        None
+    }
+
+    /// Replaces `out` with up to `max` records; 0 at the end. Readers with a faster bulk
+    /// path (native) override it; hot loops should prefer it over `next`. On an error the
+    /// records of this batch are dropped: a stream ends at its first error anyway.
+    fn read_batch(&mut self, out: &mut Vec<TraceRecord>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        while out.len() < max {
+            match self.next() {
+                Some(Ok(r)) => out.push(r),
+                Some(Err(e)) => return Err(e),
+                None => break,
+            }
+        }
+        Ok(out.len())
+    }
+}
+
+/// A boxed reader is a reader, so adapters such as [`PageLevel`] wrap what `open_trace`
+/// returns.
+impl TraceReader for Box<dyn TraceReader> {
+    fn format(&self) -> Format {
+        (**self).format()
+    }
+
+    fn native_header(&self) -> Option<&NativeHeader> {
+        (**self).native_header()
+    }
+
+    fn read_batch(&mut self, out: &mut Vec<TraceRecord>, max: usize) -> Result<usize, TraceError> {
+        (**self).read_batch(out, max)
+    }
+}
+
+/// Read buffer for text and binary streams.
+const BUF_BYTES: usize = 256 * 1024;
+
+/// Opens a trace file; `format` overrides sniffing.
+pub fn open_trace(path: &Path, format: Option<Format>) -> Result<Box<dyn TraceReader>, TraceError> {
+    let name = path.display().to_string();
+    let file = File::open(path)
+        .map_err(|e| TraceError::new(&name, Location::File, format!("cannot open: {e}")))?;
+    open_reader(Box::new(file), &name, format)
+}
+
+/// Opens a trace from any byte stream (a pipe from a running tracer, a socket); `name`
+/// is used in error messages.
+pub fn open_reader(
+    src: Box<dyn Read + Send>,
+    name: &str,
+    format: Option<Format>,
+) -> Result<Box<dyn TraceReader>, TraceError> {
+    open_reader_with_compression(src, name, format).map(|(r, _)| r)
+}
+
+/// Like [`open_reader`], also saying which outer compression was found.
+pub fn open_reader_with_compression(
+    src: Box<dyn Read + Send>,
+    name: &str,
+    format: Option<Format>,
+) -> Result<(Box<dyn TraceReader>, Compression), TraceError> {
+    let file_err = |m: String| TraceError::new(name, Location::File, m);
+    let (magic, src, _) = peek(src, 6).map_err(|e| file_err(format!("cannot read: {e}")))?;
+    let compression = Compression::sniff(&magic);
+    let decoded = compression.decoder(src).map_err(|e| {
+        file_err(format!(
+            "cannot start {} decompression: {e}",
+            compression.name()
+        ))
+    })?;
+    let (head, stream, complete) = peek(decoded, sniff::SNIFF_BYTES).map_err(|e| {
+        file_err(format!(
+            "cannot read {} data (truncated or corrupt?): {e}",
+            compression.name()
+        ))
+    })?;
+    let format = match format {
+        Some(f) => f,
+        None => sniff::sniff(&head, complete).map_err(file_err)?,
+    };
+    let buffered = || Box::new(BufReader::with_capacity(BUF_BYTES, stream));
+    let reader: Box<dyn TraceReader> = match format {
+        Format::Lackey => text(buffered(), name, lackey::Lackey::default()),
+        Format::Pinatrace => text(buffered(), name, pin::Pinatrace),
+        Format::Dramsim => text(buffered(), name, memctrl::Dramsim),
+        Format::RamulatorDram => text(buffered(), name, memctrl::RamulatorDram),
+        Format::RamulatorCpu => text(buffered(), name, memctrl::RamulatorCpu::default()),
+        Format::Ramulator2 => text(buffered(), name, memctrl::Ramulator2),
+        Format::Vans => text(buffered(), name, memctrl::Vans::default()),
+        Format::Mqsim => text(buffered(), name, block::Mqsim),
+        Format::Disksim => text(buffered(), name, block::Disksim),
+        Format::Kmem => text(buffered(), name, kmem::Kmem),
+        Format::Champsim => Box::new(champsim::ChampsimReader::new(buffered(), name)),
+        Format::Native => Box::new(NativeReader::new(buffered(), name)?),
+    };
+    Ok((reader, compression))
+}
+
+fn text<P: text::LineParser + 'static>(
+    src: Box<dyn BufRead + Send>,
+    name: &str,
+    parser: P,
+) -> Box<dyn TraceReader> {
+    Box::new(text::TextReader::new(src, name, parser))
+}
+
+/// Reads up to `n` bytes and returns them, the stream with them put back, and whether the
+/// stream ended within them.
+fn peek(
+    mut src: Box<dyn Read + Send>,
+    n: usize,
+) -> std::io::Result<(Vec<u8>, Box<dyn Read + Send>, bool)> {
+    let mut head = Vec::with_capacity(n);
+    (&mut src).take(n as u64).read_to_end(&mut head)?;
+    let complete = head.len() < n;
+    let back: Box<dyn Read + Send> = Box::new(Cursor::new(head.clone()).chain(src));
+    Ok((head, back, complete))
+}

@@ -1,0 +1,140 @@
+//! Format sniffing from the first bytes of the (decompressed) stream.
+//!
+//! Every text parser is run over the sample lines; the format is the one whose parser
+//! accepts them all. When two formats accept the same lines and would read them the same
+//! way (Ramulator dram mode is a subset of VANS) the narrower one is taken; when they would
+//! read them differently (MQSim ns vs DiskSim ms) sniffing refuses to guess.
+
+use super::block::{Disksim, Mqsim};
+use super::kmem::Kmem;
+use super::lackey::Lackey;
+use super::memctrl::{Dramsim, Ramulator2, RamulatorCpu, RamulatorDram, Vans};
+use super::native::MAGIC;
+use super::pin::Pinatrace;
+use super::text::accepts;
+use super::Format;
+
+/// Bytes of the decompressed stream looked at.
+pub const SNIFF_BYTES: usize = 64 * 1024;
+/// Data lines looked at.
+const SNIFF_LINES: usize = 400;
+
+/// Picks the format of a trace from its first bytes. `complete` says `head` is the whole
+/// stream (so its last line is whole). The error says why and asks for `--format`.
+pub fn sniff(head: &[u8], complete: bool) -> Result<Format, String> {
+    if head.starts_with(MAGIC) {
+        return Ok(Format::Native);
+    }
+    if head.is_empty() {
+        return Err("the trace is empty".into());
+    }
+    if head.contains(&0) {
+        // Text traces never hold NUL bytes; ChampSim records always do (in the padding
+        // of small register numbers and of addresses under 2^56).
+        return Ok(Format::Champsim);
+    }
+    let mut lines: Vec<&[u8]> = head.split(|&c| c == b'\n').collect();
+    if !complete && lines.len() > 1 {
+        lines.pop(); // cut mid-line
+    }
+    let lines: Vec<&[u8]> = lines
+        .into_iter()
+        .filter(|l| {
+            !matches!(
+                l.iter().find(|c| !c.is_ascii_whitespace()),
+                None | Some(b'#')
+            )
+        })
+        .take(SNIFF_LINES)
+        .collect();
+    if lines.is_empty() {
+        return Err(
+            "no records in the first bytes of the trace: cannot tell its format; pass --format"
+                .into(),
+        );
+    }
+    let candidates: Vec<Format> = [
+        (Format::Lackey, accepts::<Lackey>(&lines)),
+        (Format::Pinatrace, accepts::<Pinatrace>(&lines)),
+        (Format::Dramsim, accepts::<Dramsim>(&lines)),
+        (Format::RamulatorDram, accepts::<RamulatorDram>(&lines)),
+        (Format::RamulatorCpu, accepts::<RamulatorCpu>(&lines)),
+        (Format::Ramulator2, accepts::<Ramulator2>(&lines)),
+        (Format::Vans, accepts::<Vans>(&lines)),
+        (Format::Mqsim, accepts::<Mqsim>(&lines)),
+        (Format::Disksim, accepts::<Disksim>(&lines)),
+        (Format::Kmem, accepts::<Kmem>(&lines)),
+    ]
+    .into_iter()
+    .filter_map(|(f, ok)| ok.then_some(f))
+    .collect();
+    match candidates.as_slice() {
+        [one] => Ok(*one),
+        [Format::RamulatorDram, Format::Vans] => Ok(Format::RamulatorDram),
+        [Format::Mqsim, Format::Disksim] => Err(
+            "block trace with integer times: MQSim (ns) or DiskSim (ms)? pass --format mqsim or --format disksim"
+                .into(),
+        ),
+        [] => {
+            let first = String::from_utf8_lossy(&lines[0][..lines[0].len().min(80)]).into_owned();
+            Err(format!(
+                "unrecognised trace format (first record line '{}'); pass --format, one of: {}",
+                first.trim_end(),
+                Format::ALL.map(|f| f.name()).join(", ")
+            ))
+        }
+        many => {
+            let names: Vec<&str> = many.iter().map(|f| f.name()).collect();
+            Err(format!("ambiguous trace format (could be {}); pass --format", names.join(" or ")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_sniff_picks_each_text_format() {
+        let cases: [(&str, Format); 10] = [
+            ("==1== Lackey\nI  04010aa0,3\n L 1ffefffb48,8\n", Format::Lackey),
+            ("0x7f3c4a5b2c30: W 0x7ffd5d0c1e48\n#eof\n", Format::Pinatrace),
+            ("0x12345680 READ 10\n0x12345690 WRITE 12\n", Format::Dramsim),
+            ("0x12345680 R\n0x12345690 W\n", Format::RamulatorDram),
+            ("3 20734016\n0 20734080 20734144\n", Format::RamulatorCpu),
+            ("LD 0x1000\nST 0x2000\n", Format::Ramulator2),
+            ("0x1000 R\n0x2000 C:10\n", Format::Vans),
+            ("0.5 0 1024 8 1\n1.25 0 2048 16 0\n", Format::Disksim),
+            (
+                "# tracer: nop\n  bash-1  [003] d..1.  1.5: mm_page_free: page=0x1 pfn=0x10 order=0\n",
+                Format::Kmem,
+            ),
+            ("HMSIMTRC\x01\x00", Format::Native),
+        ];
+        for (text, want) in cases {
+            assert_eq!(sniff(text.as_bytes(), true), Ok(want), "{text}");
+        }
+        assert_eq!(sniff(&[1, 0, 0, 0, 0, 0, 0, 0], true), Ok(Format::Champsim));
+    }
+
+    #[test]
+    fn trace_sniff_refuses_to_guess() {
+        let e = sniff(b"0 0 1024 8 1\n", true).unwrap_err();
+        assert!(e.contains("--format mqsim"), "{e}");
+        let e = sniff(b"hello world\n", true).unwrap_err();
+        assert!(
+            e.contains("unrecognised") && e.contains("hello world"),
+            "{e}"
+        );
+        assert!(sniff(b"", true).unwrap_err().contains("empty"));
+        assert!(sniff(b"# only a comment\n", true)
+            .unwrap_err()
+            .contains("--format"));
+    }
+
+    #[test]
+    fn trace_sniff_ignores_a_cut_last_line() {
+        assert_eq!(sniff(b"LD 0x1000\nST 0x2", false), Ok(Format::Ramulator2));
+        assert_eq!(sniff(b"LD 0x1000\nST 0x", false), Ok(Format::Ramulator2));
+    }
+}
