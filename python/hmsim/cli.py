@@ -142,6 +142,95 @@ def bench(module: str | None, scale: float, as_json: bool) -> None:
         )
 
 
+@cli.command()
+@click.option("--trace", "trace_file", required=True, type=click.Path(), help="Any readable memory trace.")
+@click.option("--device", default="optane-pmem", show_default=True, help="Catalog memory device of one DIMM.")
+@click.option("--format", "fmt", default=None, help="Trace format (default: sniffed).")
+@click.option("--dimms", type=click.IntRange(1, 64), default=6, show_default=True, help="Interleaved DIMMs.")
+@click.option(
+    "--cores", type=click.IntRange(1, 4096), default=1, show_default=True, help="Cores the trace's CPU ids fold onto."
+)
+@click.option(
+    "--ns-per-instruction",
+    type=click.FloatRange(0, 1e6),
+    default=1 / 3,
+    show_default=True,
+    help="Compute time per instruction between accesses.",
+)
+@click.option(
+    "--flush",
+    type=click.Choice(["clflush", "clflushopt", "clwb"]),
+    default="clwb",
+    show_default=True,
+    help="What the trace's flush records execute.",
+)
+@click.option("--clwb-keeps", is_flag=True, help="clwb keeps the line cached (Ice Lake and later).")
+@click.option("--eadr", is_flag=True, help="Caches are in the persistence domain.")
+@click.option("--no-drain", is_flag=True, help="Do not write back lines still dirty at the end.")
+@click.option("--top", type=click.IntRange(0, 100_000), default=10, show_default=True, help="Hottest ranges.")
+@click.option("--out", type=click.Path(), default=None, help="Also write results.csv, hot_ranges.csv, summary.json.")
+@device_dir_option
+def lifetime(
+    trace_file: str,
+    device: str,
+    fmt: str | None,
+    dimms: int,
+    cores: int,
+    ns_per_instruction: float,
+    flush: str,
+    clwb_keeps: bool,
+    eadr: bool,
+    no_drain: bool,
+    top: int,
+    out: str | None,
+    device_dirs: tuple[str, ...],
+) -> None:
+    """PMem lifetime cost of a program: replay its trace through caches and the PMem path."""
+    from hmsim.lifetime import lifetime as run_lifetime
+
+    res = run_lifetime(
+        trace_file,
+        device=device,
+        out=out,
+        fmt=fmt,
+        devices=device_dirs,
+        pmem={"dimms": dimms, "persistence": "eadr" if eadr else "adr"},
+        cache={"clwb_invalidates": not clwb_keeps},
+        cores=cores,
+        ns_per_instruction=ns_per_instruction,
+        flush=flush,
+        drain=not no_drain,
+        top_n=top,
+    )
+    r = res.results.iloc[0]
+    rows = [
+        ("records / instructions", f"{r.records} / {r.instructions}"),
+        ("program time (simulated)", f"{r.program_seconds:.6g} s"),
+        ("bytes stored by the program", f"{r.stored_bytes}"),
+        ("WPQ inserts (PMM_WPQ_INSERTS)", f"{r.wpq_inserts}  ({r.wa_stores_to_wpq:.3g} x stored bytes)"),
+        ("write requests (WriteRequests)", f"{r.write_requests}"),
+        (
+            "media writes (MediaWrites, 64 B)",
+            f"{r.media_writes_64b}  (WA {r.write_amplification:.3g} per request)"
+            if r.write_requests
+            else f"{r.media_writes_64b}",
+        ),
+        ("end-to-end WA (media / stored)", f"{r.wa_end_to_end:.3g}" if r.stored_bytes else "n/a"),
+        ("media bytes per hour", f"{r.media_bytes_per_hour:.4g}"),
+        ("rated PBW used per hour", f"{r.rated_fraction_per_hour:.3e}"),
+        ("lifetime, hottest line, no WL", f"{r.lifetime_years_no_wl:.4g} years"),
+        ("lifetime, simulated AIT WL", f"{r.lifetime_years_sim_wl:.4g} years"),
+        ("lifetime, ideal WL (rated PBW)", f"{r.lifetime_years_ideal_wl:.4g} years"),
+    ]
+    for k, v in rows:
+        console.print(f"{k:>34}: {v}")
+    hot = res.tables.get("hot_ranges")
+    if hot is not None and len(hot):
+        console.print(f"{'hottest 4 KiB ranges':>34}:")
+        for h in hot.itertuples():
+            console.print(f"{'':>36}{h.start_addr}  {h.media_writes_64b} media writes ({h.share:.1%})")
+
+
 @cli.group()
 def trace() -> None:
     """Record, inspect and convert traces."""
@@ -167,7 +256,7 @@ def trace_info(file: str, fmt: str | None, top: int, as_json: bool) -> None:
         if res.get(name):
             console.print(f"{'top 4 KB pages':>22}:")
             for p in res[name][:top]:
-                console.print(f"{'':>24}{p}")
+                console.print(f"{'':>24}{p['page_address']:#014x}  {p['records']} records")
             break
 
 

@@ -43,16 +43,22 @@ def _pmem(result, out: Path) -> None:
         wa = row["wa_end_to_end"]
         ax.set_title(f"{row['pattern']} {row['flush']}: end-to-end WA {wa:.2f}" if wa == wa else "write path")
         save_figure(fig, out, "write_path")
-        hot = result.tables.get("hot_ranges")
-        if hot is not None and len(hot):
-            fig, ax = plt.subplots()
-            ax.barh(hot.start_addr[::-1], hot.media_writes_64b[::-1])
-            ax.set_xlabel("media writes (64 B units)")
-            ax.set_title("hottest 4 KiB ranges")
-            save_figure(fig, out, "hot_ranges")
+    _hot_ranges(result, out)
 
 
-FIGURES = {"storage": _storage, "pmem": _pmem}
+def _hot_ranges(result, out: Path) -> None:
+    hot = result.tables.get("hot_ranges")
+    if hot is None or not len(hot):
+        return
+    with house_style():
+        fig, ax = plt.subplots()
+        ax.barh(hot.start_addr[::-1], hot.media_writes_64b[::-1])
+        ax.set_xlabel("media writes (64 B units)")
+        ax.set_title("hottest 4 KiB ranges")
+        save_figure(fig, out, "hot_ranges")
+
+
+FIGURES = {"storage": _storage, "pmem": _pmem, "lifetime": _hot_ranges}
 
 
 def run_figures(result, out: Path) -> None:

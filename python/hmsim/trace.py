@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -54,8 +55,9 @@ def record_lackey(cmd: Sequence[str], out: str | Path, page_level: bool = False)
         def convert_stream() -> None:
             try:
                 source = "lackey: " + " ".join(cmd)
-                result.update(json.loads(_core.trace_record_stream(str(fifo), str(tmp_out), "lackey", page_level,
-                                                                   source)))
+                result.update(
+                    json.loads(_core.trace_record_stream(str(fifo), str(tmp_out), "lackey", page_level, source))
+                )
             except BaseException as e:  # reported after valgrind ends
                 error.append(e)
 
@@ -111,13 +113,15 @@ def _tracing_state(root: Path, settings: dict[str, str]) -> Iterator[None]:
         for rel, value in settings.items():
             f = root / rel
             if rel != "trace":
-                saved[rel] = f.read_text().strip().split("\n")[0]
-            f.write_text(value)
+                old = f.read_text().split()
+                # buffer_size_kb reads "7 (expanded: 1408)": its first word is the setting.
+                saved[rel] = old[0] if rel == "buffer_size_kb" and old else " ".join(old)
+            f.write_text(value + "\n")
         yield
     finally:
         for rel, value in reversed(list(saved.items())):
             with contextlib.suppress(OSError):
-                (root / rel).write_text(value)
+                (root / rel).write_text(value + "\n")
 
 
 def record_kmem(cmd: Sequence[str], out: str | Path, buffer_kb: int = 16384) -> dict:
@@ -134,14 +138,20 @@ def record_kmem(cmd: Sequence[str], out: str | Path, buffer_kb: int = 16384) -> 
     tmp_out = _atomic_target(out)
     # The command waits on a pipe until the PID filter is set, so no early event is missed.
     gate_r, gate_w = os.pipe()
-    child = subprocess.Popen(["sh", "-c", f'read _ <&{gate_r}; exec "$@"', "sh", *cmd], pass_fds=(gate_r,))
+    gate = "import os, sys; fd = int(sys.argv[1]); os.read(fd, 1); os.close(fd); os.execvp(sys.argv[2], sys.argv[2:])"
+    try:
+        child = subprocess.Popen([sys.executable, "-c", gate, str(gate_r), *cmd], pass_fds=(gate_r,))
+    except OSError as e:
+        os.close(gate_r)
+        os.close(gate_w)
+        raise HmsimError("trace record", f"cannot start the command: {e}") from None
     os.close(gate_r)
     settings = {
         "tracing_on": "0",
         "buffer_size_kb": str(buffer_kb),
         "set_event_pid": str(child.pid),
         "options/event-fork": "1",
-        "trace": "",
+        "trace": "",  # clears the ring buffer
         **{f"events/{ev}/enable": "1" for ev in KMEM_EVENTS},
     }
     with tempfile.TemporaryDirectory(prefix="hmsim-kmem-") as d:
@@ -168,7 +178,8 @@ def record_kmem(cmd: Sequence[str], out: str | Path, buffer_kb: int = 16384) -> 
             stop.set()
             tmp_out.unlink(missing_ok=True)
             raise
-        report = json.loads(_core.trace_convert(str(raw), str(tmp_out), "native", "kmem"))
+        source = "kmem: " + " ".join(cmd)
+        report = json.loads(_core.trace_record_stream(str(raw), str(tmp_out), "kmem", False, source))
     os.replace(tmp_out, out)
     report["exit_status"] = status
     return report

@@ -1,6 +1,9 @@
 //! Thin PyO3 bindings: strings and JSON across the boundary, no models here.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use hmsim::trace::{self, Format};
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -66,6 +69,108 @@ fn run_bench(py: Python<'_>, module: Option<String>, scale: f64) -> PyResult<Str
     serde_json::to_string(&res).map_err(|e| PyException::new_err(e.to_string()))
 }
 
+fn format_arg(name: Option<String>, flag: &str) -> PyResult<Option<Format>> {
+    name.map(|n| Format::from_str(&n).map_err(|m| config_err(hmsim::ConfigError::new(flag, "", m))))
+        .transpose()
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> PyResult<String> {
+    serde_json::to_string(v).map_err(|e| PyException::new_err(e.to_string()))
+}
+
+/// `trace info`: a summary of the trace at `path` as JSON.
+#[pyfunction]
+#[pyo3(signature = (path, format=None, top=10))]
+fn trace_info(
+    py: Python<'_>,
+    path: String,
+    format: Option<String>,
+    top: usize,
+) -> PyResult<String> {
+    let fmt = format_arg(format, "--format")?;
+    let info = py
+        .detach(move || trace::trace_info(Path::new(&path), fmt, top))
+        .map_err(|e| config_err(e.into()))?;
+    to_json(&info)
+}
+
+/// `trace convert`: `src` to `dst` in format `to`.
+#[pyfunction]
+#[pyo3(signature = (src, dst, to="native".to_string(), format=None))]
+fn trace_convert(
+    py: Python<'_>,
+    src: String,
+    dst: String,
+    to: String,
+    format: Option<String>,
+) -> PyResult<String> {
+    let from = format_arg(format, "--from")?;
+    let to = format_arg(Some(to), "--to")?.expect("given");
+    let rep = py
+        .detach(move || trace::convert(Path::new(&src), Path::new(&dst), to, from))
+        .map_err(|e| config_err(e.into()))?;
+    to_json(&rep)
+}
+
+/// Read a trace of `format` as it arrives on `src` (a FIFO from a running tracer) and write
+/// it to `dst` in the native format, optionally reduced to page-level events.
+#[pyfunction]
+#[pyo3(signature = (src, dst, format, page_level=false, source=String::new()))]
+fn trace_record_stream(
+    py: Python<'_>,
+    src: String,
+    dst: String,
+    format: String,
+    page_level: bool,
+    source: String,
+) -> PyResult<String> {
+    let fmt = format_arg(Some(format), "--kind")?;
+    let rep = py
+        .detach(move || -> Result<trace::ConvertReport, trace::TraceError> {
+            let file = std::fs::File::open(&src).map_err(|e| {
+                trace::TraceError::new(&src, trace::Location::File, format!("cannot open: {e}"))
+            })?;
+            let mut reader = trace::open_reader(Box::new(file), &source, fmt)?;
+            let out = Path::new(&dst);
+            if page_level {
+                let mut reduced = trace::PageLevel::new(reader, 4096);
+                trace::convert_reader(
+                    &mut reduced,
+                    out,
+                    Format::Native,
+                    &format!("{source} (page level)"),
+                )
+            } else {
+                trace::convert_reader(reader.as_mut(), out, Format::Native, &source)
+            }
+        })
+        .map_err(|e| config_err(e.into()))?;
+    to_json(&rep)
+}
+
+/// `hmsim lifetime`: replay a trace through caches and the PMem path on `device`.
+#[pyfunction]
+#[pyo3(signature = (path, device, options="{}".to_string(), format=None, device_paths=Vec::new()))]
+fn lifetime_trace(
+    py: Python<'_>,
+    path: String,
+    device: String,
+    options: String,
+    format: Option<String>,
+    device_paths: Vec<String>,
+) -> PyResult<String> {
+    let fmt = format_arg(format, "--format")?;
+    let dirs = paths(device_paths);
+    let out = py
+        .detach(move || -> Result<hmsim::RunOutput, hmsim::ConfigError> {
+            let catalog = hmsim::device::Catalog::load(&dirs)?;
+            let mut reader = trace::open_trace(Path::new(&path), fmt)?;
+            hmsim::pmem::lifetime_trace(reader.as_mut(), &path, &device, &options, &catalog)
+        })
+        .map_err(config_err)?;
+    to_json(&out)
+}
+
 /// Names of the modules a scenario can name in `module = "..."`.
 #[pyfunction]
 fn module_names() -> Vec<&'static str> {
@@ -80,5 +185,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(module_names, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_info, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_record_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(lifetime_trace, m)?)?;
     Ok(())
 }

@@ -211,10 +211,11 @@ impl Machine {
         fence: bool,
     ) -> f64 {
         self.begin(core);
-        let lines = bytes.div_ceil(64);
+        let (first, lines) = span(addr, bytes);
+        self.stored_bytes += bytes;
         let mut own = 0.0;
         for i in 0..lines {
-            let a = addr + i * 64;
+            let a = first + i * 64;
             if persist == Persist::Ntstore {
                 self.h.ntstore(core, a, &mut self.sys);
             } else {

@@ -7,6 +7,7 @@ mod ait;
 mod config;
 mod driver;
 pub mod lifetime;
+mod replay;
 mod scenario;
 mod system;
 mod xpbuffer;
@@ -16,6 +17,7 @@ pub use config::{AitConfig, PmemConfig, PmemTiming, XpBufferConfig};
 pub use driver::{
     run_workload, DimmSpec, Machine, Persist, PmemPattern, PmemRunResult, PmemWorkload,
 };
+pub use replay::{lifetime_trace, ReplayOptions};
 pub use scenario::run;
 pub use system::{Counters, PmemSystem};
 pub use xpbuffer::XpBuffer;

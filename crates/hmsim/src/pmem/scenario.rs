@@ -155,6 +155,15 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
     ] {
         insert(&mut row, k, v);
     }
+    for (name, st) in ["l1", "l2", "llc"].iter().zip(m.h.level_stats()) {
+        insert(&mut row, &format!("{name}_hits"), json!(st.hits));
+        insert(&mut row, &format!("{name}_misses"), json!(st.misses));
+        insert(
+            &mut row,
+            &format!("{name}_writebacks"),
+            json!(st.writebacks),
+        );
+    }
     let mut out = RunOutput::new(
         "pmem",
         sc.seed,

@@ -1,0 +1,251 @@
+//! `hmsim lifetime --trace`: replay any memory trace through caches and the PMem path and
+//! report the media writes, amplification per layer and lifetime it costs. Without flushes
+//! in the trace, lines reach PMem by eviction (as in Memory Mode or un-flushed code); dirty
+//! lines left in the caches at the end are written back (a finished program's data lands).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::config::PmemConfig;
+use super::driver::{DimmSpec, Machine, Persist};
+use super::lifetime;
+use crate::cache::{CacheConfig, FlushKind};
+use crate::config::{Validate, Validator};
+use crate::device::{Catalog, DeviceKind};
+use crate::error::ConfigError;
+use crate::registry::RunOutput;
+use crate::trace::{Kind, TraceReader, NO_ID};
+
+/// Options of a trace replay (everything but the trace and the device).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayOptions {
+    #[serde(default)]
+    pub pmem: PmemConfig,
+    #[serde(default)]
+    pub cache: CacheConfig,
+    /// Cores the trace's CPU ids are folded onto.
+    #[serde(default = "one")]
+    pub cores: usize,
+    /// Time per instruction between memory accesses (1 IPC at 3 GHz by default), ns.
+    #[serde(default = "ns_per_instr")]
+    pub ns_per_instruction: f64,
+    /// What a trace's flush records execute.
+    #[serde(default = "clwb")]
+    pub flush: FlushKind,
+    /// Write back dirty cached lines at the end of the trace.
+    #[serde(default = "yes")]
+    pub drain: bool,
+    #[serde(default = "ten")]
+    pub top_n: usize,
+    #[serde(default)]
+    pub seed: u64,
+}
+
+fn one() -> usize {
+    1
+}
+fn ns_per_instr() -> f64 {
+    1.0 / 3.0
+}
+fn clwb() -> FlushKind {
+    FlushKind::Clwb
+}
+fn yes() -> bool {
+    true
+}
+fn ten() -> usize {
+    10
+}
+
+impl Validate for ReplayOptions {
+    fn validate(&self, v: &mut Validator) {
+        v.nested("pmem", &self.pmem);
+        v.nested("cache", &self.cache);
+        v.range("cores", self.cores, 1, 4096, "");
+        v.range(
+            "ns_per_instruction",
+            self.ns_per_instruction,
+            0.0,
+            1e6,
+            "ns",
+        );
+        v.range("top_n", self.top_n, 0, 100_000, "");
+    }
+}
+
+/// Replay `reader` on `device` (a catalog memory device with a rated endurance).
+pub fn lifetime_trace(
+    reader: &mut dyn TraceReader,
+    trace_name: &str,
+    device: &str,
+    options_json: &str,
+    catalog: &Catalog,
+) -> Result<RunOutput, ConfigError> {
+    let opts: ReplayOptions = serde_json::from_str(options_json)
+        .map_err(|e| ConfigError::new("<options>", "", format!("invalid replay options: {e}")))?;
+    Validator::check("<options>", "", &opts)?;
+    let dev = catalog.require(device, "--device", "device")?;
+    if dev.kind != DeviceKind::Memory {
+        return Err(ConfigError::new(
+            "--device",
+            "device",
+            format!(
+                "'{}' is a block device; expected a memory device such as optane-pmem",
+                dev.name
+            ),
+        ));
+    }
+    let rated = dev
+        .endurance
+        .as_ref()
+        .and_then(|e| e.tbw_bytes)
+        .ok_or_else(|| {
+            ConfigError::new(
+                "--device",
+                "device",
+                format!(
+                    "device '{}' has no endurance.tbw_bytes (rated bytes written)",
+                    dev.name
+                ),
+            )
+        })?;
+    let mut pmem = opts.pmem.clone();
+    pmem.device = dev.name.clone();
+    let mut m = Machine::new(
+        &pmem,
+        &opts.cache,
+        opts.cores,
+        DimmSpec::from_rating(dev.capacity_bytes, rated),
+        opts.seed,
+    );
+    let mut batch = Vec::with_capacity(4096);
+    let (mut records, mut instructions) = (0u64, 0u64);
+    loop {
+        let n = reader.read_batch(&mut batch, 4096)?;
+        if n == 0 {
+            break;
+        }
+        for r in &batch {
+            let core = if r.cpu == NO_ID {
+                0
+            } else {
+                r.cpu as usize % opts.cores
+            };
+            instructions += r.inst_gap;
+            m.compute(core, r.inst_gap as f64 * opts.ns_per_instruction);
+            let size = (r.size as u64).max(1);
+            match r.kind {
+                Kind::Load => {
+                    m.read_op(core, r.address, size);
+                }
+                Kind::Store => {
+                    m.write_op(core, r.address, size, Persist::None, false);
+                }
+                Kind::Modify => {
+                    m.read_op(core, r.address, size);
+                    m.write_op(core, r.address, size, Persist::None, false);
+                }
+                Kind::Flush => m.flush_op(core, r.address, opts.flush),
+                Kind::Instr | Kind::Alloc | Kind::Free => {}
+            }
+        }
+        records += n as u64;
+    }
+    if opts.drain {
+        m.drain();
+    }
+    let elapsed_s = m.elapsed_ns() * 1e-9;
+    let c = m.sys.counters();
+    let (pw, lw) = m.sys.max_line_wear();
+    let life = lifetime::report(
+        c.media_writes_64b,
+        elapsed_s,
+        rated,
+        dev.capacity_bytes as f64,
+        pmem.dimms,
+        lw,
+        pw,
+        &m.sys.page_media_writes(),
+        opts.top_n,
+    );
+    let ratio = |a: f64, b: f64| if b == 0.0 { Value::Null } else { json!(a / b) };
+    let stored = m.stored_bytes as f64;
+    let mut row = Map::new();
+    for (k, v) in [
+        ("trace", json!(trace_name)),
+        ("device", json!(dev.name)),
+        ("records", json!(records)),
+        ("instructions", json!(instructions)),
+        ("program_seconds", json!(elapsed_s)),
+        ("stored_bytes", json!(m.stored_bytes)),
+        ("flushed_lines", json!(m.h.flushed_lines)),
+        ("wpq_inserts", json!(c.wpq_inserts)),
+        ("write_requests", json!(c.write_requests)),
+        ("read_requests", json!(c.read_requests)),
+        ("media_writes_64b", json!(c.media_writes_64b)),
+        ("media_reads_64b", json!(c.media_reads_64b)),
+        ("migrations", json!(c.migrations)),
+        (
+            "wa_stores_to_wpq",
+            ratio(c.wpq_inserts as f64 * 64.0, stored),
+        ),
+        (
+            "write_amplification",
+            ratio(c.media_writes_64b as f64, c.write_requests as f64),
+        ),
+        (
+            "wa_end_to_end",
+            ratio(c.media_writes_64b as f64 * 64.0, stored),
+        ),
+        ("lifetime_years_no_wl", json!(life.years_no_wear_leveling)),
+        (
+            "lifetime_years_sim_wl",
+            json!(life.years_simulated_wear_leveling),
+        ),
+        (
+            "lifetime_years_ideal_wl",
+            json!(life.years_ideal_wear_leveling),
+        ),
+        (
+            "rated_fraction_per_hour",
+            json!(life.rated_fraction_per_hour),
+        ),
+        (
+            "media_bytes_per_hour",
+            json!(life.media_write_rate_bytes_per_s * 3600.0),
+        ),
+    ] {
+        row.insert(k.to_string(), v);
+    }
+    let mut out = RunOutput::new(
+        "lifetime",
+        opts.seed,
+        serde_json::to_value(&opts).unwrap_or(Value::Null),
+    );
+    for k in [
+        "wa_end_to_end",
+        "write_amplification",
+        "rated_fraction_per_hour",
+        "lifetime_years_no_wl",
+        "lifetime_years_ideal_wl",
+    ] {
+        out.headline.insert(k.to_string(), row[k].clone());
+    }
+    out.rows.push(row);
+    out.tables.insert(
+        "hot_ranges".into(),
+        life.hottest_ranges
+            .iter()
+            .map(|h| {
+                let mut m = Map::new();
+                m.insert("start_addr".into(), json!(format!("{:#x}", h.start_addr)));
+                m.insert("bytes".into(), json!(h.bytes));
+                m.insert("media_writes_64b".into(), json!(h.media_writes_64b));
+                m.insert("share".into(), json!(h.share));
+                m
+            })
+            .collect(),
+    );
+    Ok(out)
+}
