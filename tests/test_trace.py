@@ -129,3 +129,44 @@ def test_lifetime_cli_and_bad_device(cli, tmp_path):
     assert code == 0 and "PMM_WPQ_INSERTS" in out and "hottest" in out
     code, _, err = cli("lifetime", "--trace", str(TRUE_LACKEY), "--device", "intel-ssd-750")
     assert code == 2 and "memory device" in err
+
+
+RECORDED = {
+    "pigz-d.pages.hmt": ("access", 209_162, 1_414_015),
+    "sort.pages.hmt": ("access", 399_058, 2_188_053),
+    "sqlite3.pages.hmt": ("access", 1_110_624, 4_931_116),
+    "gcc.kmem.hmt": ("pageevents", 11_754, None),
+    "dbench.kmem.hmt": ("pageevents", 32_994, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED))
+def test_committed_recorded_traces_read_back(name):
+    kind, records, instructions = RECORDED[name]
+    info = tr.info(DATA / name)
+    assert (info["kind"], info["records"], info["instructions"]) == (kind, records, instructions)
+    assert info["source"].startswith("lackey: " if kind == "access" else "kmem: ")
+
+
+def test_lifetime_of_the_recorded_pigz_trace():
+    r = lifetime(DATA / "pigz-d.pages.hmt").results.iloc[0]
+    assert r.instructions == 1_414_015 and r.media_writes_64b > 0
+
+
+@pytest.mark.skipif(
+    shutil.which("valgrind") is None or shutil.which("pigz") is None,
+    reason="valgrind or pigz is not installed (apt-get install valgrind pigz)",
+)
+def test_record_pigz_decompression_live(cli, tmp_path):
+    src = tmp_path / "x.txt"
+    src.write_text("hello heterogeneous memory\n" * 2000)
+    import subprocess
+
+    subprocess.run(["pigz", "-k", str(src)], check=True)
+    out = tmp_path / "t.hmt"
+    code, _, err = cli(
+        "trace", "record", "--kind", "lackey", "-o", str(out), "--", "pigz", "-d", "-k", "-f", str(src) + ".gz"
+    )
+    assert code == 0, err
+    code, text, _ = cli("trace", "info", str(out))
+    assert code == 0 and "native" in text

@@ -128,7 +128,7 @@ def sweep(sweep_file: str, out: str, backend: str, workers: int | None, device_d
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def bench(module: str | None, scale: float, as_json: bool) -> None:
     """Measure simulation speed (simulated requests or accesses per wall second)."""
-    known = _core.module_names()
+    known = [*_core.module_names(), "trace"]
     if module is not None and module not in known:
         raise HmsimError("--module", f"unknown module '{module}'; allowed: {', '.join(known)}")
     results = json.loads(_core.bench(module, scale))

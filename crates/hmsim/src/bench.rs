@@ -101,6 +101,47 @@ pub fn pmem_clwb(operations: u64, random: bool) -> BenchResult {
     }
 }
 
+/// Native trace reading: records per wall second over an in-memory native trace of
+/// `records` accesses (90 % strided, 10 % random in 256 MB, like a program's mix).
+pub fn trace_native_read(records: u64) -> BenchResult {
+    use crate::trace::{open_reader, Format, Kind, NativeHeader, NativeWriter, TraceRecord};
+    use rand::Rng;
+    let mut rng = crate::rng::stream(1, "bench.trace");
+    let mut w = NativeWriter::new(Vec::new(), &NativeHeader::default()).expect("in-memory writer");
+    let mut addr = 0x7f00_0000_0000u64;
+    for i in 0..records {
+        addr = if rng.random_range(0..100) < 90 {
+            addr + 64
+        } else {
+            0x7f00_0000_0000 + rng.random_range(0..256u64 << 20)
+        };
+        let mut r = TraceRecord::new(if i % 10 < 7 { Kind::Load } else { Kind::Store }, addr, 8);
+        r.inst_gap = i % 4;
+        w.write(&r).expect("in-memory write");
+    }
+    let bytes = w.finish().expect("in-memory finish");
+    let start = Instant::now();
+    let mut reader = open_reader(
+        Box::new(std::io::Cursor::new(bytes)),
+        "bench",
+        Some(Format::Native),
+    )
+    .expect("native");
+    let (mut batch, mut n) = (Vec::new(), 0u64);
+    while reader.read_batch(&mut batch, 4096).expect("valid trace") > 0 {
+        n += batch.len() as u64;
+    }
+    let wall_s = start.elapsed().as_secs_f64();
+    BenchResult {
+        module: "trace".into(),
+        case: "native read, 90 % strided / 10 % random accesses".into(),
+        unit: "records".into(),
+        count: n,
+        wall_s,
+        per_wall_second: n as f64 / wall_s,
+    }
+}
+
 /// Every benchmark of `module` (or all modules for `None`).
 pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
     let mut out = Vec::new();
@@ -113,6 +154,9 @@ pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
         let ops = (4_000_000.0 * scale).max(1000.0) as u64;
         out.push(pmem_clwb(ops, false));
         out.push(pmem_clwb(ops, true));
+    }
+    if module.is_none() || module == Some("trace") {
+        out.push(trace_native_read((10_000_000.0 * scale).max(1000.0) as u64));
     }
     out
 }
