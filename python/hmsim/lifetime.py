@@ -10,7 +10,7 @@ from typing import Any
 
 from hmsim import _core
 from hmsim.catalog import device_paths
-from hmsim.scenario import RunResult, output_from_json
+from hmsim.scenario import RunResult, output_from_json, write_run
 
 
 def lifetime(
@@ -30,13 +30,5 @@ def lifetime(
     raw = _core.lifetime_trace(str(trace), device, json.dumps(options), fmt, device_paths(devices))
     result = output_from_json(raw, time.perf_counter() - start)
     if out is not None:
-        from hmsim.figures import run_figures
-        from hmsim.results import write_csv, write_json
-
-        out = Path(out)
-        write_csv(out / "results.csv", result.results)
-        for name, table in result.tables.items():
-            write_csv(out / f"{name}.csv", table)
-        run_figures(result, out)
-        write_json(out / "summary.json", result.summary(str(trace)))
+        write_run(result, Path(out), str(trace))
     return result

@@ -108,13 +108,17 @@ def run(
     raw = run_raw(text, file, parse_overrides(set), device_paths(devices))
     result = output_from_json(raw, raw["wall_time_s"])
     if out is not None:
-        from hmsim.figures import run_figures
-        from hmsim.results import write_csv, write_json
-
-        out = Path(out)
-        write_csv(out / "results.csv", result.results)
-        for name, table in result.tables.items():
-            write_csv(out / f"{name}.csv", table)
-        run_figures(result, out)
-        write_json(out / "summary.json", result.summary(file))
+        write_run(result, Path(out), file)
     return result
+
+
+def write_run(result: RunResult, out: Path, source: str) -> None:
+    """results.csv, one CSV per extra table, the module's figures and summary.json."""
+    from hmsim.figures import run_figures
+    from hmsim.results import write_csv, write_json
+
+    write_csv(out / "results.csv", result.results)
+    for name, table in result.tables.items():
+        write_csv(out / f"{name}.csv", table)
+    run_figures(result, out)
+    write_json(out / "summary.json", result.summary(source))

@@ -198,24 +198,14 @@ pub fn lifetime_trace(
             "wa_end_to_end",
             ratio(c.media_writes_64b as f64 * 64.0, stored),
         ),
-        ("lifetime_years_no_wl", json!(life.years_no_wear_leveling)),
-        (
-            "lifetime_years_sim_wl",
-            json!(life.years_simulated_wear_leveling),
-        ),
-        (
-            "lifetime_years_ideal_wl",
-            json!(life.years_ideal_wear_leveling),
-        ),
-        (
-            "rated_fraction_per_hour",
-            json!(life.rated_fraction_per_hour),
-        ),
         (
             "media_bytes_per_hour",
             json!(life.media_write_rate_bytes_per_s * 3600.0),
         ),
     ] {
+        row.insert(k.to_string(), v);
+    }
+    for (k, v) in life.columns() {
         row.insert(k.to_string(), v);
     }
     let mut out = RunOutput::new(
@@ -233,19 +223,7 @@ pub fn lifetime_trace(
         out.headline.insert(k.to_string(), row[k].clone());
     }
     out.rows.push(row);
-    out.tables.insert(
-        "hot_ranges".into(),
-        life.hottest_ranges
-            .iter()
-            .map(|h| {
-                let mut m = Map::new();
-                m.insert("start_addr".into(), json!(format!("{:#x}", h.start_addr)));
-                m.insert("bytes".into(), json!(h.bytes));
-                m.insert("media_writes_64b".into(), json!(h.media_writes_64b));
-                m.insert("share".into(), json!(h.share));
-                m
-            })
-            .collect(),
-    );
+    out.tables
+        .insert("hot_ranges".into(), life.hot_range_rows());
     Ok(out)
 }

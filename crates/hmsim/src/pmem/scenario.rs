@@ -139,21 +139,11 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
         ("write_latency_p99999_us", json!(r.write_p99999_us)),
         ("read_latency_mean_ns", json!(r.read_latency.mean_us * 1e3)),
         ("max_line_media_writes", json!(r.max_logical_line_writes)),
-        ("lifetime_years_no_wl", json!(life.years_no_wear_leveling)),
-        (
-            "lifetime_years_sim_wl",
-            json!(life.years_simulated_wear_leveling),
-        ),
-        (
-            "lifetime_years_ideal_wl",
-            json!(life.years_ideal_wear_leveling),
-        ),
-        (
-            "rated_fraction_per_hour",
-            json!(life.rated_fraction_per_hour),
-        ),
     ] {
         insert(&mut row, k, v);
+    }
+    for (k, v) in life.columns() {
+        row.insert(k.to_string(), v);
     }
     for (name, st) in ["l1", "l2", "llc"].iter().zip(m.h.level_stats()) {
         insert(&mut row, &format!("{name}_hits"), json!(st.hits));
@@ -181,19 +171,7 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
     }
     out.headline = headline;
     out.rows.push(row);
-    out.tables.insert(
-        "hot_ranges".into(),
-        life.hottest_ranges
-            .iter()
-            .map(|h| {
-                let mut m = Map::new();
-                insert(&mut m, "start_addr", json!(format!("{:#x}", h.start_addr)));
-                insert(&mut m, "bytes", json!(h.bytes));
-                insert(&mut m, "media_writes_64b", json!(h.media_writes_64b));
-                insert(&mut m, "share", json!(h.share));
-                m
-            })
-            .collect(),
-    );
+    out.tables
+        .insert("hot_ranges".into(), life.hot_range_rows());
     Ok(out)
 }
