@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(BIN):$(PATH)
 
-.PHONY: run test setup build lint rust-test py-test bench clean
+.PHONY: run test setup build lint rust-test py-test bench validation clean
 
 run: build
 	hmsim reproduce all --quick --out results
@@ -36,6 +36,10 @@ rust-test:
 
 py-test: $(STAMP)
 	pytest -q
+
+validation: build
+	hmsim reproduce all --out results
+	python -c "from hmsim.report import write_validation_doc; write_validation_doc('results', 'docs/validation.md')"
 
 bench: build
 	hmsim bench

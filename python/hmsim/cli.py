@@ -95,9 +95,15 @@ def reproduce(study: str, out: str, quick: bool, workers: int | None) -> None:
     from hmsim.studies import get, names
 
     todo = names() if study == "all" else [get(study).name]
+    done = {}
     for name in todo:
         res = get(name).run(Path(out) / name, quick=quick, workers=workers, echo=True)
+        done[name] = res
         console.print(f"{name}: results in {Path(out) / name}/ ({res.summary['wall_time_s']:.1f} s)")
+    if study == "all":
+        from hmsim.report import write_report
+
+        console.print(f"report: {write_report(Path(out), done)}")
 
 
 @cli.command()

@@ -17,5 +17,9 @@ def reproduce(
     """Run study `name` (or every study for "all"); results land in `out/<name>/`."""
     out = Path(out)
     if name == "all":
-        return {n: get(n).run(out / n, quick=quick, workers=workers, echo=echo) for n in names()}
+        from hmsim.report import write_report
+
+        done = {n: get(n).run(out / n, quick=quick, workers=workers, echo=echo) for n in names()}
+        write_report(out, done)
+        return done
     return get(name).run(out / name, quick=quick, workers=workers, echo=echo)
