@@ -90,14 +90,25 @@ def run(scenario: str, out: str, overrides: tuple[str, ...], device_dirs: tuple[
 @click.option("--out", default="results", show_default=True, type=click.Path(), help="Output directory.")
 @click.option("--quick", is_flag=True, help="Reduced grid: seconds to a minute.")
 @click.option("--workers", type=click.IntRange(1, 1024), default=None, help="Parallel points (default: cores).")
-def reproduce(study: str, out: str, quick: bool, workers: int | None) -> None:
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="local: threads here; dask: a Dask cluster (--scheduler, or a LocalCluster).",
+)
+@click.option("--scheduler", default=None, metavar="ADDR", help="Dask scheduler, e.g. tcp://host:8786.")
+def reproduce(study: str, out: str, quick: bool, workers: int | None, backend: str, scheduler: str | None) -> None:
     """Reproduce a published study (or `all`), printing simulated vs published numbers."""
     from hmsim.studies import get, names
 
     todo = names() if study == "all" else [get(study).name]
     done = {}
+    from hmsim.sweep import using_backend
+
     for name in todo:
-        res = get(name).run(Path(out) / name, quick=quick, workers=workers, echo=True)
+        with using_backend(_backend(backend, scheduler)):
+            res = get(name).run(Path(out) / name, quick=quick, workers=workers, echo=True)
         done[name] = res
         console.print(f"{name}: results in {Path(out) / name}/ ({res.summary['wall_time_s']:.1f} s)")
     if study == "all":
@@ -111,18 +122,21 @@ def reproduce(study: str, out: str, quick: bool, workers: int | None) -> None:
 @click.option("--out", required=True, type=click.Path(), help="Output directory (re-run to resume).")
 @click.option(
     "--backend",
-    type=click.Choice(["local"]),
+    type=click.Choice(["local", "dask"]),
     default="local",
     show_default=True,
-    help="Where points run (a Dask backend is planned).",
+    help="local: threads here; dask: a Dask cluster (--scheduler, or a LocalCluster).",
 )
+@click.option("--scheduler", default=None, metavar="ADDR", help="Dask scheduler, e.g. tcp://host:8786.")
 @click.option("--workers", type=click.IntRange(1, 1024), default=None, help="Parallel points (default: cores).")
 @device_dir_option
-def sweep(sweep_file: str, out: str, backend: str, workers: int | None, device_dirs: tuple[str, ...]) -> None:
+def sweep(
+    sweep_file: str, out: str, backend: str, scheduler: str | None, workers: int | None, device_dirs: tuple[str, ...]
+) -> None:
     """Run a parameter sweep: a scenario plus axes, in parallel, resumable."""
     from hmsim.sweep import run_sweep
 
-    res = run_sweep(sweep_file, out, workers=workers, devices=device_dirs)
+    res = run_sweep(sweep_file, out, workers=workers, devices=device_dirs, backend=_backend(backend, scheduler))
     console.print(f"{res.ran} points run, {res.reused} reused; results in {out}/")
 
 
@@ -295,6 +309,14 @@ def trace_record(kind: str, out: str, page_level: bool, cmd: tuple[str, ...]) ->
             raise HmsimError("--page-level", "applies to --kind lackey only")
         res = record_kmem(list(cmd), out)
     console.print(f"{res.get('records', '?')} records written to {out} (command exit status {res['exit_status']})")
+
+
+def _backend(name: str, scheduler: str | None):
+    from hmsim.sweep import Backend
+
+    if scheduler and name != "dask":
+        raise HmsimError("--scheduler", "goes with --backend dask")
+    return Backend(name, scheduler)
 
 
 def main(argv: list[str] | None = None) -> int:

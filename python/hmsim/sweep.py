@@ -13,13 +13,17 @@ A sweep file is TOML:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
+import logging
 import os
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,14 +90,109 @@ def _combine(points: Sequence[Point], outputs: Sequence[dict]) -> tuple[pd.DataF
     return pd.DataFrame(rows), {k: pd.DataFrame(v) for k, v in tables.items()}
 
 
+@dataclass(frozen=True)
+class Backend:
+    """Where sweep points run: `local` (threads in this process; the core releases the GIL)
+    or `dask` (a Dask scheduler at `scheduler`, or a LocalCluster started for the run)."""
+
+    name: str = "local"
+    scheduler: str | None = None
+
+
+BACKEND: ContextVar[Backend | None] = ContextVar("hmsim_backend", default=None)
+
+
+@contextmanager
+def using_backend(backend: Backend) -> Iterator[None]:
+    """Run every sweep (and study) inside the block on `backend`."""
+    token = BACKEND.set(backend)
+    try:
+        yield
+    finally:
+        BACKEND.reset(token)
+
+
+Done = Callable[[Point, dict], None]
+
+
+def _run_local(todo: list[Point], dev: list[str], n: int, done: Done) -> None:
+    pool = ThreadPoolExecutor(max_workers=n)
+    pending: dict[Future, Point] = {}
+    queue = iter(todo)
+    try:
+        # Keep at most 2n points in flight so Ctrl-C does not wait for a long queue.
+        for p in itertools.islice(queue, 2 * n):
+            pending[pool.submit(run_raw, p.text, p.file, list(p.overrides), dev)] = p
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                p = pending.pop(fut)
+                done(p, fut.result())
+                nxt = next(queue, None)
+                if nxt is not None:
+                    pending[pool.submit(run_raw, nxt.text, nxt.file, list(nxt.overrides), dev)] = nxt
+    except KeyboardInterrupt:
+        for fut in pending:
+            fut.cancel()
+        # Points already running finish (the core is not interruptible) and are kept.
+        for fut, p in pending.items():
+            if not fut.cancelled():
+                with contextlib.suppress(Exception):
+                    done(p, fut.result())
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+
+
+def _run_dask(todo: list[Point], dev: list[str], n: int, done: Done, scheduler: str | None) -> None:
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise HmsimError("--backend", "dask is not installed (pip install 'dask[distributed]')") from None
+    cluster = None
+    try:
+        if scheduler:
+            client = Client(scheduler, timeout="10s")
+        else:
+            cluster = LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+            )
+            client = Client(cluster)
+    except (OSError, TimeoutError) as e:
+        if cluster is not None:
+            cluster.close()
+        raise HmsimError("--scheduler", f"cannot reach the Dask scheduler at {scheduler} within 10 s ({e})") from None
+    futures = {}
+    try:
+        for p in todo:
+            fut = client.submit(run_raw, p.text, p.file, list(p.overrides), dev, key=f"hmsim-point-{p.id}", pure=False)
+            futures[fut] = p
+        # Results stream back as they finish and are written at once; a worker that dies only
+        # loses its running task, which the scheduler reruns elsewhere.
+        for fut in as_completed(futures):
+            done(futures[fut], fut.result())
+    except KeyboardInterrupt:
+        client.cancel(list(futures))
+        raise
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
 def run_points(
     points: Sequence[Point],
     out: Path,
     workers: int | None = None,
     label: str = "sweep",
     devices: Iterable[str | Path] = (),
+    backend: Backend | None = None,
 ) -> SweepResult:
     """Run every point not already saved under `out/points/`; return all, in input order."""
+    backend = backend or BACKEND.get() or Backend()
     store = Path(out) / "points"
     store.mkdir(parents=True, exist_ok=True)
     dev = device_paths(devices)
@@ -109,42 +208,19 @@ def run_points(
     reused = len({p.id for p in points}) - len(todo)
     n = workers or default_workers()
     with progress(len(todo) + reused, label, done=reused) as bar:
-        pool = ThreadPoolExecutor(max_workers=n)
-        pending: dict[Future, Point] = {}
-        queue = iter(todo)
+
+        def done(p: Point, result: dict) -> None:
+            write_json(store / f"{p.id}.json", result)
+            outputs[p.id] = result
+            bar.advance()
+
         try:
-            # Keep at most 2n points in flight so Ctrl-C does not wait for a long queue.
-            for p in itertools.islice(queue, 2 * n):
-                pending[pool.submit(run_raw, p.text, p.file, list(p.overrides), dev)] = p
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    p = pending.pop(fut)
-                    result = fut.result()
-                    write_json(store / f"{p.id}.json", result)
-                    outputs[p.id] = result
-                    bar.advance()
-                    nxt = next(queue, None)
-                    if nxt is not None:
-                        pending[pool.submit(run_raw, nxt.text, nxt.file, list(nxt.overrides), dev)] = nxt
+            if backend.name == "dask":
+                _run_dask(todo, dev, n, done, backend.scheduler)
+            elif todo:
+                _run_local(todo, dev, n, done)
         except KeyboardInterrupt:
-            for fut in pending:
-                fut.cancel()
-            # Points already running finish (the core is not interruptible) and are kept.
-            for fut, p in pending.items():
-                if not fut.cancelled():
-                    try:
-                        result = fut.result()
-                    except Exception:
-                        continue
-                    write_json(store / f"{p.id}.json", result)
-                    outputs[p.id] = result
-            pool.shutdown(wait=False, cancel_futures=True)
             raise SweepInterrupted(len(outputs), len({p.id for p in points}), Path(out)) from None
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
     ordered = [outputs[p.id] for p in points]
     results, tables = _combine(points, ordered)
     return SweepResult(results, tables, ordered, ran=len(todo), reused=reused)
@@ -197,7 +273,11 @@ def load_sweep(path: str | Path) -> tuple[list[Point], dict]:
 
 
 def run_sweep(
-    path: str | Path, out: str | Path, workers: int | None = None, devices: Iterable[str] = ()
+    path: str | Path,
+    out: str | Path,
+    workers: int | None = None,
+    devices: Iterable[str] = (),
+    backend: Backend | None = None,
 ) -> SweepResult:
     import time
 
@@ -206,7 +286,7 @@ def run_sweep(
     start = time.perf_counter()
     points, meta = load_sweep(path)
     out = Path(out)
-    res = run_points(points, out, workers=workers, label=meta["name"], devices=devices)
+    res = run_points(points, out, workers=workers, label=meta["name"], devices=devices, backend=backend)
     write_csv(out / "results.csv", res.results)
     for name, table in res.tables.items():
         write_csv(out / f"{name}.csv", table)
