@@ -12,8 +12,8 @@ use crate::rng::SimRng;
 /// XPLines per 4 KiB block.
 pub const XPLINES_PER_BLOCK: u64 = 16;
 
-/// Writes per XPLine of one 4 KiB block.
-pub type BlockWear = [u32; XPLINES_PER_BLOCK as usize];
+pub use super::wear_table::BlockWear;
+use super::wear_table::WearTable;
 
 pub struct Ait {
     cfg: AitConfig,
@@ -24,7 +24,7 @@ pub struct Ait {
     l2p: FastMap<u64, u64>,
     p2l: FastMap<u64, u64>,
     /// Media writes per logical block and line (what the program caused, before leveling).
-    logical: FastMap<u64, BlockWear>,
+    logical: WearTable,
     /// Physical wear of the blocks migrations touched; any other physical block has only
     /// ever held its own logical block, so its wear is that block's logical wear.
     physical: FastMap<u64, BlockWear>,
@@ -55,7 +55,7 @@ impl Ait {
             counts: FastMap::default(),
             l2p: FastMap::default(),
             p2l: FastMap::default(),
-            logical: FastMap::default(),
+            logical: WearTable::default(),
             physical: FastMap::default(),
             migrations: 0,
             bad_block_remaps: 0,
@@ -76,7 +76,7 @@ impl Ait {
     /// Start tracking `pblock`'s physical wear separately (from the identity-mapped state).
     fn track(&mut self, pblock: u64) -> &mut BlockWear {
         if !self.physical.contains_key(&pblock) {
-            let w = self.logical.get(&pblock).copied().unwrap_or_default();
+            let w = self.logical.get(pblock);
             self.physical.insert(pblock, w);
         }
         self.physical.get_mut(&pblock).expect("inserted above")
@@ -87,7 +87,7 @@ impl Ait {
     pub fn media_write(&mut self, xpline: u64) -> bool {
         let block = xpline / XPLINES_PER_BLOCK;
         let i = (xpline % XPLINES_PER_BLOCK) as usize;
-        let lw = &mut self.logical.entry(block).or_default()[i];
+        let lw = &mut self.logical.get_mut(block)[i];
         *lw += 1;
         let mut pw = *lw;
         if let Some(&p) = self.l2p.get(&block) {
@@ -177,8 +177,8 @@ impl Ait {
 
     pub fn max_logical_wear(&self) -> u32 {
         self.logical
-            .values()
-            .flat_map(|w| w.iter())
+            .iter()
+            .flat_map(|(_, w)| w.iter())
             .copied()
             .max()
             .unwrap_or(0)
@@ -188,7 +188,7 @@ impl Ait {
     pub fn block_writes(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.logical
             .iter()
-            .map(|(&b, w)| (b, w.iter().map(|&x| x as u64).sum()))
+            .map(|(b, w)| (b, w.iter().map(|&x| x as u64).sum()))
     }
 }
 

@@ -10,6 +10,7 @@ pub mod lifetime;
 mod replay;
 mod scenario;
 mod system;
+mod wear_table;
 mod xpbuffer;
 
 pub use ait::Ait;
