@@ -228,6 +228,10 @@ fn tier_migration_conserves_pages() {
         let r = sim(policy, intensity, 3, 4.0);
         assert!(r.migrations > 0, "{policy} migrated nothing");
         check_conservation(&r.pages, r.pages.pages());
+        // The incrementally tracked hot share matches a recount of the page table.
+        let g = Gups::new(&GupsSpec::default(), 2 << 20);
+        let hot = g.hot_per_tier(&r.pages)[0] as f64 / g.hot_pages as f64;
+        assert_eq!(hot, r.timeline.last().unwrap().hot_share_default);
     }
 }
 

@@ -501,3 +501,68 @@ pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, Conf
     out.headline.insert("runs".into(), json!(out.rows.len()));
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::registry::run_scenario;
+
+    const SMALL: &str = "module = \"tiering\"\nseed = 3\n[workload]\nworking_set_bytes = 8589934592\nhot_set_bytes = 2147483648\n[antagonist]\nintensities = [0, 3]\n[policy]\nnames = [\"static-default\", \"colloid-hemem\"]\n[sim]\nduration_s = 0.5\nmeasure_last_s = 0.2\n";
+
+    fn err(text: &str) -> crate::ConfigError {
+        run_scenario(text, "t.toml", &[], &[]).unwrap_err()
+    }
+
+    #[test]
+    fn runs_one_row_per_policy_and_intensity_with_a_timeline() {
+        let out = run_scenario(SMALL, "t.toml", &[], &[]).unwrap();
+        assert_eq!(out.module, "tiering");
+        assert_eq!(out.rows.len(), 4);
+        for k in [
+            "policy",
+            "intensity",
+            "throughput_gb_s",
+            "throughput_mops",
+            "default_latency_ns",
+            "alternate_latency_ns",
+            "alt_hot_share",
+            "alt_traffic_share",
+            "migrations",
+        ] {
+            assert!(out.rows[0].contains_key(k), "missing {k}");
+        }
+        assert_eq!(out.tables["timeline"].len(), 4 * 50);
+        let again = run_scenario(SMALL, "t.toml", &[], &[]).unwrap();
+        assert_eq!(out.rows, again.rows);
+        assert_eq!(out.tables, again.tables);
+    }
+
+    #[test]
+    fn hot_set_larger_than_working_set_is_an_error() {
+        let e = err(&SMALL.replace("hot_set_bytes = 2147483648", "hot_set_bytes = 9999999999"));
+        assert_eq!(e.key, "workload.hot_set_bytes");
+        assert_eq!(e.line, Some(5));
+        assert!(e.message.contains("larger than working_set_bytes"), "{e}");
+    }
+
+    #[test]
+    fn zero_capacity_tier_and_unknown_keys_are_errors() {
+        let tiers = "[[tiers]]\nname = \"d\"\ncapacity_bytes = 0\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 140.0\n[[tiers]]\nname = \"a\"\ncapacity_bytes = 96000000000\nunloaded_latency_ns = 135.0\nread_bandwidth_gb_s = 75.0\n";
+        let e = err(&format!("{SMALL}{tiers}"));
+        assert_eq!(e.key, "tiers.0.capacity_bytes");
+        assert!(e.message.contains("capacity"), "{e}");
+        let e = err(&SMALL.replace("seed = 3", "seed = 3\nquantum = 1"));
+        assert!(e.message.contains("unknown key"), "{e}");
+        let e = err(&SMALL.replace("\"static-default\"", "\"tpp\""));
+        assert_eq!(e.key, "policy.names");
+        assert!(e.message.contains("hemem"), "{e}");
+    }
+
+    #[test]
+    fn user_curve_is_accepted_and_checked() {
+        let curve = "[[tiers]]\nname = \"default\"\ncapacity_bytes = 32000000000\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 140.0\ncurve = [[0.0, 1.0], [0.5, 1.2], [1.0, 2.5]]\n[[tiers]]\nname = \"alternate\"\ncapacity_bytes = 96000000000\nunloaded_latency_ns = 135.0\nread_bandwidth_gb_s = 75.0\n";
+        assert!(run_scenario(&format!("{SMALL}{curve}"), "t.toml", &[], &[]).is_ok());
+        let bad = curve.replace("[0.5, 1.2]", "[0.5, 0.8]");
+        let e = err(&format!("{SMALL}{bad}"));
+        assert_eq!(e.key, "tiers.0.curve");
+    }
+}

@@ -130,11 +130,14 @@ pub fn simulate(
         failed_migrations: 0,
         pages: pt.clone(),
     };
+    let mut hot = gups.hot_per_tier(&pt);
     for q in 0..quanta {
         let time_s = q as f64 * p.quantum_s;
-        gups.advance(time_s);
+        if gups.advance(time_s) {
+            hot = gups.hot_per_tier(&pt);
+        }
         let ant_cores = ant.cores_at(time_s);
-        let shares = gups.tier_shares(&pt);
+        let shares = gups.tier_shares_from(&pt, &hot);
         let fp = solve_fixed_point(&p.tiers, &sources(&gups, &shares, ant, ant_cores), &open);
         counters.update(&fp);
         for (t, rate) in app_rate.iter_mut().enumerate() {
@@ -187,6 +190,10 @@ pub fn simulate(
                         moved[m.to] += p.page_bytes;
                     }
                     out.migrations += 1;
+                    if gups.is_hot(m.page) {
+                        hot[from] -= 1;
+                        hot[m.to] += 1;
+                    }
                 }
                 Err(_) => out.failed_migrations += 1,
             }
@@ -196,9 +203,6 @@ pub fn simulate(
         for t in 0..n {
             open[t] = moved[t] as f64 / quantum_ns;
         }
-        let hot_in_default = (gups.hot_start..gups.hot_start + gups.hot_pages)
-            .filter(|&pg| pt.tier(pg) == DEFAULT_TIER)
-            .count();
         out.timeline.push(QuantumRecord {
             time_s,
             throughput_gb_s: gb_s,
@@ -217,7 +221,7 @@ pub fn simulate(
                 })
                 .collect(),
             hot_share_default: if gups.hot_pages > 0 {
-                hot_in_default as f64 / gups.hot_pages as f64
+                hot[DEFAULT_TIER] as f64 / gups.hot_pages as f64
             } else {
                 0.0
             },

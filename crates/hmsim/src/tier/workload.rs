@@ -184,15 +184,31 @@ impl Gups {
         }
     }
 
+    /// Hot pages on each tier under placement `pt`.
+    pub fn hot_per_tier(&self, pt: &PageTable) -> Vec<u64> {
+        let mut h = vec![0; pt.tiers()];
+        for p in self.hot_start..self.hot_start + self.hot_pages {
+            h[pt.tier(p)] += 1;
+        }
+        h
+    }
+
+    /// Share of accesses to each tier (sums to 1) from the pages and hot pages per tier.
+    pub fn tier_shares_from(&self, pt: &PageTable, hot_per_tier: &[u64]) -> Vec<f64> {
+        let cold_p = (1.0 - self.hot_fraction()) / self.pages as f64;
+        let hot_extra = if self.hot_pages > 0 {
+            self.hot_fraction() / self.hot_pages as f64
+        } else {
+            0.0
+        };
+        (0..pt.tiers())
+            .map(|t| pt.used_pages(t) as f64 * cold_p + hot_per_tier[t] as f64 * hot_extra)
+            .collect()
+    }
+
     /// Share of accesses to each tier under placement `pt` (sums to 1).
     pub fn tier_shares(&self, pt: &PageTable) -> Vec<f64> {
-        let mut s = vec![0.0; pt.tiers()];
-        let hot_p = self.page_probability(self.hot_start);
-        let cold_p = (1.0 - self.hot_fraction()) / self.pages as f64;
-        for p in 0..self.pages {
-            s[pt.tier(p)] += if self.is_hot(p) { hot_p } else { cold_p };
-        }
-        s
+        self.tier_shares_from(pt, &self.hot_per_tier(pt))
     }
 
     /// Lines per access and bytes of traffic per access (reads + write-backs).
@@ -222,4 +238,42 @@ impl Gups {
 pub fn sample_count(expected: f64, rng: &mut SimRng) -> u64 {
     let base = expected.floor();
     base as u64 + u64::from(rng.random::<f64>() < expected - base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_sum_to_one_and_follow_the_hot_split() {
+        let spec = GupsSpec {
+            hot_offset_bytes: Some(0),
+            ..Default::default()
+        };
+        let g = Gups::new(&spec, 2 << 20);
+        let pt =
+            PageTable::first_touch(g.pages, 2 << 20, &[32_000_000_000, 96_000_000_000]).unwrap();
+        let s = g.tier_shares(&pt);
+        assert!((s.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        // Hot set (24 GiB) in the default tier plus its share of the uniform 10 %.
+        let d_pages = pt.used_pages(0) as f64;
+        let expect = 0.9 + 0.1 * d_pages / g.pages as f64;
+        assert!((s[0] - expect).abs() < 1e-12);
+        let direct: f64 = (0..g.pages)
+            .filter(|&p| pt.tier(p) == 0)
+            .map(|p| g.page_probability(p))
+            .sum();
+        assert!((s[0] - direct).abs() < 1e-9);
+    }
+
+    #[test]
+    fn sampling_follows_the_hot_fraction() {
+        let g = Gups::new(&GupsSpec::default(), 2 << 20);
+        let mut rng = crate::rng::stream(1, "test");
+        let mut v = Vec::new();
+        g.sample_pages(100_000, &mut rng, &mut v);
+        let hot = v.iter().filter(|&&p| g.is_hot(p)).count() as f64 / 1e5;
+        // 90 % to the hot set plus the hot set's third of the uniform 10 %.
+        assert!((hot - (0.9 + 0.1 / 3.0)).abs() < 0.01, "{hot}");
+    }
 }
