@@ -82,7 +82,7 @@ impl TierSpec {
             return (xmax, inflight_bytes / xmax);
         }
         let (mut lo, mut hi) = (0.0, xmax);
-        for _ in 0..100 {
+        for _ in 0..64 {
             let mid = 0.5 * (lo + hi);
             if f(mid) < inflight_bytes {
                 lo = mid;
@@ -168,8 +168,20 @@ fn read_fraction_of(s: &Source) -> f64 {
 /// Solve the fixed point of latency ↔ demand for all tiers by damped iteration on latencies.
 /// `open_gb_s[t]` is open-loop traffic (migration copies, 50/50 read/write) on tier t.
 pub fn solve_fixed_point(tiers: &[TierSpec], sources: &[Source], open_gb_s: &[f64]) -> FixedPoint {
+    let start: Vec<f64> = tiers.iter().map(|t| t.unloaded_latency_ns).collect();
+    solve_fixed_point_from(tiers, sources, open_gb_s, &start)
+}
+
+/// As [`solve_fixed_point`], starting the iteration from latencies `start_ns` (e.g. the
+/// previous quantum's), which the result does not depend on beyond the tolerance.
+pub fn solve_fixed_point_from(
+    tiers: &[TierSpec],
+    sources: &[Source],
+    open_gb_s: &[f64],
+    start_ns: &[f64],
+) -> FixedPoint {
     let n = tiers.len();
-    let mut lat: Vec<f64> = tiers.iter().map(|t| t.unloaded_latency_ns).collect();
+    let mut lat: Vec<f64> = start_ns.to_vec();
     let mut iterations = 0;
     let mut converged = false;
     let mut points = Vec::new();

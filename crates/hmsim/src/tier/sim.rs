@@ -1,7 +1,9 @@
 //! Statistical-mode simulation: per quantum, solve the tiers' fixed point for the current
 //! placement and contention, draw PEBS-like samples, let the policy migrate.
 
-use super::engine::{solve_fixed_point, Counters, FixedPoint, Source, TierSpec};
+use super::engine::{
+    solve_fixed_point, solve_fixed_point_from, Counters, FixedPoint, Source, TierSpec,
+};
 use super::pages::PageTable;
 use super::policy::{Observation, TieringPolicy, DEFAULT_TIER};
 use super::workload::{sample_count, Gups};
@@ -131,6 +133,7 @@ pub fn simulate(
         pages: pt.clone(),
     };
     let mut hot = gups.hot_per_tier(&pt);
+    let mut last_latency: Vec<f64> = p.tiers.iter().map(|t| t.unloaded_latency_ns).collect();
     for q in 0..quanta {
         let time_s = q as f64 * p.quantum_s;
         if gups.advance(time_s) {
@@ -138,7 +141,9 @@ pub fn simulate(
         }
         let ant_cores = ant.cores_at(time_s);
         let shares = gups.tier_shares_from(&pt, &hot);
-        let fp = solve_fixed_point(&p.tiers, &sources(&gups, &shares, ant, ant_cores), &open);
+        let srcs = sources(&gups, &shares, ant, ant_cores);
+        let fp = solve_fixed_point_from(&p.tiers, &srcs, &open, &last_latency);
+        last_latency = fp.tiers.iter().map(|t| t.latency_ns).collect();
         counters.update(&fp);
         for (t, rate) in app_rate.iter_mut().enumerate() {
             let r = if fp.reads[0][t] > 0.0 {
