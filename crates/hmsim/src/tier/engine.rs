@@ -39,10 +39,9 @@ pub fn default_mix_penalty() -> f64 {
     0.28
 }
 
-/// Fitted once to the spec's contention calibration (antagonists alone at 51/61/70 % of the
-/// default tier's bandwidth at 5/10/15 cores; see `calibration` in tier/params.rs).
+/// Fitted to the spec's contention calibration; see `QUEUE_COEFF` in tier/params.rs.
 pub fn default_queue_coeff() -> f64 {
-    0.1
+    super::params::QUEUE_COEFF
 }
 
 fn mix(read_fraction: f64) -> f64 {
