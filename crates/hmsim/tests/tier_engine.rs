@@ -298,3 +298,31 @@ fn tier_colloid_moves_hot_pages_out_under_contention() {
     let start = gap(&col.timeline[0]);
     assert!(gap(c) < 0.6 * start, "latency gap {} from {start}", gap(c));
 }
+
+/// After the hot set moves (spec fig. 4), HeMem finds it again from samples alone.
+#[test]
+fn tier_hemem_follows_a_moving_hot_set() {
+    let p = SimParams {
+        tiers: reference_tiers(),
+        page_bytes: 2 << 20,
+        quantum_s: 0.01,
+        duration_s: 16.0,
+        sample_period: 5003,
+        migrate_limit_gb_s: 10.0,
+        ewma_alpha: 0.5,
+        seed: 11,
+    };
+    let spec = GupsSpec {
+        hot_offset_bytes: Some(0),
+        hot_move_s: Some(4.0),
+        ..Default::default()
+    };
+    let mut pol = make_policy("hemem", &ColloidParams::default()).unwrap();
+    let r = simulate(&p, Gups::new(&spec, 2 << 20), &antagonists(0), pol.as_mut()).unwrap();
+    let at = |t: f64| &r.timeline[(t / 0.01) as usize];
+    assert!(at(3.9).hot_share_default > 0.99);
+    assert!(at(4.0).hot_share_default < 0.2);
+    assert!(at(4.0).throughput_gb_s < 0.8 * at(3.9).throughput_gb_s);
+    let last = r.timeline.last().unwrap();
+    assert!(last.hot_share_default > 0.9, "{}", last.hot_share_default);
+}

@@ -276,3 +276,49 @@ impl Counters {
         (self.arrivals_per_ns[t] > 0.0).then(|| self.occupancy[t] / self.arrivals_per_ns[t])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(occ: f64, lat: f64) -> FixedPoint {
+        FixedPoint {
+            tiers: vec![TierPoint {
+                latency_ns: lat,
+                bandwidth_gb_s: 0.0,
+                occupancy: occ,
+                arrivals_per_ns: occ / lat,
+                read_fraction: 1.0,
+            }],
+            reads: vec![],
+            iterations: 1,
+            converged: true,
+        }
+    }
+
+    #[test]
+    fn counters_smooth_occupancy_and_arrivals() {
+        let mut c = Counters::new(1, 0.5);
+        assert_eq!(c.latency_ns(0), None);
+        c.update(&point(100.0, 100.0)); // R = 1/ns
+        assert!((c.latency_ns(0).unwrap() - 100.0).abs() < 1e-12);
+        c.update(&point(300.0, 100.0)); // R = 3/ns
+                                        // O = 200, R = 2 after one EWMA step: latency stays 100 — O/R of smoothed sums.
+        assert!((c.occupancy[0] - 200.0).abs() < 1e-12);
+        assert!((c.latency_ns(0).unwrap() - 100.0).abs() < 1e-12);
+        c.update(&point(100.0, 300.0)); // R = 1/3
+        let (o, r) = (150.0, (2.0 + 1.0 / 3.0) / 2.0);
+        assert!((c.latency_ns(0).unwrap() - o / r).abs() < 1e-9);
+    }
+
+    #[test]
+    fn saturated_tier_follows_littles_law() {
+        let t = crate::tier::params::reference_tiers().remove(0);
+        let sat = t.saturation_gb_s(1.0);
+        // Far more bytes in flight than the curve can hold: bandwidth pinned at saturation.
+        let w = 100.0 * sat * t.unloaded_latency_ns;
+        let (x, l) = t.solve(w, 0.0, 1.0);
+        assert!((x / sat - 1.0).abs() < 1e-9);
+        assert!((l - w / sat).abs() < 1e-6 * l);
+    }
+}

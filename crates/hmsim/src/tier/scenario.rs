@@ -537,6 +537,19 @@ mod tests {
     }
 
     #[test]
+    fn the_docs_example_runs() {
+        let doc = include_str!("../../../../docs/tiering.md");
+        let start = doc.find("```toml\n").unwrap() + 8;
+        let end = start + doc[start..].find("```").unwrap();
+        let text = doc[start..end]
+            .replace("duration_s = 20.0", "duration_s = 0.4")
+            .replace("measure_last_s = 5.0", "measure_last_s = 0.1")
+            .replace("hot_move_s = 10.0", "hot_move_s = 0.2");
+        let out = run_scenario(&text, "tiering.md", &[], &[]).unwrap();
+        assert_eq!(out.rows.len(), 12);
+    }
+
+    #[test]
     fn hot_set_larger_than_working_set_is_an_error() {
         let e = err(&SMALL.replace("hot_set_bytes = 2147483648", "hot_set_bytes = 9999999999"));
         assert_eq!(e.key, "workload.hot_set_bytes");
