@@ -2,6 +2,7 @@
 //! spec's contention calibration (05-tiering.md §3) as regression ranges.
 
 use hmsim::tier::colloid::ColloidParams;
+use hmsim::tier::hemem::HeMemParams;
 use hmsim::tier::params::{self, reference_tiers, CORES_PER_INTENSITY};
 use hmsim::tier::sim::{app_throughput, steady_point};
 use hmsim::tier::{
@@ -97,7 +98,7 @@ fn sim_from(
         ewma_alpha: 0.5,
         seed,
     };
-    let mut pol = make_policy(policy, &ColloidParams::default()).unwrap();
+    let mut pol = make_policy(policy, &HeMemParams::default(), &ColloidParams::default()).unwrap();
     let spec = GupsSpec {
         hot_offset_bytes,
         ..Default::default()
@@ -317,7 +318,7 @@ fn tier_hemem_follows_a_moving_hot_set() {
         hot_move_s: Some(4.0),
         ..Default::default()
     };
-    let mut pol = make_policy("hemem", &ColloidParams::default()).unwrap();
+    let mut pol = make_policy("hemem", &HeMemParams::default(), &ColloidParams::default()).unwrap();
     let r = simulate(&p, Gups::new(&spec, 2 << 20), &antagonists(0), pol.as_mut()).unwrap();
     let at = |t: f64| &r.timeline[(t / 0.01) as usize];
     assert!(at(3.9).hot_share_default > 0.99);

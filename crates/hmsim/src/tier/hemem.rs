@@ -3,24 +3,36 @@
 //! and every count is lazily halved; each quantum (the 10 ms migration thread) hot
 //! alternate-tier pages move to free default-tier frames, or swap with cold default pages.
 
+use serde::{Deserialize, Serialize};
+
 use crate::hash::FastMap;
 
 use super::pages::PageTable;
 use super::policy::{Migration, Observation, TieringPolicy, DEFAULT_TIER};
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HeMemParams {
     /// Spec §2: hot at 8 read samples.
+    #[serde(default = "d_hot")]
     pub hot_threshold: u32,
     /// Spec §2: cooling when a count exceeds 18.
+    #[serde(default = "d_cool")]
     pub cooling_threshold: u32,
+}
+
+fn d_hot() -> u32 {
+    8
+}
+fn d_cool() -> u32 {
+    18
 }
 
 impl Default for HeMemParams {
     fn default() -> Self {
         HeMemParams {
-            hot_threshold: 8,
-            cooling_threshold: 18,
+            hot_threshold: d_hot(),
+            cooling_threshold: d_cool(),
         }
     }
 }

@@ -1,5 +1,7 @@
 //! The `TieringPolicy` trait, what a policy sees each quantum, and the policy registry.
 
+use super::colloid::{ColloidHeMem, ColloidParams};
+use super::hemem::{HeMem, HeMemParams};
 use super::pages::PageTable;
 
 /// Tier 0 is the default (fast) tier, tier 1 the alternate tier.
@@ -73,21 +75,17 @@ pub const POLICIES: &[&str] = &[
     "colloid-hemem",
 ];
 
-/// A policy by name with its default parameters.
+/// A policy by name, with HeMem's and Colloid's parameters for the policies that use them.
 pub fn make_policy(
     name: &str,
-    colloid: &super::colloid::ColloidParams,
+    hemem: &HeMemParams,
+    colloid: &ColloidParams,
 ) -> Option<Box<dyn TieringPolicy>> {
     Some(match name {
         "static-default" => Box::new(StaticDefault),
         "static-alternate" => Box::new(StaticAlternate),
-        "hemem" => Box::new(super::hemem::HeMem::new(
-            super::hemem::HeMemParams::default(),
-        )),
-        "colloid-hemem" => Box::new(super::colloid::ColloidHeMem::new(
-            super::hemem::HeMemParams::default(),
-            colloid.clone(),
-        )),
+        "hemem" => Box::new(HeMem::new(hemem.clone())),
+        "colloid-hemem" => Box::new(ColloidHeMem::new(hemem.clone(), colloid.clone())),
         _ => return None,
     })
 }

@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::colloid::ColloidParams;
 use super::engine::TierSpec;
+use super::hemem::HeMemParams;
 use super::params;
 use super::policy::{make_policy, POLICIES};
 use super::sim::{simulate, Antagonists, SimParams, SimResult};
@@ -95,6 +96,8 @@ pub struct PolicySpec {
     #[serde(default = "d_period")]
     pub sample_period: u64,
     #[serde(default)]
+    pub hemem: HeMemParams,
+    #[serde(default)]
     pub colloid: ColloidParams,
 }
 
@@ -110,6 +113,7 @@ impl Default for PolicySpec {
         PolicySpec {
             names: d_names(),
             sample_period: d_period(),
+            hemem: HeMemParams::default(),
             colloid: ColloidParams::default(),
         }
     }
@@ -265,7 +269,21 @@ impl Validate for PolicySpec {
             100_000_000,
             "accesses",
         );
+        v.nested("hemem", &self.hemem);
         v.nested("colloid", &self.colloid);
+    }
+}
+
+impl Validate for HeMemParams {
+    fn validate(&self, v: &mut Validator) {
+        v.range("hot_threshold", self.hot_threshold, 1, 1_000_000, "samples");
+        v.range(
+            "cooling_threshold",
+            self.cooling_threshold,
+            self.hot_threshold,
+            1_000_000,
+            "samples",
+        );
     }
 }
 
@@ -427,13 +445,14 @@ pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, Conf
     let a = &sc.antagonist;
     for name in &sc.policy.names {
         for &intensity in &a.intensities {
-            let mut policy = make_policy(name, &sc.policy.colloid).ok_or_else(|| {
-                ConfigError::new(
-                    file,
-                    "policy.names",
-                    format!("unknown policy '{name}'; allowed: {}", POLICIES.join(", ")),
-                )
-            })?;
+            let mut policy =
+                make_policy(name, &sc.policy.hemem, &sc.policy.colloid).ok_or_else(|| {
+                    ConfigError::new(
+                        file,
+                        "policy.names",
+                        format!("unknown policy '{name}'; allowed: {}", POLICIES.join(", ")),
+                    )
+                })?;
             let p = SimParams {
                 tiers: sc.tiers.clone(),
                 page_bytes: sc.sim.page_bytes,
