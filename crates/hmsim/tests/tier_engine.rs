@@ -228,6 +228,7 @@ fn tier_migration_conserves_pages() {
     for (policy, intensity) in [("hemem", 2), ("colloid-hemem", 1)] {
         let r = sim(policy, intensity, 3, 4.0);
         assert!(r.migrations > 0, "{policy} migrated nothing");
+        assert!(r.work.samples_processed > 0);
         check_conservation(&r.pages, r.pages.pages());
         // The incrementally tracked hot share matches a recount of the page table.
         let g = Gups::new(&GupsSpec::default(), 2 << 20);

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::hemem::{ColdScan, HeMemParams, Heat};
-use super::policy::{Migration, Observation, TieringPolicy, DEFAULT_TIER};
+use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -127,6 +127,7 @@ pub struct ColloidHeMem {
     pub colloid: Colloid,
     heat: Heat,
     scan: ColdScan,
+    samples: u64,
 }
 
 impl ColloidHeMem {
@@ -136,6 +137,7 @@ impl ColloidHeMem {
             hemem,
             colloid: Colloid::new(colloid),
             scan: ColdScan::default(),
+            samples: 0,
         }
     }
 }
@@ -145,7 +147,15 @@ impl TieringPolicy for ColloidHeMem {
         "colloid-hemem"
     }
 
+    fn work(&self) -> PolicyWork {
+        PolicyWork {
+            samples_processed: self.samples,
+            pages_scanned: self.scan.scanned,
+        }
+    }
+
     fn quantum(&mut self, obs: &Observation) -> Vec<Migration> {
+        self.samples += obs.samples.len() as u64;
         for &p in obs.samples {
             self.heat.sample(p);
         }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::hash::FastMap;
 
 use super::pages::PageTable;
-use super::policy::{Migration, Observation, TieringPolicy, DEFAULT_TIER};
+use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -109,6 +109,8 @@ impl Heat {
 #[derive(Debug, Clone, Default)]
 pub struct ColdScan {
     hand: u64,
+    /// Pages visited so far.
+    pub scanned: u64,
 }
 
 impl ColdScan {
@@ -124,6 +126,7 @@ impl ColdScan {
     ) -> Option<u64> {
         let n = pt.pages();
         for _ in 0..n {
+            self.scanned += 1;
             let p = self.hand % n;
             self.hand = (self.hand + 1) % n;
             if pt.tier(p) == tier && heat.count(p) < threshold && !taken.contains(&p) {
@@ -138,6 +141,7 @@ pub struct HeMem {
     pub params: HeMemParams,
     pub heat: Heat,
     scan: ColdScan,
+    samples: u64,
 }
 
 impl HeMem {
@@ -146,6 +150,7 @@ impl HeMem {
             heat: Heat::new(params.cooling_threshold),
             params,
             scan: ColdScan::default(),
+            samples: 0,
         }
     }
 }
@@ -155,7 +160,15 @@ impl TieringPolicy for HeMem {
         "hemem"
     }
 
+    fn work(&self) -> PolicyWork {
+        PolicyWork {
+            samples_processed: self.samples,
+            pages_scanned: self.scan.scanned,
+        }
+    }
+
     fn quantum(&mut self, obs: &Observation) -> Vec<Migration> {
+        self.samples += obs.samples.len() as u64;
         for &p in obs.samples {
             self.heat.sample(p);
         }

@@ -16,7 +16,7 @@ pub mod workload;
 pub use curve::LatencyCurve;
 pub use engine::{solve_fixed_point, Counters, FixedPoint, Source, TierPoint, TierSpec};
 pub use pages::PageTable;
-pub use policy::{make_policy, Migration, Observation, TieringPolicy, POLICIES};
+pub use policy::{make_policy, Migration, Observation, PolicyWork, TieringPolicy, POLICIES};
 pub use scenario::{run, TierScenario};
 pub use sim::{simulate, Antagonists, SimParams, SimResult};
 pub use workload::{Gups, GupsSpec};

@@ -38,6 +38,18 @@ pub trait TieringPolicy {
     fn initial_tier(&self, _page: u64) -> Option<usize> {
         None
     }
+    /// Work done so far, the basis of CPU-cost accounting (policies that do no work: zero).
+    fn work(&self) -> PolicyWork {
+        PolicyWork::default()
+    }
+}
+
+/// Work counters of a policy: samples it processed and pages its scans visited. Converting
+/// them to CPU time needs per-operation costs, which the spec does not give.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PolicyWork {
+    pub samples_processed: u64,
+    pub pages_scanned: u64,
 }
 
 /// All in the default tier until it is full, then the next tier; never migrates.

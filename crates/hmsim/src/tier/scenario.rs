@@ -429,6 +429,8 @@ fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimResult) -> Map
     m.insert("migrations".into(), json!(r.migrations));
     m.insert("migrated_gb".into(), json!(r.migrated_bytes as f64 / 1e9));
     m.insert("failed_migrations".into(), json!(r.failed_migrations));
+    m.insert("policy_samples".into(), json!(r.work.samples_processed));
+    m.insert("policy_pages_scanned".into(), json!(r.work.pages_scanned));
     m
 }
 

@@ -65,6 +65,7 @@ pub struct SimResult {
     pub migrated_bytes: u64,
     pub failed_migrations: u64,
     pub pages: PageTable,
+    pub work: super::policy::PolicyWork,
 }
 
 /// Per-tier sources for the application (spread by `shares`) and the antagonists.
@@ -131,6 +132,7 @@ pub fn simulate(
         migrated_bytes: 0,
         failed_migrations: 0,
         pages: pt.clone(),
+        work: Default::default(),
     };
     let mut hot = gups.hot_per_tier(&pt);
     let mut last_latency: Vec<f64> = p.tiers.iter().map(|t| t.unloaded_latency_ns).collect();
@@ -238,5 +240,6 @@ pub fn simulate(
         });
     }
     out.pages = pt;
+    out.work = policy.work();
     Some(out)
 }
