@@ -52,6 +52,13 @@ impl LatencyCurve {
         if self.points.len() < 2 {
             return Some("needs at least 2 (utilisation, factor) points".into());
         }
+        if self
+            .points
+            .iter()
+            .any(|(u, f)| !u.is_finite() || !f.is_finite())
+        {
+            return Some("utilisations and factors must be finite numbers".into());
+        }
         for w in self.points.windows(2) {
             if w[1].0 <= w[0].0 {
                 return Some("utilisations must increase strictly".into());
@@ -108,9 +115,13 @@ mod tests {
 
     #[test]
     fn bad_curves_are_named() {
-        let c = LatencyCurve {
-            points: vec![(0.0, 1.0), (0.0, 2.0)],
-        };
-        assert!(c.problem().is_some());
+        for points in [
+            vec![(0.0, 1.0), (0.0, 2.0)],
+            vec![(0.0, 1.0), (0.6, f64::NAN)],
+            vec![(0.0, 0.5), (0.6, 2.0)],
+            vec![(0.0, 1.0), (0.3, 2.0)],
+        ] {
+            assert!(LatencyCurve { points }.problem().is_some());
+        }
     }
 }

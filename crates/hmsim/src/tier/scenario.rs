@@ -354,16 +354,17 @@ impl Validate for TierScenario {
         }
         v.nested("policy", &self.policy);
         v.nested("sim", &self.sim);
+        let page = self.sim.page_bytes.max(1);
         let total: u64 = self
             .tiers
             .iter()
-            .map(|t| t.capacity_bytes / self.sim.page_bytes * self.sim.page_bytes)
-            .sum();
+            .map(|t| t.capacity_bytes / page * page)
+            .fold(0u64, |a, b| a.saturating_add(b));
         if self
             .workload
             .working_set_bytes
-            .div_ceil(self.sim.page_bytes)
-            * self.sim.page_bytes
+            .div_ceil(page)
+            .saturating_mul(page)
             > total
         {
             v.fail(
@@ -586,6 +587,13 @@ mod tests {
         assert!(e.message.contains("capacity"), "{e}");
         let e = err(&SMALL.replace("seed = 3", "seed = 3\nquantum = 1"));
         assert!(e.message.contains("unknown key"), "{e}");
+        let e = err(&SMALL.replace("duration_s = 0.5", "duration_s = 0.5\npage_bytes = 0"));
+        assert_eq!(e.key, "sim.page_bytes");
+        let e = err(&SMALL.replace(
+            "working_set_bytes = 8589934592",
+            "working_set_bytes = 200000000000",
+        ));
+        assert_eq!(e.key, "workload.working_set_bytes");
         let e = err(&SMALL.replace("\"static-default\"", "\"tpp\""));
         assert_eq!(e.key, "policy.names");
         assert!(e.message.contains("hemem"), "{e}");
