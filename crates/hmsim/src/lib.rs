@@ -15,6 +15,7 @@ pub mod registry;
 pub mod rng;
 pub mod stats;
 pub mod storage;
+pub mod tier;
 pub mod trace;
 pub mod units;
 

@@ -1,0 +1,290 @@
+//! Colloid (SOSP'24): balance the tiers' loaded access latencies. Δp is the share of
+//! accesses to move between the default tier (D) and the alternate tier (A), by the
+//! binary search of the paper or the closed form the HeMem artifact used.
+
+use serde::{Deserialize, Serialize};
+
+use super::hemem::{ColdScan, HeMemParams, Heat};
+use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeltaMode {
+    BinarySearch,
+    ClosedForm,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColloidParams {
+    /// Spec §2: ε = 0.01.
+    #[serde(default = "d_eps")]
+    pub epsilon: f64,
+    /// Spec §2: δ = 0.05.
+    #[serde(default = "d_delta")]
+    pub delta: f64,
+    /// Spec §2: the HeMem artifact used the closed form.
+    #[serde(default = "d_mode")]
+    pub mode: DeltaMode,
+    /// Spec §2: HeMem+Colloid moves at most M = 100 MB per quantum.
+    #[serde(default = "d_max")]
+    pub max_bytes_per_quantum: u64,
+}
+
+fn d_eps() -> f64 {
+    0.01
+}
+fn d_delta() -> f64 {
+    0.05
+}
+fn d_mode() -> DeltaMode {
+    DeltaMode::ClosedForm
+}
+fn d_max() -> u64 {
+    100_000_000
+}
+
+impl Default for ColloidParams {
+    fn default() -> Self {
+        ColloidParams {
+            epsilon: d_eps(),
+            delta: d_delta(),
+            mode: d_mode(),
+            max_bytes_per_quantum: d_max(),
+        }
+    }
+}
+
+/// Which way Colloid moves hot pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Balanced,
+    ToDefault,
+    ToAlternate,
+}
+
+/// The binary-search state (p_lo, p_hi) of spec §2.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Colloid {
+    pub params: ColloidParams,
+    pub p_lo: f64,
+    pub p_hi: f64,
+}
+
+impl Colloid {
+    pub fn new(params: ColloidParams) -> Self {
+        Colloid {
+            params,
+            p_lo: 0.0,
+            p_hi: 1.0,
+        }
+    }
+
+    /// Δp and direction from smoothed latencies and p = R_D / (R_D + R_A).
+    pub fn step(&mut self, l_d: f64, l_a: f64, p: f64) -> (f64, Direction) {
+        if (l_d - l_a).abs() <= self.params.delta * l_d {
+            return (0.0, Direction::Balanced);
+        }
+        let dir = if l_d < l_a {
+            Direction::ToDefault
+        } else {
+            Direction::ToAlternate
+        };
+        let dp = match self.params.mode {
+            DeltaMode::ClosedForm => {
+                p * (1.0 - p) * (l_d - l_a).abs() / ((1.0 - p) * l_d + p * l_a)
+            }
+            DeltaMode::BinarySearch => {
+                if l_d < l_a {
+                    self.p_lo = p;
+                    if self.p_hi <= self.p_lo {
+                        self.p_hi = 1.0;
+                    }
+                } else {
+                    self.p_hi = p;
+                    if self.p_lo >= self.p_hi {
+                        self.p_lo = 0.0;
+                    }
+                }
+                if self.p_hi - self.p_lo < self.params.epsilon {
+                    if l_d < l_a {
+                        self.p_hi = 1.0;
+                    } else {
+                        self.p_lo = 0.0;
+                    }
+                }
+                ((self.p_lo + self.p_hi) / 2.0 - p).abs()
+            }
+        };
+        (dp, dir)
+    }
+}
+
+/// Colloid on HeMem: HeMem's sampled counts; each quantum moves hot pages toward the tier
+/// with lower loaded latency, Σ p_page ≤ Δp and at most M bytes.
+pub struct ColloidHeMem {
+    pub hemem: HeMemParams,
+    pub colloid: Colloid,
+    heat: Heat,
+    scan: ColdScan,
+    samples: u64,
+}
+
+impl ColloidHeMem {
+    pub fn new(hemem: HeMemParams, colloid: ColloidParams) -> Self {
+        ColloidHeMem {
+            heat: Heat::new(hemem.cooling_threshold),
+            hemem,
+            colloid: Colloid::new(colloid),
+            scan: ColdScan::default(),
+            samples: 0,
+        }
+    }
+}
+
+impl TieringPolicy for ColloidHeMem {
+    fn name(&self) -> &'static str {
+        "colloid-hemem"
+    }
+
+    fn work(&self) -> PolicyWork {
+        PolicyWork {
+            samples_processed: self.samples,
+            pages_scanned: self.scan.scanned,
+        }
+    }
+
+    fn quantum(&mut self, obs: &Observation) -> Vec<Migration> {
+        self.samples += obs.samples.len() as u64;
+        for &p in obs.samples {
+            self.heat.sample(p);
+        }
+        let pt = obs.pages;
+        let alt = 1;
+        let (Some(l_d), Some(l_a)) = (obs.latency_ns[DEFAULT_TIER], obs.latency_ns[alt]) else {
+            return Vec::new();
+        };
+        let (r_d, r_a) = (
+            obs.app_arrivals_per_ns[DEFAULT_TIER],
+            obs.app_arrivals_per_ns[alt],
+        );
+        if r_d + r_a <= 0.0 {
+            return Vec::new();
+        }
+        let (dp, dir) = self.colloid.step(l_d, l_a, r_d / (r_d + r_a));
+        let total = self.heat.total();
+        if dp <= 0.0 || total <= 0.0 {
+            self.heat.prune();
+            return Vec::new();
+        }
+        let th = self.hemem.hot_threshold;
+        let mut budget = obs
+            .migrate_budget_bytes
+            .min(self.colloid.params.max_bytes_per_quantum);
+        let mut remaining = dp;
+        let mut out = Vec::new();
+        let share = |c: u32| c as f64 / total;
+        match dir {
+            Direction::Balanced => {}
+            Direction::ToAlternate => {
+                let mut free = pt.free_pages(alt);
+                for (page, c) in self.heat.hot_on(pt, DEFAULT_TIER, th) {
+                    if budget < pt.page_bytes || free == 0 || remaining <= 0.0 {
+                        break;
+                    }
+                    if share(c) <= remaining {
+                        remaining -= share(c);
+                        budget -= pt.page_bytes;
+                        free -= 1;
+                        out.push(Migration { page, to: alt });
+                    }
+                }
+            }
+            Direction::ToDefault => {
+                let mut free = pt.free_pages(DEFAULT_TIER);
+                let mut taken = Vec::new();
+                for (page, c) in self.heat.hot_on(pt, alt, th) {
+                    if remaining <= 0.0 {
+                        break;
+                    }
+                    if free > 0 {
+                        if budget < pt.page_bytes {
+                            break;
+                        }
+                        if share(c) <= remaining {
+                            remaining -= share(c);
+                            budget -= pt.page_bytes;
+                            free -= 1;
+                            out.push(Migration {
+                                page,
+                                to: DEFAULT_TIER,
+                            });
+                        }
+                    } else {
+                        if budget < 2 * pt.page_bytes {
+                            break;
+                        }
+                        let Some(cold) = self.scan.next(pt, &self.heat, DEFAULT_TIER, th, &taken)
+                        else {
+                            break;
+                        };
+                        let gain = share(c) - share(self.heat.count(cold));
+                        if gain <= remaining {
+                            remaining -= gain;
+                            budget -= 2 * pt.page_bytes;
+                            taken.push(cold);
+                            out.push(Migration {
+                                page: cold,
+                                to: alt,
+                            });
+                            out.push(Migration {
+                                page,
+                                to: DEFAULT_TIER,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        self.heat.prune();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closed_form_hand_worked() {
+        let mut c = Colloid::new(ColloidParams::default());
+        // p = 0.5, L_D = 300, L_A = 150: 0.25·150 / (150 + 75) = 1/6.
+        let (dp, dir) = c.step(300.0, 150.0, 0.5);
+        assert!((dp - 1.0 / 6.0).abs() < 1e-12);
+        assert_eq!(dir, Direction::ToAlternate);
+        assert_eq!(c.step(100.0, 104.0, 0.5).1, Direction::Balanced);
+    }
+
+    #[test]
+    fn binary_search_hand_worked() {
+        let mut c = Colloid::new(ColloidParams {
+            mode: DeltaMode::BinarySearch,
+            ..Default::default()
+        });
+        // L_D > L_A at p = 0.9: p_hi = 0.9, target 0.45, Δp = 0.45.
+        let (dp, dir) = c.step(300.0, 150.0, 0.9);
+        assert!((dp - 0.45).abs() < 1e-12);
+        assert_eq!(dir, Direction::ToAlternate);
+        // Now L_D < L_A at p = 0.45: p_lo = 0.45, target (0.45+0.9)/2 = 0.675.
+        let (dp, dir) = c.step(100.0, 150.0, 0.45);
+        assert!((dp - 0.225).abs() < 1e-12);
+        assert_eq!(dir, Direction::ToDefault);
+        assert_eq!((c.p_lo, c.p_hi), (0.45, 0.9));
+        // Interval collapsed below ε: reopen toward the lower-latency side.
+        c.p_lo = 0.5;
+        c.p_hi = 0.505;
+        let (_, dir) = c.step(300.0, 150.0, 0.502);
+        assert_eq!(dir, Direction::ToAlternate);
+        assert_eq!(c.p_lo, 0.0);
+    }
+}

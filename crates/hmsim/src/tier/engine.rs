@@ -1,0 +1,324 @@
+//! Tier engine: per-tier loaded latency from closed-loop demand, and the fixed point between
+//! sources' throughput, per-tier demand and loaded latency.
+//!
+//! Units: bandwidth in GB/s is bytes per ns, so bandwidth × latency_ns = bytes in flight.
+//! A closed-loop source keeps `reads` lines outstanding on a tier; with read fraction `r` of
+//! its line traffic it puts `reads × 64 / r` bytes in flight (its write-backs queue beside
+//! its reads). A tier at bandwidth X with W bytes in flight has latency W / X (Little's law);
+//! below saturation X follows the loaded-latency curve, at saturation X stays at the
+//! saturation bandwidth and latency grows with W.
+
+use serde::{Deserialize, Serialize};
+
+use super::curve::LatencyCurve;
+use super::LINE_BYTES;
+
+/// One memory tier.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TierSpec {
+    pub name: String,
+    pub capacity_bytes: u64,
+    pub unloaded_latency_ns: f64,
+    /// Saturation bandwidth with 100 % reads.
+    pub read_bandwidth_gb_s: f64,
+    /// Fractional loss of saturation bandwidth for a 50/50 read/write mix (spec: ~0.28);
+    /// other mixes scale with 4·r·(1−r).
+    #[serde(default = "default_mix_penalty")]
+    pub mix_penalty: f64,
+    /// Queueing term under mixed traffic: factor += q · 4r(1−r) · u² / (1 − u).
+    #[serde(default = "default_queue_coeff")]
+    pub queue_coeff: f64,
+    /// (utilisation, latency factor) points; default the normalised MESS curve.
+    #[serde(default)]
+    pub curve: LatencyCurve,
+}
+
+/// Spec 05-tiering.md §1: "a 50/50 read/write mix lowers the saturation bandwidth ~28 %".
+pub fn default_mix_penalty() -> f64 {
+    0.28
+}
+
+/// Fitted to the spec's contention calibration; see `QUEUE_COEFF` in tier/params.rs.
+pub fn default_queue_coeff() -> f64 {
+    super::params::QUEUE_COEFF
+}
+
+fn mix(read_fraction: f64) -> f64 {
+    4.0 * read_fraction * (1.0 - read_fraction)
+}
+
+impl TierSpec {
+    /// Saturation bandwidth (GB/s) for traffic with `read_fraction` of its lines read.
+    pub fn saturation_gb_s(&self, read_fraction: f64) -> f64 {
+        self.read_bandwidth_gb_s * (1.0 - self.mix_penalty * mix(read_fraction))
+    }
+
+    /// Loaded latency (ns) at total bandwidth `x_gb_s` below saturation.
+    pub fn curve_latency_ns(&self, x_gb_s: f64, read_fraction: f64) -> f64 {
+        let b = self.saturation_gb_s(read_fraction);
+        let u = (x_gb_s / b).clamp(0.0, 1.0);
+        let q = if u < 1.0 {
+            self.queue_coeff * mix(read_fraction) * u * u / (1.0 - u)
+        } else {
+            f64::INFINITY
+        };
+        self.unloaded_latency_ns * (self.curve.factor(u) + q)
+    }
+
+    /// Closed-loop operating point: `inflight_bytes` held by closed-loop sources plus
+    /// `open_gb_s` of open-loop traffic (migrations). Returns (closed-loop GB/s, latency ns).
+    pub fn solve(&self, inflight_bytes: f64, open_gb_s: f64, read_fraction: f64) -> (f64, f64) {
+        let b = self.saturation_gb_s(read_fraction);
+        let open = open_gb_s.clamp(0.0, 0.9 * b);
+        if inflight_bytes <= 0.0 {
+            return (0.0, self.curve_latency_ns(open, read_fraction));
+        }
+        let xmax = (b - open) * (1.0 - 1e-12);
+        let f = |x: f64| x * self.curve_latency_ns(x + open, read_fraction);
+        if f(xmax) <= inflight_bytes {
+            // Saturated: bandwidth at its ceiling, latency by Little's law.
+            return (xmax, inflight_bytes / xmax);
+        }
+        let (mut lo, mut hi) = (0.0, xmax);
+        for _ in 0..64 {
+            let mid = 0.5 * (lo + hi);
+            if f(mid) < inflight_bytes {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let x = 0.5 * (lo + hi);
+        (x, inflight_bytes / x)
+    }
+}
+
+/// A closed-loop traffic source: reads in flight per tier and the read fraction of its lines.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// Fixed reads in flight on one tier (e.g. `cores` streaming antagonists).
+    Pinned {
+        tier: usize,
+        reads: f64,
+        read_fraction: f64,
+    },
+    /// `reads` in flight spread over tiers by access fractions `share` (summing to 1): by
+    /// Little's law the reads on tier t are ∝ share_t · latency_t.
+    Spread {
+        share: Vec<f64>,
+        reads: f64,
+        read_fraction: f64,
+    },
+}
+
+/// Per-tier result of one quantum's fixed point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TierPoint {
+    pub latency_ns: f64,
+    /// Total bandwidth (closed + open loop), GB/s.
+    pub bandwidth_gb_s: f64,
+    /// Reads in flight (what TOR_OCCUPANCY integrates).
+    pub occupancy: f64,
+    /// Read arrivals per ns (what TOR_INSERTS counts).
+    pub arrivals_per_ns: f64,
+    pub read_fraction: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixedPoint {
+    pub tiers: Vec<TierPoint>,
+    /// Reads in flight per source per tier.
+    pub reads: Vec<Vec<f64>>,
+    pub iterations: usize,
+    pub converged: bool,
+}
+
+/// Reads each source holds on each tier at latencies `lat`.
+fn distribute(sources: &[Source], n_tiers: usize, lat: &[f64]) -> Vec<Vec<f64>> {
+    sources
+        .iter()
+        .map(|s| {
+            let mut v = vec![0.0; n_tiers];
+            match s {
+                Source::Pinned { tier, reads, .. } => v[*tier] = *reads,
+                Source::Spread { share, reads, .. } => {
+                    let w: f64 = share.iter().zip(lat).map(|(f, l)| f * l).sum();
+                    if w > 0.0 {
+                        for t in 0..n_tiers {
+                            v[t] = reads * share[t] * lat[t] / w;
+                        }
+                    }
+                }
+            }
+            v
+        })
+        .collect()
+}
+
+fn read_fraction_of(s: &Source) -> f64 {
+    match s {
+        Source::Pinned { read_fraction, .. } | Source::Spread { read_fraction, .. } => {
+            *read_fraction
+        }
+    }
+}
+
+/// Solve the fixed point of latency ↔ demand for all tiers by damped iteration on latencies.
+/// `open_gb_s[t]` is open-loop traffic (migration copies, 50/50 read/write) on tier t.
+pub fn solve_fixed_point(tiers: &[TierSpec], sources: &[Source], open_gb_s: &[f64]) -> FixedPoint {
+    let start: Vec<f64> = tiers.iter().map(|t| t.unloaded_latency_ns).collect();
+    solve_fixed_point_from(tiers, sources, open_gb_s, &start)
+}
+
+/// As [`solve_fixed_point`], starting the iteration from latencies `start_ns` (e.g. the
+/// previous quantum's), which the result does not depend on beyond the tolerance.
+pub fn solve_fixed_point_from(
+    tiers: &[TierSpec],
+    sources: &[Source],
+    open_gb_s: &[f64],
+    start_ns: &[f64],
+) -> FixedPoint {
+    let n = tiers.len();
+    let mut lat: Vec<f64> = start_ns.to_vec();
+    let mut iterations = 0;
+    let mut converged = false;
+    let mut points = Vec::new();
+    let mut reads = Vec::new();
+    let damping = 0.5;
+    for it in 1..=500 {
+        iterations = it;
+        reads = distribute(sources, n, &lat);
+        points.clear();
+        let mut max_change: f64 = 0.0;
+        for t in 0..n {
+            let mut bytes = 0.0;
+            let mut read_bytes = 0.0;
+            let mut occ = 0.0;
+            for (s, r) in sources.iter().zip(&reads) {
+                let rf = read_fraction_of(s);
+                if r[t] > 0.0 {
+                    bytes += r[t] * LINE_BYTES / rf;
+                    read_bytes += r[t] * LINE_BYTES;
+                    occ += r[t];
+                }
+            }
+            let open = open_gb_s.get(t).copied().unwrap_or(0.0);
+            let rf = if bytes + open > 0.0 {
+                (read_bytes + 0.5 * open) / (bytes + open)
+            } else {
+                1.0
+            };
+            let (x, l) = tiers[t].solve(bytes, open, rf);
+            max_change = max_change.max((l - lat[t]).abs() / lat[t]);
+            lat[t] = if it == 1 {
+                l
+            } else {
+                damping * lat[t] + (1.0 - damping) * l
+            };
+            points.push(TierPoint {
+                latency_ns: l,
+                bandwidth_gb_s: x + open.min(0.9 * tiers[t].saturation_gb_s(rf)),
+                occupancy: occ,
+                arrivals_per_ns: if l > 0.0 { occ / l } else { 0.0 },
+                read_fraction: rf,
+            });
+        }
+        if it > 1 && max_change < 1e-10 {
+            converged = true;
+            break;
+        }
+    }
+    FixedPoint {
+        tiers: points,
+        reads,
+        iterations,
+        converged,
+    }
+}
+
+/// EWMA-smoothed per-tier counters, read by policies as Colloid reads CHA TOR counters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counters {
+    pub alpha: f64,
+    pub occupancy: Vec<f64>,
+    pub arrivals_per_ns: Vec<f64>,
+    started: bool,
+}
+
+impl Counters {
+    pub fn new(n_tiers: usize, alpha: f64) -> Self {
+        Counters {
+            alpha,
+            occupancy: vec![0.0; n_tiers],
+            arrivals_per_ns: vec![0.0; n_tiers],
+            started: false,
+        }
+    }
+
+    pub fn update(&mut self, fp: &FixedPoint) {
+        for (t, p) in fp.tiers.iter().enumerate() {
+            if self.started {
+                let a = self.alpha;
+                self.occupancy[t] = a * p.occupancy + (1.0 - a) * self.occupancy[t];
+                self.arrivals_per_ns[t] =
+                    a * p.arrivals_per_ns + (1.0 - a) * self.arrivals_per_ns[t];
+            } else {
+                self.occupancy[t] = p.occupancy;
+                self.arrivals_per_ns[t] = p.arrivals_per_ns;
+            }
+        }
+        self.started = true;
+    }
+
+    /// Smoothed latency O/R of tier `t`; `None` while the tier sees no reads.
+    pub fn latency_ns(&self, t: usize) -> Option<f64> {
+        (self.arrivals_per_ns[t] > 0.0).then(|| self.occupancy[t] / self.arrivals_per_ns[t])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(occ: f64, lat: f64) -> FixedPoint {
+        FixedPoint {
+            tiers: vec![TierPoint {
+                latency_ns: lat,
+                bandwidth_gb_s: 0.0,
+                occupancy: occ,
+                arrivals_per_ns: occ / lat,
+                read_fraction: 1.0,
+            }],
+            reads: vec![],
+            iterations: 1,
+            converged: true,
+        }
+    }
+
+    #[test]
+    fn counters_smooth_occupancy_and_arrivals() {
+        let mut c = Counters::new(1, 0.5);
+        assert_eq!(c.latency_ns(0), None);
+        c.update(&point(100.0, 100.0)); // R = 1/ns
+        assert!((c.latency_ns(0).unwrap() - 100.0).abs() < 1e-12);
+        c.update(&point(300.0, 100.0)); // R = 3/ns
+                                        // O = 200, R = 2 after one EWMA step: latency stays 100 — O/R of smoothed sums.
+        assert!((c.occupancy[0] - 200.0).abs() < 1e-12);
+        assert!((c.latency_ns(0).unwrap() - 100.0).abs() < 1e-12);
+        c.update(&point(100.0, 300.0)); // R = 1/3
+        let (o, r) = (150.0, (2.0 + 1.0 / 3.0) / 2.0);
+        assert!((c.latency_ns(0).unwrap() - o / r).abs() < 1e-9);
+    }
+
+    #[test]
+    fn saturated_tier_follows_littles_law() {
+        let t = crate::tier::params::reference_tiers().remove(0);
+        let sat = t.saturation_gb_s(1.0);
+        // Far more bytes in flight than the curve can hold: bandwidth pinned at saturation.
+        let w = 100.0 * sat * t.unloaded_latency_ns;
+        let (x, l) = t.solve(w, 0.0, 1.0);
+        assert!((x / sat - 1.0).abs() < 1e-9);
+        assert!((l - w / sat).abs() < 1e-6 * l);
+    }
+}

@@ -1,0 +1,214 @@
+//! HeMem (SOSP'21) as in the Colloid artifact (`webglider/hemem`): PEBS load samples count
+//! per page; a page is hot at 8 read samples; when any count exceeds 18 a global clock ticks
+//! and every count is lazily halved; each quantum (the 10 ms migration thread) hot
+//! alternate-tier pages move to free default-tier frames, or swap with cold default pages.
+
+use serde::{Deserialize, Serialize};
+
+use crate::hash::FastMap;
+
+use super::pages::PageTable;
+use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeMemParams {
+    /// Spec §2: hot at 8 read samples.
+    #[serde(default = "d_hot")]
+    pub hot_threshold: u32,
+    /// Spec §2: cooling when a count exceeds 18.
+    #[serde(default = "d_cool")]
+    pub cooling_threshold: u32,
+}
+
+fn d_hot() -> u32 {
+    8
+}
+fn d_cool() -> u32 {
+    18
+}
+
+impl Default for HeMemParams {
+    fn default() -> Self {
+        HeMemParams {
+            hot_threshold: d_hot(),
+            cooling_threshold: d_cool(),
+        }
+    }
+}
+
+/// Sampled access counts with HeMem's lazy global cooling.
+#[derive(Debug, Clone, Default)]
+pub struct Heat {
+    counts: FastMap<u64, (u32, u32)>,
+    clock: u32,
+    cooling_threshold: u32,
+}
+
+impl Heat {
+    pub fn new(cooling_threshold: u32) -> Self {
+        Heat {
+            cooling_threshold,
+            ..Default::default()
+        }
+    }
+
+    fn cooled(&self, (count, clock): (u32, u32)) -> u32 {
+        let shift = self.clock - clock;
+        if shift >= 32 {
+            0
+        } else {
+            count >> shift
+        }
+    }
+
+    /// Record one sample on `page`.
+    pub fn sample(&mut self, page: u64) {
+        let now = self.clock;
+        let e = self.counts.entry(page).or_insert((0, now));
+        let shift = now - e.1;
+        e.0 = if shift >= 32 { 0 } else { e.0 >> shift };
+        e.1 = now;
+        e.0 += 1;
+        if e.0 > self.cooling_threshold {
+            self.clock += 1;
+        }
+    }
+
+    /// Current (cooled) count of `page`.
+    pub fn count(&self, page: u64) -> u32 {
+        self.counts.get(&page).map_or(0, |&e| self.cooled(e))
+    }
+
+    /// Pages with count ≥ `threshold` on `tier`, hottest first (ties by page number).
+    pub fn hot_on(&self, pt: &PageTable, tier: usize, threshold: u32) -> Vec<(u64, u32)> {
+        let mut v: Vec<(u64, u32)> = self
+            .counts
+            .iter()
+            .map(|(&p, &e)| (p, self.cooled(e)))
+            .filter(|&(p, c)| c >= threshold && pt.tier(p) == tier)
+            .collect();
+        v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    }
+
+    /// Sum of cooled counts (the denominator of a page's estimated access share).
+    pub fn total(&self) -> f64 {
+        self.counts.values().map(|&e| self.cooled(e) as f64).sum()
+    }
+
+    /// Forget pages whose count cooled to zero (keeps the map small).
+    pub fn prune(&mut self) {
+        let clock = self.clock;
+        self.counts
+            .retain(|_, e| clock - e.1 < 32 && (e.0 >> (clock - e.1)) > 0);
+    }
+}
+
+/// A clock hand over page numbers that finds cold pages on a tier.
+#[derive(Debug, Clone, Default)]
+pub struct ColdScan {
+    hand: u64,
+    /// Pages visited so far.
+    pub scanned: u64,
+}
+
+impl ColdScan {
+    /// Next page on `tier` with count below `threshold`, not in `taken`; scans each page at
+    /// most once per call.
+    pub fn next(
+        &mut self,
+        pt: &PageTable,
+        heat: &Heat,
+        tier: usize,
+        threshold: u32,
+        taken: &[u64],
+    ) -> Option<u64> {
+        let n = pt.pages();
+        for _ in 0..n {
+            self.scanned += 1;
+            let p = self.hand % n;
+            self.hand = (self.hand + 1) % n;
+            if pt.tier(p) == tier && heat.count(p) < threshold && !taken.contains(&p) {
+                return Some(p);
+            }
+        }
+        None
+    }
+}
+
+pub struct HeMem {
+    pub params: HeMemParams,
+    pub heat: Heat,
+    scan: ColdScan,
+    samples: u64,
+}
+
+impl HeMem {
+    pub fn new(params: HeMemParams) -> Self {
+        HeMem {
+            heat: Heat::new(params.cooling_threshold),
+            params,
+            scan: ColdScan::default(),
+            samples: 0,
+        }
+    }
+}
+
+impl TieringPolicy for HeMem {
+    fn name(&self) -> &'static str {
+        "hemem"
+    }
+
+    fn work(&self) -> PolicyWork {
+        PolicyWork {
+            samples_processed: self.samples,
+            pages_scanned: self.scan.scanned,
+        }
+    }
+
+    fn quantum(&mut self, obs: &Observation) -> Vec<Migration> {
+        self.samples += obs.samples.len() as u64;
+        for &p in obs.samples {
+            self.heat.sample(p);
+        }
+        let pt = obs.pages;
+        let th = self.params.hot_threshold;
+        let mut budget = obs.migrate_budget_bytes;
+        let mut free = pt.free_pages(DEFAULT_TIER);
+        let mut out = Vec::new();
+        let mut demoted = Vec::new();
+        for t in 1..pt.tiers() {
+            for (page, _) in self.heat.hot_on(pt, t, th) {
+                if free > 0 {
+                    if budget < pt.page_bytes {
+                        break;
+                    }
+                    budget -= pt.page_bytes;
+                    free -= 1;
+                    out.push(Migration {
+                        page,
+                        to: DEFAULT_TIER,
+                    });
+                } else {
+                    if budget < 2 * pt.page_bytes {
+                        break;
+                    }
+                    let Some(cold) = self.scan.next(pt, &self.heat, DEFAULT_TIER, th, &demoted)
+                    else {
+                        break;
+                    };
+                    budget -= 2 * pt.page_bytes;
+                    demoted.push(cold);
+                    out.push(Migration { page: cold, to: t });
+                    out.push(Migration {
+                        page,
+                        to: DEFAULT_TIER,
+                    });
+                }
+            }
+        }
+        self.heat.prune();
+        out
+    }
+}

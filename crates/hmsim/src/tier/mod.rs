@@ -1,0 +1,25 @@
+//! Tiered memory management (spec 05-tiering.md): a tier engine with loaded latency from
+//! closed-loop demand, GUPS in statistical mode, PEBS-like sampling, a page table with
+//! migration, and tiering policies (static, HeMem, Colloid on HeMem) behind one trait.
+
+pub mod colloid;
+pub mod curve;
+pub mod engine;
+pub mod hemem;
+pub mod pages;
+pub mod params;
+pub mod policy;
+mod scenario;
+pub mod sim;
+pub mod workload;
+
+pub use curve::LatencyCurve;
+pub use engine::{solve_fixed_point, Counters, FixedPoint, Source, TierPoint, TierSpec};
+pub use pages::PageTable;
+pub use policy::{make_policy, Migration, Observation, PolicyWork, TieringPolicy, POLICIES};
+pub use scenario::{run, TierScenario};
+pub use sim::{simulate, Antagonists, SimParams, SimResult};
+pub use workload::{Gups, GupsSpec};
+
+/// Bytes per cache line, the unit of memory traffic.
+pub const LINE_BYTES: f64 = 64.0;

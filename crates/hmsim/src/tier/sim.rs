@@ -1,0 +1,245 @@
+//! Statistical-mode simulation: per quantum, solve the tiers' fixed point for the current
+//! placement and contention, draw PEBS-like samples, let the policy migrate.
+
+use super::engine::{
+    solve_fixed_point, solve_fixed_point_from, Counters, FixedPoint, Source, TierSpec,
+};
+use super::pages::PageTable;
+use super::policy::{Observation, TieringPolicy, DEFAULT_TIER};
+use super::workload::{sample_count, Gups};
+use crate::rng;
+
+/// Streaming antagonists on one tier; `cores` may change to `cores_after` at `change_s`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Antagonists {
+    pub tier: usize,
+    pub cores: u32,
+    pub reads_per_core: f64,
+    pub read_fraction: f64,
+    pub change: Option<(f64, u32)>,
+}
+
+impl Antagonists {
+    pub fn cores_at(&self, time_s: f64) -> u32 {
+        match self.change {
+            Some((t, c)) if time_s >= t => c,
+            _ => self.cores,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimParams {
+    pub tiers: Vec<TierSpec>,
+    pub page_bytes: u64,
+    pub quantum_s: f64,
+    pub duration_s: f64,
+    pub sample_period: u64,
+    /// Migration copy rate limit, GB/s: at most this × quantum bytes move per quantum.
+    pub migrate_limit_gb_s: f64,
+    pub ewma_alpha: f64,
+    pub seed: u64,
+}
+
+/// One quantum of the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuantumRecord {
+    pub time_s: f64,
+    pub throughput_gb_s: f64,
+    pub mops: f64,
+    pub latency_ns: Vec<f64>,
+    pub bandwidth_gb_s: Vec<f64>,
+    /// Little's law per tier: occupancy / arrival rate (equals latency_ns).
+    pub little_ns: Vec<f64>,
+    pub hot_share_default: f64,
+    pub alt_traffic_share: f64,
+    pub migrated_bytes: u64,
+    pub fixed_point_iterations: usize,
+    pub converged: bool,
+    pub antagonist_cores: u32,
+}
+
+pub struct SimResult {
+    pub timeline: Vec<QuantumRecord>,
+    pub migrations: u64,
+    pub migrated_bytes: u64,
+    pub failed_migrations: u64,
+    pub pages: PageTable,
+    pub work: super::policy::PolicyWork,
+}
+
+/// Per-tier sources for the application (spread by `shares`) and the antagonists.
+fn sources(gups: &Gups, shares: &[f64], ant: &Antagonists, ant_cores: u32) -> Vec<Source> {
+    let mut s = vec![Source::Spread {
+        share: shares.to_vec(),
+        reads: gups.spec.cores as f64 * gups.spec.mlp,
+        read_fraction: gups.spec.read_fraction,
+    }];
+    if ant_cores > 0 {
+        s.push(Source::Pinned {
+            tier: ant.tier,
+            reads: ant_cores as f64 * ant.reads_per_core,
+            read_fraction: ant.read_fraction,
+        });
+    }
+    s
+}
+
+/// Application throughput at a fixed point: (accesses per ns, GB/s).
+pub fn app_throughput(fp: &FixedPoint, gups: &Gups) -> (f64, f64) {
+    let reads_per_ns: f64 = fp.reads[0]
+        .iter()
+        .zip(&fp.tiers)
+        .map(|(r, t)| if *r > 0.0 { r / t.latency_ns } else { 0.0 })
+        .sum();
+    let acc = reads_per_ns / gups.lines_per_access();
+    (acc, acc * gups.bytes_per_access())
+}
+
+/// Solve one quantum without policy or sampling (for calibration and tests).
+pub fn steady_point(
+    tiers: &[TierSpec],
+    gups: &Gups,
+    shares: &[f64],
+    ant: &Antagonists,
+    ant_cores: u32,
+) -> FixedPoint {
+    solve_fixed_point(tiers, &sources(gups, shares, ant, ant_cores), &[])
+}
+
+pub fn simulate(
+    p: &SimParams,
+    mut gups: Gups,
+    ant: &Antagonists,
+    policy: &mut dyn TieringPolicy,
+) -> Option<SimResult> {
+    let caps: Vec<u64> = p.tiers.iter().map(|t| t.capacity_bytes).collect();
+    let mut pt = PageTable::place(gups.pages, p.page_bytes, &caps, |pg| {
+        policy.initial_tier(pg)
+    })?;
+    let n = p.tiers.len();
+    let mut counters = Counters::new(n, p.ewma_alpha);
+    let mut app_rate = vec![0.0; n];
+    let mut sample_rng = rng::stream(p.seed, "tier.samples");
+    let quanta = (p.duration_s / p.quantum_s).round().max(1.0) as u64;
+    let quantum_ns = p.quantum_s * 1e9;
+    let budget = (p.migrate_limit_gb_s * quantum_ns) as u64;
+    let mut open = vec![0.0; n];
+    let mut samples = Vec::new();
+    let mut out = SimResult {
+        timeline: Vec::with_capacity(quanta as usize),
+        migrations: 0,
+        migrated_bytes: 0,
+        failed_migrations: 0,
+        pages: pt.clone(),
+        work: Default::default(),
+    };
+    let mut hot = gups.hot_per_tier(&pt);
+    let mut last_latency: Vec<f64> = p.tiers.iter().map(|t| t.unloaded_latency_ns).collect();
+    for q in 0..quanta {
+        let time_s = q as f64 * p.quantum_s;
+        if gups.advance(time_s) {
+            hot = gups.hot_per_tier(&pt);
+        }
+        let ant_cores = ant.cores_at(time_s);
+        let shares = gups.tier_shares_from(&pt, &hot);
+        let srcs = sources(&gups, &shares, ant, ant_cores);
+        let fp = solve_fixed_point_from(&p.tiers, &srcs, &open, &last_latency);
+        last_latency = fp.tiers.iter().map(|t| t.latency_ns).collect();
+        counters.update(&fp);
+        for (t, rate) in app_rate.iter_mut().enumerate() {
+            let r = if fp.reads[0][t] > 0.0 {
+                fp.reads[0][t] / fp.tiers[t].latency_ns
+            } else {
+                0.0
+            };
+            *rate = if q == 0 {
+                r
+            } else {
+                p.ewma_alpha * r + (1.0 - p.ewma_alpha) * *rate
+            };
+        }
+        let (acc_per_ns, gb_s) = app_throughput(&fp, &gups);
+        samples.clear();
+        let expected = acc_per_ns * quantum_ns / p.sample_period as f64;
+        gups.sample_pages(
+            sample_count(expected, &mut sample_rng),
+            &mut sample_rng,
+            &mut samples,
+        );
+        let lat: Vec<Option<f64>> = (0..n).map(|t| counters.latency_ns(t)).collect();
+        let migs = policy.quantum(&Observation {
+            time_s,
+            quantum_s: p.quantum_s,
+            samples: &samples,
+            sample_period: p.sample_period,
+            latency_ns: &lat,
+            app_arrivals_per_ns: &app_rate,
+            pages: &pt,
+            migrate_budget_bytes: budget,
+        });
+        let mut moved = vec![0u64; n];
+        let mut bytes = 0u64;
+        for m in migs {
+            if bytes + p.page_bytes > budget {
+                break;
+            }
+            let from = if m.page < pt.pages() {
+                pt.tier(m.page)
+            } else {
+                0
+            };
+            match pt.migrate(m.page, m.to) {
+                Ok(()) => {
+                    bytes += p.page_bytes;
+                    moved[from] += p.page_bytes;
+                    if m.to < n {
+                        moved[m.to] += p.page_bytes;
+                    }
+                    out.migrations += 1;
+                    if gups.is_hot(m.page) {
+                        hot[from] -= 1;
+                        hot[m.to] += 1;
+                    }
+                }
+                Err(_) => out.failed_migrations += 1,
+            }
+        }
+        out.migrated_bytes += bytes;
+        // Copies load both tiers during the next quantum (read on one, write on the other).
+        for t in 0..n {
+            open[t] = moved[t] as f64 / quantum_ns;
+        }
+        out.timeline.push(QuantumRecord {
+            time_s,
+            throughput_gb_s: gb_s,
+            mops: acc_per_ns * 1e3,
+            latency_ns: fp.tiers.iter().map(|t| t.latency_ns).collect(),
+            bandwidth_gb_s: fp.tiers.iter().map(|t| t.bandwidth_gb_s).collect(),
+            little_ns: fp
+                .tiers
+                .iter()
+                .map(|t| {
+                    if t.arrivals_per_ns > 0.0 {
+                        t.occupancy / t.arrivals_per_ns
+                    } else {
+                        t.latency_ns
+                    }
+                })
+                .collect(),
+            hot_share_default: if gups.hot_pages > 0 {
+                hot[DEFAULT_TIER] as f64 / gups.hot_pages as f64
+            } else {
+                0.0
+            },
+            alt_traffic_share: 1.0 - shares[DEFAULT_TIER],
+            migrated_bytes: bytes,
+            fixed_point_iterations: fp.iterations,
+            converged: fp.converged,
+            antagonist_cores: ant_cores,
+        });
+    }
+    out.pages = pt;
+    out.work = policy.work();
+    Some(out)
+}

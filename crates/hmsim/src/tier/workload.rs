@@ -1,0 +1,279 @@
+//! GUPS in statistical mode: accesses per quantum are drawn in aggregate from the hot/cold
+//! split, and observed only through PEBS-like samples.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Validate, Validator};
+use crate::rng::SimRng;
+
+use super::pages::PageTable;
+use super::LINE_BYTES;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GupsSpec {
+    /// Spec §3: 15 GUPS cores.
+    #[serde(default = "d_cores")]
+    pub cores: u32,
+    /// Reads in flight per core; default fitted to GUPS alone moving 78–80 GB/s.
+    #[serde(default = "d_mlp")]
+    pub mlp: f64,
+    /// Spec §3: 72 GiB working set, 24 GiB hot set, 90 % of updates to the hot set.
+    #[serde(default = "d_ws")]
+    pub working_set_bytes: u64,
+    #[serde(default = "d_hot")]
+    pub hot_set_bytes: u64,
+    #[serde(default = "d_hot_frac")]
+    pub hot_fraction: f64,
+    /// Where the hot set starts in the working set; default: its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_offset_bytes: Option<u64>,
+    /// Spec §3: each update is a 64 B load + store.
+    #[serde(default = "d_obj")]
+    pub object_size_bytes: u64,
+    /// Fraction of line traffic that is reads (load + store of each line: 0.5).
+    #[serde(default = "d_rf")]
+    pub read_fraction: f64,
+    /// Time at which the hot set moves to the start of the working set (spec fig. 4: 100 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_move_s: Option<f64>,
+}
+
+fn d_cores() -> u32 {
+    15
+}
+fn d_mlp() -> f64 {
+    super::params::GUPS_MLP
+}
+fn d_ws() -> u64 {
+    72 << 30
+}
+fn d_hot() -> u64 {
+    24 << 30
+}
+fn d_hot_frac() -> f64 {
+    0.9
+}
+fn d_obj() -> u64 {
+    64
+}
+fn d_rf() -> f64 {
+    0.5
+}
+
+impl Default for GupsSpec {
+    fn default() -> Self {
+        GupsSpec {
+            cores: d_cores(),
+            mlp: d_mlp(),
+            working_set_bytes: d_ws(),
+            hot_set_bytes: d_hot(),
+            hot_fraction: d_hot_frac(),
+            hot_offset_bytes: None,
+            object_size_bytes: d_obj(),
+            read_fraction: d_rf(),
+            hot_move_s: None,
+        }
+    }
+}
+
+impl Validate for GupsSpec {
+    fn validate(&self, v: &mut Validator) {
+        v.range("cores", self.cores, 1, 4096, "");
+        v.range("mlp", self.mlp, 0.1, 64.0, "reads in flight");
+        v.range(
+            "working_set_bytes",
+            self.working_set_bytes,
+            1 << 20,
+            1 << 50,
+            "bytes",
+        );
+        if self.hot_set_bytes > self.working_set_bytes {
+            v.fail(
+                "hot_set_bytes",
+                format!(
+                    "{} is larger than working_set_bytes ({}); allowed 0 to {}",
+                    self.hot_set_bytes, self.working_set_bytes, self.working_set_bytes
+                ),
+            );
+        }
+        v.fraction("hot_fraction", self.hot_fraction);
+        if let Some(o) = self.hot_offset_bytes {
+            let max = self.working_set_bytes - self.hot_set_bytes.min(self.working_set_bytes);
+            v.range("hot_offset_bytes", o, 0, max, "bytes");
+        }
+        v.range(
+            "object_size_bytes",
+            self.object_size_bytes,
+            8,
+            1 << 21,
+            "bytes",
+        );
+        v.range("read_fraction", self.read_fraction, 0.05, 1.0, "");
+        if let Some(t) = self.hot_move_s {
+            v.non_negative("hot_move_s", t, "s");
+        }
+    }
+}
+
+/// The hot set as a page range, and per-page access probabilities.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gups {
+    pub spec: GupsSpec,
+    pub pages: u64,
+    pub hot_pages: u64,
+    pub hot_start: u64,
+    moved: bool,
+}
+
+impl Gups {
+    pub fn new(spec: &GupsSpec, page_bytes: u64) -> Self {
+        let pages = spec.working_set_bytes.div_ceil(page_bytes);
+        let hot_pages = spec.hot_set_bytes.div_ceil(page_bytes).min(pages);
+        let hot_start = match spec.hot_offset_bytes {
+            Some(o) => (o / page_bytes).min(pages - hot_pages),
+            None => pages - hot_pages,
+        };
+        Gups {
+            spec: spec.clone(),
+            pages,
+            hot_pages,
+            hot_start,
+            moved: false,
+        }
+    }
+
+    /// Move the hot set once `time_s` passes `hot_move_s`: to the start of the working set
+    /// or, if it is there already, to the end. Returns true when it moved.
+    pub fn advance(&mut self, time_s: f64) -> bool {
+        match self.spec.hot_move_s {
+            Some(t) if !self.moved && time_s >= t => {
+                self.moved = true;
+                self.hot_start = if self.hot_start == 0 {
+                    self.pages - self.hot_pages
+                } else {
+                    0
+                };
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub fn is_hot(&self, page: u64) -> bool {
+        page >= self.hot_start && page < self.hot_start + self.hot_pages
+    }
+
+    fn hot_fraction(&self) -> f64 {
+        if self.hot_pages == 0 {
+            0.0
+        } else {
+            self.spec.hot_fraction
+        }
+    }
+
+    /// Access probability of one page.
+    pub fn page_probability(&self, page: u64) -> f64 {
+        let h = self.hot_fraction();
+        let cold = (1.0 - h) / self.pages as f64;
+        if self.is_hot(page) {
+            cold + h / self.hot_pages as f64
+        } else {
+            cold
+        }
+    }
+
+    /// Hot pages on each tier under placement `pt`.
+    pub fn hot_per_tier(&self, pt: &PageTable) -> Vec<u64> {
+        let mut h = vec![0; pt.tiers()];
+        for p in self.hot_start..self.hot_start + self.hot_pages {
+            h[pt.tier(p)] += 1;
+        }
+        h
+    }
+
+    /// Share of accesses to each tier (sums to 1) from the pages and hot pages per tier.
+    pub fn tier_shares_from(&self, pt: &PageTable, hot_per_tier: &[u64]) -> Vec<f64> {
+        let cold_p = (1.0 - self.hot_fraction()) / self.pages as f64;
+        let hot_extra = if self.hot_pages > 0 {
+            self.hot_fraction() / self.hot_pages as f64
+        } else {
+            0.0
+        };
+        (0..pt.tiers())
+            .map(|t| pt.used_pages(t) as f64 * cold_p + hot_per_tier[t] as f64 * hot_extra)
+            .collect()
+    }
+
+    /// Share of accesses to each tier under placement `pt` (sums to 1).
+    pub fn tier_shares(&self, pt: &PageTable) -> Vec<f64> {
+        self.tier_shares_from(pt, &self.hot_per_tier(pt))
+    }
+
+    /// Lines per access and bytes of traffic per access (reads + write-backs).
+    pub fn lines_per_access(&self) -> f64 {
+        self.spec.object_size_bytes.div_ceil(LINE_BYTES as u64) as f64
+    }
+    pub fn bytes_per_access(&self) -> f64 {
+        self.lines_per_access() * LINE_BYTES / self.spec.read_fraction
+    }
+
+    /// Draw `n` samples of accesses: each is a page, hot with the hot fraction, else uniform.
+    pub fn sample_pages(&self, n: u64, rng: &mut SimRng, out: &mut Vec<u64>) {
+        let h = self.hot_fraction();
+        for _ in 0..n {
+            let p = if rng.random::<f64>() < h {
+                self.hot_start + rng.random_range(0..self.hot_pages)
+            } else {
+                rng.random_range(0..self.pages)
+            };
+            out.push(p);
+        }
+    }
+}
+
+/// Number of samples for `expected` sampled events: the integer part plus one with the
+/// probability of the fractional part (mean-exact, deterministic given the stream).
+pub fn sample_count(expected: f64, rng: &mut SimRng) -> u64 {
+    let base = expected.floor();
+    base as u64 + u64::from(rng.random::<f64>() < expected - base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_sum_to_one_and_follow_the_hot_split() {
+        let spec = GupsSpec {
+            hot_offset_bytes: Some(0),
+            ..Default::default()
+        };
+        let g = Gups::new(&spec, 2 << 20);
+        let pt =
+            PageTable::first_touch(g.pages, 2 << 20, &[32_000_000_000, 96_000_000_000]).unwrap();
+        let s = g.tier_shares(&pt);
+        assert!((s.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        // Hot set (24 GiB) in the default tier plus its share of the uniform 10 %.
+        let d_pages = pt.used_pages(0) as f64;
+        let expect = 0.9 + 0.1 * d_pages / g.pages as f64;
+        assert!((s[0] - expect).abs() < 1e-12);
+        let direct: f64 = (0..g.pages)
+            .filter(|&p| pt.tier(p) == 0)
+            .map(|p| g.page_probability(p))
+            .sum();
+        assert!((s[0] - direct).abs() < 1e-9);
+    }
+
+    #[test]
+    fn sampling_follows_the_hot_fraction() {
+        let g = Gups::new(&GupsSpec::default(), 2 << 20);
+        let mut rng = crate::rng::stream(1, "test");
+        let mut v = Vec::new();
+        g.sample_pages(100_000, &mut rng, &mut v);
+        let hot = v.iter().filter(|&&p| g.is_hot(p)).count() as f64 / 1e5;
+        // 90 % to the hot set plus the hot set's third of the uniform 10 %.
+        assert!((hot - (0.9 + 0.1 / 3.0)).abs() < 0.01, "{hot}");
+    }
+}
