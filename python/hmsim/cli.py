@@ -156,10 +156,9 @@ def bench(module: str | None, scale: float, as_json: bool) -> None:
         click.echo(json.dumps(results, indent=2))
         return
     for r in results:
-        console.print(
-            f"{r['module']:>10}  {r['case']}: {r['per_wall_second'] / 1e6:.2f} M {r['unit']}/s "
-            f"({r['count']} in {r['wall_s']:.3f} s)"
-        )
+        rate = r["per_wall_second"]
+        shown = f"{rate / 1e6:.2f} M" if rate >= 1e5 else f"{rate:.3g}"
+        console.print(f"{r['module']:>10}  {r['case']}: {shown} {r['unit']}/s ({r['count']} in {r['wall_s']:.3f} s)")
 
 
 @cli.command()

@@ -171,6 +171,13 @@ fn lifetime_trace(
     to_json(&out)
 }
 
+/// The tiering study's reference tiers (local and remote socket) as JSON, for studies that
+/// vary one parameter of them.
+#[pyfunction]
+fn tier_reference_tiers() -> PyResult<String> {
+    to_json(&hmsim::tier::params::reference_tiers())
+}
+
 /// Names of the modules a scenario can name in `module = "..."`.
 #[pyfunction]
 fn module_names() -> Vec<&'static str> {
@@ -189,5 +196,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_record_stream, m)?)?;
     m.add_function(wrap_pyfunction!(lifetime_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(tier_reference_tiers, m)?)?;
     Ok(())
 }

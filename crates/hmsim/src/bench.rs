@@ -142,6 +142,28 @@ pub fn trace_native_read(records: u64) -> BenchResult {
     }
 }
 
+/// Tiering, statistical mode: the reference GUPS scenario (15 cores, 72 GiB, 2 MB pages) under
+/// HeMem for `seconds` simulated seconds; reports simulated seconds per wall second.
+pub fn tiering_gups(seconds: f64) -> BenchResult {
+    let text = format!(
+        "module = \"tiering\"\nseed = 1\n[policy]\nnames = [\"hemem\"]\n[antagonist]\nintensities = [1]\n\
+         [sim]\nduration_s = {seconds}\nmeasure_last_s = 1.0\n"
+    );
+    let start = Instant::now();
+    crate::registry::run_scenario(&text, "<bench>", &[], &[]).expect("the bench scenario is valid");
+    let wall_s = start.elapsed().as_secs_f64();
+    BenchResult {
+        module: "tiering".into(),
+        case: format!(
+            "GUPS 15 cores x 72 GiB, 2 MB pages, HeMem, 1x contention, {seconds} simulated s"
+        ),
+        unit: "simulated seconds".into(),
+        count: seconds as u64,
+        wall_s,
+        per_wall_second: seconds / wall_s,
+    }
+}
+
 /// Every benchmark of `module` (or all modules for `None`).
 pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
     let mut out = Vec::new();
@@ -154,6 +176,9 @@ pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
         let ops = (4_000_000.0 * scale).max(1000.0) as u64;
         out.push(pmem_clwb(ops, false));
         out.push(pmem_clwb(ops, true));
+    }
+    if module.is_none() || module == Some("tiering") {
+        out.push(tiering_gups((100.0 * scale).max(1.0)));
     }
     if module.is_none() || module == Some("trace") {
         out.push(trace_native_read((10_000_000.0 * scale).max(1000.0) as u64));

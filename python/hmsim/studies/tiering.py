@@ -1,0 +1,264 @@
+"""Study `tiering`: HeMem with and without Colloid under memory contention (Vuppalapati &
+Agarwal, SOSP'24; spec 05-tiering.md §3). Covers figures 1-4 for the policies that exist
+(static placements, HeMem, Colloid on HeMem); TPP, MEMTIS and the best case come later."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import tomli_w
+
+from hmsim import _core
+from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.scenario import _toml_value
+from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
+from hmsim.sweep import Point, run_points
+
+SYSTEMS = {  # policy name -> (system, colloid)
+    "static-default": ("static", False),
+    "static-alternate": ("static-alternate", False),
+    "hemem": ("hemem", False),
+    "colloid-hemem": ("hemem", True),
+}
+ALT_LATENCIES_NS = [135.0, 148.0, 168.0, 192.0]
+OBJECT_SIZES = [64, 256, 1024, 4096]
+
+
+def _base() -> tuple[str, str]:
+    f = resources.files("hmsim.studies").joinpath("scenarios/tiering.toml")
+    return f.read_text(), str(f)
+
+
+def _with_alt_latency(text: str, ns: float) -> str:
+    tiers = json.loads(_core.tier_reference_tiers())
+    tiers[1]["unloaded_latency_ns"] = ns
+    return text + "\n" + tomli_w.dumps({"tiers": tiers})
+
+
+def _pt(text: str, file: str, exp: str, policy: str, intensity: int, **ov) -> Point:
+    overrides = [("policy.names", _toml_value([policy])), ("antagonist.intensities", _toml_value([intensity]))]
+    overrides += [(k.replace("__", "."), _toml_value(v)) for k, v in ov.items()]
+    system, colloid = SYSTEMS[policy]
+    labels = (("experiment", exp), ("system", system), ("colloid", colloid))
+    return Point(text=text, file=file, overrides=tuple(overrides), labels=labels)
+
+
+def build_points(quick: bool) -> list[Point]:
+    text, file = _base()
+    dur = {"sim__duration_s": 15.0 if quick else 40.0, "sim__measure_last_s": 5.0 if quick else 10.0}
+    pts: list[Point] = []
+    for i in range(4):  # the contention model's calibration: hot set placed in the default tier
+        pts.append(_pt(text, file, "calibration", "static-default", i, workload__hot_offset_bytes=0, **dur))
+    for policy in SYSTEMS:
+        for i in range(4):
+            pts.append(_pt(text, file, "contention", policy, i, **dur))
+    lat = [135.0, 192.0] if quick else ALT_LATENCIES_NS
+    sizes = [64, 4096] if quick else OBJECT_SIZES
+    intens = [0, 3] if quick else [0, 1, 2, 3]
+    for policy in ("hemem", "colloid-hemem"):
+        for i in intens:
+            for ns in lat:
+                pts.append(_pt(_with_alt_latency(text, ns), file, "alt_latency", policy, i, **dur))
+            for size in sizes:
+                pts.append(_pt(text, file, "object_size", policy, i, workload__object_size_bytes=size, **dur))
+    move = 10.0 if quick else 100.0
+    after = 20.0 if quick else 60.0
+    for policy in ("hemem", "colloid-hemem"):
+        pts.append(
+            _pt(
+                text,
+                file,
+                "converge_hot_move",
+                policy,
+                0,
+                workload__hot_move_s=move,
+                sim__duration_s=move + after,
+                sim__measure_last_s=5.0,
+                sim__timeline=True,
+            )
+        )
+        pts.append(
+            _pt(
+                text,
+                file,
+                "converge_contention",
+                policy,
+                0,
+                antagonist__change_s=move,
+                antagonist__change_to_intensity=3,
+                sim__duration_s=move + after,
+                sim__measure_last_s=5.0,
+                sim__timeline=True,
+            )
+        )
+    return pts
+
+
+def convergence_time_s(tl: pd.DataFrame, event_s: float, band: float = 0.05) -> float:
+    """Time after `event_s` until throughput stays within `band` of its final level."""
+    tl = tl.sort_values("time_s")
+    final = tl[tl.time_s >= tl.time_s.max() - 5.0].throughput_gb_s.mean()
+    after = tl[tl.time_s >= event_s]
+    outside = after[(after.throughput_gb_s - final).abs() > band * final]
+    return 0.0 if outside.empty else float(outside.time_s.max() - event_s)
+
+
+def compare(df: pd.DataFrame) -> list[Published]:
+    c = df[df.experiment == "calibration"].set_index("intensity")
+    items = [
+        Published(
+            "GUPS throughput at 0x, hot set in default tier",
+            79.0,
+            c.loc[0, "throughput_gb_s"],
+            "GB/s",
+            "calibration",
+            "published 78-80",
+        )
+    ]
+    for i, pub in ((1, 175.0), (2, 266.0), (3, 350.0)):
+        items.append(
+            Published(
+                f"default-tier loaded latency at {i}x (hot set in default)",
+                pub,
+                c.loc[i, "default_latency_ns"],
+                "ns",
+                "calibration",
+            )
+        )
+    items.append(
+        Published(
+            "alternate-tier latency at 3x (hot set in default)",
+            146.0,
+            c.loc[3, "alternate_latency_ns"],
+            "ns",
+            "calibration",
+            "not fitted: the remote path's extra latency is not modelled",
+        )
+    )
+    return items
+
+
+def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame) -> list[Path]:
+    paths: list[Path] = []
+    cont = df[df.experiment == "contention"]
+    names = [f"{s}{' + colloid' if c else ''}" for s, c in zip(cont.system, cont.colloid, strict=True)]
+    cont = cont.assign(label=names)
+    labels = list(dict.fromkeys(names))
+    colors = color_for(labels)
+    with house_style():
+        fig, ax = plt.subplots()
+        for lab in labels:
+            s = cont[cont.label == lab].sort_values("intensity")
+            ax.plot(s.intensity, s.throughput_gb_s, marker="o", color=colors[lab], label=lab)
+        ax.set_xticks(range(4), ["0x", "1x", "2x", "3x"])
+        ax.set_xlabel("memory contention (antagonist intensity)")
+        ax.set_ylabel("GUPS throughput (GB/s)")
+        ax.set_title("Fig. 1: throughput vs contention")
+        ax.legend()
+        paths += save_figure(fig, out, "fig1_throughput_vs_contention")
+
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for lab in labels:
+            s = cont[cont.label == lab].sort_values("intensity")
+            axes[0].plot(s.intensity, s.default_latency_ns, marker="o", color=colors[lab], label=f"{lab} default")
+            axes[0].plot(s.intensity, s.alternate_latency_ns, marker="x", ls="--", color=colors[lab])
+            axes[1].plot(s.intensity, s.alt_hot_share, marker="o", color=colors[lab], label=lab)
+        axes[0].set_ylabel("loaded latency (ns): default solid, alternate dashed")
+        axes[1].set_ylabel("share of hot pages in the alternate tier")
+        for ax in axes:
+            ax.set_xticks(range(4), ["0x", "1x", "2x", "3x"])
+            ax.set_xlabel("contention")
+        axes[1].legend()
+        paths += save_figure(fig, out, "fig2_latency_and_hot_share")
+
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for ax, exp, col, lab in (
+            (axes[0], "alt_latency", "alt_unloaded_latency_ns", "alternate-tier unloaded latency (ns)"),
+            (axes[1], "object_size", "object_size_bytes", "object size (B)"),
+        ):
+            d = df[df.experiment == exp]
+            base = d[~d.colloid].set_index(["intensity", col]).throughput_gb_s
+            coll = d[d.colloid].set_index(["intensity", col]).throughput_gb_s
+            gain = (coll / base).unstack(col)
+            im = ax.imshow(gain.values, cmap="viridis", origin="lower", aspect="auto")
+            ax.set_xticks(range(len(gain.columns)), [f"{v:g}" for v in gain.columns])
+            ax.set_yticks(range(len(gain.index)), [f"{i}x" for i in gain.index])
+            for (r, cidx), v in np.ndenumerate(gain.values):
+                ax.text(cidx, r, f"{v:.2f}", ha="center", va="center", color="w", fontsize=8)
+            ax.set_xlabel(lab)
+            ax.set_ylabel("contention")
+            fig.colorbar(im, ax=ax, label="Colloid gain over HeMem")
+        paths += save_figure(fig, out, "fig3_colloid_gain_heatmaps")
+
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+        for ax, scen, title in (
+            (axes[0], "converge_hot_move", "hot set moves"),
+            (axes[1], "converge_contention", "contention 0x → 3x"),
+        ):
+            t = timeline[timeline.scenario == scen]
+            for (system, colloid), g in t.groupby(["system", "colloid"]):
+                lab = f"{system}{' + colloid' if colloid else ''}"
+                ax.plot(g.time_s, g.throughput_gb_s, label=lab, color=colors.get(lab))
+            ax.set_title(f"Fig. 4: {title}")
+            ax.set_xlabel("time (s)")
+        axes[0].set_ylabel("GUPS throughput (GB/s)")
+        axes[0].legend()
+        paths += save_figure(fig, out, "fig4_convergence")
+    return paths
+
+
+def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResult:
+    points = build_points(quick)
+    res = run_points(points, out, workers=workers, label="tiering")
+    df = res.results.copy()
+    alt = []
+    for o in res.outputs:
+        tiers = o["resolved"].get("tiers") or json.loads(_core.tier_reference_tiers())
+        alt += [tiers[1]["unloaded_latency_ns"]] * len(o["rows"])
+    df["alt_unloaded_latency_ns"] = alt
+    tl = res.tables.get("timeline", pd.DataFrame())
+    timeline = (
+        tl.rename(columns={"experiment": "scenario"})[
+            ["system", "colloid", "scenario", "time_s", "throughput_gb_s", "default_latency_ns", "alternate_latency_ns"]
+        ]
+        if len(tl)
+        else pd.DataFrame()
+    )
+    move = 10.0 if quick else 100.0
+    conv = {}
+    for (scen, system, colloid), g in timeline.groupby(["scenario", "system", "colloid"]):
+        conv[f"{scen}/{system}{'+colloid' if colloid else ''}"] = convergence_time_s(g, move)
+    cols = [
+        "experiment",
+        "system",
+        "colloid",
+        "intensity",
+        "alt_unloaded_latency_ns",
+        "object_size_bytes",
+        "throughput_gb_s",
+        "default_latency_ns",
+        "alternate_latency_ns",
+        "alt_traffic_share",
+        "alt_hot_share",
+        "migrated_gb",
+        "migrations",
+        "policy_samples",
+        "policy_pages_scanned",
+    ]
+    steady = df[~df.experiment.str.startswith("converge")][cols].reset_index(drop=True)
+    return StudyResult(
+        name="tiering",
+        results=steady,
+        tables={"timeline": timeline},
+        comparison=comparison_frame(compare(steady)),
+        summary={"seed": 1, "points": len(points), "convergence_time_s": conv},
+        figures=figures(out, steady, timeline),
+    )
+
+
+STUDY = register(Study("tiering", "HeMem with and without Colloid under memory contention", _run))

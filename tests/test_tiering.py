@@ -1,0 +1,67 @@
+"""Study `tiering` (quick): files, calibration of the contention model, Colloid's behaviour."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import hmsim
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tiering")
+    return hmsim.reproduce("tiering", out=out, quick=True), out / "tiering"
+
+
+def test_files_and_columns(study):
+    _, out = study
+    df = pd.read_csv(out / "results.csv")
+    need = {
+        "system",
+        "colloid",
+        "intensity",
+        "alt_unloaded_latency_ns",
+        "object_size_bytes",
+        "throughput_gb_s",
+        "default_latency_ns",
+        "alternate_latency_ns",
+        "alt_traffic_share",
+        "migrated_gb",
+    }
+    assert need <= set(df.columns)
+    tl = pd.read_csv(out / "timeline.csv")
+    assert {"system", "colloid", "scenario", "time_s", "throughput_gb_s"} <= set(tl.columns)
+    conv = json.loads((out / "summary.json").read_text())["convergence_time_s"]
+    assert set(conv) == {
+        "converge_hot_move/hemem",
+        "converge_hot_move/hemem+colloid",
+        "converge_contention/hemem",
+        "converge_contention/hemem+colloid",
+    }
+    assert all(v >= 0 for v in conv.values())
+    for name in (
+        "fig1_throughput_vs_contention",
+        "fig2_latency_and_hot_share",
+        "fig3_colloid_gain_heatmaps",
+        "fig4_convergence",
+    ):
+        assert (out / f"{name}.png").stat().st_size > 5000
+
+
+def test_contention_model_calibration(study):
+    res, _ = study
+    c = res.comparison.set_index("metric")
+    for m in c.index:
+        assert c.loc[m, "within_10pct"], f"{m}: {c.loc[m, 'ratio']:.3f}"
+
+
+def test_colloid_never_loses_to_hemem_and_wins_under_contention(study):
+    res, _ = study
+    d = res.results[(res.results.experiment == "contention") & (res.results.system == "hemem")]
+    t = d.pivot_table(index="intensity", columns="colloid", values="throughput_gb_s")
+    assert (t[True] >= 0.98 * t[False]).all()
+    assert t.loc[3, True] > 1.2 * t.loc[3, False]
+    assert t.loc[0, True] == pytest.approx(t.loc[0, False], rel=0.02)
