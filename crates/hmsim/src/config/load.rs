@@ -11,21 +11,40 @@ fn line_of_offset(text: &str, pos: usize) -> usize {
         + 1
 }
 
-/// Line where the dotted `key` path is written in `text`, if it is.
+/// Line where the dotted `key` path is written in `text`, if it is. Numeric parts index
+/// arrays, including arrays of tables (`tiers.1.capacity_bytes`).
 pub fn line_of_key(text: &str, key: &str) -> Option<usize> {
     let doc = text.parse::<toml_edit::Document<String>>().ok()?;
-    let mut item: &toml_edit::Item = doc.as_item();
+    let parts: Vec<&str> = key.split('.').filter(|p| !p.is_empty()).collect();
+    let mut table: &dyn toml_edit::TableLike = doc.as_table();
     let mut span = None;
-    for part in key.split('.').filter(|p| !p.is_empty()) {
-        if let Ok(idx) = part.parse::<usize>() {
-            item = item.as_array().and_then(|a| a.get(idx)).map(|_| item)?;
-            // Arrays of values: point at the array itself.
-            continue;
+    let mut i = 0;
+    while i < parts.len() {
+        let (k, item) = table.get_key_value(parts[i])?;
+        span = k.span().or_else(|| item.span()).or(span);
+        i += 1;
+        let index = parts.get(i).and_then(|p| p.parse::<usize>().ok());
+        match (item, index) {
+            (toml_edit::Item::ArrayOfTables(a), Some(idx)) => {
+                let t = a.get(idx)?;
+                span = t.span().or(span);
+                table = t;
+                i += 1;
+            }
+            (toml_edit::Item::Value(toml_edit::Value::Array(a)), Some(idx)) => {
+                let v = a.get(idx)?;
+                span = v.span().or(span);
+                i += 1;
+                match v.as_inline_table() {
+                    Some(t) => table = t,
+                    None => break,
+                }
+            }
+            _ => match item.as_table_like() {
+                Some(t) => table = t,
+                None => break,
+            },
         }
-        let table = item.as_table_like()?;
-        let (k, next) = table.get_key_value(part)?;
-        span = k.span().or_else(|| next.span()).or(span);
-        item = next;
     }
     span.map(|s| line_of_offset(text, s.start))
 }
@@ -106,5 +125,13 @@ mod tests {
     fn line_of_nested_key() {
         assert_eq!(line_of_key("a = 1\n[b]\nc = 2\n", "b.c"), Some(3));
         assert_eq!(line_of_key("a = 1\n", "b.c"), None);
+    }
+
+    #[test]
+    fn line_of_key_in_an_array_of_tables() {
+        let text = "seed = 1\n[[tiers]]\nname = \"a\"\ncapacity_bytes = 1\n[[tiers]]\nname = \"b\"\ncapacity_bytes = 0\n";
+        assert_eq!(line_of_key(text, "tiers.1.capacity_bytes"), Some(7));
+        assert_eq!(line_of_key(text, "tiers.0.name"), Some(3));
+        assert_eq!(line_of_key("x = [{a = 1}, {a = 2}]\n", "x.1.a"), Some(1));
     }
 }
