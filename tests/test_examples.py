@@ -15,7 +15,11 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 def test_every_example_scenario_runs(tmp_path):
     scenarios = [p for p in EXAMPLES.glob("*.toml") if "sweep" not in p.name]
     assert scenarios
-    shorter = {"storage": {"job.duration_s": 0.01, "job.total_bytes": 1 << 28}, "pmem": {"workload.operations": 1000}}
+    shorter = {
+        "storage": {"job.duration_s": 0.01, "job.total_bytes": 1 << 28},
+        "pmem": {"workload.operations": 1000},
+        "tiering": {"sim.duration_s": 2.0, "sim.measure_last_s": 1.0},
+    }
     for p in scenarios:
         module = p.read_text().split('module = "', 1)[1].split('"', 1)[0]
         r = hmsim.run(p, out=tmp_path / p.stem, set=shorter[module])
