@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::hemem::{ColdScan, HeMemParams, Heat};
+use super::hemem::{HeMemParams, HotTracker};
 use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -125,19 +125,15 @@ impl Colloid {
 pub struct ColloidHeMem {
     pub hemem: HeMemParams,
     pub colloid: Colloid,
-    heat: Heat,
-    scan: ColdScan,
-    samples: u64,
+    tracker: HotTracker,
 }
 
 impl ColloidHeMem {
     pub fn new(hemem: HeMemParams, colloid: ColloidParams) -> Self {
         ColloidHeMem {
-            heat: Heat::new(hemem.cooling_threshold),
+            tracker: HotTracker::new(hemem.cooling_threshold),
             hemem,
             colloid: Colloid::new(colloid),
-            scan: ColdScan::default(),
-            samples: 0,
         }
     }
 }
@@ -148,17 +144,11 @@ impl TieringPolicy for ColloidHeMem {
     }
 
     fn work(&self) -> PolicyWork {
-        PolicyWork {
-            samples_processed: self.samples,
-            pages_scanned: self.scan.scanned,
-        }
+        self.tracker.work()
     }
 
     fn quantum(&mut self, obs: &Observation) -> Vec<Migration> {
-        self.samples += obs.samples.len() as u64;
-        for &p in obs.samples {
-            self.heat.sample(p);
-        }
+        self.tracker.observe(obs);
         let pt = obs.pages;
         let alt = 1;
         let (Some(l_d), Some(l_a)) = (obs.latency_ns[DEFAULT_TIER], obs.latency_ns[alt]) else {
@@ -172,9 +162,9 @@ impl TieringPolicy for ColloidHeMem {
             return Vec::new();
         }
         let (dp, dir) = self.colloid.step(l_d, l_a, r_d / (r_d + r_a));
-        let total = self.heat.total();
+        let total = self.tracker.heat.total();
         if dp <= 0.0 || total <= 0.0 {
-            self.heat.prune();
+            self.tracker.heat.prune();
             return Vec::new();
         }
         let th = self.hemem.hot_threshold;
@@ -188,7 +178,7 @@ impl TieringPolicy for ColloidHeMem {
             Direction::Balanced => {}
             Direction::ToAlternate => {
                 let mut free = pt.free_pages(alt);
-                for (page, c) in self.heat.hot_on(pt, DEFAULT_TIER, th) {
+                for (page, c) in self.tracker.heat.hot_on(pt, DEFAULT_TIER, th) {
                     if budget < pt.page_bytes || free == 0 || remaining <= 0.0 {
                         break;
                     }
@@ -203,7 +193,7 @@ impl TieringPolicy for ColloidHeMem {
             Direction::ToDefault => {
                 let mut free = pt.free_pages(DEFAULT_TIER);
                 let mut taken = Vec::new();
-                for (page, c) in self.heat.hot_on(pt, alt, th) {
+                for (page, c) in self.tracker.heat.hot_on(pt, alt, th) {
                     if remaining <= 0.0 {
                         break;
                     }
@@ -224,11 +214,16 @@ impl TieringPolicy for ColloidHeMem {
                         if budget < 2 * pt.page_bytes {
                             break;
                         }
-                        let Some(cold) = self.scan.next(pt, &self.heat, DEFAULT_TIER, th, &taken)
-                        else {
+                        let Some(cold) = self.tracker.scan.next(
+                            pt,
+                            &self.tracker.heat,
+                            DEFAULT_TIER,
+                            th,
+                            &taken,
+                        ) else {
                             break;
                         };
-                        let gain = share(c) - share(self.heat.count(cold));
+                        let gain = share(c) - share(self.tracker.heat.count(cold));
                         if gain <= remaining {
                             remaining -= gain;
                             budget -= 2 * pt.page_bytes;
@@ -246,7 +241,7 @@ impl TieringPolicy for ColloidHeMem {
                 }
             }
         }
-        self.heat.prune();
+        self.tracker.heat.prune();
         out
     }
 }

@@ -137,20 +137,50 @@ impl ColdScan {
     }
 }
 
+/// What HeMem and Colloid-on-HeMem share: page heat from the samples, the cold-page scan,
+/// and the work they cost.
+#[derive(Debug, Clone)]
+pub struct HotTracker {
+    pub heat: Heat,
+    pub scan: ColdScan,
+    pub samples: u64,
+}
+
+impl HotTracker {
+    pub fn new(cooling_threshold: u32) -> Self {
+        HotTracker {
+            heat: Heat::new(cooling_threshold),
+            scan: ColdScan::default(),
+            samples: 0,
+        }
+    }
+
+    /// Count this quantum's samples.
+    pub fn observe(&mut self, obs: &Observation) {
+        self.samples += obs.samples.len() as u64;
+        for &p in obs.samples {
+            self.heat.sample(p);
+        }
+    }
+
+    pub fn work(&self) -> PolicyWork {
+        PolicyWork {
+            samples_processed: self.samples,
+            pages_scanned: self.scan.scanned,
+        }
+    }
+}
+
 pub struct HeMem {
     pub params: HeMemParams,
-    pub heat: Heat,
-    scan: ColdScan,
-    samples: u64,
+    tracker: HotTracker,
 }
 
 impl HeMem {
     pub fn new(params: HeMemParams) -> Self {
         HeMem {
-            heat: Heat::new(params.cooling_threshold),
+            tracker: HotTracker::new(params.cooling_threshold),
             params,
-            scan: ColdScan::default(),
-            samples: 0,
         }
     }
 }
@@ -161,17 +191,11 @@ impl TieringPolicy for HeMem {
     }
 
     fn work(&self) -> PolicyWork {
-        PolicyWork {
-            samples_processed: self.samples,
-            pages_scanned: self.scan.scanned,
-        }
+        self.tracker.work()
     }
 
     fn quantum(&mut self, obs: &Observation) -> Vec<Migration> {
-        self.samples += obs.samples.len() as u64;
-        for &p in obs.samples {
-            self.heat.sample(p);
-        }
+        self.tracker.observe(obs);
         let pt = obs.pages;
         let th = self.params.hot_threshold;
         let mut budget = obs.migrate_budget_bytes;
@@ -179,7 +203,7 @@ impl TieringPolicy for HeMem {
         let mut out = Vec::new();
         let mut demoted = Vec::new();
         for t in 1..pt.tiers() {
-            for (page, _) in self.heat.hot_on(pt, t, th) {
+            for (page, _) in self.tracker.heat.hot_on(pt, t, th) {
                 if free > 0 {
                     if budget < pt.page_bytes {
                         break;
@@ -194,7 +218,10 @@ impl TieringPolicy for HeMem {
                     if budget < 2 * pt.page_bytes {
                         break;
                     }
-                    let Some(cold) = self.scan.next(pt, &self.heat, DEFAULT_TIER, th, &demoted)
+                    let Some(cold) =
+                        self.tracker
+                            .scan
+                            .next(pt, &self.tracker.heat, DEFAULT_TIER, th, &demoted)
                     else {
                         break;
                     };
@@ -208,7 +235,7 @@ impl TieringPolicy for HeMem {
                 }
             }
         }
-        self.heat.prune();
+        self.tracker.heat.prune();
         out
     }
 }
