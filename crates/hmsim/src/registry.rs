@@ -40,8 +40,11 @@ impl RunOutput {
 type Runner = fn(&str, &str, &Catalog) -> Result<RunOutput, ConfigError>;
 
 /// Every module with a scenario runner, by the name a scenario's `module` key uses.
-pub const MODULES: &[(&str, Runner)] =
-    &[("storage", crate::storage::run), ("pmem", crate::pmem::run)];
+pub const MODULES: &[(&str, Runner)] = &[
+    ("storage", crate::storage::run),
+    ("pmem", crate::pmem::run),
+    ("allocators", crate::alloc::run),
+];
 
 pub fn module_names() -> Vec<&'static str> {
     MODULES.iter().map(|(n, _)| *n).collect()
