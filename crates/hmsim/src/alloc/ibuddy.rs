@@ -30,7 +30,8 @@
 //!   lock. A free goes to the space that owns the frame. Spaces beyond the number of
 //!   CPUs are only used when the home spaces run short.
 //! - **Fair policies** (FIFO, least-allocated) also change where a freed single frame is
-//!   queued (see [`IBuddy::free`]): behind the frames waiting at `next_allocation_level`.
+//!   queued: on the top level, behind every frame already waiting, instead of level 0
+//!   where it would be reused first.
 
 use super::cost::Ctx;
 use super::lists::{FrameLists, Policy};
@@ -246,12 +247,12 @@ impl PageAllocator for IBuddy {
         debug_assert!(pfn + size <= self.bounds(s).1);
         ctx.lock(s, cpu);
         // A freed block's frames go to the level of its order. Exception: under a fair
-        // policy a single frame joins the level single-page requests are served from
-        // (`next_allocation_level`), so it queues behind every frame waiting there instead
-        // of being reused first from level 0. Its hint may overstate its run; multi-page
-        // requests check the bitmap and demote it if so.
+        // policy a single frame joins the top level (MAX_ORDER), so it queues behind
+        // every frame already waiting instead of being reused first from level 0 (single
+        // pages are served from the lowest non-empty level). Its hint then overstates its
+        // run; multi-page requests check the bitmap and demote it if so.
         let level = if order == 0 && self.fair {
-            self.next_level[s]
+            MAX_ORDER
         } else {
             order
         };

@@ -166,19 +166,24 @@ pub struct Synthetic {
 }
 
 impl Default for Synthetic {
-    /// Shaped like a kernel compile (see docs/allocators.md for where each number comes
-    /// from).
+    /// Shaped like the compiler runs of a kernel compile: every number is taken from the
+    /// committed trace `gcc.kmem.hmt` (one `gcc -O2 -c`, 110 ms, 9 722 allocations):
+    /// orders 94 % 0 and 6 % 2; gaps inside bursts average 2.9 µs and the 78 gaps of
+    /// ≥ 100 µs average 1.05 ms, so 9 722 / 78 ≈ 125 allocations per burst; 13 % of the
+    /// blocks are freed within the run, with a median lifetime of 11.5 ms (an exponential
+    /// of mean 16.6 ms has that median); the rest live until the compiler exits, about the
+    /// 110 ms of the run.
     fn default() -> Self {
         Synthetic {
             threads: 4,
             allocs_per_thread: 50_000,
-            order_mix: vec![0.97, 0.01, 0.01, 0.01],
-            burst_allocs_mean: 64.0,
-            burst_gap_ns: 2_000.0,
-            idle_gap_ns: 2_000_000.0,
-            short_lived_fraction: 0.8,
-            short_life_ns: 1_000_000.0,
-            long_life_ns: 50_000_000.0,
+            order_mix: vec![0.94, 0.0, 0.06],
+            burst_allocs_mean: 125.0,
+            burst_gap_ns: 2_900.0,
+            idle_gap_ns: 1_050_000.0,
+            short_lived_fraction: 0.13,
+            short_life_ns: 16_600_000.0,
+            long_life_ns: 110_000_000.0,
         }
     }
 }
