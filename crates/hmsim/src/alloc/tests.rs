@@ -383,3 +383,58 @@ fn impossible_values_are_errors() {
     let e = run(&format!("{base}[workload]\ntrace = \"/nonexistent.hmt\"\n")).unwrap_err();
     assert_eq!(e.key, "workload.trace");
 }
+
+#[test]
+fn the_docs_example_runs() {
+    let doc = include_str!("../../../../docs/allocators.md");
+    let toml = doc
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("docs/allocators.md has a toml example");
+    let out = run(toml).unwrap();
+    assert_eq!(out.rows.len(), 4);
+    assert!(out.tables["wear"].len() > 4);
+    let r = &out.rows[2];
+    assert_eq!(r["allocator"], "ibuddy(spaces=4)/least-allocated");
+    for k in [
+        "order0_success_rate",
+        "order2_success_rate",
+        "probe_order3_success_rate",
+        "probe_order9_free_blocks",
+        "lifetime_runs",
+    ] {
+        assert!(r.contains_key(k), "missing {k}: {r:?}");
+    }
+}
+
+#[test]
+fn synthetic_stream_pairs_every_alloc_with_one_later_free() {
+    let s = super::workload::Synthetic {
+        threads: 3,
+        allocs_per_thread: 2000,
+        ..Default::default()
+    };
+    let w = s.generate(5, "s");
+    assert_eq!(w.reqs.len(), 2 * 3 * 2000);
+    let mut state = vec![0u8; w.blocks as usize];
+    let mut last = 0;
+    for q in &w.reqs {
+        assert!(q.ts_ns >= last);
+        last = q.ts_ns;
+        let st = &mut state[q.id as usize];
+        match q.op {
+            super::workload::Op::Alloc { order } => {
+                assert!(order <= 2);
+                assert_eq!(*st, 0);
+                *st = 1;
+            }
+            super::workload::Op::Free => {
+                assert_eq!(*st, 1);
+                *st = 2;
+            }
+        }
+    }
+    assert!(state.iter().all(|&s| s == 2));
+    assert_eq!(s.generate(5, "s").reqs, w.reqs);
+}
