@@ -96,7 +96,9 @@ impl Validate for WorkloadSpec {
 
 impl Validate for AllocScenario {
     fn validate(&self, v: &mut Validator) {
-        v.range("frames", self.frames, 1, 1 << 28, "frames");
+        // Free lists cost 12 bytes per frame (per layer): 2^25 frames (128 GiB of 4 KiB
+        // pages) needs under 1 GB.
+        v.range("frames", self.frames, 1, 1 << 25, "frames");
         v.range("cpu_ghz", self.cpu_ghz, 0.1, 100.0, "GHz");
         for (i, &k) in self.probe_orders.iter().enumerate() {
             v.range(&format!("probe_orders.{i}"), k, 0, MAX_ORDER, "");

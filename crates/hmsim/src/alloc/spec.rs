@@ -7,7 +7,7 @@ use super::ibuddy::IBuddy;
 use super::lazy::{Lazy, LazyMode};
 use super::lists::Policy;
 use super::{PageAllocator, MAX_CPUS};
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 
 /// Registered allocator names.
 pub const ALLOCATORS: [&str; 4] = ["buddy", "lazy-buddy", "ibuddy", "lazy-ibuddy"];
@@ -118,12 +118,6 @@ impl AllocatorSpec {
                 ),
             );
         }
-    }
-}
-
-impl Validate for AllocatorSpec {
-    fn validate(&self, v: &mut Validator) {
-        self.validate_for(v, 64 * self.spaces as u64);
     }
 }
 

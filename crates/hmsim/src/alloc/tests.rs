@@ -438,3 +438,15 @@ fn synthetic_stream_pairs_every_alloc_with_one_later_free() {
     assert!(state.iter().all(|&s| s == 2));
     assert_eq!(s.generate(5, "s").reqs, w.reqs);
 }
+
+#[test]
+fn oversized_runs_are_errors() {
+    let e = run("module = \"allocators\"\nframes = 100000000\n").unwrap_err();
+    assert_eq!(e.key, "frames");
+    assert!(e.message.contains("33554432"), "{e}");
+    let e = run(
+        "module = \"allocators\"\n[workload.synthetic]\nthreads = 64\nallocs_per_thread = 1000000\n",
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "workload.synthetic.allocs_per_thread");
+}

@@ -138,6 +138,10 @@ pub fn from_trace(path: &Path, file: &str, key: &str) -> Result<Workload, Config
     Ok(w)
 }
 
+/// Most allocations a synthetic stream may make (its requests take 24 bytes each, two per
+/// allocation).
+pub const MAX_ALLOCS: u32 = 20_000_000;
+
 /// A synthetic allocation stream: per thread, bursts of allocations (a process or a
 /// compile job starting up) separated by idle gaps, each block living a short or a long
 /// exponential lifetime; everything still live is freed when its lifetime ends (the
@@ -195,9 +199,16 @@ impl Validate for Synthetic {
             "allocs_per_thread",
             self.allocs_per_thread,
             1,
-            50_000_000,
+            MAX_ALLOCS,
             "",
         );
+        let total = self.threads as u64 * self.allocs_per_thread as u64;
+        if total > MAX_ALLOCS as u64 {
+            v.fail(
+                "allocs_per_thread",
+                format!("threads × allocs_per_thread = {total}; allowed up to {MAX_ALLOCS} in all"),
+            );
+        }
         if self.order_mix.is_empty() || self.order_mix.len() > MAX_ORDER as usize + 1 {
             v.fail(
                 "order_mix",
