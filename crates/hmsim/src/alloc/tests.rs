@@ -450,3 +450,51 @@ fn oversized_runs_are_errors() {
     .unwrap_err();
     assert_eq!(e.key, "workload.synthetic.allocs_per_thread");
 }
+
+#[test]
+fn one_zone_lock_contends_where_per_space_locks_do_not() {
+    use super::workload::{Op, Req, Workload};
+    // Four CPUs allocate single pages all at once, then free them.
+    let mut reqs = Vec::new();
+    for i in 0..4000u32 {
+        reqs.push(Req {
+            ts_ns: 0,
+            cpu: (i % 4) as u16,
+            id: i,
+            op: Op::Alloc { order: 0 },
+        });
+    }
+    for i in 0..4000u32 {
+        reqs.push(Req {
+            ts_ns: 0,
+            cpu: (i % 4) as u16,
+            id: i,
+            op: Op::Free,
+        });
+    }
+    let w = Workload {
+        name: "burst".into(),
+        reqs,
+        blocks: 4000,
+        cpus: 4,
+        ..Default::default()
+    };
+    let contended = |name: &str| {
+        let mut s = AllocatorSpec::named(name);
+        s.spaces = 4;
+        let mut a = build(&s, 16384);
+        let r = super::driver::run(a.as_mut(), &w, CostTable::default(), 2.4, &[], 0);
+        assert_eq!(r.failures, 0);
+        (r.ops.contended_locks, r.ops.wait_cycles, r.alloc.mean)
+    };
+    let (buddy, buddy_wait, buddy_mean) = contended("buddy");
+    let (lazy, _, _) = contended("lazy-buddy");
+    let (ib, ib_wait, ib_mean) = contended("ibuddy");
+    assert!(buddy > 6000, "{buddy}");
+    assert!(lazy < buddy / 10, "{lazy} vs {buddy}");
+    assert_eq!((ib, ib_wait), (0, 0));
+    assert!(
+        buddy_wait > 0 && ib_mean < buddy_mean,
+        "{ib_mean} vs {buddy_mean}"
+    );
+}
