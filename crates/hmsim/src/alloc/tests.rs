@@ -285,19 +285,22 @@ fn same_seed_same_output() {
 }
 
 #[test]
-fn replays_the_committed_gcc_trace() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/traces/gcc.kmem.hmt"
-    );
-    let text = format!("module = \"allocators\"\n[workload]\ntrace = \"{path}\"\n");
-    let out = run(&text).unwrap();
-    assert_eq!(out.rows.len(), 4);
-    for r in &out.rows {
-        assert_eq!(r["workload"], "gcc.kmem.hmt");
-        assert!(r["requests"].as_u64().unwrap() > 1000, "{r:?}");
-        assert_eq!(r["failures"], 0, "{r:?}");
-        assert!(r["mean_cycles"].as_f64().unwrap() > 0.0);
+fn replays_the_committed_kmem_traces() {
+    for (trace, cpus) in [("gcc.kmem.hmt", 1), ("dbench.kmem.hmt", 2)] {
+        let path = format!("{}/tests/data/traces/{trace}", env!("CARGO_MANIFEST_DIR"));
+        let text = format!("module = \"allocators\"\n[workload]\ntrace = \"{path}\"\n");
+        let out = run(&text).unwrap();
+        assert_eq!(out.rows.len(), 4);
+        for r in &out.rows {
+            assert_eq!(r["workload"], trace);
+            assert_eq!(r["threads"], cpus);
+            assert!(r["requests"].as_u64().unwrap() > 10_000, "{r:?}");
+            assert_eq!(r["failures"], 0, "{r:?}");
+            // Frees of pages allocated before the trace started are skipped and counted.
+            assert!(r["trace_skipped_frees"].as_u64().unwrap() > 0, "{r:?}");
+            assert!(r["mean_cycles"].as_f64().unwrap() > 0.0);
+            assert!(r["lifetime_years"].as_f64().unwrap() > 0.0);
+        }
     }
 }
 
