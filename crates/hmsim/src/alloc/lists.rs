@@ -51,15 +51,21 @@ const NIL: u32 = u32::MAX;
 pub struct FrameLists {
     policy: Policy,
     bins: usize,
-    next: Vec<u32>,
-    prev: Vec<u32>,
-    /// Physical list (logical × bins + bin) a frame is on, or NIL.
-    on: Vec<u32>,
+    /// One node per frame, links and list together: one cache line per touched frame.
+    nodes: Vec<Node>,
     head: Vec<u32>,
     tail: Vec<u32>,
     /// Per logical list: bit b set when bin b is non-empty.
     nonempty: Vec<u32>,
     len: Vec<u32>,
+}
+
+#[derive(Clone, Copy)]
+struct Node {
+    next: u32,
+    prev: u32,
+    /// Physical list (logical × bins + bin) the frame is on, or NIL.
+    on: u32,
 }
 
 #[inline]
@@ -73,9 +79,14 @@ impl FrameLists {
         FrameLists {
             policy,
             bins,
-            next: vec![NIL; frames],
-            prev: vec![NIL; frames],
-            on: vec![NIL; frames],
+            nodes: vec![
+                Node {
+                    next: NIL,
+                    prev: NIL,
+                    on: NIL
+                };
+                frames
+            ],
             head: vec![NIL; lists * bins],
             tail: vec![NIL; lists * bins],
             nonempty: vec![0; lists],
@@ -96,7 +107,7 @@ impl FrameLists {
     /// The logical list `pfn` is on.
     #[inline]
     pub fn list_of(&self, pfn: u64) -> Option<usize> {
-        let p = self.on[pfn as usize];
+        let p = self.nodes[pfn as usize].on;
         (p != NIL).then(|| p as usize / self.bins)
     }
 
@@ -108,28 +119,31 @@ impl FrameLists {
         };
         let phys = list * self.bins + bin;
         let f = pfn as u32;
-        debug_assert_eq!(self.on[pfn as usize], NIL, "frame {pfn} already on a list");
-        self.on[pfn as usize] = phys as u32;
+        debug_assert_eq!(
+            self.nodes[pfn as usize].on, NIL,
+            "frame {pfn} already on a list"
+        );
+        self.nodes[pfn as usize].on = phys as u32;
         let mut lines = 1;
         if self.policy == Policy::Lifo {
             let h = self.head[phys];
-            self.prev[pfn as usize] = NIL;
-            self.next[pfn as usize] = h;
+            self.nodes[pfn as usize].prev = NIL;
+            self.nodes[pfn as usize].next = h;
             if h == NIL {
                 self.tail[phys] = f;
             } else {
-                self.prev[h as usize] = f;
+                self.nodes[h as usize].prev = f;
                 lines += 1;
             }
             self.head[phys] = f;
         } else {
             let t = self.tail[phys];
-            self.next[pfn as usize] = NIL;
-            self.prev[pfn as usize] = t;
+            self.nodes[pfn as usize].next = NIL;
+            self.nodes[pfn as usize].prev = t;
             if t == NIL {
                 self.head[phys] = f;
             } else {
-                self.next[t as usize] = f;
+                self.nodes[t as usize].next = f;
                 lines += 1;
             }
             self.tail[phys] = f;
@@ -179,24 +193,24 @@ impl FrameLists {
     /// Unlink `pfn` from whatever list it is on (it must be on one).
     pub fn remove(&mut self, pfn: u64, ctx: &mut Ctx) {
         let i = pfn as usize;
-        let phys = self.on[i];
+        let phys = self.nodes[i].on;
         debug_assert_ne!(phys, NIL, "frame {pfn} is on no list");
         let phys = phys as usize;
-        let (p, n) = (self.prev[i], self.next[i]);
+        let (p, n) = (self.nodes[i].prev, self.nodes[i].next);
         let mut lines = 1;
         if p == NIL {
             self.head[phys] = n;
         } else {
-            self.next[p as usize] = n;
+            self.nodes[p as usize].next = n;
             lines += 1;
         }
         if n == NIL {
             self.tail[phys] = p;
         } else {
-            self.prev[n as usize] = p;
+            self.nodes[n as usize].prev = p;
             lines += 1;
         }
-        self.on[i] = NIL;
+        self.nodes[i].on = NIL;
         let list = phys / self.bins;
         if self.head[phys] == NIL {
             self.nonempty[list] &= !(1 << (phys % self.bins));
