@@ -198,7 +198,7 @@ fn row(
     put("frames_touched", json!(r.fairness.touched));
     put("lifetime_runs", finite(life.runs));
     put("lifetime_ideal_runs", finite(life.ideal_runs));
-    put("lifetime_years", life.years.map_or(Value::Null, json_f));
+    put("lifetime_years", life.years.map_or(Value::Null, finite));
     put("locks_per_request", per_req(r.ops.locks));
     put("contended_locks", json!(r.ops.contended_locks));
     put("lock_wait_cycles", json!(r.ops.wait_cycles));
@@ -237,10 +237,6 @@ fn row(
     put("trace_allocs_over_live", json!(w.allocs_over_live));
     put("trace_orders_above_max", json!(w.orders_above_max));
     m
-}
-
-fn json_f(x: f64) -> Value {
-    finite(x)
 }
 
 /// Allocation-count histogram (log2 bins) per allocator.
