@@ -4,6 +4,7 @@
 //! through [`registry`]. Simulated time is in nanoseconds (`u64` or `f64` named `*_ns`),
 //! sizes in bytes, bandwidth in GB/s (10^9 B/s), energy in J, power in W, temperature in °C.
 
+pub mod alloc;
 pub mod bench;
 pub mod cache;
 pub mod config;

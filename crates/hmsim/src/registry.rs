@@ -44,6 +44,7 @@ pub const MODULES: &[(&str, Runner)] = &[
     ("storage", crate::storage::run),
     ("pmem", crate::pmem::run),
     ("tiering", crate::tier::run),
+    ("allocators", crate::alloc::run),
 ];
 
 pub fn module_names() -> Vec<&'static str> {

@@ -1,0 +1,195 @@
+//! Runs a workload through an allocator and measures it with the cost model.
+//!
+//! Requests are served in the workload's time order. Each CPU has its own modelled cycle
+//! clock: a request starts at `max(its CPU's clock, ts_ns × cpu_ghz)`, costs what the
+//! allocator's primitive operations cost, and waits for locks that another CPU holds
+//! (lock "free at" times). This is a discrete-event approximation: requests are served in
+//! arrival order, so a CPU that is behind in modelled time can see a lock as held by a
+//! request that arrived earlier but would, on real hardware, have started later.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use super::cost::{CostTable, Ctx, OpCounts};
+use super::wear::{fairness, Fairness};
+use super::workload::{Op, Workload};
+use super::{allocate, release, PageAllocator, MAX_ORDER};
+
+/// Summary of a latency distribution in modelled cycles.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct CycleStats {
+    pub count: u64,
+    pub mean: f64,
+    pub std: f64,
+    pub p50: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+struct Acc {
+    hist: Histogram<u64>,
+    sum: f64,
+    sq: f64,
+}
+
+impl Acc {
+    fn new() -> Acc {
+        Acc {
+            hist: Histogram::new_with_bounds(1, 1 << 40, 3).expect("valid bounds"),
+            sum: 0.0,
+            sq: 0.0,
+        }
+    }
+
+    fn record(&mut self, c: u64) {
+        self.hist.saturating_record(c.max(1));
+        self.sum += c as f64;
+        self.sq += c as f64 * c as f64;
+    }
+
+    fn stats(&self) -> CycleStats {
+        let n = self.hist.len();
+        if n == 0 {
+            return CycleStats::default();
+        }
+        let mean = self.sum / n as f64;
+        CycleStats {
+            count: n,
+            mean,
+            std: (self.sq / n as f64 - mean * mean).max(0.0).sqrt(),
+            p50: self.hist.value_at_quantile(0.5),
+            p99: self.hist.value_at_quantile(0.99),
+            p999: self.hist.value_at_quantile(0.999),
+            max: self.hist.max(),
+        }
+    }
+}
+
+/// Order-k requests issued after the run, to see what fragmentation left.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProbeResult {
+    pub order: u8,
+    /// Free aligned 2^order blocks in the backing allocator before probing.
+    pub free_blocks: u64,
+    pub attempts: u32,
+    pub successes: u32,
+    pub mean_cycles: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub requests: u64,
+    pub allocs: u64,
+    pub frees: u64,
+    pub failures: u64,
+    /// Frees of blocks whose allocation failed: not issued.
+    pub frees_of_failed: u64,
+    pub alloc: CycleStats,
+    pub free: CycleStats,
+    pub order_attempts: [u64; MAX_ORDER as usize + 1],
+    pub order_successes: [u64; MAX_ORDER as usize + 1],
+    pub ops: OpCounts,
+    pub fairness: Fairness,
+    pub probes: Vec<ProbeResult>,
+    /// Free frames at the end of the workload (before probing).
+    pub free_frames_end: u64,
+    /// Allocations per frame (wear).
+    #[serde(skip)]
+    pub wear: Vec<u32>,
+}
+
+/// Run `w` through `a`; then issue `probe_requests` order-k allocations for each k in
+/// `probe_orders` (all freed afterwards).
+pub fn run(
+    a: &mut dyn PageAllocator,
+    w: &Workload,
+    cost: CostTable,
+    cpu_ghz: f64,
+    probe_orders: &[u8],
+    probe_requests: u32,
+) -> RunResult {
+    let frames = a.frames();
+    let mut ctx = Ctx::new(frames as usize, cost);
+    let mut clocks = vec![0u64; w.cpus.max(1) as usize];
+    let mut blocks: Vec<Option<(u64, u8)>> = vec![None; w.blocks as usize];
+    let (mut alloc_acc, mut free_acc) = (Acc::new(), Acc::new());
+    let mut r = RunResult {
+        requests: 0,
+        allocs: 0,
+        frees: 0,
+        failures: 0,
+        frees_of_failed: 0,
+        alloc: CycleStats::default(),
+        free: CycleStats::default(),
+        order_attempts: [0; MAX_ORDER as usize + 1],
+        order_successes: [0; MAX_ORDER as usize + 1],
+        ops: OpCounts::default(),
+        fairness: fairness(&[]),
+        probes: Vec::new(),
+        free_frames_end: 0,
+        wear: Vec::new(),
+    };
+    for q in &w.reqs {
+        let c = q.cpu as usize;
+        let arrival = (q.ts_ns as f64 * cpu_ghz) as u64;
+        let start = clocks[c].max(arrival);
+        ctx.now = start;
+        match q.op {
+            Op::Alloc { order } => {
+                r.requests += 1;
+                r.order_attempts[order as usize] += 1;
+                match allocate(a, order, q.cpu, &mut ctx) {
+                    Some(p) => {
+                        r.allocs += 1;
+                        r.order_successes[order as usize] += 1;
+                        blocks[q.id as usize] = Some((p, order));
+                    }
+                    None => r.failures += 1,
+                }
+                alloc_acc.record(ctx.now - start);
+            }
+            Op::Free => match blocks[q.id as usize].take() {
+                Some((p, order)) => {
+                    r.requests += 1;
+                    r.frees += 1;
+                    release(a, p, order, q.cpu, &mut ctx);
+                    free_acc.record(ctx.now - start);
+                }
+                None => r.frees_of_failed += 1,
+            },
+        }
+        clocks[c] = ctx.now;
+    }
+    r.alloc = alloc_acc.stats();
+    r.free = free_acc.stats();
+    r.ops = ctx.ops;
+    r.fairness = fairness(&ctx.wear);
+    r.wear = ctx.wear.clone();
+    r.free_frames_end = a.free_frames();
+    let t_end = clocks.iter().copied().max().unwrap_or(0);
+    for &k in probe_orders {
+        let free_blocks = a.free_blocks(k);
+        let mut got = Vec::new();
+        let mut acc = Acc::new();
+        for _ in 0..probe_requests {
+            ctx.now = t_end;
+            if let Some(p) = allocate(a, k, 0, &mut ctx) {
+                got.push(p);
+            }
+            acc.record(ctx.now - t_end);
+        }
+        for &p in &got {
+            ctx.now = t_end;
+            release(a, p, k, 0, &mut ctx);
+        }
+        r.probes.push(ProbeResult {
+            order: k,
+            free_blocks,
+            attempts: probe_requests,
+            successes: got.len() as u32,
+            mean_cycles: acc.stats().mean,
+        });
+    }
+    r
+}

@@ -1,0 +1,257 @@
+//! Intrusive doubly linked free lists over the frame array, one node per frame (like the
+//! `lru` links of Linux's `struct page`), with the reuse policy that decides which free
+//! frame is handed out next.
+//!
+//! Every list op reports to the cost model: one list op, plus one `struct page` line for
+//! the frame itself and one per neighbour whose link is rewritten.
+
+use serde::{Deserialize, Serialize};
+
+use super::cost::Ctx;
+
+/// Which free frame (or block, by its first frame) is reused first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Policy {
+    /// Linux's: the most recently freed frame first (cache-warm, wear-concentrating).
+    #[default]
+    Lifo,
+    /// The least recently freed frame first (round-robin reuse).
+    Fifo,
+    /// The least-allocated frame first, approximately: frames sit in bins by
+    /// ⌊log2(allocations + 1)⌋ (32 bins, a bitmask of non-empty bins makes the lowest bin
+    /// an O(1) lookup), FIFO within a bin.
+    LeastAllocated,
+}
+
+impl Policy {
+    pub const NAMES: [&'static str; 3] = ["lifo", "fifo", "least-allocated"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Lifo => "lifo",
+            Policy::Fifo => "fifo",
+            Policy::LeastAllocated => "least-allocated",
+        }
+    }
+
+    fn bins(self) -> usize {
+        match self {
+            Policy::LeastAllocated => BINS,
+            _ => 1,
+        }
+    }
+}
+
+const BINS: usize = 32;
+const NIL: u32 = u32::MAX;
+
+/// `lists` logical lists over `frames` frames; a frame is on at most one list.
+#[derive(Clone)]
+pub struct FrameLists {
+    policy: Policy,
+    bins: usize,
+    /// One node per frame, links and list together: one cache line per touched frame.
+    nodes: Vec<Node>,
+    head: Vec<u32>,
+    tail: Vec<u32>,
+    /// Per logical list: bit b set when bin b is non-empty.
+    nonempty: Vec<u32>,
+    len: Vec<u32>,
+}
+
+#[derive(Clone, Copy)]
+struct Node {
+    next: u32,
+    prev: u32,
+    /// Physical list (logical × bins + bin) the frame is on, or NIL.
+    on: u32,
+}
+
+#[inline]
+fn bin_of(count: u32) -> usize {
+    (32 - (count.saturating_add(1)).leading_zeros() - 1) as usize
+}
+
+impl FrameLists {
+    pub fn new(frames: usize, lists: usize, policy: Policy) -> FrameLists {
+        let bins = policy.bins();
+        FrameLists {
+            policy,
+            bins,
+            nodes: vec![
+                Node {
+                    next: NIL,
+                    prev: NIL,
+                    on: NIL
+                };
+                frames
+            ],
+            head: vec![NIL; lists * bins],
+            tail: vec![NIL; lists * bins],
+            nonempty: vec![0; lists],
+            len: vec![0; lists],
+        }
+    }
+
+    #[inline]
+    pub fn len(&self, list: usize) -> usize {
+        self.len[list] as usize
+    }
+
+    #[inline]
+    pub fn is_empty(&self, list: usize) -> bool {
+        self.len[list] == 0
+    }
+
+    /// The logical list `pfn` is on.
+    #[inline]
+    pub fn list_of(&self, pfn: u64) -> Option<usize> {
+        let p = self.nodes[pfn as usize].on;
+        (p != NIL).then(|| p as usize / self.bins)
+    }
+
+    /// Put `pfn` on `list` where the policy wants it.
+    pub fn push(&mut self, list: usize, pfn: u64, ctx: &mut Ctx) {
+        let bin = match self.policy {
+            Policy::LeastAllocated => bin_of(ctx.wear[pfn as usize]),
+            _ => 0,
+        };
+        let phys = list * self.bins + bin;
+        let f = pfn as u32;
+        debug_assert_eq!(
+            self.nodes[pfn as usize].on, NIL,
+            "frame {pfn} already on a list"
+        );
+        self.nodes[pfn as usize].on = phys as u32;
+        let mut lines = 1;
+        if self.policy == Policy::Lifo {
+            let h = self.head[phys];
+            self.nodes[pfn as usize].prev = NIL;
+            self.nodes[pfn as usize].next = h;
+            if h == NIL {
+                self.tail[phys] = f;
+            } else {
+                self.nodes[h as usize].prev = f;
+                lines += 1;
+            }
+            self.head[phys] = f;
+        } else {
+            let t = self.tail[phys];
+            self.nodes[pfn as usize].next = NIL;
+            self.nodes[pfn as usize].prev = t;
+            if t == NIL {
+                self.head[phys] = f;
+            } else {
+                self.nodes[t as usize].next = f;
+                lines += 1;
+            }
+            self.tail[phys] = f;
+        }
+        self.nonempty[list] |= 1 << bin;
+        self.len[list] += 1;
+        ctx.list_ops(1);
+        ctx.page_lines(lines);
+    }
+
+    /// The frame the policy hands out next from `list`, without removing it.
+    #[inline]
+    pub fn front(&self, list: usize) -> Option<u64> {
+        let m = self.nonempty[list];
+        if m == 0 {
+            return None;
+        }
+        let phys = list * self.bins + m.trailing_zeros() as usize;
+        Some(self.head[phys] as u64)
+    }
+
+    /// Remove and return the frame the policy hands out next.
+    pub fn pop(&mut self, list: usize, ctx: &mut Ctx) -> Option<u64> {
+        let f = self.front(list)?;
+        self.remove(f, ctx);
+        Some(f)
+    }
+
+    /// Remove and return the frame the policy would hand out last (the coldest for LIFO,
+    /// the most-allocated bin for least-allocated); used to drain per-CPU lists.
+    pub fn pop_cold(&mut self, list: usize, ctx: &mut Ctx) -> Option<u64> {
+        let m = self.nonempty[list];
+        if m == 0 {
+            return None;
+        }
+        let f = match self.policy {
+            Policy::Lifo => self.tail[list],
+            Policy::Fifo => self.head[list],
+            Policy::LeastAllocated => {
+                self.head[list * self.bins + (31 - m.leading_zeros()) as usize]
+            }
+        } as u64;
+        self.remove(f, ctx);
+        Some(f)
+    }
+
+    /// Unlink `pfn` from whatever list it is on (it must be on one).
+    pub fn remove(&mut self, pfn: u64, ctx: &mut Ctx) {
+        let i = pfn as usize;
+        let phys = self.nodes[i].on;
+        debug_assert_ne!(phys, NIL, "frame {pfn} is on no list");
+        let phys = phys as usize;
+        let (p, n) = (self.nodes[i].prev, self.nodes[i].next);
+        let mut lines = 1;
+        if p == NIL {
+            self.head[phys] = n;
+        } else {
+            self.nodes[p as usize].next = n;
+            lines += 1;
+        }
+        if n == NIL {
+            self.tail[phys] = p;
+        } else {
+            self.nodes[n as usize].prev = p;
+            lines += 1;
+        }
+        self.nodes[i].on = NIL;
+        let list = phys / self.bins;
+        if self.head[phys] == NIL {
+            self.nonempty[list] &= !(1 << (phys % self.bins));
+        }
+        self.len[list] -= 1;
+        ctx.list_ops(1);
+        ctx.page_lines(lines);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::cost::CostTable;
+
+    #[test]
+    fn lifo_fifo_and_bins() {
+        let mut ctx = Ctx::new(8, CostTable::default());
+        let mut l = FrameLists::new(8, 1, Policy::Lifo);
+        for p in [1, 2, 3] {
+            l.push(0, p, &mut ctx);
+        }
+        assert_eq!(l.pop(0, &mut ctx), Some(3));
+        assert_eq!(l.pop_cold(0, &mut ctx), Some(1));
+        let mut l = FrameLists::new(8, 1, Policy::Fifo);
+        for p in [1, 2, 3] {
+            l.push(0, p, &mut ctx);
+        }
+        assert_eq!(l.pop(0, &mut ctx), Some(1));
+        ctx.wear[5] = 10;
+        ctx.wear[6] = 0;
+        let mut l = FrameLists::new(8, 2, Policy::LeastAllocated);
+        l.push(1, 5, &mut ctx);
+        l.push(1, 6, &mut ctx);
+        assert_eq!(l.len(1), 2);
+        assert_eq!(l.pop(1, &mut ctx), Some(6));
+        assert_eq!(l.pop(1, &mut ctx), Some(5));
+        assert_eq!(l.pop(1, &mut ctx), None);
+        assert_eq!(bin_of(0), 0);
+        assert_eq!(bin_of(1), 1);
+        assert_eq!(bin_of(3), 2);
+        assert_eq!(bin_of(u32::MAX), 31);
+    }
+}

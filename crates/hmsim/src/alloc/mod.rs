@@ -1,0 +1,92 @@
+//! Physical page-frame allocators for SCM main memory (spec `06-allocators.md`): the
+//! binary buddy, the lazy (per-CPU) buddy, iBuddy and the lazy iBuddy, over a simulated
+//! frame array, with wear-aware reuse policies, a deterministic cost model, and replay of
+//! kmem traces and synthetic allocation streams.
+//!
+//! - [`PageAllocator`]: the trait every allocator implements; [`build`] makes one from an
+//!   [`AllocatorSpec`] by registered name ([`ALLOCATORS`]).
+//! - [`cost`]: primitive operations → cycles, lock hold/wait.
+//! - [`lists`]: intrusive free lists and the reuse [`Policy`] (LIFO, FIFO,
+//!   least-allocated-first).
+//! - [`workload`]: kmem trace replay and the synthetic kernel-compile generator.
+//! - [`driver`]: runs a workload through an allocator; [`wear`]: fairness and lifetime.
+//! - [`run`]: the `allocators` scenario.
+
+pub mod buddy;
+pub mod cost;
+pub mod driver;
+pub mod ibuddy;
+pub mod lazy;
+pub mod lists;
+mod scenario;
+pub mod spec;
+pub mod wear;
+pub mod workload;
+
+#[cfg(test)]
+mod tests;
+
+pub use cost::{CostTable, Ctx, OpCounts};
+pub use lists::Policy;
+pub use scenario::{run, AllocScenario};
+pub use spec::{build, AllocatorSpec, ALLOCATORS};
+
+/// Largest order: blocks of 2^10 frames (4 MiB of 4 KiB pages), as Linux's `MAX_ORDER - 1`.
+pub const MAX_ORDER: u8 = 10;
+
+/// Most per-CPU lists (and distinct CPUs a workload may use).
+pub const MAX_CPUS: usize = 64;
+
+/// A physical page-frame allocator over frames `0..frames()`.
+///
+/// Every operation reports its primitive operations to the [`Ctx`] (the cost model).
+/// `alloc` returns the first frame of a free, 2^order-aligned block of 2^order frames, or
+/// `None` when no such block is free. `free` must receive a block `alloc` returned, with
+/// the same order (the caller, not the allocator, keeps that record — like the kernel).
+pub trait PageAllocator: Send {
+    fn frames(&self) -> u64;
+    fn alloc(&mut self, order: u8, cpu: u16, ctx: &mut Ctx) -> Option<u64>;
+    fn free(&mut self, pfn: u64, order: u8, cpu: u16, ctx: &mut Ctx);
+
+    /// Up to `n` single frames, appended to `out`; an allocator with a shared lock takes it
+    /// once for the whole batch.
+    fn alloc_bulk(&mut self, n: usize, cpu: u16, ctx: &mut Ctx, out: &mut Vec<u64>) {
+        for _ in 0..n {
+            match self.alloc(0, cpu, ctx) {
+                Some(p) => out.push(p),
+                None => break,
+            }
+        }
+    }
+
+    /// Free single frames; an allocator with a shared lock takes it once.
+    fn free_bulk(&mut self, pfns: &[u64], cpu: u16, ctx: &mut Ctx) {
+        for &p in pfns {
+            self.free(p, 0, cpu, ctx);
+        }
+    }
+
+    /// Free frames, including those parked in per-CPU lists.
+    fn free_frames(&self) -> u64;
+
+    /// Free, 2^order-aligned blocks of 2^order frames the backing allocator could hand out
+    /// now without touching per-CPU lists (a fragmentation measure).
+    fn free_blocks(&self, order: u8) -> u64;
+
+    /// Return frames parked in per-CPU lists to the backing allocator.
+    fn drain_all(&mut self, _ctx: &mut Ctx) {}
+}
+
+/// Allocate and count the handed-out frames as allocations (wear).
+pub fn allocate(a: &mut dyn PageAllocator, order: u8, cpu: u16, ctx: &mut Ctx) -> Option<u64> {
+    ctx.call();
+    let p = a.alloc(order, cpu, ctx)?;
+    ctx.record_alloc(p, order);
+    Some(p)
+}
+
+/// Free a block obtained from [`allocate`].
+pub fn release(a: &mut dyn PageAllocator, pfn: u64, order: u8, cpu: u16, ctx: &mut Ctx) {
+    ctx.call();
+    a.free(pfn, order, cpu, ctx);
+}

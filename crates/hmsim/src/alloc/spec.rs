@@ -1,0 +1,149 @@
+//! Allocators by name: what a scenario's `[[allocators]]` entry says and how it is built.
+
+use serde::{Deserialize, Serialize};
+
+use super::buddy::Buddy;
+use super::ibuddy::IBuddy;
+use super::lazy::{Lazy, LazyMode};
+use super::lists::Policy;
+use super::{PageAllocator, MAX_CPUS};
+use crate::config::Validator;
+
+/// Registered allocator names.
+pub const ALLOCATORS: [&str; 4] = ["buddy", "lazy-buddy", "ibuddy", "lazy-ibuddy"];
+
+/// One allocator configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllocatorSpec {
+    /// One of [`ALLOCATORS`].
+    pub name: String,
+    /// Lazy layers: pages moved per refill/drain (`lazy-buddy`, Linux 2.6 default 31;
+    /// newer kernels 63) or the per-CPU list capacity (`lazy-ibuddy`, bypass policy).
+    #[serde(default = "default_batch")]
+    pub batch: u32,
+    /// `lazy-buddy`: drain when a per-CPU list grows above this; default 6 × batch
+    /// (Linux 2.6's rule: 31 → 186).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high: Option<u32>,
+    /// Reuse policy of every free list of this allocator.
+    #[serde(default)]
+    pub policy: Policy,
+    /// iBuddy: number of buddy spaces, each with its own lock.
+    #[serde(default = "default_spaces")]
+    pub spaces: u32,
+}
+
+fn default_batch() -> u32 {
+    31
+}
+
+fn default_spaces() -> u32 {
+    4
+}
+
+impl AllocatorSpec {
+    pub fn named(name: &str) -> AllocatorSpec {
+        AllocatorSpec {
+            name: name.to_string(),
+            batch: default_batch(),
+            high: None,
+            policy: Policy::Lifo,
+            spaces: default_spaces(),
+        }
+    }
+
+    pub fn high(&self) -> u32 {
+        self.high.unwrap_or(6 * self.batch)
+    }
+
+    fn lazy(&self) -> bool {
+        self.name.starts_with("lazy-")
+    }
+
+    /// Batch as reported: 0 for allocators without a lazy layer.
+    pub fn batch_column(&self) -> u32 {
+        if self.lazy() {
+            self.batch
+        } else {
+            0
+        }
+    }
+
+    /// A label such as `lazy-buddy(batch=31,high=186)/fifo`.
+    pub fn label(&self) -> String {
+        let mut s = self.name.clone();
+        let mut args = Vec::new();
+        if self.name == "lazy-buddy" {
+            args.push(format!("batch={}", self.batch));
+            args.push(format!("high={}", self.high()));
+        } else if self.name == "lazy-ibuddy" {
+            args.push(format!("batch={}", self.batch));
+        }
+        if self.name.ends_with("ibuddy") {
+            args.push(format!("spaces={}", self.spaces));
+        }
+        if !args.is_empty() {
+            s = format!("{s}({})", args.join(","));
+        }
+        if self.policy != Policy::Lifo {
+            s = format!("{s}/{}", self.policy.name());
+        }
+        s
+    }
+
+    /// Range checks that depend on the frame array.
+    pub fn validate_for(&self, v: &mut Validator, frames: u64) {
+        v.one_of("name", &self.name, &ALLOCATORS);
+        v.range("batch", self.batch, 1, 4096, "pages");
+        if let Some(h) = self.high {
+            if h < self.batch {
+                v.fail(
+                    "high",
+                    format!(
+                        "{h} is below batch ({}); allowed batch to 65536 pages",
+                        self.batch
+                    ),
+                );
+            }
+            v.range("high", h, 1, 65_536, "pages");
+        }
+        v.range("spaces", self.spaces, 1, 1024, "");
+        if self.name.ends_with("ibuddy") && !frames.is_multiple_of(64 * self.spaces as u64) {
+            v.fail(
+                "spaces",
+                format!(
+                    "iBuddy needs frames ({frames}) to be a multiple of 64 × spaces ({})",
+                    64 * self.spaces as u64
+                ),
+            );
+        }
+    }
+}
+
+/// Build the allocator `spec` over `frames` frames (validated beforehand).
+pub fn build(spec: &AllocatorSpec, frames: u64) -> Box<dyn PageAllocator> {
+    let p = spec.policy;
+    match spec.name.as_str() {
+        "buddy" => Box::new(Buddy::new(frames, p, 0)),
+        "lazy-buddy" => Box::new(Lazy::new(
+            Buddy::new(frames, p, 0),
+            LazyMode::Bulky {
+                batch: spec.batch,
+                high: spec.high(),
+            },
+            MAX_CPUS,
+            p,
+        )),
+        "ibuddy" => Box::new(IBuddy::new(frames, spec.spaces as usize, p)),
+        "lazy-ibuddy" => Box::new(Lazy::new(
+            IBuddy::new(frames, spec.spaces as usize, p),
+            LazyMode::Bypass {
+                capacity: spec.batch,
+            },
+            MAX_CPUS,
+            p,
+        )),
+        other => panic!("unknown allocator '{other}' (validation should have caught it)"),
+    }
+}

@@ -1,0 +1,503 @@
+//! Property tests of every allocator, closed-form cost cases, determinism, trace replay,
+//! fairness and configuration errors.
+
+use proptest::prelude::*;
+
+use super::buddy::Buddy;
+use super::cost::{CostTable, Ctx};
+use super::ibuddy::IBuddy;
+use super::lists::Policy;
+use super::spec::{build, AllocatorSpec};
+use super::{allocate, release, PageAllocator, MAX_ORDER};
+use crate::device::Catalog;
+
+fn specs() -> Vec<AllocatorSpec> {
+    let mut v = Vec::new();
+    for p in [Policy::Lifo, Policy::Fifo, Policy::LeastAllocated] {
+        let mut b = AllocatorSpec::named("buddy");
+        b.policy = p;
+        v.push(b);
+        for batch in [1, 31, 63] {
+            let mut l = AllocatorSpec::named("lazy-buddy");
+            l.batch = batch;
+            l.policy = p;
+            v.push(l);
+        }
+        for spaces in [1, 4] {
+            let mut i = AllocatorSpec::named("ibuddy");
+            i.spaces = spaces;
+            i.policy = p;
+            v.push(i);
+        }
+        for batch in [1, 31] {
+            let mut l = AllocatorSpec::named("lazy-ibuddy");
+            l.batch = batch;
+            l.policy = p;
+            v.push(l);
+        }
+    }
+    v
+}
+
+/// A checked run: every handed-out block is aligned, in range and disjoint from every
+/// live block; the free-frame count is conserved; at the end everything is freed, the
+/// per-CPU lists drained, and the array must again yield `frames >> 10` max-order blocks
+/// and then every single frame once.
+fn check(a: &mut dyn PageAllocator, frames: u64, ops: &[(bool, u8, u16, usize)], label: &str) {
+    let mut ctx = Ctx::new(frames as usize, CostTable::default());
+    let mut owned = vec![false; frames as usize];
+    let mut live: Vec<(u64, u8)> = Vec::new();
+    let mut used = 0u64;
+    for &(is_alloc, order, cpu, idx) in ops {
+        if is_alloc || live.is_empty() {
+            if let Some(p) = allocate(a, order, cpu, &mut ctx) {
+                let n = 1u64 << order;
+                assert_eq!(p % n, 0, "{label}: misaligned block {p} of order {order}");
+                assert!(p + n <= frames, "{label}: block {p} out of range");
+                for f in p..p + n {
+                    assert!(!owned[f as usize], "{label}: frame {f} handed out twice");
+                    owned[f as usize] = true;
+                }
+                used += n;
+                live.push((p, order));
+            } else {
+                // Failing is only allowed when no free aligned block of that order
+                // exists anywhere (per-CPU lists hold only single frames).
+                assert!(
+                    order > 0 || used == frames,
+                    "{label}: order-0 allocation failed with {} frames free",
+                    frames - used
+                );
+            }
+        } else {
+            let (p, order) = live.swap_remove(idx % live.len());
+            for f in p..p + (1 << order) {
+                owned[f as usize] = false;
+            }
+            used -= 1 << order;
+            release(a, p, order, cpu, &mut ctx);
+        }
+        assert_eq!(
+            a.free_frames(),
+            frames - used,
+            "{label}: free frames not conserved"
+        );
+    }
+    for (p, order) in live.drain(..) {
+        release(a, p, order, 0, &mut ctx);
+    }
+    a.drain_all(&mut ctx);
+    assert_eq!(a.free_frames(), frames, "{label}");
+    assert_eq!(a.free_blocks(MAX_ORDER), frames >> MAX_ORDER, "{label}");
+    let mut big = Vec::new();
+    for _ in 0..frames >> MAX_ORDER {
+        big.push(
+            allocate(a, MAX_ORDER, 0, &mut ctx)
+                .unwrap_or_else(|| panic!("{label}: max-order block missing after free-all")),
+        );
+    }
+    assert!(allocate(a, MAX_ORDER, 0, &mut ctx).is_none() || !frames.is_multiple_of(1024));
+    for p in big {
+        release(a, p, MAX_ORDER, 0, &mut ctx);
+    }
+    a.drain_all(&mut ctx);
+    let mut seen = vec![false; frames as usize];
+    for i in 0..frames {
+        let p = allocate(a, 0, (i % 3) as u16, &mut ctx)
+            .unwrap_or_else(|| panic!("{label}: frame lost: only {i} of {frames} allocatable"));
+        assert!(!seen[p as usize], "{label}: frame {p} twice");
+        seen[p as usize] = true;
+    }
+    assert!(
+        allocate(a, 0, 0, &mut ctx).is_none(),
+        "{label}: more frames than exist"
+    );
+}
+
+fn op() -> impl Strategy<Value = (bool, u8, u16, usize)> {
+    (
+        any::<bool>(),
+        prop_oneof![8 => Just(0u8), 2 => 1u8..=3, 1 => 4u8..=MAX_ORDER],
+        0u16..4,
+        any::<usize>(),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn every_allocator_keeps_frames_exact(ops in proptest::collection::vec(op(), 1..400)) {
+        let frames = 4096;
+        for spec in specs() {
+            let mut a = build(&spec, frames);
+            check(a.as_mut(), frames, &ops, &spec.label());
+        }
+    }
+
+    #[test]
+    fn buddy_on_odd_sized_arrays(frames in 1u64..5000, ops in proptest::collection::vec(op(), 1..200)) {
+        let mut a = Buddy::new(frames, Policy::Lifo, 0);
+        // Only the orders that fit; the max-order check is skipped for small arrays.
+        let ops: Vec<_> = ops.into_iter().map(|(b, o, c, i)| (b, o.min(3), c, i)).collect();
+        let mut ctx = Ctx::new(frames as usize, CostTable::default());
+        let mut live = Vec::new();
+        let mut owned = vec![false; frames as usize];
+        for (is_alloc, order, cpu, idx) in ops {
+            if is_alloc || live.is_empty() {
+                if let Some(p) = a.alloc(order, cpu, &mut ctx) {
+                    for f in p..p + (1 << order) {
+                        prop_assert!(!owned[f as usize]);
+                        owned[f as usize] = true;
+                    }
+                    live.push((p, order));
+                }
+            } else {
+                let (p, order): (u64, u8) = live.swap_remove(idx % live.len());
+                for f in p..p + (1 << order) {
+                    owned[f as usize] = false;
+                }
+                a.free(p, order, cpu, &mut ctx);
+            }
+        }
+        for (p, o) in live.drain(..) {
+            a.free(p, o, 0, &mut ctx);
+        }
+        prop_assert_eq!(a.free_frames(), frames);
+        // Fully coalesced: the greedy carve again.
+        let mut expected = 0;
+        let mut pfn = 0;
+        while pfn < frames {
+            let mut o = MAX_ORDER;
+            while !pfn.is_multiple_of(1 << o) || pfn + (1 << o) > frames {
+                o -= 1;
+            }
+            expected += (o == 0) as u64;
+            pfn += 1 << o;
+        }
+        let order0_blocks = a.free_blocks(0) - 2 * a.free_blocks(1);
+        prop_assert_eq!(order0_blocks, expected);
+    }
+}
+
+#[test]
+fn buddy_costs_in_closed_form() {
+    let t = CostTable::default();
+    let mut b = Buddy::new(1024, Policy::Lifo, 0);
+    let mut ctx = Ctx::new(1024, t);
+    let p = b.alloc(0, 0, &mut ctx).unwrap();
+    // lock; 11 order checks; pop the only order-10 block (1 line); 10 splits, each a push
+    // onto an empty list (1 line).
+    let push = t.list_op_cycles + t.page_line_cycles;
+    let expect = t.lock_cycles + 11 * t.list_op_cycles + push + 10 * push;
+    assert_eq!(ctx.now, expect);
+    assert_eq!(ctx.ops.splits, 10);
+    ctx.now = 0;
+    b.free(p, 0, 0, &mut ctx);
+    // lock; 10 × (read the buddy's line + unlink it, alone on its list); push at order 10.
+    let expect = t.lock_cycles + 10 * (t.page_line_cycles + push) + push;
+    assert_eq!(ctx.now, expect);
+    assert_eq!(ctx.ops.merges, 10);
+}
+
+#[test]
+fn ibuddy_single_page_is_constant_time() {
+    let t = CostTable::default();
+    let mut ib = IBuddy::new(1024, 1, Policy::Lifo);
+    let mut ctx = Ctx::new(1024, t);
+    let p = ib.alloc(0, 0, &mut ctx).unwrap();
+    // peek the space counter; lock; pop (itself + the new head); clear its bit.
+    let first = t.page_line_cycles
+        + t.lock_cycles
+        + t.list_op_cycles
+        + 2 * t.page_line_cycles
+        + t.bitmap_word_cycles;
+    assert_eq!(ctx.now, first);
+    ctx.now = 0;
+    ib.free(p, 0, 0, &mut ctx);
+    // lock; push onto the empty level-0 list; set its bit.
+    let expect = t.lock_cycles + t.list_op_cycles + t.page_line_cycles + t.bitmap_word_cycles;
+    assert_eq!(ctx.now, expect);
+    // The same after many frames were taken: no dependence on memory size.
+    let mut ib = IBuddy::new(1 << 16, 1, Policy::Lifo);
+    let mut ctx = Ctx::new(1 << 16, t);
+    for _ in 0..1000 {
+        ib.alloc(0, 0, &mut ctx).unwrap();
+    }
+    ctx.now = 0;
+    ib.alloc(0, 0, &mut ctx).unwrap();
+    assert_eq!(ctx.now, first);
+}
+
+#[test]
+fn lazy_buddy_refills_a_batch_under_one_lock() {
+    let mut spec = AllocatorSpec::named("lazy-buddy");
+    spec.batch = 31;
+    let mut a = build(&spec, 4096);
+    let mut ctx = Ctx::new(4096, CostTable::default());
+    for _ in 0..31 {
+        a.alloc(0, 0, &mut ctx).unwrap();
+    }
+    assert_eq!((ctx.ops.locks, ctx.ops.refills), (1, 1));
+    a.alloc(0, 0, &mut ctx).unwrap();
+    assert_eq!((ctx.ops.locks, ctx.ops.refills), (2, 2));
+    assert_eq!(a.free_frames(), 4096 - 32);
+}
+
+const SYNTH: &str = r#"
+module = "allocators"
+seed = 7
+frames = 16384
+[[allocators]]
+name = "buddy"
+[[allocators]]
+name = "lazy-buddy"
+batch = 31
+[[allocators]]
+name = "ibuddy"
+[[allocators]]
+name = "lazy-ibuddy"
+batch = 1
+[workload.synthetic]
+threads = 4
+allocs_per_thread = 3000
+"#;
+
+fn run(text: &str) -> Result<crate::RunOutput, crate::ConfigError> {
+    super::run(text, "s.toml", &Catalog::load(&[]).unwrap())
+}
+
+#[test]
+fn same_seed_same_output() {
+    let a = run(SYNTH).unwrap();
+    let b = run(SYNTH).unwrap();
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+    assert_eq!(a.rows.len(), 4);
+    for r in &a.rows {
+        assert_eq!(r["requests"], 24_000);
+        assert_eq!(r["failures"], 0);
+    }
+    let c = run(&SYNTH.replace("seed = 7", "seed = 8")).unwrap();
+    assert_ne!(a.rows[0]["mean_cycles"], c.rows[0]["mean_cycles"]);
+}
+
+#[test]
+fn replays_the_committed_kmem_traces() {
+    for (trace, cpus) in [("gcc.kmem.hmt", 1), ("dbench.kmem.hmt", 2)] {
+        let path = format!("{}/tests/data/traces/{trace}", env!("CARGO_MANIFEST_DIR"));
+        let text = format!("module = \"allocators\"\n[workload]\ntrace = \"{path}\"\n");
+        let out = run(&text).unwrap();
+        assert_eq!(out.rows.len(), 4);
+        for r in &out.rows {
+            assert_eq!(r["workload"], trace);
+            assert_eq!(r["threads"], cpus);
+            assert!(r["requests"].as_u64().unwrap() > 10_000, "{r:?}");
+            assert_eq!(r["failures"], 0, "{r:?}");
+            // Frees of pages allocated before the trace started are skipped and counted.
+            assert!(r["trace_skipped_frees"].as_u64().unwrap() > 0, "{r:?}");
+            assert!(r["mean_cycles"].as_f64().unwrap() > 0.0);
+            assert!(r["lifetime_years"].as_f64().unwrap() > 0.0);
+        }
+    }
+}
+
+#[test]
+fn fair_policies_spread_allocations() {
+    // Churn: a small live set allocated and freed over and over in a large array.
+    let churn = |alloc: &str| {
+        format!(
+            "module = \"allocators\"\nframes = 8192\nprobe_orders = []\n{alloc}\n\
+             [workload.synthetic]\nthreads = 2\nallocs_per_thread = 20000\norder_mix = [1.0]\n\
+             short_lived_fraction = 1.0\nshort_life_ns = 20000\nburst_gap_ns = 1000\nidle_gap_ns = 1000\n"
+        )
+    };
+    let cov = |alloc: &str| {
+        run(&churn(alloc)).unwrap().rows[0]["alloc_count_cov"]
+            .as_f64()
+            .unwrap()
+    };
+    let buddy = cov("[[allocators]]\nname = \"buddy\"");
+    let mut seen = Vec::new();
+    for (fair, must_beat) in [
+        ("[[allocators]]\nname = \"buddy\"\npolicy = \"fifo\"", false),
+        (
+            "[[allocators]]\nname = \"buddy\"\npolicy = \"least-allocated\"",
+            false,
+        ),
+        (
+            "[[allocators]]\nname = \"lazy-buddy\"\npolicy = \"fifo\"",
+            false,
+        ),
+        ("[[allocators]]\nname = \"ibuddy\"\nspaces = 2\npolicy = \"fifo\"", true),
+        (
+            "[[allocators]]\nname = \"ibuddy\"\nspaces = 2\npolicy = \"least-allocated\"",
+            true,
+        ),
+        (
+            "[[allocators]]\nname = \"lazy-ibuddy\"\nbatch = 1\nspaces = 2\npolicy = \"least-allocated\"",
+            true,
+        ),
+    ] {
+        let c = cov(fair);
+        seen.push((fair.replace('\n', " "), c));
+        if must_beat {
+            assert!(
+                c < buddy / 2.0,
+                "{fair}: CV {c} vs plain buddy {buddy}; all: {seen:?}"
+            );
+        }
+    }
+    eprintln!("plain buddy CV {buddy}; {seen:?}");
+}
+
+#[test]
+fn impossible_values_are_errors() {
+    let base = "module = \"allocators\"\n";
+    let e = run(&format!("{base}frames = 0\n")).unwrap_err();
+    assert_eq!(e.key, "frames");
+    let e = run(&format!("{base}probe_orders = [11]\n")).unwrap_err();
+    assert_eq!(e.key, "probe_orders.0");
+    let e = run(&format!(
+        "{base}[workload.synthetic]\norder_mix = [1,0,0,0,0,0,0,0,0,0,0,1]\n"
+    ))
+    .unwrap_err();
+    assert_eq!(e.key, "workload.synthetic.order_mix");
+    let e = run(&format!("{base}[[allocators]]\nname = \"slab\"\n")).unwrap_err();
+    assert_eq!(e.key, "allocators.0.name");
+    assert!(e.message.contains("lazy-ibuddy"), "{e}");
+    let e = run(&format!(
+        "{base}frames = 1000\n[[allocators]]\nname = \"ibuddy\"\n"
+    ))
+    .unwrap_err();
+    assert_eq!(e.key, "allocators.0.spaces");
+    let e = run(&format!(
+        "{base}[[allocators]]\nname = \"buddy\"\nbatchh = 3\n"
+    ))
+    .unwrap_err();
+    assert!(e.message.contains("batchh"), "{e}");
+    let e = run(&format!(
+        "{base}[[allocators]]\nname = \"lazy-buddy\"\nbatch = 31\nhigh = 10\n"
+    ))
+    .unwrap_err();
+    assert_eq!(e.key, "allocators.0.high");
+    let e = run(&format!("{base}[workload]\ntrace = \"/nonexistent.hmt\"\n")).unwrap_err();
+    assert_eq!(e.key, "workload.trace");
+}
+
+#[test]
+fn the_docs_example_runs() {
+    let doc = include_str!("../../../../docs/allocators.md");
+    let toml = doc
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("docs/allocators.md has a toml example");
+    let out = run(toml).unwrap();
+    assert_eq!(out.rows.len(), 4);
+    assert!(out.tables["wear"].len() > 4);
+    let r = &out.rows[2];
+    assert_eq!(r["allocator"], "ibuddy(spaces=4)/least-allocated");
+    for k in [
+        "order0_success_rate",
+        "order2_success_rate",
+        "probe_order3_success_rate",
+        "probe_order9_free_blocks",
+        "lifetime_runs",
+    ] {
+        assert!(r.contains_key(k), "missing {k}: {r:?}");
+    }
+}
+
+#[test]
+fn synthetic_stream_pairs_every_alloc_with_one_later_free() {
+    let s = super::workload::Synthetic {
+        threads: 3,
+        allocs_per_thread: 2000,
+        ..Default::default()
+    };
+    let w = s.generate(5, "s");
+    assert_eq!(w.reqs.len(), 2 * 3 * 2000);
+    let mut state = vec![0u8; w.blocks as usize];
+    let mut last = 0;
+    for q in &w.reqs {
+        assert!(q.ts_ns >= last);
+        last = q.ts_ns;
+        let st = &mut state[q.id as usize];
+        match q.op {
+            super::workload::Op::Alloc { order } => {
+                assert!(order <= 2);
+                assert_eq!(*st, 0);
+                *st = 1;
+            }
+            super::workload::Op::Free => {
+                assert_eq!(*st, 1);
+                *st = 2;
+            }
+        }
+    }
+    assert!(state.iter().all(|&s| s == 2));
+    assert_eq!(s.generate(5, "s").reqs, w.reqs);
+}
+
+#[test]
+fn oversized_runs_are_errors() {
+    let e = run("module = \"allocators\"\nframes = 100000000\n").unwrap_err();
+    assert_eq!(e.key, "frames");
+    assert!(e.message.contains("33554432"), "{e}");
+    let e = run(
+        "module = \"allocators\"\n[workload.synthetic]\nthreads = 64\nallocs_per_thread = 1000000\n",
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "workload.synthetic.allocs_per_thread");
+}
+
+#[test]
+fn one_zone_lock_contends_where_per_space_locks_do_not() {
+    use super::workload::{Op, Req, Workload};
+    // Four CPUs allocate single pages all at once, then free them.
+    let mut reqs = Vec::new();
+    for i in 0..4000u32 {
+        reqs.push(Req {
+            ts_ns: 0,
+            cpu: (i % 4) as u16,
+            id: i,
+            op: Op::Alloc { order: 0 },
+        });
+    }
+    for i in 0..4000u32 {
+        reqs.push(Req {
+            ts_ns: 0,
+            cpu: (i % 4) as u16,
+            id: i,
+            op: Op::Free,
+        });
+    }
+    let w = Workload {
+        name: "burst".into(),
+        reqs,
+        blocks: 4000,
+        cpus: 4,
+        ..Default::default()
+    };
+    let contended = |name: &str| {
+        let mut s = AllocatorSpec::named(name);
+        s.spaces = 4;
+        let mut a = build(&s, 16384);
+        let r = super::driver::run(a.as_mut(), &w, CostTable::default(), 2.4, &[], 0);
+        assert_eq!(r.failures, 0);
+        (r.ops.contended_locks, r.ops.wait_cycles, r.alloc.mean)
+    };
+    let (buddy, buddy_wait, buddy_mean) = contended("buddy");
+    let (lazy, _, _) = contended("lazy-buddy");
+    let (ib, ib_wait, ib_mean) = contended("ibuddy");
+    assert!(buddy > 6000, "{buddy}");
+    assert!(lazy < buddy / 10, "{lazy} vs {buddy}");
+    assert_eq!((ib, ib_wait), (0, 0));
+    assert!(
+        buddy_wait > 0 && ib_mean < buddy_mean,
+        "{ib_mean} vs {buddy_mean}"
+    );
+}

@@ -1,0 +1,136 @@
+//! Wear: the per-frame allocation-count distribution and the SCM lifetime it implies.
+//!
+//! Allocation count stands in for writes (the study's argument: a frame is written after
+//! it is allocated, and CPU caches absorb bursts), so a frame's media writes are modelled
+//! as `allocations × writes_per_alloc` per cell. The hottest frame wears out first.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Validate, Validator};
+
+/// Fairness of an allocation-count distribution over all frames (frames never allocated
+/// count as 0).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Fairness {
+    pub max: u32,
+    pub mean: f64,
+    /// max / mean (1 = perfectly even); 0 when nothing was allocated.
+    pub max_over_mean: f64,
+    /// Coefficient of variation σ/mean; 0 when nothing was allocated.
+    pub cov: f64,
+    /// Frames allocated at least once.
+    pub touched: u64,
+}
+
+pub fn fairness(counts: &[u32]) -> Fairness {
+    let n = counts.len().max(1) as f64;
+    let (mut sum, mut sq, mut max, mut touched) = (0f64, 0f64, 0u32, 0u64);
+    for &c in counts {
+        let x = c as f64;
+        sum += x;
+        sq += x * x;
+        max = max.max(c);
+        touched += (c > 0) as u64;
+    }
+    let mean = sum / n;
+    let var = (sq / n - mean * mean).max(0.0);
+    let (mom, cov) = if mean > 0.0 {
+        (max as f64 / mean, var.sqrt() / mean)
+    } else {
+        (0.0, 0.0)
+    };
+    Fairness {
+        max,
+        mean,
+        max_over_mean: mom,
+        cov,
+        touched,
+    }
+}
+
+/// The writes-per-allocation lifetime model.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WearModel {
+    /// Writes a cell endures (PCM: 10^6–10^8).
+    pub endurance_writes: f64,
+    /// Writes each cell of a frame receives per allocation of that frame.
+    pub writes_per_alloc: f64,
+}
+
+impl Default for WearModel {
+    fn default() -> Self {
+        WearModel {
+            endurance_writes: 1e7,
+            writes_per_alloc: 1.0,
+        }
+    }
+}
+
+impl Validate for WearModel {
+    fn validate(&self, v: &mut Validator) {
+        v.range(
+            "endurance_writes",
+            self.endurance_writes,
+            1.0,
+            1e18,
+            "writes",
+        );
+        v.range(
+            "writes_per_alloc",
+            self.writes_per_alloc,
+            1e-6,
+            1e9,
+            "writes",
+        );
+    }
+}
+
+/// Implied lifetime of the workload repeated back to back.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Lifetime {
+    /// Repetitions until the most-allocated frame wears out (∞ → `f64::INFINITY`).
+    pub runs: f64,
+    /// Repetitions if allocations were spread perfectly evenly.
+    pub ideal_runs: f64,
+    /// `runs` × the workload's duration, in years; `None` without a duration.
+    pub years: Option<f64>,
+}
+
+impl WearModel {
+    pub fn lifetime(&self, f: &Fairness, duration_ns: u64) -> Lifetime {
+        let runs = self.endurance_writes / (f.max as f64 * self.writes_per_alloc);
+        let ideal_runs = self.endurance_writes / (f.mean * self.writes_per_alloc);
+        let years = (duration_ns > 0 && runs.is_finite())
+            .then(|| runs * duration_ns as f64 * 1e-9 / (365.25 * 24.0 * 3600.0));
+        Lifetime {
+            runs,
+            ideal_runs,
+            years,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fairness_closed_form() {
+        let f = fairness(&[0, 2, 2, 4]);
+        assert_eq!(f.max, 4);
+        assert!((f.mean - 2.0).abs() < 1e-12);
+        assert!((f.max_over_mean - 2.0).abs() < 1e-12);
+        // σ = sqrt((4 + 0 + 0 + 4) / 4) = sqrt(2)
+        assert!((f.cov - 2f64.sqrt() / 2.0).abs() < 1e-12);
+        assert_eq!(f.touched, 3);
+        let l = WearModel {
+            endurance_writes: 1e6,
+            writes_per_alloc: 10.0,
+        }
+        .lifetime(&f, 1_000_000_000);
+        assert!((l.runs - 25_000.0).abs() < 1e-9);
+        assert!((l.ideal_runs - 50_000.0).abs() < 1e-9);
+        assert!((l.years.unwrap() - 25_000.0 / (365.25 * 86400.0)).abs() < 1e-12);
+    }
+}
