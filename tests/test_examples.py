@@ -19,6 +19,7 @@ def test_every_example_scenario_runs(tmp_path):
         "storage": {"job.duration_s": 0.01, "job.total_bytes": 1 << 28},
         "pmem": {"workload.operations": 1000},
         "tiering": {"sim.duration_s": 2.0, "sim.measure_last_s": 1.0},
+        "allocators": {},
     }
     for p in scenarios:
         module = p.read_text().split('module = "', 1)[1].split('"', 1)[0]

@@ -164,6 +164,31 @@ pub fn tiering_gups(seconds: f64) -> BenchResult {
     }
 }
 
+/// Page-frame allocators: requests (allocations + frees) simulated per wall second through
+/// the buddy allocator on the synthetic kernel-compile stream (4 CPUs, 2^18 frames).
+pub fn allocators_buddy(allocs_per_thread: u64) -> BenchResult {
+    let text = format!(
+        "module = \"allocators\"\nseed = 1\nframes = 262144\n[[allocators]]\nname = \"buddy\"\n\
+         [workload.synthetic]\nthreads = 4\nallocs_per_thread = {allocs_per_thread}\n"
+    );
+    let start = Instant::now();
+    let out = crate::registry::run_scenario(&text, "<bench>", &[], &[])
+        .expect("the bench scenario is valid");
+    let wall_s = start.elapsed().as_secs_f64();
+    let requests = out.rows[0]
+        .get("requests")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0);
+    BenchResult {
+        module: "allocators".into(),
+        case: "buddy, synthetic kernel-compile stream, 4 CPUs, 2^18 frames".into(),
+        unit: "requests".into(),
+        count: requests,
+        wall_s,
+        per_wall_second: requests as f64 / wall_s,
+    }
+}
+
 /// Every benchmark of `module` (or all modules for `None`).
 pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
     let mut out = Vec::new();
@@ -179,6 +204,9 @@ pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
     }
     if module.is_none() || module == Some("tiering") {
         out.push(tiering_gups((100.0 * scale).max(1.0)));
+    }
+    if module.is_none() || module == Some("allocators") {
+        out.push(allocators_buddy((250_000.0 * scale).max(100.0) as u64));
     }
     if module.is_none() || module == Some("trace") {
         out.push(trace_native_read((10_000_000.0 * scale).max(1000.0) as u64));
