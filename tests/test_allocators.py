@@ -46,3 +46,15 @@ def test_bad_allocator_inputs(cli, tmp_path):
     assert code == 2 and "budy" in err and "buddy" in err and ":4:" in err
     code, _, err = cli("run", str(p), "--out", str(tmp_path / "o"), "--set", "frames=0")
     assert code == 2 and "frames" in err
+
+
+def test_allocators_study_quick(tmp_path):
+    res = hmsim.reproduce("allocators", out=tmp_path, quick=True)
+    out = tmp_path / "allocators"
+    df = res.results
+    assert df.allocator.nunique() == 6
+    assert set(df.workload) >= {"synthetic-kernel-compile"}
+    assert (df.failures == 0).all()
+    assert set(res.summary["lazy_ibuddy_b1_speedup_over_lazy_buddy_b31"]) == {"1", "4", "16"}
+    for name in ("fig_response_vs_threads", "fig_wear_fairness"):
+        assert (out / f"{name}.png").stat().st_size > 5000
