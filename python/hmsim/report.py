@@ -114,24 +114,28 @@ def write_report(out: Path, results: dict[str, StudyResult]) -> Path:
         )
         h.append(f"<p class='meta'>{html.escape(meta)}</p>")
         md += [f"## {name}: {s.get('title', '')}", "", meta, ""]
-        h.append(
-            "<table><tr><th>metric</th><th>published</th><th>simulated</th><th>ratio</th><th>role</th>"
-            "<th>note</th></tr>"
-        )
-        md += ["| metric | published | simulated | ratio | role | note |", "|---|---|---|---|---|---|"]
-        for c in r.comparison.itertuples():
-            unit = f" {c.unit}" if c.unit else ""
+        if r.comparison.empty:
+            h.append("<p class='meta'>The spec gives no published numbers for this study.</p><div class='figs'>")
+            md += ["The spec gives no published numbers for this study.", ""]
+        else:
             h.append(
-                f"<tr class='{_band(c.ratio)}'><td>{html.escape(c.metric)}</td>"
-                f"<td class=num>{_fmt(c.published)}{html.escape(unit)}</td>"
-                f"<td class=num>{_fmt(c.simulated)}{html.escape(unit)}</td>"
-                f"<td class='num ratio'>{c.ratio:.3f}</td><td>{c.role}</td><td>{html.escape(c.note)}</td></tr>"
+                "<table><tr><th>metric</th><th>published</th><th>simulated</th><th>ratio</th><th>role</th>"
+                "<th>note</th></tr>"
             )
-            md.append(
-                f"| {c.metric} | {_fmt(c.published)}{unit} | {_fmt(c.simulated)}{unit} | {c.ratio:.3f} "
-                f"| {c.role} | {c.note} |"
-            )
-        h.append("</table><div class='figs'>")
+            md += ["| metric | published | simulated | ratio | role | note |", "|---|---|---|---|---|---|"]
+            for c in r.comparison.itertuples():
+                unit = f" {c.unit}" if c.unit else ""
+                h.append(
+                    f"<tr class='{_band(c.ratio)}'><td>{html.escape(c.metric)}</td>"
+                    f"<td class=num>{_fmt(c.published)}{html.escape(unit)}</td>"
+                    f"<td class=num>{_fmt(c.simulated)}{html.escape(unit)}</td>"
+                    f"<td class='num ratio'>{c.ratio:.3f}</td><td>{c.role}</td><td>{html.escape(c.note)}</td></tr>"
+                )
+                md.append(
+                    f"| {c.metric} | {_fmt(c.published)}{unit} | {_fmt(c.simulated)}{unit} | {c.ratio:.3f} "
+                    f"| {c.role} | {c.note} |"
+                )
+            h.append("</table><div class='figs'>")
         md.append("")
         for fig in s.get("figures", []):
             if fig.endswith(".png"):
