@@ -180,12 +180,6 @@ pub fn lifetime_trace(
         ("program_seconds", json!(elapsed_s)),
         ("stored_bytes", json!(m.stored_bytes)),
         ("flushed_lines", json!(m.h.flushed_lines)),
-        ("wpq_inserts", json!(c.wpq_inserts)),
-        ("write_requests", json!(c.write_requests)),
-        ("read_requests", json!(c.read_requests)),
-        ("media_writes_64b", json!(c.media_writes_64b)),
-        ("media_reads_64b", json!(c.media_reads_64b)),
-        ("migrations", json!(c.migrations)),
         (
             "wa_stores_to_wpq",
             ratio(c.wpq_inserts as f64 * 64.0, stored),
@@ -205,7 +199,7 @@ pub fn lifetime_trace(
     ] {
         row.insert(k.to_string(), v);
     }
-    for (k, v) in life.columns() {
+    for (k, v) in c.columns().into_iter().chain(life.columns()) {
         row.insert(k.to_string(), v);
     }
     let mut out = RunOutput::new(

@@ -114,14 +114,6 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
         ("stored_lines", json!(r.stored_lines)),
         ("loaded_lines", json!(r.loaded_lines)),
         ("flushed_lines", json!(r.flushed_lines)),
-        ("wpq_inserts", json!(c.wpq_inserts)),
-        ("write_requests", json!(c.write_requests)),
-        ("read_requests", json!(c.read_requests)),
-        ("media_writes_64b", json!(c.media_writes_64b)),
-        ("media_reads_64b", json!(c.media_reads_64b)),
-        ("xpbuffer_merges", json!(c.xpbuffer_merges)),
-        ("migrations", json!(c.migrations)),
-        ("bad_block_remaps", json!(c.bad_block_remaps)),
         (
             "write_amplification",
             ratio(c.media_writes_64b, c.write_requests),
@@ -142,7 +134,7 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
     ] {
         insert(&mut row, k, v);
     }
-    for (k, v) in life.columns() {
+    for (k, v) in c.columns().into_iter().chain(life.columns()) {
         row.insert(k.to_string(), v);
     }
     for (name, st) in ["l1", "l2", "llc"].iter().zip(m.h.level_stats()) {

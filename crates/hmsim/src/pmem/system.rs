@@ -23,6 +23,23 @@ pub struct Counters {
     pub xpbuffer_merges: u64,
 }
 
+impl Counters {
+    /// The counters as results columns, named as PCM and ipmctl name them.
+    pub fn columns(&self) -> [(&'static str, serde_json::Value); 8] {
+        use serde_json::json;
+        [
+            ("wpq_inserts", json!(self.wpq_inserts)),
+            ("write_requests", json!(self.write_requests)),
+            ("read_requests", json!(self.read_requests)),
+            ("media_writes_64b", json!(self.media_writes_64b)),
+            ("media_reads_64b", json!(self.media_reads_64b)),
+            ("xpbuffer_merges", json!(self.xpbuffer_merges)),
+            ("migrations", json!(self.migrations)),
+            ("bad_block_remaps", json!(self.bad_block_remaps)),
+        ]
+    }
+}
+
 struct Dimm {
     xpb: XpBuffer,
     ait: Ait,
