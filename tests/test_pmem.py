@@ -120,10 +120,28 @@ def test_calibrated_and_reproduced_numbers_stay_within_10_percent(study):
         "6 DIMM write bandwidth, 4 threads",
         "WA, 64 B random writes, 1 thread",
         "WA, 128 B random writes, 1 thread",
+        "WA, 256 B random writes, 8 threads",
+        "XPBuffer probe WA, 16 KB region",
+        "XPBuffer probe WA, 64 KB region",
         "1 DIMM 64 B random ntstore bandwidth",
+        "1 DIMM 256 B random ntstore bandwidth",
         "1 DIMM 128 B random read bandwidth",
         "p99.999 write latency, 4 KB hot spot",
     ]:
         assert c.loc[m, "within_10pct"], f"{m}: {c.loc[m, 'ratio']:.3f}"
     # Beyond the hot-spot window no block migrates: the tail stays sub-microsecond.
     assert c.loc["p99.999 write latency, 128 KB region", "simulated"] < 1.0
+
+
+def test_write_bandwidth_falls_with_threads_from_xpbuffer_contention(study):
+    res, _ = study
+    bt = res.results[(res.results.experiment == "bw_threads_seq-write")]
+    one = bt[bt.dimms == 1].set_index("threads")
+    # Flat up to 4 threads, then interleaved streams force early (RMW) write-backs.
+    assert one.loc[1, "bandwidth_gb_s"] == pytest.approx(one.loc[4, "bandwidth_gb_s"], rel=0.01)
+    assert one.loc[4, "xpbuffer_early_writebacks"] == 0
+    assert 0.55 <= one.loc[24, "bandwidth_gb_s"] <= 0.95
+    assert one.loc[24, "write_amplification"] > 2.5
+    assert list(one.bandwidth_gb_s) == sorted(one.bandwidth_gb_s, reverse=True)
+    six = bt[bt.dimms == 6].set_index("threads")
+    assert 7.0 <= six.loc[24, "bandwidth_gb_s"] <= 10.0 < six.loc[4, "bandwidth_gb_s"]

@@ -178,7 +178,7 @@ fn write_bandwidth_is_bounded_by_the_dimms() {
         256,
         Persist::Ntstore,
         20_000,
-        24,
+        4,
     );
     w.fence = false;
     for dimms in [1u32, 6] {
@@ -191,6 +191,68 @@ fn write_bandwidth_is_bounded_by_the_dimms() {
             r.bandwidth_gb_s
         );
     }
+}
+
+/// More interleaved write streams than the XPBuffer entries left free by a full media queue:
+/// partly written XPLines go to media early (RMW), so WA rises and bandwidth falls. A single
+/// thread that does not back the queue up keeps the whole buffer for assembling.
+#[test]
+fn many_write_streams_on_a_backed_up_dimm_amplify_and_slow_down() {
+    let mut cfg = no_wl();
+    cfg.dimms = 1;
+    let stream = |threads: u32| {
+        let mut w = wl(
+            PmemPattern::SeqWrite,
+            1 << 24,
+            256,
+            Persist::Ntstore,
+            4_000,
+            threads,
+        );
+        w.fence = false;
+        run(&cfg, &CacheConfig::default(), &w)
+    };
+    let (few, many) = (stream(4), stream(24));
+    let wa =
+        |r: &PmemRunResult| r.counters.media_writes_64b as f64 / r.counters.write_requests as f64;
+    assert_eq!(wa(&few), 1.0);
+    assert_eq!(few.counters.xpbuffer_early_writebacks, 0);
+    assert!(wa(&many) > 2.0, "24 streams: WA {}", wa(&many));
+    assert!(many.counters.xpbuffer_early_writebacks > 0);
+    assert!(
+        many.bandwidth_gb_s < 0.5 * few.bandwidth_gb_s,
+        "{} vs {}",
+        many.bandwidth_gb_s,
+        few.bandwidth_gb_s
+    );
+    // Every early write-back of a partial line needs a media read.
+    assert!(many.counters.media_reads_64b >= 4 * many.counters.xpbuffer_early_writebacks);
+}
+
+/// FAST'20's XPBuffer probe: first halves of every XPLine in a region, then second halves.
+/// Up to the buffer's 64 XPLines the halves combine (WA 1); beyond, each half is an RMW (2).
+#[test]
+fn xpline_halves_probe_finds_the_buffer_capacity() {
+    let mut cfg = no_wl();
+    cfg.dimms = 1;
+    let wa = |fp: u64| {
+        let r = run(
+            &cfg,
+            &CacheConfig::default(),
+            &wl(
+                PmemPattern::XplineHalves,
+                fp,
+                64,
+                Persist::Ntstore,
+                20_000,
+                1,
+            ),
+        );
+        assert_eq!(r.stored_lines, 40_000, "two lines per 128 B half");
+        r.counters.media_writes_64b as f64 / r.counters.write_requests as f64
+    };
+    assert!((wa(16 << 10) - 1.0).abs() < 0.01);
+    assert!((wa(64 << 10) - 2.0).abs() < 0.01);
 }
 
 #[test]

@@ -21,6 +21,9 @@ pub enum PmemPattern {
     RandWrite,
     SeqRead,
     RandRead,
+    /// 128 B writes: the first half of every XPLine of the region, then every second half,
+    /// and again (FAST'20's XPBuffer-size probe; `access_bytes` is ignored).
+    XplineHalves,
 }
 
 /// How written lines are made durable.
@@ -212,25 +215,82 @@ impl Machine {
     ) -> f64 {
         self.begin(core);
         let (first, lines) = span(addr, bytes);
-        self.stored_bytes += bytes;
         let mut own = 0.0;
         for i in 0..lines {
-            let a = first + i * 64;
-            if persist == Persist::Ntstore {
-                self.h.ntstore(core, a, &mut self.sys);
-            } else {
-                let lvl = self.h.store(core, a, &mut self.sys);
-                own += self.level_ns(lvl);
-                match persist {
-                    Persist::Clflush => self.h.flush(core, a, FlushKind::Clflush, &mut self.sys),
-                    Persist::Clflushopt => {
-                        self.h.flush(core, a, FlushKind::Clflushopt, &mut self.sys)
-                    }
-                    Persist::Clwb => self.h.flush(core, a, FlushKind::Clwb, &mut self.sys),
-                    Persist::Ntstore | Persist::None => {}
-                }
-            }
+            own += self.write_line(core, first + i * 64, persist);
         }
+        self.close_write(core, bytes, lines, own, persist, fence)
+    }
+
+    /// Write operations of different cores issued together, their 64 B lines reaching memory
+    /// in a random interleaving (each core's lines in order): concurrent threads do not run in
+    /// lockstep, and the iMC sees their requests mixed line by line. `ops`: (core, addr);
+    /// at most one operation per core. Returns nothing; latencies go to the histogram.
+    pub fn write_ops_interleaved(
+        &mut self,
+        ops: &[(usize, u64)],
+        bytes: u64,
+        persist: Persist,
+        fence: bool,
+        rng: &mut rng::SimRng,
+    ) {
+        let spans: Vec<(u64, u64)> = ops.iter().map(|&(_, a)| span(a, bytes)).collect();
+        let mut order: Vec<u32> = Vec::new();
+        for (i, &(_, lines)) in spans.iter().enumerate() {
+            order.extend(std::iter::repeat_n(i as u32, lines as usize));
+        }
+        // Fisher-Yates with the workload's own stream (deterministic per seed).
+        for k in (1..order.len()).rev() {
+            let j = rng.random_range(0..=k);
+            order.swap(k, j);
+        }
+        let mut next = vec![0u64; ops.len()];
+        let mut own = vec![0.0; ops.len()];
+        let mut wait = vec![0.0f64; ops.len()];
+        for &i in &order {
+            let i = i as usize;
+            let core = ops[i].0;
+            self.begin(core);
+            let a = spans[i].0 + next[i] * 64;
+            next[i] += 1;
+            own[i] += self.write_line(core, a, persist);
+            wait[i] = wait[i].max(self.sys.op_wait_ns);
+        }
+        for (i, &(core, _)) in ops.iter().enumerate() {
+            self.sys.op_wait_ns = wait[i];
+            self.close_write(core, bytes, spans[i].1, own[i], persist, fence);
+        }
+    }
+
+    /// One 64 B line of a write operation; returns its cache-hit time.
+    #[inline]
+    fn write_line(&mut self, core: usize, a: u64, persist: Persist) -> f64 {
+        if persist == Persist::Ntstore {
+            self.h.ntstore(core, a, &mut self.sys);
+            return 0.0;
+        }
+        let lvl = self.h.store(core, a, &mut self.sys);
+        match persist {
+            Persist::Clflush => self.h.flush(core, a, FlushKind::Clflush, &mut self.sys),
+            Persist::Clflushopt => self.h.flush(core, a, FlushKind::Clflushopt, &mut self.sys),
+            Persist::Clwb => self.h.flush(core, a, FlushKind::Clwb, &mut self.sys),
+            Persist::Ntstore | Persist::None => {}
+        }
+        self.level_ns(lvl)
+    }
+
+    /// Close a write operation of `lines` lines whose stores took `own` ns: add the persist
+    /// cost and advance the core's clock; returns the latency.
+    fn close_write(
+        &mut self,
+        core: usize,
+        bytes: u64,
+        lines: u64,
+        mut own: f64,
+        persist: Persist,
+        fence: bool,
+    ) -> f64 {
+        self.stored_bytes += bytes;
         self.stored_lines += lines;
         // The store buffer hides the read-for-ownership of a missing line: it costs PMem read
         // traffic and media time, not operation latency.
@@ -338,28 +398,52 @@ pub fn run_workload(
         .region_stride_bytes
         .unwrap_or(w.footprint_bytes.div_ceil(4096) * 4096);
     let slots = (w.footprint_bytes / w.access_bytes).max(1);
+    let op_bytes = if w.pattern == PmemPattern::XplineHalves {
+        128
+    } else {
+        w.access_bytes
+    };
     let mut pos = vec![0u64; threads];
     let mut rngs: Vec<_> = (0..threads)
         .map(|t| rng::stream(seed, &format!("pmem.workload.{t}")))
         .collect();
+    let write = matches!(
+        w.pattern,
+        PmemPattern::SeqWrite | PmemPattern::RandWrite | PmemPattern::XplineHalves
+    );
+    let mut mix = rng::stream(seed, "pmem.workload.interleave");
+    let mut round: Vec<(usize, u64)> = Vec::with_capacity(threads);
+    let halves_lines = (w.footprint_bytes / 256).max(1);
     for _ in 0..w.operations {
+        round.clear();
         for t in 0..threads {
-            let slot = match w.pattern {
+            let offset = match w.pattern {
                 PmemPattern::SeqWrite | PmemPattern::SeqRead => {
                     let s = pos[t];
                     pos[t] = if s + 1 == slots { 0 } else { s + 1 };
-                    s
+                    s * w.access_bytes
                 }
-                PmemPattern::RandWrite | PmemPattern::RandRead => rngs[t].random_range(0..slots),
+                PmemPattern::RandWrite | PmemPattern::RandRead => {
+                    rngs[t].random_range(0..slots) * w.access_bytes
+                }
+                PmemPattern::XplineHalves => {
+                    // First halves of every XPLine of the region, then the second halves.
+                    let s = pos[t];
+                    pos[t] = if s + 1 == 2 * halves_lines { 0 } else { s + 1 };
+                    (s % halves_lines) * 256 + (s / halves_lines) * 128
+                }
             };
-            let addr = t as u64 * stride + slot * w.access_bytes;
-            match w.pattern {
-                PmemPattern::SeqWrite | PmemPattern::RandWrite => {
-                    m.write_op(t, addr, w.access_bytes, w.persist, w.fence);
-                }
-                PmemPattern::SeqRead | PmemPattern::RandRead => {
-                    m.read_op(t, addr, w.access_bytes);
-                }
+            round.push((t, t as u64 * stride + offset));
+        }
+        if write && threads > 1 {
+            m.write_ops_interleaved(&round, op_bytes, w.persist, w.fence, &mut mix);
+            continue;
+        }
+        for &(t, addr) in &round {
+            if write {
+                m.write_op(t, addr, op_bytes, w.persist, w.fence);
+            } else {
+                m.read_op(t, addr, op_bytes);
             }
         }
     }

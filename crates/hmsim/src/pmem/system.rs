@@ -21,11 +21,13 @@ pub struct Counters {
     pub migrations: u64,
     pub bad_block_remaps: u64,
     pub xpbuffer_merges: u64,
+    /// Partly written XPLines written back early (RMW) because the media queue was full.
+    pub xpbuffer_early_writebacks: u64,
 }
 
 impl Counters {
     /// The counters as results columns, named as PCM and ipmctl name them.
-    pub fn columns(&self) -> [(&'static str, serde_json::Value); 8] {
+    pub fn columns(&self) -> [(&'static str, serde_json::Value); 9] {
         use serde_json::json;
         [
             ("wpq_inserts", json!(self.wpq_inserts)),
@@ -34,6 +36,10 @@ impl Counters {
             ("media_writes_64b", json!(self.media_writes_64b)),
             ("media_reads_64b", json!(self.media_reads_64b)),
             ("xpbuffer_merges", json!(self.xpbuffer_merges)),
+            (
+                "xpbuffer_early_writebacks",
+                json!(self.xpbuffer_early_writebacks),
+            ),
             ("migrations", json!(self.migrations)),
             ("bad_block_remaps", json!(self.bad_block_remaps)),
         ]
@@ -51,6 +57,8 @@ struct Dimm {
     read_busy_ns: f64,
     write_busy_ns: f64,
     stall_until_ns: f64,
+    /// When the media write queue drains (a single-server queue of 256 B writes).
+    write_queue_until_ns: f64,
 }
 
 pub struct PmemSystem {
@@ -62,6 +70,8 @@ pub struct PmemSystem {
     write_ns: f64,
     read_ns: f64,
     stall_ns: f64,
+    xpb_entries: f64,
+    backlog_entries: f64,
     /// Set by the driver: the time the current operation's requests arrive.
     pub now_ns: f64,
     /// Per-operation effects the driver reads and resets.
@@ -97,6 +107,7 @@ impl PmemSystem {
                 read_busy_ns: 0.0,
                 write_busy_ns: 0.0,
                 stall_until_ns: 0.0,
+                write_queue_until_ns: 0.0,
             })
             .collect();
         PmemSystem {
@@ -108,6 +119,8 @@ impl PmemSystem {
             write_ns: 256.0 / cfg.timing.media_write_gbps,
             read_ns: 256.0 / cfg.timing.media_read_gbps,
             stall_ns: cfg.ait.migration_stall_ns,
+            xpb_entries: cfg.xpbuffer.entries as f64,
+            backlog_entries: cfg.xpbuffer.backlog_write_entries as f64,
             now_ns: 0.0,
             op_read_hits: 0,
             op_read_misses: 0,
@@ -145,6 +158,7 @@ impl PmemSystem {
         let dimm = &mut self.dimms[d];
         dimm.media_writes += 1;
         dimm.write_busy_ns += self.write_ns;
+        dimm.write_queue_until_ns = dimm.write_queue_until_ns.max(self.now_ns) + self.write_ns;
         if w.rmw_read {
             dimm.media_reads += 1;
             dimm.read_busy_ns += self.read_ns;
@@ -152,10 +166,21 @@ impl PmemSystem {
         if dimm.ait.media_write(w.xpline) {
             let now = self.now_ns.max(dimm.stall_until_ns);
             dimm.stall_until_ns = now + self.stall_ns;
+            dimm.write_queue_until_ns = dimm.write_queue_until_ns.max(now) + self.stall_ns;
             // A migration blocks both directions.
             dimm.write_busy_ns += self.stall_ns;
             dimm.read_busy_ns += self.stall_ns;
         }
+    }
+
+    /// XPBuffer entries free to hold partly written XPLines at DIMM `d` now: the buffer less
+    /// the lines queued for the media (one per 256 B write in the queue), at least
+    /// `backlog_write_entries`.
+    #[inline]
+    fn dirty_limit(&self, d: usize) -> usize {
+        let queued = (self.dimms[d].write_queue_until_ns - self.now_ns) / self.write_ns;
+        let free = (self.xpb_entries - queued.max(0.0).ceil()).max(self.backlog_entries);
+        free as usize
     }
 
     pub fn counters(&self) -> Counters {
@@ -171,6 +196,7 @@ impl PmemSystem {
             c.migrations += d.ait.migrations;
             c.bad_block_remaps += d.ait.bad_block_remaps;
             c.xpbuffer_merges += d.xpb.merged_writes;
+            c.xpbuffer_early_writebacks += d.xpb.early_writebacks;
         }
         c
     }
@@ -244,8 +270,15 @@ impl MemorySink for PmemSystem {
         self.wait_for(d);
         // The WPQ neither merges nor amplifies: every insert becomes one DDR-T request.
         self.wpq_inserts[d / self.per_imc as usize] += 1;
-        self.dimms[d].write_requests += 1;
-        if let Some(w) = self.dimms[d].xpb.write(local >> 2, (local & 3) as u8) {
+        let limit = self.dirty_limit(d);
+        let dimm = &mut self.dimms[d];
+        dimm.write_requests += 1;
+        for w in dimm
+            .xpb
+            .write_limited(local >> 2, (local & 3) as u8, limit)
+            .into_iter()
+            .flatten()
+        {
             self.media_write(d, w);
         }
     }

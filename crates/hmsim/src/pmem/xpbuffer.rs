@@ -2,6 +2,11 @@
 //! write to a resident XPLine merges into it; a fully written XPLine goes to media as one
 //! 256 B write (eagerly, if configured); evicting a partly written XPLine costs a media read
 //! (read-modify-write) and a media write. Reads are served from resident XPLines.
+//!
+//! The number of XPLines holding unwritten data can be capped per write (`dirty_limit`): when
+//! the DIMM's media write queue is backed up, most entries hold lines waiting for the media
+//! and only a few are free to assemble incoming writes, so with many interleaved write
+//! streams partly assembled XPLines are written back early (read-modify-write).
 
 use crate::hash::FastMap;
 
@@ -27,6 +32,10 @@ pub struct XpBuffer {
     tail: u32, // least recent
     /// 64 B writes merged into an XPLine already resident.
     pub merged_writes: u64,
+    /// Entries holding data not yet on media.
+    dirty: usize,
+    /// Partly written XPLines written back early because the dirty limit was reached.
+    pub early_writebacks: u64,
     pub read_hits: u64,
     pub read_misses: u64,
 }
@@ -44,6 +53,8 @@ impl XpBuffer {
             head: NONE,
             tail: NONE,
             merged_writes: 0,
+            dirty: 0,
+            early_writebacks: 0,
             read_hits: 0,
             read_misses: 0,
         }
@@ -98,6 +109,7 @@ impl XpBuffer {
             self.map.remove(&old);
             let m = self.mask[v as usize];
             if m != 0 {
+                self.dirty -= 1;
                 out = Some(MediaWrite {
                     xpline: old,
                     rmw_read: m != FULL,
@@ -109,31 +121,81 @@ impl XpBuffer {
         };
         self.map.insert(xpline, slot);
         self.push_front(slot);
+        self.dirty += (mask != 0) as usize;
         (slot, out)
+    }
+
+    /// Write back the least recently used entry holding unwritten data (it stays resident,
+    /// clean, for reads).
+    fn write_back_oldest_dirty(&mut self) -> Option<MediaWrite> {
+        let mut i = self.tail;
+        while i != NONE {
+            let m = self.mask[i as usize];
+            if m != 0 {
+                self.mask[i as usize] = 0;
+                self.dirty -= 1;
+                self.early_writebacks += (m != FULL) as u64;
+                return Some(MediaWrite {
+                    xpline: self.xpline[i as usize],
+                    rmw_read: m != FULL,
+                });
+            }
+            i = self.prev[i as usize];
+        }
+        None
     }
 
     /// A 64 B write request to sub-line `sub` (0..4) of `xpline`; returns the media write
     /// it causes, if any.
     #[inline]
     pub fn write(&mut self, xpline: u64, sub: u8) -> Option<MediaWrite> {
+        self.write_limited(xpline, sub, usize::MAX)[0]
+    }
+
+    /// A 64 B write with at most `dirty_limit` entries holding unwritten data afterwards;
+    /// returns up to two media writes (an evicted or completed XPLine, and one written back
+    /// early to respect the limit).
+    #[inline]
+    pub fn write_limited(
+        &mut self,
+        xpline: u64,
+        sub: u8,
+        dirty_limit: usize,
+    ) -> [Option<MediaWrite>; 2] {
         let bit = 1u8 << sub;
         if let Some(&i) = self.map.get(&xpline) {
             self.touch(i);
             let m = &mut self.mask[i as usize];
             if *m != 0 {
                 self.merged_writes += 1;
+            } else {
+                self.dirty += 1;
             }
             *m |= bit;
             if self.eager && *m == FULL {
                 *m = 0;
-                return Some(MediaWrite {
-                    xpline,
-                    rmw_read: false,
-                });
+                self.dirty -= 1;
+                return [
+                    Some(MediaWrite {
+                        xpline,
+                        rmw_read: false,
+                    }),
+                    None,
+                ];
             }
-            return None;
+            return [None, self.enforce(dirty_limit)];
         }
-        self.allocate(xpline, bit).1
+        let evicted = self.allocate(xpline, bit).1;
+        [evicted, self.enforce(dirty_limit)]
+    }
+
+    #[inline]
+    fn enforce(&mut self, dirty_limit: usize) -> Option<MediaWrite> {
+        if self.dirty > dirty_limit.max(1) {
+            self.write_back_oldest_dirty()
+        } else {
+            None
+        }
     }
 
     /// A 64 B read request; `(hit, write-back caused by allocating the line)`.
@@ -151,7 +213,7 @@ impl XpBuffer {
 
     /// XPLines holding data not yet on media.
     pub fn dirty_lines(&self) -> usize {
-        self.mask.iter().filter(|&&m| m != 0).count()
+        self.dirty
     }
 }
 
@@ -195,6 +257,34 @@ mod tests {
                 rmw_read: true
             })
         );
+    }
+
+    #[test]
+    fn a_dirty_limit_writes_the_oldest_partial_line_back_early() {
+        let mut b = XpBuffer::new(64, true);
+        for x in 0..3 {
+            assert_eq!(b.write_limited(x, 0, 3), [None, None]);
+        }
+        // A fourth partly written line over a limit of three: line 0 goes to media (RMW)
+        // and stays resident, clean.
+        assert_eq!(
+            b.write_limited(3, 0, 3),
+            [
+                None,
+                Some(MediaWrite {
+                    xpline: 0,
+                    rmw_read: true
+                })
+            ]
+        );
+        assert_eq!((b.dirty_lines(), b.early_writebacks), (3, 1));
+        assert!(b.read(0).0, "written back, still resident");
+        // Completing a line frees its slot without an early write-back.
+        for s in 1..4 {
+            let w = b.write_limited(1, s, 3);
+            assert_eq!(w[1], None);
+        }
+        assert_eq!(b.dirty_lines(), 2);
     }
 
     #[test]
