@@ -146,6 +146,17 @@ pub struct Machine {
     pub stored_bytes: u64,
     pub loaded_lines: u64,
     pub eadr: bool,
+    /// Scratch of `write_ops_interleaved` (kept to avoid allocating per round).
+    scratch: Interleave,
+}
+
+#[derive(Default)]
+struct Interleave {
+    spans: Vec<(u64, u64)>,
+    order: Vec<u32>,
+    next: Vec<u64>,
+    own: Vec<f64>,
+    wait: Vec<f64>,
 }
 
 impl Machine {
@@ -167,6 +178,7 @@ impl Machine {
             stored_bytes: 0,
             loaded_lines: 0,
             eadr: cfg.persistence == "eadr",
+            scratch: Interleave::default(),
         }
     }
 
@@ -234,32 +246,39 @@ impl Machine {
         fence: bool,
         rng: &mut rng::SimRng,
     ) {
-        let spans: Vec<(u64, u64)> = ops.iter().map(|&(_, a)| span(a, bytes)).collect();
-        let mut order: Vec<u32> = Vec::new();
-        for (i, &(_, lines)) in spans.iter().enumerate() {
-            order.extend(std::iter::repeat_n(i as u32, lines as usize));
+        let mut sc = std::mem::take(&mut self.scratch);
+        sc.spans.clear();
+        sc.spans.extend(ops.iter().map(|&(_, a)| span(a, bytes)));
+        sc.order.clear();
+        for (i, &(_, lines)) in sc.spans.iter().enumerate() {
+            sc.order
+                .extend(std::iter::repeat_n(i as u32, lines as usize));
         }
         // Fisher-Yates with the workload's own stream (deterministic per seed).
-        for k in (1..order.len()).rev() {
+        for k in (1..sc.order.len()).rev() {
             let j = rng.random_range(0..=k);
-            order.swap(k, j);
+            sc.order.swap(k, j);
         }
-        let mut next = vec![0u64; ops.len()];
-        let mut own = vec![0.0; ops.len()];
-        let mut wait = vec![0.0f64; ops.len()];
-        for &i in &order {
+        sc.next.clear();
+        sc.next.resize(ops.len(), 0);
+        sc.own.clear();
+        sc.own.resize(ops.len(), 0.0);
+        sc.wait.clear();
+        sc.wait.resize(ops.len(), 0.0);
+        for &i in &sc.order {
             let i = i as usize;
             let core = ops[i].0;
             self.begin(core);
-            let a = spans[i].0 + next[i] * 64;
-            next[i] += 1;
-            own[i] += self.write_line(core, a, persist);
-            wait[i] = wait[i].max(self.sys.op_wait_ns);
+            let a = sc.spans[i].0 + sc.next[i] * 64;
+            sc.next[i] += 1;
+            sc.own[i] += self.write_line(core, a, persist);
+            sc.wait[i] = sc.wait[i].max(self.sys.op_wait_ns);
         }
         for (i, &(core, _)) in ops.iter().enumerate() {
-            self.sys.op_wait_ns = wait[i];
-            self.close_write(core, bytes, spans[i].1, own[i], persist, fence);
+            self.sys.op_wait_ns = sc.wait[i];
+            self.close_write(core, bytes, sc.spans[i].1, sc.own[i], persist, fence);
         }
+        self.scratch = sc;
     }
 
     /// One 64 B line of a write operation; returns its cache-hit time.
