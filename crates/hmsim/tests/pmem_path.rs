@@ -294,3 +294,31 @@ proptest! {
         prop_assert!(c.media_writes_64b <= 4 * c.write_requests + 4 * 32 * c.migrations);
     }
 }
+
+/// Random reads within the AIT buffer's reach (16 MiB per DIMM) find their translation; over
+/// a much larger region each media read pays the translation miss.
+#[test]
+fn ait_buffer_misses_add_latency_to_random_reads_beyond_its_reach() {
+    let mut cfg = no_wl();
+    cfg.dimms = 1;
+    // A small LLC, so that the region within the AIT buffer's reach does not fit in it.
+    let mut caches = CacheConfig::default();
+    caches.llc.size_bytes = 1 << 20;
+    let read = |fp: u64| {
+        let mut w = wl(PmemPattern::RandRead, fp, 256, Persist::Clwb, 20_000, 1);
+        w.fence = false;
+        run(&cfg, &caches, &w)
+    };
+    let (near, far) = (read(8 << 20), read(8 << 30));
+    assert!(
+        near.counters.ait_buffer_misses <= 2048,
+        "at most one cold miss per block: {:?}",
+        near.counters
+    );
+    assert!(far.counters.ait_buffer_misses > 19_000);
+    let gap = far.read_latency.mean_us * 1e3 - near.read_latency.mean_us * 1e3;
+    assert!(
+        gap > 0.8 * cfg.timing.ait_miss_ns && gap < 1.2 * cfg.timing.ait_miss_ns,
+        "{gap} ns"
+    );
+}

@@ -6,6 +6,7 @@
 use rand::Rng;
 
 use super::config::AitConfig;
+use crate::cache::{Replacement, SetAssocCache};
 use crate::hash::FastMap;
 use crate::rng::SimRng;
 
@@ -36,7 +37,13 @@ pub struct Ait {
     /// 256 B media writes and reads done by migrations.
     pub migration_writes: u64,
     pub migration_reads: u64,
+    /// The on-DIMM AIT buffer: block translations, in the one set-associative cache model
+    /// (a "line" here is a 4 KiB block).
+    buffer: SetAssocCache,
 }
+
+/// Ways of the AIT buffer.
+const AIT_BUFFER_WAYS: usize = 16;
 
 impl Ait {
     /// `line_endurance_writes`: writes after which a physical line fails.
@@ -66,7 +73,29 @@ impl Ait {
             next_spare: blocks,
             migration_writes: 0,
             migration_reads: 0,
+            buffer: SetAssocCache::new(
+                cfg.buffer_blocks as u64 * 64,
+                AIT_BUFFER_WAYS,
+                Replacement::Lru,
+                crate::rng::stream(0, "pmem.ait.buffer"),
+            ),
         }
+    }
+
+    /// Look up the translation of logical block `block` in the AIT buffer, filling it on a
+    /// miss; true on a hit.
+    #[inline]
+    pub fn translate(&mut self, block: u64) -> bool {
+        if self.buffer.lookup(block, false) {
+            return true;
+        }
+        self.buffer.insert(block, false);
+        false
+    }
+
+    /// AIT buffer (hits, misses).
+    pub fn buffer_stats(&self) -> (u64, u64) {
+        (self.buffer.stats.hits, self.buffer.stats.misses)
     }
 
     fn logical_of(&self, pblock: u64) -> u64 {
@@ -203,6 +232,7 @@ mod tests {
             window_media_writes: 1000,
             migration_stall_ns: 0.0,
             line_endurance_writes: None,
+            buffer_blocks: 4096,
         }
     }
 
@@ -240,6 +270,23 @@ mod tests {
         );
         assert_eq!(a.max_logical_wear(), 120);
         assert!(a.max_physical_wear() <= 50);
+    }
+
+    #[test]
+    fn the_ait_buffer_holds_its_capacity_of_translations() {
+        let mut c = cfg(false);
+        c.buffer_blocks = 64;
+        let mut a = Ait::new(&c, 1 << 30, u32::MAX, crate::rng::stream(1, "ait"));
+        assert!((0..64).all(|b| !a.translate(b)), "cold misses");
+        assert!((0..64).all(|b| a.translate(b)), "64 blocks fit");
+        // Cycling over more blocks than a set holds misses every time (LRU).
+        let many: Vec<u64> = (0..17).map(|i| i * 4).collect();
+        for _ in 0..3 {
+            for &b in &many {
+                a.translate(b);
+            }
+        }
+        assert_eq!(a.buffer_stats(), (64 + 16, 64 + 1 + 2 * 17));
     }
 
     #[test]

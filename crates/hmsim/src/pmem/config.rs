@@ -66,6 +66,10 @@ pub struct AitConfig {
     /// default: the device's rated bytes / capacity (full-module writes it endures).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line_endurance_writes: Option<u32>,
+    /// 4 KiB blocks whose translation the on-DIMM AIT buffer holds (VANS: 4096, 16 MiB of
+    /// address space), 16-way set-associative, LRU.
+    #[serde(default = "ait_buffer")]
+    pub buffer_blocks: u32,
 }
 
 /// Latencies (unloaded) and media bandwidth per DIMM; every key defaults.
@@ -75,9 +79,12 @@ pub struct PmemTiming {
     pub l1_hit_ns: f64,
     pub l2_hit_ns: f64,
     pub llc_hit_ns: f64,
-    /// PMem read served by the XPBuffer / from media (incl. AIT lookup).
+    /// PMem read served by the XPBuffer / from media (with the translation in the AIT buffer).
     pub read_buffer_hit_ns: f64,
     pub read_media_ns: f64,
+    /// Extra latency of a media read whose block translation misses the AIT buffer (the
+    /// table entry fetched from media; VANS: 100 media cycles at 0.75 ns).
+    pub ait_miss_ns: f64,
     /// store + clwb/clflushopt/clflush + sfence, completing at the WPQ.
     pub persist_ns: f64,
     /// ntstore + sfence.
@@ -97,8 +104,9 @@ impl Default for PmemTiming {
             l1_hit_ns: 1.3,
             l2_hit_ns: 4.5,
             llc_hit_ns: 20.0,
-            read_buffer_hit_ns: 123.7,
-            read_media_ns: 305.0,
+            read_buffer_hit_ns: 147.1,
+            read_media_ns: 230.0,
+            ait_miss_ns: 75.0,
             persist_ns: 62.0,
             ntstore_persist_ns: 90.0,
             overlap_lines: 4.0,
@@ -139,6 +147,9 @@ fn threshold() -> u32 {
 fn window() -> u64 {
     4096
 }
+fn ait_buffer() -> u32 {
+    4096
+}
 fn stall() -> f64 {
     256.0 * 270.0 * 0.75
 }
@@ -160,6 +171,7 @@ impl Default for AitConfig {
             window_media_writes: window(),
             migration_stall_ns: stall(),
             line_endurance_writes: None,
+            buffer_blocks: ait_buffer(),
         }
     }
 }
@@ -224,6 +236,13 @@ impl Validate for PmemConfig {
             u64::MAX,
             "writes",
         );
+        v.range(
+            "ait.buffer_blocks",
+            self.ait.buffer_blocks,
+            16,
+            1 << 24,
+            "blocks",
+        );
         v.non_negative("ait.migration_stall_ns", self.ait.migration_stall_ns, "ns");
         let t = &self.timing;
         for (k, x) in [
@@ -232,6 +251,7 @@ impl Validate for PmemConfig {
             ("timing.llc_hit_ns", t.llc_hit_ns),
             ("timing.read_buffer_hit_ns", t.read_buffer_hit_ns),
             ("timing.read_media_ns", t.read_media_ns),
+            ("timing.ait_miss_ns", t.ait_miss_ns),
             ("timing.persist_ns", t.persist_ns),
             ("timing.ntstore_persist_ns", t.ntstore_persist_ns),
         ] {

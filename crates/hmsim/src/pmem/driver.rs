@@ -186,6 +186,7 @@ impl Machine {
         self.sys.now_ns = self.clocks[core];
         self.sys.op_read_hits = 0;
         self.sys.op_read_misses = 0;
+        self.sys.op_ait_misses = 0;
         self.sys.op_wait_ns = 0.0;
     }
 
@@ -204,7 +205,8 @@ impl Machine {
     /// overlap `mlp` deep, so the thread's clock advances by latency / mlp.
     fn finish(&mut self, core: usize, own_ns: f64, lines: f64, serial: bool) -> f64 {
         let reads = self.sys.op_read_hits as f64 * self.t.read_buffer_hit_ns
-            + self.sys.op_read_misses as f64 * self.t.read_media_ns;
+            + self.sys.op_read_misses as f64 * self.t.read_media_ns
+            + self.sys.op_ait_misses as f64 * self.t.ait_miss_ns;
         let overlap = 1.0 + (lines - 1.0).max(0.0) / self.t.overlap_lines;
         let reads = if lines > 1.0 {
             reads / lines * overlap
@@ -315,6 +317,7 @@ impl Machine {
         // traffic and media time, not operation latency.
         self.sys.op_read_hits = 0;
         self.sys.op_read_misses = 0;
+        self.sys.op_ait_misses = 0;
         let n = lines as f64;
         own += match persist {
             // clflush is ordered: each completes before the next.

@@ -23,11 +23,13 @@ pub struct Counters {
     pub xpbuffer_merges: u64,
     /// Partly written XPLines written back early (RMW) because the media queue was full.
     pub xpbuffer_early_writebacks: u64,
+    /// Media accesses whose 4 KiB block translation missed the on-DIMM AIT buffer.
+    pub ait_buffer_misses: u64,
 }
 
 impl Counters {
     /// The counters as results columns, named as PCM and ipmctl name them.
-    pub fn columns(&self) -> [(&'static str, serde_json::Value); 9] {
+    pub fn columns(&self) -> [(&'static str, serde_json::Value); 10] {
         use serde_json::json;
         [
             ("wpq_inserts", json!(self.wpq_inserts)),
@@ -40,6 +42,7 @@ impl Counters {
                 "xpbuffer_early_writebacks",
                 json!(self.xpbuffer_early_writebacks),
             ),
+            ("ait_buffer_misses", json!(self.ait_buffer_misses)),
             ("migrations", json!(self.migrations)),
             ("bad_block_remaps", json!(self.bad_block_remaps)),
         ]
@@ -77,6 +80,8 @@ pub struct PmemSystem {
     /// Per-operation effects the driver reads and resets.
     pub op_read_hits: u32,
     pub op_read_misses: u32,
+    /// Media reads of this operation whose translation missed the AIT buffer.
+    pub op_ait_misses: u32,
     pub op_wait_ns: f64,
 }
 
@@ -124,6 +129,7 @@ impl PmemSystem {
             now_ns: 0.0,
             op_read_hits: 0,
             op_read_misses: 0,
+            op_ait_misses: 0,
             op_wait_ns: 0.0,
         }
     }
@@ -156,6 +162,7 @@ impl PmemSystem {
     #[inline]
     fn media_write(&mut self, d: usize, w: MediaWrite) {
         let dimm = &mut self.dimms[d];
+        dimm.ait.translate(w.xpline / super::ait::XPLINES_PER_BLOCK);
         dimm.media_writes += 1;
         dimm.write_busy_ns += self.write_ns;
         dimm.write_queue_until_ns = dimm.write_queue_until_ns.max(self.now_ns) + self.write_ns;
@@ -197,6 +204,7 @@ impl PmemSystem {
             c.bad_block_remaps += d.ait.bad_block_remaps;
             c.xpbuffer_merges += d.xpb.merged_writes;
             c.xpbuffer_early_writebacks += d.xpb.early_writebacks;
+            c.ait_buffer_misses += d.ait.buffer_stats().1;
         }
         c
     }
@@ -258,6 +266,9 @@ impl MemorySink for PmemSystem {
             self.op_read_misses += 1;
             dimm.media_reads += 1;
             dimm.read_busy_ns += self.read_ns;
+            if !dimm.ait.translate(local >> 6) {
+                self.op_ait_misses += 1;
+            }
         }
         if let Some(w) = evicted {
             self.media_write(d, w);
