@@ -145,3 +145,10 @@ def test_write_bandwidth_falls_with_threads_from_xpbuffer_contention(study):
     assert list(one.bandwidth_gb_s) == sorted(one.bandwidth_gb_s, reverse=True)
     six = bt[bt.dimms == 6].set_index("threads")
     assert 7.0 <= six.loc[24, "bandwidth_gb_s"] <= 10.0 < six.loc[4, "bandwidth_gb_s"]
+
+
+def test_xpline_halves_needs_whole_xplines(cli, tmp_path):
+    p = tmp_path / "h.toml"
+    p.write_text('module = "pmem"\n[workload]\npattern = "xpline-halves"\nfootprint_bytes = 320\noperations = 10\n')
+    code, _, err = cli("run", str(p), "--out", str(tmp_path / "o"))
+    assert code == 2 and "footprint_bytes" in err and "256" in err

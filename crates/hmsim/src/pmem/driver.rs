@@ -100,6 +100,15 @@ impl Validate for PmemWorkload {
             "bytes",
         );
         v.range("operations", self.operations, 1, 1 << 40, "");
+        if self.pattern == PmemPattern::XplineHalves && !self.footprint_bytes.is_multiple_of(256) {
+            v.fail(
+                "footprint_bytes",
+                format!(
+                    "{} is not a whole number of 256 B XPLines (pattern xpline-halves)",
+                    self.footprint_bytes
+                ),
+            );
+        }
         if let Some(s) = self.region_stride_bytes {
             if s < self.footprint_bytes {
                 v.fail(
