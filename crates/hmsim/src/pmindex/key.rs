@@ -13,6 +13,7 @@ pub enum Key {
 #[serde(rename_all = "lowercase")]
 pub enum KeyType {
     Int,
+    #[serde(rename = "string", alias = "str")]
     Str,
 }
 

@@ -51,6 +51,7 @@ mod key;
 pub mod keyslot;
 pub mod ops;
 mod region;
+pub mod scenario;
 pub mod sim;
 pub mod testing;
 pub mod trees;
@@ -67,3 +68,4 @@ pub use region::{
     CrashCapture, CrashImage, EventLog, POff, PmError, PmEvent, PmObserver, PmRegion, PmResult,
     PmStats, RegionConfig, LINE,
 };
+pub use scenario::run;

@@ -114,6 +114,10 @@ pub trait PmObserver: Send {
     fn event(&mut self, core: usize, e: PmEvent);
     /// For getting the concrete observer back (`set_observer(None)` returns the box).
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+    /// For reading a concrete observer while it stays attached (e.g. the model's counters).
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 }
 
 /// Keeps the events (tests, small traces).

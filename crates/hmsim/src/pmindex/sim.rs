@@ -51,4 +51,7 @@ impl PmObserver for ModelObserver {
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
         self
     }
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
+    }
 }

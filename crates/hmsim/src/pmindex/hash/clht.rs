@@ -26,9 +26,12 @@ const OFF_VAL: u64 = 32;
 const OFF_NEXT: u64 = 56;
 /// Table header: number of buckets, offset of the bucket array, key type.
 const TABLE_BYTES: u64 = 64;
-/// Resize when overflow buckets created since the last resize exceed this share of buckets
-/// (CLHT's `CLHT_PERC_EXPANSIONS`).
-const PERC_EXPANSIONS: f64 = 0.05;
+/// CLHT's resize policy (clht_lb_res): every `CLHT_PERC_EXPANSIONS` (1 %) of the buckets in
+/// new overflow buckets, check the fill; above `CLHT_PERC_FULL_DOUBLE` (50 %) grow by the
+/// power of two that brings it to about `CLHT_OCCUP_AFTER_RES` (20 %).
+const PERC_EXPANSIONS: f64 = 0.01;
+const PERC_FULL_DOUBLE: f64 = 0.50;
+const OCCUP_AFTER_RES: f64 = 0.20;
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "p-clht",
@@ -45,6 +48,8 @@ pub struct PClht {
     n: u64,
     buckets: POff,
     expansions: u64,
+    /// Entries (volatile; recounted on recovery).
+    size: u64,
     /// Bucket locks when `evict_volatile` keeps them off PM.
     dram_locks: Vec<u8>,
 }
@@ -84,7 +89,9 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
         pm.flush(bucket);
     }
     pm.fence();
-    Ok(Box::new(PClht::open(o, table, n, buckets)))
+    let mut c = PClht::open(o, table, n, buckets);
+    c.size = c.entries(pm).len() as u64;
+    Ok(Box::new(c))
 }
 
 /// Allocate and zero a table of `n` buckets; flushes its header only (the caller flushes
@@ -108,6 +115,7 @@ impl PClht {
             n,
             buckets,
             expansions: 0,
+            size: 0,
             dram_locks: if o.opts.evict_volatile {
                 vec![0; n as usize]
             } else {
@@ -153,8 +161,9 @@ impl PClht {
         }
     }
 
-    fn resize(&mut self, pm: &mut PmRegion) -> PmResult<()> {
-        let n2 = self.n * 2;
+    fn resize(&mut self, pm: &mut PmRegion, factor: u64) -> PmResult<()> {
+        let n2 = self.n * factor;
+        let size = self.size;
         let entries = self.raw_entries(pm);
         let (table, buckets) = new_table(pm, n2, self.o.key_type)?;
         let mut fill = vec![0u64; n2 as usize];
@@ -202,11 +211,8 @@ impl PClht {
         }
         pm.free(old_buckets, old_n * BUCKET);
         pm.free(old_table, TABLE_BYTES);
-        let locks = !self.dram_locks.is_empty();
         *self = PClht::open(&self.o, table, n2, buckets);
-        if locks {
-            self.dram_locks = vec![0; n2 as usize];
-        }
+        self.size = size;
         Ok(())
     }
 
@@ -276,8 +282,14 @@ impl PmIndex for PClht {
             self.expansions += 1;
         }
         self.unlock(pm, bin);
-        if self.expansions as f64 > PERC_EXPANSIONS * self.n as f64 {
-            self.resize(pm)?;
+        self.size += 1;
+        if self.expansions as f64 >= (PERC_EXPANSIONS * self.n as f64).max(1.0) {
+            self.expansions = 0;
+            let full = self.size as f64 / (SLOTS * self.n) as f64;
+            if full > PERC_FULL_DOUBLE {
+                let factor = ((full / OCCUP_AFTER_RES).ceil() as u64).next_power_of_two();
+                self.resize(pm, factor.max(2))?;
+            }
         }
         Ok(true)
     }
@@ -310,6 +322,7 @@ impl PmIndex for PClht {
             pm.flush(b + OFF_KEY + 8 * j);
             pm.fence();
             keyslot::release(pm, self.o.key_type, slot);
+            self.size -= 1;
         }
         self.unlock(pm, bin);
         Ok(found.is_some())
