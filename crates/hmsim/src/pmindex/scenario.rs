@@ -113,6 +113,14 @@ pub struct ThroughputSection {
     /// `pm.hardware_flush`).
     #[serde(default = "yes")]
     pub measure: bool,
+    /// Timed runs (each on a fresh index); the best is reported (a shared machine's noise
+    /// only ever slows a run down).
+    #[serde(default = "three")]
+    pub repeats: u32,
+}
+
+fn three() -> u32 {
+    3
 }
 
 fn yes() -> bool {
@@ -121,7 +129,10 @@ fn yes() -> bool {
 
 impl Default for ThroughputSection {
     fn default() -> Self {
-        ThroughputSection { measure: true }
+        ThroughputSection {
+            measure: true,
+            repeats: three(),
+        }
     }
 }
 
@@ -316,6 +327,10 @@ pub fn measure(
         load
     } else {
         run_phase(idx.as_mut(), &mut pm, load, threads)?;
+        // The load's dirty lines are written back before the run phase is measured.
+        observer_as_model(pm.observer_mut().expect("model attached"))
+            .m
+            .drain();
         run
     };
     let (s0, c0, l0, t0) = snap(&mut pm);
@@ -450,7 +465,11 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
     let dimm = DimmSpec::from_rating(dev.capacity_bytes, rated);
     let m = measure(&sc, spec, dimm, &load, &run_o).map_err(fail)?;
     let tput = if sc.throughput.measure {
-        Some(real_throughput(&sc, spec, &load, &run_o).map_err(fail)?)
+        let mut best: f64 = 0.0;
+        for _ in 0..sc.throughput.repeats {
+            best = best.max(real_throughput(&sc, spec, &load, &run_o).map_err(fail)?);
+        }
+        Some(best)
     } else {
         None
     };
@@ -590,7 +609,7 @@ mod tests {
     }
 
     #[test]
-    fn ycsb_c_reads_persist_nothing() {
+    fn ycsb_c_reads_persist_and_write_nothing() {
         let text = scenario("[workload]\nkind = \"c\"\nrecords = 2000\noperations = 2000\n");
         let out = run_scenario(&text, "s.toml", &[], &[]).unwrap();
         let r = &out.rows[0];
@@ -598,6 +617,8 @@ mod tests {
             (num(r, "flushes_per_op"), num(r, "fences_per_op")),
             (0.0, 0.0)
         );
+        // The load's dirty lines are drained before the run phase is measured.
+        assert_eq!(num(r, "wpq_inserts_per_op"), 0.0);
     }
 
     #[test]

@@ -21,7 +21,7 @@
 //!
 //! Tonic switches: `xpline_nodes` aligns segments and the directory to 256 B XPLines.
 
-use super::super::index::{IndexOptions, IndexSpec, PmIndex, OPT_COALESCE, OPT_XPLINE};
+use super::super::index::{IndexOptions, IndexSpec, PmIndex, OPT_XPLINE};
 use super::super::key::{Key, KeyType};
 use super::super::keyslot;
 use super::super::region::{POff, PmError, PmRegion, PmResult};
@@ -40,7 +40,7 @@ pub static SPEC: IndexSpec = IndexSpec {
     family: "hash",
     create,
     recover,
-    optimizations: &[OPT_XPLINE, OPT_COALESCE],
+    optimizations: &[OPT_XPLINE],
     key_types: &[KeyType::Int, KeyType::Str],
 };
 
