@@ -1,0 +1,4 @@
+//! Persistent-memory indexes (issue 5).
+
+pub mod fastfair;
+pub mod ordered;
