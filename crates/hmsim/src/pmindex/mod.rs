@@ -1,4 +1,5 @@
 //! Persistent-memory indexes (issue 5).
 
+pub mod art;
 pub mod fastfair;
 pub mod ordered;
