@@ -23,7 +23,48 @@
 
 use std::cmp::Ordering;
 
-use super::ordered::{new_record, record_key, KeyKind, OrderedIndex, PmMem, LINE};
+use super::ordered::{new_record, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE};
+use crate::pmindex::{
+    IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT, OPT_XPLINE,
+};
+
+pub static SPEC: IndexSpec = IndexSpec {
+    name: "p-art",
+    family: "ordered",
+    create,
+    recover,
+    optimizations: &[OPT_XPLINE, OPT_NO_BLOAT],
+    key_types: &[KeyType::Int, KeyType::Str],
+};
+
+fn config(o: &IndexOptions) -> ArtConfig {
+    ArtConfig {
+        xpline_aligned: o.opts.xpline_nodes,
+        no_bloat: o.opts.no_bloat,
+    }
+}
+
+fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let t = Art::new(&mut Instr::new(pm), o.key_type.into(), config(o));
+    pm.set_root(o.root_slot, t.meta());
+    Ok(Box::new(Adapted {
+        inner: t,
+        key_type: o.key_type,
+    }))
+}
+
+fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let mut t = Art {
+        kind: o.key_type.into(),
+        cfg: config(o),
+        meta: pm.root(o.root_slot),
+    };
+    OrderedIndex::<Instr>::recover(&mut t, &mut Instr::new(pm));
+    Ok(Box::new(Adapted {
+        inner: t,
+        key_type: o.key_type,
+    }))
+}
 
 const N4: u64 = 0;
 const N16: u64 = 1;
@@ -783,6 +824,11 @@ mod tests {
 
     fn tree(pm: &mut SimPm, kind: KeyKind) -> Art {
         Art::new(pm, kind, ArtConfig::default())
+    }
+
+    #[test]
+    fn framework_standard_checks() {
+        crate::pmindex::testing::standard_checks(&SPEC).unwrap();
     }
 
     #[test]

@@ -14,7 +14,50 @@
 
 use std::cmp::Ordering;
 
-use super::ordered::{cmp_stored, new_record, record_key, KeyKind, OrderedIndex, PmMem, LINE};
+use super::ordered::{
+    cmp_stored, new_record, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+};
+use crate::pmindex::{
+    IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_COALESCE, OPT_NO_BLOAT,
+    OPT_XPLINE,
+};
+
+pub static SPEC: IndexSpec = IndexSpec {
+    name: "fast-fair",
+    family: "ordered",
+    create,
+    recover,
+    optimizations: &[OPT_XPLINE, OPT_NO_BLOAT, OPT_COALESCE],
+    key_types: &[KeyType::Int, KeyType::Str],
+};
+
+fn config(pm: &PmRegion, o: &IndexOptions) -> FastFairConfig {
+    FastFairConfig {
+        node_bytes: if o.opts.xpline_nodes { 256 } else { 512 },
+        no_bloat: o.opts.no_bloat,
+        coalesce: pm.config().coalesce_flushes,
+    }
+}
+
+fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let cfg = config(pm, o);
+    let t = FastFair::new(&mut Instr::new(pm), o.key_type.into(), cfg);
+    pm.set_root(o.root_slot, t.meta());
+    Ok(Box::new(Adapted {
+        inner: t,
+        key_type: o.key_type,
+    }))
+}
+
+fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let cfg = config(pm, o);
+    let mut t = FastFair::open(pm.root(o.root_slot), o.key_type.into(), cfg);
+    OrderedIndex::<Instr>::recover(&mut t, &mut Instr::new(pm));
+    Ok(Box::new(Adapted {
+        inner: t,
+        key_type: o.key_type,
+    }))
+}
 
 const HDR: u64 = 32;
 const ENTRY: u64 = 16;
@@ -74,6 +117,16 @@ impl FastFair {
         pm.store(meta, root);
         pm.persist(meta, 8);
         t
+    }
+
+    /// Reattach to a tree whose superblock is at `meta` (same key kind and configuration).
+    pub fn open(meta: u64, kind: KeyKind, cfg: FastFairConfig) -> FastFair {
+        FastFair {
+            kind,
+            cfg,
+            meta,
+            card: ((cfg.node_bytes - HDR) / ENTRY) as usize,
+        }
     }
 
     /// The persistent superblock (what a restart needs to find the tree).
@@ -578,6 +631,11 @@ mod tests {
 
     fn tree(pm: &mut SimPm, kind: KeyKind) -> FastFair {
         FastFair::new(pm, kind, FastFairConfig::default())
+    }
+
+    #[test]
+    fn framework_standard_checks() {
+        crate::pmindex::testing::standard_checks(&SPEC).unwrap();
     }
 
     #[test]

@@ -9,6 +9,8 @@ use std::cmp::Ordering;
 
 use rand::Rng;
 
+pub use super::adapter::{Adapted, Instr, Peek};
+
 /// Bytes in a cache line (the unit of flushes).
 pub const LINE: u64 = 64;
 
