@@ -6,7 +6,8 @@ use super::index::IndexSpec;
 mod adapter;
 pub mod art;
 pub mod fastfair;
+pub mod masstree;
 pub mod ordered;
 
 /// Ordered indexes, by name.
-pub static INDEXES: &[&IndexSpec] = &[&fastfair::SPEC, &art::SPEC];
+pub static INDEXES: &[&IndexSpec] = &[&fastfair::SPEC, &art::SPEC, &masstree::SPEC];
