@@ -43,6 +43,7 @@
 //! docs/pm-index.md.
 
 mod alloc;
+pub mod crash;
 pub mod hash;
 pub mod hwflush;
 mod index;
@@ -53,6 +54,7 @@ mod region;
 pub mod sim;
 pub mod testing;
 pub mod trees;
+pub mod ycsb;
 
 pub use alloc::{HEADER_BYTES, ROOT_SLOTS};
 pub use index::{
