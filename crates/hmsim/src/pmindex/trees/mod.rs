@@ -5,12 +5,13 @@ use super::index::IndexSpec;
 
 mod adapter;
 pub mod art;
+pub mod bwtree;
 pub mod fastfair;
 pub mod masstree;
 pub mod ordered;
 
 /// Ordered indexes, by name.
-pub static INDEXES: &[&IndexSpec] = &[&fastfair::SPEC, &art::SPEC, &masstree::SPEC];
+pub static INDEXES: &[&IndexSpec] = &[&fastfair::SPEC, &art::SPEC, &masstree::SPEC, &bwtree::SPEC];
 
 #[cfg(test)]
 mod tests {
