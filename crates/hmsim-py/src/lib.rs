@@ -184,6 +184,23 @@ fn module_names() -> Vec<&'static str> {
     hmsim::registry::module_names()
 }
 
+/// The persistent indexes of `pm-index` as JSON: name, family, Tonic switches, key types.
+#[pyfunction]
+fn pm_indexes() -> PyResult<String> {
+    let list: Vec<_> = hmsim::pmindex::registry()
+        .into_iter()
+        .map(|s| {
+            serde_json::json!({
+                "name": s.name,
+                "family": s.family,
+                "optimizations": s.optimizations,
+                "key_types": s.key_types.iter().map(|k| k.name()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    to_json(&list)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", hmsim::VERSION)?;
@@ -197,5 +214,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_record_stream, m)?)?;
     m.add_function(wrap_pyfunction!(lifetime_trace, m)?)?;
     m.add_function(wrap_pyfunction!(tier_reference_tiers, m)?)?;
+    m.add_function(wrap_pyfunction!(pm_indexes, m)?)?;
     Ok(())
 }

@@ -189,6 +189,58 @@ pub fn allocators_buddy(allocs_per_thread: u64) -> BenchResult {
     }
 }
 
+/// Persistent indexes: inserts per wall second of a YCSB Load of `inserts` integer keys into
+/// `index`, with the full cache + PMem model fed by every load/store/flush/fence (`model`),
+/// or with the instrumentation's counters only (the index itself, in DRAM).
+pub fn pmindex_load(index: &str, inserts: u64, model: bool) -> BenchResult {
+    use crate::pmindex::ycsb::{load_ops, Distribution, Workload, YcsbSpec};
+    use crate::pmindex::{find, IndexOptions, KeyType, PmRegion, RegionConfig};
+    let spec = find(index).expect("a registered index");
+    let y = YcsbSpec {
+        workload: Workload::Load,
+        key_type: KeyType::Int,
+        distribution: Distribution::Uniform,
+        zipf_theta: 0.99,
+        records: inserts,
+        operations: 0,
+        scan_max: 100,
+    };
+    let ops = load_ops(&y, 1);
+    let mut pm = PmRegion::anonymous(RegionConfig::default()).expect("anonymous region");
+    let mut idx = (spec.create)(&mut pm, &IndexOptions::new(KeyType::Int)).expect("create");
+    if model {
+        use crate::cache::CacheConfig;
+        use crate::pmem::{DimmSpec, PmemConfig};
+        pm.set_observer(Some(Box::new(crate::pmindex::sim::ModelObserver::new(
+            &PmemConfig::default(),
+            &CacheConfig::default(),
+            1,
+            DimmSpec::from_rating(256 << 30, 3.6e17),
+            1,
+        ))));
+    }
+    let start = Instant::now();
+    for op in &ops {
+        op.apply(idx.as_mut(), &mut pm).expect("insert");
+    }
+    let wall_s = start.elapsed().as_secs_f64();
+    BenchResult {
+        module: "pm-index".into(),
+        case: format!(
+            "{index} YCSB Load, {inserts} int keys, {}",
+            if model {
+                "full cache + PMem model"
+            } else {
+                "counters only (DRAM)"
+            }
+        ),
+        unit: "inserts".into(),
+        count: inserts,
+        wall_s,
+        per_wall_second: inserts as f64 / wall_s,
+    }
+}
+
 /// Every benchmark of `module` (or all modules for `None`).
 pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
     let mut out = Vec::new();
@@ -207,6 +259,13 @@ pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
     }
     if module.is_none() || module == Some("allocators") {
         out.push(allocators_buddy((250_000.0 * scale).max(100.0) as u64));
+    }
+    if module.is_none() || module == Some("pm-index") {
+        let n = (1_000_000.0 * scale).max(1000.0) as u64;
+        for index in ["p-clht", "cceh", "level-hashing"] {
+            out.push(pmindex_load(index, n, true));
+        }
+        out.push(pmindex_load("p-clht", n, false));
     }
     if module.is_none() || module == Some("trace") {
         out.push(trace_native_read((10_000_000.0 * scale).max(1000.0) as u64));

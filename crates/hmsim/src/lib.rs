@@ -12,6 +12,7 @@ pub mod device;
 pub mod error;
 pub mod hash;
 pub mod pmem;
+pub mod pmindex;
 pub mod registry;
 pub mod rng;
 pub mod stats;

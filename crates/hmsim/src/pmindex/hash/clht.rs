@@ -1,0 +1,448 @@
+//! P-CLHT (RECIPE's persistent CLHT, lock-based resizable variant): an array of 64 B
+//! buckets, each `lock | key[3] | val[3] | next`, chained through overflow buckets.
+//!
+//! Persistence (RECIPE conversion): an insert writes the value, flushes it, fences; then
+//! stores the key with a non-temporal store and fences — the key publishes the entry, so a
+//! crash before it leaves an invisible slot. A full chain gets a new overflow bucket that is
+//! written and flushed whole before the `next` pointer is stored and flushed. Resize builds
+//! and flushes the whole new table, then publishes it in the root. Update = store value,
+//! flush, fence (8 B atomic); delete = clear the key, flush, fence.
+//! Recovery: reopen the table from the root and release every bucket lock.
+//!
+//! Tonic switches: `evict_volatile` keeps the bucket locks in DRAM instead of on the
+//! persisted bucket line (whose lock/unlock stores otherwise re-dirty and re-read the line
+//! after it was persisted).
+
+use super::super::index::{IndexOptions, IndexSpec, PmIndex, OPT_COALESCE, OPT_EVICT_VOLATILE};
+use super::super::key::{Key, KeyType};
+use super::super::keyslot;
+use super::super::region::{POff, PmError, PmRegion, PmResult};
+
+const BUCKET: u64 = 64;
+const SLOTS: u64 = 3;
+const OFF_LOCK: u64 = 0;
+const OFF_KEY: u64 = 8;
+const OFF_VAL: u64 = 32;
+const OFF_NEXT: u64 = 56;
+/// Table header: number of buckets, offset of the bucket array, key type.
+const TABLE_BYTES: u64 = 64;
+/// CLHT's resize policy (clht_lb_res): every `CLHT_PERC_EXPANSIONS` (1 %) of the buckets in
+/// new overflow buckets, check the fill; above `CLHT_PERC_FULL_DOUBLE` (50 %) grow by the
+/// power of two that brings it to about `CLHT_OCCUP_AFTER_RES` (20 %).
+const PERC_EXPANSIONS: f64 = 0.01;
+const PERC_FULL_DOUBLE: f64 = 0.50;
+const OCCUP_AFTER_RES: f64 = 0.20;
+
+pub static SPEC: IndexSpec = IndexSpec {
+    name: "p-clht",
+    family: "hash",
+    create,
+    recover,
+    optimizations: &[OPT_EVICT_VOLATILE, OPT_COALESCE],
+    key_types: &[KeyType::Int, KeyType::Str],
+};
+
+pub struct PClht {
+    o: IndexOptions,
+    table: POff,
+    n: u64,
+    buckets: POff,
+    expansions: u64,
+    /// Entries (volatile; recounted on recovery).
+    size: u64,
+    /// Bucket locks when `evict_volatile` keeps them off PM.
+    dram_locks: Vec<u8>,
+}
+
+fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let n = (o.capacity_hint / SLOTS).max(4).next_power_of_two();
+    let (table, buckets) = new_table(pm, n, o.key_type)?;
+    pm.flush_range(buckets, n * BUCKET);
+    pm.fence();
+    pm.set_root(o.root_slot, table);
+    Ok(Box::new(PClht::open(o, table, n, buckets)))
+}
+
+fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let table = pm.root(o.root_slot);
+    if table == 0 {
+        return Err(PmError::Corrupt("P-CLHT: no table in the root slot".into()));
+    }
+    let n = pm.read_u64(table);
+    let buckets = pm.read_u64(table + 8);
+    if n == 0 || !n.is_power_of_two() || buckets + n * BUCKET > pm.len() {
+        return Err(PmError::Corrupt(format!("P-CLHT: bad table ({n} buckets)")));
+    }
+    // Locks held at the crash are released: a lock is volatile state on a persisted line.
+    let mut release = Vec::new();
+    for b in 0..n {
+        let mut bucket = buckets + b * BUCKET;
+        while bucket != 0 {
+            if pm.peek_u64(bucket + OFF_LOCK) != 0 {
+                release.push(bucket);
+            }
+            bucket = pm.peek_u64(bucket + OFF_NEXT);
+        }
+    }
+    for bucket in release {
+        pm.write_u64(bucket + OFF_LOCK, 0);
+        pm.flush(bucket);
+    }
+    pm.fence();
+    let mut c = PClht::open(o, table, n, buckets);
+    c.size = c.entries(pm).len() as u64;
+    Ok(Box::new(c))
+}
+
+/// Allocate and zero a table of `n` buckets; flushes its header only (the caller flushes
+/// the buckets once they are filled, then fences).
+fn new_table(pm: &mut PmRegion, n: u64, t: KeyType) -> PmResult<(POff, POff)> {
+    let buckets = pm.alloc(n * BUCKET, 64)?;
+    pm.zero(buckets, n * BUCKET);
+    let table = pm.alloc(TABLE_BYTES, 64)?;
+    pm.write_u64(table, n);
+    pm.write_u64(table + 8, buckets);
+    pm.write_u64(table + 16, t as u64);
+    pm.flush(table);
+    Ok((table, buckets))
+}
+
+impl PClht {
+    fn open(o: &IndexOptions, table: POff, n: u64, buckets: POff) -> PClht {
+        PClht {
+            o: *o,
+            table,
+            n,
+            buckets,
+            expansions: 0,
+            size: 0,
+            dram_locks: if o.opts.evict_volatile {
+                vec![0; n as usize]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    fn bin(&self, key: Key) -> u64 {
+        key.hash64() & (self.n - 1)
+    }
+
+    fn lock(&mut self, pm: &mut PmRegion, bin: u64) {
+        if self.o.opts.evict_volatile {
+            self.dram_locks[bin as usize] = 1;
+        } else {
+            pm.write_u8(self.buckets + bin * BUCKET + OFF_LOCK, 1);
+        }
+    }
+
+    fn unlock(&mut self, pm: &mut PmRegion, bin: u64) {
+        if self.o.opts.evict_volatile {
+            self.dram_locks[bin as usize] = 0;
+        } else {
+            pm.write_u8(self.buckets + bin * BUCKET + OFF_LOCK, 0);
+        }
+    }
+
+    /// (bucket, slot) holding `key`, searching the chain of its bin.
+    fn find(&self, pm: &mut PmRegion, key: Key) -> Option<(POff, u64)> {
+        let mut bucket = self.buckets + self.bin(key) * BUCKET;
+        loop {
+            for j in 0..SLOTS {
+                let k = pm.read_u64(bucket + OFF_KEY + 8 * j);
+                if k != 0 && keyslot::matches(pm, k, key) {
+                    return Some((bucket, j));
+                }
+            }
+            bucket = pm.read_u64(bucket + OFF_NEXT);
+            if bucket == 0 {
+                return None;
+            }
+        }
+    }
+
+    fn resize(&mut self, pm: &mut PmRegion, factor: u64) -> PmResult<()> {
+        let n2 = self.n * factor;
+        let size = self.size;
+        let entries = self.raw_entries(pm);
+        let (table, buckets) = new_table(pm, n2, self.o.key_type)?;
+        let mut fill = vec![0u64; n2 as usize];
+        for (slot, val, hash) in entries {
+            let bin = hash & (n2 - 1);
+            let mut bucket = buckets + bin * BUCKET;
+            let mut used = fill[bin as usize];
+            // Walk to the chain's last bucket (slots fill in order while rehashing).
+            while used >= SLOTS {
+                let next = pm.read_u64(bucket + OFF_NEXT);
+                if next == 0 {
+                    let nb = pm.alloc(BUCKET, 64)?;
+                    pm.zero(nb, BUCKET);
+                    pm.write_u64(bucket + OFF_NEXT, nb);
+                    bucket = nb;
+                } else {
+                    bucket = next;
+                }
+                used -= SLOTS;
+            }
+            pm.write_u64(bucket + OFF_KEY + 8 * used, slot);
+            pm.write_u64(bucket + OFF_VAL + 8 * used, val);
+            fill[bin as usize] += 1;
+        }
+        // Flush the whole new table (and its overflow buckets), then publish it.
+        pm.flush_range(buckets, n2 * BUCKET);
+        for b in 0..n2 {
+            let mut next = pm.peek_u64(buckets + b * BUCKET + OFF_NEXT);
+            while next != 0 {
+                pm.flush(next);
+                next = pm.peek_u64(next + OFF_NEXT);
+            }
+        }
+        pm.fence();
+        pm.set_root(self.o.root_slot, table);
+        // The old table is unreachable once the root is durable.
+        let (old_table, old_buckets, old_n) = (self.table, self.buckets, self.n);
+        for b in 0..old_n {
+            let mut next = pm.peek_u64(old_buckets + b * BUCKET + OFF_NEXT);
+            while next != 0 {
+                let after = pm.peek_u64(next + OFF_NEXT);
+                pm.free(next, BUCKET);
+                next = after;
+            }
+        }
+        pm.free(old_buckets, old_n * BUCKET);
+        pm.free(old_table, TABLE_BYTES);
+        *self = PClht::open(&self.o, table, n2, buckets);
+        self.size = size;
+        Ok(())
+    }
+
+    /// (slot word, value, hash) of every entry, read through the instrumented path.
+    fn raw_entries(&self, pm: &mut PmRegion) -> Vec<(u64, u64, u64)> {
+        let mut out = Vec::new();
+        for b in 0..self.n {
+            let mut bucket = self.buckets + b * BUCKET;
+            while bucket != 0 {
+                for j in 0..SLOTS {
+                    let k = pm.read_u64(bucket + OFF_KEY + 8 * j);
+                    if k != 0 {
+                        let v = pm.read_u64(bucket + OFF_VAL + 8 * j);
+                        let key = keyslot::load(pm, self.o.key_type, k);
+                        out.push((k, v, key.hash64()));
+                    }
+                }
+                bucket = pm.read_u64(bucket + OFF_NEXT);
+            }
+        }
+        out
+    }
+}
+
+impl PmIndex for PClht {
+    fn insert(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        debug_assert!(keyslot::valid(key));
+        let bin = self.bin(key);
+        self.lock(pm, bin);
+        let head = self.buckets + bin * BUCKET;
+        let mut bucket = head;
+        let mut empty: Option<(POff, u64)> = None;
+        loop {
+            for j in 0..SLOTS {
+                let k = pm.read_u64(bucket + OFF_KEY + 8 * j);
+                if k == 0 {
+                    empty = empty.or(Some((bucket, j)));
+                } else if keyslot::matches(pm, k, key) {
+                    self.unlock(pm, bin);
+                    return Ok(false);
+                }
+            }
+            let next = pm.read_u64(bucket + OFF_NEXT);
+            if next == 0 {
+                break;
+            }
+            bucket = next;
+        }
+        let slot = keyslot::make(pm, key)?;
+        if let Some((b, j)) = empty {
+            pm.write_u64(b + OFF_VAL + 8 * j, value);
+            pm.flush(b + OFF_VAL + 8 * j);
+            pm.fence();
+            pm.ntstore_u64(b + OFF_KEY + 8 * j, slot);
+            pm.fence();
+        } else {
+            // Chain full: a new overflow bucket, durable before it is linked.
+            let nb = pm.alloc(BUCKET, 64)?;
+            pm.zero(nb, BUCKET);
+            pm.write_u64(nb + OFF_KEY, slot);
+            pm.write_u64(nb + OFF_VAL, value);
+            pm.flush(nb);
+            pm.fence();
+            pm.write_u64(bucket + OFF_NEXT, nb);
+            pm.flush(bucket + OFF_NEXT);
+            pm.fence();
+            self.expansions += 1;
+        }
+        self.unlock(pm, bin);
+        self.size += 1;
+        if self.expansions as f64 >= (PERC_EXPANSIONS * self.n as f64).max(1.0) {
+            self.expansions = 0;
+            let full = self.size as f64 / (SLOTS * self.n) as f64;
+            if full > PERC_FULL_DOUBLE {
+                let factor = ((full / OCCUP_AFTER_RES).ceil() as u64).next_power_of_two();
+                self.resize(pm, factor.max(2))?;
+            }
+        }
+        Ok(true)
+    }
+
+    fn lookup(&mut self, pm: &mut PmRegion, key: Key) -> Option<u64> {
+        let (b, j) = self.find(pm, key)?;
+        Some(pm.read_u64(b + OFF_VAL + 8 * j))
+    }
+
+    fn update(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let bin = self.bin(key);
+        self.lock(pm, bin);
+        let found = self.find(pm, key);
+        if let Some((b, j)) = found {
+            pm.write_u64(b + OFF_VAL + 8 * j, value);
+            pm.flush(b + OFF_VAL + 8 * j);
+            pm.fence();
+        }
+        self.unlock(pm, bin);
+        Ok(found.is_some())
+    }
+
+    fn delete(&mut self, pm: &mut PmRegion, key: Key) -> PmResult<bool> {
+        let bin = self.bin(key);
+        self.lock(pm, bin);
+        let found = self.find(pm, key);
+        if let Some((b, j)) = found {
+            let slot = pm.read_u64(b + OFF_KEY + 8 * j);
+            pm.write_u64(b + OFF_KEY + 8 * j, 0);
+            pm.flush(b + OFF_KEY + 8 * j);
+            pm.fence();
+            keyslot::release(pm, self.o.key_type, slot);
+            self.size -= 1;
+        }
+        self.unlock(pm, bin);
+        Ok(found.is_some())
+    }
+
+    fn check_invariants(&self, pm: &PmRegion) -> Result<(), String> {
+        if pm.peek_u64(self.table) != self.n || pm.peek_u64(self.table + 8) != self.buckets {
+            return Err("table header does not match".into());
+        }
+        let mut seen = std::collections::HashSet::new();
+        let limit = pm.len() / BUCKET;
+        for b in 0..self.n {
+            let mut bucket = self.buckets + b * BUCKET;
+            let mut hops = 0;
+            while bucket != 0 {
+                if !bucket.is_multiple_of(64) || bucket + BUCKET > pm.len() {
+                    return Err(format!("bin {b}: bucket offset {bucket} invalid"));
+                }
+                hops += 1;
+                if hops > limit {
+                    return Err(format!("bin {b}: cycle in the chain"));
+                }
+                if self.dram_locks.is_empty() && pm.peek_u64(bucket + OFF_LOCK) != 0 {
+                    return Err(format!("bin {b}: lock held"));
+                }
+                for j in 0..SLOTS {
+                    let k = pm.peek_u64(bucket + OFF_KEY + 8 * j);
+                    if k == 0 {
+                        continue;
+                    }
+                    let key = keyslot::peek(pm, self.o.key_type, k);
+                    if key.hash64() & (self.n - 1) != b {
+                        return Err(format!("{key:?} in bin {b}, hashes elsewhere"));
+                    }
+                    if !seen.insert(key) {
+                        return Err(format!("{key:?} stored twice"));
+                    }
+                }
+                bucket = pm.peek_u64(bucket + OFF_NEXT);
+            }
+        }
+        pm.check_allocator()
+    }
+
+    fn entries(&self, pm: &PmRegion) -> Vec<(Key, u64)> {
+        let mut out = Vec::new();
+        for b in 0..self.n {
+            let mut bucket = self.buckets + b * BUCKET;
+            while bucket != 0 {
+                for j in 0..SLOTS {
+                    let k = pm.peek_u64(bucket + OFF_KEY + 8 * j);
+                    if k != 0 {
+                        out.push((
+                            keyslot::peek(pm, self.o.key_type, k),
+                            pm.peek_u64(bucket + OFF_VAL + 8 * j),
+                        ));
+                    }
+                }
+                bucket = pm.peek_u64(bucket + OFF_NEXT);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::testing::{fresh, standard_checks};
+    use super::super::super::{Key, KeyType, RegionConfig, TonicOpts};
+    use super::*;
+
+    #[test]
+    fn matches_the_model_for_both_key_types_and_switches() {
+        standard_checks(&SPEC).unwrap();
+    }
+
+    #[test]
+    fn non_resizing_insert_costs_one_flush_one_ntstore_two_fences() {
+        let (mut pm, mut idx, _) = fresh(
+            &SPEC,
+            KeyType::Int,
+            TonicOpts::default(),
+            RegionConfig::default(),
+        );
+        let before = pm.stats();
+        assert!(idx.insert(&mut pm, Key::Int(42), 7).unwrap());
+        let d = pm.stats().minus(&before);
+        assert_eq!((d.flushes, d.ntstores, d.fences), (1, 1, 2));
+        assert_eq!(d.alloc_flushes, 0);
+        // A string key adds its persisted key record: one more flush and fence.
+        let (mut pm, mut idx, _) = fresh(
+            &SPEC,
+            KeyType::Str,
+            TonicOpts::default(),
+            RegionConfig::default(),
+        );
+        let before = pm.stats();
+        idx.insert(&mut pm, Key::string_of(42), 7).unwrap();
+        let d = pm.stats().minus(&before);
+        assert_eq!((d.flushes, d.ntstores, d.fences), (2, 1, 3));
+        // Inserting a present key persists nothing.
+        let before = pm.stats();
+        assert!(!idx.insert(&mut pm, Key::string_of(42), 8).unwrap());
+        let d = pm.stats().minus(&before);
+        assert_eq!((d.flushes, d.fences), (0, 0));
+        assert_eq!(idx.lookup(&mut pm, Key::string_of(42)), Some(7));
+    }
+
+    #[test]
+    fn evicting_locks_removes_the_lock_stores_from_pm() {
+        let count = |evict: bool| {
+            let opts = TonicOpts {
+                evict_volatile: evict,
+                ..TonicOpts::default()
+            };
+            let (mut pm, mut idx, _) = fresh(&SPEC, KeyType::Int, opts, RegionConfig::default());
+            let before = pm.stats();
+            idx.insert(&mut pm, Key::Int(5), 1).unwrap();
+            pm.stats().minus(&before).stores
+        };
+        assert_eq!(count(false), count(true) + 2);
+    }
+}

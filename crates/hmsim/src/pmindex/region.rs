@@ -1,0 +1,851 @@
+//! `PmRegion`: the byte range an index lays its nodes in, addressed by offsets (so an image
+//! can be copied, crashed and recovered), with instrumented loads, stores, flushes, fences and
+//! non-temporal stores. Every primitive (1) updates the counters, (2) passes the event to an
+//! optional [`PmObserver`] (the cache + PMem model, or a log), (3) with `hardware_flush` runs
+//! the real instruction, and (4) when crash tracking is on, maintains the image that is
+//! durable (flushed and fenced) and the lines that are dirty or in flight.
+
+use std::fs::OpenOptions;
+use std::path::Path;
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::hwflush;
+use crate::cache::FlushKind;
+use crate::hash::FastSet;
+use crate::rng::SimRng;
+
+/// Byte offset into a region; 0 is the null offset (the header lives there).
+pub type POff = u64;
+
+pub const LINE: u64 = 64;
+
+/// What went wrong inside a region.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PmError {
+    /// The region cannot grow to hold `needed_bytes`.
+    OutOfSpace { needed_bytes: u64, limit_bytes: u64 },
+    /// The operation is not offered by this index (e.g. scan on a hash table).
+    Unsupported(&'static str),
+    /// A recovered image is not a valid region or index.
+    Corrupt(String),
+    /// Setting up the region failed (mmap, missing CPU instruction).
+    Setup(String),
+}
+
+impl std::fmt::Display for PmError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PmError::OutOfSpace {
+                needed_bytes,
+                limit_bytes,
+            } => write!(
+                f,
+                "persistent region full: needs {needed_bytes} bytes, limit {limit_bytes} (raise pm.max_bytes)"
+            ),
+            PmError::Unsupported(what) => write!(f, "unsupported: {what}"),
+            PmError::Corrupt(m) => write!(f, "corrupt image: {m}"),
+            PmError::Setup(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for PmError {}
+
+pub type PmResult<T> = Result<T, PmError>;
+
+/// How a region persists. Serialized as the scenario's `[pm]` table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionConfig {
+    /// The flush instruction `flush`/`persist` use.
+    #[serde(default = "clwb")]
+    pub flush: FlushKind,
+    /// Execute the real instructions (x86-64; checked at creation).
+    #[serde(default)]
+    pub hardware_flush: bool,
+    /// Tonic optimization "coalesce flushes": a flush of a line with no store since its last
+    /// flush is dropped (it would write back nothing new).
+    #[serde(default)]
+    pub coalesce_flushes: bool,
+    /// Initial size of an anonymous region; it doubles on demand up to `max_bytes`.
+    #[serde(default = "initial")]
+    pub initial_bytes: u64,
+    #[serde(default = "max")]
+    pub max_bytes: u64,
+}
+
+fn clwb() -> FlushKind {
+    FlushKind::Clwb
+}
+fn initial() -> u64 {
+    1 << 20
+}
+fn max() -> u64 {
+    1 << 36
+}
+
+impl Default for RegionConfig {
+    fn default() -> Self {
+        RegionConfig {
+            flush: clwb(),
+            hardware_flush: false,
+            coalesce_flushes: false,
+            initial_bytes: initial(),
+            max_bytes: max(),
+        }
+    }
+}
+
+/// One instrumented primitive, as fed to the cache + PMem model. Offsets are region offsets
+/// (the model places the region at simulated address 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PmEvent {
+    Load { off: POff, len: u32 },
+    Store { off: POff, len: u32 },
+    NtStore { off: POff, len: u32 },
+    Flush { off: POff, kind: FlushKind },
+    Fence,
+}
+
+/// Receives every event of a region, tagged with the simulated thread (core) issuing it.
+pub trait PmObserver: Send {
+    fn event(&mut self, core: usize, e: PmEvent);
+    /// For getting the concrete observer back (`set_observer(None)` returns the box).
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+    /// For reading a concrete observer while it stays attached (e.g. the model's counters).
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
+}
+
+/// Keeps the events (tests, small traces).
+#[derive(Debug, Default, Clone)]
+pub struct EventLog(pub Vec<(usize, PmEvent)>);
+
+impl PmObserver for EventLog {
+    fn event(&mut self, core: usize, e: PmEvent) {
+        self.0.push((core, e));
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// Counts of the primitives. `alloc_*` are the persistent allocator's own flushes and fences
+/// (reported apart so the index's persist cost is comparable to RECIPE's, which used malloc).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PmStats {
+    pub loads: u64,
+    pub stores: u64,
+    pub load_bytes: u64,
+    pub store_bytes: u64,
+    pub ntstores: u64,
+    pub flushes: u64,
+    /// Flushes dropped by `coalesce_flushes`.
+    pub flushes_coalesced: u64,
+    pub fences: u64,
+    pub alloc_flushes: u64,
+    pub alloc_fences: u64,
+}
+
+impl PmStats {
+    pub fn minus(&self, b: &PmStats) -> PmStats {
+        PmStats {
+            loads: self.loads - b.loads,
+            stores: self.stores - b.stores,
+            load_bytes: self.load_bytes - b.load_bytes,
+            store_bytes: self.store_bytes - b.store_bytes,
+            ntstores: self.ntstores - b.ntstores,
+            flushes: self.flushes - b.flushes,
+            flushes_coalesced: self.flushes_coalesced - b.flushes_coalesced,
+            fences: self.fences - b.fences,
+            alloc_flushes: self.alloc_flushes - b.alloc_flushes,
+            alloc_fences: self.alloc_fences - b.alloc_fences,
+        }
+    }
+}
+
+/// How crash images are taken at persist points (each fence).
+#[derive(Debug, Clone, Copy)]
+pub struct CrashCapture {
+    /// Probability of capturing at a given fence (1.0 = every persist point).
+    pub probability: f64,
+    /// Adversarial: each line that is dirty or flushed-but-unfenced reaches the image with
+    /// probability 1/2 (whole lines: a cache line is written back as a unit).
+    pub adversarial: bool,
+}
+
+/// The PM contents a crash at one persist point leaves behind.
+#[derive(Debug, Clone)]
+pub struct CrashImage {
+    /// Fences completed before the crash (the crash hits just before fence `fence_index`).
+    pub fence_index: u64,
+    pub bytes: Vec<u8>,
+}
+
+struct CrashTrack {
+    /// Durable contents: what was flushed (or nt-stored) and then fenced.
+    durable: Vec<u8>,
+    /// Lines stored since their last flush (volatile until written back).
+    dirty: FastSet<u64>,
+    /// Lines flushed or nt-stored since the last fence, with their contents at that time.
+    pending: Vec<(u64, [u8; 64])>,
+    capture: Option<CrashCapture>,
+    rng: SimRng,
+    images: Vec<CrashImage>,
+}
+
+enum Backing {
+    /// `Vec<u64>` keeps 8 B alignment for the atomic-width accesses.
+    Anon(Vec<u64>),
+    Mapped {
+        ptr: *mut u8,
+        len: usize,
+    },
+}
+
+// SAFETY: the mapping is owned by the region and only reached through `&mut self`/`&self`.
+unsafe impl Send for Backing {}
+
+impl Drop for Backing {
+    fn drop(&mut self) {
+        if let Backing::Mapped { ptr, len } = *self {
+            // SAFETY: ptr/len come from our own successful mmap.
+            unsafe {
+                libc::munmap(ptr as *mut libc::c_void, len);
+            }
+        }
+    }
+}
+
+pub struct PmRegion {
+    mem: Backing,
+    len: u64,
+    cfg: RegionConfig,
+    pub(super) stats: PmStats,
+    observer: Option<Box<dyn PmObserver>>,
+    core: usize,
+    /// Flushes/fences are charged to the allocator while it persists its metadata.
+    pub(super) in_alloc: bool,
+    /// Lines stored since their last flush (only kept with `coalesce_flushes`).
+    unflushed: FastSet<u64>,
+    crash: Option<Box<CrashTrack>>,
+    /// Volatile allocator state (rebuilt from the header on open).
+    pub(super) bump: u64,
+}
+
+impl PmRegion {
+    /// An anonymous (DRAM-backed) region, formatted empty.
+    pub fn anonymous(cfg: RegionConfig) -> PmResult<PmRegion> {
+        let len = cfg.initial_bytes.max(super::alloc::HEADER_BYTES * 2);
+        let mut r = PmRegion::with_backing(Backing::Anon(vec![0; (len / 8) as usize]), len, cfg)?;
+        r.format()?;
+        Ok(r)
+    }
+
+    /// A region over the file at `path` (created or truncated to `size_bytes` and mmap'd
+    /// shared). On a DAX file system with `hardware_flush`, persists are real.
+    pub fn create_file(path: &Path, size_bytes: u64, cfg: RegionConfig) -> PmResult<PmRegion> {
+        let mut r = PmRegion::map_file(path, Some(size_bytes), cfg)?;
+        r.format()?;
+        Ok(r)
+    }
+
+    /// Open an existing region file (for recovery after a real crash).
+    pub fn open_file(path: &Path, cfg: RegionConfig) -> PmResult<PmRegion> {
+        let mut r = PmRegion::map_file(path, None, cfg)?;
+        r.open_header()?;
+        Ok(r)
+    }
+
+    /// An anonymous region holding `image` (a crash image), opened for recovery.
+    pub fn from_image(image: &[u8], cfg: RegionConfig) -> PmResult<PmRegion> {
+        let len = (image.len() as u64)
+            .max(cfg.initial_bytes)
+            .max(super::alloc::HEADER_BYTES * 2)
+            .next_multiple_of(4096);
+        let mut words = vec![0u64; (len / 8) as usize];
+        for (i, ch) in image.chunks(8).enumerate() {
+            let mut w = [0u8; 8];
+            w[..ch.len()].copy_from_slice(ch);
+            words[i] = u64::from_ne_bytes(w);
+        }
+        let mut r = PmRegion::with_backing(Backing::Anon(words), len, cfg)?;
+        r.open_header()?;
+        Ok(r)
+    }
+
+    fn map_file(path: &Path, size: Option<u64>, cfg: RegionConfig) -> PmResult<PmRegion> {
+        use std::os::fd::AsRawFd;
+        let setup = |e: std::io::Error| PmError::Setup(format!("{}: {e}", path.display()));
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(size.is_some())
+            .truncate(size.is_some())
+            .open(path)
+            .map_err(setup)?;
+        if let Some(s) = size {
+            f.set_len(s).map_err(setup)?;
+        }
+        let len = f.metadata().map_err(setup)?.len();
+        if len < super::alloc::HEADER_BYTES * 2 {
+            return Err(PmError::Setup(format!(
+                "{}: {len} bytes is too small for a region (at least {})",
+                path.display(),
+                super::alloc::HEADER_BYTES * 2
+            )));
+        }
+        // SAFETY: a fresh shared mapping of a file we opened read-write; checked below.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                f.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(setup(std::io::Error::last_os_error()));
+        }
+        let mut cfg = cfg;
+        cfg.max_bytes = len; // a file does not grow
+        PmRegion::with_backing(
+            Backing::Mapped {
+                ptr: ptr as *mut u8,
+                len: len as usize,
+            },
+            len,
+            cfg,
+        )
+    }
+
+    fn with_backing(mem: Backing, len: u64, cfg: RegionConfig) -> PmResult<PmRegion> {
+        if cfg.hardware_flush {
+            hwflush::check_supported(cfg.flush).map_err(PmError::Setup)?;
+        }
+        Ok(PmRegion {
+            mem,
+            len,
+            cfg,
+            stats: PmStats::default(),
+            observer: None,
+            core: 0,
+            in_alloc: false,
+            unflushed: FastSet::default(),
+            crash: None,
+            bump: 0,
+        })
+    }
+
+    pub fn config(&self) -> &RegionConfig {
+        &self.cfg
+    }
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn stats(&self) -> PmStats {
+        self.stats
+    }
+    /// The simulated thread whose events follow (its core in the cache model).
+    pub fn set_thread(&mut self, core: usize) {
+        self.core = core;
+    }
+    pub fn thread(&self) -> usize {
+        self.core
+    }
+    pub fn set_observer(&mut self, o: Option<Box<dyn PmObserver>>) -> Option<Box<dyn PmObserver>> {
+        std::mem::replace(&mut self.observer, o)
+    }
+    pub fn observer_mut(&mut self) -> Option<&mut (dyn PmObserver + 'static)> {
+        self.observer.as_deref_mut()
+    }
+    /// Bytes in use (the allocator's high-water mark): what a crash image must hold.
+    pub fn used_bytes(&self) -> u64 {
+        self.bump
+    }
+
+    #[inline]
+    fn base(&self) -> *mut u8 {
+        match &self.mem {
+            Backing::Anon(v) => v.as_ptr() as *mut u8,
+            Backing::Mapped { ptr, .. } => *ptr,
+        }
+    }
+
+    #[inline]
+    fn check(&self, off: POff, len: u64) {
+        assert!(
+            off + len <= self.len,
+            "PM access out of range: offset {off} + {len} bytes, region {} bytes (index bug)",
+            self.len
+        );
+    }
+
+    /// Make room for offsets below `end` (anonymous regions double; files cannot grow).
+    pub(super) fn ensure(&mut self, end: u64) -> PmResult<()> {
+        if end <= self.len {
+            return Ok(());
+        }
+        let mut new_len = self.len;
+        while new_len < end {
+            new_len *= 2;
+        }
+        if new_len > self.cfg.max_bytes || !matches!(self.mem, Backing::Anon(_)) {
+            return Err(PmError::OutOfSpace {
+                needed_bytes: end,
+                limit_bytes: self.cfg.max_bytes.min(self.len.max(self.cfg.max_bytes)),
+            });
+        }
+        if let Backing::Anon(v) = &mut self.mem {
+            v.resize((new_len / 8) as usize, 0);
+        }
+        if let Some(c) = &mut self.crash {
+            c.durable.resize(new_len as usize, 0);
+        }
+        self.len = new_len;
+        Ok(())
+    }
+
+    #[inline]
+    fn emit(&mut self, e: PmEvent) {
+        if let Some(o) = &mut self.observer {
+            o.event(self.core, e);
+        }
+    }
+
+    #[inline]
+    fn note_store(&mut self, off: POff, len: u64) {
+        self.stats.stores += 1;
+        self.stats.store_bytes += len;
+        if self.cfg.coalesce_flushes || self.crash.is_some() {
+            for l in off / LINE..=(off + len.max(1) - 1) / LINE {
+                if self.cfg.coalesce_flushes {
+                    self.unflushed.insert(l);
+                }
+                if let Some(c) = &mut self.crash {
+                    c.dirty.insert(l);
+                }
+            }
+        }
+        self.emit(PmEvent::Store {
+            off,
+            len: len as u32,
+        });
+    }
+
+    #[inline]
+    fn note_load(&mut self, off: POff, len: u64) {
+        self.stats.loads += 1;
+        self.stats.load_bytes += len;
+        self.emit(PmEvent::Load {
+            off,
+            len: len as u32,
+        });
+    }
+
+    // ---- loads and stores ----
+
+    #[inline]
+    pub fn read_u64(&mut self, off: POff) -> u64 {
+        self.check(off, 8);
+        self.note_load(off, 8);
+        // SAFETY: in range (checked); unaligned reads allowed.
+        unsafe { (self.base().add(off as usize) as *const u64).read_unaligned() }
+    }
+
+    #[inline]
+    pub fn write_u64(&mut self, off: POff, v: u64) {
+        self.check(off, 8);
+        // SAFETY: in range (checked).
+        unsafe { (self.base().add(off as usize) as *mut u64).write_unaligned(v) }
+        self.note_store(off, 8);
+    }
+
+    pub fn read_u8(&mut self, off: POff) -> u8 {
+        self.check(off, 1);
+        self.note_load(off, 1);
+        // SAFETY: in range (checked).
+        unsafe { *self.base().add(off as usize) }
+    }
+
+    pub fn write_u8(&mut self, off: POff, v: u8) {
+        self.check(off, 1);
+        // SAFETY: in range (checked).
+        unsafe { *self.base().add(off as usize) = v }
+        self.note_store(off, 1);
+    }
+
+    /// Load `out.len()` bytes at `off` (one event).
+    pub fn read_bytes(&mut self, off: POff, out: &mut [u8]) {
+        self.check(off, out.len() as u64);
+        self.note_load(off, out.len() as u64);
+        // SAFETY: in range (checked); regions never overlap `out`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.base().add(off as usize),
+                out.as_mut_ptr(),
+                out.len(),
+            )
+        }
+    }
+
+    /// Store `data` at `off` (one event).
+    pub fn write_bytes(&mut self, off: POff, data: &[u8]) {
+        self.check(off, data.len() as u64);
+        // SAFETY: in range (checked).
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), self.base().add(off as usize), data.len())
+        }
+        self.note_store(off, data.len() as u64);
+    }
+
+    /// Store zeros over `len` bytes at `off` (one event).
+    pub fn zero(&mut self, off: POff, len: u64) {
+        self.check(off, len);
+        // SAFETY: in range (checked).
+        unsafe { std::ptr::write_bytes(self.base().add(off as usize), 0, len as usize) }
+        self.note_store(off, len);
+    }
+
+    /// Compare-and-swap of the 8 B word at `off` (single-threaded semantics: a load, and a
+    /// store when it matches). Returns whether it swapped.
+    pub fn cas_u64(&mut self, off: POff, old: u64, new: u64) -> bool {
+        if self.read_u64(off) == old {
+            self.write_u64(off, new);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Uninstrumented read for checks and recovery scans that are not part of the measured
+    /// workload (invariant checks, test oracles).
+    pub fn peek_u64(&self, off: POff) -> u64 {
+        self.check(off, 8);
+        // SAFETY: in range (checked).
+        unsafe { (self.base().add(off as usize) as *const u64).read_unaligned() }
+    }
+
+    pub fn peek_bytes(&self, off: POff, out: &mut [u8]) {
+        self.check(off, out.len() as u64);
+        // SAFETY: in range (checked).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.base().add(off as usize),
+                out.as_mut_ptr(),
+                out.len(),
+            )
+        }
+    }
+
+    // ---- persistence ----
+
+    /// Non-temporal 8 B store: bypasses the caches, durable at the next fence.
+    pub fn ntstore_u64(&mut self, off: POff, v: u64) {
+        self.check(off, 8);
+        let p = // SAFETY: in range (checked).
+            unsafe { self.base().add(off as usize) };
+        if self.cfg.hardware_flush && off.is_multiple_of(8) {
+            // SAFETY: aligned, in range.
+            unsafe { hwflush::ntstore_u64(p, v) }
+        } else {
+            // SAFETY: in range.
+            unsafe { (p as *mut u64).write_unaligned(v) }
+        }
+        self.stats.ntstores += 1;
+        self.stats.store_bytes += 8;
+        let line = off / LINE;
+        self.unflushed.remove(&line);
+        if self.crash.is_some() {
+            let snap = self.line_bytes(line);
+            if let Some(c) = &mut self.crash {
+                c.dirty.remove(&line);
+                c.pending.push((line, snap));
+            }
+        }
+        self.emit(PmEvent::NtStore { off, len: 8 });
+    }
+
+    /// Flush the line holding `off` with the configured instruction (no fence).
+    pub fn flush(&mut self, off: POff) {
+        self.check(off, 1);
+        let line = off / LINE;
+        if self.cfg.coalesce_flushes && !self.unflushed.remove(&line) {
+            self.stats.flushes_coalesced += 1;
+            return;
+        }
+        if self.in_alloc {
+            self.stats.alloc_flushes += 1;
+        } else {
+            self.stats.flushes += 1;
+        }
+        if self.cfg.hardware_flush {
+            // SAFETY: in range; instruction support checked at creation.
+            unsafe { hwflush::flush_line(self.base().add(off as usize), self.cfg.flush) }
+        }
+        if self.crash.is_some() {
+            let snap = self.line_bytes(line);
+            if let Some(c) = &mut self.crash {
+                if c.dirty.remove(&line) {
+                    c.pending.push((line, snap));
+                }
+            }
+        }
+        let kind = self.cfg.flush;
+        self.emit(PmEvent::Flush { off, kind });
+    }
+
+    /// `sfence`: flushes and non-temporal stores issued so far become durable. Every fence
+    /// is a persist point the crash harness can crash at.
+    pub fn fence(&mut self) {
+        if self.in_alloc {
+            self.stats.alloc_fences += 1;
+        } else {
+            self.stats.fences += 1;
+        }
+        if self.cfg.hardware_flush {
+            hwflush::sfence();
+        }
+        if self.crash.is_some() {
+            self.crash_point();
+        }
+        self.emit(PmEvent::Fence);
+    }
+
+    /// Flush every line of `[off, off+len)`, then fence.
+    pub fn persist(&mut self, off: POff, len: u64) {
+        self.flush_range(off, len);
+        self.fence();
+    }
+
+    /// Flush every line of `[off, off+len)` (no fence).
+    pub fn flush_range(&mut self, off: POff, len: u64) {
+        let first = off / LINE;
+        let last = (off + len.max(1) - 1) / LINE;
+        for l in first..=last {
+            self.flush((l * LINE).max(off));
+        }
+    }
+
+    // ---- crash tracking ----
+
+    /// Start tracking durability from now on: the current contents count as durable (call
+    /// after creating the index, or from the start for a fresh region).
+    pub fn track_crashes(&mut self, capture: Option<CrashCapture>, rng: SimRng) {
+        let mut durable = vec![0u8; self.len as usize];
+        // SAFETY: reading our own len bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.base(), durable.as_mut_ptr(), self.len as usize)
+        }
+        self.crash = Some(Box::new(CrashTrack {
+            durable,
+            dirty: FastSet::default(),
+            pending: Vec::new(),
+            capture,
+            rng,
+            images: Vec::new(),
+        }));
+    }
+
+    pub fn set_capture(&mut self, capture: Option<CrashCapture>) {
+        if let Some(c) = &mut self.crash {
+            c.capture = capture;
+        }
+    }
+
+    /// Images captured since the last call.
+    pub fn take_crash_images(&mut self) -> Vec<CrashImage> {
+        self.crash
+            .as_mut()
+            .map(|c| std::mem::take(&mut c.images))
+            .unwrap_or_default()
+    }
+
+    /// The image a crash right now would leave (strict: only what was fenced).
+    pub fn durable_image(&self) -> Option<Vec<u8>> {
+        self.crash
+            .as_ref()
+            .map(|c| c.durable[..self.bump.max(super::alloc::HEADER_BYTES) as usize].to_vec())
+    }
+
+    /// Whether every stored line has been flushed and fenced (nothing volatile is left).
+    pub fn all_durable(&self) -> bool {
+        self.crash
+            .as_ref()
+            .is_none_or(|c| c.dirty.is_empty() && c.pending.is_empty())
+    }
+
+    fn line_bytes(&self, line: u64) -> [u8; 64] {
+        let mut b = [0u8; 64];
+        let off = line * LINE;
+        let n = (self.len - off).min(64) as usize;
+        // SAFETY: in range.
+        unsafe { std::ptr::copy_nonoverlapping(self.base().add(off as usize), b.as_mut_ptr(), n) }
+        b
+    }
+
+    fn crash_point(&mut self) {
+        let used = self.bump.max(super::alloc::HEADER_BYTES) as usize;
+        let fences = self.stats.fences + self.stats.alloc_fences;
+        // Capture before this fence completes: pending lines are not yet guaranteed durable.
+        let mut c = self.crash.take().expect("tracking");
+        if let Some(cap) = c.capture {
+            if cap.probability >= 1.0 || c.rng.random::<f64>() < cap.probability {
+                let mut bytes = c.durable[..used].to_vec();
+                if cap.adversarial {
+                    for &(line, data) in &c.pending {
+                        if c.rng.random::<bool>() {
+                            put_line(&mut bytes, line, &data);
+                        }
+                    }
+                    let mut dirty: Vec<u64> = c.dirty.iter().copied().collect();
+                    dirty.sort_unstable(); // determinism: FastSet order is not stable
+                    for line in dirty {
+                        if c.rng.random::<bool>() {
+                            let data = self.line_bytes(line);
+                            put_line(&mut bytes, line, &data);
+                        }
+                    }
+                }
+                c.images.push(CrashImage {
+                    fence_index: fences - 1,
+                    bytes,
+                });
+            }
+        }
+        for (line, data) in c.pending.drain(..) {
+            put_line(&mut c.durable, line, &data);
+        }
+        self.crash = Some(c);
+    }
+
+    /// Format a fresh region (header + allocator), durable.
+    fn format(&mut self) -> PmResult<()> {
+        super::alloc::format(self)
+    }
+
+    fn open_header(&mut self) -> PmResult<()> {
+        super::alloc::open(self)
+    }
+}
+
+fn put_line(bytes: &mut [u8], line: u64, data: &[u8; 64]) {
+    let off = (line * LINE) as usize;
+    if off < bytes.len() {
+        let n = (bytes.len() - off).min(64);
+        bytes[off..off + n].copy_from_slice(&data[..n]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_flushed_and_fenced_lines_are_durable_and_events_are_exact() {
+        let mut r = PmRegion::anonymous(RegionConfig::default()).unwrap();
+        let a = r.alloc(256, 256).unwrap();
+        r.track_crashes(
+            Some(CrashCapture {
+                probability: 1.0,
+                adversarial: false,
+            }),
+            crate::rng::stream(1, "t"),
+        );
+        r.set_observer(Some(Box::new(EventLog::default())));
+        let base = r.stats();
+        r.write_u64(a, 11); // persisted below
+        r.write_u64(a + 64, 22); // never flushed
+        r.flush(a);
+        r.fence();
+        r.ntstore_u64(a + 128, 33);
+        r.fence();
+        let imgs = r.take_crash_images();
+        assert_eq!(imgs.len(), 2);
+        let word = |img: &[u8], off: u64| {
+            u64::from_ne_bytes(img[off as usize..off as usize + 8].try_into().unwrap())
+        };
+        // Crash before the first fence completes: nothing is durable yet.
+        assert_eq!(word(&imgs[0].bytes, a), 0);
+        assert_eq!(word(&imgs[1].bytes, a), 11);
+        assert_eq!(word(&imgs[1].bytes, a + 128), 0);
+        let img = r.durable_image().unwrap();
+        assert_eq!(
+            (word(&img, a), word(&img, a + 64), word(&img, a + 128)),
+            (11, 0, 33)
+        );
+        assert!(!r.all_durable());
+        let log = r.set_observer(None).unwrap().into_any();
+        let log = log.downcast::<EventLog>().unwrap();
+        assert_eq!(
+            log.0.iter().map(|(_, e)| *e).collect::<Vec<_>>(),
+            vec![
+                PmEvent::Store { off: a, len: 8 },
+                PmEvent::Store {
+                    off: a + 64,
+                    len: 8
+                },
+                PmEvent::Flush {
+                    off: a,
+                    kind: FlushKind::Clwb
+                },
+                PmEvent::Fence,
+                PmEvent::NtStore {
+                    off: a + 128,
+                    len: 8
+                },
+                PmEvent::Fence,
+            ]
+        );
+        let s = r.stats().minus(&base);
+        assert_eq!((s.flushes, s.fences, s.ntstores, s.stores), (1, 2, 1, 2));
+    }
+
+    #[test]
+    fn coalescing_drops_flushes_of_unchanged_lines() {
+        let cfg = RegionConfig {
+            coalesce_flushes: true,
+            ..RegionConfig::default()
+        };
+        let mut r = PmRegion::anonymous(cfg).unwrap();
+        let a = r.alloc(64, 64).unwrap();
+        r.write_u64(a, 1);
+        r.write_u64(a + 8, 2);
+        r.flush(a);
+        r.flush(a + 8);
+        r.fence();
+        assert_eq!((r.stats().flushes, r.stats().flushes_coalesced), (1, 1));
+    }
+
+    #[test]
+    fn file_regions_persist_across_reopen() {
+        let dir = std::env::temp_dir().join(format!("hmsim-pm-{}", std::process::id()));
+        let path = dir.with_extension("pm");
+        let cfg = RegionConfig::default();
+        let a = {
+            let mut r = PmRegion::create_file(&path, 1 << 20, cfg.clone()).unwrap();
+            let a = r.alloc(64, 64).unwrap();
+            r.write_u64(a, 99);
+            r.persist(a, 8);
+            r.set_root(0, a);
+            a
+        };
+        let mut r = PmRegion::open_file(&path, cfg).unwrap();
+        assert_eq!(r.root(0), a);
+        assert_eq!(r.read_u64(a), 99);
+        assert!(matches!(
+            r.alloc(2 << 20, 64),
+            Err(PmError::OutOfSpace { .. })
+        ));
+        drop(r);
+        std::fs::remove_file(&path).unwrap();
+    }
+}

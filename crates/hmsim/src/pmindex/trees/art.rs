@@ -1,0 +1,902 @@
+//! P-ART: the adaptive radix tree (ART with ROWEX synchronization) as RECIPE converts it.
+//!
+//! Inner nodes N4/N16/N48/N256; leaves are value records (`ordered::new_record`) tagged by
+//! pointer bit 0. Persistence, as in RECIPE's `N*.cpp`/`Tree.cpp`:
+//! - every insert first persists the leaf record;
+//! - N4 insert: key byte + counters stored, the whole 64 B node flushed, then the child
+//!   pointer written with a non-temporal store and fenced;
+//! - N16: key byte stored, the node's first line (counters + all 16 key bytes) flushed, child
+//!   non-temporal;
+//! - N48: child stored in a free slot and that 8 B flushed, then the 8 B word of the 256 B
+//!   index holding the key's byte written non-temporally;
+//! - N256: the child slot written non-temporally (nothing flushed);
+//! - growth / compaction / a new N4 under a leaf collision or prefix split: the new node is
+//!   flushed whole, then published by a non-temporal store into the parent's slot; a prefix
+//!   split then rewrites and flushes the old node's prefix word.
+//!
+//! Node layout: +0 type word, +8 prefix word (count u32 | 4 prefix bytes), +16 level u32 |
+//! count u16 | compact count u16, then N4: 4 key bytes @24, children @32 (64 B); N16: 16 key
+//! bytes @24, children @40 (168 B); N48: 256-byte child index @24, children @280 (664 B);
+//! N256: children @24 (2072 B). `level` is the key byte a node discriminates on; a node whose
+//! `prefix count + depth != level` was caught between a prefix split's two steps and is
+//! repaired from one of its leaves (RECIPE's lazy recovery; `recover` does it eagerly).
+
+use std::cmp::Ordering;
+
+use super::ordered::{new_record, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE};
+use crate::pmindex::{
+    IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT, OPT_XPLINE,
+};
+
+pub static SPEC: IndexSpec = IndexSpec {
+    name: "p-art",
+    family: "ordered",
+    create,
+    recover,
+    optimizations: &[OPT_XPLINE, OPT_NO_BLOAT],
+    key_types: &[KeyType::Int, KeyType::Str],
+};
+
+fn config(o: &IndexOptions) -> ArtConfig {
+    ArtConfig {
+        xpline_aligned: o.opts.xpline_nodes,
+        no_bloat: o.opts.no_bloat,
+    }
+}
+
+fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let t = Art::new(&mut Instr::new(pm), o.key_type.into(), config(o));
+    pm.set_root(o.root_slot, t.meta());
+    Ok(Box::new(Adapted {
+        inner: t,
+        key_type: o.key_type,
+    }))
+}
+
+fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let mut t = Art {
+        kind: o.key_type.into(),
+        cfg: config(o),
+        meta: pm.root(o.root_slot),
+    };
+    OrderedIndex::<Instr>::recover(&mut t, &mut Instr::new(pm));
+    Ok(Box::new(Adapted {
+        inner: t,
+        key_type: o.key_type,
+    }))
+}
+
+const N4: u64 = 0;
+const N16: u64 = 1;
+const N48: u64 = 2;
+const N256: u64 = 3;
+const EMPTY48: u8 = 48;
+const MAX_PREFIX: usize = 4;
+
+/// Tonic's switches as they apply to P-ART.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ArtConfig {
+    /// Allocate nodes XPLine (256 B) aligned.
+    pub xpline_aligned: bool,
+    /// When a new node is flushed whole, flush only the lines that hold data (the header line
+    /// and lines with children); needs zeroed durable memory from the allocator.
+    pub no_bloat: bool,
+}
+
+pub struct Art {
+    kind: KeyKind,
+    cfg: ArtConfig,
+    /// Persistent superblock: root (an N256) at +0.
+    meta: u64,
+}
+
+fn size_of(t: u64) -> u64 {
+    [64, 168, 664, 2072][t as usize]
+}
+
+fn is_leaf(p: u64) -> bool {
+    p & 1 == 1
+}
+
+fn leaf_rec(p: u64) -> u64 {
+    p & !1
+}
+
+/// Children slot offsets.
+fn child_base(t: u64) -> u64 {
+    [32, 40, 280, 24][t as usize]
+}
+
+fn ntype<M: PmMem>(pm: &M, n: u64) -> u64 {
+    pm.load(n)
+}
+
+fn counters<M: PmMem>(pm: &M, n: u64) -> (u32, u16, u16) {
+    let w = pm.load(n + 16);
+    (w as u32, (w >> 32) as u16, (w >> 48) as u16)
+}
+
+fn set_counters<M: PmMem>(pm: &mut M, n: u64, level: u32, count: u16, compact: u16) {
+    pm.store(
+        n + 16,
+        level as u64 | (count as u64) << 32 | (compact as u64) << 48,
+    );
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Prefix {
+    count: u32,
+    bytes: [u8; MAX_PREFIX],
+}
+
+fn prefix<M: PmMem>(pm: &M, n: u64) -> Prefix {
+    let w = pm.load(n + 8);
+    Prefix {
+        count: w as u32,
+        bytes: ((w >> 32) as u32).to_le_bytes(),
+    }
+}
+
+fn prefix_word(p: Prefix) -> u64 {
+    p.count as u64 | (u32::from_le_bytes(p.bytes) as u64) << 32
+}
+
+fn byte_at<M: PmMem>(pm: &M, word_base: u64, i: u64) -> u8 {
+    (pm.load(word_base + (i / 8) * 8) >> ((i % 8) * 8)) as u8
+}
+
+fn with_byte(word: u64, i: u64, b: u8) -> u64 {
+    let sh = (i % 8) * 8;
+    (word & !(0xff << sh)) | (b as u64) << sh
+}
+
+enum PrefixCheck {
+    Match,
+    /// Mismatch at key position `level`: the node's byte there, and the node prefix left
+    /// after it.
+    NoMatch(u8, Prefix),
+}
+
+impl Art {
+    pub fn new<M: PmMem>(pm: &mut M, kind: KeyKind, cfg: ArtConfig) -> Art {
+        let meta = pm.alloc(LINE, LINE);
+        let t = Art { kind, cfg, meta };
+        let root = t.new_node(
+            pm,
+            N256,
+            0,
+            Prefix {
+                count: 0,
+                bytes: [0; 4],
+            },
+        );
+        pm.persist(root, size_of(N256));
+        pm.store(meta, root);
+        pm.persist(meta, 8);
+        t
+    }
+
+    pub fn meta(&self) -> u64 {
+        self.meta
+    }
+
+    fn root<M: PmMem>(&self, pm: &M) -> u64 {
+        pm.load(self.meta)
+    }
+
+    fn new_node<M: PmMem>(&self, pm: &mut M, t: u64, level: u32, p: Prefix) -> u64 {
+        let align = if self.cfg.xpline_aligned { 256 } else { LINE };
+        let n = pm.alloc(size_of(t), align);
+        pm.store(n, t);
+        pm.store(n + 8, prefix_word(p));
+        set_counters(pm, n, level, 0, 0);
+        if t == N48 {
+            for w in 0..32 {
+                pm.store(n + 24 + 8 * w, u64::from_ne_bytes([EMPTY48; 8]));
+            }
+        }
+        n
+    }
+
+    /// Flush a new node before publishing it (whole, or only its data lines with no_bloat).
+    fn persist_new<M: PmMem>(&self, pm: &mut M, n: u64) {
+        let size = size_of(ntype(pm, n));
+        if !self.cfg.no_bloat {
+            pm.persist(n, size);
+            return;
+        }
+        let mut line = n;
+        while line < n + size {
+            let data = line == n
+                || (line..(line + LINE).min(n + size))
+                    .step_by(8)
+                    .any(|w| pm.load(w) != 0);
+            if data {
+                pm.flush(line);
+            }
+            line += LINE;
+        }
+        pm.fence();
+    }
+
+    fn get_child<M: PmMem>(&self, pm: &M, n: u64, b: u8) -> u64 {
+        match ntype(pm, n) {
+            N4 | N16 => {
+                let t = ntype(pm, n);
+                let slots = if t == N4 { 4 } else { 16 };
+                for i in 0..slots {
+                    let c = pm.load(n + child_base(t) + 8 * i);
+                    if c != 0 && byte_at(pm, n + 24, i) == b {
+                        return c;
+                    }
+                }
+                0
+            }
+            N48 => {
+                let idx = byte_at(pm, n + 24, b as u64);
+                if idx == EMPTY48 {
+                    0
+                } else {
+                    pm.load(n + 280 + 8 * idx as u64)
+                }
+            }
+            _ => pm.load(n + 24 + 8 * b as u64),
+        }
+    }
+
+    /// Address of the slot holding the child for byte `b`.
+    fn child_slot<M: PmMem>(&self, pm: &M, n: u64, b: u8) -> Option<u64> {
+        let t = ntype(pm, n);
+        match t {
+            N4 | N16 => {
+                let slots = if t == N4 { 4 } else { 16 };
+                (0..slots)
+                    .find(|&i| {
+                        pm.load(n + child_base(t) + 8 * i) != 0 && byte_at(pm, n + 24, i) == b
+                    })
+                    .map(|i| n + child_base(t) + 8 * i)
+            }
+            N48 => {
+                let idx = byte_at(pm, n + 24, b as u64);
+                (idx != EMPTY48).then(|| n + 280 + 8 * idx as u64)
+            }
+            _ => Some(n + 24 + 8 * b as u64),
+        }
+    }
+
+    /// Children in key-byte order.
+    fn children<M: PmMem>(&self, pm: &M, n: u64) -> Vec<(u8, u64)> {
+        let t = ntype(pm, n);
+        let mut out = Vec::new();
+        match t {
+            N4 | N16 => {
+                let slots = if t == N4 { 4 } else { 16 };
+                for i in 0..slots {
+                    let c = pm.load(n + child_base(t) + 8 * i);
+                    if c != 0 {
+                        out.push((byte_at(pm, n + 24, i), c));
+                    }
+                }
+                out.sort_unstable_by_key(|e| e.0);
+            }
+            N48 => {
+                for b in 0..256u64 {
+                    let idx = byte_at(pm, n + 24, b);
+                    if idx != EMPTY48 {
+                        let c = pm.load(n + 280 + 8 * idx as u64);
+                        if c != 0 {
+                            out.push((b as u8, c));
+                        }
+                    }
+                }
+            }
+            _ => {
+                for b in 0..256u64 {
+                    let c = pm.load(n + 24 + 8 * b);
+                    if c != 0 {
+                        out.push((b as u8, c));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Insert a child; false if the node is full. `flush` = the persistent protocol (false
+    /// while filling a node not yet published).
+    fn node_insert<M: PmMem>(&self, pm: &mut M, n: u64, b: u8, c: u64, flush: bool) -> bool {
+        let t = ntype(pm, n);
+        let (level, count, compact) = counters(pm, n);
+        match t {
+            N4 | N16 => {
+                let cap = if t == N4 { 4 } else { 16 };
+                if compact == cap {
+                    return false;
+                }
+                let i = compact as u64;
+                let kw = n + 24 + (i / 8) * 8;
+                pm.store(kw, with_byte(pm.load(kw), i, b));
+                set_counters(pm, n, level, count + 1, compact + 1);
+                let slot = n + child_base(t) + 8 * i;
+                if flush {
+                    // N4: the whole node is one line; N16: the line with counters and keys.
+                    pm.persist(n, 8);
+                    pm.ntstore(slot, c);
+                    pm.fence();
+                } else {
+                    pm.store(slot, c);
+                }
+                true
+            }
+            N48 => {
+                let mut cc = compact as u64;
+                while cc < 48 && pm.load(n + 280 + 8 * cc) != 0 {
+                    cc += 1;
+                }
+                if cc == 48 {
+                    return false;
+                }
+                let slot = n + 280 + 8 * cc;
+                pm.store(slot, c);
+                let iw = n + 24 + (b as u64 / 8) * 8;
+                let w = with_byte(pm.load(iw), b as u64, cc as u8);
+                if flush {
+                    pm.persist(slot, 8);
+                    pm.ntstore(iw, w);
+                    pm.fence();
+                } else {
+                    pm.store(iw, w);
+                }
+                set_counters(pm, n, level, count + 1, cc as u16 + 1);
+                true
+            }
+            _ => {
+                let slot = n + 24 + 8 * b as u64;
+                if flush {
+                    pm.ntstore(slot, c);
+                    pm.fence();
+                } else {
+                    pm.store(slot, c);
+                }
+                set_counters(pm, n, level, count + 1, compact);
+                true
+            }
+        }
+    }
+
+    /// Publish `new` in `parent`'s slot for byte `b` (non-temporal store + fence).
+    fn change<M: PmMem>(&self, pm: &mut M, parent: u64, b: u8, new: u64) {
+        let slot = self.child_slot(pm, parent, b).expect("parent slot");
+        pm.ntstore(slot, new);
+        pm.fence();
+    }
+
+    /// Insert into a full (or hole-ridden) node: compact into a fresh node of the same type
+    /// when there are holes, else grow to the next type; flush it whole, then publish.
+    fn insert_grow<M: PmMem>(&self, pm: &mut M, n: u64, parent: u64, pb: u8, b: u8, c: u64) {
+        let t = ntype(pm, n);
+        let (level, count, compact) = counters(pm, n);
+        let has_holes = match t {
+            N4 => compact == 4 && count <= 3,
+            N16 => compact == 16 && count <= 14,
+            N48 => compact == 48 && count != 48,
+            _ => false,
+        };
+        let compact_first = has_holes && self.children(pm, n).len() < [4, 16, 48, 256][t as usize];
+        if !compact_first && self.node_insert(pm, n, b, c, true) {
+            return;
+        }
+        let live = self.children(pm, n);
+        let nt = if live.len() < [4, 16, 48, 256][t as usize] {
+            t
+        } else {
+            t + 1
+        };
+        let big = self.new_node(pm, nt, level, prefix(pm, n));
+        for (kb, ch) in live {
+            self.node_insert(pm, big, kb, ch, false);
+        }
+        self.node_insert(pm, big, b, c, false);
+        self.persist_new(pm, big);
+        self.change(pm, parent, pb, big);
+    }
+
+    /// Key of some leaf below `n` (None only for a node emptied by an interrupted remove).
+    fn any_leaf<M: PmMem>(&self, pm: &M, mut n: u64) -> Option<Vec<u8>> {
+        loop {
+            let c = self.children(pm, n).first()?.1;
+            if is_leaf(c) {
+                return Some(record_key(pm, self.kind, leaf_rec(c)));
+            }
+            n = c;
+        }
+    }
+
+    fn any_leaf_key<M: PmMem>(&self, pm: &M, n: u64) -> Vec<u8> {
+        self.any_leaf(pm, n).expect("inner node without leaves")
+    }
+
+    /// Clear the child under byte `b` as the node type persists it.
+    fn unlink<M: PmMem>(&self, pm: &mut M, n: u64, b: u8) {
+        let (level, count, compact) = counters(pm, n);
+        if ntype(pm, n) == N48 {
+            let idx = byte_at(pm, n + 24, b as u64);
+            let slot = n + 280 + 8 * idx as u64;
+            pm.store(slot, 0);
+            pm.persist(slot, 8);
+            let iw = n + 24 + (b as u64 / 8) * 8;
+            pm.ntstore(iw, with_byte(pm.load(iw), b as u64, EMPTY48));
+            pm.fence();
+        } else {
+            let slot = self.child_slot(pm, n, b).expect("child slot");
+            pm.ntstore(slot, 0);
+            pm.fence();
+        }
+        set_counters(pm, n, level, count.saturating_sub(1), compact);
+    }
+
+    /// RECIPE's lazy repair of a prefix left stale by a crash between the two steps of a
+    /// prefix split: rebuild it from a leaf below.
+    fn repair_prefix<M: PmMem>(&self, pm: &mut M, n: u64, depth: u32) -> Prefix {
+        let p = prefix(pm, n);
+        let level = counters(pm, n).0;
+        if p.count + depth == level {
+            return p;
+        }
+        let k = self.any_leaf_key(pm, n);
+        let count = level - depth;
+        let mut bytes = [0u8; MAX_PREFIX];
+        for (i, b) in bytes
+            .iter_mut()
+            .enumerate()
+            .take((count as usize).min(MAX_PREFIX))
+        {
+            *b = k[depth as usize + i];
+        }
+        let np = Prefix { count, bytes };
+        pm.store(n + 8, prefix_word(np));
+        pm.persist(n + 8, 8);
+        np
+    }
+
+    /// Compare the node's prefix with the key from `*depth`, advancing it (insert path: exact,
+    /// loading prefix bytes beyond the stored four from a leaf).
+    fn check_prefix_pessimistic<M: PmMem>(
+        &self,
+        pm: &mut M,
+        n: u64,
+        key: &[u8],
+        depth: &mut u32,
+    ) -> PrefixCheck {
+        let p = self.repair_prefix(pm, n, *depth);
+        if p.count == 0 {
+            return PrefixCheck::Match;
+        }
+        let mut leaf_key: Option<Vec<u8>> = None;
+        let start = *depth;
+        for i in 0..p.count as usize {
+            let cur = if i < MAX_PREFIX {
+                p.bytes[i]
+            } else {
+                leaf_key.get_or_insert_with(|| self.any_leaf_key(pm, n))[*depth as usize]
+            };
+            if cur != key[*depth as usize] {
+                let rest = p.count - (*depth - start) - 1;
+                let mut bytes = [0u8; MAX_PREFIX];
+                let lk = if p.count as usize > MAX_PREFIX {
+                    Some(
+                        leaf_key
+                            .get_or_insert_with(|| self.any_leaf_key(pm, n))
+                            .clone(),
+                    )
+                } else {
+                    None
+                };
+                for (j, b) in bytes
+                    .iter_mut()
+                    .enumerate()
+                    .take((rest as usize).min(MAX_PREFIX))
+                {
+                    *b = match &lk {
+                        Some(k) => k[*depth as usize + j + 1],
+                        None => p.bytes[i + j + 1],
+                    };
+                }
+                return PrefixCheck::NoMatch(cur, Prefix { count: rest, bytes });
+            }
+            *depth += 1;
+        }
+        PrefixCheck::Match
+    }
+
+    /// Leaf record holding `key`.
+    fn find<M: PmMem>(&self, pm: &M, key: &[u8]) -> Option<u64> {
+        let mut n = self.root(pm);
+        let mut depth = 0u32;
+        loop {
+            let p = prefix(pm, n);
+            let level = counters(pm, n).0;
+            if p.count + depth >= level {
+                // Compare the stored prefix bytes; longer prefixes are checked at the leaf.
+                let skip = (p.count + depth - level) as usize;
+                for i in skip..(p.count as usize).min(MAX_PREFIX) {
+                    if p.bytes[i] != key[depth as usize] {
+                        return None;
+                    }
+                    depth += 1;
+                }
+            }
+            depth = level;
+            let c = self.get_child(pm, n, key[depth as usize]);
+            if c == 0 {
+                return None;
+            }
+            if is_leaf(c) {
+                let r = leaf_rec(c);
+                return (record_key(pm, self.kind, r) == key).then_some(r);
+            }
+            n = c;
+            depth += 1;
+        }
+    }
+
+    /// In-order leaves >= start (all of them once `started`).
+    fn scan_node<M: PmMem>(
+        &self,
+        pm: &M,
+        n: u64,
+        start: &[u8],
+        started: bool,
+        out: &mut Vec<(Vec<u8>, u64)>,
+        limit: usize,
+    ) {
+        if out.len() >= limit {
+            return;
+        }
+        if is_leaf(n) {
+            let k = record_key(pm, self.kind, leaf_rec(n));
+            if started || k.as_slice() >= start {
+                out.push((k, pm.load(leaf_rec(n))));
+            }
+            return;
+        }
+        let level = counters(pm, n).0 as usize;
+        let mut started = started;
+        if !started {
+            // The bytes every key below shares up to `level`, from any leaf.
+            let Some(k) = self.any_leaf(pm, n) else {
+                return;
+            };
+            match k[..level].cmp(&start[..level]) {
+                Ordering::Less => return,
+                Ordering::Greater => started = true,
+                Ordering::Equal => {}
+            }
+        }
+        for (b, c) in self.children(pm, n) {
+            if out.len() >= limit {
+                return;
+            }
+            if started || b > start[level] {
+                self.scan_node(pm, c, start, true, out, limit);
+            } else if b == start[level] {
+                self.scan_node(pm, c, start, false, out, limit);
+            }
+        }
+    }
+
+    fn check_node<M: PmMem>(
+        &self,
+        pm: &M,
+        n: u64,
+        depth: u32,
+        leaves: &mut Vec<Vec<u8>>,
+    ) -> Result<(), String> {
+        let t = ntype(pm, n);
+        if t > N256 {
+            return Err(format!("node {n:#x}: bad type {t}"));
+        }
+        let p = prefix(pm, n);
+        let (level, count, _) = counters(pm, n);
+        if p.count + depth != level {
+            return Err(format!(
+                "node {n:#x}: prefix {} + depth {depth} != level {level}",
+                p.count
+            ));
+        }
+        let kids = self.children(pm, n);
+        if depth > 0 && kids.is_empty() {
+            return Err(format!("inner node {n:#x} without children"));
+        }
+        if count as usize != kids.len() {
+            return Err(format!(
+                "node {n:#x}: count {count} but {} children",
+                kids.len()
+            ));
+        }
+        if kids.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err(format!("node {n:#x}: two children under one key byte"));
+        }
+        if t == N48 {
+            let mut seen = [false; 48];
+            for b in 0..256u64 {
+                let idx = byte_at(pm, n + 24, b);
+                if idx != EMPTY48 {
+                    if idx > EMPTY48 || seen[idx as usize] {
+                        return Err(format!("N48 {n:#x}: bad child index"));
+                    }
+                    seen[idx as usize] = true;
+                }
+            }
+        }
+        for (b, c) in kids {
+            if is_leaf(c) {
+                let k = record_key(pm, self.kind, leaf_rec(c));
+                if k[level as usize] != b {
+                    return Err(format!(
+                        "node {n:#x}: leaf under byte {b} has key byte {}",
+                        k[level as usize]
+                    ));
+                }
+                for i in 0..(p.count as usize).min(MAX_PREFIX) {
+                    if k[depth as usize + i] != p.bytes[i] {
+                        return Err(format!("node {n:#x}: leaf disagrees with prefix"));
+                    }
+                }
+                leaves.push(k);
+            } else {
+                self.check_node(pm, c, level + 1, leaves)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Returns false if `n` is (now) empty, so the parent unlinks it.
+    fn recover_node<M: PmMem>(&self, pm: &mut M, n: u64, depth: u32) -> bool {
+        if self.any_leaf(pm, n).is_some() {
+            self.repair_prefix(pm, n, depth);
+        }
+        let level = counters(pm, n).0;
+        for (b, c) in self.children(pm, n) {
+            if !is_leaf(c) && !self.recover_node(pm, c, level + 1) {
+                self.unlink(pm, n, b);
+            }
+        }
+        let (level, count, compact) = counters(pm, n);
+        let kids = self.children(pm, n).len();
+        if kids != count as usize {
+            set_counters(pm, n, level, kids as u16, compact);
+            pm.persist(n + 16, 8);
+        }
+        kids > 0
+    }
+}
+
+impl<M: PmMem> OrderedIndex<M> for Art {
+    fn kind(&self) -> KeyKind {
+        self.kind
+    }
+
+    fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+        if self.find(pm, key).is_some() {
+            return false;
+        }
+        let rec = new_record(pm, self.kind, key, value);
+        let leaf = rec | 1;
+        let mut n = self.root(pm);
+        let mut parent = 0u64;
+        let mut parent_b = 0u8;
+        let mut depth = 0u32;
+        loop {
+            let mut next_depth = depth;
+            match self.check_prefix_pessimistic(pm, n, key, &mut next_depth) {
+                PrefixCheck::NoMatch(cur, rest) => {
+                    // Split the prefix: a new N4 above `n`, published, then `n`'s prefix cut.
+                    let mut p = prefix(pm, n);
+                    p.count = next_depth - depth;
+                    let n4 = self.new_node(pm, N4, next_depth, p);
+                    self.node_insert(pm, n4, key[next_depth as usize], leaf, false);
+                    self.node_insert(pm, n4, cur, n, false);
+                    self.persist_new(pm, n4);
+                    self.change(pm, parent, parent_b, n4);
+                    pm.store(n + 8, prefix_word(rest));
+                    pm.persist(n + 8, 8);
+                    return true;
+                }
+                PrefixCheck::Match => {}
+            }
+            depth = next_depth;
+            let b = key[depth as usize];
+            let c = self.get_child(pm, n, b);
+            if c == 0 {
+                self.insert_grow(pm, n, parent, parent_b, b, leaf);
+                return true;
+            }
+            if is_leaf(c) {
+                let other = record_key(pm, self.kind, leaf_rec(c));
+                let d = depth as usize + 1;
+                let mut pl = 0;
+                while other[d + pl] == key[d + pl] {
+                    pl += 1;
+                }
+                let mut bytes = [0u8; MAX_PREFIX];
+                for (i, x) in bytes.iter_mut().enumerate().take(pl.min(MAX_PREFIX)) {
+                    *x = key[d + i];
+                }
+                let n4 = self.new_node(
+                    pm,
+                    N4,
+                    (d + pl) as u32,
+                    Prefix {
+                        count: pl as u32,
+                        bytes,
+                    },
+                );
+                self.node_insert(pm, n4, key[d + pl], leaf, false);
+                self.node_insert(pm, n4, other[d + pl], c, false);
+                self.persist_new(pm, n4);
+                self.change(pm, n, b, n4);
+                return true;
+            }
+            parent = n;
+            parent_b = b;
+            n = c;
+            depth += 1;
+        }
+    }
+
+    fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64> {
+        self.find(pm, key).map(|r| pm.load(r))
+    }
+
+    fn update(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+        match self.find(pm, key) {
+            Some(r) => {
+                pm.store(r, value);
+                pm.persist(r, 8);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Remove the leaf from its node the way the node type persists a child change; a node
+    /// left empty is unlinked from its parent the same way (no shrinking or path-compression
+    /// merge: see docs).
+    fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool {
+        if self.find(pm, key).is_none() {
+            return false;
+        }
+        let root = self.root(pm);
+        let mut path = Vec::new();
+        let mut n = root;
+        loop {
+            let b = key[counters(pm, n).0 as usize];
+            path.push((n, b));
+            let c = self.get_child(pm, n, b);
+            if is_leaf(c) {
+                break;
+            }
+            n = c;
+        }
+        while let Some((n, b)) = path.pop() {
+            self.unlink(pm, n, b);
+            if n == root || !self.children(pm, n).is_empty() {
+                break;
+            }
+        }
+        true
+    }
+
+    fn scan(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
+        let mut out = Vec::new();
+        self.scan_node(pm, self.root(pm), start, false, &mut out, n);
+        out
+    }
+
+    /// Repair stale prefixes (interrupted prefix splits) and the unflushed child counts.
+    fn recover(&mut self, pm: &mut M) {
+        let root = self.root(pm);
+        self.recover_node(pm, root, 0);
+    }
+
+    fn check(&self, pm: &M) -> Result<(), String> {
+        let mut leaves = Vec::new();
+        self.check_node(pm, self.root(pm), 0, &mut leaves)?;
+        if leaves.windows(2).any(|w| w[0] >= w[1]) {
+            return Err("leaves out of order".into());
+        }
+        for k in &leaves {
+            if self.find(pm, k).is_none() {
+                return Err("a leaf is unreachable by lookup".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ordered::testing::*;
+    use super::super::ordered::{int_key, SimPm};
+    use super::*;
+    use proptest::prelude::*;
+
+    fn tree(pm: &mut SimPm, kind: KeyKind) -> Art {
+        Art::new(pm, kind, ArtConfig::default())
+    }
+
+    #[test]
+    fn framework_standard_checks() {
+        crate::pmindex::testing::standard_checks(&SPEC).unwrap();
+    }
+
+    #[test]
+    fn model_int_and_str() {
+        for kind in [KeyKind::Int, KeyKind::Str] {
+            let mut pm = SimPm::new(64 << 20);
+            let mut t = tree(&mut pm, kind);
+            run_model(&mut t, &mut pm, &random_ops(kind, 3, 6000, 3000));
+        }
+    }
+
+    #[test]
+    fn model_switches_and_dense_keys() {
+        let cfg = ArtConfig {
+            xpline_aligned: true,
+            no_bloat: true,
+        };
+        let mut pm = SimPm::new(64 << 20);
+        let mut t = Art::new(&mut pm, KeyKind::Int, cfg);
+        // Dense small keys fill nodes up to N256.
+        run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, 4, 5000, 600));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn prop_model(seed in 0u64..1_000_000, n in 1usize..600, space in 1u64..100_000) {
+            let mut pm = SimPm::new(16 << 20);
+            let mut t = tree(&mut pm, KeyKind::Int);
+            run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, seed, n, space));
+        }
+    }
+
+    #[test]
+    fn flush_counts_closed_form() {
+        let mut pm = SimPm::new(1 << 20);
+        let mut t = tree(&mut pm, KeyKind::Int);
+        let c = |pm: &SimPm| (pm.counts.flushes, pm.counts.ntstores);
+        // Into the root N256 (empty slot): record flush + one non-temporal store.
+        let b = c(&pm);
+        t.insert(&mut pm, &int_key(0x0100_0000_0000_0000), 1);
+        assert_eq!((c(&pm).0 - b.0, c(&pm).1 - b.1), (1, 1));
+        // Collision with that leaf under byte 0x01: a new N4 (one line) + nt publish.
+        let b = c(&pm);
+        t.insert(&mut pm, &int_key(0x0100_0000_0000_0001), 1);
+        assert_eq!((c(&pm).0 - b.0, c(&pm).1 - b.1), (2, 1));
+        // A third key into that N4: record + node line + nt child.
+        let b = c(&pm);
+        t.insert(&mut pm, &int_key(0x0100_0000_0000_0002), 1);
+        assert_eq!((c(&pm).0 - b.0, c(&pm).1 - b.1), (2, 1));
+        // Two more: the fifth grows the N4 into an N16 (168 B = 3 lines) + nt publish.
+        t.insert(&mut pm, &int_key(0x0100_0000_0000_0003), 1);
+        let b = c(&pm);
+        t.insert(&mut pm, &int_key(0x0100_0000_0000_0004), 1);
+        assert_eq!((c(&pm).0 - b.0, c(&pm).1 - b.1), (1 + 3, 1));
+    }
+
+    #[test]
+    fn crash_every_fence() {
+        for kind in [KeyKind::Int, KeyKind::Str] {
+            let n = crash_test(|pm| tree(pm, kind), kind, 260, 6, 1, false);
+            assert!(n > 200, "{n} crash points");
+        }
+    }
+
+    #[test]
+    fn crash_adversarial() {
+        let n = crash_test(|pm| tree(pm, KeyKind::Int), KeyKind::Int, 300, 10, 3, true);
+        assert!(n > 100);
+    }
+}

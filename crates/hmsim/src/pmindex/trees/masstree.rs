@@ -1,0 +1,743 @@
+//! P-Masstree: a trie of B+-trees (one layer per 8 B key slice) with 15-wide nodes whose
+//! entries stay where they were written and whose order lives in a 64-bit permutation word,
+//! as RECIPE's `P-Masstree/masstree.cpp` persists it:
+//! - insert into a node with room: write key then value into a free slot, flush that entry
+//!   (one line), then store the new permutation and flush it (the header line) — the
+//!   permutation store is the atomic commit;
+//! - split: fill the new right node (upper half), flush it whole, link it (`next`) and flush,
+//!   then cut the left node's permutation and flush; insert the separator into the parent (a
+//!   new root is flushed whole before the root pointer is); then commit the new key (a key
+//!   that goes right was written into the right node before its flush: only its permutation
+//!   is flushed again);
+//! - string keys: the full key and value live in a value record flushed first; two keys
+//!   sharing a slice move into a new layer, flushed whole before the parent entry's value
+//!   is switched to it (8 B flush);
+//! - update: the value word (integer keys: in the node; strings: in the record) + 8 B flush;
+//! - delete: permutation without the slot, flushed.
+//!
+//! Layout (304 B): +0 level u32, +16 next, +24 leftmost child, +32 highest (low key of the
+//! node, B-link), +40 permutation, +64 + 16 i entries (key slice, value). Permutation: size in
+//! the low nibble, slot of position i in nibble i + 1; positions >= size hold the free slots.
+//! Integer keys keep values inline; string-key entries hold a tagged (bit 0) record pointer
+//! or an untagged pointer to the next layer's root.
+//!
+//! Recovery (RECIPE's `check_for_recovery`, done eagerly): a node whose `next` was linked
+//! but whose permutation was not yet cut still lists keys >= `next.highest`: they are dropped
+//! from its permutation; an interrupted root split (a root with a `next`) gets its new root.
+
+use super::ordered::{new_record, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE};
+use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT};
+
+pub static SPEC: IndexSpec = IndexSpec {
+    name: "p-masstree",
+    family: "ordered",
+    create,
+    recover,
+    optimizations: &[OPT_NO_BLOAT],
+    key_types: &[KeyType::Int, KeyType::Str],
+};
+
+fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let t = Masstree::new(&mut Instr::new(pm), o.key_type.into(), o.opts.no_bloat);
+    pm.set_root(o.root_slot, t.meta);
+    Ok(Box::new(Adapted {
+        inner: t,
+        key_type: o.key_type,
+    }))
+}
+
+fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let mut t = Masstree {
+        kind: o.key_type.into(),
+        no_bloat: o.opts.no_bloat,
+        meta: pm.root(o.root_slot),
+    };
+    OrderedIndex::<Instr>::recover(&mut t, &mut Instr::new(pm));
+    Ok(Box::new(Adapted {
+        inner: t,
+        key_type: o.key_type,
+    }))
+}
+
+const WIDTH: usize = 15;
+const NODE: u64 = 64 + 16 * WIDTH as u64;
+const NEXT: u64 = 16;
+const LEFTMOST: u64 = 24;
+const HIGHEST: u64 = 32;
+const PERM: u64 = 40;
+
+fn ek(n: u64, slot: usize) -> u64 {
+    n + 64 + 16 * slot as u64
+}
+fn ev(n: u64, slot: usize) -> u64 {
+    ek(n, slot) + 8
+}
+
+/// The permutation word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Perm(u64);
+
+impl Perm {
+    fn empty() -> Perm {
+        let mut x = 0u64;
+        for i in 0..WIDTH as u64 {
+            x |= i << (4 * i + 4);
+        }
+        Perm(x)
+    }
+    fn size(self) -> usize {
+        (self.0 & 15) as usize
+    }
+    fn get(self, i: usize) -> usize {
+        ((self.0 >> (4 * i + 4)) & 15) as usize
+    }
+    fn set(&mut self, i: usize, s: usize) {
+        self.0 = (self.0 & !(15u64 << (4 * i + 4))) | (s as u64) << (4 * i + 4);
+    }
+    fn slots(self) -> Vec<usize> {
+        (0..WIDTH).map(|i| self.get(i)).collect()
+    }
+    fn from_slots(slots: &[usize], size: usize) -> Perm {
+        let mut p = Perm(size as u64);
+        for (i, &s) in slots.iter().enumerate() {
+            p.set(i, s);
+        }
+        p
+    }
+    /// The next free slot.
+    fn free_slot(self) -> usize {
+        self.get(self.size())
+    }
+    /// Put the free slot at position `i`.
+    fn insert_at(self, i: usize) -> Perm {
+        let mut s = self.slots();
+        let n = self.size();
+        let slot = s.remove(n);
+        s.insert(i, slot);
+        Perm::from_slots(&s, n + 1)
+    }
+    fn remove_at(self, i: usize) -> Perm {
+        let mut s = self.slots();
+        let n = self.size();
+        let slot = s.remove(i);
+        s.insert(n - 1, slot);
+        Perm::from_slots(&s, n - 1)
+    }
+}
+
+pub struct Masstree {
+    kind: KeyKind,
+    no_bloat: bool,
+    /// Superblock: root of the first layer at +0.
+    meta: u64,
+}
+
+/// Where a layer's root pointer lives: the superblock, or a parent-layer entry's value.
+type RootSlot = u64;
+
+fn slice(key: &[u8], depth: usize) -> u64 {
+    u64::from_be_bytes(key[8 * depth..8 * depth + 8].try_into().unwrap())
+}
+
+impl Masstree {
+    pub fn new<M: PmMem>(pm: &mut M, kind: KeyKind, no_bloat: bool) -> Masstree {
+        let meta = pm.alloc(LINE, LINE);
+        let t = Masstree {
+            kind,
+            no_bloat,
+            meta,
+        };
+        let root = t.new_node(pm, 0);
+        pm.persist(root, NODE);
+        pm.store(meta, root);
+        pm.persist(meta, 8);
+        t
+    }
+
+    fn layers(&self) -> usize {
+        self.kind.len() / 8
+    }
+
+    fn new_node<M: PmMem>(&self, pm: &mut M, level: u64) -> u64 {
+        let n = pm.alloc(NODE, LINE);
+        pm.store(n, level);
+        pm.store(n + PERM, Perm::empty().0);
+        n
+    }
+
+    /// Flush a new node: whole (as published) or, with no_bloat, the header and the lines
+    /// holding its `used` slots.
+    fn persist_new<M: PmMem>(&self, pm: &mut M, n: u64, extra: Option<usize>) {
+        if !self.no_bloat {
+            pm.persist(n, NODE);
+            return;
+        }
+        let p = perm(pm, n);
+        let mut lines: Vec<u64> = vec![n];
+        for i in 0..WIDTH {
+            if i < p.size() || extra == Some(p.get(i)) {
+                lines.push(ek(n, p.get(i)) & !(LINE - 1));
+            }
+        }
+        lines.sort_unstable();
+        lines.dedup();
+        for l in lines {
+            pm.flush(l);
+        }
+        pm.fence();
+    }
+
+    /// Sorted (key, value, slot) of a node.
+    fn entries_of<M: PmMem>(&self, pm: &M, n: u64) -> Vec<(u64, u64, usize)> {
+        let p = perm(pm, n);
+        (0..p.size())
+            .map(|i| {
+                let s = p.get(i);
+                (pm.load(ek(n, s)), pm.load(ev(n, s)), s)
+            })
+            .collect()
+    }
+
+    /// Move right while the key belongs to a sibling (B-link).
+    fn advance<M: PmMem>(&self, pm: &M, mut n: u64, k: u64) -> u64 {
+        loop {
+            let next = pm.load(n + NEXT);
+            if next != 0 && k >= pm.load(next + HIGHEST) {
+                n = next;
+            } else {
+                return n;
+            }
+        }
+    }
+
+    /// The leaf of layer `root` for slice `k`.
+    fn find_leaf<M: PmMem>(&self, pm: &M, root: u64, k: u64) -> u64 {
+        let mut n = root;
+        loop {
+            n = self.advance(pm, n, k);
+            if pm.load(n) == 0 {
+                return n;
+            }
+            let es = self.entries_of(pm, n);
+            let pos = es.partition_point(|e| e.0 <= k);
+            n = if pos == 0 {
+                pm.load(n + LEFTMOST)
+            } else {
+                es[pos - 1].1
+            };
+        }
+    }
+
+    /// Leaf and sorted position of slice `k` (Ok = present).
+    fn locate<M: PmMem>(&self, pm: &M, root: u64, k: u64) -> (u64, Result<usize, usize>) {
+        let l = self.find_leaf(pm, root, k);
+        let es = self.entries_of(pm, l);
+        (l, es.binary_search_by_key(&k, |e| e.0))
+    }
+
+    /// The entry (leaf, slot) holding `key`, for integers or string records.
+    fn find<M: PmMem>(&self, pm: &M, key: &[u8]) -> Option<(u64, usize)> {
+        let mut root = pm.load(self.meta);
+        for d in 0..self.layers() {
+            let k = slice(key, d);
+            let (l, r) = self.locate(pm, root, k);
+            let pos = r.ok()?;
+            let s = perm(pm, l).get(pos);
+            if self.kind == KeyKind::Int {
+                return Some((l, s));
+            }
+            let v = pm.load(ev(l, s));
+            if v & 1 == 1 {
+                return (record_key(pm, self.kind, v & !1) == key).then_some((l, s));
+            }
+            root = v;
+        }
+        None
+    }
+
+    /// Commit a new (key, value) into node `n` that has room: entry, flush, permutation, flush.
+    fn node_insert<M: PmMem>(&self, pm: &mut M, n: u64, k: u64, v: u64) {
+        let p = perm(pm, n);
+        let es = self.entries_of(pm, n);
+        let pos = es.partition_point(|e| e.0 < k);
+        let s = p.free_slot();
+        pm.store(ek(n, s), k);
+        pm.store(ev(n, s), v);
+        pm.persist(ek(n, s), 16);
+        pm.store(n + PERM, p.insert_at(pos).0);
+        pm.persist(n + PERM, 8);
+    }
+
+    /// Insert (k, v) into node `n` of a layer whose root pointer is at `root_slot`, splitting
+    /// when full.
+    fn insert_at_level<M: PmMem>(&self, pm: &mut M, root_slot: RootSlot, n: u64, k: u64, v: u64) {
+        let n = self.advance(pm, n, k);
+        let p = perm(pm, n);
+        if p.size() < WIDTH {
+            self.node_insert(pm, n, k, v);
+            return;
+        }
+        let level = pm.load(n);
+        let es = self.entries_of(pm, n);
+        let leaf = level == 0;
+        let mid = WIDTH / 2 + 1;
+        let right = self.new_node(pm, level);
+        let (first, split_key) = if leaf {
+            (mid, es[mid].0)
+        } else {
+            (mid, es[mid - 1].0)
+        };
+        for (i, e) in es[first..].iter().enumerate() {
+            pm.store(ek(right, i), e.0);
+            pm.store(ev(right, i), e.1);
+        }
+        let mut rp = Perm::empty();
+        rp.0 = (rp.0 & !15) | (es.len() - first) as u64;
+        if !leaf {
+            pm.store(right + LEFTMOST, es[mid - 1].1);
+        }
+        pm.store(right + HIGHEST, split_key);
+        pm.store(right + NEXT, pm.load(n + NEXT));
+        let goes_right = k >= split_key;
+        // A key that goes right is written into the right node before its flush.
+        let rslot = rp.free_slot();
+        if goes_right {
+            pm.store(ek(right, rslot), k);
+            pm.store(ev(right, rslot), v);
+        }
+        pm.store(right + PERM, rp.0);
+        self.persist_new(pm, right, goes_right.then_some(rslot));
+        pm.store(n + NEXT, right);
+        pm.persist(n + NEXT, 8);
+        // Cut the left node: keep its first `keep` positions.
+        let keep = if leaf { mid } else { mid - 1 };
+        let mut lp = p;
+        lp.0 = (lp.0 & !15) | keep as u64;
+        pm.store(n + PERM, lp.0);
+        pm.persist(n + PERM, 8);
+        self.insert_parent(pm, root_slot, n, split_key, right, level + 1);
+        if goes_right {
+            let pos = self.entries_of(pm, right).partition_point(|e| e.0 < k);
+            pm.store(right + PERM, rp.insert_at(pos).0);
+            pm.persist(right + PERM, 8);
+        } else {
+            self.node_insert(pm, n, k, v);
+        }
+    }
+
+    fn insert_parent<M: PmMem>(
+        &self,
+        pm: &mut M,
+        root_slot: RootSlot,
+        left: u64,
+        k: u64,
+        right: u64,
+        level: u64,
+    ) {
+        let root = pm.load(root_slot);
+        if pm.load(root) < level {
+            // `left` was the root: a new root, flushed whole, then published.
+            let nr = self.new_node(pm, level);
+            pm.store(nr + LEFTMOST, root);
+            pm.store(ek(nr, 0), k);
+            pm.store(ev(nr, 0), right);
+            let mut p = Perm::empty();
+            p = p.insert_at(0);
+            pm.store(nr + PERM, p.0);
+            self.persist_new(pm, nr, None);
+            pm.store(root_slot, nr);
+            pm.persist(root_slot, 8);
+            let _ = left;
+            return;
+        }
+        let mut n = root;
+        while pm.load(n) > level {
+            n = self.advance(pm, n, k);
+            let es = self.entries_of(pm, n);
+            let pos = es.partition_point(|e| e.0 <= k);
+            n = if pos == 0 {
+                pm.load(n + LEFTMOST)
+            } else {
+                es[pos - 1].1
+            };
+        }
+        self.insert_at_level(pm, root_slot, n, k, right);
+    }
+
+    /// Two string keys share slices from `depth`: build the chain of new layers down to the
+    /// slice where they differ, flush it, then switch the entry at `(leaf, slot)` to it.
+    fn new_layer<M: PmMem>(
+        &self,
+        pm: &mut M,
+        leaf: u64,
+        slot: usize,
+        old: (&[u8], u64),
+        new: (&[u8], u64),
+        mut depth: usize,
+    ) {
+        let mut chain = Vec::new();
+        while slice(old.0, depth) == slice(new.0, depth) {
+            chain.push(self.new_node(pm, 0));
+            depth += 1;
+        }
+        let last = self.new_node(pm, 0);
+        let (a, b) = (slice(old.0, depth), slice(new.0, depth));
+        let (first, second) = if a < b {
+            ((a, old.1), (b, new.1))
+        } else {
+            ((b, new.1), (a, old.1))
+        };
+        pm.store(ek(last, 0), first.0);
+        pm.store(ev(last, 0), first.1);
+        pm.store(ek(last, 1), second.0);
+        pm.store(ev(last, 1), second.1);
+        pm.store(last + PERM, Perm::empty().insert_at(0).insert_at(1).0);
+        for (i, &n) in chain.iter().enumerate() {
+            let below = chain.get(i + 1).copied().unwrap_or(last);
+            pm.store(ek(n, 0), slice(old.0, depth - chain.len() + i));
+            pm.store(ev(n, 0), below);
+            pm.store(n + PERM, Perm::empty().insert_at(0).0);
+        }
+        for &n in chain.iter().chain(std::iter::once(&last)) {
+            self.persist_new(pm, n, None);
+        }
+        let top = chain.first().copied().unwrap_or(last);
+        pm.store(ev(leaf, slot), top);
+        pm.persist(ev(leaf, slot), 8);
+    }
+
+    fn scan_layer<M: PmMem>(
+        &self,
+        pm: &M,
+        root: u64,
+        depth: usize,
+        start: Option<&[u8]>,
+        out: &mut Vec<(Vec<u8>, u64)>,
+        limit: usize,
+    ) {
+        let sk = start.map(|s| slice(s, depth));
+        let mut l = match sk {
+            Some(k) => self.find_leaf(pm, root, k),
+            None => {
+                let mut n = root;
+                while pm.load(n) != 0 {
+                    n = pm.load(n + LEFTMOST);
+                }
+                n
+            }
+        };
+        while l != 0 {
+            for (k, v, _) in self.entries_of(pm, l) {
+                if out.len() >= limit {
+                    return;
+                }
+                if sk.is_some_and(|s| k < s) {
+                    continue;
+                }
+                let exact = sk == Some(k);
+                if self.kind == KeyKind::Int {
+                    out.push((k.to_be_bytes().to_vec(), v));
+                } else if v & 1 == 1 {
+                    let key = record_key(pm, self.kind, v & !1);
+                    if !exact || start.is_none_or(|s| key.as_slice() >= s) {
+                        out.push((key, pm.load(v & !1)));
+                    }
+                } else {
+                    self.scan_layer(
+                        pm,
+                        v,
+                        depth + 1,
+                        if exact { start } else { None },
+                        out,
+                        limit,
+                    );
+                }
+            }
+            l = pm.load(l + NEXT);
+        }
+    }
+
+    fn recover_layer<M: PmMem>(&self, pm: &mut M, root_slot: RootSlot) {
+        let root = pm.load(root_slot);
+        // Per level, left to right: cut permutations past the sibling's low key.
+        let mut first = root;
+        loop {
+            let mut n = first;
+            while n != 0 {
+                let next = pm.load(n + NEXT);
+                if next != 0 {
+                    let hi = pm.load(next + HIGHEST);
+                    let es = self.entries_of(pm, n);
+                    let keep = es.partition_point(|e| e.0 < hi);
+                    if keep < es.len() {
+                        let mut p = perm(pm, n);
+                        p.0 = (p.0 & !15) | keep as u64;
+                        pm.store(n + PERM, p.0);
+                        pm.persist(n + PERM, 8);
+                    }
+                }
+                n = next;
+            }
+            if pm.load(first) == 0 {
+                break;
+            }
+            first = pm.load(first + LEFTMOST);
+        }
+        // An interrupted root split: give the root's siblings their parent.
+        loop {
+            let root = pm.load(root_slot);
+            let next = pm.load(root + NEXT);
+            if next == 0 {
+                break;
+            }
+            let level = pm.load(root);
+            self.insert_parent(
+                pm,
+                root_slot,
+                root,
+                pm.load(next + HIGHEST),
+                next,
+                level + 1,
+            );
+        }
+        if self.kind == KeyKind::Str {
+            let mut l = pm.load(root_slot);
+            while pm.load(l) != 0 {
+                l = pm.load(l + LEFTMOST);
+            }
+            while l != 0 {
+                for (_, v, s) in self.entries_of(pm, l) {
+                    if v & 1 == 0 {
+                        self.recover_layer(pm, ev(l, s));
+                    }
+                }
+                l = pm.load(l + NEXT);
+            }
+        }
+    }
+
+    fn check_layer<M: PmMem>(&self, pm: &M, root: u64, depth: usize) -> Result<(), String> {
+        let mut first = root;
+        loop {
+            let level = pm.load(first);
+            let mut n = first;
+            let mut prev: Option<u64> = None;
+            while n != 0 {
+                if pm.load(n) != level {
+                    return Err(format!("node {n:#x}: level differs within its chain"));
+                }
+                let p = perm(pm, n);
+                let mut slots = p.slots();
+                slots.sort_unstable();
+                if slots != (0..WIDTH).collect::<Vec<_>>() {
+                    return Err(format!("node {n:#x}: permutation is not a permutation"));
+                }
+                let es = self.entries_of(pm, n);
+                for e in &es {
+                    if prev.is_some_and(|x| x >= e.0) {
+                        return Err(format!("node {n:#x}: keys out of order at depth {depth}"));
+                    }
+                    prev = Some(e.0);
+                    if level > 0 && pm.load(e.1) != level - 1 {
+                        return Err(format!("node {n:#x}: child at wrong level"));
+                    }
+                    if level == 0 && self.kind == KeyKind::Str {
+                        if e.1 & 1 == 1 {
+                            let k = record_key(pm, self.kind, e.1 & !1);
+                            if slice(&k, depth) != e.0 {
+                                return Err(format!("leaf {n:#x}: record key differs from slice"));
+                            }
+                        } else if depth + 1 >= self.layers() {
+                            return Err("layer below the last key slice".into());
+                        } else {
+                            self.check_layer(pm, e.1, depth + 1)?;
+                        }
+                    }
+                }
+                let next = pm.load(n + NEXT);
+                if next != 0 && es.last().is_some_and(|e| e.0 >= pm.load(next + HIGHEST)) {
+                    return Err(format!(
+                        "node {n:#x}: keys at or above its sibling's low key"
+                    ));
+                }
+                n = next;
+            }
+            if level == 0 {
+                return Ok(());
+            }
+            first = pm.load(first + LEFTMOST);
+        }
+    }
+}
+
+fn perm<M: PmMem>(pm: &M, n: u64) -> Perm {
+    Perm(pm.load(n + PERM))
+}
+
+impl<M: PmMem> OrderedIndex<M> for Masstree {
+    fn kind(&self) -> KeyKind {
+        self.kind
+    }
+
+    fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+        if self.kind == KeyKind::Int {
+            let k = slice(key, 0);
+            let root = pm.load(self.meta);
+            let (l, r) = self.locate(pm, root, k);
+            if r.is_ok() {
+                return false;
+            }
+            self.insert_at_level(pm, self.meta, l, k, value);
+            return true;
+        }
+        if self.find(pm, key).is_some() {
+            return false;
+        }
+        let rec = new_record(pm, self.kind, key, value) | 1;
+        let mut root_slot = self.meta;
+        for d in 0..self.layers() {
+            let k = slice(key, d);
+            let root = pm.load(root_slot);
+            let (l, r) = self.locate(pm, root, k);
+            match r {
+                Err(_) => {
+                    self.insert_at_level(pm, root_slot, l, k, rec);
+                    return true;
+                }
+                Ok(pos) => {
+                    let s = perm(pm, l).get(pos);
+                    let v = pm.load(ev(l, s));
+                    if v & 1 == 1 {
+                        let other = record_key(pm, self.kind, v & !1);
+                        self.new_layer(pm, l, s, (&other, v), (key, rec), d + 1);
+                        return true;
+                    }
+                    root_slot = ev(l, s);
+                }
+            }
+        }
+        unreachable!("distinct fixed-length keys differ in some slice")
+    }
+
+    fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64> {
+        let (l, s) = self.find(pm, key)?;
+        let v = pm.load(ev(l, s));
+        Some(if self.kind == KeyKind::Int {
+            v
+        } else {
+            pm.load(v & !1)
+        })
+    }
+
+    fn update(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+        let Some((l, s)) = self.find(pm, key) else {
+            return false;
+        };
+        let at = if self.kind == KeyKind::Int {
+            ev(l, s)
+        } else {
+            pm.load(ev(l, s)) & !1
+        };
+        pm.store(at, value);
+        pm.persist(at, 8);
+        true
+    }
+
+    /// Permutation without the entry, flushed (no node merging: see docs).
+    fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool {
+        let Some((l, s)) = self.find(pm, key) else {
+            return false;
+        };
+        let p = perm(pm, l);
+        let pos = (0..p.size())
+            .find(|&i| p.get(i) == s)
+            .expect("slot in permutation");
+        pm.store(l + PERM, p.remove_at(pos).0);
+        pm.persist(l + PERM, 8);
+        true
+    }
+
+    fn scan(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
+        let mut out = Vec::new();
+        self.scan_layer(pm, pm.load(self.meta), 0, Some(start), &mut out, n);
+        out
+    }
+
+    fn recover(&mut self, pm: &mut M) {
+        self.recover_layer(pm, self.meta);
+    }
+
+    fn check(&self, pm: &M) -> Result<(), String> {
+        self.check_layer(pm, pm.load(self.meta), 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ordered::testing::*;
+    use super::super::ordered::{int_key, SimPm};
+    use super::*;
+    use proptest::prelude::*;
+
+    fn tree(pm: &mut SimPm, kind: KeyKind) -> Masstree {
+        Masstree::new(pm, kind, false)
+    }
+
+    #[test]
+    fn framework_standard_checks() {
+        crate::pmindex::testing::standard_checks(&SPEC).unwrap();
+    }
+
+    #[test]
+    fn model_int_and_str() {
+        for kind in [KeyKind::Int, KeyKind::Str] {
+            let mut pm = SimPm::new(64 << 20);
+            let mut t = tree(&mut pm, kind);
+            run_model(&mut t, &mut pm, &random_ops(kind, 7, 6000, 3000));
+        }
+        let mut pm = SimPm::new(64 << 20);
+        let mut t = Masstree::new(&mut pm, KeyKind::Str, true);
+        run_model(&mut t, &mut pm, &random_ops(KeyKind::Str, 8, 3000, 1000));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn prop_model(seed in 0u64..1_000_000, n in 1usize..600, space in 1u64..400) {
+            let mut pm = SimPm::new(16 << 20);
+            let mut t = tree(&mut pm, KeyKind::Int);
+            run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, seed, n, space));
+        }
+    }
+
+    #[test]
+    fn flush_counts_closed_form() {
+        let mut pm = SimPm::new(1 << 20);
+        let mut t = tree(&mut pm, KeyKind::Int);
+        // Without a split: the entry's line, then the permutation's line.
+        for k in 1..=15u64 {
+            let b = pm.counts.flushes;
+            t.insert(&mut pm, &int_key(k), k);
+            assert_eq!(pm.counts.flushes - b, 2);
+        }
+        // The 16th splits the root leaf: right node (304 B = 5 lines), next, left
+        // permutation, new root (5 lines), root pointer, then the right permutation = 14.
+        let b = pm.counts.flushes;
+        t.insert(&mut pm, &int_key(16), 16);
+        assert_eq!(pm.counts.flushes - b, 14);
+    }
+
+    #[test]
+    fn crash_every_fence() {
+        for kind in [KeyKind::Int, KeyKind::Str] {
+            let n = crash_test(|pm| tree(pm, kind), kind, 260, 11, 1, false);
+            assert!(n > 200, "{n} crash points");
+        }
+    }
+
+    #[test]
+    fn crash_adversarial() {
+        let n = crash_test(|pm| tree(pm, KeyKind::Str), KeyKind::Str, 300, 12, 3, true);
+        assert!(n > 100);
+    }
+}

@@ -1,0 +1,46 @@
+//! The ordered indexes (FAST&FAIR, P-ART, P-Masstree, P-BwTree, P-HOT), implemented on the
+//! `pmindex` API on branch `pmindex-trees`. Each registers its `IndexSpec` in `INDEXES`.
+
+use super::index::IndexSpec;
+
+mod adapter;
+pub mod art;
+pub mod bwtree;
+pub mod fastfair;
+pub mod masstree;
+pub mod ordered;
+
+/// Ordered indexes, by name.
+pub static INDEXES: &[&IndexSpec] = &[&fastfair::SPEC, &art::SPEC, &masstree::SPEC, &bwtree::SPEC];
+
+#[cfg(test)]
+mod tests {
+    use super::super::crash::crash_test;
+    use super::super::testing::random_ops;
+    use super::super::{CrashCapture, KeyType, RegionConfig, TonicOpts};
+    use super::INDEXES;
+
+    /// The framework's harness on every ordered index: both key types, strict and adversarial
+    /// images, a crash at every persist point.
+    #[test]
+    fn ordered_indexes_recover_at_every_persist_point() {
+        let rcfg = RegionConfig {
+            initial_bytes: 64 << 10,
+            ..RegionConfig::default()
+        };
+        for spec in INDEXES {
+            for kt in [KeyType::Int, KeyType::Str] {
+                for adversarial in [false, true] {
+                    let ops = random_ops(kt, 200, 100, 17);
+                    let cap = CrashCapture {
+                        probability: 1.0,
+                        adversarial,
+                    };
+                    let r = crash_test(spec, kt, TonicOpts::default(), &rcfg, &ops, cap, 5);
+                    assert_eq!(r.failures, 0, "{r:#?}");
+                    assert!(r.persist_points > 100, "{r:#?}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! YCSB workloads as RECIPE runs them: a Load phase of N inserts, then a run phase of
+//! A (50 % read / 50 % update), B (95 % / 5 %), C (100 % read) or E (95 % scan of ≤ 100 keys /
+//! 5 % insert), with request keys drawn uniformly or from YCSB's scrambled zipfian (θ 0.99);
+//! integer or 24 B string keys. Key streams are deterministic from the seed.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::key::{mix, Key, KeyType};
+use super::ops::Op;
+use crate::rng::{self, SimRng};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Workload {
+    Load,
+    A,
+    B,
+    C,
+    E,
+}
+
+impl Workload {
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Load => "load",
+            Workload::A => "a",
+            Workload::B => "b",
+            Workload::C => "c",
+            Workload::E => "e",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Distribution {
+    Uniform,
+    Zipfian,
+}
+
+/// Key number `i` of the key space: YCSB hashes the sequence number so inserts arrive in a
+/// scattered order; never a reserved key.
+pub fn key_of(t: KeyType, i: u64) -> Key {
+    let h = mix(i.wrapping_add(0x9e37_79b9_7f4a_7c15));
+    match t {
+        KeyType::Int => Key::Int(h.clamp(1, u64::MAX - 1)),
+        KeyType::Str => Key::string_of(h),
+    }
+}
+
+/// YCSB's zipfian generator (Gray et al.'s method, as in YCSB's `ZipfianGenerator`) over
+/// `0..n`, scrambled by hashing the rank (YCSB's `ScrambledZipfianGenerator`) so hot keys
+/// are spread over the key space.
+pub struct Zipf {
+    n: u64,
+    theta: f64,
+    alpha: f64,
+    zetan: f64,
+    eta: f64,
+}
+
+impl Zipf {
+    pub fn new(n: u64, theta: f64) -> Zipf {
+        let zeta = |n: u64| (1..=n).map(|i| 1.0 / (i as f64).powf(theta)).sum::<f64>();
+        let zetan = zeta(n);
+        let zeta2 = zeta(2.min(n));
+        Zipf {
+            n,
+            theta,
+            alpha: 1.0 / (1.0 - theta),
+            zetan,
+            eta: (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan),
+        }
+    }
+
+    /// A rank in `0..n` (0 most popular).
+    pub fn rank(&self, r: &mut SimRng) -> u64 {
+        let u: f64 = r.random();
+        let uz = u * self.zetan;
+        if uz < 1.0 {
+            return 0;
+        }
+        if uz < 1.0 + 0.5f64.powf(self.theta) {
+            return 1.min(self.n - 1);
+        }
+        ((self.n as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64).min(self.n - 1)
+    }
+
+    /// A scrambled item in `0..n`.
+    pub fn item(&self, r: &mut SimRng) -> u64 {
+        mix(self.rank(r)) % self.n
+    }
+}
+
+/// The operations of one phase.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct YcsbSpec {
+    pub workload: Workload,
+    pub key_type: KeyType,
+    pub distribution: Distribution,
+    pub zipf_theta: f64,
+    /// Keys inserted by the load phase.
+    pub records: u64,
+    /// Operations of the run phase (ignored for `load`).
+    pub operations: u64,
+    pub scan_max: usize,
+}
+
+/// The load phase: `records` inserts.
+pub fn load_ops(s: &YcsbSpec, seed: u64) -> Vec<Op> {
+    let mut r = rng::stream(seed, "pmindex.ycsb.load.values");
+    (0..s.records)
+        .map(|i| Op::Insert(key_of(s.key_type, i), r.random()))
+        .collect()
+}
+
+/// The run phase of `s.workload` after a load of `s.records` keys.
+pub fn run_ops(s: &YcsbSpec, seed: u64) -> Vec<Op> {
+    let mut r = rng::stream(seed, &format!("pmindex.ycsb.{}", s.workload.name()));
+    let zipf =
+        (s.distribution == Distribution::Zipfian).then(|| Zipf::new(s.records, s.zipf_theta));
+    let mut next_insert = s.records;
+    let pick = |r: &mut SimRng| match &zipf {
+        Some(z) => z.item(r),
+        None => r.random_range(0..s.records),
+    };
+    (0..s.operations)
+        .map(|_| {
+            let x: f64 = r.random();
+            let k = key_of(s.key_type, pick(&mut r));
+            match s.workload {
+                Workload::Load => {
+                    let op = Op::Insert(key_of(s.key_type, next_insert), r.random());
+                    next_insert += 1;
+                    op
+                }
+                Workload::A if x < 0.5 => Op::Update(k, r.random()),
+                Workload::B if x < 0.05 => Op::Update(k, r.random()),
+                Workload::A | Workload::B | Workload::C => Op::Lookup(k),
+                Workload::E if x < 0.05 => {
+                    let op = Op::Insert(key_of(s.key_type, next_insert), r.random());
+                    next_insert += 1;
+                    op
+                }
+                Workload::E => Op::Scan(k, r.random_range(1..=s.scan_max.max(1))),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(w: Workload, d: Distribution) -> YcsbSpec {
+        YcsbSpec {
+            workload: w,
+            key_type: KeyType::Int,
+            distribution: d,
+            zipf_theta: 0.99,
+            records: 1000,
+            operations: 20_000,
+            scan_max: 100,
+        }
+    }
+
+    #[test]
+    fn mixes_match_the_workload_definitions_and_are_deterministic() {
+        for (w, updates) in [(Workload::A, 0.5), (Workload::B, 0.05), (Workload::C, 0.0)] {
+            let ops = run_ops(&spec(w, Distribution::Uniform), 3);
+            let u = ops.iter().filter(|o| matches!(o, Op::Update(..))).count() as f64;
+            assert!((u / 20_000.0 - updates).abs() < 0.02, "{w:?}");
+            assert_eq!(ops, run_ops(&spec(w, Distribution::Uniform), 3));
+        }
+        let e = run_ops(&spec(Workload::E, Distribution::Uniform), 3);
+        assert!(e.iter().all(|o| match o {
+            Op::Scan(_, n) => (1..=100).contains(n),
+            Op::Insert(..) => true,
+            _ => false,
+        }));
+        let load = load_ops(&spec(Workload::Load, Distribution::Uniform), 1);
+        let distinct: std::collections::HashSet<_> = load.iter().map(|o| o.key()).collect();
+        assert_eq!(distinct.len(), 1000);
+    }
+
+    #[test]
+    fn zipfian_rank_zero_gets_its_closed_form_share() {
+        // P(rank 0) = 1 / zeta(n, θ).
+        let z = Zipf::new(1000, 0.99);
+        let mut r = rng::stream(5, "z");
+        let n = 200_000;
+        let hits = (0..n).filter(|_| z.rank(&mut r) == 0).count() as f64 / n as f64;
+        let want = 1.0 / z.zetan;
+        assert!((hits - want).abs() < 0.01, "{hits} vs {want}");
+        assert!((0..1000).all(|_| z.item(&mut r) < 1000));
+    }
+}

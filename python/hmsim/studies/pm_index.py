@@ -1,0 +1,215 @@
+"""Study `pm-index`: the lifetime price of an insert in persistent indexes (Tonic's index
+analysis on the RECIPE set; spec 03-pm-index.md). Every registered index runs YCSB through
+the cache + Optane PMem model: flushes, fences, LLC misses, WPQ inserts, media writes and WA
+per operation, lifetime cost per insert, and Tonic's optimizations before/after."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.scenario import _toml_value
+from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
+from hmsim.sweep import Point, run_points
+
+SWITCHES = ["no_bloat", "coalesce_flushes", "evict_volatile", "xpline_nodes"]
+
+
+def indexes() -> list[dict]:
+    """The registered indexes (name, family, Tonic switches, key types), from the core."""
+    from hmsim import _core
+
+    return json.loads(_core.pm_indexes())
+
+
+def _base() -> tuple[str, str]:
+    f = resources.files("hmsim.studies").joinpath("scenarios/pm-index.toml")
+    return f.read_text(), str(f)
+
+
+def _pt(text: str, file: str, exp: str, **ov) -> Point:
+    overrides = tuple((k.replace("__", "."), _toml_value(v)) for k, v in ov.items())
+    return Point(text=text, file=file, overrides=overrides, labels=(("experiment", exp),))
+
+
+def _switch_key(s: str) -> str:
+    return "pm__coalesce_flushes" if s == "coalesce_flushes" else f"index__tonic__{s}"
+
+
+def build_points(quick: bool) -> list[Point]:
+    text, file = _base()
+    n = 20_000 if quick else 1_000_000
+    threads = [1, 4] if quick else [1, 2, 4, 8, 16]
+    pts: list[Point] = []
+    for ix in indexes():
+        name = ix["name"]
+        base = {"index__name": name, "workload__records": n, "workload__operations": n}
+        for kt in ix["key_types"]:
+            for th in threads if kt == "int" else [1]:
+                pts.append(_pt(text, file, "load", **base, index__key_type=kt, workload__threads=th))
+        kinds = ["a", "b", "c"] + (["e"] if ix["family"] == "ordered" else [])
+        for kind in kinds:
+            for dist in ("uniform", "zipfian"):
+                pts.append(_pt(text, file, "ycsb", **base, workload__kind=kind, workload__distribution=dist))
+        # Tonic: each applicable switch alone, then all of them.
+        opts = [s for s in SWITCHES if s in ix["optimizations"]]
+        for s in opts:
+            pts.append(_pt(text, file, f"tonic_{s}", **base, **{_switch_key(s): True}))
+        if len(opts) > 1:
+            pts.append(_pt(text, file, "tonic_all", **base, **{_switch_key(s): True for s in opts}))
+    return pts
+
+
+def tonic_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Before/after per index and switch on Load (integer keys, 1 thread)."""
+    base = df[(df.experiment == "load") & (df.key_type == "int") & (df.threads == 1)].set_index("index")
+    rows = []
+    for r in df[df.experiment.str.startswith("tonic_")].itertuples():
+        b = base.loc[r.index]
+        rows.append(
+            {
+                "index": r.index,
+                "switch": r.experiment.removeprefix("tonic_"),
+                "flushes_before": b.flushes_per_op,
+                "flushes_after": r.flushes_per_op,
+                "media_writes_64b_before": b.media_writes_64b_per_op,
+                "media_writes_64b_after": r.media_writes_64b_per_op,
+                "media_write_reduction": 1 - r.media_writes_64b_per_op / b.media_writes_64b_per_op
+                if b.media_writes_64b_per_op > 0
+                else 0.0,
+                "sim_throughput_gain": r.sim_throughput_mops / b.sim_throughput_mops - 1,
+                "real_throughput_gain": r.throughput_mops / b.throughput_mops - 1,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def figures(out: Path, df: pd.DataFrame, tonic: pd.DataFrame) -> list[Path]:
+    paths: list[Path] = []
+    load = df[(df.experiment == "load") & (df.key_type == "int") & (df.threads == 1)].set_index("index")
+    names = list(load.index)
+    colors = color_for(names)
+    with house_style():
+        fig, ax = plt.subplots(figsize=(8, 4))
+        ref = load.loc["p-clht"].flushes_per_op if "p-clht" in load.index else 1.0
+        norm = load.flushes_per_op / ref
+        ax.bar(names, norm, color=[colors[n] for n in names])
+        ax.set_ylabel("flushes per insert (P-CLHT = 1)")
+        ax.set_title("Load A, integer keys: flushes per insert, normalized to P-CLHT")
+        ax.tick_params(axis="x", rotation=30)
+        paths += save_figure(fig, out, "fig_flushes_per_insert")
+
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        axes[0].bar(names, load.media_writes_64b_per_op, color=[colors[n] for n in names])
+        axes[0].set_ylabel("media writes per insert (64 B units)")
+        axes[1].bar(names, load.inserts_per_module, color=[colors[n] for n in names])
+        axes[1].set_yscale("log")
+        axes[1].set_ylabel("inserts a 256 GB module endures")
+        for a in axes:
+            a.tick_params(axis="x", rotation=30)
+        fig.suptitle("Lifetime price of an insert")
+        paths += save_figure(fig, out, "fig_lifetime_per_insert")
+
+        y = df[(df.experiment == "ycsb") & (df.distribution == "zipfian")]
+        if not y.empty:
+            fig, ax = plt.subplots(figsize=(9, 4))
+            piv = y.pivot_table(index="workload", columns="index", values="media_writes_64b_per_op")
+            piv.plot.bar(ax=ax, color=[colors.get(c, "gray") for c in piv.columns])
+            ax.set_ylabel("media writes per operation (64 B)")
+            ax.set_title("YCSB, zipfian 0.99, integer keys")
+            ax.tick_params(axis="x", rotation=0)
+            paths += save_figure(fig, out, "fig_ycsb_media_writes")
+
+        if not tonic.empty:
+            fig, ax = plt.subplots(figsize=(9, 4))
+            piv = tonic.pivot_table(index="index", columns="switch", values="media_write_reduction") * 100
+            piv.plot.bar(ax=ax)
+            ax.axhline(51, ls="--", color="black", lw=1, label="published max (51 %)")
+            ax.set_ylabel("media writes saved (%)")
+            ax.set_title("Tonic's optimizations, Load, integer keys")
+            ax.legend(fontsize=8)
+            ax.tick_params(axis="x", rotation=30)
+            paths += save_figure(fig, out, "fig_tonic_before_after")
+    return paths
+
+
+def compare(tonic: pd.DataFrame) -> list[Published]:
+    if tonic.empty:
+        return []
+    best_w = tonic.loc[tonic.media_write_reduction.idxmax()]
+    best_t = tonic.loc[tonic.sim_throughput_gain.idxmax()]
+    return [
+        Published(
+            "max media-write reduction by Tonic's optimizations",
+            51.0,
+            100 * float(best_w.media_write_reduction),
+            "%",
+            "validation",
+            f"{best_w['index']} with {best_w.switch}",
+        ),
+        Published(
+            "max throughput gain by Tonic's optimizations",
+            63.0,
+            100 * float(best_t.sim_throughput_gain),
+            "%",
+            "validation",
+            f"model time; {best_t['index']} with {best_t.switch}",
+        ),
+    ]
+
+
+COLUMNS = [
+    "experiment",
+    "index",
+    "family",
+    "workload",
+    "distribution",
+    "key_type",
+    "threads",
+    "records",
+    "ops",
+    "flush",
+    *SWITCHES,
+    "flushes_per_op",
+    "fences_per_op",
+    "ntstores_per_op",
+    "alloc_flushes_per_op",
+    "llc_misses_per_op",
+    "wpq_inserts_per_op",
+    "write_requests_per_op",
+    "media_writes_64b_per_op",
+    "media_writes_256b_per_op",
+    "write_amplification",
+    "media_bytes_per_insert",
+    "inserts_per_module",
+    "sim_throughput_mops",
+    "throughput_mops",
+]
+
+
+def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResult:
+    points = build_points(quick)
+    res = run_points(points, out, workers=workers, label="pm-index")
+    df = res.results
+    df = df[[c for c in COLUMNS if c in df.columns]].reset_index(drop=True)
+    tonic = tonic_table(df)
+    load = df[(df.experiment == "load") & (df.key_type == "int") & (df.threads == 1)].set_index("index")
+    norm = {}
+    if "p-clht" in load.index and load.loc["p-clht"].flushes_per_op > 0:
+        norm = (load.flushes_per_op / load.loc["p-clht"].flushes_per_op).round(3).to_dict()
+    return StudyResult(
+        name="pm-index",
+        results=df,
+        tables={"tonic": tonic},
+        comparison=comparison_frame(compare(tonic)),
+        summary={"seed": 1, "points": len(points), "flushes_per_insert_vs_p_clht": norm},
+        figures=figures(out, df, tonic),
+    )
+
+
+STUDY = register(Study("pm-index", "Persistent indexes: lifetime cost per insert (Tonic/RECIPE)", _run))

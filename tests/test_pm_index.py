@@ -1,0 +1,78 @@
+"""The pm-index module through the Python API and CLI: per-op costs, crash runs, bad input,
+and the quick study (flushes normalized to P-CLHT, Tonic before/after)."""
+
+from __future__ import annotations
+
+import hmsim
+from hmsim.studies.pm_index import indexes
+
+
+def _scenario(**kw) -> dict:
+    base = {"module": "pm-index", "seed": 2, "index": {"name": "cceh"}, "workload": {"records": 3000}}
+    base.update(kw)
+    return base
+
+
+def test_every_hash_index_is_registered_with_both_key_types():
+    got = {i["name"]: i for i in indexes()}
+    for name in ("p-clht", "cceh", "level-hashing"):
+        assert got[name]["family"] == "hash"
+        assert set(got[name]["key_types"]) == {"int", "string"}
+
+
+def test_cceh_insert_is_one_flush_one_fence_plus_splits_and_is_deterministic():
+    a = hmsim.run(_scenario()).results.iloc[0]
+    b = hmsim.run(_scenario()).results.iloc[0]
+    assert a.flushes_per_op == b.flushes_per_op and a.media_writes_64b_per_op == b.media_writes_64b_per_op
+    # one flush per insert plus the segment and directory flushes of splits
+    assert 1.0 <= a.fences_per_op < 1.5
+    assert a.flushes_per_op >= a.fences_per_op
+    # every flushed dirty line reaches the WPQ once
+    assert a.wpq_inserts_per_op >= 0.9 * a.flushes_per_op
+    assert a.inserts_per_module > 1e12
+
+
+def test_crash_run_from_a_scenario(tmp_path):
+    r = hmsim.run(
+        _scenario(index={"name": "level-hashing", "key_type": "string"}, crash={"operations": 300, "key_space": 80})
+    )
+    assert (r.results.failures == 0).all()
+    assert set(r.results.adversarial) == {False, True}
+
+
+def test_bad_pm_index_inputs(cli, tmp_path):
+    p = tmp_path / "p.toml"
+    p.write_text('module = "pm-index"\n[index]\nname = "cceh"\n[workload]\nkind = "e"\n')
+    code, _, err = cli("run", str(p), "--out", str(tmp_path / "o"))
+    assert code == 2 and "workload.kind" in err and "hash index" in err
+    code, _, err = cli("run", str(p), "--out", str(tmp_path / "o"), "--set", 'index.name="btree"')
+    assert code == 2 and "p-clht" in err
+
+
+def test_pm_index_study_quick(tmp_path):
+    res = hmsim.reproduce("pm-index", out=tmp_path, quick=True)
+    out = tmp_path / "pm-index"
+    df = res.results
+    for col in (
+        "index",
+        "workload",
+        "key_type",
+        "threads",
+        "ops",
+        "flushes_per_op",
+        "fences_per_op",
+        "llc_misses_per_op",
+        "wpq_inserts_per_op",
+        "media_writes_64b_per_op",
+        "write_amplification",
+        "throughput_mops",
+    ):
+        assert col in df.columns, col
+    assert res.summary["flushes_per_insert_vs_p_clht"]["p-clht"] == 1.0
+    # reads persist nothing
+    c = df[(df.workload == "c")]
+    assert (c.flushes_per_op == 0).all()
+    tonic = res.tables["tonic"]
+    assert not tonic.empty and set(res.comparison.metric.str.contains("Tonic")) == {True}
+    for name in ("fig_flushes_per_insert", "fig_lifetime_per_insert", "fig_tonic_before_after"):
+        assert (out / f"{name}.png").stat().st_size > 5000
