@@ -45,7 +45,7 @@ pub const MODULES: &[(&str, Runner)] = &[
     ("pmem", crate::pmem::run),
     ("tiering", crate::tier::run),
     ("allocators", crate::alloc::run),
-    ("numa-pmem", crate::numa::run),
+    ("numa", crate::numa::run),
 ];
 
 pub fn module_names() -> Vec<&'static str> {

@@ -182,8 +182,9 @@ pub struct AppResult {
     pub bandwidth_gb_s: f64,
     /// Access-weighted loaded latency of the random phase (or the stream if none).
     pub latency_ns: f64,
-    /// Access-weighted idle latency of random reads where the pages are.
+    /// Access-weighted idle latency of random / sequential reads where the pages are.
     pub idle_latency_ns: f64,
+    pub idle_seq_latency_ns: f64,
     /// Share of 64 B accesses that hit a Memory Mode DRAM cache (`None`: no cache).
     pub cache_hit_ratio: Option<f64>,
     /// Bytes read from / written to far memory (incl. Memory Mode fills and write-backs).
@@ -196,6 +197,7 @@ struct Tier {
     spec: TierSpec,
     share: f64,
     far: bool,
+    remote: bool,
     /// PMem bytes per 64 B access served here (Memory Mode random misses move whole blocks).
     amplification: f64,
     /// Index of the tier that receives this tier's fills (Memory Mode DRAM cache).
@@ -249,6 +251,7 @@ fn tiers(
                     media.mix_penalty,
                 ),
                 share,
+                remote: path.remote,
                 far: !n.cpu || m.nodes[n.topo].kind == super::topology::NodeKind::Far,
                 amplification: 1.0,
                 fills: None,
@@ -274,6 +277,7 @@ fn tiers(
                 media.mix_penalty,
             ),
             share: share * h,
+            remote: path.remote,
             far: false,
             amplification: 1.0,
             fills: None,
@@ -300,10 +304,21 @@ fn tiers(
                 f.media.mix_penalty,
             ),
             share: share * (1.0 - h),
+            remote: path.remote,
             far: true,
             amplification: amp,
             fills: Some(hit_idx),
         });
+    }
+    // One link carries all remote traffic: split its bandwidth over the remote tiers in
+    // proportion to their access shares (their traffic is in that proportion).
+    let remote: f64 = out.iter().filter(|t| t.remote).map(|t| t.share).sum();
+    if remote > 0.0 {
+        let link = m.spec.interconnect.bandwidth_gb_s;
+        for t in out.iter_mut().filter(|t| t.remote && t.share > 0.0) {
+            let cap = link * t.share / remote;
+            t.spec.read_bandwidth_gb_s = t.spec.read_bandwidth_gb_s.min(cap);
+        }
     }
     let hr = (cached > 0.0).then(|| hits / cached);
     (out, hr)
@@ -390,6 +405,11 @@ pub fn run(
     // Idle random-read latency where the pages are (what a pointer chase would see).
     let (ts, _) = tiers(m, pool, pl, socket, Pattern::Random, 1.0, mm);
     res.idle_latency_ns = ts
+        .iter()
+        .map(|t| t.share * t.spec.unloaded_latency_ns)
+        .sum();
+    let (ts, _) = tiers(m, pool, pl, socket, Pattern::Stream, 1.0, mm);
+    res.idle_seq_latency_ns = ts
         .iter()
         .map(|t| t.share * t.spec.unloaded_latency_ns)
         .sum();

@@ -1,4 +1,4 @@
-//! The `numa-pmem` scenario: one allocation (by one or more tasks) under each listed
+//! The `numa` scenario: one allocation (by one or more tasks) under each listed
 //! policy on one topology, its cost, where it landed, and an application run over it.
 
 use serde::{Deserialize, Serialize};
@@ -251,7 +251,7 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
         _ => Some(sc.app.mix()),
     };
     let mut out = RunOutput::new(
-        "numa-pmem",
+        "numa",
         sc.seed,
         serde_json::to_value(&sc).unwrap_or(Value::Null),
     );
@@ -348,6 +348,7 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
         put("bandwidth_gb_s", opt(a.bandwidth_gb_s));
         put("latency_ns", opt(a.latency_ns));
         put("idle_latency_ns", opt(a.idle_latency_ns));
+        put("idle_seq_latency_ns", opt(a.idle_seq_latency_ns));
         put(
             "cache_hit_ratio",
             a.cache_hit_ratio.map_or(Value::Null, finite),

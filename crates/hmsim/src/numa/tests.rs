@@ -315,7 +315,7 @@ fn memory_mode_simulation_agrees_with_the_closed_form() {
     }
 }
 
-const BASE: &str = "module = \"numa-pmem\"\nseed = 3\npolicies = [\"linux-default\", \"kmem-dax\", \"memory-mode\", \"aliusm\"]\n\
+const BASE: &str = "module = \"numa\"\nseed = 3\npolicies = [\"linux-default\", \"kmem-dax\", \"memory-mode\", \"aliusm\"]\n\
 [allocation]\nsize_bytes = 161061273600\n[app]\nkind = \"superpi\"\nthreads = 4\n";
 
 #[test]
@@ -337,7 +337,7 @@ fn scenario_is_deterministic_and_policies_rank() {
 
 #[test]
 fn allocation_time_is_pages_times_cost_plus_zeroing() {
-    let text = "module = \"numa-pmem\"\npolicies = [\"bind:4\", \"bind:0\", \"bind:2\"]\n[allocation]\nsize_bytes = 1073741824\n";
+    let text = "module = \"numa\"\npolicies = [\"bind:4\", \"bind:0\", \"bind:2\"]\n[allocation]\nsize_bytes = 1073741824\n";
     let o = crate::registry::run_scenario(text, "s.toml", &[], &[]).unwrap();
     let pages = 262144.0;
     let t = |i: usize| o.rows[i]["alloc_time_s"].as_f64().unwrap() * 1e9;
@@ -348,7 +348,7 @@ fn allocation_time_is_pages_times_cost_plus_zeroing() {
 
 #[test]
 fn bad_topologies_name_the_key() {
-    let mut text = String::from("module = \"numa-pmem\"\n[topology]\n");
+    let mut text = String::from("module = \"numa\"\n[topology]\n");
     let preset = topology::PRESETS[0].1;
     // Re-root the preset under [topology].
     for line in preset.lines() {
@@ -395,4 +395,30 @@ fn bad_topologies_name_the_key() {
         "{e}"
     );
     assert!(e.line.is_some());
+}
+
+#[test]
+fn a_trace_sets_the_application_mix() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/traces/true.lackey.xz"
+    );
+    let mix = super::app::trace_mix(std::path::Path::new(path), "t.toml").unwrap();
+    assert!(
+        mix.read_fraction > 0.3 && mix.read_fraction < 1.0,
+        "{mix:?}"
+    );
+    assert!(
+        mix.random_fraction > 0.0 && mix.random_fraction < 1.0,
+        "{mix:?}"
+    );
+    let text = format!(
+        "module = \"numa\"\npolicies = [\"aliusm\", \"kmem-dax\"]\n[allocation]\nsize_bytes = 1073741824\n\
+         [app]\nkind = \"trace\"\ntrace = \"{path}\"\n"
+    );
+    let o = crate::registry::run_scenario(&text, "s.toml", &[], &[]).unwrap();
+    let rt = |i: usize| o.rows[i]["runtime_s"].as_f64().unwrap();
+    assert!(rt(0) > 0.0 && rt(1) > rt(0));
+    let bad = text.replace("true.lackey.xz", "missing.xz");
+    assert!(crate::registry::run_scenario(&bad, "s.toml", &[], &[]).is_err());
 }
