@@ -106,11 +106,10 @@ def figures(out: Path, df: pd.DataFrame, nodes: pd.DataFrame) -> list[Path]:
             ok = s[s.ok.astype(bool)]
             bad = s[~s.ok.astype(bool)]
             ax.plot(ok.size_gb, ok.alloc_time_s, marker="o", color=colors[p], label=p)
-            ax.scatter(
-                bad.size_gb, np.full(len(bad), ax.get_ylim()[0] if len(ok) else 1.0), marker="x", color=colors[p]
-            )
+            # Out of memory: the time spent until the allocation failed.
+            ax.scatter(bad.size_gb, bad.alloc_time_s, marker="x", s=80, color=colors[p])
         ax.set_xlabel("allocation size (GiB)")
-        ax.set_ylabel("allocation time (s); x = out of memory")
+        ax.set_ylabel("allocation time (s); x = out of memory at")
         ax.set_yscale("log")
         ax.legend(fontsize=8)
         ax.set_title("vmalloc-style allocation on the aliusM machine")
