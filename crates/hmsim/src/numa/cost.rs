@@ -109,6 +109,7 @@ pub fn alloc_time(
 ) -> AllocTime {
     let pb = pool.page_bytes as f64;
     let mut t = AllocTime::default();
+    let (mut interleaved_bytes, mut slowest_node_ns) = (0.0, 0.0f64);
     for (i, &pages) in pl.pages.iter().enumerate() {
         if pages == 0 {
             continue;
@@ -131,9 +132,18 @@ pub fn alloc_time(
             t.zero_ns += cached as f64 * pb / p.write_bandwidth_gb_s.min(core);
             t.zero_ns += (pages - cached) as f64 * pb / miss_bw.min(core);
         } else {
-            t.zero_ns += pages as f64 * pb / p.write_bandwidth_gb_s.min(core);
+            // Pages filled node after node are zeroed one node at a time.
+            let rr = pl.interleaved.get(i).copied().unwrap_or(0);
+            t.zero_ns += (pages - rr) as f64 * pb / p.write_bandwidth_gb_s.min(core);
+            if rr > 0 {
+                interleaved_bytes += rr as f64 * pb;
+                slowest_node_ns = slowest_node_ns.max(rr as f64 * pb / p.write_bandwidth_gb_s);
+            }
         }
     }
+    // Interleaved pages: consecutive pages go to different nodes and stores complete at each
+    // node's write queue, so the nodes write in parallel; the core or the busiest node bounds.
+    t.zero_ns += (interleaved_bytes / c.core_write_bandwidth_gb_s).max(slowest_node_ns);
     t.swap_ns = pl.swap_pages as f64 * swap.ns_per_page;
     t
 }

@@ -167,6 +167,8 @@ pub struct Placement {
     pub failed_pages: u64,
     /// The nodes the policy could use, all full when it ran out (pool ids).
     pub exhausted: Vec<usize>,
+    /// Of `pages`, those placed by round-robin stages (consecutive pages on different nodes).
+    pub interleaved: Vec<u64>,
 }
 
 impl Placement {
@@ -205,6 +207,7 @@ impl Placer {
         );
         let mut out = Placement {
             pages: vec![0; pool.nodes.len()],
+            interleaved: vec![0; pool.nodes.len()],
             ..Placement::default()
         };
         let mut left = pages;
@@ -226,7 +229,15 @@ impl Placer {
                 }
                 Stage::RoundRobin(list) => {
                     let cursor = self.cursors.entry((task.id, list.clone())).or_insert(0);
-                    left = round_robin(list, &mut self.free, &mut out.pages, cursor, left);
+                    let before = left;
+                    let mut got = vec![0; pool.nodes.len()];
+                    left = round_robin(list, &mut self.free, &mut got, cursor, left);
+                    if before > left {
+                        for (i, g) in got.into_iter().enumerate() {
+                            out.pages[i] += g;
+                            out.interleaved[i] += g;
+                        }
+                    }
                 }
             }
         }

@@ -337,13 +337,18 @@ fn scenario_is_deterministic_and_policies_rank() {
 
 #[test]
 fn allocation_time_is_pages_times_cost_plus_zeroing() {
-    let text = "module = \"numa\"\npolicies = [\"bind:4\", \"bind:0\", \"bind:2\"]\n[allocation]\nsize_bytes = 1073741824\n";
+    let text = "module = \"numa\"\npolicies = [\"bind:4\", \"bind:0\", \"bind:2\", \"interleave:4,5,6,7,8,9\", \"interleave:4,5\"]\n\
+                [allocation]\nsize_bytes = 1073741824\n";
     let o = crate::registry::run_scenario(text, "s.toml", &[], &[]).unwrap();
     let pages = 262144.0;
     let t = |i: usize| o.rows[i]["alloc_time_s"].as_f64().unwrap() * 1e9;
     assert!((t(0) - pages * (250.0 + 4096.0 / 2.2)).abs() < 1.0);
     assert!((t(1) - pages * (250.0 + 4096.0 / 10.0)).abs() < 1.0);
     assert!((t(2) - pages * (250.0 + 65.0 + 4096.0 / 10.0)).abs() < 1.0);
+    // Interleaved over 6 modules (13.2 GB/s together): the 10 GB/s core bounds; over 2
+    // modules (4.4 GB/s) the modules do.
+    assert!((t(3) - pages * (250.0 + 4096.0 / 10.0)).abs() < 1.0);
+    assert!((t(4) - pages * (250.0 + 4096.0 / 4.4)).abs() < 1.0);
 }
 
 #[test]
