@@ -427,3 +427,21 @@ fn a_trace_sets_the_application_mix() {
     let bad = text.replace("true.lackey.xz", "missing.xz");
     assert!(crate::registry::run_scenario(&bad, "s.toml", &[], &[]).is_err());
 }
+
+#[test]
+fn cxl_box_expanders_are_cpu_less_nodes_and_never_cached() {
+    let m = topology::load(None, Some("cxl-box"), "t.toml", "", &Catalog::builtin()).unwrap();
+    assert_eq!(m.nodes.len(), 4);
+    assert_eq!((m.dram_bytes(), m.far_bytes()), (256 * GIB, 512 * GIB));
+    // Memory Mode has nothing to cache here: the DRAM nodes stay DRAM, the expanders stay nodes.
+    let pool = Pool::memory_mode(&m);
+    assert!(pool.nodes.iter().all(|n| n.cache_bytes == 0));
+    assert_eq!(pool.nodes.len(), 4);
+    // Linux default: both DRAM nodes (minus the kernel's 2 GiB each), then the expanders.
+    let (_, r) = place(&m, &Policy::LinuxDefault, 0, 300 * GIB);
+    let g = |n: usize| r.pages[n] * 4096 / GIB;
+    assert_eq!((g(0), g(1), g(2), g(3)), (126, 126, 48, 0));
+    // aliusM interleaves the expanders once DRAM is full.
+    let (_, r) = place(&m, &Policy::AliusM, 0, 352 * GIB);
+    assert_eq!((r.pages[2] * 4096 / GIB, r.pages[3] * 4096 / GIB), (50, 50));
+}
