@@ -241,6 +241,34 @@ pub fn pmindex_load(index: &str, inserts: u64, model: bool) -> BenchResult {
     }
 }
 
+/// NUMA placement: 3,000 GiB in 4 KiB pages (≈ 786 M pages) placed by 56 tasks in 1 GiB
+/// vmalloc chunks on the aliusM machine under `policy`, with allocation cost; pages per second.
+pub fn numa_place(policy: &str, gib: u64) -> BenchResult {
+    use crate::numa::{allocate, topology, AllocationSpec, Policy};
+    let m = topology::load(None, Some("aliusm-2s"), "<bench>", "", &Catalog::builtin())
+        .expect("built-in preset");
+    let p = Policy::parse(policy, m.nodes.len()).expect("known policy");
+    let a = AllocationSpec {
+        size_bytes: gib << 30,
+        tasks: 56,
+        core: 0,
+        core_stride: 1,
+        chunk_bytes: Some(1 << 30),
+    };
+    let start = Instant::now();
+    let o = allocate(&m, &p, &a, &Default::default(), &Default::default());
+    let wall_s = start.elapsed().as_secs_f64();
+    let pages = o.placement.pages.iter().sum::<u64>() + o.placement.swap_pages;
+    BenchResult {
+        module: "numa".into(),
+        case: format!("{gib} GiB in 4 KiB pages, 56 tasks x 1 GiB chunks, {policy}"),
+        unit: "pages".into(),
+        count: pages,
+        wall_s,
+        per_wall_second: pages as f64 / wall_s,
+    }
+}
+
 /// Every benchmark of `module` (or all modules for `None`).
 pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
     let mut out = Vec::new();
@@ -266,6 +294,11 @@ pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
             out.push(pmindex_load(index, n, true));
         }
         out.push(pmindex_load("p-clht", n, false));
+    if module.is_none() || module == Some("numa") {
+        let gib = (3000.0 * scale).max(1.0) as u64;
+        for p in ["linux-default", "interleave-all", "aliusm", "memory-mode"] {
+            out.push(numa_place(p, gib));
+        }
     }
     if module.is_none() || module == Some("trace") {
         out.push(trace_native_read((10_000_000.0 * scale).max(1000.0) as u64));

@@ -11,6 +11,7 @@ pub mod config;
 pub mod device;
 pub mod error;
 pub mod hash;
+pub mod numa;
 pub mod pmem;
 pub mod pmindex;
 pub mod registry;

@@ -46,6 +46,7 @@ pub const MODULES: &[(&str, Runner)] = &[
     ("tiering", crate::tier::run),
     ("allocators", crate::alloc::run),
     ("pm-index", crate::pmindex::run),
+    ("numa", crate::numa::run),
 ];
 
 pub fn module_names() -> Vec<&'static str> {

@@ -1,0 +1,427 @@
+//! Application model: a memory-bound program as a streaming phase and a random phase over
+//! its footprint; each phase's throughput comes from the tier engine's loaded-latency fixed
+//! point over the nodes (or Memory Mode hit/miss paths) its pages landed on.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Validate, Validator};
+use crate::error::ConfigError;
+use crate::tier::engine::default_queue_coeff;
+use crate::tier::params::{ANTAGONIST_READS_PER_CORE, GUPS_MLP};
+use crate::tier::{solve_fixed_point, LatencyCurve, Source, TierSpec};
+
+use super::cost::{backing_bandwidth, SwapSpec};
+use super::mmcache::{hit_ratio, MemoryModeSpec, Pattern};
+use super::pool::{Placement, Pool};
+use super::topology::Machine;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AppKind {
+    /// No application run (allocation only).
+    None,
+    /// SuperPi/FFT-like: mostly streaming passes with a random (butterfly) share.
+    Superpi,
+    /// STREAM triad: 2 reads + 1 write per element, all sequential.
+    Stream,
+    /// GUPS: random 64 B read-modify-writes.
+    Gups,
+    /// Mix (read and random fractions, traffic per footprint byte) measured from a trace.
+    Trace,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppSpec {
+    #[serde(default = "d_kind")]
+    pub kind: AppKind,
+    #[serde(default = "d_threads")]
+    pub threads: u32,
+    /// Bytes moved ÷ footprint bytes.
+    #[serde(default = "d_passes")]
+    pub passes: f64,
+    /// Share of traffic in the random phase; default by kind (superpi 0.3, stream 0, gups 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_fraction: Option<f64>,
+    /// Share of line traffic that is reads; default by kind (superpi/stream 2/3, gups 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_fraction: Option<f64>,
+    /// Lines in flight per thread while streaming (prefetchers); default the tier engine's
+    /// fitted per-core streaming value.
+    #[serde(default = "d_stream_mlp")]
+    pub stream_mlp: f64,
+    /// Lines in flight per thread on random accesses; default the tier engine's GUPS value.
+    #[serde(default = "d_random_mlp")]
+    pub random_mlp: f64,
+    /// Trace (any format the trace reader knows), relative to the scenario file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+}
+
+fn d_kind() -> AppKind {
+    AppKind::None
+}
+fn d_threads() -> u32 {
+    1
+}
+fn d_passes() -> f64 {
+    10.0
+}
+fn d_stream_mlp() -> f64 {
+    ANTAGONIST_READS_PER_CORE
+}
+fn d_random_mlp() -> f64 {
+    GUPS_MLP
+}
+
+impl Default for AppSpec {
+    fn default() -> Self {
+        AppSpec {
+            kind: d_kind(),
+            threads: d_threads(),
+            passes: d_passes(),
+            random_fraction: None,
+            read_fraction: None,
+            stream_mlp: d_stream_mlp(),
+            random_mlp: d_random_mlp(),
+            trace: None,
+        }
+    }
+}
+
+impl Validate for AppSpec {
+    fn validate(&self, v: &mut Validator) {
+        v.range("threads", self.threads, 1, 4096, "threads");
+        v.positive("passes", self.passes, "footprints");
+        if let Some(x) = self.random_fraction {
+            v.fraction("random_fraction", x);
+        }
+        if let Some(x) = self.read_fraction {
+            v.range("read_fraction", x, 0.05, 1.0, "");
+        }
+        v.positive("stream_mlp", self.stream_mlp, "lines");
+        v.positive("random_mlp", self.random_mlp, "lines");
+        if (self.kind == AppKind::Trace) != self.trace.is_some() {
+            v.fail(
+                "trace",
+                "kind = \"trace\" needs trace = \"path\", and trace needs kind = \"trace\"",
+            );
+        }
+    }
+}
+
+/// The mix the model runs: fractions and traffic per footprint byte.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mix {
+    pub random_fraction: f64,
+    pub read_fraction: f64,
+    pub passes: f64,
+}
+
+impl AppSpec {
+    pub fn mix(&self) -> Mix {
+        let (r, rf) = match self.kind {
+            AppKind::Superpi => (0.3, 2.0 / 3.0),
+            AppKind::Stream => (0.0, 2.0 / 3.0),
+            AppKind::Gups => (1.0, 0.5),
+            AppKind::None | AppKind::Trace => (0.0, 1.0),
+        };
+        Mix {
+            random_fraction: self.random_fraction.unwrap_or(r),
+            read_fraction: self.read_fraction.unwrap_or(rf),
+            passes: self.passes,
+        }
+    }
+}
+
+/// Measure a trace's mix with the one trace reader: reads vs writes, accesses that do not
+/// continue a sequential run (within 128 B after the previous access) count as random, and
+/// traffic per distinct 4 KiB page touched.
+pub fn trace_mix(path: &std::path::Path, file: &str) -> Result<Mix, ConfigError> {
+    let mut r = crate::trace::open_trace(path, None).map_err(ConfigError::from)?;
+    let (mut batch, mut reads, mut writes, mut random) = (Vec::new(), 0u64, 0u64, 0u64);
+    let mut last = u64::MAX;
+    let mut pages = BTreeSet::new();
+    while r.read_batch(&mut batch, 4096).map_err(ConfigError::from)? > 0 {
+        for rec in &batch {
+            let (rd, wr) = (rec.kind.is_read(), rec.kind.is_write());
+            if !rd && !wr {
+                continue;
+            }
+            reads += rd as u64;
+            writes += wr as u64;
+            if !(rec.address >= last && rec.address <= last.saturating_add(128)) {
+                random += 1;
+            }
+            last = rec.address;
+            pages.insert(rec.address >> 12);
+        }
+    }
+    let n = reads + writes;
+    if n == 0 {
+        return Err(ConfigError::new(
+            file,
+            "app.trace",
+            "the trace has no loads or stores",
+        ));
+    }
+    Ok(Mix {
+        random_fraction: random as f64 / n as f64,
+        read_fraction: (reads as f64 / n as f64).max(0.05),
+        passes: n as f64 * 64.0 / (pages.len() as f64 * 4096.0),
+    })
+}
+
+/// What the application run produced.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct AppResult {
+    pub runtime_ns: f64,
+    /// Bytes moved ÷ memory time (swap faults excluded).
+    pub bandwidth_gb_s: f64,
+    /// Access-weighted loaded latency of the random phase (or the stream if none).
+    pub latency_ns: f64,
+    /// Access-weighted idle latency of random / sequential reads where the pages are.
+    pub idle_latency_ns: f64,
+    pub idle_seq_latency_ns: f64,
+    /// Share of 64 B accesses that hit a Memory Mode DRAM cache (`None`: no cache).
+    pub cache_hit_ratio: Option<f64>,
+    /// Bytes read from / written to far memory (incl. Memory Mode fills and write-backs).
+    pub far_read_bytes: f64,
+    pub far_write_bytes: f64,
+    pub swap_ns: f64,
+}
+
+struct Tier {
+    spec: TierSpec,
+    share: f64,
+    far: bool,
+    remote: bool,
+    /// PMem bytes per 64 B access served here (Memory Mode random misses move whole blocks).
+    amplification: f64,
+    /// Index of the tier that receives this tier's fills (Memory Mode DRAM cache).
+    fills: Option<usize>,
+}
+
+fn tier(name: String, lat: f64, bw: f64, mix_penalty: f64) -> TierSpec {
+    TierSpec {
+        name,
+        capacity_bytes: 0,
+        unloaded_latency_ns: lat,
+        read_bandwidth_gb_s: bw,
+        mix_penalty,
+        queue_coeff: default_queue_coeff(),
+        curve: LatencyCurve::mess(),
+    }
+}
+
+/// The tiers one phase sees: a path per node its pages are on, split into hit and miss
+/// paths on Memory Mode nodes.
+fn tiers(
+    m: &Machine,
+    pool: &Pool,
+    pl: &Placement,
+    socket: usize,
+    pattern: Pattern,
+    rf: f64,
+    mm: &MemoryModeSpec,
+) -> (Vec<Tier>, Option<f64>) {
+    let resident: u64 = pl.pages.iter().sum();
+    let mut out = Vec::new();
+    let (mut hits, mut cached) = (0.0, 0.0);
+    for (i, &p) in pl.pages.iter().enumerate() {
+        if p == 0 {
+            continue;
+        }
+        let n = &pool.nodes[i];
+        let share = p as f64 / resident as f64;
+        let path = m.path(socket, n.topo);
+        let lat = |pa: &super::topology::Path| match pattern {
+            Pattern::Stream => pa.read_latency_ns,
+            Pattern::Random => pa.random_read_latency_ns,
+        };
+        let media = m.nodes[n.topo].media;
+        if n.cache_bytes == 0 {
+            out.push(Tier {
+                spec: tier(
+                    format!("node{i}"),
+                    lat(&path),
+                    path.mixed_bandwidth_gb_s(rf),
+                    media.mix_penalty,
+                ),
+                share,
+                remote: path.remote,
+                far: !n.cpu || m.nodes[n.topo].kind == super::topology::NodeKind::Far,
+                amplification: 1.0,
+                fills: None,
+            });
+            continue;
+        }
+        let h = hit_ratio(
+            pattern,
+            mm.frame_order,
+            p,
+            n.cache_bytes / pool.page_bytes,
+            n.capacity_pages,
+            mm.block_bytes,
+        );
+        hits += share * h;
+        cached += share;
+        let hit_idx = out.len();
+        out.push(Tier {
+            spec: tier(
+                format!("node{i}-cache"),
+                lat(&path),
+                path.mixed_bandwidth_gb_s(rf),
+                media.mix_penalty,
+            ),
+            share: share * h,
+            remote: path.remote,
+            far: false,
+            amplification: 1.0,
+            fills: None,
+        });
+        // A miss probes the DRAM tag, then reads the block from the controller's PMem.
+        let f = &m.nodes[n.backing[0]];
+        let far_path = m.path(socket, f.id);
+        let (r, w) = backing_bandwidth(m, socket, &n.backing);
+        let bw = 1.0 / (rf / r + (1.0 - rf) / w);
+        let amp = match pattern {
+            Pattern::Stream => 1.0,
+            Pattern::Random => mm.block_bytes as f64 / 64.0,
+        };
+        out.push(Tier {
+            spec: tier(
+                format!("node{i}-miss"),
+                lat(&path) + lat(&far_path)
+                    - if far_path.remote {
+                        m.spec.interconnect.remote_extra_latency_ns
+                    } else {
+                        0.0
+                    },
+                bw / amp,
+                f.media.mix_penalty,
+            ),
+            share: share * (1.0 - h),
+            remote: path.remote,
+            far: true,
+            amplification: amp,
+            fills: Some(hit_idx),
+        });
+    }
+    // One link carries all remote traffic: split its bandwidth over the remote tiers in
+    // proportion to their access shares (their traffic is in that proportion).
+    let remote: f64 = out.iter().filter(|t| t.remote).map(|t| t.share).sum();
+    if remote > 0.0 {
+        let link = m.spec.interconnect.bandwidth_gb_s;
+        for t in out.iter_mut().filter(|t| t.remote && t.share > 0.0) {
+            let cap = link * t.share / remote;
+            t.spec.read_bandwidth_gb_s = t.spec.read_bandwidth_gb_s.min(cap);
+        }
+    }
+    let hr = (cached > 0.0).then(|| hits / cached);
+    (out, hr)
+}
+
+/// Run `app` over the pages of `pl` (allocated by a task on `socket`).
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    m: &Machine,
+    pool: &Pool,
+    pl: &Placement,
+    socket: usize,
+    mix: Mix,
+    app: &AppSpec,
+    mm: &MemoryModeSpec,
+    swap: &SwapSpec,
+) -> AppResult {
+    let resident: u64 = pl.pages.iter().sum();
+    let total = resident + pl.swap_pages;
+    let mut res = AppResult::default();
+    if total == 0 {
+        return res;
+    }
+    let footprint = total as f64 * pool.page_bytes as f64;
+    let rf = mix.read_fraction;
+    let swap_share = pl.swap_pages as f64 / total as f64;
+    let mut mem_ns = 0.0;
+    let mut moved = 0.0;
+    let mut hit_acc = (0.0, 0.0);
+    for (pattern, frac, mlp) in [
+        (Pattern::Stream, 1.0 - mix.random_fraction, app.stream_mlp),
+        (Pattern::Random, mix.random_fraction, app.random_mlp),
+    ] {
+        if frac <= 0.0 {
+            continue;
+        }
+        let bytes = footprint * mix.passes * frac * (1.0 - swap_share);
+        let (ts, hr) = tiers(m, pool, pl, socket, pattern, rf, mm);
+        let specs: Vec<TierSpec> = ts.iter().map(|t| t.spec.clone()).collect();
+        let src = Source::Spread {
+            share: ts.iter().map(|t| t.share).collect(),
+            reads: app.threads as f64 * mlp,
+            read_fraction: rf,
+        };
+        // Memory Mode fills write into the DRAM cache beside the program's own traffic:
+        // open-loop load on the hit path, refined once from the first solution.
+        let mut open = vec![0.0; ts.len()];
+        let mut fp = solve_fixed_point(&specs, std::slice::from_ref(&src), &open);
+        if ts.iter().any(|t| t.fills.is_some()) {
+            for (t, x) in ts.iter().zip(&fp.tiers) {
+                if let Some(h) = t.fills {
+                    open[h] += x.bandwidth_gb_s * rf;
+                }
+            }
+            fp = solve_fixed_point(&specs, std::slice::from_ref(&src), &open);
+        }
+        let x: f64 = fp
+            .tiers
+            .iter()
+            .zip(&open)
+            .map(|(p, o)| (p.bandwidth_gb_s - o).max(0.0))
+            .sum();
+        let ns = if x > 0.0 { bytes / x } else { 0.0 };
+        mem_ns += ns;
+        moved += bytes;
+        let lat: f64 = ts
+            .iter()
+            .zip(&fp.tiers)
+            .map(|(t, p)| t.share * p.latency_ns)
+            .sum();
+        if pattern == Pattern::Random || mix.random_fraction <= 0.0 {
+            res.latency_ns = lat;
+        }
+        for t in ts.iter().filter(|t| t.far) {
+            let b = bytes * t.share * t.amplification;
+            res.far_read_bytes += b * rf;
+            res.far_write_bytes += b * (1.0 - rf);
+        }
+        if let Some(h) = hr {
+            hit_acc.0 += h * frac;
+            hit_acc.1 += frac;
+        }
+    }
+    // Idle random-read latency where the pages are (what a pointer chase would see).
+    let (ts, _) = tiers(m, pool, pl, socket, Pattern::Random, 1.0, mm);
+    res.idle_latency_ns = ts
+        .iter()
+        .map(|t| t.share * t.spec.unloaded_latency_ns)
+        .sum();
+    let (ts, _) = tiers(m, pool, pl, socket, Pattern::Stream, 1.0, mm);
+    res.idle_seq_latency_ns = ts
+        .iter()
+        .map(|t| t.share * t.spec.unloaded_latency_ns)
+        .sum();
+    // Swapped pages fault back in: once per page per pass when streaming, once per access
+    // when random; threads fault in parallel.
+    let page_accesses = pool.page_bytes as f64 / 64.0;
+    let faults = pl.swap_pages as f64
+        * mix.passes
+        * ((1.0 - mix.random_fraction) + mix.random_fraction * page_accesses);
+    res.swap_ns = faults * swap.ns_per_page / app.threads as f64;
+    res.runtime_ns = mem_ns + res.swap_ns;
+    res.bandwidth_gb_s = if mem_ns > 0.0 { moved / mem_ns } else { 0.0 };
+    res.cache_hit_ratio = (hit_acc.1 > 0.0).then(|| hit_acc.0 / hit_acc.1);
+    res
+}

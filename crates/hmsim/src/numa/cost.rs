@@ -1,0 +1,168 @@
+//! Allocation cost of a vmalloc-style bulk allocation: per-page kernel work plus zeroing
+//! each page at the write bandwidth of the path to where it landed, remote penalties
+//! included; pages pushed to swap cost a swap-out each.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Validate, Validator};
+
+use super::pool::{Placement, Pool};
+use super::topology::Machine;
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllocCost {
+    /// Page-allocator call + page-table update per 4 KiB page (assumption: the spec gives
+    /// no figure; order of a buddy fast path plus a PTE write).
+    #[serde(default = "d_ns")]
+    pub ns_per_page: f64,
+    /// Store bandwidth of the one core that zeroes pages (assumption).
+    #[serde(default = "d_core")]
+    pub core_write_bandwidth_gb_s: f64,
+}
+
+fn d_ns() -> f64 {
+    250.0
+}
+fn d_core() -> f64 {
+    10.0
+}
+
+impl Default for AllocCost {
+    fn default() -> Self {
+        AllocCost {
+            ns_per_page: d_ns(),
+            core_write_bandwidth_gb_s: d_core(),
+        }
+    }
+}
+
+impl Validate for AllocCost {
+    fn validate(&self, v: &mut Validator) {
+        v.non_negative("ns_per_page", self.ns_per_page, "ns");
+        v.positive(
+            "core_write_bandwidth_gb_s",
+            self.core_write_bandwidth_gb_s,
+            "GB/s",
+        );
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwapSpec {
+    #[serde(default = "d_swap")]
+    pub bytes: u64,
+    /// Writing one page out (allocation) or faulting it back in (access), ns.
+    #[serde(default = "d_swap_ns")]
+    pub ns_per_page: f64,
+}
+
+/// Assumption: 16 GiB of swap on an NVMe SSD; ~4 KiB at ~0.5 GB/s plus fault handling.
+fn d_swap() -> u64 {
+    16 << 30
+}
+fn d_swap_ns() -> f64 {
+    10_000.0
+}
+
+impl Default for SwapSpec {
+    fn default() -> Self {
+        SwapSpec {
+            bytes: d_swap(),
+            ns_per_page: d_swap_ns(),
+        }
+    }
+}
+
+impl Validate for SwapSpec {
+    fn validate(&self, v: &mut Validator) {
+        v.non_negative("ns_per_page", self.ns_per_page, "ns");
+    }
+}
+
+/// Breakdown of one allocation's time (ns).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct AllocTime {
+    pub kernel_ns: f64,
+    pub zero_ns: f64,
+    pub remote_ns: f64,
+    pub swap_ns: f64,
+}
+
+impl AllocTime {
+    pub fn total_ns(&self) -> f64 {
+        self.kernel_ns + self.zero_ns + self.remote_ns + self.swap_ns
+    }
+}
+
+/// Time to allocate and zero `pl` for a task on `socket`; `used_before` pages were on each
+/// pool node before (a Memory Mode cache holds the first `cache` bytes of a node's pages).
+pub fn alloc_time(
+    m: &Machine,
+    pool: &Pool,
+    pl: &Placement,
+    used_before: &[u64],
+    socket: usize,
+    c: &AllocCost,
+    swap: &SwapSpec,
+) -> AllocTime {
+    let pb = pool.page_bytes as f64;
+    let mut t = AllocTime::default();
+    let (mut interleaved_bytes, mut slowest_node_ns) = (0.0, 0.0f64);
+    for (i, &pages) in pl.pages.iter().enumerate() {
+        if pages == 0 {
+            continue;
+        }
+        let n = &pool.nodes[i];
+        let p = m.path(socket, n.topo);
+        t.kernel_ns += pages as f64 * c.ns_per_page;
+        if p.remote {
+            // One remote round trip per page (struct page and PTE work on the far node).
+            t.remote_ns += pages as f64 * m.spec.interconnect.remote_extra_latency_ns;
+        }
+        let core = c.core_write_bandwidth_gb_s;
+        if n.cache_bytes > 0 {
+            // Memory Mode: zeroes stay in the DRAM cache until it is full, then every block
+            // is filled from PMem and a dirty victim written back (read + write in series).
+            let cache_pages = n.cache_bytes / pool.page_bytes;
+            let cached = cache_pages.saturating_sub(used_before[i]).min(pages);
+            let (r, w) = backing_bandwidth(m, socket, &n.backing);
+            let miss_bw = 1.0 / (1.0 / r + 1.0 / w);
+            t.zero_ns += cached as f64 * pb / p.write_bandwidth_gb_s.min(core);
+            t.zero_ns += (pages - cached) as f64 * pb / miss_bw.min(core);
+        } else {
+            // Pages filled node after node are zeroed one node at a time.
+            let rr = pl.interleaved.get(i).copied().unwrap_or(0);
+            t.zero_ns += (pages - rr) as f64 * pb / p.write_bandwidth_gb_s.min(core);
+            if rr > 0 {
+                interleaved_bytes += rr as f64 * pb;
+                slowest_node_ns = slowest_node_ns.max(rr as f64 * pb / p.write_bandwidth_gb_s);
+            }
+        }
+    }
+    // Interleaved pages: consecutive pages go to different nodes and stores complete at each
+    // node's write queue, so the nodes write in parallel; the core or the busiest node bounds.
+    t.zero_ns += (interleaved_bytes / c.core_write_bandwidth_gb_s).max(slowest_node_ns);
+    t.swap_ns = pl.swap_pages as f64 * swap.ns_per_page;
+    t
+}
+
+/// Aggregate (read, write) bandwidth of far modules seen from `socket` (interleaved).
+pub fn backing_bandwidth(m: &Machine, socket: usize, modules: &[usize]) -> (f64, f64) {
+    let mut r = 0.0;
+    let mut w = 0.0;
+    let mut remote = false;
+    for &f in modules {
+        let p = m.path(socket, f);
+        remote |= p.remote;
+        r += m.nodes[f].media.read_bandwidth_gb_s;
+        w += m.nodes[f].media.write_bandwidth_gb_s;
+    }
+    if remote {
+        let cap = m.spec.interconnect.bandwidth_gb_s;
+        (r.min(cap), w.min(cap))
+    } else {
+        (r, w)
+    }
+}

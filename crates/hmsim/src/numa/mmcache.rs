@@ -1,0 +1,272 @@
+//! Memory Mode: the controller's DRAM as a direct-mapped cache of its PMem, block size
+//! configurable (64 B default), insert on miss, dirty write-back.
+//!
+//! Two ways to get its hit ratio:
+//! - closed form at page granularity, for the study's patterns over hundreds of GB: with
+//!   blocks no larger than a page, a page's blocks map to the same cache "page slot" (frame
+//!   number mod slots), so conflicts are decided by how many of the footprint's pages share
+//!   a slot. A cyclic stream hits only in slots holding one page; uniform random accesses hit
+//!   with probability 1/k in a slot holding k pages.
+//! - simulation with the one cache model ([`SetAssocCache`] with 1 way, block numbers as
+//!   lines) over a scaled address space (cache, footprint and frames divided by one factor),
+//!   for traces and to check the closed form.
+
+use rand::seq::SliceRandom;
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::cache::{Replacement, SetAssocCache};
+use crate::config::{Validate, Validator};
+use crate::rng::SimRng;
+
+/// How the kernel hands out physical frames on a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FrameOrder {
+    /// Consecutive frames (a freshly booted machine): no aliasing until the footprint
+    /// exceeds the cache.
+    Sequential,
+    /// Frames drawn uniformly from the node (an aged machine): aliasing at any footprint.
+    Random,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryModeSpec {
+    #[serde(default = "d_block")]
+    pub block_bytes: u64,
+    #[serde(default = "d_order")]
+    pub frame_order: FrameOrder,
+}
+
+fn d_block() -> u64 {
+    64
+}
+fn d_order() -> FrameOrder {
+    FrameOrder::Sequential
+}
+
+impl Default for MemoryModeSpec {
+    fn default() -> Self {
+        MemoryModeSpec {
+            block_bytes: d_block(),
+            frame_order: d_order(),
+        }
+    }
+}
+
+impl MemoryModeSpec {
+    pub fn validate_for(&self, v: &mut Validator, page_bytes: u64) {
+        v.range(
+            "block_bytes",
+            self.block_bytes,
+            64,
+            page_bytes,
+            "bytes (64 B to one page)",
+        );
+        if !self.block_bytes.is_power_of_two() {
+            v.fail(
+                "block_bytes",
+                format!("{} is not a power of two", self.block_bytes),
+            );
+        }
+    }
+}
+
+impl Validate for MemoryModeSpec {
+    fn validate(&self, v: &mut Validator) {
+        self.validate_for(v, 4096);
+    }
+}
+
+/// The access pattern whose hit ratio is wanted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pattern {
+    /// Repeated sequential passes over the footprint.
+    Stream,
+    /// Uniform random 64 B accesses over the footprint.
+    Random,
+}
+
+/// Steady-state (after warm-up) hit ratio per 64 B access of a direct-mapped cache of
+/// `cache_pages` page slots, for `pages` footprint pages placed among `node_pages` frames of
+/// the node; closed form (expected value for random frames).
+pub fn hit_ratio(
+    pattern: Pattern,
+    order: FrameOrder,
+    pages: u64,
+    cache_pages: u64,
+    node_pages: u64,
+    block_bytes: u64,
+) -> f64 {
+    if pages == 0 {
+        return 1.0;
+    }
+    if cache_pages == 0 {
+        return 0.0;
+    }
+    let (p, s) = (pages as f64, cache_pages as f64);
+    let page_hit = match (pattern, order) {
+        (Pattern::Stream, FrameOrder::Sequential) => {
+            // Consecutive frames: slots get ⌊p/s⌋ or ⌈p/s⌉ pages; only single-page slots hit.
+            if pages <= cache_pages {
+                1.0
+            } else if pages < 2 * cache_pages {
+                (2 * cache_pages - pages) as f64 / p
+            } else {
+                0.0
+            }
+        }
+        (Pattern::Random, FrameOrder::Sequential) => (s / p).min(1.0),
+        (Pattern::Stream, FrameOrder::Random) => {
+            // A page hits when none of the other frames of its slot holds a footprint page.
+            let m = (node_pages as f64 / s).max(1.0);
+            let q = ((p - 1.0) / (node_pages as f64 - 1.0).max(1.0)).min(1.0);
+            (1.0 - q).powf(m - 1.0)
+        }
+        (Pattern::Random, FrameOrder::Random) => {
+            // Hit ratio = occupied slots / pages.
+            let m = (node_pages as f64 / s).max(1.0);
+            let empty = (1.0 - (p / node_pages as f64).min(1.0)).powf(m);
+            (s * (1.0 - empty) / p).min(1.0)
+        }
+    };
+    match pattern {
+        // A stream uses every 64 B of a block it brought in: misses per access scale 64/B.
+        Pattern::Stream => 1.0 - (1.0 - page_hit) * 64.0 / block_bytes as f64,
+        Pattern::Random => page_hit,
+    }
+}
+
+/// Counters of a simulated run (after warm-up).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SimCounts {
+    pub accesses: u64,
+    pub hits: u64,
+    /// Blocks read from PMem (fills) and written back to it (dirty victims).
+    pub fills: u64,
+    pub writebacks: u64,
+}
+
+impl SimCounts {
+    pub fn hit_ratio(&self) -> f64 {
+        if self.accesses == 0 {
+            1.0
+        } else {
+            self.hits as f64 / self.accesses as f64
+        }
+    }
+}
+
+/// A direct-mapped DRAM cache over PMem addresses: the project's set-associative cache with
+/// one way, indexed by block number.
+pub struct DramCache {
+    cache: SetAssocCache,
+    block_shift: u32,
+    pub counts: SimCounts,
+}
+
+impl DramCache {
+    pub fn new(cache_bytes: u64, block_bytes: u64, rng: SimRng) -> DramCache {
+        let blocks = (cache_bytes / block_bytes).max(1);
+        DramCache {
+            // SetAssocCache sizes sets as bytes / 64: pass 64 B per block.
+            cache: SetAssocCache::new(blocks * 64, 1, Replacement::Lru, rng),
+            block_shift: block_bytes.trailing_zeros(),
+            counts: SimCounts::default(),
+        }
+    }
+
+    /// One access to physical address `addr`; insert on miss, write-back of a dirty victim.
+    pub fn access(&mut self, addr: u64, write: bool) -> bool {
+        let b = addr >> self.block_shift;
+        self.counts.accesses += 1;
+        if self.cache.lookup(b, write) {
+            self.counts.hits += 1;
+            return true;
+        }
+        self.counts.fills += 1;
+        if let Some((_, dirty)) = self.cache.insert(b, write) {
+            self.counts.writebacks += dirty as u64;
+        }
+        false
+    }
+
+    pub fn reset_counts(&mut self) {
+        self.counts = SimCounts::default();
+    }
+}
+
+/// Simulate `pattern` over a footprint of `pages` pages placed among `node_pages` frames,
+/// with a cache of `cache_pages` page slots, all divided by `scale` (≥ 1). Streams run
+/// `passes` passes (the first is warm-up); random runs `accesses` accesses after as many of
+/// warm-up. `write_every` > 0 makes every n-th access a write.
+#[allow(clippy::too_many_arguments)]
+pub fn simulate(
+    pattern: Pattern,
+    order: FrameOrder,
+    pages: u64,
+    cache_pages: u64,
+    node_pages: u64,
+    page_bytes: u64,
+    block_bytes: u64,
+    scale: u64,
+    passes: u32,
+    accesses: u64,
+    write_every: u64,
+    rng: &mut SimRng,
+) -> SimCounts {
+    let scale = scale.max(1);
+    let (p, s, f) = (
+        (pages / scale).max(1),
+        (cache_pages / scale).max(1),
+        (node_pages / scale).max(1),
+    );
+    let frames: Vec<u64> = match order {
+        FrameOrder::Sequential => (0..p).collect(),
+        FrameOrder::Random => {
+            let mut all: Vec<u64> = (0..f.max(p)).collect();
+            all.shuffle(rng);
+            all.truncate(p as usize);
+            all
+        }
+    };
+    let mut c = DramCache::new(s * page_bytes, block_bytes, rng.clone());
+    let lines_per_page = page_bytes / 64;
+    let mut n = 0u64;
+    let write = |n: &mut u64| {
+        *n += 1;
+        write_every > 0 && (*n).is_multiple_of(write_every)
+    };
+    match pattern {
+        Pattern::Stream => {
+            for pass in 0..passes.max(2) {
+                if pass == 1 {
+                    c.reset_counts();
+                }
+                for &fr in &frames {
+                    for l in 0..lines_per_page {
+                        let w = write(&mut n);
+                        c.access(fr * page_bytes + l * 64, w);
+                    }
+                }
+            }
+        }
+        Pattern::Random => {
+            let total = p * lines_per_page;
+            for i in 0..2 * accesses {
+                if i == accesses {
+                    c.reset_counts();
+                }
+                let line = rng.random_range(0..total);
+                let w = write(&mut n);
+                c.access(
+                    frames[(line / lines_per_page) as usize] * page_bytes
+                        + (line % lines_per_page) * 64,
+                    w,
+                );
+            }
+        }
+    }
+    c.counts
+}

@@ -1,0 +1,26 @@
+//! DRAM + PMem (or CXL) as system memory on a NUMA machine (spec 04-numa-pmem.md).
+//!
+//! - [`topology`]: sockets, controllers (SNC nodes), DRAM and far-memory modules, SLIT
+//!   distances and per-path latency/bandwidth, in TOML; presets `aliusm-2s` and `cxl-box`.
+//! - [`pool`] and [`policy`]: the NUMA nodes the OS allocates from and the placement
+//!   policies (Linux default, KMEM_DAX ×3, interleave, Memory Mode, aliusM), run-length
+//!   placement with swap and out-of-memory.
+//! - [`mmcache`]: the Memory Mode direct-mapped DRAM cache (closed form and simulated).
+//! - [`cost`]: vmalloc-style allocation time; [`app`]: application runtime through the
+//!   tier engine's loaded-latency model.
+
+pub mod app;
+pub mod cost;
+pub mod mmcache;
+pub mod policy;
+pub mod pool;
+mod scenario;
+pub mod topology;
+
+#[cfg(test)]
+mod tests;
+
+pub use policy::{Policy, Stage, POLICIES};
+pub use pool::{Placement, Placer, Pool, Task};
+pub use scenario::{allocate, run, AllocationSpec, NumaScenario, Outcome};
+pub use topology::{Machine, Topology, PRESETS};

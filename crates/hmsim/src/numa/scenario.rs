@@ -1,0 +1,399 @@
+//! The `numa` scenario: one allocation (by one or more tasks) under each listed
+//! policy on one topology, its cost, where it landed, and an application run over it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::app::{self, AppKind, AppSpec, Mix};
+use super::cost::{alloc_time, AllocCost, AllocTime, SwapSpec};
+use super::mmcache::MemoryModeSpec;
+use super::policy::{Policy, POLICIES};
+use super::pool::{Placement, Placer, Pool, Task};
+use super::topology::{self, Machine, NodeKind, Topology};
+use crate::config::{parse_toml, Validate, Validator};
+use crate::device::Catalog;
+use crate::error::ConfigError;
+use crate::registry::RunOutput;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NumaScenario {
+    pub module: String,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// A built-in preset (`aliusm-2s`, `cxl-box`) or a topology TOML file; default aliusm-2s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology_preset: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<Topology>,
+    #[serde(default = "d_policies")]
+    pub policies: Vec<String>,
+    #[serde(default)]
+    pub allocation: AllocationSpec,
+    #[serde(default)]
+    pub app: AppSpec,
+    #[serde(default)]
+    pub cost: AllocCost,
+    #[serde(default)]
+    pub swap: SwapSpec,
+    #[serde(default)]
+    pub memory_mode: MemoryModeSpec,
+}
+
+fn d_policies() -> Vec<String> {
+    [
+        "linux-default",
+        "kmem-dax",
+        "kmem-dax-all",
+        "kmem-dax-preferred",
+        "interleave-all",
+        "memory-mode",
+        "aliusm",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllocationSpec {
+    pub size_bytes: u64,
+    /// Tasks that allocate in turn, `chunk_bytes` at a time, until `size_bytes` is placed.
+    #[serde(default = "d_tasks")]
+    pub tasks: u32,
+    /// Core of task 0; task i runs on core `core + i × core_stride`.
+    #[serde(default)]
+    pub core: u32,
+    #[serde(default = "d_stride")]
+    pub core_stride: u32,
+    /// Default: `size_bytes / tasks` (one vmalloc per task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_bytes: Option<u64>,
+}
+
+fn d_tasks() -> u32 {
+    1
+}
+fn d_stride() -> u32 {
+    1
+}
+
+impl Default for AllocationSpec {
+    fn default() -> Self {
+        AllocationSpec {
+            size_bytes: 100 << 30,
+            tasks: 1,
+            core: 0,
+            core_stride: 1,
+            chunk_bytes: None,
+        }
+    }
+}
+
+impl Validate for AllocationSpec {
+    fn validate(&self, v: &mut Validator) {
+        v.range("size_bytes", self.size_bytes, 1, 1 << 60, "bytes");
+        v.range("tasks", self.tasks, 1, 1 << 20, "tasks");
+        if let Some(c) = self.chunk_bytes {
+            v.range("chunk_bytes", c, 4096, 1 << 60, "bytes");
+            if self.size_bytes / c > 10_000_000 {
+                v.fail(
+                    "chunk_bytes",
+                    "more than 10 million chunks; use larger chunks",
+                );
+            }
+        }
+    }
+}
+
+impl Validate for NumaScenario {
+    fn validate(&self, v: &mut Validator) {
+        if self.policies.is_empty() {
+            v.fail(
+                "policies",
+                format!("empty; allowed: {}", POLICIES.join(", ")),
+            );
+        }
+        v.nested("allocation", &self.allocation);
+        v.nested("app", &self.app);
+        v.nested("cost", &self.cost);
+        v.nested("swap", &self.swap);
+    }
+}
+
+struct MM<'a>(&'a MemoryModeSpec, u64);
+
+impl Validate for MM<'_> {
+    fn validate(&self, v: &mut Validator) {
+        self.0.validate_for(v, self.1);
+    }
+}
+
+/// Placement, cost and pool of one policy's run.
+pub struct Outcome {
+    pub pool: Pool,
+    pub placement: Placement,
+    pub time: AllocTime,
+    pub socket: usize,
+}
+
+/// Allocate `a` under `policy` on `m`: tasks in turn, a chunk at a time.
+pub fn allocate(
+    m: &Machine,
+    policy: &Policy,
+    a: &AllocationSpec,
+    cost: &AllocCost,
+    swap: &SwapSpec,
+) -> Outcome {
+    let pool = Pool::for_policy(m, policy);
+    let pb = m.spec.page_bytes;
+    let mut placer = Placer::new(&pool, swap.bytes / pb);
+    let mut total = Placement {
+        pages: vec![0; pool.nodes.len()],
+        ..Placement::default()
+    };
+    let mut time = AllocTime::default();
+    let pages = a.size_bytes.div_ceil(pb);
+    let chunk = a
+        .chunk_bytes
+        .map_or(pages.div_ceil(a.tasks as u64), |c| c.div_ceil(pb))
+        .max(1);
+    let tasks: Vec<Task> = (0..a.tasks)
+        .map(|i| {
+            let (socket, home) = m.home_of_core(a.core + i * a.core_stride);
+            Task {
+                id: i,
+                socket,
+                home: pool.home(home),
+            }
+        })
+        .collect();
+    let mut left = pages;
+    let mut i = 0usize;
+    while left > 0 {
+        let t = tasks[i % tasks.len()];
+        let n = chunk.min(left);
+        let before = total.pages.clone();
+        let pl = placer.place(&pool, policy, t, n);
+        let dt = alloc_time(m, &pool, &pl, &before, t.socket, cost, swap);
+        time.kernel_ns += dt.kernel_ns;
+        time.zero_ns += dt.zero_ns;
+        time.remote_ns += dt.remote_ns;
+        time.swap_ns += dt.swap_ns;
+        for (x, y) in total.pages.iter_mut().zip(&pl.pages) {
+            *x += y;
+        }
+        total.swap_pages += pl.swap_pages;
+        left -= n;
+        if !pl.ok() {
+            total.failed_pages = pl.failed_pages + left;
+            total.exhausted = pl.exhausted.iter().map(|&p| pool.nodes[p].topo).collect();
+            break;
+        }
+        i += 1;
+    }
+    Outcome {
+        pool,
+        placement: total,
+        time,
+        socket: tasks[0].socket,
+    }
+}
+
+fn finite(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}
+
+pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, ConfigError> {
+    let sc: NumaScenario = parse_toml(text, file)?;
+    Validator::check(file, text, &sc)?;
+    let m = topology::load(
+        sc.topology.as_ref(),
+        sc.topology_preset.as_deref(),
+        file,
+        text,
+        catalog,
+    )?;
+    {
+        let mut v = Validator::new(file, text);
+        v.nested("memory_mode", &MM(&sc.memory_mode, m.spec.page_bytes));
+        v.finish()?;
+    }
+    let mut policies = Vec::new();
+    for (i, p) in sc.policies.iter().enumerate() {
+        let mut v = Validator::new(file, text);
+        match Policy::parse(p, m.nodes.len()) {
+            Ok(x) => policies.push((p.clone(), x)),
+            Err(e) => v.fail(&format!("policies.{i}"), e),
+        }
+        v.finish()?;
+    }
+    let mix: Option<Mix> = match sc.app.kind {
+        AppKind::None => None,
+        AppKind::Trace => {
+            let rel = sc.app.trace.as_deref().unwrap_or_default();
+            let base = std::path::Path::new(file)
+                .parent()
+                .unwrap_or(std::path::Path::new(""));
+            let mut mx = app::trace_mix(&base.join(rel), file)?;
+            mx.passes = sc.app.passes.max(mx.passes);
+            Some(mx)
+        }
+        _ => Some(sc.app.mix()),
+    };
+    let mut out = RunOutput::new(
+        "numa",
+        sc.seed,
+        serde_json::to_value(&sc).unwrap_or(Value::Null),
+    );
+    let experiment = sc.name.clone().unwrap_or_else(|| "run".into());
+    let pb = m.spec.page_bytes as f64;
+    let gib = (1u64 << 30) as f64;
+    let mut node_rows = Vec::new();
+    for (label, policy) in &policies {
+        let o = allocate(&m, policy, &sc.allocation, &sc.cost, &sc.swap);
+        let pl = &o.placement;
+        let placed: u64 = pl.pages.iter().sum::<u64>() + pl.swap_pages;
+        let share = |pred: &dyn Fn(usize) -> bool| -> f64 {
+            if placed == 0 {
+                return 0.0;
+            }
+            pl.pages
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| pred(*i))
+                .map(|(_, &p)| p)
+                .sum::<u64>() as f64
+                / placed as f64
+        };
+        let is_far = |i: usize| {
+            let n = &o.pool.nodes[i];
+            n.cache_bytes > 0 || m.nodes[n.topo].kind == NodeKind::Far
+        };
+        let dram_share = share(&|i| !is_far(i));
+        let far_share = share(&is_far);
+        let remote_share = share(&|i| o.pool.nodes[i].socket != o.socket);
+        let mut r = Map::new();
+        let mut put = |k: &str, v: Value| {
+            r.insert(k.to_string(), v);
+        };
+        put("experiment", json!(experiment));
+        put("policy", json!(label));
+        put("topology", json!(m.spec.name));
+        put("size_gb", json!(sc.allocation.size_bytes as f64 / gib));
+        put("size_bytes", json!(sc.allocation.size_bytes));
+        put("tasks", json!(sc.allocation.tasks));
+        put("ok", json!(pl.ok()));
+        put(
+            "oom_nodes",
+            json!(if pl.ok() {
+                String::new()
+            } else {
+                let ids: Vec<String> = pl.exhausted.iter().map(|n| n.to_string()).collect();
+                format!("{} + swap", ids.join(" "))
+            }),
+        );
+        put("placed_gb", json!(placed as f64 * pb / gib));
+        put("swap_gb", json!(pl.swap_pages as f64 * pb / gib));
+        put("alloc_time_s", json!(o.time.total_ns() * 1e-9));
+        put("alloc_zero_s", json!(o.time.zero_ns * 1e-9));
+        put("alloc_remote_s", json!(o.time.remote_ns * 1e-9));
+        put("alloc_swap_s", json!(o.time.swap_ns * 1e-9));
+        put("dram_share", json!(dram_share));
+        put("pmem_share", json!(far_share));
+        put(
+            "swap_share",
+            json!(if placed == 0 {
+                0.0
+            } else {
+                pl.swap_pages as f64 / placed as f64
+            }),
+        );
+        put("remote_share", json!(remote_share));
+        let app_res = match (&mix, pl.ok()) {
+            (Some(mx), true) => Some(app::run(
+                &m,
+                &o.pool,
+                pl,
+                o.socket,
+                *mx,
+                &sc.app,
+                &sc.memory_mode,
+                &sc.swap,
+            )),
+            _ => None,
+        };
+        let a = app_res.unwrap_or_default();
+        let has = app_res.is_some();
+        let opt = |x: f64| if has { finite(x) } else { Value::Null };
+        put(
+            "app",
+            json!(if mix.is_some() {
+                format!("{:?}", sc.app.kind).to_lowercase()
+            } else {
+                "none".into()
+            }),
+        );
+        put("threads", json!(sc.app.threads));
+        put("runtime_s", opt(a.runtime_ns * 1e-9));
+        put("bandwidth_gb_s", opt(a.bandwidth_gb_s));
+        put("latency_ns", opt(a.latency_ns));
+        put("idle_latency_ns", opt(a.idle_latency_ns));
+        put("idle_seq_latency_ns", opt(a.idle_seq_latency_ns));
+        put(
+            "cache_hit_ratio",
+            a.cache_hit_ratio.map_or(Value::Null, finite),
+        );
+        put("pmem_read_gb", opt(a.far_read_bytes / gib));
+        put("pmem_write_gb", opt(a.far_write_bytes / gib));
+        put("swap_fault_s", opt(a.swap_ns * 1e-9));
+        out.rows.push(r);
+        for (i, &p) in pl.pages.iter().enumerate() {
+            let n = &o.pool.nodes[i];
+            let mut nr = Map::new();
+            nr.insert("policy".into(), json!(label));
+            nr.insert("node".into(), json!(n.topo));
+            nr.insert(
+                "kind".into(),
+                json!(if n.cache_bytes > 0 {
+                    "memory-mode"
+                } else if m.nodes[n.topo].kind == NodeKind::Far {
+                    "far"
+                } else {
+                    "dram"
+                }),
+            );
+            nr.insert("socket".into(), json!(n.socket));
+            nr.insert("pages".into(), json!(p));
+            nr.insert("gb".into(), json!(p as f64 * pb / gib));
+            nr.insert(
+                "capacity_gb".into(),
+                json!(n.capacity_pages as f64 * pb / gib),
+            );
+            node_rows.push(nr);
+        }
+    }
+    out.tables.insert("nodes".into(), node_rows);
+    let h = &mut out.headline;
+    h.insert("topology".into(), json!(m.spec.name));
+    h.insert("nodes".into(), json!(m.nodes.len()));
+    h.insert("dram_gb".into(), json!(m.dram_bytes() as f64 / gib));
+    h.insert("far_gb".into(), json!(m.far_bytes() as f64 / gib));
+    let raw: u64 = m
+        .nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Far)
+        .map(|n| n.raw_bytes)
+        .sum();
+    h.insert("far_raw_gb".into(), json!(raw as f64 / gib));
+    Ok(out)
+}

@@ -1,0 +1,447 @@
+use proptest::prelude::*;
+
+use super::mmcache::{hit_ratio, simulate, FrameOrder, Pattern};
+use super::policy::{Policy, Stage};
+use super::pool::{Placement, Placer, Pool, Task};
+use super::topology::{self, Machine};
+use crate::device::Catalog;
+
+const GIB: u64 = 1 << 30;
+
+fn preset() -> Machine {
+    topology::load(None, Some("aliusm-2s"), "t.toml", "", &Catalog::builtin()).unwrap()
+}
+
+fn all_policies() -> Vec<Policy> {
+    [
+        "linux-default",
+        "kmem-dax",
+        "kmem-dax-all",
+        "kmem-dax-preferred",
+        "interleave-all",
+        "memory-mode",
+        "aliusm",
+    ]
+    .iter()
+    .map(|p| Policy::parse(p, 16).unwrap())
+    .collect()
+}
+
+fn place(m: &Machine, p: &Policy, core: u32, bytes: u64) -> (Pool, Placement) {
+    let pool = Pool::for_policy(m, p);
+    let mut pl = Placer::new(&pool, 0);
+    let (socket, home) = m.home_of_core(core);
+    let t = Task {
+        id: 0,
+        socket,
+        home: pool.home(home),
+    };
+    let r = pl.place(&pool, p, t, bytes / m.spec.page_bytes);
+    (pool, r)
+}
+
+#[test]
+fn preset_capacities_match_the_spec() {
+    let m = preset();
+    assert_eq!(m.nodes.len(), 16);
+    assert_eq!(m.dram_bytes(), 384 * GIB);
+    assert_eq!(m.far_bytes(), 12 * 252 * GIB);
+    let raw: u64 = m.nodes.iter().map(|n| n.raw_bytes).sum::<u64>() - m.dram_bytes();
+    assert_eq!(raw + m.dram_bytes(), 3456 * GIB);
+    assert_eq!(
+        (
+            m.distance(0, 0),
+            m.distance(0, 4),
+            m.distance(0, 2),
+            m.distance(0, 10)
+        ),
+        (10, 17, 21, 28)
+    );
+}
+
+#[test]
+fn capacity_each_policy_can_place_before_oom() {
+    let m = preset();
+    // Kernel holds 4 GiB per CPU node; PMem modules 252 GiB usable, 256 GiB raw.
+    let flat_all = (4 * 92 + 12 * 252) * GIB;
+    let expect = [
+        ("linux-default", flat_all),
+        ("kmem-dax", 6 * 252 * GIB),
+        ("kmem-dax-all", 12 * 252 * GIB),
+        ("kmem-dax-preferred", flat_all),
+        ("interleave-all", flat_all),
+        ("memory-mode", 4 * (768 - 4) * GIB),
+        ("aliusm", flat_all),
+    ];
+    for (name, cap) in expect {
+        let p = Policy::parse(name, 16).unwrap();
+        let (_, fits) = place(&m, &p, 0, cap);
+        assert!(fits.ok(), "{name} should fit {cap}");
+        let (_, over) = place(&m, &p, 0, cap + 4096);
+        assert!(!over.ok(), "{name} should run out past {cap}");
+        assert_eq!(over.failed_pages, 1, "{name}");
+        assert_eq!(over.pages.iter().sum::<u64>() * 4096, cap, "{name}");
+    }
+    // KMEM_DAX runs out on the socket's six PMem modules while DRAM is free.
+    let (_, r) = place(&m, &Policy::KmemDax, 0, 2000 * GIB);
+    assert_eq!(r.exhausted, vec![4, 5, 6, 7, 8, 9]);
+    assert_eq!(r.pages[..4].iter().sum::<u64>(), 0);
+}
+
+#[test]
+fn linux_default_falls_back_by_distance() {
+    let m = preset();
+    let (_, r) = place(&m, &Policy::LinuxDefault, 0, 200 * GIB);
+    let g = |n: usize| r.pages[n] * 4096 / GIB;
+    assert_eq!((g(0), g(1), g(4), g(2)), (92, 92, 16, 0));
+    // PREFERRED: nearest PMem before any DRAM.
+    let (_, r) = place(&m, &Policy::KmemDaxPreferred, 0, 1600 * GIB);
+    let g = |n: usize| r.pages[n] * 4096 / GIB;
+    assert_eq!((g(4), g(9), g(0), g(1), g(10)), (252, 252, 88, 0, 0));
+}
+
+#[test]
+fn aliusm_round_robins_over_its_sockets_modules_after_dram() {
+    let m = preset();
+    let pool = Pool::flat(&m);
+    let mut pl = Placer::new(&pool, 0);
+    for (core, id, first) in [(0u32, 0u32, 4usize), (28, 1, 10)] {
+        let (socket, home) = m.home_of_core(core);
+        let t = Task {
+            id,
+            socket,
+            home: pool.home(home),
+        };
+        // Exhaust all DRAM (remote too: DRAM first, as Linux does).
+        let free_dram: u64 = (0..4).map(|n| pl.free[n]).sum();
+        let r = pl.place(&pool, &Policy::AliusM, t, free_dram);
+        assert!(r.pages[4..].iter().all(|&p| p == 0));
+        let mut order = Vec::new();
+        for _ in 0..13 {
+            let r = pl.place(&pool, &Policy::AliusM, t, 1);
+            order.push(r.pages.iter().position(|&p| p == 1).unwrap());
+        }
+        let want: Vec<usize> = (0..13).map(|i| first + i % 6).collect();
+        assert_eq!(order, want);
+    }
+}
+
+/// Page-by-page reference of the kernel's walk, to check the run-length placer.
+fn reference(
+    pool: &Pool,
+    policy: &Policy,
+    free: &mut [u64],
+    cursors: &mut std::collections::BTreeMap<(u32, Vec<usize>), usize>,
+    flagged: &mut std::collections::BTreeSet<u32>,
+    t: Task,
+    pages: u64,
+) -> Vec<u64> {
+    let mut got = vec![0; free.len()];
+    let stages = policy.stages(pool, t.socket, t.home, flagged.contains(&t.id));
+    for _ in 0..pages {
+        'page: for st in &stages {
+            match st {
+                Stage::Fill(l) => {
+                    if let Some(&n) = l.iter().find(|&&n| free[n] > 0) {
+                        free[n] -= 1;
+                        got[n] += 1;
+                        break 'page;
+                    }
+                }
+                Stage::RoundRobin(l) => {
+                    let c = cursors.entry((t.id, l.clone())).or_insert(0);
+                    for k in 0..l.len() {
+                        let i = (*c + k) % l.len();
+                        if free[l[i]] > 0 {
+                            free[l[i]] -= 1;
+                            got[l[i]] += 1;
+                            *c = (i + 1) % l.len();
+                            break 'page;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if *policy == Policy::AliusM && pool.nodes.iter().zip(&got).any(|(n, &p)| !n.cpu && p > 0) {
+        flagged.insert(t.id);
+    }
+    got
+}
+
+fn small_machine(dram: u64, pmem: u64) -> Machine {
+    let mut spec: topology::Topology =
+        crate::config::parse_toml(topology::PRESETS[0].1, "p").unwrap();
+    spec.kernel_reserved_bytes = 0;
+    for c in &mut spec.controllers {
+        c.dram_bytes = dram * 4096;
+        for (k, md) in c.modules.iter_mut().enumerate() {
+            md.bytes = (pmem + k as u64) * 4096;
+            md.raw_bytes = None;
+        }
+    }
+    Machine::build(spec, "p", "", "", &Catalog::builtin()).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn run_length_placement_equals_page_by_page(
+        dram in 1u64..40, pmem in 1u64..40, pol in 0usize..7,
+        reqs in proptest::collection::vec((0u32..3, 0u32..56, 1u64..120), 1..12),
+    ) {
+        let m = small_machine(dram, pmem);
+        let policy = all_policies().swap_remove(pol);
+        let pool = Pool::for_policy(&m, &policy);
+        let mut fast = Placer::new(&pool, 0);
+        let mut free = fast.free.clone();
+        let (mut cur, mut flag) = (Default::default(), Default::default());
+        for (id, core, n) in reqs {
+            let (socket, home) = m.home_of_core(core);
+            let t = Task { id, socket, home: pool.home(home) };
+            let a = fast.place(&pool, &policy, t, n);
+            let b = reference(&pool, &policy, &mut free, &mut cur, &mut flag, t, n);
+            prop_assert_eq!(&a.pages, &b);
+            prop_assert_eq!(&fast.free, &free);
+            // Conservation: every page is placed or reported missing.
+            prop_assert_eq!(a.pages.iter().sum::<u64>() + a.failed_pages, n);
+        }
+    }
+
+    #[test]
+    fn bad_distance_matrices_are_rejected(rows in 0usize..20) {
+        let mut spec: topology::Topology = crate::config::parse_toml(topology::PRESETS[0].1, "p").unwrap();
+        let row = spec.distances[0].clone();
+        spec.distances.resize(rows, row);
+        let r = Machine::build(spec, "p", "", "", &Catalog::builtin());
+        if rows == 16 {
+            prop_assert!(r.is_ok());
+        } else {
+            let e = r.unwrap_err();
+            prop_assert_eq!(e.key, "distances");
+        }
+    }
+}
+
+#[test]
+fn memory_mode_closed_form_hit_ratios() {
+    let s = 1000;
+    // Footprint within the cache on fresh (consecutive) frames: every access hits.
+    assert_eq!(
+        hit_ratio(Pattern::Stream, FrameOrder::Sequential, 1000, s, 8000, 64),
+        1.0
+    );
+    assert_eq!(
+        hit_ratio(Pattern::Random, FrameOrder::Sequential, 800, s, 8000, 64),
+        1.0
+    );
+    // Twice the cache: every slot holds two pages; a stream never hits.
+    assert_eq!(
+        hit_ratio(Pattern::Stream, FrameOrder::Sequential, 2000, s, 8000, 64),
+        0.0
+    );
+    // Random accesses hit with 1/k: s/p.
+    assert!(
+        (hit_ratio(Pattern::Random, FrameOrder::Sequential, 4000, s, 8000, 64) - 0.25).abs()
+            < 1e-12
+    );
+    // Random frames alias even when the footprint fits.
+    assert!(hit_ratio(Pattern::Stream, FrameOrder::Random, 500, s, 8000, 64) < 0.8);
+    // Bigger blocks: a stream's misses per access shrink by 64/B.
+    assert_eq!(
+        hit_ratio(Pattern::Stream, FrameOrder::Sequential, 2000, s, 8000, 256),
+        0.75
+    );
+}
+
+#[test]
+fn memory_mode_simulation_agrees_with_the_closed_form() {
+    let mut rng = crate::rng::stream(7, "mm");
+    // Footprint fits: ~100 % after warm-up.
+    let c = simulate(
+        Pattern::Stream,
+        FrameOrder::Sequential,
+        256,
+        256,
+        2048,
+        4096,
+        64,
+        1,
+        3,
+        0,
+        0,
+        &mut rng,
+    );
+    assert_eq!(c.hit_ratio(), 1.0);
+    assert_eq!(c.fills, 0);
+    // Two streams whose pages alias (footprint = 2 × cache): every access a conflict miss,
+    // and dirty victims written back.
+    let c = simulate(
+        Pattern::Stream,
+        FrameOrder::Sequential,
+        512,
+        256,
+        2048,
+        4096,
+        64,
+        1,
+        3,
+        0,
+        4,
+        &mut rng,
+    );
+    assert_eq!(c.hit_ratio(), 0.0);
+    assert!(c.writebacks > 0 && c.fills == c.accesses);
+    for (pat, order, p) in [
+        (Pattern::Random, FrameOrder::Sequential, 700),
+        (Pattern::Random, FrameOrder::Random, 200),
+        (Pattern::Stream, FrameOrder::Random, 150),
+        (Pattern::Random, FrameOrder::Random, 600),
+    ] {
+        let mut sum = 0.0;
+        for k in 0..4 {
+            let mut rng = crate::rng::stream(k, "mm");
+            sum += simulate(
+                pat, order, p, 256, 2048, 4096, 64, 1, 2, 200_000, 0, &mut rng,
+            )
+            .hit_ratio();
+        }
+        let sim = sum / 4.0;
+        let cf = hit_ratio(pat, order, p, 256, 2048, 64);
+        assert!(
+            (sim - cf).abs() < 0.05,
+            "{pat:?} {order:?} {p}: sim {sim} vs closed form {cf}"
+        );
+    }
+}
+
+const BASE: &str = "module = \"numa\"\nseed = 3\npolicies = [\"linux-default\", \"kmem-dax\", \"memory-mode\", \"aliusm\"]\n\
+[allocation]\nsize_bytes = 161061273600\n[app]\nkind = \"superpi\"\nthreads = 4\n";
+
+#[test]
+fn scenario_is_deterministic_and_policies_rank() {
+    let a = crate::registry::run_scenario(BASE, "s.toml", &[], &[]).unwrap();
+    let b = crate::registry::run_scenario(BASE, "s.toml", &[], &[]).unwrap();
+    assert_eq!(
+        serde_json::to_string(&a.rows).unwrap(),
+        serde_json::to_string(&b.rows).unwrap()
+    );
+    let rt = |i: usize| a.rows[i]["runtime_s"].as_f64().unwrap();
+    // 150 GiB fits socket 0's DRAM under Linux default and aliusM: same placement, same time;
+    // KMEM_DAX puts it all on PMem: slower.
+    assert_eq!(rt(0), rt(3));
+    assert!(rt(1) > 1.5 * rt(0));
+    assert_eq!(a.rows[1]["pmem_share"].as_f64().unwrap(), 1.0);
+    assert!(a.rows[2]["cache_hit_ratio"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn allocation_time_is_pages_times_cost_plus_zeroing() {
+    let text = "module = \"numa\"\npolicies = [\"bind:4\", \"bind:0\", \"bind:2\", \"interleave:4,5,6,7,8,9\", \"interleave:4,5\"]\n\
+                [allocation]\nsize_bytes = 1073741824\n";
+    let o = crate::registry::run_scenario(text, "s.toml", &[], &[]).unwrap();
+    let pages = 262144.0;
+    let t = |i: usize| o.rows[i]["alloc_time_s"].as_f64().unwrap() * 1e9;
+    assert!((t(0) - pages * (250.0 + 4096.0 / 2.2)).abs() < 1.0);
+    assert!((t(1) - pages * (250.0 + 4096.0 / 10.0)).abs() < 1.0);
+    assert!((t(2) - pages * (250.0 + 65.0 + 4096.0 / 10.0)).abs() < 1.0);
+    // Interleaved over 6 modules (13.2 GB/s together): the 10 GB/s core bounds; over 2
+    // modules (4.4 GB/s) the modules do.
+    assert!((t(3) - pages * (250.0 + 4096.0 / 10.0)).abs() < 1.0);
+    assert!((t(4) - pages * (250.0 + 4096.0 / 4.4)).abs() < 1.0);
+}
+
+#[test]
+fn bad_topologies_name_the_key() {
+    let mut text = String::from("module = \"numa\"\n[topology]\n");
+    let preset = topology::PRESETS[0].1;
+    // Re-root the preset under [topology].
+    for line in preset.lines() {
+        let l = if let Some(rest) = line.strip_prefix("[[") {
+            format!("[[topology.{rest}")
+        } else if let Some(rest) = line
+            .strip_prefix('[')
+            .filter(|_| !line.starts_with("[ ") && !line.starts_with("  "))
+        {
+            format!("[topology.{rest}")
+        } else {
+            line.to_string()
+        };
+        text.push_str(&l);
+        text.push('\n');
+    }
+    crate::registry::run_scenario(&text, "s.toml", &[], &[]).unwrap();
+    // The second controller loses its DRAM and its modules.
+    let mut seen = 0;
+    let bad: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("dram_bytes") {
+                seen += 1;
+            }
+            match (seen, l.split(' ').next()) {
+                (2, Some("dram_bytes")) => "dram_bytes = 0".to_string(),
+                (2, Some("modules")) => "modules = []".to_string(),
+                _ => l.to_string(),
+            }
+        })
+        .collect();
+    let bad = bad.join("\n");
+    let e = crate::registry::run_scenario(&bad, "s.toml", &[], &[]).unwrap_err();
+    assert!(e.key.starts_with("topology.controllers.1"), "{e}");
+    let bad = text.replace(
+        "  [28, 28, 17, 17, 28, 28, 28, 28, 28, 28, 17, 17, 17, 17, 17, 10],\n",
+        "",
+    );
+    let e = crate::registry::run_scenario(&bad, "s.toml", &[], &[]).unwrap_err();
+    assert_eq!(e.key, "topology.distances");
+    assert!(
+        e.message.contains("15 rows") && e.message.contains("expected 16"),
+        "{e}"
+    );
+    assert!(e.line.is_some());
+}
+
+#[test]
+fn a_trace_sets_the_application_mix() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/traces/true.lackey.xz"
+    );
+    let mix = super::app::trace_mix(std::path::Path::new(path), "t.toml").unwrap();
+    assert!(
+        mix.read_fraction > 0.3 && mix.read_fraction < 1.0,
+        "{mix:?}"
+    );
+    assert!(
+        mix.random_fraction > 0.0 && mix.random_fraction < 1.0,
+        "{mix:?}"
+    );
+    let text = format!(
+        "module = \"numa\"\npolicies = [\"aliusm\", \"kmem-dax\"]\n[allocation]\nsize_bytes = 1073741824\n\
+         [app]\nkind = \"trace\"\ntrace = \"{path}\"\n"
+    );
+    let o = crate::registry::run_scenario(&text, "s.toml", &[], &[]).unwrap();
+    let rt = |i: usize| o.rows[i]["runtime_s"].as_f64().unwrap();
+    assert!(rt(0) > 0.0 && rt(1) > rt(0));
+    let bad = text.replace("true.lackey.xz", "missing.xz");
+    assert!(crate::registry::run_scenario(&bad, "s.toml", &[], &[]).is_err());
+}
+
+#[test]
+fn cxl_box_expanders_are_cpu_less_nodes_and_never_cached() {
+    let m = topology::load(None, Some("cxl-box"), "t.toml", "", &Catalog::builtin()).unwrap();
+    assert_eq!(m.nodes.len(), 4);
+    assert_eq!((m.dram_bytes(), m.far_bytes()), (256 * GIB, 512 * GIB));
+    // Memory Mode has nothing to cache here: the DRAM nodes stay DRAM, the expanders stay nodes.
+    let pool = Pool::memory_mode(&m);
+    assert!(pool.nodes.iter().all(|n| n.cache_bytes == 0));
+    assert_eq!(pool.nodes.len(), 4);
+    // Linux default: both DRAM nodes (minus the kernel's 2 GiB each), then the expanders.
+    let (_, r) = place(&m, &Policy::LinuxDefault, 0, 300 * GIB);
+    let g = |n: usize| r.pages[n] * 4096 / GIB;
+    assert_eq!((g(0), g(1), g(2), g(3)), (126, 126, 48, 0));
+    // aliusM interleaves the expanders once DRAM is full.
+    let (_, r) = place(&m, &Policy::AliusM, 0, 352 * GIB);
+    assert_eq!((r.pages[2] * 4096 / GIB, r.pages[3] * 4096 / GIB), (50, 50));
+}

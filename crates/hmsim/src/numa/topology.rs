@@ -1,0 +1,555 @@
+//! Machine topology in TOML: sockets, memory controllers (one sub-NUMA-cluster node each),
+//! DRAM per controller, far-memory modules (PMem DIMMs, CXL expanders) one NUMA node each,
+//! SLIT distances, and per-path latency/bandwidth from the device catalog.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Validate, Validator};
+use crate::device::Catalog;
+use crate::error::ConfigError;
+
+/// The built-in topology presets, by name.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("aliusm-2s", include_str!("../../topologies/aliusm-2s.toml")),
+    ("cxl-box", include_str!("../../topologies/cxl-box.toml")),
+];
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default = "d_page")]
+    pub page_bytes: u64,
+    /// Bytes the kernel holds on every CPU node (DRAM in flat mode, PMem in Memory Mode).
+    #[serde(default)]
+    pub kernel_reserved_bytes: u64,
+    pub sockets: Vec<Socket>,
+    pub controllers: Vec<Controller>,
+    /// Media by name (`dram`, `pmem`, `cxl`, ...), referenced by controllers and modules.
+    pub media: BTreeMap<String, Medium>,
+    #[serde(default)]
+    pub interconnect: Interconnect,
+    /// SLIT matrix over the nodes: DRAM nodes first (controllers in order), then modules.
+    pub distances: Vec<Vec<u32>>,
+}
+
+fn d_page() -> u64 {
+    4096
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Socket {
+    pub cores: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Controller {
+    pub socket: usize,
+    #[serde(default)]
+    pub dram_bytes: u64,
+    #[serde(default = "d_dram")]
+    pub dram_medium: String,
+    /// Far-memory modules on this controller, each its own CPU-less node.
+    #[serde(default)]
+    pub modules: Vec<Module>,
+}
+
+fn d_dram() -> String {
+    "dram".into()
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Module {
+    pub medium: String,
+    /// Capacity the OS can hot-add (App Direct / KMEM_DAX).
+    pub bytes: u64,
+    /// Raw capacity (what Memory Mode exposes); default `bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_bytes: Option<u64>,
+}
+
+/// One medium: a catalog device with optional overrides. `units` devices of it make one node
+/// (DRAM: channels per controller; a PMem module: 1 DIMM).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Medium {
+    pub device: String,
+    #[serde(default = "d_units")]
+    pub units: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_latency_ns: Option<f64>,
+    /// Random-read idle latency; default the device's (sequential) read latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_read_latency_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bandwidth_gb_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bandwidth_gb_s: Option<f64>,
+    /// Loss of saturation bandwidth at a 50/50 mix on top of the read/write asymmetry
+    /// (tier engine's `mix_penalty`).
+    #[serde(default = "crate::tier::engine::default_mix_penalty")]
+    pub mix_penalty: f64,
+    /// Far memory only: whether Memory Mode may use controller DRAM as its cache.
+    #[serde(default = "d_true")]
+    pub cacheable: bool,
+}
+
+fn d_units() -> u32 {
+    1
+}
+fn d_true() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interconnect {
+    /// Latency a cross-socket access adds to the medium's.
+    #[serde(default = "d_hop_ns")]
+    pub remote_extra_latency_ns: f64,
+    /// Per-direction socket-to-socket bandwidth; caps every remote path.
+    #[serde(default = "d_link")]
+    pub bandwidth_gb_s: f64,
+}
+
+/// Spec 05-tiering.md §3: remote socket 135 ns vs local 70 ns unloaded.
+fn d_hop_ns() -> f64 {
+    65.0
+}
+/// Spec 05-tiering.md §3: UPI ≈ 75 GB/s per direction.
+fn d_link() -> f64 {
+    75.0
+}
+
+impl Default for Interconnect {
+    fn default() -> Self {
+        Interconnect {
+            remote_extra_latency_ns: d_hop_ns(),
+            bandwidth_gb_s: d_link(),
+        }
+    }
+}
+
+/// What a node is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    /// Controller DRAM with CPUs.
+    Dram,
+    /// A CPU-less far-memory module.
+    Far,
+}
+
+/// Resolved medium figures for one node (all units of it together).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Media {
+    pub read_latency_ns: f64,
+    pub random_read_latency_ns: f64,
+    pub write_latency_ns: f64,
+    pub read_bandwidth_gb_s: f64,
+    pub write_bandwidth_gb_s: f64,
+    pub mix_penalty: f64,
+    pub cacheable: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub id: usize,
+    pub kind: NodeKind,
+    pub socket: usize,
+    pub controller: usize,
+    pub medium: String,
+    pub capacity_bytes: u64,
+    pub raw_bytes: u64,
+    pub media: Media,
+}
+
+/// A validated topology with its nodes numbered the Linux way.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    pub spec: Topology,
+    pub nodes: Vec<Node>,
+}
+
+impl Validate for Topology {
+    fn validate(&self, v: &mut Validator) {
+        v.range("page_bytes", self.page_bytes, 4096, 1 << 30, "bytes");
+        if !self.page_bytes.is_power_of_two() {
+            v.fail(
+                "page_bytes",
+                format!("{} is not a power of two", self.page_bytes),
+            );
+        }
+        if self.sockets.is_empty() {
+            v.fail("sockets", "empty; list at least one [[sockets]]");
+        }
+        for (i, s) in self.sockets.iter().enumerate() {
+            v.range(&format!("sockets.{i}.cores"), s.cores, 1, 4096, "cores");
+        }
+        if self.controllers.is_empty() {
+            v.fail("controllers", "empty; list at least one [[controllers]]");
+        }
+        for (i, c) in self.controllers.iter().enumerate() {
+            let k = format!("controllers.{i}");
+            if c.socket >= self.sockets.len() {
+                v.fail(
+                    &format!("{k}.socket"),
+                    format!(
+                        "{} is out of range; allowed 0 to {}",
+                        c.socket,
+                        self.sockets.len().saturating_sub(1)
+                    ),
+                );
+            }
+            if c.dram_bytes == 0 && c.modules.is_empty() {
+                v.fail(
+                    &k,
+                    "this controller has no memory: give dram_bytes > 0 or at least one module",
+                );
+            }
+            if c.dram_bytes > 0 && !self.media.contains_key(&c.dram_medium) {
+                v.fail(
+                    &format!("{k}.dram_medium"),
+                    self.unknown_medium(&c.dram_medium),
+                );
+            }
+            if c.dram_bytes > 0 && c.dram_bytes < self.page_bytes {
+                v.fail(&format!("{k}.dram_bytes"), "smaller than one page");
+            }
+            for (j, m) in c.modules.iter().enumerate() {
+                let mk = format!("{k}.modules.{j}");
+                if !self.media.contains_key(&m.medium) {
+                    v.fail(&format!("{mk}.medium"), self.unknown_medium(&m.medium));
+                }
+                if m.bytes < self.page_bytes {
+                    v.fail(
+                        &format!("{mk}.bytes"),
+                        format!(
+                            "{} is less than one page ({} bytes)",
+                            m.bytes, self.page_bytes
+                        ),
+                    );
+                }
+                if m.raw_bytes.is_some_and(|r| r < m.bytes) {
+                    v.fail(&format!("{mk}.raw_bytes"), "smaller than the usable bytes");
+                }
+            }
+        }
+        for (s, _) in self.sockets.iter().enumerate() {
+            if !self
+                .controllers
+                .iter()
+                .any(|c| c.socket == s && c.dram_bytes > 0)
+            {
+                v.fail(
+                    "sockets",
+                    format!("socket {s} has no controller with DRAM (its cores need a local node)"),
+                );
+            }
+        }
+        for (name, m) in &self.media {
+            let k = format!("media.{name}");
+            v.range(&format!("{k}.units"), m.units, 1, 64, "devices");
+            v.range(&format!("{k}.mix_penalty"), m.mix_penalty, 0.0, 0.9, "");
+            for (f, x) in [
+                ("read_latency_ns", m.read_latency_ns),
+                ("random_read_latency_ns", m.random_read_latency_ns),
+                ("read_bandwidth_gb_s", m.read_bandwidth_gb_s),
+                ("write_bandwidth_gb_s", m.write_bandwidth_gb_s),
+            ] {
+                if let Some(x) = x {
+                    v.positive(&format!("{k}.{f}"), x, f.rsplit('_').next().unwrap_or(""));
+                }
+            }
+        }
+        v.nested("interconnect", &self.interconnect);
+        let n = self.node_count();
+        let (d, f) = (self.dram_nodes(), n - self.dram_nodes());
+        if self.distances.len() != n {
+            v.fail(
+                "distances",
+                format!(
+                    "has {} rows; expected {n} (one per node: {d} DRAM + {f} module nodes)",
+                    self.distances.len()
+                ),
+            );
+        }
+        for (i, row) in self.distances.iter().enumerate() {
+            if row.len() != n {
+                v.fail(
+                    &format!("distances.{i}"),
+                    format!("has {} entries; expected {n}", row.len()),
+                );
+            }
+            for (j, &x) in row.iter().enumerate() {
+                if i == j && x != 10 {
+                    v.fail(
+                        &format!("distances.{i}.{j}"),
+                        format!("{x}: a node's distance to itself must be 10"),
+                    );
+                }
+                if i != j && !(11..=254).contains(&x) {
+                    v.fail(
+                        &format!("distances.{i}.{j}"),
+                        format!("{x} is out of range; allowed 11 to 254 between different nodes"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+impl Validate for Interconnect {
+    fn validate(&self, v: &mut Validator) {
+        v.non_negative(
+            "remote_extra_latency_ns",
+            self.remote_extra_latency_ns,
+            "ns",
+        );
+        v.positive("bandwidth_gb_s", self.bandwidth_gb_s, "GB/s");
+    }
+}
+
+impl Topology {
+    fn unknown_medium(&self, name: &str) -> String {
+        let known: Vec<&str> = self.media.keys().map(String::as_str).collect();
+        format!(
+            "unknown medium '{name}'; defined under [media]: {}",
+            known.join(", ")
+        )
+    }
+
+    fn dram_nodes(&self) -> usize {
+        self.controllers.iter().filter(|c| c.dram_bytes > 0).count()
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.dram_nodes()
+            + self
+                .controllers
+                .iter()
+                .map(|c| c.modules.len())
+                .sum::<usize>()
+    }
+}
+
+impl Machine {
+    /// Validate `spec` (read from `file`, `text`, with keys under `prefix`) and resolve its
+    /// media against the catalog.
+    pub fn build(
+        spec: Topology,
+        file: &str,
+        text: &str,
+        prefix: &str,
+        catalog: &Catalog,
+    ) -> Result<Machine, ConfigError> {
+        let mut v = Validator::new(file, text);
+        if prefix.is_empty() {
+            spec.validate(&mut v);
+        } else {
+            v.nested(prefix, &spec);
+        }
+        v.finish()?;
+        let key = |k: &str| {
+            if prefix.is_empty() {
+                k.to_string()
+            } else {
+                format!("{prefix}.{k}")
+            }
+        };
+        let mut media = BTreeMap::new();
+        for (name, m) in &spec.media {
+            let d = catalog.require(&m.device, file, &key(&format!("media.{name}.device")))?;
+            let u = m.units as f64;
+            let read = m.read_latency_ns.unwrap_or(d.read.latency_ns);
+            media.insert(
+                name.clone(),
+                Media {
+                    read_latency_ns: read,
+                    random_read_latency_ns: m.random_read_latency_ns.unwrap_or(read),
+                    write_latency_ns: d.write.latency_ns,
+                    read_bandwidth_gb_s: m.read_bandwidth_gb_s.unwrap_or(d.read.bandwidth_gbps) * u,
+                    write_bandwidth_gb_s: m.write_bandwidth_gb_s.unwrap_or(d.write.bandwidth_gbps)
+                        * u,
+                    mix_penalty: m.mix_penalty,
+                    cacheable: m.cacheable,
+                },
+            );
+        }
+        let mut nodes = Vec::new();
+        for (c, ctl) in spec.controllers.iter().enumerate() {
+            if ctl.dram_bytes > 0 {
+                nodes.push(Node {
+                    id: nodes.len(),
+                    kind: NodeKind::Dram,
+                    socket: ctl.socket,
+                    controller: c,
+                    medium: ctl.dram_medium.clone(),
+                    capacity_bytes: ctl.dram_bytes,
+                    raw_bytes: ctl.dram_bytes,
+                    media: media[&ctl.dram_medium],
+                });
+            }
+        }
+        for (c, ctl) in spec.controllers.iter().enumerate() {
+            for m in &ctl.modules {
+                nodes.push(Node {
+                    id: nodes.len(),
+                    kind: NodeKind::Far,
+                    socket: ctl.socket,
+                    controller: c,
+                    medium: m.medium.clone(),
+                    capacity_bytes: m.bytes,
+                    raw_bytes: m.raw_bytes.unwrap_or(m.bytes),
+                    media: media[&m.medium],
+                });
+            }
+        }
+        Ok(Machine { spec, nodes })
+    }
+
+    pub fn distance(&self, a: usize, b: usize) -> u32 {
+        self.spec.distances[a][b]
+    }
+
+    pub fn total_cores(&self) -> u32 {
+        self.spec.sockets.iter().map(|s| s.cores).sum()
+    }
+
+    /// Socket and home DRAM node of `core` (cores numbered socket by socket; a socket's
+    /// cores split evenly over its DRAM controllers, as SNC does).
+    pub fn home_of_core(&self, core: u32) -> (usize, usize) {
+        let mut c = core % self.total_cores();
+        let mut socket = 0;
+        for (s, sk) in self.spec.sockets.iter().enumerate() {
+            if c < sk.cores {
+                socket = s;
+                break;
+            }
+            c -= sk.cores;
+        }
+        let local: Vec<&Node> = self
+            .nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::Dram && n.socket == socket)
+            .collect();
+        let per = self.spec.sockets[socket].cores.div_ceil(local.len() as u32);
+        (socket, local[(c / per) as usize].id)
+    }
+
+    pub fn dram_bytes(&self) -> u64 {
+        self.nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::Dram)
+            .map(|n| n.capacity_bytes)
+            .sum()
+    }
+
+    pub fn far_bytes(&self) -> u64 {
+        self.nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::Far)
+            .map(|n| n.capacity_bytes)
+            .sum()
+    }
+
+    /// Unloaded latency (ns) and read/write bandwidth (GB/s) of the path from `socket` to
+    /// `node`: the node's media, plus the interconnect when the node is on another socket.
+    pub fn path(&self, socket: usize, node: usize) -> Path {
+        let n = &self.nodes[node];
+        let remote = n.socket != socket;
+        let ic = &self.spec.interconnect;
+        let extra = if remote {
+            ic.remote_extra_latency_ns
+        } else {
+            0.0
+        };
+        let cap = if remote {
+            ic.bandwidth_gb_s
+        } else {
+            f64::INFINITY
+        };
+        Path {
+            remote,
+            read_latency_ns: n.media.read_latency_ns + extra,
+            random_read_latency_ns: n.media.random_read_latency_ns + extra,
+            write_latency_ns: n.media.write_latency_ns + extra,
+            read_bandwidth_gb_s: n.media.read_bandwidth_gb_s.min(cap),
+            write_bandwidth_gb_s: n.media.write_bandwidth_gb_s.min(cap),
+        }
+    }
+}
+
+/// Idle latency and bandwidth of one socket-to-node path.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Path {
+    pub remote: bool,
+    pub read_latency_ns: f64,
+    pub random_read_latency_ns: f64,
+    pub write_latency_ns: f64,
+    pub read_bandwidth_gb_s: f64,
+    pub write_bandwidth_gb_s: f64,
+}
+
+impl Path {
+    /// Saturation bandwidth of traffic with `read_fraction` of its bytes read: the
+    /// harmonic mix of the read and write bandwidths.
+    pub fn mixed_bandwidth_gb_s(&self, read_fraction: f64) -> f64 {
+        1.0 / (read_fraction / self.read_bandwidth_gb_s
+            + (1.0 - read_fraction) / self.write_bandwidth_gb_s)
+    }
+}
+
+/// The topology a scenario names: a preset name, a TOML file path (relative to `base`), or
+/// an inline table. Returns the machine and the file/text the topology came from.
+pub fn load(
+    inline: Option<&Topology>,
+    preset: Option<&str>,
+    file: &str,
+    text: &str,
+    catalog: &Catalog,
+) -> Result<Machine, ConfigError> {
+    match (inline, preset) {
+        (Some(_), Some(_)) => Err(ConfigError::new(
+            file,
+            "topology_preset",
+            "give either topology_preset or [topology], not both",
+        )
+        .at_line(crate::config::line_of_key(text, "topology_preset"))),
+        (Some(t), None) => Machine::build(t.clone(), file, text, "topology", catalog),
+        (None, p) => {
+            let p = p.unwrap_or("aliusm-2s");
+            let (tfile, ttext) = match PRESETS.iter().find(|(n, _)| *n == p) {
+                Some((n, t)) => (format!("<preset {n}>"), t.to_string()),
+                None => {
+                    let base = std::path::Path::new(file)
+                        .parent()
+                        .unwrap_or(std::path::Path::new(""));
+                    let path = base.join(p);
+                    let t = std::fs::read_to_string(&path).map_err(|e| {
+                        let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+                        ConfigError::new(
+                            file,
+                            "topology_preset",
+                            format!(
+                                "'{p}' is neither a preset ({}) nor a readable file: {e}",
+                                names.join(", ")
+                            ),
+                        )
+                        .at_line(crate::config::line_of_key(text, "topology_preset"))
+                    })?;
+                    (path.display().to_string(), t)
+                }
+            };
+            let spec: Topology = crate::config::parse_toml(&ttext, &tfile)?;
+            Machine::build(spec, &tfile, &ttext, "", catalog)
+        }
+    }
+}
