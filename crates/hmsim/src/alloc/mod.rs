@@ -18,8 +18,11 @@ pub mod driver;
 pub mod ibuddy;
 pub mod lazy;
 pub mod lists;
+pub mod real;
 mod scenario;
+pub mod shapes;
 pub mod spec;
+pub mod startgap;
 pub mod wear;
 pub mod workload;
 

@@ -7,9 +7,10 @@ use serde_json::{json, Map, Value};
 
 use super::cost::CostTable;
 use super::driver::{self, RunResult};
+use super::shapes::SyntheticSpec;
 use super::spec::{build, AllocatorSpec};
 use super::wear::WearModel;
-use super::workload::{from_trace, Synthetic, Workload};
+use super::workload::{from_trace, Workload};
 use super::MAX_ORDER;
 use crate::config::{parse_toml, Validate, Validator};
 use crate::device::Catalog;
@@ -46,6 +47,10 @@ pub struct AllocScenario {
     pub cost: CostTable,
     #[serde(default)]
     pub wear: WearModel,
+    /// Also run each allocator on real threads (one per workload CPU), timing every request
+    /// with the cycle counter: rows with `source = "real"` beside the model's.
+    #[serde(default)]
+    pub real: bool,
 }
 
 fn default_frames() -> u64 {
@@ -77,7 +82,7 @@ pub struct WorkloadSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub synthetic: Option<Synthetic>,
+    pub synthetic: Option<SyntheticSpec>,
 }
 
 impl Validate for WorkloadSpec {
@@ -133,12 +138,11 @@ fn load_workload(sc: &AllocScenario, file: &str) -> Result<Workload, ConfigError
                 .unwrap_or_default();
             from_trace(&base.join(rel), file, "workload.trace")?
         }
-        None => sc
-            .workload
-            .synthetic
-            .clone()
-            .unwrap_or_default()
-            .generate(sc.seed, "synthetic-kernel-compile"),
+        None => {
+            let spec = sc.workload.synthetic.clone().unwrap_or_default();
+            let name = format!("synthetic-{}", spec.shape_name());
+            spec.resolve().generate(sc.seed, &name)
+        }
     };
     if let Some(n) = &sc.workload.name {
         w.name = n.clone();
@@ -160,7 +164,7 @@ fn row(
     sc: &AllocScenario,
     r: &RunResult,
 ) -> Map<String, Value> {
-    let life = sc.wear.lifetime(&r.fairness, w.duration_ns);
+    let life = sc.wear.lifetime_with_start_gap(&r.wear, w.duration_ns);
     let per_req = |x: u64| {
         if r.requests == 0 {
             Value::Null
@@ -199,6 +203,14 @@ fn row(
     put("lifetime_runs", finite(life.runs));
     put("lifetime_ideal_runs", finite(life.ideal_runs));
     put("lifetime_years", life.years.map_or(Value::Null, finite));
+    put(
+        "lifetime_start_gap_runs",
+        life.start_gap_runs.map_or(Value::Null, finite),
+    );
+    put(
+        "lifetime_start_gap_random_runs",
+        life.start_gap_random_runs.map_or(Value::Null, finite),
+    );
     put("locks_per_request", per_req(r.ops.locks));
     put("contended_locks", json!(r.ops.contended_locks));
     put("lock_wait_cycles", json!(r.ops.wait_cycles));
@@ -236,6 +248,42 @@ fn row(
     put("trace_order_mismatch_frees", json!(w.order_mismatch_frees));
     put("trace_allocs_over_live", json!(w.allocs_over_live));
     put("trace_orders_above_max", json!(w.orders_above_max));
+    m
+}
+
+/// One allocator on real threads; model-only columns (primitive operation counts, probes)
+/// are left out.
+fn real_row(spec: &AllocatorSpec, w: &Workload, sc: &AllocScenario) -> Map<String, Value> {
+    let rr = super::real::run(spec, sc.frames, w);
+    let allocs = rr.alloc.count - rr.failures;
+    let r = RunResult {
+        requests: rr.alloc.count + rr.free.count,
+        allocs,
+        frees: rr.free.count,
+        failures: rr.failures,
+        frees_of_failed: 0,
+        alloc: rr.alloc,
+        free: rr.free,
+        order_attempts: [0; MAX_ORDER as usize + 1],
+        order_successes: [0; MAX_ORDER as usize + 1],
+        ops: Default::default(),
+        fairness: super::wear::fairness(&rr.wear),
+        probes: Vec::new(),
+        free_frames_end: rr.free_frames_end,
+        wear: rr.wear,
+    };
+    let mut m = row(spec, w, sc, &r);
+    m.retain(|k, _| {
+        !(k.ends_with("_per_request")
+            || k.starts_with("probe_")
+            || matches!(
+                k.as_str(),
+                "contended_locks" | "lock_wait_cycles" | "splits" | "merges" | "refills" | "drains"
+            ))
+    });
+    m.insert("source".into(), json!("real"));
+    m.insert("checker_violations".into(), json!(rr.violations));
+    m.insert("free_frames_end".into(), json!(rr.free_frames_end));
     m
 }
 
@@ -301,6 +349,9 @@ pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, Conf
         }
         out.rows.push(row(spec, &w, &sc, &r));
         wear.extend(wear_rows(&label, &r.wear));
+        if sc.real {
+            out.rows.push(real_row(spec, &w, &sc));
+        }
     }
     out.tables.insert("wear".into(), wear);
     let h = &mut out.headline;

@@ -501,3 +501,40 @@ fn one_zone_lock_contends_where_per_space_locks_do_not() {
         "{ib_mean} vs {buddy_mean}"
     );
 }
+
+#[test]
+fn real_rows_beside_model_rows_and_start_gap_lifetimes() {
+    let out = run(
+        "module = \"allocators\"\nseed = 2\nframes = 16384\nreal = true\n\
+         [[allocators]]\nname = \"buddy\"\n[[allocators]]\nname = \"lazy-ibuddy\"\nbatch = 1\n\
+         [workload.synthetic]\nshape = \"tbench\"\nthreads = 2\nallocs_per_thread = 2000\n",
+    )
+    .unwrap();
+    let src: Vec<&str> = out
+        .rows
+        .iter()
+        .map(|r| r["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(src, ["model", "real", "model", "real"]);
+    for r in &out.rows {
+        assert_eq!(r["workload"], "synthetic-tbench");
+        assert_eq!(r["requests"].as_u64(), Some(2 * 2 * 2000));
+        let plain = r["lifetime_runs"].as_f64().unwrap();
+        let ideal = r["lifetime_ideal_runs"].as_f64().unwrap();
+        for k in ["lifetime_start_gap_runs", "lifetime_start_gap_random_runs"] {
+            let sg = r[k].as_f64().unwrap();
+            // Leveling never hurts beyond its 1/ψ copy writes and never beats perfect
+            // evenness.
+            assert!(
+                sg >= plain / 1.011 && sg <= ideal * 1.000_001,
+                "{k}: {sg} vs {plain}..{ideal}"
+            );
+        }
+        if r["source"] == "real" {
+            assert_eq!(r["checker_violations"], 0);
+            assert_eq!(r["free_frames_end"].as_u64(), Some(16384));
+        }
+    }
+    let e = run("module = \"allocators\"\n[workload.synthetic]\nshape = \"stram\"\n").unwrap_err();
+    assert_eq!(e.key, "workload.synthetic.shape");
+}

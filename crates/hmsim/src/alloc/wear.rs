@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::startgap::lifetime_runs;
 use crate::config::{Validate, Validator};
 
 /// Fairness of an allocation-count distribution over all frames (frames never allocated
@@ -56,6 +57,10 @@ pub struct WearModel {
     pub endurance_writes: f64,
     /// Writes each cell of a frame receives per allocation of that frame.
     pub writes_per_alloc: f64,
+    /// Start-Gap comparison: writes between gap moves (ψ; the paper's 100).
+    pub start_gap_psi: u64,
+    /// Seed of Start-Gap's static address randomization.
+    pub start_gap_seed: u64,
 }
 
 impl Default for WearModel {
@@ -63,6 +68,8 @@ impl Default for WearModel {
         WearModel {
             endurance_writes: 1e7,
             writes_per_alloc: 1.0,
+            start_gap_psi: super::startgap::DEFAULT_PSI,
+            start_gap_seed: 1,
         }
     }
 }
@@ -83,6 +90,7 @@ impl Validate for WearModel {
             1e9,
             "writes",
         );
+        v.range("start_gap_psi", self.start_gap_psi, 1, 1_000_000, "writes");
     }
 }
 
@@ -95,6 +103,10 @@ pub struct Lifetime {
     pub ideal_runs: f64,
     /// `runs` × the workload's duration, in years; `None` without a duration.
     pub years: Option<f64>,
+    /// Repetitions under hardware Start-Gap leveling (frames as lines), plain and with
+    /// address randomization; `None` when not computed.
+    pub start_gap_runs: Option<f64>,
+    pub start_gap_random_runs: Option<f64>,
 }
 
 impl WearModel {
@@ -107,7 +119,22 @@ impl WearModel {
             runs,
             ideal_runs,
             years,
+            start_gap_runs: None,
+            start_gap_random_runs: None,
         }
+    }
+
+    /// [`Self::lifetime`] plus the Start-Gap comparison from the per-frame counts.
+    pub fn lifetime_with_start_gap(&self, counts: &[u32], duration_ns: u64) -> Lifetime {
+        let mut l = self.lifetime(&fairness(counts), duration_ns);
+        let w: Vec<f64> = counts
+            .iter()
+            .map(|&c| c as f64 * self.writes_per_alloc)
+            .collect();
+        let sg = |seed| lifetime_runs(&w, self.endurance_writes, self.start_gap_psi, seed);
+        l.start_gap_runs = Some(sg(None));
+        l.start_gap_random_runs = Some(sg(Some(self.start_gap_seed)));
+        l
     }
 }
 
@@ -127,6 +154,7 @@ mod tests {
         let l = WearModel {
             endurance_writes: 1e6,
             writes_per_alloc: 10.0,
+            ..Default::default()
         }
         .lifetime(&f, 1_000_000_000);
         assert!((l.runs - 25_000.0).abs() < 1e-9);
