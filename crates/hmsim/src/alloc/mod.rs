@@ -12,6 +12,7 @@
 //! - [`driver`]: runs a workload through an allocator; [`wear`]: fairness and lifetime.
 //! - [`run`]: the `allocators` scenario.
 
+pub mod benchmarks;
 pub mod buddy;
 pub mod cost;
 pub mod driver;

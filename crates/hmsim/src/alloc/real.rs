@@ -79,7 +79,11 @@ impl Shared {
                 Mutex::new(if ib {
                     Box::new(IBuddy::new(space_frames, 1, p))
                 } else {
-                    Box::new(Buddy::new(space_frames, p, 0))
+                    Box::new(if spec.migratetypes {
+                        Buddy::with_migratetypes(space_frames, p, 0)
+                    } else {
+                        Buddy::new(space_frames, p, 0)
+                    })
                 })
             })
             .collect();
@@ -186,6 +190,7 @@ impl Shared {
 pub struct RealResult {
     pub alloc: CycleStats,
     pub free: CycleStats,
+    pub alloc_quantiles: Vec<(f64, u64)>,
     pub failures: u64,
     /// Checker violations: frames handed out twice or freed while not handed out.
     pub violations: u64,
@@ -273,6 +278,7 @@ pub fn run(spec: &AllocatorSpec, frames: u64, w: &Workload) -> RealResult {
     }
     RealResult {
         alloc: stats(&a.0, a.1, a.2),
+        alloc_quantiles: super::driver::quantiles(&a.0),
         free: stats(&f.0, f.1, f.2),
         failures,
         violations,

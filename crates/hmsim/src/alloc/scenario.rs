@@ -221,6 +221,7 @@ fn row(
     put("merges", json!(r.ops.merges));
     put("refills", json!(r.ops.refills));
     put("drains", json!(r.ops.drains));
+    put("migratetype_steals", json!(r.ops.steals));
     // The orders the workload asks for (the same set for every allocator).
     for k in 0..=MAX_ORDER as usize {
         let a = r.order_attempts[k];
@@ -253,7 +254,11 @@ fn row(
 
 /// One allocator on real threads; model-only columns (primitive operation counts, probes)
 /// are left out.
-fn real_row(spec: &AllocatorSpec, w: &Workload, sc: &AllocScenario) -> Map<String, Value> {
+fn real_row(
+    spec: &AllocatorSpec,
+    w: &Workload,
+    sc: &AllocScenario,
+) -> (Map<String, Value>, RunResult) {
     let rr = super::real::run(spec, sc.frames, w);
     let allocs = rr.alloc.count - rr.failures;
     let r = RunResult {
@@ -264,6 +269,7 @@ fn real_row(spec: &AllocatorSpec, w: &Workload, sc: &AllocScenario) -> Map<Strin
         frees_of_failed: 0,
         alloc: rr.alloc,
         free: rr.free,
+        alloc_quantiles: rr.alloc_quantiles,
         order_attempts: [0; MAX_ORDER as usize + 1],
         order_successes: [0; MAX_ORDER as usize + 1],
         ops: Default::default(),
@@ -278,13 +284,34 @@ fn real_row(spec: &AllocatorSpec, w: &Workload, sc: &AllocScenario) -> Map<Strin
             || k.starts_with("probe_")
             || matches!(
                 k.as_str(),
-                "contended_locks" | "lock_wait_cycles" | "splits" | "merges" | "refills" | "drains"
+                "contended_locks"
+                    | "lock_wait_cycles"
+                    | "splits"
+                    | "merges"
+                    | "refills"
+                    | "drains"
+                    | "migratetype_steals"
             ))
     });
     m.insert("source".into(), json!("real"));
     m.insert("checker_violations".into(), json!(rr.violations));
     m.insert("free_frames_end".into(), json!(rr.free_frames_end));
-    m
+    (m, r)
+}
+
+/// The allocation response-time distribution of one run, one row per quantile.
+fn latency_rows(label: &str, source: &str, r: &RunResult) -> Vec<Map<String, Value>> {
+    r.alloc_quantiles
+        .iter()
+        .map(|&(q, c)| {
+            let mut m = Map::new();
+            m.insert("allocator".into(), json!(label));
+            m.insert("source".into(), json!(source));
+            m.insert("quantile".into(), json!(q));
+            m.insert("cycles".into(), json!(c));
+            m
+        })
+        .collect()
 }
 
 /// Allocation-count histogram (log2 bins) per allocator.
@@ -318,16 +345,30 @@ fn wear_rows(label: &str, wear: &[u32]) -> Vec<Map<String, Value>> {
     rows
 }
 
-pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, ConfigError> {
-    let sc: AllocScenario = parse_toml(text, file)?;
+pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, ConfigError> {
+    let mut sc: AllocScenario = parse_toml(text, file)?;
     Validator::check(file, text, &sc)?;
+    if let Some(d) = &sc.wear.device {
+        let spec = catalog.require(d, file, "wear.device")?;
+        sc.wear.endurance_writes = spec
+            .endurance
+            .as_ref()
+            .and_then(|e| e.write_cycles)
+            .ok_or_else(|| {
+                ConfigError::new(
+                    file,
+                    "wear.device",
+                    format!("device '{d}' has no endurance.write_cycles; give wear.endurance_writes instead"),
+                )
+            })?;
+    }
     let w = load_workload(&sc, file)?;
     let mut out = RunOutput::new(
         "allocators",
         sc.seed,
         serde_json::to_value(&sc).unwrap_or(Value::Null),
     );
-    let mut wear = Vec::new();
+    let (mut wear, mut latency) = (Vec::new(), Vec::new());
     let mut best: Option<(f64, String)> = None;
     let mut fairest: Option<(f64, String)> = None;
     for spec in &sc.allocators {
@@ -349,13 +390,18 @@ pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, Conf
         }
         out.rows.push(row(spec, &w, &sc, &r));
         wear.extend(wear_rows(&label, &r.wear));
+        latency.extend(latency_rows(&label, "model", &r));
         if sc.real {
-            out.rows.push(real_row(spec, &w, &sc));
+            let (m, rr) = real_row(spec, &w, &sc);
+            out.rows.push(m);
+            latency.extend(latency_rows(&label, "real", &rr));
         }
     }
     out.tables.insert("wear".into(), wear);
+    out.tables.insert("latency".into(), latency);
     let h = &mut out.headline;
     h.insert("workload".into(), json!(w.name));
+    h.insert("endurance_writes".into(), json!(sc.wear.endurance_writes));
     h.insert("requests".into(), json!(w.reqs.len()));
     if let Some((c, l)) = best {
         h.insert("fastest_allocator".into(), json!(l));

@@ -90,11 +90,24 @@ impl StartGap {
     }
 }
 
-/// A seeded random permutation of `0..n`.
+/// A seeded random permutation of `0..n` (the last one is kept per thread: a study asks
+/// for the same one for every allocator).
 pub fn permutation(n: u64, seed: u64) -> Vec<u64> {
-    let mut v: Vec<u64> = (0..n).collect();
-    v.shuffle(&mut crate::rng::stream(seed, "alloc.startgap.randomize"));
-    v
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(u64, u64, Vec<u64>)>> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some((n0, s0, v)) = c.as_ref() {
+            if (*n0, *s0) == (n, seed) {
+                return v.clone();
+            }
+        }
+        let mut v: Vec<u64> = (0..n).collect();
+        v.shuffle(&mut crate::rng::stream(seed, "alloc.startgap.randomize"));
+        *c = Some((n, seed, v.clone()));
+        v
+    })
 }
 
 /// Repetitions of a workload (writes per logical line per run: `writes`) until the most
@@ -145,7 +158,7 @@ pub fn lifetime_runs(writes: &[f64], endurance: f64, psi: u64, randomize_seed: O
         } else {
             lo = mid;
         }
-        if hi - lo <= 1e-9 * hi {
+        if hi - lo <= 1e-6 * hi {
             break;
         }
     }
@@ -157,8 +170,10 @@ fn max_window_sum(w: &[f64], k: usize) -> f64 {
     let n = w.len();
     let mut s: f64 = w[..k].iter().sum();
     let mut best = s;
+    // Window [i+1, i+k]: enters w[i+k] (wrapping past the end), leaves w[i].
     for i in 0..n - 1 {
-        s += w[(i + k) % n] - w[i];
+        let j = i + k;
+        s += w[if j >= n { j - n } else { j }] - w[i];
         best = best.max(s);
     }
     best

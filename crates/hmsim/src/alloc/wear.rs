@@ -50,11 +50,15 @@ pub fn fairness(counts: &[u32]) -> Fairness {
 }
 
 /// The writes-per-allocation lifetime model.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WearModel {
     /// Writes a cell endures (PCM: 10^6–10^8).
     pub endurance_writes: f64,
+    /// Take `endurance_writes` from this catalog device's `endurance.write_cycles`
+    /// instead (e.g. `pcm`): the end-to-end view of allocator choice → SCM lifetime.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     /// Writes each cell of a frame receives per allocation of that frame.
     pub writes_per_alloc: f64,
     /// Start-Gap comparison: writes between gap moves (ψ; the paper's 100).
@@ -67,6 +71,7 @@ impl Default for WearModel {
     fn default() -> Self {
         WearModel {
             endurance_writes: 1e7,
+            device: None,
             writes_per_alloc: 1.0,
             start_gap_psi: super::startgap::DEFAULT_PSI,
             start_gap_seed: 1,
