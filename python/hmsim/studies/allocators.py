@@ -120,7 +120,7 @@ def figures(out: Path, df: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> lis
             life.columns = ["no leveling", "Start-Gap ψ=100", "Start-Gap + randomization"]
             life.plot.bar(ax=axes[1])
             axes[1].set_yscale("log")
-            axes[1].set_ylabel("workload repetitions until first frame wears out")
+            axes[1].set_ylabel("repetitions to first wear-out")
             axes[1].set_title("Implied lifetime, endurance 1e7 writes")
             axes[1].tick_params(axis="x", rotation=30, labelsize=7)
             paths += save_figure(fig, out, "fig_wear_lifetime")

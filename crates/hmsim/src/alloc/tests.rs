@@ -591,3 +591,35 @@ fn migratetypes_group_unmovable_pages_in_their_own_pageblock() {
         .collect();
     assert!(a.iter().all(|p| p >> 10 == a[0] >> 10));
 }
+
+/// Memory exhausted: a failing request drains every per-CPU list and retries, the next
+/// refill pulls a batch back, so the lazy buddy drains about ten times more per
+/// allocation than with room to spare (docs/allocators.md, Limits).
+#[test]
+fn lazy_layers_thrash_when_memory_is_exhausted() {
+    let at = |frames: u32| {
+        let out = run(&format!(
+            "module = \"allocators\"\nframes = {frames}\n[[allocators]]\nname = \"lazy-buddy\"\n\
+             [workload.synthetic]\nthreads = 4\nallocs_per_thread = 3000\norder_mix = [1.0]\n\
+             short_lived_fraction = 0.5\nlong_life_ns = 1e10\n"
+        ))
+        .unwrap();
+        let r = &out.rows[0];
+        let per_alloc = |k: &str| r[k].as_f64().unwrap() / r["allocs"].as_f64().unwrap();
+        (
+            r["failures"].as_u64().unwrap(),
+            per_alloc("drains"),
+            r["mean_cycles"].as_f64().unwrap(),
+        )
+    };
+    let roomy = at(65536);
+    let full = at(2048);
+    assert_eq!(roomy.0, 0);
+    assert!(full.0 > 0);
+    assert!(
+        full.1 > 3.0 * roomy.1.max(1e-3),
+        "drains/alloc {full:?} vs {roomy:?}"
+    );
+    // (Mean cycles fall instead: most requests fail, and a failure is quick.)
+    assert!(full.2 > 0.0 && roomy.2 > 0.0);
+}
