@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
+import pytest
+
 import hmsim
+import hmsim.trace as tr
 
 DBENCH = Path(__file__).resolve().parents[1] / "crates" / "hmsim" / "tests" / "data" / "traces" / "dbench.kmem.hmt"
 
@@ -111,3 +116,31 @@ def test_real_and_shape_options(tmp_path):
     assert list(r.source) == ["model", "real"]
     assert r.requests.nunique() == 1
     assert r.checker_violations.iloc[1] == 0
+
+
+def _dbench_recording_possible() -> str | None:
+    if os.geteuid() != 0:
+        return "kmem tracing needs root"
+    if shutil.which("dbench") is None:
+        return "dbench is not installed (apt-get install dbench)"
+    try:
+        tr.tracefs_root()
+    except Exception as e:
+        return f"tracefs unavailable: {e}"
+    return None
+
+
+@pytest.mark.skipif(_dbench_recording_possible() is not None, reason=str(_dbench_recording_possible()))
+def test_record_and_replay_a_live_dbench_kmem_trace(cli, tmp_path):
+    out = tmp_path / "d.kmem.hmt"
+    work = tmp_path / "dbench"
+    work.mkdir()
+    code, _, err = cli(
+        "trace", "record", "--kind", "kmem", "-o", str(out), "--", "dbench", "-D", str(work), "-t", "1", "1"
+    )
+    assert code == 0, err
+    r = hmsim.run(
+        {"module": "allocators", "frames": 262144, "allocators": [{"name": "ibuddy"}], "workload": {"trace": str(out)}}
+    ).results
+    assert r.requests[0] > 100 and r.failures[0] == 0
+    assert r.requests[0] == r.allocs[0] + r.frees[0]
