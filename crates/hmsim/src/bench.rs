@@ -287,6 +287,12 @@ pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
     }
     if module.is_none() || module == Some("allocators") {
         out.push(allocators_buddy((250_000.0 * scale).max(100.0) as u64));
+        let pairs = (5_000_000.0 * scale).max(1000.0) as u64;
+        let w = crate::alloc::benchmarks::replay_stream((500_000.0 * scale).max(100.0) as u32);
+        for a in ["buddy", "lazy-buddy", "ibuddy", "lazy-ibuddy"] {
+            out.push(crate::alloc::benchmarks::order0_pair(a, pairs));
+            out.push(crate::alloc::benchmarks::replay(a, &w));
+        }
     }
     if module.is_none() || module == Some("pm-index") {
         let n = (1_000_000.0 * scale).max(1000.0) as u64;

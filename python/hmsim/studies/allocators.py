@@ -1,10 +1,12 @@
 """Study `allocators`: response time, fairness and wear of buddy, lazy buddy, iBuddy and lazy
-iBuddy across thread counts and workloads (spec 06-allocators.md §4). The spec gives no
-published numbers for this study, so the comparison table is empty; the results are the
-model's own (cycles from the documented cost table)."""
+iBuddy across thread counts and the study's six workloads (spec 06-allocators.md §4). The spec
+gives no published numbers for this study, so the comparison table is empty; the results are
+the model's own (cycles from the documented cost table) beside real runs (`source = real`,
+rdtsc cycles on this machine's cores)."""
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -16,7 +18,11 @@ from hmsim.scenario import _toml_value
 from hmsim.studies.base import Study, StudyResult, comparison_frame, register
 from hmsim.sweep import Point, run_points
 
-TRACES = ["gcc.kmem.hmt", "dbench.kmem.hmt"]
+SHAPES = ["kernel-compile", "lmbench", "stream", "unixbench", "dbench", "tbench"]
+TRACES = [f"{n}.kmem.hmt" for n in ("gcc", "lmbench", "stream", "unixbench", "dbench", "tbench")]
+THREADS = [1, 2, 4, 8, 16, 32]
+LAZY_IBUDDY_B1 = "lazy-ibuddy(batch=1,spaces=4)"
+LAZY_BUDDY_B31 = "lazy-buddy(batch=31,high=186)"
 
 
 def _base() -> tuple[str, str]:
@@ -30,15 +36,21 @@ def _trace_dir() -> Path:
 
 def build_points(quick: bool) -> list[Point]:
     text, file = _base()
-    total = 100_000 if quick else 800_000
-    threads = [1, 4, 16] if quick else [1, 2, 4, 8, 16, 32]
+    total = 24_000 if quick else 200_000
+    cores = os.cpu_count() or 1
     pts = []
-    for t in threads:
-        ov = (
-            ("workload.synthetic.threads", _toml_value(t)),
-            ("workload.synthetic.allocs_per_thread", _toml_value(total // t)),
-        )
-        pts.append(Point(text=text, file=file, overrides=ov, labels=(("point", f"synthetic-{t}"),)))
+    for shape in SHAPES:
+        for t in THREADS:
+            ov = (
+                ("workload.synthetic.shape", _toml_value(shape)),
+                ("workload.synthetic.threads", _toml_value(t)),
+                ("workload.synthetic.allocs_per_thread", _toml_value(total // t)),
+                # Real threads only where this machine has cores for them.
+                ("real", _toml_value(t <= cores)),
+                # Quick runs: a 256 MiB array (the full study: 1 GiB).
+                *((("frames", _toml_value(65536)),) if quick else ()),
+            )
+            pts.append(Point(text=text, file=file, overrides=ov, labels=(("point", f"{shape}-{t}"),)))
     traces = _trace_dir()
     if traces.is_dir():  # the committed kmem traces (a source checkout)
         for name in TRACES:
@@ -47,76 +59,172 @@ def build_points(quick: bool) -> list[Point]:
     return pts
 
 
-def figures(out: Path, df: pd.DataFrame) -> list[Path]:
+def _grid(df: pd.DataFrame, names: list[str], colors: dict, col: str, ylabel: str, title: str) -> plt.Figure:
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7), sharex=True)
+    for ax, shape in zip(axes.flat, SHAPES, strict=True):
+        s = df[(df.workload == f"synthetic-{shape}") & (df.source == "model")]
+        for a in names:
+            d = s[s.allocator == a].sort_values("threads")
+            ax.plot(d.threads, d[col], marker="o", color=colors[a], label=a)
+        ax.set_xscale("log", base=2)
+        ax.set_title(shape)
+        ax.set_xlabel("threads")
+        ax.set_ylabel(ylabel)
+    axes.flat[0].legend(fontsize=7)
+    fig.suptitle(title)
+    return fig
+
+
+def figures(out: Path, df: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> list[Path]:
     paths: list[Path] = []
-    syn = df[df.workload.str.startswith("synthetic")]
     names = list(dict.fromkeys(df.allocator))
     colors = color_for(names)
     with house_style():
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        for a in names:
-            s = syn[syn.allocator == a].sort_values("threads")
-            axes[0].plot(s.threads, s.mean_cycles, marker="o", color=colors[a], label=a)
-            axes[1].plot(s.threads, s.std_cycles, marker="o", color=colors[a], label=a)
-        for ax, lab in zip(axes, ("mean allocation response (cycles)", "standard deviation (cycles)"), strict=True):
-            ax.set_xscale("log", base=2)
-            ax.set_xlabel("threads")
-            ax.set_ylabel(lab)
-        axes[0].legend()
-        fig.suptitle("Synthetic kernel-compile stream (model cycles)")
+        fig = _grid(df, names, colors, "mean_cycles", "mean allocation response (cycles)", "Response time (model)")
         paths += save_figure(fig, out, "fig_response_vs_threads")
+        fig = _grid(df, names, colors, "std_cycles", "σ of response (cycles)", "Response-time deviation (model)")
+        paths += save_figure(fig, out, "fig_std_vs_threads")
 
-        fig, ax = plt.subplots()
-        wl = df.groupby(["workload", "allocator"]).alloc_count_cov.mean().unstack("allocator")
-        wl[names].plot.bar(ax=ax, color=[colors[n] for n in names])
-        ax.set_ylabel("CV of per-frame allocation counts (lower = fairer)")
-        ax.set_title("Wear fairness")
-        ax.tick_params(axis="x", rotation=0)
-        paths += save_figure(fig, out, "fig_wear_fairness")
+        lat = tables.get("latency")
+        if lat is not None and not lat.empty:
+            fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+            for ax, src in zip(axes, ("model", "real"), strict=True):
+                s = lat[(lat.point == "kernel-compile-1") & (lat.source == src)]
+                for a in names:
+                    d = s[s.allocator == a].sort_values("quantile")
+                    if not d.empty:
+                        ax.plot(d.cycles, d["quantile"], marker=".", color=colors[a], label=a)
+                ax.set_xscale("log")
+                ax.set_xlabel("allocation response (cycles)")
+                ax.set_ylabel("cumulative fraction")
+                ax.set_title(f"kernel-compile, 1 thread ({src})")
+            axes[0].legend(fontsize=7)
+            paths += save_figure(fig, out, "fig_response_distribution")
+
+        wear = tables.get("wear")
+        if wear is not None and not wear.empty:
+            fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+            w = wear[wear.point == "kernel-compile-4"]
+            for a in names:
+                d = w[w.allocator == a].sort_values("alloc_count_lo")
+                axes[0].step(d.alloc_count_hi.clip(lower=0.5), d.frames, where="mid", color=colors[a], label=a)
+            axes[0].set_xscale("log", base=2)
+            axes[0].set_yscale("log")
+            axes[0].set_xlabel("allocations per frame (log2 bin upper edge)")
+            axes[0].set_ylabel("frames")
+            axes[0].set_title("Allocation-count histogram (kernel-compile, 4 threads)")
+            axes[0].legend(fontsize=7)
+            s = df[(df.workload == "synthetic-kernel-compile") & (df.threads == 4) & (df.source == "model")]
+            s = s.set_index("allocator").loc[names]
+            life = s[["lifetime_runs", "lifetime_start_gap_runs", "lifetime_start_gap_random_runs"]]
+            life.columns = ["no leveling", "Start-Gap ψ=100", "Start-Gap + randomization"]
+            life.plot.bar(ax=axes[1])
+            axes[1].set_yscale("log")
+            axes[1].set_ylabel("repetitions to first wear-out")
+            axes[1].set_title("Implied lifetime, endurance 1e7 writes")
+            axes[1].tick_params(axis="x", rotation=30, labelsize=7)
+            paths += save_figure(fig, out, "fig_wear_lifetime")
+
+        fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+        s = df[(df.threads == 4) & (df.source == "model") & df.workload.str.startswith("synthetic")]
+        for ax, col, lab in (
+            (axes[0], "probe_order9_success_rate", "order-9 success rate after the run"),
+            (axes[1], "probe_order3_mean_cycles", "order-3 request cost after the run (cycles)"),
+        ):
+            if col in s.columns:
+                t = s.pivot_table(index="workload", columns="allocator", values=col)[names]
+                t.plot.bar(ax=ax, color=[colors[n] for n in names], legend=ax is axes[1])
+                ax.set_ylabel(lab)
+                ax.tick_params(axis="x", rotation=30, labelsize=7)
+        if axes[1].get_legend():
+            axes[1].legend(fontsize=6)
+        fig.suptitle("Fragmentation: order-k probes after each workload (4 threads)")
+        paths += save_figure(fig, out, "fig_fragmentation")
+
+        # End to end: allocator choice → per-frame writes → PCM endurance → years.
+        fig, ax = plt.subplots(figsize=(11, 4))
+        tr = df[df.point.str.endswith(".kmem.hmt") & (df.source == "model")]
+        if not tr.empty and "lifetime_years" in tr.columns:
+            t = tr.pivot_table(index="workload", columns="allocator", values="lifetime_years")[names]
+            t.plot.bar(ax=ax, color=[colors[n] for n in names])
+            ax.set_yscale("log")
+            ax.set_ylabel("years until the hottest frame wears out")
+            ax.set_title("Recorded traces repeated back to back on PCM (endurance 1e7 writes, 1 write/allocation)")
+            ax.tick_params(axis="x", rotation=20, labelsize=7)
+            ax.legend(fontsize=6)
+        paths += save_figure(fig, out, "fig_end_to_end_pcm_lifetime")
     return paths
+
+
+KEEP = [
+    "point",
+    "workload",
+    "allocator",
+    "name",
+    "batch",
+    "policy",
+    "threads",
+    "frames",
+    "requests",
+    "failures",
+    "mean_cycles",
+    "std_cycles",
+    "p50_cycles",
+    "p99_cycles",
+    "p999_cycles",
+    "alloc_count_max_over_mean",
+    "alloc_count_cov",
+    "lifetime_runs",
+    "lifetime_start_gap_runs",
+    "lifetime_start_gap_random_runs",
+    "lifetime_years",
+    "probe_order3_success_rate",
+    "probe_order3_mean_cycles",
+    "probe_order9_success_rate",
+    "probe_order9_mean_cycles",
+    "checker_violations",
+    "source",
+]
+
+
+def improvement(df: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Mean response of lazy buddy (batch 31) over lazy iBuddy (batch 1), per workload and threads."""
+    syn = df[df.workload.str.startswith("synthetic") & (df.source == "model")]
+    m = syn.set_index(["workload", "threads", "allocator"]).mean_cycles
+    out: dict[str, dict[str, float]] = {}
+    for (wl, t), _ in syn.groupby(["workload", "threads"]):
+        a, b = m.get((wl, t, LAZY_IBUDDY_B1)), m.get((wl, t, LAZY_BUDDY_B31))
+        if a is not None and b is not None and a > 0:
+            out.setdefault(wl.removeprefix("synthetic-"), {})[str(t)] = float(b / a)
+    return out
 
 
 def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResult:
     points = build_points(quick)
     res = run_points(points, out, workers=workers, label="allocators")
     df = res.results
-    keep = [
-        c
-        for c in [
-            "workload",
-            "allocator",
-            "name",
-            "batch",
-            "policy",
-            "threads",
-            "frames",
-            "requests",
-            "failures",
-            "mean_cycles",
-            "std_cycles",
-            "p50_cycles",
-            "p99_cycles",
-            "p999_cycles",
-            "alloc_count_max_over_mean",
-            "alloc_count_cov",
-            "source",
-        ]
-        if c in df.columns
-    ]
-    df = df[keep].reset_index(drop=True)
-    syn = df[df.workload.str.startswith("synthetic")].set_index(["threads", "allocator"]).mean_cycles
-    improvement = {}
-    for t in sorted({i[0] for i in syn.index}):
-        a, b = syn.get((t, "lazy-ibuddy(batch=1,spaces=4)")), syn.get((t, "lazy-buddy(batch=31,high=186)"))
-        if a is not None and b is not None and a > 0:
-            improvement[str(t)] = float(b / a)
+    df = df[[c for c in KEEP if c in df.columns]].reset_index(drop=True)
+    syn = df[df.workload.str.startswith("synthetic") & (df.source == "model")]
+    table = syn.pivot_table(index=["workload", "allocator"], columns="threads", values="mean_cycles")
+    std = syn.pivot_table(index=["workload", "allocator"], columns="threads", values="std_cycles")
+    tables = {
+        "table_mean_cycles": table.reset_index(),
+        "table_std_cycles": std.reset_index(),
+        **{k: v for k, v in res.tables.items() if k in ("wear", "latency")},
+    }
+    imp = improvement(df)
     return StudyResult(
         name="allocators",
         results=df,
-        tables={},
+        tables={k: v for k, v in tables.items() if k.startswith("table_")},
         comparison=comparison_frame([]),
-        summary={"seed": 1, "points": len(points), "lazy_ibuddy_b1_speedup_over_lazy_buddy_b31": improvement},
-        figures=figures(out, df),
+        summary={
+            "seed": 1,
+            "points": len(points),
+            "lazy_ibuddy_b1_speedup_over_lazy_buddy_b31": imp,
+            "real_threads": [t for t in THREADS if t <= (os.cpu_count() or 1)],
+        },
+        figures=figures(out, df, tables),
     )
 
 

@@ -6,7 +6,17 @@
 //! (as Linux does for a zone end). Each free block is recorded at its first frame
 //! (`head_order`), which is how the buddy check finds a free buddy of the same order in
 //! O(1) (Linux: `PageBuddy` + `page_order`). Searching for the lowest non-empty order costs
-//! one list op per order looked at. Migratetypes are not modelled (one free list per order).
+//! one list op per order looked at.
+//!
+//! Migratetypes (optional, Linux's anti-fragmentation grouping): free lists per
+//! (type, order) for unmovable (0), movable (1) and reclaimable (2); every 2^10-frame
+//! pageblock has a type, all movable at start (as Linux boots). A request is served from
+//! its own type's lists first; if they are empty it steals the largest free block of a
+//! fallback type (Linux's order: unmovable → reclaimable, movable; reclaimable →
+//! unmovable, movable; movable → reclaimable, unmovable) and, when that block is at least
+//! half a pageblock, claims the pageblock for its type. Split remainders go to the
+//! requester's type; a freed block goes to its pageblock's type. Simplifications: no
+//! highatomic/CMA/isolate types; the lazy layer's per-CPU lists are not split by type.
 
 use super::cost::Ctx;
 use super::lists::{FrameLists, Policy};
@@ -21,18 +31,39 @@ pub struct Buddy {
     head_order: Vec<u8>,
     free: u64,
     lock: usize,
+    /// 1 without migratetypes, 3 with.
+    types: usize,
+    /// Type of each 2^MAX_ORDER pageblock.
+    block_type: Vec<u8>,
 }
+
+/// Linux's `MIGRATE_MOVABLE`.
+pub const MOVABLE: u8 = 1;
+const FALLBACKS: [[u8; 2]; 3] = [[2, 1], [2, 0], [0, 1]];
+const ORDERS: usize = MAX_ORDER as usize + 1;
 
 impl Buddy {
     /// A buddy over `frames` frames, all free, using lock `lock` of the context.
     pub fn new(frames: u64, policy: Policy, lock: usize) -> Buddy {
+        Self::build(frames, policy, lock, 1)
+    }
+
+    /// A buddy with Linux's three main migratetypes.
+    pub fn with_migratetypes(frames: u64, policy: Policy, lock: usize) -> Buddy {
+        Self::build(frames, policy, lock, 3)
+    }
+
+    fn build(frames: u64, policy: Policy, lock: usize, types: usize) -> Buddy {
         let mut ctx = Ctx::new(frames as usize, Default::default());
+        let blocks = (frames >> MAX_ORDER) as usize + 1;
         let mut b = Buddy {
             frames,
-            lists: FrameLists::new(frames as usize, MAX_ORDER as usize + 1, policy),
+            lists: FrameLists::new(frames as usize, ORDERS * types, policy),
             head_order: vec![NOT_FREE; frames as usize],
             free: 0,
             lock,
+            types,
+            block_type: vec![if types > 1 { MOVABLE } else { 0 }; blocks],
         };
         let mut pfn = 0u64;
         while pfn < frames {
@@ -47,29 +78,65 @@ impl Buddy {
         b
     }
 
+    /// Type of the pageblock holding `pfn` (0 without migratetypes).
+    fn type_of(&self, pfn: u64) -> usize {
+        self.block_type[(pfn >> MAX_ORDER) as usize] as usize
+    }
+
     fn insert(&mut self, pfn: u64, order: u8, ctx: &mut Ctx) {
-        self.lists.push(order as usize, pfn, ctx);
+        let t = self.type_of(pfn);
+        self.insert_typed(pfn, order, t, ctx);
+    }
+
+    fn insert_typed(&mut self, pfn: u64, order: u8, t: usize, ctx: &mut Ctx) {
+        self.lists.push(t * ORDERS + order as usize, pfn, ctx);
         self.head_order[pfn as usize] = order + 1;
+    }
+
+    /// Lowest order ≥ `order` with a free block of type `t`.
+    fn find(&self, order: u8, t: usize, ctx: &mut Ctx) -> Option<u8> {
+        (order..=MAX_ORDER).find(|&o| {
+            ctx.list_ops(1);
+            !self.lists.is_empty(t * ORDERS + o as usize)
+        })
+    }
+
+    /// Steal the largest free block of a fallback type for type `t`: (list, order).
+    fn steal(&mut self, order: u8, t: usize, ctx: &mut Ctx) -> Option<(usize, u8)> {
+        for o in (order..=MAX_ORDER).rev() {
+            for &f in &FALLBACKS[t] {
+                ctx.list_ops(1);
+                let list = f as usize * ORDERS + o as usize;
+                if !self.lists.is_empty(list) {
+                    ctx.ops.steals += 1;
+                    return Some((list, o));
+                }
+            }
+        }
+        None
     }
 
     /// Allocate under an already held lock.
     fn alloc_locked(&mut self, order: u8, ctx: &mut Ctx) -> Option<u64> {
-        let mut o = order;
-        loop {
-            ctx.list_ops(1);
-            if !self.lists.is_empty(o as usize) {
-                break;
-            }
-            if o == MAX_ORDER {
-                return None;
-            }
-            o += 1;
-        }
-        let pfn = self.lists.pop(o as usize, ctx)?;
+        let t = if self.types > 1 {
+            (ctx.migratetype as usize).min(2)
+        } else {
+            0
+        };
+        let (list, mut o) = match self.find(order, t, ctx) {
+            Some(o) => (t * ORDERS + o as usize, o),
+            None if self.types > 1 => self.steal(order, t, ctx)?,
+            None => return None,
+        };
+        let pfn = self.lists.pop(list, ctx)?;
         self.head_order[pfn as usize] = NOT_FREE;
+        if self.types > 1 && o + 1 >= MAX_ORDER {
+            // At least half a pageblock: the pageblock changes type.
+            self.block_type[(pfn >> MAX_ORDER) as usize] = t as u8;
+        }
         while o > order {
             o -= 1;
-            self.insert(pfn + (1 << o), o, ctx);
+            self.insert_typed(pfn + (1 << o), o, t, ctx);
             ctx.ops.splits += 1;
         }
         self.free -= 1 << order;
@@ -140,8 +207,9 @@ impl PageAllocator for Buddy {
     }
 
     fn free_blocks(&self, order: u8) -> u64 {
-        (order..=MAX_ORDER)
-            .map(|o| (self.lists.len(o as usize) as u64) << (o - order))
+        (0..self.types)
+            .flat_map(|t| (order..=MAX_ORDER).map(move |o| (t, o)))
+            .map(|(t, o)| (self.lists.len(t * ORDERS + o as usize) as u64) << (o - order))
             .sum()
     }
 }

@@ -77,6 +77,8 @@ pub struct OpCounts {
     pub refills: u64,
     /// Per-CPU list drains back to the backing allocator.
     pub drains: u64,
+    /// Buddy with migratetypes: blocks taken from another type's lists.
+    pub steals: u64,
 }
 
 /// Run context: the clock of the CPU being served, the cost table, the lock table and the
@@ -90,6 +92,8 @@ pub struct Ctx {
     lock_owner: Vec<u16>,
     /// Allocations handed out per frame.
     pub wear: Vec<u32>,
+    /// Migratetype of the request in progress (Linux numbering; 1 = movable).
+    pub migratetype: u8,
 }
 
 const NO_OWNER: u16 = u16::MAX;
@@ -103,6 +107,7 @@ impl Ctx {
             lock_free_at: Vec::new(),
             lock_owner: Vec::new(),
             wear: vec![0; frames],
+            migratetype: 1,
         }
     }
 

@@ -27,6 +27,22 @@ pub struct CycleStats {
     pub max: u64,
 }
 
+/// Quantiles reported for response-time distributions.
+pub const QUANTILES: [f64; 13] = [
+    0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9999, 1.0,
+];
+
+/// `(quantile, cycles)` of a latency histogram at [`QUANTILES`].
+pub fn quantiles(h: &Histogram<u64>) -> Vec<(f64, u64)> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    QUANTILES
+        .iter()
+        .map(|&q| (q, h.value_at_quantile(q)))
+        .collect()
+}
+
 struct Acc {
     hist: Histogram<u64>,
     sum: f64,
@@ -87,6 +103,8 @@ pub struct RunResult {
     pub frees_of_failed: u64,
     pub alloc: CycleStats,
     pub free: CycleStats,
+    /// Allocation response-time distribution at [`QUANTILES`].
+    pub alloc_quantiles: Vec<(f64, u64)>,
     pub order_attempts: [u64; MAX_ORDER as usize + 1],
     pub order_successes: [u64; MAX_ORDER as usize + 1],
     pub ops: OpCounts,
@@ -122,6 +140,7 @@ pub fn run(
         frees_of_failed: 0,
         alloc: CycleStats::default(),
         free: CycleStats::default(),
+        alloc_quantiles: Vec::new(),
         order_attempts: [0; MAX_ORDER as usize + 1],
         order_successes: [0; MAX_ORDER as usize + 1],
         ops: OpCounts::default(),
@@ -137,6 +156,7 @@ pub fn run(
         ctx.now = start;
         match q.op {
             Op::Alloc { order } => {
+                ctx.migratetype = w.alloc_mt.get(q.id as usize).copied().unwrap_or(1);
                 r.requests += 1;
                 r.order_attempts[order as usize] += 1;
                 match allocate(a, order, q.cpu, &mut ctx) {
@@ -162,6 +182,7 @@ pub fn run(
         clocks[c] = ctx.now;
     }
     r.alloc = alloc_acc.stats();
+    r.alloc_quantiles = quantiles(&alloc_acc.hist);
     r.free = free_acc.stats();
     r.ops = ctx.ops;
     r.fairness = fairness(&ctx.wear);
@@ -172,6 +193,7 @@ pub fn run(
         let free_blocks = a.free_blocks(k);
         let mut got = Vec::new();
         let mut acc = Acc::new();
+        ctx.migratetype = 1;
         for _ in 0..probe_requests {
             ctx.now = t_end;
             if let Some(p) = allocate(a, k, 0, &mut ctx) {

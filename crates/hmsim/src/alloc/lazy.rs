@@ -146,6 +146,7 @@ impl<A: PageAllocator> PageAllocator for Lazy<A> {
             self.cached -= out.len() as u64;
             if !out.is_empty() {
                 self.inner.free_bulk(&out, l as u16, ctx);
+                ctx.ops.drains += 1;
             }
         }
         self.inner.drain_all(ctx);

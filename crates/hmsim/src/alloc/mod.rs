@@ -12,14 +12,18 @@
 //! - [`driver`]: runs a workload through an allocator; [`wear`]: fairness and lifetime.
 //! - [`run`]: the `allocators` scenario.
 
+pub mod benchmarks;
 pub mod buddy;
 pub mod cost;
 pub mod driver;
 pub mod ibuddy;
 pub mod lazy;
 pub mod lists;
+pub mod real;
 mod scenario;
+pub mod shapes;
 pub mod spec;
+pub mod startgap;
 pub mod wear;
 pub mod workload;
 

@@ -7,9 +7,10 @@ use serde_json::{json, Map, Value};
 
 use super::cost::CostTable;
 use super::driver::{self, RunResult};
+use super::shapes::SyntheticSpec;
 use super::spec::{build, AllocatorSpec};
 use super::wear::WearModel;
-use super::workload::{from_trace, Synthetic, Workload};
+use super::workload::{from_trace, Workload};
 use super::MAX_ORDER;
 use crate::config::{parse_toml, Validate, Validator};
 use crate::device::Catalog;
@@ -46,6 +47,10 @@ pub struct AllocScenario {
     pub cost: CostTable,
     #[serde(default)]
     pub wear: WearModel,
+    /// Also run each allocator on real threads (one per workload CPU), timing every request
+    /// with the cycle counter: rows with `source = "real"` beside the model's.
+    #[serde(default)]
+    pub real: bool,
 }
 
 fn default_frames() -> u64 {
@@ -77,7 +82,7 @@ pub struct WorkloadSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub synthetic: Option<Synthetic>,
+    pub synthetic: Option<SyntheticSpec>,
 }
 
 impl Validate for WorkloadSpec {
@@ -133,12 +138,11 @@ fn load_workload(sc: &AllocScenario, file: &str) -> Result<Workload, ConfigError
                 .unwrap_or_default();
             from_trace(&base.join(rel), file, "workload.trace")?
         }
-        None => sc
-            .workload
-            .synthetic
-            .clone()
-            .unwrap_or_default()
-            .generate(sc.seed, "synthetic-kernel-compile"),
+        None => {
+            let spec = sc.workload.synthetic.clone().unwrap_or_default();
+            let name = format!("synthetic-{}", spec.shape_name());
+            spec.resolve().generate(sc.seed, &name)
+        }
     };
     if let Some(n) = &sc.workload.name {
         w.name = n.clone();
@@ -160,7 +164,7 @@ fn row(
     sc: &AllocScenario,
     r: &RunResult,
 ) -> Map<String, Value> {
-    let life = sc.wear.lifetime(&r.fairness, w.duration_ns);
+    let life = sc.wear.lifetime_with_start_gap(&r.wear, w.duration_ns);
     let per_req = |x: u64| {
         if r.requests == 0 {
             Value::Null
@@ -199,6 +203,14 @@ fn row(
     put("lifetime_runs", finite(life.runs));
     put("lifetime_ideal_runs", finite(life.ideal_runs));
     put("lifetime_years", life.years.map_or(Value::Null, finite));
+    put(
+        "lifetime_start_gap_runs",
+        life.start_gap_runs.map_or(Value::Null, finite),
+    );
+    put(
+        "lifetime_start_gap_random_runs",
+        life.start_gap_random_runs.map_or(Value::Null, finite),
+    );
     put("locks_per_request", per_req(r.ops.locks));
     put("contended_locks", json!(r.ops.contended_locks));
     put("lock_wait_cycles", json!(r.ops.wait_cycles));
@@ -209,6 +221,7 @@ fn row(
     put("merges", json!(r.ops.merges));
     put("refills", json!(r.ops.refills));
     put("drains", json!(r.ops.drains));
+    put("migratetype_steals", json!(r.ops.steals));
     // The orders the workload asks for (the same set for every allocator).
     for k in 0..=MAX_ORDER as usize {
         let a = r.order_attempts[k];
@@ -237,6 +250,68 @@ fn row(
     put("trace_allocs_over_live", json!(w.allocs_over_live));
     put("trace_orders_above_max", json!(w.orders_above_max));
     m
+}
+
+/// One allocator on real threads; model-only columns (primitive operation counts, probes)
+/// are left out.
+fn real_row(
+    spec: &AllocatorSpec,
+    w: &Workload,
+    sc: &AllocScenario,
+) -> (Map<String, Value>, RunResult) {
+    let rr = super::real::run(spec, sc.frames, w);
+    let allocs = rr.alloc.count - rr.failures;
+    let r = RunResult {
+        requests: rr.alloc.count + rr.free.count,
+        allocs,
+        frees: rr.free.count,
+        failures: rr.failures,
+        frees_of_failed: 0,
+        alloc: rr.alloc,
+        free: rr.free,
+        alloc_quantiles: rr.alloc_quantiles,
+        order_attempts: [0; MAX_ORDER as usize + 1],
+        order_successes: [0; MAX_ORDER as usize + 1],
+        ops: Default::default(),
+        fairness: super::wear::fairness(&rr.wear),
+        probes: Vec::new(),
+        free_frames_end: rr.free_frames_end,
+        wear: rr.wear,
+    };
+    let mut m = row(spec, w, sc, &r);
+    m.retain(|k, _| {
+        !(k.ends_with("_per_request")
+            || k.starts_with("probe_")
+            || matches!(
+                k.as_str(),
+                "contended_locks"
+                    | "lock_wait_cycles"
+                    | "splits"
+                    | "merges"
+                    | "refills"
+                    | "drains"
+                    | "migratetype_steals"
+            ))
+    });
+    m.insert("source".into(), json!("real"));
+    m.insert("checker_violations".into(), json!(rr.violations));
+    m.insert("free_frames_end".into(), json!(rr.free_frames_end));
+    (m, r)
+}
+
+/// The allocation response-time distribution of one run, one row per quantile.
+fn latency_rows(label: &str, source: &str, r: &RunResult) -> Vec<Map<String, Value>> {
+    r.alloc_quantiles
+        .iter()
+        .map(|&(q, c)| {
+            let mut m = Map::new();
+            m.insert("allocator".into(), json!(label));
+            m.insert("source".into(), json!(source));
+            m.insert("quantile".into(), json!(q));
+            m.insert("cycles".into(), json!(c));
+            m
+        })
+        .collect()
 }
 
 /// Allocation-count histogram (log2 bins) per allocator.
@@ -270,16 +345,30 @@ fn wear_rows(label: &str, wear: &[u32]) -> Vec<Map<String, Value>> {
     rows
 }
 
-pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, ConfigError> {
-    let sc: AllocScenario = parse_toml(text, file)?;
+pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, ConfigError> {
+    let mut sc: AllocScenario = parse_toml(text, file)?;
     Validator::check(file, text, &sc)?;
+    if let Some(d) = &sc.wear.device {
+        let spec = catalog.require(d, file, "wear.device")?;
+        sc.wear.endurance_writes = spec
+            .endurance
+            .as_ref()
+            .and_then(|e| e.write_cycles)
+            .ok_or_else(|| {
+                ConfigError::new(
+                    file,
+                    "wear.device",
+                    format!("device '{d}' has no endurance.write_cycles; give wear.endurance_writes instead"),
+                )
+            })?;
+    }
     let w = load_workload(&sc, file)?;
     let mut out = RunOutput::new(
         "allocators",
         sc.seed,
         serde_json::to_value(&sc).unwrap_or(Value::Null),
     );
-    let mut wear = Vec::new();
+    let (mut wear, mut latency) = (Vec::new(), Vec::new());
     let mut best: Option<(f64, String)> = None;
     let mut fairest: Option<(f64, String)> = None;
     for spec in &sc.allocators {
@@ -301,10 +390,18 @@ pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, Conf
         }
         out.rows.push(row(spec, &w, &sc, &r));
         wear.extend(wear_rows(&label, &r.wear));
+        latency.extend(latency_rows(&label, "model", &r));
+        if sc.real {
+            let (m, rr) = real_row(spec, &w, &sc);
+            out.rows.push(m);
+            latency.extend(latency_rows(&label, "real", &rr));
+        }
     }
     out.tables.insert("wear".into(), wear);
+    out.tables.insert("latency".into(), latency);
     let h = &mut out.headline;
     h.insert("workload".into(), json!(w.name));
+    h.insert("endurance_writes".into(), json!(sc.wear.endurance_writes));
     h.insert("requests".into(), json!(w.reqs.len()));
     if let Some((c, l)) = best {
         h.insert("fastest_allocator".into(), json!(l));

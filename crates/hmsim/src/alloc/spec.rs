@@ -32,6 +32,10 @@ pub struct AllocatorSpec {
     /// iBuddy: number of buddy spaces, each with its own lock.
     #[serde(default = "default_spaces")]
     pub spaces: u32,
+    /// `buddy`, `lazy-buddy`: free lists per migratetype (unmovable, movable,
+    /// reclaimable) with Linux's fallback stealing; requests take the trace's migratetype.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub migratetypes: bool,
 }
 
 fn default_batch() -> u32 {
@@ -50,6 +54,7 @@ impl AllocatorSpec {
             high: None,
             policy: Policy::Lifo,
             spaces: default_spaces(),
+            migratetypes: false,
         }
     }
 
@@ -86,6 +91,9 @@ impl AllocatorSpec {
         if !args.is_empty() {
             s = format!("{s}({})", args.join(","));
         }
+        if self.migratetypes {
+            s = format!("{s}+migratetypes");
+        }
         if self.policy != Policy::Lifo {
             s = format!("{s}/{}", self.policy.name());
         }
@@ -109,6 +117,15 @@ impl AllocatorSpec {
             v.range("high", h, 1, 65_536, "pages");
         }
         v.range("spaces", self.spaces, 1, 1024, "");
+        if self.migratetypes && !self.name.ends_with("-buddy") && self.name != "buddy" {
+            v.fail(
+                "migratetypes",
+                format!(
+                    "only buddy and lazy-buddy have migratetypes, not {}",
+                    self.name
+                ),
+            );
+        }
         if self.name.ends_with("ibuddy") && !frames.is_multiple_of(64 * self.spaces as u64) {
             v.fail(
                 "spaces",
@@ -124,10 +141,17 @@ impl AllocatorSpec {
 /// Build the allocator `spec` over `frames` frames (validated beforehand).
 pub fn build(spec: &AllocatorSpec, frames: u64) -> Box<dyn PageAllocator> {
     let p = spec.policy;
+    let buddy = || {
+        if spec.migratetypes {
+            Buddy::with_migratetypes(frames, p, 0)
+        } else {
+            Buddy::new(frames, p, 0)
+        }
+    };
     match spec.name.as_str() {
-        "buddy" => Box::new(Buddy::new(frames, p, 0)),
+        "buddy" => Box::new(buddy()),
         "lazy-buddy" => Box::new(Lazy::new(
-            Buddy::new(frames, p, 0),
+            buddy(),
             LazyMode::Bulky {
                 batch: spec.batch,
                 high: spec.high(),

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::startgap::lifetime_runs;
 use crate::config::{Validate, Validator};
 
 /// Fairness of an allocation-count distribution over all frames (frames never allocated
@@ -49,20 +50,31 @@ pub fn fairness(counts: &[u32]) -> Fairness {
 }
 
 /// The writes-per-allocation lifetime model.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WearModel {
     /// Writes a cell endures (PCM: 10^6–10^8).
     pub endurance_writes: f64,
+    /// Take `endurance_writes` from this catalog device's `endurance.write_cycles`
+    /// instead (e.g. `pcm`): the end-to-end view of allocator choice → SCM lifetime.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     /// Writes each cell of a frame receives per allocation of that frame.
     pub writes_per_alloc: f64,
+    /// Start-Gap comparison: writes between gap moves (ψ; the paper's 100).
+    pub start_gap_psi: u64,
+    /// Seed of Start-Gap's static address randomization.
+    pub start_gap_seed: u64,
 }
 
 impl Default for WearModel {
     fn default() -> Self {
         WearModel {
             endurance_writes: 1e7,
+            device: None,
             writes_per_alloc: 1.0,
+            start_gap_psi: super::startgap::DEFAULT_PSI,
+            start_gap_seed: 1,
         }
     }
 }
@@ -83,6 +95,7 @@ impl Validate for WearModel {
             1e9,
             "writes",
         );
+        v.range("start_gap_psi", self.start_gap_psi, 1, 1_000_000, "writes");
     }
 }
 
@@ -95,6 +108,10 @@ pub struct Lifetime {
     pub ideal_runs: f64,
     /// `runs` × the workload's duration, in years; `None` without a duration.
     pub years: Option<f64>,
+    /// Repetitions under hardware Start-Gap leveling (frames as lines), plain and with
+    /// address randomization; `None` when not computed.
+    pub start_gap_runs: Option<f64>,
+    pub start_gap_random_runs: Option<f64>,
 }
 
 impl WearModel {
@@ -107,7 +124,22 @@ impl WearModel {
             runs,
             ideal_runs,
             years,
+            start_gap_runs: None,
+            start_gap_random_runs: None,
         }
+    }
+
+    /// [`Self::lifetime`] plus the Start-Gap comparison from the per-frame counts.
+    pub fn lifetime_with_start_gap(&self, counts: &[u32], duration_ns: u64) -> Lifetime {
+        let mut l = self.lifetime(&fairness(counts), duration_ns);
+        let w: Vec<f64> = counts
+            .iter()
+            .map(|&c| c as f64 * self.writes_per_alloc)
+            .collect();
+        let sg = |seed| lifetime_runs(&w, self.endurance_writes, self.start_gap_psi, seed);
+        l.start_gap_runs = Some(sg(None));
+        l.start_gap_random_runs = Some(sg(Some(self.start_gap_seed)));
+        l
     }
 }
 
@@ -127,6 +159,7 @@ mod tests {
         let l = WearModel {
             endurance_writes: 1e6,
             writes_per_alloc: 10.0,
+            ..Default::default()
         }
         .lifetime(&f, 1_000_000_000);
         assert!((l.runs - 25_000.0).abs() < 1e-9);

@@ -55,6 +55,8 @@ pub struct Workload {
     pub allocs_over_live: u64,
     /// Trace allocations above order 10: skipped.
     pub orders_above_max: u64,
+    /// Migratetype per block id (traces); empty = every request movable.
+    pub alloc_mt: Vec<u8>,
 }
 
 /// Read a kmem trace (`Alloc`/`Free` records; others ignored). Traced CPU ids become
@@ -108,6 +110,7 @@ pub fn from_trace(path: &Path, file: &str, key: &str) -> Result<Workload, Config
             }
             let id = w.blocks;
             w.blocks += 1;
+            w.alloc_mt.push(r.migratetype);
             if live.insert(pfn, (id, r.order)).is_some() {
                 w.allocs_over_live += 1;
             }
