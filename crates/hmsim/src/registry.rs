@@ -45,6 +45,7 @@ pub const MODULES: &[(&str, Runner)] = &[
     ("pmem", crate::pmem::run),
     ("tiering", crate::tier::run),
     ("allocators", crate::alloc::run),
+    ("hybrid", crate::hybrid::run),
 ];
 
 pub fn module_names() -> Vec<&'static str> {
