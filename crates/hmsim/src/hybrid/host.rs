@@ -102,7 +102,7 @@ impl Validate for HostConfig {
     fn validate(&self, v: &mut Validator) {
         v.range("core_ghz", self.core_ghz, 0.01, 100.0, "GHz");
         v.range("cpi", self.cpi, 0.01, 1000.0, "");
-        v.range("tlb_entries", self.tlb_entries, 1, 4096, "");
+        v.range("tlb_entries", self.tlb_entries, 1, 256, "");
         v.range("page_walk_ns", self.page_walk_ns, 0, 1_000_000, "ns");
         v.range("dram_access_ns", self.dram_access_ns, 0, 1_000_000, "ns");
         v.range("exception_ns", self.exception_ns, 0, 1_000_000_000, "ns");

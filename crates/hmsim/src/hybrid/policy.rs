@@ -75,7 +75,9 @@ impl PolicySpec {
 
     /// Row label: the name, with the threshold for `smart_EPF`.
     pub fn label(&self) -> String {
-        if self.name == "smart_EPF" {
+        if self.name == "smart_EPF" && self.threshold_us().is_infinite() {
+            "smart_EPF(inf)".into()
+        } else if self.name == "smart_EPF" {
             format!("smart_EPF({}us)", self.threshold_us())
         } else {
             self.name.clone()

@@ -484,7 +484,7 @@ fn row(sc: &HybridScenario, w: &Workload, p: &PolicySpec, r: &PolicyRun) -> Map<
 }
 
 /// Internal-fault service times in log2 µs bins, per policy (the distribution figure).
-fn service_rows(label: &str, s: &HostStats) -> Vec<Map<String, Value>> {
+fn service_rows(label: &str, dram_mb: f64, s: &HostStats) -> Vec<Map<String, Value>> {
     let mut bins = [0u64; 40];
     for &(_, ns) in &s.service {
         let us = (ns / 1000).max(1);
@@ -496,6 +496,7 @@ fn service_rows(label: &str, s: &HostStats) -> Vec<Map<String, Value>> {
         .map(|(b, &n)| {
             let mut m = Map::new();
             m.insert("label".into(), json!(label));
+            m.insert("dram_mb".into(), json!(dram_mb));
             m.insert("service_lo_us".into(), json!(1u64 << b));
             m.insert("service_hi_us".into(), json!(1u64 << (b + 1)));
             m.insert("faults".into(), json!(n));
@@ -530,7 +531,7 @@ pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, Conf
     for p in &sc.policies {
         let r = simulate(&sc, &w, p);
         out.rows.push(row(&sc, &w, p, &r));
-        service.extend(service_rows(&p.label(), &r.stats));
+        service.extend(service_rows(&p.label(), sc.device.dram_mb, &r.stats));
         out.headline.insert(
             format!("runtime_s[{}]", p.label()),
             json!(r.stats.runtime_ns as f64 / 1e9),

@@ -121,6 +121,20 @@ fn hybrid_smart_threshold_zero_is_all_and_infinite_is_no() {
 }
 
 #[test]
+fn hybrid_nonpreemptible_sections_never_block() {
+    // Every access non-preemptible: all_EPF cannot raise and behaves as no_EPF.
+    let mut sc = tiny_scenario("all_EPF", "");
+    sc.host.nonpreemptible_fraction = 1.0;
+    let all = fingerprint(&sc, &PolicySpec::named("all_EPF"));
+    assert_eq!(all.2, 0);
+    assert_eq!(all, fingerprint(&sc, &PolicySpec::named("no_EPF")));
+    // Some non-preemptible accesses: fewer EPFs than internal faults.
+    sc.host.nonpreemptible_fraction = 0.5;
+    let half = fingerprint(&sc, &PolicySpec::named("all_EPF"));
+    assert!(half.2 > 0 && half.2 < half.1, "{} of {}", half.2, half.1);
+}
+
+#[test]
 fn hybrid_runs_are_deterministic_and_seed_dependent() {
     let sc = tiny_scenario("smart_EPF", "");
     let p = PolicySpec::named("smart_EPF");

@@ -2,7 +2,11 @@
 
 use crate::flash::NONE;
 
+const HINTS: usize = 64;
+
 pub struct Tlb {
+    /// Entry last used for each `vp % HINTS`: most lookups check one entry, not all.
+    hint: [u8; HINTS],
     vpage: Vec<u64>,
     frame: Vec<u32>,
     stamp: Vec<u64>,
@@ -12,7 +16,9 @@ pub struct Tlb {
 
 impl Tlb {
     pub fn new(entries: usize) -> Tlb {
+        assert!(entries <= 256, "hint indices are bytes");
         Tlb {
+            hint: [0; HINTS],
             vpage: vec![u64::MAX; entries],
             frame: vec![NONE; entries],
             stamp: vec![0; entries],
@@ -24,8 +30,15 @@ impl Tlb {
     #[inline]
     pub fn lookup(&mut self, vp: u64) -> Option<u32> {
         self.clock += 1;
+        let h = vp as usize % HINTS;
+        let i = self.hint[h] as usize;
+        if self.vpage[i] == vp {
+            self.stamp[i] = self.clock;
+            return Some(self.frame[i]);
+        }
         match self.vpage.iter().position(|&v| v == vp) {
             Some(i) => {
+                self.hint[h] = i as u8;
                 self.stamp[i] = self.clock;
                 Some(self.frame[i])
             }
@@ -43,6 +56,7 @@ impl Tlb {
             .expect("a TLB has entries");
         self.vpage[i] = vp;
         self.frame[i] = frame;
+        self.hint[vp as usize % HINTS] = i as u8;
         self.clock += 1;
         self.stamp[i] = self.clock;
     }
