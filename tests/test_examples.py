@@ -21,6 +21,7 @@ def test_every_example_scenario_runs(tmp_path):
         "tiering": {"sim.duration_s": 2.0, "sim.measure_last_s": 1.0},
         "allocators": {},
         "numa": {},
+        "hybrid": {"device.capacity_mb": 256, "workload.threads": 2},
     }
     for p in scenarios:
         module = p.read_text().split('module = "', 1)[1].split('"', 1)[0]

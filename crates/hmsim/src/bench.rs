@@ -269,6 +269,34 @@ pub fn numa_place(policy: &str, gib: u64) -> BenchResult {
     }
 }
 
+/// DRAM-cached flash (`hybrid`): page-level events per wall second through the I-/D-TLBs,
+/// the UMD (LRU DRAM cache, L2P, internal faults) and the FTL (writes, GC), under
+/// smart_EPF: the pigz-like decompressor (45 MB input, 5 threads) on a 512 MB device with
+/// 100 MB of DRAM, `runs` times. Preconditioning and workload generation are not timed.
+pub fn hybrid_pigz(runs: u64) -> BenchResult {
+    use crate::hybrid::{Host, HybridScenario, PolicySpec};
+    let text = "module = \"hybrid\"\nseed = 1\n[device]\ncapacity_mb = 512\ndram_mb = 100\n";
+    let sc: HybridScenario = crate::config::parse_toml(text, "<bench>").expect("valid");
+    let w = sc.load_workload("<bench>").expect("synthetic");
+    let policy = PolicySpec::named("smart_EPF").build();
+    let (mut events, mut wall_s) = (0u64, 0.0);
+    for _ in 0..runs {
+        let mut umd = sc.build_umd();
+        let start = Instant::now();
+        let s = Host::new(sc.host, &mut umd, policy.as_ref(), &w, sc.seed).run(&w);
+        wall_s += start.elapsed().as_secs_f64();
+        events += s.umd_accesses;
+    }
+    BenchResult {
+        module: "hybrid".into(),
+        case: "pigz-like 45 MB, 5 threads, 100 MB DRAM, smart_EPF".into(),
+        unit: "page-level events".into(),
+        count: events,
+        wall_s,
+        per_wall_second: events as f64 / wall_s,
+    }
+}
+
 /// Every benchmark of `module` (or all modules for `None`).
 pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
     let mut out = Vec::new();
@@ -305,6 +333,9 @@ pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
         for p in ["linux-default", "interleave-all", "aliusm", "memory-mode"] {
             out.push(numa_place(p, gib));
         }
+    }
+    if module.is_none() || module == Some("hybrid") {
+        out.push(hybrid_pigz((10.0 * scale).max(1.0) as u64));
     }
     if module.is_none() || module == Some("trace") {
         out.push(trace_native_read((10_000_000.0 * scale).max(1000.0) as u64));

@@ -47,6 +47,7 @@ pub const MODULES: &[(&str, Runner)] = &[
     ("allocators", crate::alloc::run),
     ("pm-index", crate::pmindex::run),
     ("numa", crate::numa::run),
+    ("hybrid", crate::hybrid::run),
 ];
 
 pub fn module_names() -> Vec<&'static str> {

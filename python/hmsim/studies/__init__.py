@@ -5,7 +5,7 @@ from __future__ import annotations
 from hmsim.studies.base import Study, StudyResult, register, registry
 
 # Importing a study module registers it.
-from hmsim.studies import storage, pmem_wa, tiering, allocators, pm_index, numa_pmem  # noqa: F401  isort: skip
+from hmsim.studies import storage, pmem_wa, tiering, allocators, pm_index, numa_pmem, hybrid  # noqa: F401  isort: skip
 
 __all__ = ["Study", "StudyResult", "get", "names", "register", "registry"]
 

@@ -1,0 +1,468 @@
+//! The host: one in-order core, threads under a round-robin scheduler (time slice, context
+//! switch cost), I-/D-TLBs over UMD DRAM frames, the page walk that queries the UMD, OS
+//! page faults for first use, and internal faults handled by the EPF policy.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::policy::EpfPolicy;
+use super::tlb::Tlb;
+use super::umd::{Fault, Umd, Walk};
+use super::workload::Workload;
+use crate::config::{Validate, Validator};
+use crate::flash::NONE;
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    #[serde(default = "d_ghz")]
+    pub core_ghz: f64,
+    /// Cycles per instruction of the in-order core, memory stalls on cached data included.
+    #[serde(default = "d_cpi")]
+    pub cpi: f64,
+    #[serde(default = "d_tlb")]
+    pub tlb_entries: u32,
+    /// A page-table walk plus the UMD query of the modified walk.
+    #[serde(default = "d_walk")]
+    pub page_walk_ns: u64,
+    /// One page-level access reaching UMD DRAM over DDR.
+    #[serde(default = "d_dram")]
+    pub dram_access_ns: u64,
+    /// Raising an exception and entering/leaving its handler (EPFs and page faults).
+    #[serde(default = "d_exc")]
+    pub exception_ns: u64,
+    /// The OS page-fault handler's work for a first use (allocation, zero-fill or file read).
+    #[serde(default = "d_osf")]
+    pub os_fault_ns: u64,
+    #[serde(default = "d_cs")]
+    pub context_switch_ns: u64,
+    #[serde(default = "d_slice")]
+    pub time_slice_us: f64,
+    /// Share of accesses inside atomic/non-preemptible sections (an EPF cannot block there).
+    #[serde(default)]
+    pub nonpreemptible_fraction: f64,
+    /// Code pages per process (I-TLB footprint); fetches walk them in phases.
+    #[serde(default = "d_code")]
+    pub code_pages: u32,
+}
+
+fn d_ghz() -> f64 {
+    2.0
+}
+fn d_cpi() -> f64 {
+    1.0
+}
+fn d_tlb() -> u32 {
+    32
+}
+fn d_walk() -> u64 {
+    200
+}
+fn d_dram() -> u64 {
+    50
+}
+fn d_exc() -> u64 {
+    1_000
+}
+fn d_osf() -> u64 {
+    2_000
+}
+fn d_cs() -> u64 {
+    4_000
+}
+fn d_slice() -> f64 {
+    4_000.0
+}
+fn d_code() -> u32 {
+    8
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            core_ghz: d_ghz(),
+            cpi: d_cpi(),
+            tlb_entries: d_tlb(),
+            page_walk_ns: d_walk(),
+            dram_access_ns: d_dram(),
+            exception_ns: d_exc(),
+            os_fault_ns: d_osf(),
+            context_switch_ns: d_cs(),
+            time_slice_us: d_slice(),
+            nonpreemptible_fraction: 0.0,
+            code_pages: d_code(),
+        }
+    }
+}
+
+impl Validate for HostConfig {
+    fn validate(&self, v: &mut Validator) {
+        v.range("core_ghz", self.core_ghz, 0.01, 100.0, "GHz");
+        v.range("cpi", self.cpi, 0.01, 1000.0, "");
+        v.range("tlb_entries", self.tlb_entries, 1, 256, "");
+        v.range("page_walk_ns", self.page_walk_ns, 0, 1_000_000, "ns");
+        v.range("dram_access_ns", self.dram_access_ns, 0, 1_000_000, "ns");
+        v.range("exception_ns", self.exception_ns, 0, 1_000_000_000, "ns");
+        v.range("os_fault_ns", self.os_fault_ns, 0, 1_000_000_000, "ns");
+        v.range(
+            "context_switch_ns",
+            self.context_switch_ns,
+            0,
+            1_000_000_000,
+            "ns",
+        );
+        v.range("time_slice_us", self.time_slice_us, 1.0, 1e9, "µs");
+        v.fraction("nonpreemptible_fraction", self.nonpreemptible_fraction);
+        v.range("code_pages", self.code_pages, 1, 1 << 20, "pages");
+    }
+}
+
+/// What a run measured.
+#[derive(Debug, Clone, Default)]
+pub struct HostStats {
+    pub runtime_ns: u64,
+    /// Page-level data accesses (each reaches UMD DRAM or faults).
+    pub umd_accesses: u64,
+    pub itlb_misses: u64,
+    pub dtlb_misses: u64,
+    pub os_faults: u64,
+    pub internal_faults: u64,
+    pub epf_raised: u64,
+    /// EPFs raised again by a thread woken before its fault was done (estimate too short).
+    pub epf_reraised: u64,
+    /// Re-walks that found their page still being filled (after an early wake-up).
+    pub fault_waits: u64,
+    pub stall_ns: u64,
+    pub idle_ns: u64,
+    pub context_switches: u64,
+    pub gc_runs_in_faults: u64,
+    /// Per internal fault: (estimated, actual) service time in ns.
+    pub service: Vec<(u64, u64)>,
+}
+
+#[derive(Clone, Copy)]
+struct Thread {
+    process: u16,
+    cursor: usize,
+    gap_paid: bool,
+}
+
+/// A fault's (or the rest of one's) estimate and completion time; `first` unless the
+/// thread is re-walking after an EPF woke it before the fault was done.
+struct Decision {
+    estimate: u64,
+    done: u64,
+    first: bool,
+}
+
+enum Step {
+    Done,
+    Blocked(u64),
+}
+
+/// Runs every thread of `w` to completion on one core over `umd`.
+pub struct Host<'a> {
+    cfg: HostConfig,
+    umd: &'a mut Umd,
+    policy: &'a dyn EpfPolicy,
+    itlb: Tlb,
+    dtlb: Tlb,
+    /// Global virtual page → logical page; processes' data pages then code pages.
+    page_table: Vec<u32>,
+    data_base: Vec<u64>,
+    code_base: Vec<u64>,
+    /// The OS hands out logical pages k = 0, 1, ... as `(k·lpn_mul + lpn_add) mod N`: a
+    /// seeded permutation, because a long-running OS's free list is scattered over memory.
+    next_lpn: u64,
+    lpn_mul: u64,
+    lpn_add: u64,
+    np_key: u64,
+    np_cut: u64,
+    now: u64,
+    pub stats: HostStats,
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Logical pages the OS hands out for `w`: every process's data and code pages.
+pub fn pages_needed(w: &Workload, cfg: &HostConfig) -> u64 {
+    w.footprint_pages() + w.process_pages.len() as u64 * cfg.code_pages as u64
+}
+
+impl<'a> Host<'a> {
+    pub fn new(
+        cfg: HostConfig,
+        umd: &'a mut Umd,
+        policy: &'a dyn EpfPolicy,
+        w: &Workload,
+        seed: u64,
+    ) -> Host<'a> {
+        let mut data_base = Vec::new();
+        let mut code_base = Vec::new();
+        let mut next = 0u64;
+        for &p in &w.process_pages {
+            data_base.push(next);
+            next += p as u64;
+            code_base.push(next);
+            next += cfg.code_pages as u64;
+        }
+        let np_cut = (cfg.nonpreemptible_fraction * u64::MAX as f64) as u64;
+        let n = umd.logical_pages() as u64;
+        let mut rng = crate::rng::stream(seed, "hybrid-os-pages");
+        let mut lpn_mul = rng.random_range(0..n) | 1;
+        while gcd(lpn_mul, n) != 1 {
+            lpn_mul += 2;
+        }
+        let lpn_add = rng.random_range(0..n);
+        Host {
+            itlb: Tlb::new(cfg.tlb_entries as usize),
+            dtlb: Tlb::new(cfg.tlb_entries as usize),
+            page_table: vec![NONE; next as usize],
+            data_base,
+            code_base,
+            next_lpn: 0,
+            lpn_mul,
+            lpn_add,
+            np_key: crate::rng::stream(seed, "hybrid-nonpreemptible").random(),
+            np_cut,
+            now: 0,
+            stats: HostStats::default(),
+            cfg,
+            umd,
+            policy,
+        }
+    }
+
+    /// Whether access `cursor` of thread `t` is in a non-preemptible section (a hash of
+    /// the seed, thread and position, so it does not depend on the schedule).
+    fn nonpreemptible(&self, t: usize, cursor: usize) -> bool {
+        if self.np_cut == 0 {
+            return false;
+        }
+        let mut z = self.np_key ^ ((t as u64) << 48) ^ cursor as u64;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) < self.np_cut
+    }
+
+    pub fn run(mut self, w: &Workload) -> HostStats {
+        let ns_per_instr = self.cfg.cpi / self.cfg.core_ghz;
+        let slice_ns = (self.cfg.time_slice_us * 1e3) as u64;
+        let mut threads: Vec<Thread> = w
+            .threads
+            .iter()
+            .map(|t| Thread {
+                process: t.process,
+                cursor: 0,
+                gap_paid: false,
+            })
+            .collect();
+        let mut ready: VecDeque<usize> = (0..threads.len()).collect();
+        let mut blocked: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+        let mut last: Option<usize> = None;
+        // Fractional instruction time carried so the clock stays integral.
+        let mut frac = 0.0f64;
+        loop {
+            while let Some(&Reverse((t, i))) = blocked.peek() {
+                if t > self.now {
+                    break;
+                }
+                blocked.pop();
+                ready.push_back(i);
+            }
+            let Some(i) = ready.pop_front() else {
+                match blocked.peek() {
+                    Some(&Reverse((t, _))) => {
+                        self.stats.idle_ns += t - self.now;
+                        self.now = t;
+                        continue;
+                    }
+                    None => break,
+                }
+            };
+            if let Some(l) = last {
+                if l != i {
+                    self.now += self.cfg.context_switch_ns;
+                    self.stats.context_switches += 1;
+                    if threads[l].process != threads[i].process {
+                        self.itlb.flush();
+                        self.dtlb.flush();
+                    }
+                }
+            }
+            last = Some(i);
+            let slice_start = self.now;
+            let events = &w.threads[i].events;
+            loop {
+                let th = &mut threads[i];
+                if th.cursor == events.len() {
+                    break;
+                }
+                if self.now - slice_start >= slice_ns {
+                    let woken = blocked.peek().is_some_and(|&Reverse((t, _))| t <= self.now);
+                    if !ready.is_empty() || woken {
+                        ready.push_back(i);
+                        break;
+                    }
+                }
+                let ev = events[th.cursor];
+                if !th.gap_paid {
+                    frac += ev.gap as f64 * ns_per_instr;
+                    let whole = frac as u64;
+                    frac -= whole as f64;
+                    self.now += whole;
+                    th.gap_paid = true;
+                }
+                let (process, cursor) = (th.process as usize, th.cursor);
+                let code =
+                    self.code_base[process] + ((cursor >> 6) as u64 % self.cfg.code_pages as u64);
+                if let Step::Blocked(until) = self.translate(code, false, true, i, cursor) {
+                    blocked.push(Reverse((until, i)));
+                    break;
+                }
+                let vp = self.data_base[process] + ev.page as u64;
+                match self.translate(vp, ev.write, false, i, cursor) {
+                    Step::Done => {
+                        self.stats.umd_accesses += 1;
+                        let th = &mut threads[i];
+                        th.cursor += 1;
+                        th.gap_paid = false;
+                    }
+                    Step::Blocked(until) => {
+                        blocked.push(Reverse((until, i)));
+                        break;
+                    }
+                }
+            }
+        }
+        self.stats.runtime_ns = self.now;
+        self.stats.itlb_misses = self.itlb.misses;
+        self.stats.dtlb_misses = self.dtlb.misses;
+        self.stats
+    }
+
+    /// One access to virtual page `vp` through the I- or D-TLB.
+    #[inline]
+    fn translate(&mut self, vp: u64, write: bool, instr: bool, t: usize, cursor: usize) -> Step {
+        let tlb = if instr {
+            &mut self.itlb
+        } else {
+            &mut self.dtlb
+        };
+        if let Some(f) = tlb.lookup(vp) {
+            self.umd.access(f, write);
+            if !instr {
+                self.now += self.cfg.dram_access_ns;
+            }
+            return Step::Done;
+        }
+        self.now += self.cfg.page_walk_ns;
+        let mut lpn = self.page_table[vp as usize];
+        let fault = if lpn == NONE {
+            // First use: an ordinary page fault; the OS takes the next logical page.
+            self.stats.os_faults += 1;
+            self.now += self.cfg.exception_ns + self.cfg.os_fault_ns;
+            let n = self.umd.logical_pages() as u64;
+            lpn = ((self.next_lpn as u128 * self.lpn_mul as u128 + self.lpn_add as u128)
+                % n as u128) as u32;
+            self.next_lpn += 1;
+            self.page_table[vp as usize] = lpn;
+            let f = self.umd.fault(lpn, self.now, true);
+            self.evict(&f);
+            Some(f)
+        } else {
+            match self.umd.walk(lpn) {
+                Walk::Dram { frame, ready_ns } if ready_ns <= self.now => {
+                    return self.fill(vp, frame, write, instr);
+                }
+                Walk::Dram { frame, ready_ns } => {
+                    // Filled by an earlier fault that is not done yet.
+                    self.stats.fault_waits += 1;
+                    let remaining = ready_ns - self.now;
+                    let d = Decision {
+                        estimate: remaining,
+                        done: ready_ns,
+                        first: false,
+                    };
+                    return self.decide(d, t, cursor, vp, frame, write, instr);
+                }
+                Walk::Flash => {
+                    let f = self.umd.fault(lpn, self.now, false);
+                    self.evict(&f);
+                    Some(f)
+                }
+                Walk::Unmapped => unreachable!("the OS maps a page before the device forgets it"),
+            }
+        };
+        let f = fault.expect("set above");
+        if !f.flash_work {
+            return self.fill(vp, f.frame, write, instr);
+        }
+        self.stats.internal_faults += 1;
+        self.stats.gc_runs_in_faults += f.gc_runs;
+        self.stats
+            .service
+            .push((f.estimate_ns, f.done_ns - self.now));
+        let d = Decision {
+            estimate: f.estimate_ns,
+            done: f.done_ns,
+            first: true,
+        };
+        self.decide(d, t, cursor, vp, f.frame, write, instr)
+    }
+
+    /// EPF (block for the estimate) or stall (until done), by the policy.
+    #[allow(clippy::too_many_arguments)]
+    fn decide(
+        &mut self,
+        d: Decision,
+        t: usize,
+        cursor: usize,
+        vp: u64,
+        frame: u32,
+        write: bool,
+        instr: bool,
+    ) -> Step {
+        if !self.nonpreemptible(t, cursor) && self.policy.raise(d.estimate) {
+            if d.first {
+                self.stats.epf_raised += 1;
+            } else {
+                self.stats.epf_reraised += 1;
+            }
+            self.now += self.cfg.exception_ns;
+            return Step::Blocked(self.now + d.estimate);
+        }
+        self.stats.stall_ns += d.done.saturating_sub(self.now);
+        self.now = self.now.max(d.done);
+        self.fill(vp, frame, write, instr)
+    }
+
+    fn fill(&mut self, vp: u64, frame: u32, write: bool, instr: bool) -> Step {
+        let tlb = if instr {
+            &mut self.itlb
+        } else {
+            &mut self.dtlb
+        };
+        tlb.fill(vp, frame);
+        self.umd.access(frame, write);
+        if !instr {
+            self.now += self.cfg.dram_access_ns;
+        }
+        Step::Done
+    }
+
+    fn evict(&mut self, f: &Fault) {
+        if f.evicted.is_some() {
+            self.itlb.invalidate_frame(f.frame);
+            self.dtlb.invalidate_frame(f.frame);
+        }
+    }
+}

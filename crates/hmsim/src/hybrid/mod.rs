@@ -1,0 +1,28 @@
+//! A DRAM-cached flash memory device on the DIMM interface with host-cooperative internal
+//! page faults (spec `07-hybrid.md`; Han & Shin's UMD/EPF).
+//!
+//! - [`umd`]: the device — DRAM cache ([`cache`]), L2P, the modified page walk, internal
+//!   faults with victim write-back and GC on the critical path, the service-time estimate;
+//!   the flash below is [`crate::flash`].
+//! - [`host`]: one in-order core, threads, a round-robin scheduler, I-/D-TLBs ([`tlb`]),
+//!   page walks, exceptions, non-preemptible sections.
+//! - [`policy`]: the EPF policies behind [`EpfPolicy`], by name.
+//! - [`workload`]: trace replay and the pigz-like generator.
+//! - [`run`]: the `hybrid` scenario.
+
+pub mod cache;
+pub mod host;
+pub mod policy;
+mod scenario;
+pub mod tlb;
+pub mod umd;
+pub mod workload;
+
+#[cfg(test)]
+mod tests;
+
+pub use host::{Host, HostConfig, HostStats};
+pub use policy::{EpfPolicy, PolicySpec, EPF_POLICIES};
+pub use scenario::{run, HybridScenario};
+pub use umd::{Fault, Umd, Walk};
+pub use workload::{PigzLike, Workload};

@@ -1,0 +1,546 @@
+//! The `hybrid` scenario: one workload on one UMD under each listed EPF policy.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::host::{pages_needed, Host, HostConfig, HostStats};
+use super::policy::PolicySpec;
+use super::umd::Umd;
+use super::workload::{from_trace, PigzLike, Workload, MB, PAGE_BYTES};
+use crate::config::{parse_toml, Validate, Validator};
+use crate::device::Catalog;
+use crate::error::ConfigError;
+use crate::flash::{build_gc, preset, Ftl, Geometry, GC_POLICIES, NAND_PRESETS};
+use crate::registry::RunOutput;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HybridScenario {
+    pub module: String,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub device: DeviceSpec,
+    #[serde(default)]
+    pub flash: FlashSpec,
+    #[serde(default)]
+    pub precondition: Precondition,
+    #[serde(default)]
+    pub host: HostConfig,
+    #[serde(default)]
+    pub workload: WorkloadSpec,
+    #[serde(default = "default_policies")]
+    pub policies: Vec<PolicySpec>,
+}
+
+fn default_policies() -> Vec<PolicySpec> {
+    ["no_EPF", "all_EPF", "smart_EPF"]
+        .iter()
+        .map(|n| PolicySpec::named(n))
+        .collect()
+}
+
+/// The UMD: logical capacity (what the OS sees) and its DRAM cache.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSpec {
+    #[serde(default = "d_cap")]
+    pub capacity_mb: f64,
+    #[serde(default = "d_dram")]
+    pub dram_mb: f64,
+    /// Internal DRAM page read and write (the study's 50 ns each).
+    #[serde(default = "d_50")]
+    pub dram_read_ns: u64,
+    #[serde(default = "d_50")]
+    pub dram_write_ns: u64,
+}
+fn d_cap() -> f64 {
+    2048.0
+}
+fn d_dram() -> f64 {
+    100.0
+}
+fn d_50() -> u64 {
+    50
+}
+impl Default for DeviceSpec {
+    fn default() -> Self {
+        DeviceSpec {
+            capacity_mb: d_cap(),
+            dram_mb: d_dram(),
+            dram_read_ns: 50,
+            dram_write_ns: 50,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlashSpec {
+    #[serde(default = "d_nand")]
+    pub nand: String,
+    /// Overrides of the preset's times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erase_us: Option<f64>,
+    #[serde(default = "d_ppb")]
+    pub pages_per_block: u32,
+    #[serde(default = "d_op")]
+    pub over_provisioning: f64,
+    #[serde(default = "d_ch")]
+    pub channels: u32,
+    #[serde(default = "d_dpc")]
+    pub dies_per_channel: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel_gbps: Option<f64>,
+    #[serde(default = "d_gc")]
+    pub gc: String,
+    #[serde(default = "d_gcfree")]
+    pub gc_free_blocks: u32,
+}
+fn d_nand() -> String {
+    "study".into()
+}
+fn d_ppb() -> u32 {
+    64
+}
+fn d_op() -> f64 {
+    0.07
+}
+fn d_ch() -> u32 {
+    4
+}
+fn d_dpc() -> u32 {
+    2
+}
+fn d_gc() -> String {
+    "greedy".into()
+}
+fn d_gcfree() -> u32 {
+    2
+}
+impl Default for FlashSpec {
+    fn default() -> Self {
+        FlashSpec {
+            nand: d_nand(),
+            read_us: None,
+            program_us: None,
+            erase_us: None,
+            pages_per_block: d_ppb(),
+            over_provisioning: d_op(),
+            channels: d_ch(),
+            dies_per_channel: d_dpc(),
+            channel_gbps: None,
+            gc: d_gc(),
+            gc_free_blocks: d_gcfree(),
+        }
+    }
+}
+
+/// The study's preconditioning (DRAM cache empty afterwards).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Precondition {
+    #[serde(default = "d_seq")]
+    pub sequential_fraction: f64,
+    #[serde(default = "d_rand")]
+    pub random_fraction: f64,
+}
+fn d_seq() -> f64 {
+    0.6
+}
+fn d_rand() -> f64 {
+    0.5
+}
+impl Default for Precondition {
+    fn default() -> Self {
+        Precondition {
+            sequential_fraction: d_seq(),
+            random_fraction: d_rand(),
+        }
+    }
+}
+
+/// A trace (`trace = "path"`, relative to the scenario file) or the pigz-like generator.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    #[serde(default = "d_threads")]
+    pub threads: u16,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// Trace replay: threads of one process (shared pages) or one process each.
+    #[serde(default)]
+    pub share_address_space: bool,
+    /// Trace replay: the input size the trace stands for, for the results table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_mb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pigz: Option<PigzLike>,
+}
+fn d_threads() -> u16 {
+    5
+}
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            threads: 5,
+            trace: None,
+            share_address_space: false,
+            input_mb: None,
+            pigz: None,
+        }
+    }
+}
+
+impl Validate for DeviceSpec {
+    fn validate(&self, v: &mut Validator) {
+        v.range(
+            "capacity_mb",
+            self.capacity_mb,
+            0.0625,
+            16.0 * 1024.0 * 1024.0,
+            "MB",
+        );
+        v.range(
+            "dram_mb",
+            self.dram_mb,
+            0.004,
+            self.capacity_mb,
+            "MB (at most capacity_mb)",
+        );
+        v.range("dram_read_ns", self.dram_read_ns, 0, 1_000_000, "ns");
+        v.range("dram_write_ns", self.dram_write_ns, 0, 1_000_000, "ns");
+    }
+}
+
+impl Validate for FlashSpec {
+    fn validate(&self, v: &mut Validator) {
+        let names: Vec<&str> = NAND_PRESETS.iter().map(|p| p.0).collect();
+        v.one_of("nand", &self.nand, &names);
+        for (k, x) in [
+            ("read_us", self.read_us),
+            ("program_us", self.program_us),
+            ("erase_us", self.erase_us),
+        ] {
+            if let Some(x) = x {
+                v.range(k, x, 0.0, 1e6, "µs");
+            }
+        }
+        v.range("pages_per_block", self.pages_per_block, 1, 65536, "pages");
+        v.range("over_provisioning", self.over_provisioning, 0.0, 10.0, "");
+        v.range("channels", self.channels, 1, 1024, "");
+        v.range("dies_per_channel", self.dies_per_channel, 1, 1024, "");
+        if let Some(g) = self.channel_gbps {
+            v.range("channel_gbps", g, 1e-6, 1e6, "GB/s");
+        }
+        v.one_of("gc", &self.gc, GC_POLICIES);
+        v.range("gc_free_blocks", self.gc_free_blocks, 1, 1 << 20, "blocks");
+    }
+}
+
+impl Validate for Precondition {
+    fn validate(&self, v: &mut Validator) {
+        v.fraction("sequential_fraction", self.sequential_fraction);
+        v.range(
+            "random_fraction",
+            self.random_fraction,
+            0.0,
+            100.0,
+            "× capacity",
+        );
+    }
+}
+
+impl Validate for WorkloadSpec {
+    fn validate(&self, v: &mut Validator) {
+        v.range("threads", self.threads, 1, 4096, "");
+        if self.trace.is_some() && self.pigz.is_some() {
+            v.fail("pigz", "give either trace or [workload.pigz], not both");
+        }
+        if let Some(m) = self.input_mb {
+            if self.trace.is_none() {
+                v.fail(
+                    "input_mb",
+                    "only for a trace; [workload.pigz] has its own input_mb",
+                );
+            }
+            v.range("input_mb", m, 0.0, 1e9, "MB");
+        }
+        if let Some(p) = &self.pigz {
+            v.nested("pigz", p);
+        }
+    }
+}
+
+impl Validate for HybridScenario {
+    fn validate(&self, v: &mut Validator) {
+        v.nested("device", &self.device);
+        v.nested("flash", &self.flash);
+        v.nested("precondition", &self.precondition);
+        v.nested("host", &self.host);
+        v.nested("workload", &self.workload);
+        if self.policies.is_empty() {
+            v.fail("policies", "empty; list at least one [[policies]]");
+        }
+        for (i, p) in self.policies.iter().enumerate() {
+            v.nested(&format!("policies.{i}"), p);
+        }
+    }
+}
+
+impl HybridScenario {
+    pub fn logical_pages(&self) -> u32 {
+        (self.device.capacity_mb * MB as f64 / PAGE_BYTES as f64) as u32
+    }
+
+    pub fn dram_frames(&self) -> u32 {
+        ((self.device.dram_mb * MB as f64 / PAGE_BYTES as f64) as u32).max(1)
+    }
+
+    pub fn geometry(&self) -> Geometry {
+        let f = &self.flash;
+        Geometry {
+            logical_pages: self.logical_pages(),
+            pages_per_block: f.pages_per_block,
+            over_provisioning: f.over_provisioning,
+            channels: f.channels,
+            dies_per_channel: f.dies_per_channel,
+            page_bytes: PAGE_BYTES,
+            channel_gbps: f.channel_gbps,
+            gc_free_blocks: f.gc_free_blocks,
+        }
+    }
+
+    /// A preconditioned UMD with an empty DRAM cache.
+    pub fn build_umd(&self) -> Umd {
+        let f = &self.flash;
+        let mut nand = preset(&f.nand).expect("validated");
+        let us = |x: f64| (x * 1e3).round() as u64;
+        if let Some(x) = f.read_us {
+            nand.read_ns = us(x);
+        }
+        if let Some(x) = f.program_us {
+            nand.program_ns = us(x);
+        }
+        if let Some(x) = f.erase_us {
+            nand.erase_ns = us(x);
+        }
+        let mut ftl = Ftl::new(
+            self.geometry(),
+            nand,
+            build_gc(&f.gc, self.seed).expect("validated"),
+        );
+        let p = self.precondition;
+        ftl.precondition(
+            p.sequential_fraction,
+            p.random_fraction,
+            &mut crate::rng::stream(self.seed, "hybrid-precondition"),
+        );
+        Umd::new(
+            ftl,
+            self.dram_frames(),
+            self.device.dram_read_ns,
+            self.device.dram_write_ns,
+        )
+    }
+
+    pub fn load_workload(&self, file: &str) -> Result<Workload, ConfigError> {
+        let w = &self.workload;
+        match &w.trace {
+            Some(rel) => {
+                let base = Path::new(file)
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default();
+                from_trace(
+                    &base.join(rel),
+                    file,
+                    "workload.trace",
+                    w.threads,
+                    w.share_address_space,
+                    w.input_mb.unwrap_or(0.0),
+                )
+            }
+            None => Ok(w
+                .pigz
+                .clone()
+                .unwrap_or_default()
+                .generate(w.threads, self.seed)),
+        }
+    }
+}
+
+/// One scenario run: the policy's host statistics and the device's.
+pub struct PolicyRun {
+    pub stats: HostStats,
+    pub gc_runs: u64,
+    pub waf: Option<f64>,
+    pub erases: u64,
+    pub max_erase_count: u32,
+    pub writebacks: u64,
+}
+
+pub fn simulate(sc: &HybridScenario, w: &Workload, p: &PolicySpec) -> PolicyRun {
+    let mut umd = sc.build_umd();
+    let policy = p.build();
+    let stats = Host::new(sc.host, &mut umd, policy.as_ref(), w, sc.seed).run(w);
+    PolicyRun {
+        stats,
+        gc_runs: umd.ftl.stats.gc_runs,
+        waf: umd.ftl.stats.waf(),
+        erases: umd.ftl.stats.erases,
+        max_erase_count: umd.ftl.erase_counts().iter().copied().max().unwrap_or(0),
+        writebacks: umd.writebacks,
+    }
+}
+
+fn ratio(a: u64, b: u64) -> Value {
+    if b == 0 {
+        Value::Null
+    } else {
+        json!(a as f64 / b as f64)
+    }
+}
+
+fn percentile(sorted: &[u64], q: f64) -> Value {
+    if sorted.is_empty() {
+        return Value::Null;
+    }
+    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
+    json!(sorted[i] as f64 / 1e3)
+}
+
+fn row(sc: &HybridScenario, w: &Workload, p: &PolicySpec, r: &PolicyRun) -> Map<String, Value> {
+    let s = &r.stats;
+    let mut service: Vec<u64> = s.service.iter().map(|x| x.1).collect();
+    service.sort_unstable();
+    let over = s.service.iter().filter(|x| x.1 > x.0).count() as u64;
+    let mut m = Map::new();
+    let mut put = |k: &str, v: Value| {
+        m.insert(k.to_string(), v);
+    };
+    put("policy", json!(p.name));
+    put("label", json!(p.label()));
+    put(
+        "threshold_us",
+        if p.name == "smart_EPF" {
+            json!(p.threshold_us())
+        } else {
+            Value::Null
+        },
+    );
+    put("workload", json!(w.name));
+    put("dram_mb", json!(sc.device.dram_mb));
+    put("capacity_mb", json!(sc.device.capacity_mb));
+    put("input_mb", json!(w.input_mb));
+    put(
+        "footprint_mb",
+        json!(w.footprint_pages() as f64 * PAGE_BYTES as f64 / MB as f64),
+    );
+    put("threads", json!(w.threads.len()));
+    put("gc_policy", json!(sc.flash.gc));
+    put("nand", json!(sc.flash.nand));
+    put("runtime_s", json!(s.runtime_ns as f64 / 1e9));
+    put("umd_accesses", json!(s.umd_accesses));
+    put("internal_faults", json!(s.internal_faults));
+    put(
+        "internal_fault_share",
+        ratio(s.internal_faults, s.umd_accesses),
+    );
+    put("epf_raised", json!(s.epf_raised));
+    put("epf_share", ratio(s.epf_raised, s.internal_faults));
+    put("epf_reraised", json!(s.epf_reraised));
+    put("fault_waits", json!(s.fault_waits));
+    put("stall_s", json!(s.stall_ns as f64 / 1e9));
+    put("idle_s", json!(s.idle_ns as f64 / 1e9));
+    put("context_switches", json!(s.context_switches));
+    put("os_faults", json!(s.os_faults));
+    put("itlb_misses", json!(s.itlb_misses));
+    put("dtlb_misses", json!(s.dtlb_misses));
+    put("victim_writebacks", json!(r.writebacks));
+    put("gc_runs", json!(r.gc_runs));
+    put("gc_runs_in_faults", json!(s.gc_runs_in_faults));
+    put("flash_waf", r.waf.map_or(Value::Null, |x| json!(x)));
+    put("erases", json!(r.erases));
+    put("max_erase_count", json!(r.max_erase_count));
+    put("service_p50_us", percentile(&service, 0.5));
+    put("service_p99_us", percentile(&service, 0.99));
+    put("service_max_us", percentile(&service, 1.0));
+    put(
+        "service_over_estimate_share",
+        ratio(over, s.service.len() as u64),
+    );
+    m
+}
+
+/// Internal-fault service times in log2 µs bins, per policy (the distribution figure).
+fn service_rows(label: &str, dram_mb: f64, s: &HostStats) -> Vec<Map<String, Value>> {
+    let mut bins = [0u64; 40];
+    for &(_, ns) in &s.service {
+        let us = (ns / 1000).max(1);
+        bins[63 - us.leading_zeros() as usize] += 1;
+    }
+    bins.iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(b, &n)| {
+            let mut m = Map::new();
+            m.insert("label".into(), json!(label));
+            m.insert("dram_mb".into(), json!(dram_mb));
+            m.insert("service_lo_us".into(), json!(1u64 << b));
+            m.insert("service_hi_us".into(), json!(1u64 << (b + 1)));
+            m.insert("faults".into(), json!(n));
+            m
+        })
+        .collect()
+}
+
+pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, ConfigError> {
+    let sc: HybridScenario = parse_toml(text, file)?;
+    Validator::check(file, text, &sc)?;
+    let w = sc.load_workload(file)?;
+    let need = pages_needed(&w, &sc.host);
+    if need > sc.logical_pages() as u64 {
+        return Err(ConfigError::new(
+            file,
+            "device.capacity_mb",
+            format!(
+                "the workload needs {need} pages ({:.1} MB) but the device holds {} pages; raise capacity_mb",
+                need as f64 * PAGE_BYTES as f64 / MB as f64,
+                sc.logical_pages()
+            ),
+        )
+        .at_line(crate::config::line_of_key(text, "device.capacity_mb")));
+    }
+    let mut out = RunOutput::new(
+        "hybrid",
+        sc.seed,
+        serde_json::to_value(&sc).unwrap_or(Value::Null),
+    );
+    let mut service = Vec::new();
+    for p in &sc.policies {
+        let r = simulate(&sc, &w, p);
+        out.rows.push(row(&sc, &w, p, &r));
+        service.extend(service_rows(&p.label(), sc.device.dram_mb, &r.stats));
+        out.headline.insert(
+            format!("runtime_s[{}]", p.label()),
+            json!(r.stats.runtime_ns as f64 / 1e9),
+        );
+    }
+    out.tables.insert("service".into(), service);
+    let h = &mut out.headline;
+    h.insert("workload".into(), json!(w.name));
+    h.insert("events".into(), json!(w.events()));
+    h.insert("dram_mb".into(), json!(sc.device.dram_mb));
+    Ok(out)
+}

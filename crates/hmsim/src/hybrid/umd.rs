@@ -1,0 +1,147 @@
+//! The UMD ("Unified Memory Device"): an internal DRAM cache in front of a flash FTL,
+//! the L2P from logical pages to DRAM frames or flash pages, the modified page walk and
+//! internal page faults with their service-time estimate.
+
+use super::cache::DramCache;
+use crate::flash::{FlashOp, Ftl, Units, NONE};
+
+/// What the modified page walk finds for a logical page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walk {
+    /// In DRAM frame `frame`, usable from `ready_ns` (a fault may still be filling it).
+    Dram { frame: u32, ready_ns: u64 },
+    /// Only in flash: an internal page fault.
+    Flash,
+    /// Never written (or trimmed): the OS must allocate it.
+    Unmapped,
+}
+
+/// One fault's work: the frame the page now occupies, the estimate the device computes
+/// before doing it, when it is really done, the logical page evicted (if any) and whether
+/// any flash operation was needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault {
+    pub frame: u32,
+    /// Evicted frame's former page; TLBs holding `frame` must drop it.
+    pub evicted: Option<u32>,
+    pub estimate_ns: u64,
+    pub done_ns: u64,
+    pub flash_work: bool,
+    pub gc_runs: u64,
+}
+
+pub struct Umd {
+    pub cache: DramCache,
+    pub ftl: Ftl,
+    units: Units,
+    frame_of: Vec<u32>,
+    ready_ns: Vec<u64>,
+    dram_read_ns: u64,
+    dram_write_ns: u64,
+    ops: Vec<FlashOp>,
+    pub writebacks: u64,
+}
+
+impl Umd {
+    /// `dram_frames` page frames of DRAM over `ftl`; DRAM page read/write costs in ns.
+    pub fn new(ftl: Ftl, dram_frames: u32, dram_read_ns: u64, dram_write_ns: u64) -> Umd {
+        let g = *ftl.geometry();
+        Umd {
+            cache: DramCache::new(dram_frames),
+            units: Units::new(g.channels, g.dies()),
+            frame_of: vec![NONE; g.logical_pages as usize],
+            ready_ns: vec![0; dram_frames as usize],
+            dram_read_ns,
+            dram_write_ns,
+            ops: Vec::new(),
+            ftl,
+            writebacks: 0,
+        }
+    }
+
+    pub fn logical_pages(&self) -> u32 {
+        self.frame_of.len() as u32
+    }
+
+    /// The modified page walk's query for `lpn`.
+    #[inline]
+    pub fn walk(&self, lpn: u32) -> Walk {
+        let f = self.frame_of[lpn as usize];
+        if f != NONE {
+            Walk::Dram {
+                frame: f,
+                ready_ns: self.ready_ns[f as usize],
+            }
+        } else if self.ftl.lookup(lpn) != NONE {
+            Walk::Flash
+        } else {
+            Walk::Unmapped
+        }
+    }
+
+    /// A host access through DRAM frame `f` (the device sees DDR traffic, so recency and
+    /// dirtiness are tracked on every access).
+    #[inline]
+    pub fn access(&mut self, f: u32, write: bool) {
+        self.cache.touch(f, write);
+    }
+
+    /// Brings `lpn` into DRAM at `now_ns`: a free frame or the LRU victim (programmed to
+    /// flash first if dirty, with any GC that needs), then the page read from flash, or
+    /// for a `fresh` page (first use, zero-filled by the OS) nothing read and the old flash
+    /// copy dropped. The estimate is the DRAM operation times plus the flash operations
+    /// scheduled on idle dies and channels; the done time schedules the same operations on
+    /// the real ones, so it exceeds the estimate only when earlier work still occupies them.
+    pub fn fault(&mut self, lpn: u32, now_ns: u64, fresh: bool) -> Fault {
+        self.ops.clear();
+        let gc_before = self.ftl.stats.gc_runs;
+        let mut est = 0u64;
+        let mut t = now_ns;
+        let mut evicted = None;
+        let frame = match self.cache.take_free() {
+            Some(f) => f,
+            None => {
+                let v = self
+                    .cache
+                    .lru()
+                    .expect("a DRAM cache has at least one frame");
+                let vl = self.cache.lpn(v);
+                if self.cache.is_dirty(v) {
+                    est += self.dram_read_ns;
+                    t += self.dram_read_ns;
+                    self.ftl.write(vl, &mut self.ops);
+                    self.writebacks += 1;
+                }
+                self.frame_of[vl as usize] = NONE;
+                evicted = Some(vl);
+                v
+            }
+        };
+        if fresh {
+            self.ftl.trim(lpn);
+        } else {
+            let op = self
+                .ftl
+                .read(lpn)
+                .expect("a flash fault is for a page in flash");
+            self.ops.push(op);
+        }
+        est += self.units.idle_span(&self.ops);
+        t = self.units.schedule(&self.ops, t);
+        if !fresh {
+            est += self.dram_write_ns;
+            t += self.dram_write_ns;
+        }
+        self.cache.install(frame, lpn, fresh);
+        self.frame_of[lpn as usize] = frame;
+        self.ready_ns[frame as usize] = t;
+        Fault {
+            frame,
+            evicted,
+            estimate_ns: est,
+            done_ns: t,
+            flash_work: !self.ops.is_empty(),
+            gc_runs: self.ftl.stats.gc_runs - gc_before,
+        }
+    }
+}

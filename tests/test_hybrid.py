@@ -1,0 +1,102 @@
+"""The hybrid module (UMD + EPF) through the Python API and CLI: trace replay, policies,
+determinism, bad input, and the quick study's qualitative results."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import hmsim
+
+PIGZ = Path(__file__).resolve().parents[1] / "crates" / "hmsim" / "tests" / "data" / "traces" / "pigz-d.pages.hmt"
+REQUIRED = [
+    "policy",
+    "dram_mb",
+    "input_mb",
+    "threads",
+    "runtime_s",
+    "internal_faults",
+    "internal_fault_share",
+    "epf_raised",
+    "epf_share",
+    "gc_runs",
+    "flash_waf",
+]
+
+
+def _small(**workload) -> dict:
+    return {
+        "module": "hybrid",
+        "seed": 2,
+        "device": {"capacity_mb": 64, "dram_mb": 1.0},
+        "workload": {"threads": 5, **workload},
+    }
+
+
+def test_trace_replay_by_five_processes_and_policy_semantics():
+    sc = _small(trace=str(PIGZ))
+    sc["policies"] = [
+        {"name": "no_EPF"},
+        {"name": "all_EPF"},
+        {"name": "smart_EPF", "threshold_us": 0.0},
+        {"name": "smart_EPF", "threshold_us": math.inf},
+    ]
+    r = hmsim.run(sc).results
+    assert set(REQUIRED) <= set(r.columns)
+    no, all_, smart0, smart_inf = (r.iloc[i] for i in range(4))
+    assert no.internal_faults > 0 and no.epf_raised == 0
+    assert all_.epf_share == 1.0
+    for col in ("runtime_s", "internal_faults", "epf_raised", "stall_s"):
+        assert smart0[col] == all_[col] and smart_inf[col] == no[col]
+    # no_EPF stalls the core; EPFs turn the stall into other threads' work or idle time.
+    assert no.stall_s > 0 and all_.stall_s == 0
+    assert all_.runtime_s < no.runtime_s
+    # 5 separate processes each replay the trace's 129 distinct pages.
+    assert r.footprint_mb[0] * 2**20 / 4096 == 5 * 129
+    shared = hmsim.run({**sc, "workload": {**sc["workload"], "share_address_space": True}}).results
+    assert shared.footprint_mb[0] * 2**20 / 4096 == 129
+
+
+def test_same_seed_same_results_and_waf_at_least_one():
+    sc = _small(pigz={"input_mb": 1.0})
+    a = hmsim.run(sc).results
+    b = hmsim.run(sc).results
+    assert a.equals(b)
+    assert (a.flash_waf.dropna() >= 1.0).all()
+    assert (a.internal_faults > 0).all()
+    # The estimate is exact on an idle device; only overlapping faults (EPFs) exceed it.
+    assert a.service_over_estimate_share[0] == 0.0
+
+
+def test_bad_hybrid_inputs(cli, tmp_path):
+    p = tmp_path / "h.toml"
+    p.write_text('module = "hybrid"\n[device]\ncapacity_mb = 64\ndram_mb = 128\n')
+    code, _, err = cli("run", str(p), "--out", str(tmp_path / "o"))
+    assert code == 2 and "device.dram_mb" in err and ":4:" in err and "Traceback" not in err
+    code, _, err = cli(
+        "run", str(p), "--out", str(tmp_path / "o"), "--set", "device.dram_mb=1", "--set", 'flash.gc="fifo"'
+    )
+    assert code == 2 and "greedy, cost_benefit, random_greedy" in err
+    p.write_text('module = "hybrid"\n[[policies]]\nname = "smart_EPF"\nthreshold_us = -1\n')
+    code, _, err = cli("run", str(p), "--out", str(tmp_path / "o"))
+    assert code == 2 and "policies.0.threshold_us" in err
+
+
+def test_hybrid_study_quick(tmp_path):
+    res = hmsim.reproduce("hybrid", out=tmp_path, quick=True)
+    out = tmp_path / "hybrid"
+    df = res.results
+    assert set(REQUIRED) <= set(df.columns)
+    q = res.summary["qualitative"]
+    # The spec: the smaller DRAM gives many long internal faults, the larger few.
+    assert q["model_internal_faults_small"] > 1000 and q["few_at_large_holds"]
+    main = df[(df.sweep == "main") & (df.dram_mb == q["small_dram_mb"])].set_index("policy")
+    assert main.runtime_s["all_EPF"] < main.runtime_s["no_EPF"]
+    # Internal faults fall as DRAM grows.
+    sw = df[(df.sweep == "dram") & (df.policy == "no_EPF")].sort_values("dram_mb")
+    assert sw.internal_faults.is_monotonic_decreasing
+    # Regression range of the model at the quick size (8 MB input, 17.8 MB DRAM).
+    assert 0.3 < main.runtime_s["no_EPF"] < 1.0 and 0.01 < main.internal_fault_share["no_EPF"] < 0.05
+    for name in ("fig_runtime_by_policy", "fig_dram_sweep", "fig_threshold_sweep", "fig_service_time"):
+        assert (out / f"{name}.png").stat().st_size > 5000
+    assert (out / "service.csv").stat().st_size > 0
