@@ -145,9 +145,16 @@ pub fn trace_native_read(records: u64) -> BenchResult {
 /// Tiering, statistical mode: the reference GUPS scenario (15 cores, 72 GiB, 2 MB pages) under
 /// HeMem for `seconds` simulated seconds; reports simulated seconds per wall second.
 pub fn tiering_gups(seconds: f64) -> BenchResult {
+    tiering_gups_policy("hemem", 2 << 20, seconds)
+}
+
+/// Tiering, statistical mode: the reference GUPS scenario under `policy` with `page_bytes`
+/// pages (TPP with 4 KiB pages, MEMTIS with 2 MiB), 1x contention.
+pub fn tiering_gups_policy(policy: &str, page_bytes: u64, seconds: f64) -> BenchResult {
     let text = format!(
-        "module = \"tiering\"\nseed = 1\n[policy]\nnames = [\"hemem\"]\n[antagonist]\nintensities = [1]\n\
-         [sim]\nduration_s = {seconds}\nmeasure_last_s = 1.0\n"
+        "module = \"tiering\"\nseed = 1\n[policy]\nnames = [\"{policy}\"]\n[antagonist]\n\
+         intensities = [1]\n[sim]\nduration_s = {seconds}\nmeasure_last_s = 1.0\n\
+         page_bytes = {page_bytes}\ntimeline = false\n"
     );
     let start = Instant::now();
     crate::registry::run_scenario(&text, "<bench>", &[], &[]).expect("the bench scenario is valid");
@@ -155,7 +162,8 @@ pub fn tiering_gups(seconds: f64) -> BenchResult {
     BenchResult {
         module: "tiering".into(),
         case: format!(
-            "GUPS 15 cores x 72 GiB, 2 MB pages, HeMem, 1x contention, {seconds} simulated s"
+            "GUPS 15 cores x 72 GiB, {} KiB pages, {policy}, 1x contention, {seconds} simulated s",
+            page_bytes / 1024
         ),
         unit: "simulated seconds".into(),
         count: seconds as u64,
@@ -312,6 +320,12 @@ pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
     }
     if module.is_none() || module == Some("tiering") {
         out.push(tiering_gups((100.0 * scale).max(1.0)));
+        out.push(tiering_gups_policy(
+            "memtis",
+            2 << 20,
+            (100.0 * scale).max(1.0),
+        ));
+        out.push(tiering_gups_policy("tpp", 4096, (100.0 * scale).max(1.0)));
     }
     if module.is_none() || module == Some("allocators") {
         out.push(allocators_buddy((250_000.0 * scale).max(100.0) as u64));

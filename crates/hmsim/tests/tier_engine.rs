@@ -11,13 +11,7 @@ use hmsim::tier::{
 };
 
 fn antagonists(cores: u32) -> Antagonists {
-    Antagonists {
-        tier: 0,
-        cores,
-        reads_per_core: params::ANTAGONIST_READS_PER_CORE,
-        read_fraction: params::ANTAGONIST_READ_FRACTION,
-        change: None,
-    }
+    Antagonists::reference(cores)
 }
 
 /// GUPS with its hot set at the start of the buffer, placed first-touch: hot set in the

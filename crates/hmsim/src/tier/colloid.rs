@@ -120,6 +120,26 @@ impl Colloid {
     }
 }
 
+impl Colloid {
+    /// One Colloid step on an observation's smoothed counters: (Δp, direction, the
+    /// application's total read rate per s). None until both tiers have seen reads.
+    pub fn step_obs(&mut self, obs: &Observation) -> Option<(f64, Direction, f64)> {
+        let alt = 1;
+        let (Some(l_d), Some(l_a)) = (obs.latency_ns[DEFAULT_TIER], obs.latency_ns[alt]) else {
+            return None;
+        };
+        let (r_d, r_a) = (
+            obs.app_arrivals_per_ns[DEFAULT_TIER],
+            obs.app_arrivals_per_ns[alt],
+        );
+        if r_d + r_a <= 0.0 {
+            return None;
+        }
+        let (dp, dir) = self.step(l_d, l_a, r_d / (r_d + r_a));
+        Some((dp, dir, (r_d + r_a) * 1e9))
+    }
+}
+
 /// Colloid on HeMem: HeMem's sampled counts; each quantum moves hot pages toward the tier
 /// with lower loaded latency, Σ p_page ≤ Δp and at most M bytes.
 pub struct ColloidHeMem {
@@ -151,17 +171,9 @@ impl TieringPolicy for ColloidHeMem {
         self.tracker.observe(obs);
         let pt = obs.pages;
         let alt = 1;
-        let (Some(l_d), Some(l_a)) = (obs.latency_ns[DEFAULT_TIER], obs.latency_ns[alt]) else {
+        let Some((dp, dir, _)) = self.colloid.step_obs(obs) else {
             return Vec::new();
         };
-        let (r_d, r_a) = (
-            obs.app_arrivals_per_ns[DEFAULT_TIER],
-            obs.app_arrivals_per_ns[alt],
-        );
-        if r_d + r_a <= 0.0 {
-            return Vec::new();
-        }
-        let (dp, dir) = self.colloid.step(l_d, l_a, r_d / (r_d + r_a));
         let total = self.tracker.heat.total();
         if dp <= 0.0 || total <= 0.0 {
             self.tracker.heat.prune();

@@ -167,6 +167,7 @@ impl HotTracker {
         PolicyWork {
             samples_processed: self.samples,
             pages_scanned: self.scan.scanned,
+            ..Default::default()
         }
     }
 }

@@ -1,22 +1,30 @@
 //! Tiered memory management (spec 05-tiering.md): a tier engine with loaded latency from
 //! closed-loop demand, GUPS in statistical mode, PEBS-like sampling, a page table with
-//! migration, and tiering policies (static, HeMem, Colloid on HeMem) behind one trait.
+//! migration, and tiering policies (static, best case, HeMem, TPP, MEMTIS, each with and without Colloid) behind one trait.
 
 pub mod colloid;
+pub mod cost;
 pub mod curve;
 pub mod engine;
 pub mod hemem;
+pub mod hw;
+pub mod memtis;
+pub mod oracle;
 pub mod pages;
 pub mod params;
 pub mod policy;
 mod scenario;
 pub mod sim;
+pub mod tpp;
 pub mod workload;
 
 pub use curve::LatencyCurve;
 pub use engine::{solve_fixed_point, Counters, FixedPoint, Source, TierPoint, TierSpec};
 pub use pages::PageTable;
-pub use policy::{make_policy, Migration, Observation, PolicyWork, TieringPolicy, POLICIES};
+pub use policy::{
+    make_policy, make_policy_with, Migration, Observation, PolicyParams, PolicyWork, TieringPolicy,
+    POLICIES,
+};
 pub use scenario::{run, TierScenario};
 pub use sim::{simulate, Antagonists, SimParams, SimResult};
 pub use workload::{Gups, GupsSpec};

@@ -2,7 +2,10 @@
 
 use super::colloid::{ColloidHeMem, ColloidParams};
 use super::hemem::{HeMem, HeMemParams};
+use super::hw::{HintFault, PageHardware};
+use super::memtis::{Memtis, MemtisParams};
 use super::pages::PageTable;
+use super::tpp::{Tpp, TppParams};
 
 /// Tier 0 is the default (fast) tier, tier 1 the alternate tier.
 pub const DEFAULT_TIER: usize = 0;
@@ -26,14 +29,26 @@ pub struct Observation<'a> {
     /// Smoothed application read arrivals per tier (per ns): p = R_D / ΣR.
     pub app_arrivals_per_ns: &'a [f64],
     pub pages: &'a PageTable,
-    /// Bytes the engine will migrate at most this quantum (the migration rate limit).
+    /// Bytes the engine will migrate at most this quantum (the migration rate limit, less
+    /// copies still queued from earlier quanta).
     pub migrate_budget_bytes: u64,
+    /// NUMA hint faults taken this quantum on pages the policy marked (TPP-like scanning).
+    pub hint_faults: &'a [HintFault],
 }
 
 pub trait TieringPolicy {
     fn name(&self) -> &'static str;
     /// Called once per quantum; returns the migrations to make, in order.
     fn quantum(&mut self, obs: &Observation) -> Vec<Migration>;
+    /// As `quantum`, for policies that also mark pages for hint faults or read accessed
+    /// bits; the engine calls this one (default: `quantum`).
+    fn quantum_hw(&mut self, obs: &Observation, _hw: &mut dyn PageHardware) -> Vec<Migration> {
+        self.quantum(obs)
+    }
+    /// The PEBS sampling period the policy wants now (None: the scenario's).
+    fn sample_period(&self) -> Option<u64> {
+        None
+    }
     /// Initial placement preference for `page` (default: first-touch order).
     fn initial_tier(&self, _page: u64) -> Option<usize> {
         None
@@ -44,12 +59,14 @@ pub trait TieringPolicy {
     }
 }
 
-/// Work counters of a policy: samples it processed and pages its scans visited. Converting
-/// them to CPU time needs per-operation costs, which the spec does not give.
+/// Work counters of a policy: samples it processed, pages its scans visited, hint faults it
+/// took and cores it keeps busy; `cost::cpu_seconds` turns them into CPU time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PolicyWork {
     pub samples_processed: u64,
     pub pages_scanned: u64,
+    pub hint_faults: u64,
+    pub dedicated_cores: u32,
 }
 
 /// All in the default tier until it is full, then the next tier; never migrates.
@@ -85,7 +102,20 @@ pub const POLICIES: &[&str] = &[
     "static-alternate",
     "hemem",
     "colloid-hemem",
+    "tpp",
+    "colloid-tpp",
+    "memtis",
+    "colloid-memtis",
 ];
+
+/// Every policy's parameters (each policy reads its own, Colloid's policies also `colloid`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PolicyParams {
+    pub hemem: HeMemParams,
+    pub colloid: ColloidParams,
+    pub tpp: TppParams,
+    pub memtis: MemtisParams,
+}
 
 /// A policy by name, with HeMem's and Colloid's parameters for the policies that use them.
 pub fn make_policy(
@@ -93,11 +123,28 @@ pub fn make_policy(
     hemem: &HeMemParams,
     colloid: &ColloidParams,
 ) -> Option<Box<dyn TieringPolicy>> {
+    make_policy_with(
+        name,
+        &PolicyParams {
+            hemem: hemem.clone(),
+            colloid: colloid.clone(),
+            ..Default::default()
+        },
+    )
+}
+
+/// A policy by name with all policies' parameters.
+pub fn make_policy_with(name: &str, p: &PolicyParams) -> Option<Box<dyn TieringPolicy>> {
+    let c = || Some(p.colloid.clone());
     Some(match name {
         "static-default" => Box::new(StaticDefault),
         "static-alternate" => Box::new(StaticAlternate),
-        "hemem" => Box::new(HeMem::new(hemem.clone())),
-        "colloid-hemem" => Box::new(ColloidHeMem::new(hemem.clone(), colloid.clone())),
+        "hemem" => Box::new(HeMem::new(p.hemem.clone())),
+        "colloid-hemem" => Box::new(ColloidHeMem::new(p.hemem.clone(), p.colloid.clone())),
+        "tpp" => Box::new(Tpp::new(p.tpp.clone(), None)),
+        "colloid-tpp" => Box::new(Tpp::new(p.tpp.clone(), c())),
+        "memtis" => Box::new(Memtis::new(p.memtis.clone(), None)),
+        "colloid-memtis" => Box::new(Memtis::new(p.memtis.clone(), c())),
         _ => return None,
     })
 }

@@ -5,11 +5,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::colloid::ColloidParams;
+use super::cost;
 use super::engine::TierSpec;
 use super::hemem::HeMemParams;
+use super::memtis::MemtisParams;
+use super::oracle::OracleStatic;
 use super::params;
-use super::policy::{make_policy, POLICIES};
-use super::sim::{simulate, Antagonists, SimParams, SimResult};
+use super::policy::{make_policy_with, PolicyParams, POLICIES};
+use super::sim::{simulate, Antagonists, QuantumRecord, SimParams, SimResult};
+use super::tpp::TppParams;
 use super::workload::{Gups, GupsSpec};
 use crate::config::{parse_toml, Validate, Validator};
 use crate::device::Catalog;
@@ -99,7 +103,14 @@ pub struct PolicySpec {
     pub hemem: HeMemParams,
     #[serde(default)]
     pub colloid: ColloidParams,
+    #[serde(default)]
+    pub tpp: TppParams,
+    #[serde(default)]
+    pub memtis: MemtisParams,
 }
+
+/// The best case (oracle sweep), run by the scenario rather than as one policy.
+pub const BEST: &str = "best";
 
 fn d_names() -> Vec<String> {
     vec!["hemem".into(), "colloid-hemem".into()]
@@ -115,6 +126,8 @@ impl Default for PolicySpec {
             sample_period: d_period(),
             hemem: HeMemParams::default(),
             colloid: ColloidParams::default(),
+            tpp: TppParams::default(),
+            memtis: MemtisParams::default(),
         }
     }
 }
@@ -250,17 +263,15 @@ impl Validate for AntagonistSpec {
 
 impl Validate for PolicySpec {
     fn validate(&self, v: &mut Validator) {
+        let allowed: Vec<&str> = POLICIES.iter().copied().chain([BEST]).collect();
         if self.names.is_empty() {
             v.fail(
                 "names",
-                format!(
-                    "needs at least one policy; allowed: {}",
-                    POLICIES.join(", ")
-                ),
+                format!("needs at least one policy; allowed: {}", allowed.join(", ")),
             );
         }
         for n in &self.names {
-            v.one_of("names", n, POLICIES);
+            v.one_of("names", n, &allowed);
         }
         v.range(
             "sample_period",
@@ -271,6 +282,8 @@ impl Validate for PolicySpec {
         );
         v.nested("hemem", &self.hemem);
         v.nested("colloid", &self.colloid);
+        v.nested("tpp", &self.tpp);
+        v.nested("memtis", &self.memtis);
     }
 }
 
@@ -296,6 +309,77 @@ impl Validate for ColloidParams {
             self.max_bytes_per_quantum,
             1,
             1 << 40,
+            "bytes",
+        );
+    }
+}
+
+impl Validate for TppParams {
+    fn validate(&self, v: &mut Validator) {
+        v.range(
+            "scan_step_bytes",
+            self.scan_step_bytes,
+            4096,
+            1 << 40,
+            "bytes",
+        );
+        v.range(
+            "scan_period_min_s",
+            self.scan_period_min_s,
+            1e-3,
+            3600.0,
+            "s",
+        );
+        v.range(
+            "scan_period_max_s",
+            self.scan_period_max_s,
+            self.scan_period_min_s,
+            3600.0,
+            "s",
+        );
+        v.range("max_scan_mb_s", self.max_scan_mb_s, 1.0, 1e7, "MB/s");
+        v.range("hot_threshold_ms", self.hot_threshold_ms, 0.001, 1e7, "ms");
+        v.range(
+            "promote_rate_limit_mb_s",
+            self.promote_rate_limit_mb_s,
+            0.001,
+            1e7,
+            "MB/s",
+        );
+        v.range(
+            "watermark_scale_factor",
+            self.watermark_scale_factor,
+            1,
+            3000,
+            "",
+        );
+    }
+}
+
+impl Validate for MemtisParams {
+    fn validate(&self, v: &mut Validator) {
+        v.range(
+            "adapt_every_samples",
+            self.adapt_every_samples,
+            1,
+            1 << 40,
+            "samples",
+        );
+        v.range(
+            "cool_every_samples",
+            self.cool_every_samples,
+            1,
+            1 << 40,
+            "samples",
+        );
+        v.range("watermark", self.watermark, 0.0, 0.5, "");
+        v.range("interval_s", self.interval_s, 1e-3, 100.0, "s");
+        v.range("cpu_limit", self.cpu_limit, 1e-4, 1.0, "cores");
+        v.range(
+            "colloid_max_bytes",
+            self.colloid_max_bytes,
+            1,
+            1 << 44,
             "bytes",
         );
     }
@@ -387,6 +471,16 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
+/// Mean of `f` over the last `measure_last_s` of a run.
+fn tail_mean(sc: &TierScenario, r: &SimResult, f: impl Fn(&QuantumRecord) -> f64) -> f64 {
+    let keep = ((sc.sim.measure_last_s / sc.sim.quantum_s).round() as usize).max(1);
+    mean(
+        r.timeline[r.timeline.len().saturating_sub(keep)..]
+            .iter()
+            .map(f),
+    )
+}
+
 fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimResult) -> Map<String, Value> {
     let keep = ((sc.sim.measure_last_s / sc.sim.quantum_s).round() as usize).max(1);
     let tail = &r.timeline[r.timeline.len().saturating_sub(keep)..];
@@ -432,6 +526,10 @@ fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimResult) -> Map
     m.insert("failed_migrations".into(), json!(r.failed_migrations));
     m.insert("policy_samples".into(), json!(r.work.samples_processed));
     m.insert("policy_pages_scanned".into(), json!(r.work.pages_scanned));
+    m.insert("policy_hint_faults".into(), json!(r.work.hint_faults));
+    let cpu = cost::cpu_seconds(&r.work, r.migrations, sc.sim.page_bytes, sc.sim.duration_s);
+    m.insert("policy_cpu_s".into(), json!(cpu));
+    m.insert("policy_cpu_cores".into(), json!(cpu / sc.sim.duration_s));
     m
 }
 
@@ -446,26 +544,31 @@ pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, Conf
     );
     let mut timeline = Vec::new();
     let a = &sc.antagonist;
+    let pp = PolicyParams {
+        hemem: sc.policy.hemem.clone(),
+        colloid: sc.policy.colloid.clone(),
+        tpp: sc.policy.tpp.clone(),
+        memtis: sc.policy.memtis.clone(),
+    };
+    let p = SimParams {
+        tiers: sc.tiers.clone(),
+        page_bytes: sc.sim.page_bytes,
+        quantum_s: sc.sim.quantum_s,
+        duration_s: sc.sim.duration_s,
+        sample_period: sc.policy.sample_period,
+        migrate_limit_gb_s: sc.sim.migrate_limit_gb_s,
+        ewma_alpha: sc.sim.ewma_alpha,
+        seed: sc.seed,
+    };
+    let no_fit = || {
+        ConfigError::new(
+            file,
+            "workload.working_set_bytes",
+            "does not fit in the tiers",
+        )
+    };
     for name in &sc.policy.names {
         for &intensity in &a.intensities {
-            let mut policy =
-                make_policy(name, &sc.policy.hemem, &sc.policy.colloid).ok_or_else(|| {
-                    ConfigError::new(
-                        file,
-                        "policy.names",
-                        format!("unknown policy '{name}'; allowed: {}", POLICIES.join(", ")),
-                    )
-                })?;
-            let p = SimParams {
-                tiers: sc.tiers.clone(),
-                page_bytes: sc.sim.page_bytes,
-                quantum_s: sc.sim.quantum_s,
-                duration_s: sc.sim.duration_s,
-                sample_period: sc.policy.sample_period,
-                migrate_limit_gb_s: sc.sim.migrate_limit_gb_s,
-                ewma_alpha: sc.sim.ewma_alpha,
-                seed: sc.seed,
-            };
             let ant = Antagonists {
                 tier: a.tier,
                 cores: intensity * a.cores_per_intensity,
@@ -476,14 +579,36 @@ pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, Conf
                     .zip(a.change_to_intensity.map(|i| i * a.cores_per_intensity)),
             };
             let gups = Gups::new(&sc.workload, sc.sim.page_bytes);
-            let r = simulate(&p, gups, &ant, policy.as_mut()).ok_or_else(|| {
-                ConfigError::new(
-                    file,
-                    "workload.working_set_bytes",
-                    "does not fit in the tiers",
-                )
-            })?;
-            out.rows.push(row_of(&sc, name, intensity, &r));
+            let (r, oracle_share) = if name == BEST {
+                // Spec §2: 0–100 % of the hot set in the default tier in 10 % steps; keep
+                // the best steady-state throughput.
+                let default_pages = sc.tiers[0].capacity_bytes / sc.sim.page_bytes;
+                let mut best: Option<(f64, SimResult, f64)> = None;
+                for k in 0..=10 {
+                    let share = k as f64 / 10.0;
+                    let mut pol = OracleStatic::new(&gups, default_pages, share);
+                    let r = simulate(&p, gups.clone(), &ant, &mut pol).ok_or_else(no_fit)?;
+                    let tput = tail_mean(&sc, &r, |q| q.throughput_gb_s);
+                    if best.as_ref().is_none_or(|b| tput > b.0) {
+                        best = Some((tput, r, share));
+                    }
+                }
+                let (_, r, share) = best.expect("eleven runs");
+                (r, Some(share))
+            } else {
+                let mut policy = make_policy_with(name, &pp).ok_or_else(|| {
+                    ConfigError::new(
+                        file,
+                        "policy.names",
+                        format!("unknown policy '{name}'; allowed: {}", POLICIES.join(", ")),
+                    )
+                })?;
+                let r = simulate(&p, gups, &ant, policy.as_mut()).ok_or_else(no_fit)?;
+                (r, None)
+            };
+            let mut row = row_of(&sc, name, intensity, &r);
+            row.insert("oracle_hot_share_default".into(), json!(oracle_share));
+            out.rows.push(row);
             if sc.sim.timeline {
                 for q in &r.timeline {
                     let mut m = Map::new();
@@ -594,9 +719,14 @@ mod tests {
             "working_set_bytes = 200000000000",
         ));
         assert_eq!(e.key, "workload.working_set_bytes");
-        let e = err(&SMALL.replace("\"static-default\"", "\"tpp\""));
+        let e = err(&SMALL.replace("\"static-default\"", "\"tpp-6.9\""));
         assert_eq!(e.key, "policy.names");
-        assert!(e.message.contains("hemem"), "{e}");
+        assert!(
+            e.message.contains("colloid-memtis") && e.message.contains("best"),
+            "{e}"
+        );
+        let e = err(&SMALL.replace("[sim]", "[policy.tpp]\nhot_threshold_ms = 0.0\n[sim]"));
+        assert_eq!(e.key, "policy.tpp.hot_threshold_ms");
     }
 
     #[test]

@@ -4,8 +4,9 @@
 use super::engine::{
     solve_fixed_point, solve_fixed_point_from, Counters, FixedPoint, Source, TierSpec,
 };
+use super::hw::StatHardware;
 use super::pages::PageTable;
-use super::policy::{Observation, TieringPolicy, DEFAULT_TIER};
+use super::policy::{Migration, Observation, TieringPolicy, DEFAULT_TIER};
 use super::workload::{sample_count, Gups};
 use crate::rng;
 
@@ -20,6 +21,17 @@ pub struct Antagonists {
 }
 
 impl Antagonists {
+    /// `cores` streaming 50/50 on the default tier with the calibrated lines in flight.
+    pub fn reference(cores: u32) -> Self {
+        Antagonists {
+            tier: 0,
+            cores,
+            reads_per_core: super::params::ANTAGONIST_READS_PER_CORE,
+            read_fraction: super::params::ANTAGONIST_READ_FRACTION,
+            change: None,
+        }
+    }
+
     pub fn cores_at(&self, time_s: f64) -> u32 {
         match self.change {
             Some((t, c)) if time_s >= t => c,
@@ -126,6 +138,9 @@ pub fn simulate(
     let budget = (p.migrate_limit_gb_s * quantum_ns) as u64;
     let mut open = vec![0.0; n];
     let mut samples = Vec::new();
+    let mut hw = StatHardware::new(p.quantum_s, rng::stream(p.seed, "tier.hw"));
+    // Migrations decided but not yet copied (the copy rate limit spreads a batch over quanta).
+    let mut queue: std::collections::VecDeque<Migration> = Default::default();
     let mut out = SimResult {
         timeline: Vec::with_capacity(quanta as usize),
         migrations: 0,
@@ -161,29 +176,35 @@ pub fn simulate(
         }
         let (acc_per_ns, gb_s) = app_throughput(&fp, &gups);
         samples.clear();
-        let expected = acc_per_ns * quantum_ns / p.sample_period as f64;
+        let period = policy.sample_period().unwrap_or(p.sample_period).max(1);
+        let expected = acc_per_ns * quantum_ns / period as f64;
         gups.sample_pages(
             sample_count(expected, &mut sample_rng),
             &mut sample_rng,
             &mut samples,
         );
         let lat: Vec<Option<f64>> = (0..n).map(|t| counters.latency_ns(t)).collect();
-        let migs = policy.quantum(&Observation {
-            time_s,
-            quantum_s: p.quantum_s,
-            samples: &samples,
-            sample_period: p.sample_period,
-            latency_ns: &lat,
-            app_arrivals_per_ns: &app_rate,
-            pages: &pt,
-            migrate_budget_bytes: budget,
-        });
+        let faults = hw.begin_quantum(q, &gups, acc_per_ns * 1e9);
+        let queued = queue.len() as u64 * p.page_bytes;
+        let migs = policy.quantum_hw(
+            &Observation {
+                time_s,
+                quantum_s: p.quantum_s,
+                samples: &samples,
+                sample_period: period,
+                latency_ns: &lat,
+                app_arrivals_per_ns: &app_rate,
+                pages: &pt,
+                migrate_budget_bytes: budget.saturating_sub(queued),
+                hint_faults: &faults,
+            },
+            &mut hw,
+        );
+        queue.extend(migs);
         let mut moved = vec![0u64; n];
         let mut bytes = 0u64;
-        for m in migs {
-            if bytes + p.page_bytes > budget {
-                break;
-            }
+        while bytes + p.page_bytes <= budget {
+            let Some(m) = queue.pop_front() else { break };
             let from = if m.page < pt.pages() {
                 pt.tier(m.page)
             } else {

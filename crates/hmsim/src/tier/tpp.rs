@@ -1,0 +1,390 @@
+//! TPP: Linux 6.3 NUMA-balancing memory tiering (`numa_balancing=2`), optionally with
+//! Colloid. A periodic scan marks alternate-tier PTEs inaccessible (256 MB per step); a
+//! hint fault promotes the page if the default tier has free space above the promotion
+//! watermark plus a margin, or else if its fault latency (fault time − scan time) is below
+//! the hot threshold and the promotion rate limit allows. The hot threshold is auto-tuned
+//! every 60 s toward the rate limit. kswapd demotes inactive pages (accessed bit clear,
+//! second-chance clock) when free memory falls below the low watermark, or below the
+//! promotion watermark after a promotion found no room. Sources: mm/mempolicy.c,
+//! kernel/sched/fair.c (`should_numa_migrate_memory`, `numa_promotion_adjust_threshold`,
+//! `pgdat_free_space_enough`), mm/page_alloc.c (watermarks) of Linux 6.3.
+//!
+//! With Colloid (spec §2): hint faults also on default-tier pages; a faulting page's access
+//! share is estimated as p_page = 1/(Δt·r) (Δt its fault latency, r the application's read
+//! rate); alternate-tier pages are promoted only when L_D < L_A, and default-tier hot pages
+//! are demoted when L_D > L_A, Σ p_page ≤ Δp; the latency monitor takes a dedicated core.
+
+use serde::{Deserialize, Serialize};
+
+use super::colloid::{Colloid, ColloidParams, Direction};
+use super::hw::PageHardware;
+use super::pages::PageTable;
+use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TppParams {
+    /// `numa_balancing_scan_size_mb`: 256 MB per scan step.
+    #[serde(default = "d_step")]
+    pub scan_step_bytes: u64,
+    /// `numa_balancing_scan_period_min_ms`: a full pass takes at least 1 s ...
+    #[serde(default = "d_pmin")]
+    pub scan_period_min_s: f64,
+    /// ... and at most 60 s (`scan_period_max_ms`).
+    #[serde(default = "d_pmax")]
+    pub scan_period_max_s: f64,
+    /// `MAX_SCAN_WINDOW`: scanning proceeds at most 2560 MB/s.
+    #[serde(default = "d_window")]
+    pub max_scan_mb_s: f64,
+    /// `numa_balancing_hot_threshold_ms`: 1000 ms (the reference of the auto-tuning).
+    #[serde(default = "d_hot")]
+    pub hot_threshold_ms: f64,
+    /// `numa_balancing_promote_rate_limit_MBps`: 65,536 MB/s.
+    #[serde(default = "d_rate")]
+    pub promote_rate_limit_mb_s: f64,
+    /// `watermark_scale_factor`: 10 (0.1 % of the tier between watermarks).
+    #[serde(default = "d_wsf")]
+    pub watermark_scale_factor: u32,
+}
+
+fn d_step() -> u64 {
+    256 << 20
+}
+fn d_pmin() -> f64 {
+    1.0
+}
+fn d_pmax() -> f64 {
+    60.0
+}
+fn d_window() -> f64 {
+    2560.0
+}
+fn d_hot() -> f64 {
+    1000.0
+}
+fn d_rate() -> f64 {
+    65536.0
+}
+fn d_wsf() -> u32 {
+    10
+}
+
+impl Default for TppParams {
+    fn default() -> Self {
+        TppParams {
+            scan_step_bytes: d_step(),
+            scan_period_min_s: d_pmin(),
+            scan_period_max_s: d_pmax(),
+            max_scan_mb_s: d_window(),
+            hot_threshold_ms: d_hot(),
+            promote_rate_limit_mb_s: d_rate(),
+            watermark_scale_factor: d_wsf(),
+        }
+    }
+}
+
+/// Linux watermarks of a tier, in pages: min = √(16·KB) KB (`min_free_kbytes`, ≤ 256 MB),
+/// gap = max(min/4, capacity · scale/10000); low = min + gap, high = low + gap,
+/// promo = high + gap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Watermarks {
+    pub low: u64,
+    pub high: u64,
+    pub promo: u64,
+    /// `pgdat_free_space_enough`: promo + max(1 GB, capacity/16).
+    pub enough: u64,
+}
+
+impl Watermarks {
+    pub fn new(capacity_pages: u64, page_bytes: u64, scale_factor: u32) -> Self {
+        let cap_kb = capacity_pages * page_bytes / 1024;
+        let min_kb = ((16.0 * cap_kb as f64).sqrt() as u64).clamp(128, 262_144);
+        let to_pages = |kb: u64| (kb * 1024).div_ceil(page_bytes);
+        let min = to_pages(min_kb);
+        let gap = (min / 4).max(capacity_pages * scale_factor as u64 / 10_000);
+        let promo = min + 3 * gap;
+        Watermarks {
+            low: min + gap,
+            high: min + 2 * gap,
+            promo,
+            enough: promo + ((1u64 << 30) / page_bytes).max(capacity_pages / 16),
+        }
+    }
+}
+
+pub struct Tpp {
+    pub params: TppParams,
+    colloid: Option<Colloid>,
+    /// Current hot threshold (auto-tuned), s.
+    pub threshold_s: f64,
+    scan_hand: u64,
+    scan_carry: f64,
+    lru_hand: u64,
+    /// kswapd was woken by a failed promotion: reclaim up to the promotion watermark.
+    promo_wake: bool,
+    window_start_s: f64,
+    window_bytes: f64,
+    adjust_start_s: f64,
+    candidates: u64,
+    work: PolicyWork,
+}
+
+impl Tpp {
+    pub fn new(params: TppParams, colloid: Option<ColloidParams>) -> Self {
+        let work = PolicyWork {
+            dedicated_cores: u32::from(colloid.is_some()),
+            ..Default::default()
+        };
+        Tpp {
+            threshold_s: params.hot_threshold_ms / 1e3,
+            params,
+            colloid: colloid.map(Colloid::new),
+            scan_hand: 0,
+            scan_carry: 0.0,
+            lru_hand: 0,
+            promo_wake: false,
+            window_start_s: 0.0,
+            window_bytes: 0.0,
+            adjust_start_s: 0.0,
+            candidates: 0,
+            work,
+        }
+    }
+
+    /// Pages the scanner visits per second: the whole space once per period, the period
+    /// bounded by [min, max] and by the maximum scan rate.
+    fn scan_pages_per_s(&self, pt: &PageTable) -> f64 {
+        let bytes = (pt.pages() * pt.page_bytes) as f64;
+        let period = (bytes / (self.params.max_scan_mb_s * 1e6))
+            .clamp(self.params.scan_period_min_s, self.params.scan_period_max_s);
+        pt.pages() as f64 / period
+    }
+
+    /// `numa_promotion_adjust_threshold`: every 60 s, compare candidate promotions with the
+    /// rate limit and step the threshold by 1/16 of twice the reference.
+    fn adjust_threshold(&mut self, now_s: f64, page_bytes: u64) {
+        const PERIOD_S: f64 = 60.0;
+        if now_s - self.adjust_start_s < PERIOD_S {
+            return;
+        }
+        let ref_th = self.params.hot_threshold_ms / 1e3;
+        let unit = ref_th * 2.0 / 16.0;
+        let ref_cand = self.params.promote_rate_limit_mb_s * 1e6 * PERIOD_S / page_bytes as f64;
+        let cand = self.candidates as f64;
+        if cand > ref_cand * 1.1 {
+            self.threshold_s = (self.threshold_s - unit).max(unit);
+        } else if cand < ref_cand * 0.9 {
+            self.threshold_s = (self.threshold_s + unit).min(ref_th * 2.0);
+        }
+        self.candidates = 0;
+        self.adjust_start_s = now_s;
+    }
+
+    /// kswapd: demote pages whose accessed bit is clear (second chance) until the default
+    /// tier has `target` free pages; returns the demotions.
+    fn kswapd(
+        &mut self,
+        pt: &PageTable,
+        hw: &mut dyn PageHardware,
+        need: u64,
+        budget: &mut u64,
+    ) -> Vec<Migration> {
+        let mut out = Vec::new();
+        let n = pt.pages();
+        let mut alt_free = pt.free_pages(1);
+        // Visit at most 32 pages per page wanted (SWAP_CLUSTER_MAX batches) and at most one
+        // sweep per quantum: a page whose bit this pass clears is judged a quantum later.
+        let mut visits = n.min((32 * need).max(4096));
+        while (out.len() as u64) < need && visits > 0 && alt_free > 0 && *budget >= pt.page_bytes {
+            visits -= 1;
+            let p = self.lru_hand;
+            self.lru_hand = (self.lru_hand + 1) % n;
+            if pt.tier(p) != DEFAULT_TIER {
+                continue;
+            }
+            self.work.pages_scanned += 1;
+            if !hw.test_and_clear_accessed(p) {
+                out.push(Migration { page: p, to: 1 });
+                alt_free -= 1;
+                *budget -= pt.page_bytes;
+            }
+        }
+        out
+    }
+}
+
+impl TieringPolicy for Tpp {
+    fn name(&self) -> &'static str {
+        if self.colloid.is_some() {
+            "colloid-tpp"
+        } else {
+            "tpp"
+        }
+    }
+
+    fn work(&self) -> PolicyWork {
+        self.work
+    }
+
+    fn quantum(&mut self, obs: &Observation) -> Vec<Migration> {
+        self.quantum_hw(obs, &mut super::hw::NoHardware)
+    }
+
+    fn quantum_hw(&mut self, obs: &Observation, hw: &mut dyn PageHardware) -> Vec<Migration> {
+        let pt = obs.pages;
+        let pb = pt.page_bytes;
+        let now = obs.time_s;
+        let wm = Watermarks::new(
+            pt.capacity_pages(DEFAULT_TIER),
+            pb,
+            self.params.watermark_scale_factor,
+        );
+        self.adjust_threshold(now, pb);
+        if now - self.window_start_s >= 1.0 {
+            self.window_start_s = now;
+            self.window_bytes = 0.0;
+        }
+        let mut budget = obs.migrate_budget_bytes;
+        let colloid = self.colloid.as_mut().and_then(|c| {
+            let m = c.params.max_bytes_per_quantum;
+            c.step_obs(obs).map(|s| (s, m))
+        });
+        if let Some((_, m)) = colloid {
+            budget = budget.min(m);
+        }
+
+        // kswapd first, so promotions below find the frames it frees.
+        let free = pt.free_pages(DEFAULT_TIER);
+        let target = if self.promo_wake { wm.promo } else { wm.high };
+        let mut out = if free < wm.low || (self.promo_wake && free < wm.promo) {
+            self.kswapd(pt, hw, target - free, &mut budget)
+        } else {
+            Vec::new()
+        };
+        self.promo_wake = false;
+        let mut free = free + out.len() as u64;
+        let mut alt_free = pt.free_pages(1).saturating_sub(out.len() as u64);
+
+        let mut remaining = colloid.map_or(0.0, |((dp, _, _), _)| dp);
+        for f in obs.hint_faults {
+            self.work.hint_faults += 1;
+            let on_default = pt.tier(f.page) == DEFAULT_TIER;
+            let hot = f.latency_s < self.threshold_s;
+            match colloid {
+                None => {
+                    if on_default {
+                        continue;
+                    }
+                    let enough = free > wm.enough;
+                    if !enough {
+                        if !hot {
+                            continue;
+                        }
+                        self.candidates += 1;
+                        let limit = self.params.promote_rate_limit_mb_s * 1e6;
+                        if self.window_bytes + pb as f64 > limit {
+                            continue;
+                        }
+                    }
+                    if free <= wm.high {
+                        self.promo_wake = true;
+                        continue;
+                    }
+                }
+                Some(((_, dir, rate), _)) => {
+                    if !hot || rate <= 0.0 {
+                        continue;
+                    }
+                    let p_page = 1.0 / (f.latency_s.max(1e-9) * rate);
+                    let wanted = match dir {
+                        Direction::ToDefault => !on_default,
+                        Direction::ToAlternate => on_default,
+                        Direction::Balanced => false,
+                    };
+                    if !wanted || p_page > remaining {
+                        continue;
+                    }
+                    if !on_default && free <= wm.high {
+                        self.promo_wake = true;
+                        continue;
+                    }
+                    if on_default && alt_free == 0 {
+                        continue;
+                    }
+                    remaining -= p_page;
+                }
+            }
+            if budget < pb {
+                break;
+            }
+            budget -= pb;
+            if on_default {
+                alt_free -= 1;
+                free += 1;
+                out.push(Migration {
+                    page: f.page,
+                    to: 1,
+                });
+            } else {
+                free -= 1;
+                self.window_bytes += pb as f64;
+                out.push(Migration {
+                    page: f.page,
+                    to: DEFAULT_TIER,
+                });
+            }
+        }
+
+        // The scan: mark the next pages (alternate-tier only, or all with Colloid).
+        self.scan_carry += self.scan_pages_per_s(pt) * obs.quantum_s;
+        let n = self.scan_carry as u64;
+        self.scan_carry -= n as f64;
+        let all = self.colloid.is_some();
+        for _ in 0..n.min(pt.pages()) {
+            let p = self.scan_hand;
+            self.scan_hand = (self.scan_hand + 1) % pt.pages();
+            self.work.pages_scanned += 1;
+            if all || pt.tier(p) != DEFAULT_TIER {
+                hw.mark(p);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watermarks_of_a_32_gb_tier() {
+        // 32 GB in 4 KiB pages: min_free_kbytes = √(16·31,250,000) = 22,360 KB;
+        // gap = 0.1 % of the tier (7812 pages) > min/4.
+        let w = Watermarks::new(32_000_000_000 / 4096, 4096, 10);
+        let min = (22_360u64 * 1024).div_ceil(4096);
+        assert_eq!(w.low, min + 7812);
+        assert_eq!(w.high, min + 2 * 7812);
+        assert_eq!(w.promo, min + 3 * 7812);
+        assert_eq!(w.enough, w.promo + 7_812_500 / 16);
+    }
+
+    #[test]
+    fn threshold_tunes_toward_the_rate_limit() {
+        let mut t = Tpp::new(
+            TppParams {
+                promote_rate_limit_mb_s: 1.0,
+                ..Default::default()
+            },
+            None,
+        );
+        // 60 s at 1 MB/s = 14,648 candidate 4 KiB pages; far more: the threshold drops.
+        t.candidates = 100_000;
+        t.adjust_threshold(60.0, 4096);
+        assert!((t.threshold_s - (1.0 - 0.125)).abs() < 1e-12);
+        // Far fewer: it rises, capped at twice the reference.
+        for k in 2..40 {
+            t.adjust_threshold(60.0 * k as f64, 4096);
+        }
+        assert!((t.threshold_s - 2.0).abs() < 1e-12);
+    }
+}
