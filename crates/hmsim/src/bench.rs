@@ -342,6 +342,7 @@ pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
             out.push(pmindex_load(index, n, true));
         }
         out.push(pmindex_load("p-clht", n, false));
+    }
     if module.is_none() || module == Some("numa") {
         let gib = (3000.0 * scale).max(1.0) as u64;
         for p in ["linux-default", "interleave-all", "aliusm", "memory-mode"] {
