@@ -82,7 +82,7 @@ impl DramCache {
     }
 
     /// Marks frame `f` most recently used (and dirty on a write).
-    #[inline]
+    #[inline(always)]
     pub fn touch(&mut self, f: u32, write: bool) {
         self.frames[f as usize].dirty |= write;
         if self.head != f {

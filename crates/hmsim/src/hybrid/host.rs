@@ -349,8 +349,9 @@ impl<'a> Host<'a> {
         self.stats
     }
 
-    /// One access to virtual page `vp` through the I- or D-TLB.
-    #[inline]
+    /// One access to virtual page `vp` through the I- or D-TLB: the hit path inline, the
+    /// walk out of line.
+    #[inline(always)]
     fn translate(&mut self, vp: u64, write: bool, instr: bool, t: usize, cursor: usize) -> Step {
         let tlb = if instr {
             &mut self.itlb
@@ -364,6 +365,11 @@ impl<'a> Host<'a> {
             }
             return Step::Done;
         }
+        self.walk(vp, write, instr, t, cursor)
+    }
+
+    #[inline(never)]
+    fn walk(&mut self, vp: u64, write: bool, instr: bool, t: usize, cursor: usize) -> Step {
         self.now += self.cfg.page_walk_ns;
         let mut lpn = self.page_table[vp as usize];
         let fault = if lpn == NONE {

@@ -27,7 +27,7 @@ impl Tlb {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn lookup(&mut self, vp: u64) -> Option<u32> {
         self.clock += 1;
         let h = vp as usize % HINTS;

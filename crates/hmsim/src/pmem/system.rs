@@ -28,6 +28,23 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// What was counted between the snapshot `before` and `self` (field by field).
+    pub fn since(&self, before: &Counters) -> Counters {
+        Counters {
+            wpq_inserts: self.wpq_inserts - before.wpq_inserts,
+            write_requests: self.write_requests - before.write_requests,
+            read_requests: self.read_requests - before.read_requests,
+            media_writes_64b: self.media_writes_64b - before.media_writes_64b,
+            media_reads_64b: self.media_reads_64b - before.media_reads_64b,
+            migrations: self.migrations - before.migrations,
+            bad_block_remaps: self.bad_block_remaps - before.bad_block_remaps,
+            xpbuffer_merges: self.xpbuffer_merges - before.xpbuffer_merges,
+            xpbuffer_early_writebacks: self.xpbuffer_early_writebacks
+                - before.xpbuffer_early_writebacks,
+            ait_buffer_misses: self.ait_buffer_misses - before.ait_buffer_misses,
+        }
+    }
+
     /// The counters as results columns, named as PCM and ipmctl name them.
     pub fn columns(&self) -> [(&'static str, serde_json::Value); 10] {
         use serde_json::json;

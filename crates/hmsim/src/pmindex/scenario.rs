@@ -264,19 +264,6 @@ pub struct Measured {
     pub sim_ns: f64,
 }
 
-fn counters_minus(a: &Counters, b: &Counters) -> Counters {
-    Counters {
-        wpq_inserts: a.wpq_inserts - b.wpq_inserts,
-        write_requests: a.write_requests - b.write_requests,
-        read_requests: a.read_requests - b.read_requests,
-        media_writes_64b: a.media_writes_64b - b.media_writes_64b,
-        media_reads_64b: a.media_reads_64b - b.media_reads_64b,
-        migrations: a.migrations - b.migrations,
-        bad_block_remaps: a.bad_block_remaps - b.bad_block_remaps,
-        xpbuffer_merges: a.xpbuffer_merges - b.xpbuffer_merges,
-    }
-}
-
 fn run_phase(
     idx: &mut dyn PmIndex,
     pm: &mut PmRegion,
@@ -348,7 +335,7 @@ pub fn measure(
             .filter(|o| matches!(o, Op::Insert(..)))
             .count() as u64,
         pm: s1.minus(&s0),
-        counters: counters_minus(&c1, &c0),
+        counters: c1.since(&c0),
         llc_misses: l1 - l0,
         sim_ns: t1 - t0,
     })
