@@ -178,6 +178,88 @@ fn tier_reference_tiers() -> PyResult<String> {
     to_json(&hmsim::tier::params::reference_tiers())
 }
 
+/// A tiering policy written in Python: called once per quantum (never per access) with the
+/// quantum's samples and the page table as raw little-endian bytes (the Python side wraps
+/// them as numpy views) and the tier counters; returns (page, tier) migrations.
+struct HookPolicy<'py> {
+    hook: Bound<'py, PyAny>,
+    /// The first Python error, shared with the caller so it can be raised after the run.
+    error: std::rc::Rc<std::cell::RefCell<Option<PyErr>>>,
+}
+
+impl hmsim::tier::TieringPolicy for HookPolicy<'_> {
+    fn name(&self) -> &'static str {
+        "python"
+    }
+
+    fn quantum(&mut self, obs: &hmsim::tier::Observation) -> Vec<hmsim::tier::Migration> {
+        if self.error.borrow().is_some() {
+            return Vec::new();
+        }
+        let py = self.hook.py();
+        let pt = obs.pages;
+        let samples: Vec<u8> = obs.samples.iter().flat_map(|s| s.to_le_bytes()).collect();
+        let tiers: Vec<u8> = (0..pt.pages()).map(|p| pt.tier(p) as u8).collect();
+        let latency: Vec<f64> = obs
+            .latency_ns
+            .iter()
+            .map(|l| l.unwrap_or(f64::NAN))
+            .collect();
+        let free: Vec<u64> = (0..pt.tiers()).map(|t| pt.free_pages(t)).collect();
+        let args = (
+            obs.time_s,
+            pyo3::types::PyBytes::new(py, &samples),
+            pyo3::types::PyBytes::new(py, &tiers),
+            latency,
+            obs.app_arrivals_per_ns.to_vec(),
+            free,
+            obs.migrate_budget_bytes,
+            pt.page_bytes,
+        );
+        match self
+            .hook
+            .call1(args)
+            .and_then(|r| r.extract::<Vec<(u64, usize)>>())
+        {
+            Ok(v) => v
+                .into_iter()
+                .map(|(page, to)| hmsim::tier::Migration { page, to })
+                .collect(),
+            Err(e) => {
+                *self.error.borrow_mut() = Some(e);
+                Vec::new()
+            }
+        }
+    }
+}
+
+/// Run a tiering scenario with a Python policy hook `hook(time_s, samples, page_tier,
+/// latency_ns, app_arrivals_per_ns, free_pages, migrate_budget_bytes, page_bytes)`; returns
+/// the run output as JSON text. A Python error in the hook ends the run and is raised.
+#[pyfunction]
+fn tier_run_with_hook(
+    py: Python<'_>,
+    text: String,
+    file: String,
+    name: String,
+    hook: Py<PyAny>,
+) -> PyResult<String> {
+    let error = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let out = {
+        let mut make = || -> Box<dyn hmsim::tier::TieringPolicy + '_> {
+            Box::new(HookPolicy {
+                hook: hook.bind(py).clone(),
+                error: error.clone(),
+            })
+        };
+        hmsim::tier::run_with_policy(&text, &file, (&name, &mut make)).map_err(config_err)?
+    };
+    if let Some(e) = error.borrow_mut().take() {
+        return Err(e);
+    }
+    to_json(&out)
+}
+
 /// Names of the modules a scenario can name in `module = "..."`.
 #[pyfunction]
 fn module_names() -> Vec<&'static str> {
@@ -215,5 +297,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lifetime_trace, m)?)?;
     m.add_function(wrap_pyfunction!(tier_reference_tiers, m)?)?;
     m.add_function(wrap_pyfunction!(pm_indexes, m)?)?;
+    m.add_function(wrap_pyfunction!(tier_run_with_hook, m)?)?;
     Ok(())
 }

@@ -22,11 +22,42 @@ const MESS_SKYLAKE: [(f64, f64); 11] = [
 const MESS_UNLOADED: f64 = 94.0;
 const MESS_SATURATION_GB_S: f64 = 115.5;
 
-/// (utilisation, latency factor) points, utilisation strictly increasing in [0, 1].
+/// (utilisation, latency factor) points, utilisation strictly increasing in [0, 1]. In a
+/// scenario, `curve` is either the list of points or the path of a MESS `bwlat_<read%>.txt`
+/// file (relative to the working directory), normalised by [`LatencyCurve::from_mess_bwlat`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(transparent)]
+#[serde(try_from = "CurveInput", into = "Vec<(f64, f64)>")]
 pub struct LatencyCurve {
     pub points: Vec<(f64, f64)>,
+}
+
+/// What a scenario may give as a curve.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum CurveInput {
+    Points(Vec<(f64, f64)>),
+    MessFile(String),
+}
+
+impl From<LatencyCurve> for Vec<(f64, f64)> {
+    fn from(c: LatencyCurve) -> Self {
+        c.points
+    }
+}
+
+impl TryFrom<CurveInput> for LatencyCurve {
+    type Error = String;
+    fn try_from(c: CurveInput) -> Result<Self, String> {
+        match c {
+            CurveInput::Points(points) => Ok(LatencyCurve { points }),
+            CurveInput::MessFile(path) => {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("cannot read MESS curve file '{path}': {e}"))?;
+                LatencyCurve::from_mess_bwlat(&text)
+                    .map_err(|(line, msg)| format!("{path}, line {line}: {msg}"))
+            }
+        }
+    }
 }
 
 impl Default for LatencyCurve {
@@ -45,6 +76,59 @@ impl LatencyCurve {
                 .map(|&(bw, lat)| (bw / MESS_SATURATION_GB_S, lat / MESS_UNLOADED)),
         );
         LatencyCurve { points }
+    }
+
+    /// A curve from a MESS `bwlat_<read%>.txt` file: one measurement per line, bandwidth
+    /// (MB/s) and latency (cycles, or any unit) separated by white space, no header. MESS
+    /// curves bend back at saturation (bandwidth falls while latency keeps rising); we keep
+    /// the points in order of latency up to the highest bandwidth, normalise bandwidth by
+    /// that maximum and latency by the lowest (unloaded) latency, and start at (0, 1).
+    /// Errors name the (1-based) line.
+    pub fn from_mess_bwlat(text: &str) -> Result<Self, (usize, String)> {
+        let mut pts = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let nums: Vec<f64> = line
+                .split_whitespace()
+                .map(|w| w.parse::<f64>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| (i + 1, format!("expected two numbers, found '{line}'")))?;
+            match nums[..] {
+                [bw, lat] if bw >= 0.0 && lat > 0.0 && bw.is_finite() && lat.is_finite() => {
+                    pts.push((bw, lat))
+                }
+                _ => {
+                    return Err((
+                        i + 1,
+                        format!("expected bandwidth (MB/s) >= 0 and latency > 0, found '{line}'"),
+                    ))
+                }
+            }
+        }
+        if pts.len() < 2 {
+            return Err((text.lines().count(), "needs at least 2 measurements".into()));
+        }
+        pts.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.total_cmp(&b.0)));
+        let unloaded = pts[0].1;
+        let max_bw = pts.iter().map(|p| p.0).fold(0.0, f64::max);
+        let mut points = vec![(0.0, 1.0)];
+        for &(bw, lat) in &pts {
+            let u = bw / max_bw;
+            if u > points.last().expect("starts non-empty").0 {
+                points.push((u, lat / unloaded));
+            }
+            if bw >= max_bw {
+                break;
+            }
+        }
+        let c = LatencyCurve { points };
+        match c.problem() {
+            Some(p) => Err((0, p)),
+            None => Ok(c),
+        }
     }
 
     /// Why a user curve is unusable, if it is.
@@ -111,6 +195,28 @@ mod tests {
             assert!(f >= last);
             last = f;
         }
+    }
+
+    #[test]
+    fn mess_bwlat_files_are_normalised_and_cut_at_the_bend() {
+        let text = "1000\t100\n50000 120\n# comment\n100000 200\n90000 300\n";
+        let c = LatencyCurve::from_mess_bwlat(text).unwrap();
+        assert_eq!(
+            c.points,
+            vec![(0.0, 1.0), (0.01, 1.0), (0.5, 1.2), (1.0, 2.0)]
+        );
+        let e = LatencyCurve::from_mess_bwlat("1000 100\n2000 x\n").unwrap_err();
+        assert_eq!(e.0, 2);
+        let e = LatencyCurve::from_mess_bwlat("1000 100\n").unwrap_err();
+        assert!(e.1.contains("at least 2"));
+        let from_toml: LatencyCurve = serde_json::from_str("[[0.0, 1.0], [1.0, 2.0]]").unwrap();
+        assert_eq!(from_toml.points.len(), 2);
+        assert_eq!(
+            serde_json::to_string(&from_toml).unwrap(),
+            "[[0.0,1.0],[1.0,2.0]]"
+        );
+        let missing = serde_json::from_str::<LatencyCurve>("\"/no/such/bwlat_50.txt\"");
+        assert!(missing.unwrap_err().to_string().contains("bwlat_50.txt"));
     }
 
     #[test]

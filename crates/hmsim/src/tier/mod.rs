@@ -25,7 +25,7 @@ pub use policy::{
     make_policy, make_policy_with, Migration, Observation, PolicyParams, PolicyWork, TieringPolicy,
     POLICIES,
 };
-pub use scenario::{run, TierScenario};
+pub use scenario::{run, run_with_policy, ExternalPolicy, TierScenario};
 pub use sim::{simulate, Antagonists, SimParams, SimResult};
 pub use workload::{Gups, GupsSpec};
 

@@ -11,7 +11,7 @@ use super::hemem::HeMemParams;
 use super::memtis::MemtisParams;
 use super::oracle::OracleStatic;
 use super::params;
-use super::policy::{make_policy_with, PolicyParams, POLICIES};
+use super::policy::{make_policy_with, PolicyParams, TieringPolicy, POLICIES};
 use super::sim::{simulate, Antagonists, QuantumRecord, SimParams, SimResult};
 use super::tpp::TppParams;
 use super::workload::{Gups, GupsSpec};
@@ -535,6 +535,28 @@ fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimResult) -> Map
 
 /// Run a tiering scenario given as TOML text (overrides already applied).
 pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, ConfigError> {
+    run_impl(text, file, None)
+}
+
+/// A policy made outside the registry (the Python hook): its row name and a factory called
+/// once per run.
+pub type ExternalPolicy<'a> = (&'a str, &'a mut dyn FnMut() -> Box<dyn TieringPolicy + 'a>);
+
+/// Run a tiering scenario with `external`'s policy instead of `policy.names`: one row per
+/// antagonist intensity, everything else as [`run`].
+pub fn run_with_policy(
+    text: &str,
+    file: &str,
+    external: ExternalPolicy,
+) -> Result<RunOutput, ConfigError> {
+    run_impl(text, file, Some(external))
+}
+
+fn run_impl(
+    text: &str,
+    file: &str,
+    mut external: Option<ExternalPolicy>,
+) -> Result<RunOutput, ConfigError> {
     let sc: TierScenario = parse_toml(text, file)?;
     Validator::check(file, text, &sc)?;
     let mut out = RunOutput::new(
@@ -567,7 +589,11 @@ pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, Conf
             "does not fit in the tiers",
         )
     };
-    for name in &sc.policy.names {
+    let names: Vec<String> = match &external {
+        Some((n, _)) => vec![n.to_string()],
+        None => sc.policy.names.clone(),
+    };
+    for name in &names {
         for &intensity in &a.intensities {
             let ant = Antagonists {
                 tier: a.tier,
@@ -579,7 +605,11 @@ pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, Conf
                     .zip(a.change_to_intensity.map(|i| i * a.cores_per_intensity)),
             };
             let gups = Gups::new(&sc.workload, sc.sim.page_bytes);
-            let (r, oracle_share) = if name == BEST {
+            let (r, oracle_share) = if let Some((_, make)) = external.as_mut() {
+                let mut policy = make();
+                let r = simulate(&p, gups, &ant, policy.as_mut()).ok_or_else(no_fit)?;
+                (r, None)
+            } else if name == BEST {
                 // Spec §2: 0–100 % of the hot set in the default tier in 10 % steps; keep
                 // the best steady-state throughput.
                 let default_pages = sc.tiers[0].capacity_bytes / sc.sim.page_bytes;

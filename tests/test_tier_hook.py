@@ -1,0 +1,65 @@
+"""The Python tiering-policy hook: the worked example converges, bad moves are refused and
+counted, errors in a policy surface as Python exceptions."""
+
+from __future__ import annotations
+
+import pytest
+
+from hmsim.tier_hook import SampledHotPromotion, TierObservation, run_policy
+
+SMALL = """module = "tiering"
+seed = 2
+[workload]
+working_set_bytes = 8589934592
+hot_set_bytes = 2147483648
+[antagonist]
+intensities = [0]
+[sim]
+duration_s = 3.0
+measure_last_s = 0.5
+timeline = false
+[[tiers]]
+name = "default"
+capacity_bytes = 4000000000
+unloaded_latency_ns = 70.0
+read_bandwidth_gb_s = 160.0
+[[tiers]]
+name = "alternate"
+capacity_bytes = 12000000000
+unloaded_latency_ns = 135.0
+read_bandwidth_gb_s = 75.0
+"""
+
+
+def test_worked_example_brings_the_hot_set_to_the_default_tier():
+    out = run_policy(SMALL, SampledHotPromotion())
+    row = out["rows"][0]
+    assert row["policy"] == "python"
+    assert row["hot_share_default"] > 0.9
+    assert row["migrations"] > 0
+    assert row["failed_migrations"] == 0
+
+
+def test_observation_views_and_refused_moves():
+    seen: list[TierObservation] = []
+
+    def policy(obs: TierObservation):
+        seen.append(obs)
+        return [(0, 7), (10**9, 1)]  # no such tier, no such page
+
+    short = SMALL.replace("duration_s = 3.0", "duration_s = 0.05").replace("last_s = 0.5", "last_s = 0.05")
+    out = run_policy(short, policy)
+    assert out["rows"][0]["failed_migrations"] == 2 * len(seen)
+    obs = seen[-1]
+    assert obs.page_tier.dtype.name == "uint8" and len(obs.page_tier) == 4096
+    assert obs.samples.dtype.name == "uint64" and len(obs.samples) > 0
+    assert obs.latency_ns.shape == (2,) and obs.latency_ns[0] > 60
+    assert int(obs.free_pages.sum()) == (4_000_000_000 + 12_000_000_000) // (2 << 20) - 4096
+
+
+def test_policy_errors_are_raised():
+    def broken(obs):
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        run_policy(SMALL, broken)
