@@ -22,10 +22,12 @@ def test_every_example_scenario_runs(tmp_path):
         "allocators": {},
         "numa": {},
         "hybrid": {"device.capacity_mb": 256, "workload.threads": 2},
+        "pm-index": {"workload.records": 2000, "workload.operations": 2000},
     }
     for p in scenarios:
         module = p.read_text().split('module = "', 1)[1].split('"', 1)[0]
-        r = hmsim.run(p, out=tmp_path / p.stem, set=shorter[module])
+        ov = {"crash.operations": 500} if "[crash]" in p.read_text() else shorter[module]
+        r = hmsim.run(p, out=tmp_path / p.stem, set=ov)
         assert len(r.results) >= 1
         assert (tmp_path / p.stem / "summary.json").exists()
 

@@ -155,13 +155,7 @@ impl BwTree {
     }
 
     fn cmp_words<M: PmMem>(&self, pm: &M, a: u64, b: u64) -> Ordering {
-        match self.kind {
-            KeyKind::Int => a.cmp(&b),
-            KeyKind::Str => {
-                let kb = record_key(pm, self.kind, b);
-                cmp_stored(pm, self.kind, a, &kb)
-            }
-        }
+        super::ordered::cmp_words(pm, self.kind, a, b)
     }
 
     fn view<M: PmMem>(&self, pm: &M, id: u64) -> View {

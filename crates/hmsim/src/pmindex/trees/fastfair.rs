@@ -279,13 +279,7 @@ impl FastFair {
 
     /// Order of two stored key words.
     fn cmp_words<M: PmMem>(&self, pm: &M, a: u64, b: u64) -> Ordering {
-        match self.kind {
-            KeyKind::Int => a.cmp(&b),
-            KeyKind::Str => {
-                let kb = record_key(pm, self.kind, b);
-                self.cmp(pm, a, &kb)
-            }
-        }
+        super::ordered::cmp_words(pm, self.kind, a, b)
     }
 
     /// Insert into node `n` at its level (moving right if the key belongs to the sibling),

@@ -94,6 +94,18 @@ pub fn record_key<M: PmMem>(pm: &M, kind: KeyKind, rec: u64) -> Vec<u8> {
     k
 }
 
+/// Order of two stored key words (string keys: compare the records' bytes, no allocation).
+pub fn cmp_words<M: PmMem>(pm: &M, kind: KeyKind, a: u64, b: u64) -> Ordering {
+    match kind {
+        KeyKind::Int => a.cmp(&b),
+        KeyKind::Str => {
+            let mut kb = [0u8; 24];
+            pm.load_bytes(b + 8, &mut kb);
+            cmp_stored(pm, kind, a, &kb)
+        }
+    }
+}
+
 /// Compare a stored key word with a search key: for integer keys the word is the key, for
 /// string keys it points to a value record holding the key bytes.
 pub fn cmp_stored<M: PmMem>(pm: &M, kind: KeyKind, stored: u64, key: &[u8]) -> Ordering {
