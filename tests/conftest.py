@@ -39,3 +39,26 @@ def cli(capsys):
         return code, out.out, out.err
 
     return run
+
+
+@pytest.fixture(scope="session")
+def quick_out(tmp_path_factory) -> Path:
+    """One output directory for every quick study of the session: `reproduce all` in the report
+    test then reuses the points the per-study tests already ran (sweeps resume), instead of
+    running every study twice."""
+    return tmp_path_factory.mktemp("quick-studies")
+
+
+@pytest.fixture(scope="session")
+def quick_study(quick_out: Path):
+    """`quick_study(name)` -> (StudyResult, study directory); each study runs once per session."""
+    import hmsim
+
+    done: dict[str, tuple] = {}
+
+    def get(name: str):
+        if name not in done:
+            done[name] = (hmsim.reproduce(name, out=quick_out, quick=True), quick_out / name)
+        return done[name]
+
+    return get

@@ -53,9 +53,8 @@ def test_bad_allocator_inputs(cli, tmp_path):
     assert code == 2 and "frames" in err
 
 
-def test_allocators_study_quick(tmp_path):
-    res = hmsim.reproduce("allocators", out=tmp_path, quick=True)
-    out = tmp_path / "allocators"
+def test_allocators_study_quick(quick_study):
+    res, out = quick_study("allocators")
     df = res.results
     assert df.allocator.nunique() == 6
     shapes = {"kernel-compile", "lmbench", "stream", "unixbench", "dbench", "tbench"}

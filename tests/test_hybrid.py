@@ -82,9 +82,8 @@ def test_bad_hybrid_inputs(cli, tmp_path):
     assert code == 2 and "policies.0.threshold_us" in err
 
 
-def test_hybrid_study_quick(tmp_path):
-    res = hmsim.reproduce("hybrid", out=tmp_path, quick=True)
-    out = tmp_path / "hybrid"
+def test_hybrid_study_quick(quick_study):
+    res, out = quick_study("hybrid")
     df = res.results
     assert set(REQUIRED) <= set(df.columns)
     q = res.summary["qualitative"]

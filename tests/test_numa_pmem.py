@@ -81,8 +81,8 @@ def test_bad_topologies_exit_2_with_the_key(cli, tmp_path):
     assert code == 2 and "aliusn" in err and "aliusm" in err
 
 
-def test_numa_pmem_study_quick(tmp_path):
-    res = hmsim.reproduce("numa-pmem", out=tmp_path, quick=True)
+def test_numa_pmem_study_quick(quick_study):
+    res, out = quick_study("numa-pmem")
     df = res.results
     for col in [
         "experiment",
@@ -109,4 +109,4 @@ def test_numa_pmem_study_quick(tmp_path):
     assert i.bandwidth_gb_s["interleave:4,5,6,7,8,9"] > 5 * i.bandwidth_gb_s["bind:4"]
     assert i.idle_latency_ns["interleave:10,11,12,13,14,15"] > i.idle_latency_ns["interleave:4,5,6,7,8,9"]
     for name in ("fig_allocation", "fig_superpi", "fig_interleave", "fig_placement"):
-        assert (tmp_path / "numa-pmem" / f"{name}.png").stat().st_size > 5000
+        assert (out / f"{name}.png").stat().st_size > 5000

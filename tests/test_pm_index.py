@@ -49,9 +49,8 @@ def test_bad_pm_index_inputs(cli, tmp_path):
     assert code == 2 and "p-clht" in err
 
 
-def test_pm_index_study_quick(tmp_path):
-    res = hmsim.reproduce("pm-index", out=tmp_path, quick=True)
-    out = tmp_path / "pm-index"
+def test_pm_index_study_quick(quick_study):
+    res, out = quick_study("pm-index")
     df = res.results
     for col in (
         "index",

@@ -58,9 +58,8 @@ def test_bad_pmem_inputs(cli, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def study(tmp_path_factory):
-    out = tmp_path_factory.mktemp("pw")
-    return hmsim.reproduce("pmem-wa", out=out, quick=True), out / "pmem-wa"
+def study(quick_study):
+    return quick_study("pmem-wa")
 
 
 def test_study_files(study):

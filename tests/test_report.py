@@ -13,10 +13,10 @@ import hmsim
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("all")
-    hmsim.reproduce("all", out=out, quick=True)
-    return out
+def report(quick_out):
+    # Reuses the points of the per-study tests in the same session (sweeps resume).
+    hmsim.reproduce("all", out=quick_out, quick=True)
+    return quick_out
 
 
 def test_report_has_every_study_and_its_figures(report):

@@ -11,10 +11,8 @@ import hmsim
 
 
 @pytest.fixture(scope="module")
-def study(tmp_path_factory):
-    out = tmp_path_factory.mktemp("results")
-    res = hmsim.reproduce("storage", out=out, quick=True)
-    return res, out / "storage"
+def study(quick_study):
+    return quick_study("storage")
 
 
 def test_results_files_and_columns(study):

@@ -7,13 +7,10 @@ import json
 import pandas as pd
 import pytest
 
-import hmsim
-
 
 @pytest.fixture(scope="module")
-def study(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tiering")
-    return hmsim.reproduce("tiering", out=out, quick=True), out / "tiering"
+def study(quick_study):
+    return quick_study("tiering")
 
 
 def test_files_and_columns(study):
