@@ -58,6 +58,7 @@ fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = Hot {
         kind: o.key_type.into(),
+        cases: InsertCases::default(),
         xpline_aligned: o.opts.xpline_nodes,
         meta: pm.root(o.root_slot),
     };
@@ -71,8 +72,19 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
 /// Entries per compound node.
 pub const FANOUT: usize = 32;
 
+/// How many inserts took each of HOT's insertion cases (volatile; for tests and studies).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InsertCases {
+    pub normal: u64,
+    pub leaf_pushdown: u64,
+    pub parent_pull_up: u64,
+    pub intermediate_node: u64,
+    pub new_root: u64,
+}
+
 pub struct Hot {
     kind: KeyKind,
+    pub cases: InsertCases,
     /// Allocate nodes XPLine (256 B) aligned (Tonic's `xpline_nodes`).
     xpline_aligned: bool,
     /// Persistent superblock: the root child pointer at +0 (0 = empty).
@@ -230,6 +242,7 @@ impl Hot {
         pm.persist(meta, 8);
         Hot {
             kind,
+            cases: InsertCases::default(),
             xpline_aligned,
             meta,
         }
@@ -354,10 +367,17 @@ impl Hot {
 
     /// Publish `img` as the new version of the node at level `l`, splitting on overflow
     /// (parent pull-up or intermediate node creation).
-    fn integrate<M: PmMem>(&self, pm: &mut M, path: &[(u64, usize)], mut l: usize, img: NodeImg) {
+    fn integrate<M: PmMem>(
+        &mut self,
+        pm: &mut M,
+        path: &[(u64, usize)],
+        mut l: usize,
+        img: NodeImg,
+    ) {
         let mut img = img;
         loop {
             if img.entries.len() <= FANOUT {
+                self.cases.normal += 1;
                 let n = self.write_node(pm, &img);
                 self.publish(pm, path, l, n);
                 return;
@@ -378,9 +398,15 @@ impl Hot {
                 p.entries[pi] = ln;
                 p.entries.insert(pi + 1, rn);
                 p.diffs.insert(pi, d);
+                self.cases.parent_pull_up += 1;
                 img = p;
                 l -= 1;
                 continue;
+            }
+            if l == 0 {
+                self.cases.new_root += 1;
+            } else {
+                self.cases.intermediate_node += 1;
             }
             let m = self.write_node(
                 pm,
@@ -527,6 +553,7 @@ impl<M: PmMem> OrderedIndex<M> for Hot {
         let (n, i) = path[l];
         if lo == hi && is_leaf(img.entries[i]) && header(pm, n).height > 1 {
             // Leaf pushdown: the node keeps its height; its leaf entry becomes a new node.
+            self.cases.leaf_pushdown += 1;
             let m = self.write_node(pm, &pair(leaf, new));
             self.publish(pm, &path, l + 1, m);
             return true;
@@ -685,6 +712,7 @@ mod tests {
             |k| k * 7919,
             |k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15),
         ];
+        let (mut pushdowns, mut intermediates) = (Vec::new(), 0);
         for f in patterns {
             let mut pm = SimPm::new(64 << 20);
             let mut t = tree(&mut pm, KeyKind::Int);
@@ -694,7 +722,23 @@ mod tests {
             OrderedIndex::<SimPm>::check(&t, &pm).unwrap();
             let h = header(&pm, t.root(&pm)).height;
             assert_eq!(h, 3, "height {h}");
+            let c = t.cases;
+            // Two root splits (heights 2 and 3); every other overflow is absorbed below.
+            assert_eq!(c.new_root, 2, "{c:?}");
+            assert!(c.parent_pull_up > 0, "{c:?}");
+            pushdowns.push(c.leaf_pushdown);
+            intermediates += c.intermediate_node;
+            // The first two inserts (empty, leaf root) take none of the cases; pushdowns and
+            // normal inserts (the top of each overflow cascade counts as one) cover the rest.
+            assert_eq!(
+                c.normal + c.leaf_pushdown + c.new_root + c.intermediate_node,
+                4998
+            );
         }
+        // Leaves left in upper nodes by splits (dense and strided keys) get pushed down.
+        assert!(pushdowns[0] > 0 && pushdowns[1] > 0, "{pushdowns:?}");
+        // Overflows under a parent more than one level up create intermediate nodes.
+        assert!(intermediates > 0);
     }
 
     proptest! {
