@@ -7,11 +7,18 @@ mod adapter;
 pub mod art;
 pub mod bwtree;
 pub mod fastfair;
+pub mod hot;
 pub mod masstree;
 pub mod ordered;
 
 /// Ordered indexes, by name.
-pub static INDEXES: &[&IndexSpec] = &[&fastfair::SPEC, &art::SPEC, &masstree::SPEC, &bwtree::SPEC];
+pub static INDEXES: &[&IndexSpec] = &[
+    &fastfair::SPEC,
+    &art::SPEC,
+    &masstree::SPEC,
+    &bwtree::SPEC,
+    &hot::SPEC,
+];
 
 #[cfg(test)]
 mod tests {
