@@ -1,0 +1,165 @@
+//! Access streams for trace-driven mode: a trace file read through the one trace reader
+//! (`crate::trace`), page addresses remapped to dense page numbers in first-touch order.
+//! The application analogs (`apps.rs`) are streams too, so both share one replay loop.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::ConfigError;
+use crate::hash::FastMap;
+use crate::trace::{open_trace, Kind, TraceError, TraceReader, TraceRecord};
+
+/// One access: a dense page number and whether it is a load (PEBS samples loads only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    pub page: u64,
+    pub load: bool,
+}
+
+/// A stream of page accesses over `pages()` pages (numbered 0.. in first-touch order).
+pub trait AccessStream {
+    fn pages(&self) -> u64;
+    /// Appends exactly `n` accesses to `out` (streams loop or are unbounded).
+    fn fill(&mut self, n: usize, out: &mut Vec<Access>) -> Result<(), ConfigError>;
+    /// The reference hot set (for the hot-share metric only; policies never see it).
+    fn is_hot(&self, page: u64) -> bool;
+    fn hot_pages(&self) -> u64;
+}
+
+/// Records per `read_batch` call.
+const BATCH: usize = 4096;
+/// Share of accesses the reference hot set of a trace carries (its most accessed pages).
+const TRACE_HOT_SHARE: f64 = 0.8;
+
+/// A trace file replayed in a loop. A first pass counts its pages (for the page table) and
+/// finds its hot set; the replay reads the file again through the same reader, batch by
+/// batch, so memory stays bounded by the page count.
+pub struct TraceStream {
+    path: PathBuf,
+    key: String,
+    page_shift: u32,
+    map: FastMap<u64, u64>,
+    hot: Vec<bool>,
+    hot_pages: u64,
+    reader: Box<dyn TraceReader>,
+    batch: Vec<TraceRecord>,
+    pos: usize,
+    /// Accesses in one pass over the file.
+    pub accesses_per_pass: u64,
+}
+
+/// A trace problem as a scenario error: the scenario's key, the trace file and its line.
+fn trace_error(e: TraceError, file: &str, key: &str) -> ConfigError {
+    let c: ConfigError = e.into();
+    let at = c.line.map(|l| format!(" line {l}")).unwrap_or_default();
+    ConfigError::new(file, key, format!("{}{at}: {}", c.file, c.message))
+}
+
+fn is_access(k: Kind) -> bool {
+    matches!(k, Kind::Load | Kind::Store | Kind::Modify)
+}
+
+impl TraceStream {
+    /// Opens `path`; errors name the scenario `file`, the `key` and the trace's own location.
+    pub fn open(path: &Path, page_bytes: u64, file: &str, key: &str) -> Result<Self, ConfigError> {
+        let name_err = |e| trace_error(e, file, key);
+        let page_shift = page_bytes.trailing_zeros();
+        let mut reader = open_trace(path, None).map_err(name_err)?;
+        let mut map: FastMap<u64, u64> = FastMap::default();
+        let mut counts: Vec<u64> = Vec::new();
+        let mut batch = Vec::with_capacity(BATCH);
+        while reader.read_batch(&mut batch, BATCH).map_err(name_err)? > 0 {
+            for r in batch.iter().filter(|r| is_access(r.kind)) {
+                let next = map.len() as u64;
+                let p = *map.entry(r.address >> page_shift).or_insert(next);
+                if p == next {
+                    counts.push(0);
+                }
+                counts[p as usize] += 1;
+            }
+        }
+        let total: u64 = counts.iter().sum();
+        if total == 0 {
+            return Err(ConfigError::new(
+                file,
+                key,
+                format!(
+                    "{}: no memory accesses (load/store/modify records) in the trace",
+                    path.display()
+                ),
+            ));
+        }
+        // Hot set: the most accessed pages carrying TRACE_HOT_SHARE of the accesses.
+        let mut order: Vec<usize> = (0..counts.len()).collect();
+        order.sort_by(|&a, &b| counts[b].cmp(&counts[a]).then(a.cmp(&b)));
+        let mut hot = vec![false; counts.len()];
+        let mut acc = 0u64;
+        let mut hot_pages = 0;
+        for i in order {
+            if acc as f64 >= TRACE_HOT_SHARE * total as f64 {
+                break;
+            }
+            hot[i] = true;
+            hot_pages += 1;
+            acc += counts[i];
+        }
+        let reader = open_trace(path, None).map_err(name_err)?;
+        Ok(TraceStream {
+            path: path.to_path_buf(),
+            key: key.to_string(),
+            page_shift,
+            map,
+            hot,
+            hot_pages,
+            reader,
+            batch,
+            pos: usize::MAX,
+            accesses_per_pass: total,
+        })
+    }
+}
+
+impl AccessStream for TraceStream {
+    fn pages(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    fn fill(&mut self, n: usize, out: &mut Vec<Access>) -> Result<(), ConfigError> {
+        let err = |e, key: &str| trace_error(e, "<replay>", key);
+        let mut left = n;
+        while left > 0 {
+            if self.pos >= self.batch.len() {
+                let got = self
+                    .reader
+                    .read_batch(&mut self.batch, BATCH)
+                    .map_err(|e| err(e, &self.key))?;
+                if got == 0 {
+                    // End of the trace: replay it from the start.
+                    self.reader = open_trace(&self.path, None).map_err(|e| err(e, &self.key))?;
+                }
+                self.pos = 0;
+                continue;
+            }
+            let r = self.batch[self.pos];
+            self.pos += 1;
+            if !is_access(r.kind) {
+                continue;
+            }
+            // Every address was numbered by the first pass over the same file.
+            let page = self.map[&(r.address >> self.page_shift)];
+            out.push(Access {
+                page,
+                load: r.kind.is_read(),
+            });
+            left -= 1;
+        }
+        Ok(())
+    }
+
+    fn is_hot(&self, page: u64) -> bool {
+        self.hot.get(page as usize).copied().unwrap_or(false)
+    }
+
+    fn hot_pages(&self) -> u64 {
+        self.hot_pages
+    }
+}
