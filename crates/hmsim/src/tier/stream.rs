@@ -25,6 +25,9 @@ pub trait AccessStream {
     fn hot_pages(&self) -> u64;
 }
 
+/// Traces up to this many accesses (and < 2^31 pages) are kept in memory after the first
+/// pass (4 B each); longer ones are streamed again on every pass.
+const CACHE_ACCESSES: usize = 1 << 28;
 /// Records per `read_batch` call.
 const BATCH: usize = 4096;
 /// Share of accesses the reference hot set of a trace carries (its most accessed pages).
@@ -40,9 +43,12 @@ pub struct TraceStream {
     map: FastMap<u64, u64>,
     hot: Vec<bool>,
     hot_pages: u64,
-    reader: Box<dyn TraceReader>,
+    reader: Option<Box<dyn TraceReader>>,
     batch: Vec<TraceRecord>,
     pos: usize,
+    /// The whole trace as (page << 1 | load) when it has at most `CACHE_ACCESSES` accesses:
+    /// replay then skips decoding and page lookups.
+    cached: Vec<u32>,
     /// Accesses in one pass over the file.
     pub accesses_per_pass: u64,
 }
@@ -67,6 +73,8 @@ impl TraceStream {
         let mut map: FastMap<u64, u64> = FastMap::default();
         let mut counts: Vec<u64> = Vec::new();
         let mut batch = Vec::with_capacity(BATCH);
+        let mut cached: Vec<u32> = Vec::new();
+        let mut caching = true;
         while reader.read_batch(&mut batch, BATCH).map_err(name_err)? > 0 {
             for r in batch.iter().filter(|r| is_access(r.kind)) {
                 let next = map.len() as u64;
@@ -75,6 +83,14 @@ impl TraceStream {
                     counts.push(0);
                 }
                 counts[p as usize] += 1;
+                if caching {
+                    if cached.len() < CACHE_ACCESSES && p < 1 << 31 {
+                        cached.push(((p as u32) << 1) | u32::from(r.kind.is_read()));
+                    } else {
+                        caching = false;
+                        cached = Vec::new();
+                    }
+                }
             }
         }
         let total: u64 = counts.iter().sum();
@@ -102,7 +118,11 @@ impl TraceStream {
             hot_pages += 1;
             acc += counts[i];
         }
-        let reader = open_trace(path, None).map_err(name_err)?;
+        let reader = if caching {
+            None
+        } else {
+            Some(open_trace(path, None).map_err(name_err)?)
+        };
         Ok(TraceStream {
             path: path.to_path_buf(),
             key: key.to_string(),
@@ -113,6 +133,7 @@ impl TraceStream {
             reader,
             batch,
             pos: usize::MAX,
+            cached,
             accesses_per_pass: total,
         })
     }
@@ -125,16 +146,32 @@ impl AccessStream for TraceStream {
 
     fn fill(&mut self, n: usize, out: &mut Vec<Access>) -> Result<(), ConfigError> {
         let err = |e, key: &str| trace_error(e, "<replay>", key);
+        let Some(reader) = self.reader.as_mut() else {
+            // Cached: the same accesses the reader gave on the first pass, in order, looped.
+            let mut left = n;
+            while left > 0 {
+                if self.pos >= self.cached.len() {
+                    self.pos = 0;
+                }
+                let end = (self.pos + left).min(self.cached.len());
+                out.extend(self.cached[self.pos..end].iter().map(|&c| Access {
+                    page: u64::from(c >> 1),
+                    load: c & 1 == 1,
+                }));
+                left -= end - self.pos;
+                self.pos = end;
+            }
+            return Ok(());
+        };
         let mut left = n;
         while left > 0 {
             if self.pos >= self.batch.len() {
-                let got = self
-                    .reader
+                let got = reader
                     .read_batch(&mut self.batch, BATCH)
                     .map_err(|e| err(e, &self.key))?;
                 if got == 0 {
                     // End of the trace: replay it from the start.
-                    self.reader = open_trace(&self.path, None).map_err(|e| err(e, &self.key))?;
+                    *reader = open_trace(&self.path, None).map_err(|e| err(e, &self.key))?;
                 }
                 self.pos = 0;
                 continue;
