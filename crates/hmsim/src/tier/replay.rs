@@ -31,20 +31,25 @@ impl StreamDemand {
     }
 }
 
-/// Hint faults and accessed bits from the actual accesses.
+/// Hint faults and accessed bits from the actual accesses. One flag byte per page keeps the
+/// per-access work to one byte read and write; mark times are read only on a fault.
 pub struct TraceHardware {
-    /// Mark time per page (s), negative when unmarked.
+    /// Bit 0: accessed since the last clear; bit 1: marked (PROT_NONE).
+    flags: Vec<u8>,
+    /// Mark time per page (s), valid while the page is marked.
     marked_at: Vec<f64>,
-    accessed: Vec<bool>,
     /// Faults taken this quantum, in access order; delivered at the next quantum.
     faults: Vec<HintFault>,
 }
 
+const ACCESSED: u8 = 1;
+const MARKED: u8 = 2;
+
 impl TraceHardware {
     pub fn new(pages: u64) -> Self {
         TraceHardware {
-            marked_at: vec![-1.0; pages as usize],
-            accessed: vec![false; pages as usize],
+            flags: vec![0; pages as usize],
+            marked_at: vec![0.0; pages as usize],
             faults: Vec::new(),
         }
     }
@@ -53,13 +58,12 @@ impl TraceHardware {
     #[inline]
     pub fn access(&mut self, page: u64, time_s: f64) {
         let p = page as usize;
-        self.accessed[p] = true;
-        let m = self.marked_at[p];
-        if m >= 0.0 {
-            self.marked_at[p] = -1.0;
+        let f = self.flags[p];
+        self.flags[p] = (f | ACCESSED) & !MARKED;
+        if f & MARKED != 0 {
             self.faults.push(HintFault {
                 page,
-                latency_s: time_s - m,
+                latency_s: time_s - self.marked_at[p],
             });
         }
     }
@@ -78,18 +82,21 @@ struct Marking<'a> {
 
 impl PageHardware for Marking<'_> {
     fn mark(&mut self, page: u64) {
-        if let Some(m) = self.hw.marked_at.get_mut(page as usize) {
-            if *m < 0.0 {
-                *m = self.now_s;
+        let p = page as usize;
+        if let Some(f) = self.hw.flags.get_mut(p) {
+            if *f & MARKED == 0 {
+                *f |= MARKED;
+                self.hw.marked_at[p] = self.now_s;
             }
         }
     }
 
     fn test_and_clear_accessed(&mut self, page: u64) -> bool {
-        self.hw
-            .accessed
-            .get_mut(page as usize)
-            .is_some_and(|a| std::mem::replace(a, false))
+        self.hw.flags.get_mut(page as usize).is_some_and(|f| {
+            let was = *f & ACCESSED != 0;
+            *f &= !ACCESSED;
+            was
+        })
     }
 }
 

@@ -75,13 +75,22 @@ impl TraceStream {
         let mut batch = Vec::with_capacity(BATCH);
         let mut cached: Vec<u32> = Vec::new();
         let mut caching = true;
+        // Consecutive accesses often hit the same page: skip the lookup for them.
+        let (mut last_key, mut last_p) = (u64::MAX, 0u64);
         while reader.read_batch(&mut batch, BATCH).map_err(name_err)? > 0 {
             for r in batch.iter().filter(|r| is_access(r.kind)) {
-                let next = map.len() as u64;
-                let p = *map.entry(r.address >> page_shift).or_insert(next);
-                if p == next {
-                    counts.push(0);
-                }
+                let key = r.address >> page_shift;
+                let p = if key == last_key {
+                    last_p
+                } else {
+                    let next = map.len() as u64;
+                    let p = *map.entry(key).or_insert(next);
+                    if p == next {
+                        counts.push(0);
+                    }
+                    (last_key, last_p) = (key, p);
+                    p
+                };
                 counts[p as usize] += 1;
                 if caching {
                     if cached.len() < CACHE_ACCESSES && p < 1 << 31 {
