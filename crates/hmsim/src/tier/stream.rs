@@ -40,7 +40,7 @@ pub struct TraceStream {
     path: PathBuf,
     key: String,
     page_shift: u32,
-    map: FastMap<u64, u64>,
+    map: PageNumbers,
     hot: Vec<bool>,
     hot_pages: u64,
     reader: Option<Box<dyn TraceReader>>,
@@ -60,6 +60,64 @@ fn trace_error(e: TraceError, file: &str, key: &str) -> ConfigError {
     ConfigError::new(file, key, format!("{}{at}: {}", c.file, c.message))
 }
 
+/// Page key → dense page number. Keys within `WINDOW` pages above the first key are looked
+/// up in a flat array (a trace's heap is usually compact), others in a hash map.
+struct PageNumbers {
+    base: u64,
+    direct: Vec<u32>,
+    map: FastMap<u64, u64>,
+    len: u64,
+}
+
+const WINDOW: u64 = 1 << 24;
+const NONE: u32 = u32::MAX;
+
+impl PageNumbers {
+    fn new() -> Self {
+        PageNumbers {
+            base: u64::MAX,
+            direct: Vec::new(),
+            map: FastMap::default(),
+            len: 0,
+        }
+    }
+
+    /// The key's number, numbering it next if new; the flag says whether it was new.
+    #[inline]
+    fn number(&mut self, key: u64) -> (u64, bool) {
+        if self.base == u64::MAX {
+            self.base = key;
+        }
+        let off = key.wrapping_sub(self.base);
+        if off < WINDOW && self.len < NONE as u64 {
+            let i = off as usize;
+            if i >= self.direct.len() {
+                self.direct.resize((i + 1).next_power_of_two(), NONE);
+            }
+            if self.direct[i] != NONE {
+                return (u64::from(self.direct[i]), false);
+            }
+            self.direct[i] = self.len as u32;
+        } else {
+            let next = self.len;
+            let p = *self.map.entry(key).or_insert(next);
+            if p != next {
+                return (p, false);
+            }
+        }
+        self.len += 1;
+        (self.len - 1, true)
+    }
+
+    fn get(&self, key: u64) -> u64 {
+        let off = key.wrapping_sub(self.base);
+        match self.direct.get(off as usize) {
+            Some(&p) if off < WINDOW && p != NONE => u64::from(p),
+            _ => self.map[&key],
+        }
+    }
+}
+
 fn is_access(k: Kind) -> bool {
     matches!(k, Kind::Load | Kind::Store | Kind::Modify)
 }
@@ -70,7 +128,7 @@ impl TraceStream {
         let name_err = |e| trace_error(e, file, key);
         let page_shift = page_bytes.trailing_zeros();
         let mut reader = open_trace(path, None).map_err(name_err)?;
-        let mut map: FastMap<u64, u64> = FastMap::default();
+        let mut map = PageNumbers::new();
         let mut counts: Vec<u64> = Vec::new();
         let mut batch = Vec::with_capacity(BATCH);
         let mut cached: Vec<u32> = Vec::new();
@@ -83,9 +141,8 @@ impl TraceStream {
                 let p = if key == last_key {
                     last_p
                 } else {
-                    let next = map.len() as u64;
-                    let p = *map.entry(key).or_insert(next);
-                    if p == next {
+                    let (p, new) = map.number(key);
+                    if new {
                         counts.push(0);
                     }
                     (last_key, last_p) = (key, p);
@@ -150,7 +207,7 @@ impl TraceStream {
 
 impl AccessStream for TraceStream {
     fn pages(&self) -> u64 {
-        self.map.len() as u64
+        self.map.len
     }
 
     fn fill(&mut self, n: usize, out: &mut Vec<Access>) -> Result<(), ConfigError> {
@@ -191,7 +248,7 @@ impl AccessStream for TraceStream {
                 continue;
             }
             // Every address was numbered by the first pass over the same file.
-            let page = self.map[&(r.address >> self.page_shift)];
+            let page = self.map.get(r.address >> self.page_shift);
             out.push(Access {
                 page,
                 load: r.kind.is_read(),
@@ -207,5 +264,34 @@ impl AccessStream for TraceStream {
 
     fn hot_pages(&self) -> u64 {
         self.hot_pages
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_numbers_are_first_touch_order_inside_and_outside_the_window() {
+        let mut m = PageNumbers::new();
+        let keys = [100u64, 105, 100, 1 << 40, 7, 1 << 40, 105, (1 << 24) + 100];
+        let got: Vec<(u64, bool)> = keys.iter().map(|&k| m.number(k)).collect();
+        assert_eq!(
+            got,
+            [
+                (0, true),
+                (1, true),
+                (0, false),
+                (2, true),
+                (3, true),
+                (2, false),
+                (1, false),
+                (4, true)
+            ]
+        );
+        for (&k, &(p, _)) in keys.iter().zip(&got) {
+            assert_eq!(m.get(k), p);
+        }
+        assert_eq!(m.len, 5);
     }
 }
