@@ -222,8 +222,12 @@ impl AccessStream for AppStream {
     fn fill(&mut self, n: usize, out: &mut Vec<Access>) -> Result<(), ConfigError> {
         for _ in 0..n {
             let (b, load) = self.next_byte();
+            // Laid out back to front: the popular objects are touched last while loading
+            // (as GUPS's hot set at the end of its buffer), so first-touch leaves them out
+            // of the default tier and the policy must find them.
+            let page = (b / self.page_bytes).min(self.pages - 1);
             out.push(Access {
-                page: (b / self.page_bytes).min(self.pages - 1),
+                page: self.pages - 1 - page,
                 load,
             });
         }
@@ -231,7 +235,7 @@ impl AccessStream for AppStream {
     }
 
     fn is_hot(&self, page: u64) -> bool {
-        page < self.hot_pages
+        page >= self.pages - self.hot_pages
     }
 
     fn hot_pages(&self) -> u64 {
