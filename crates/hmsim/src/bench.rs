@@ -172,6 +172,75 @@ pub fn tiering_gups_policy(policy: &str, page_bytes: u64, seconds: f64) -> Bench
     }
 }
 
+/// Tiering, trace-driven mode: `records` accesses of a native trace (4 KiB pages over
+/// 1 GiB, 90 % to a 256 MiB hot range) replayed once under HeMem on one core; counts every
+/// replayed access (the first pass that numbers the pages is inside the wall time).
+pub fn tiering_trace(records: u64) -> BenchResult {
+    use crate::tier::replay::{simulate_stream, StreamDemand};
+    use crate::tier::stream::TraceStream;
+    use crate::trace::{Kind, NativeHeader, NativeWriter, TraceRecord};
+    use rand::Rng;
+    let path = std::env::temp_dir().join(format!("hmsim-bench-tier-{}.hmt", std::process::id()));
+    let mut rng = crate::rng::stream(1, "bench.tier.trace");
+    let file = std::fs::File::create(&path).expect("temp file");
+    let mut w = NativeWriter::new(std::io::BufWriter::new(file), &NativeHeader::default())
+        .expect("native writer");
+    for i in 0..records {
+        let page = if rng.random_range(0..10) < 9 {
+            rng.random_range(0..65_536u64)
+        } else {
+            rng.random_range(0..262_144u64)
+        };
+        let kind = if i % 4 == 0 { Kind::Store } else { Kind::Load };
+        w.write(&TraceRecord::new(kind, page << 12, 8))
+            .expect("temp write");
+    }
+    drop(w.finish().expect("temp finish"));
+    let demand = StreamDemand {
+        cores: 1,
+        mlp: crate::tier::params::GUPS_MLP,
+        object_size_bytes: 64,
+        read_fraction: 0.75,
+        weight: 1.0,
+    };
+    let mut tiers = crate::tier::params::reference_tiers();
+    tiers[0].capacity_bytes = 512 << 20;
+    let quantum_s = 0.01;
+    // Roughly one pass: the engine sets the access rate, so size the run from it.
+    let p = crate::tier::SimParams {
+        tiers,
+        page_bytes: 4096,
+        quantum_s,
+        duration_s: records as f64 / 30e6,
+        sample_period: 5003,
+        migrate_limit_gb_s: 10.0,
+        ewma_alpha: 0.5,
+        seed: 1,
+    };
+    let start = Instant::now();
+    let mut stream = TraceStream::open(&path, 4096, "<bench>", "workload.trace").expect("valid");
+    let mut pol = crate::tier::make_policy_with("hemem", &Default::default()).expect("hemem");
+    let (_, counts) = simulate_stream(
+        &p,
+        &demand,
+        &mut stream,
+        &crate::tier::Antagonists::reference(0),
+        pol.as_mut(),
+    )
+    .expect("valid trace")
+    .expect("fits");
+    let wall_s = start.elapsed().as_secs_f64();
+    std::fs::remove_file(&path).ok();
+    BenchResult {
+        module: "tiering".into(),
+        case: "trace-driven, native trace, 4 KiB pages over 1 GiB, HeMem, one core".into(),
+        unit: "accesses".into(),
+        count: counts.accesses,
+        wall_s,
+        per_wall_second: counts.accesses as f64 / wall_s,
+    }
+}
+
 /// Page-frame allocators: requests (allocations + frees) simulated per wall second through
 /// the buddy allocator on the synthetic kernel-compile stream (4 CPUs, 2^18 frames).
 pub fn allocators_buddy(allocs_per_thread: u64) -> BenchResult {
@@ -326,6 +395,7 @@ pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
             (100.0 * scale).max(1.0),
         ));
         out.push(tiering_gups_policy("tpp", 4096, (100.0 * scale).max(1.0)));
+        out.push(tiering_trace((20_000_000.0 * scale).max(10_000.0) as u64));
     }
     if module.is_none() || module == Some("allocators") {
         out.push(allocators_buddy((250_000.0 * scale).max(100.0) as u64));

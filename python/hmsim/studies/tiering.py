@@ -1,5 +1,5 @@
 """Study `tiering`: HeMem, TPP and MEMTIS with and without Colloid, and the best case, under
-memory contention (Vuppalapati & Agarwal, SOSP'24; spec 05-tiering.md §3): figures 1-5."""
+memory contention (Vuppalapati & Agarwal, SOSP'24; spec 05-tiering.md §3): figures 1-6."""
 
 from __future__ import annotations
 
@@ -49,6 +49,37 @@ ALT_LATENCIES_NS = [135.0, 148.0, 168.0, 192.0]
 OBJECT_SIZES = [64, 256, 1024, 4096]
 
 
+# Fig. 6 application analogs (trace-driven mode on generated streams): app -> accesses each
+# replayed access stands for, chosen so a 10 ms quantum replays ~10^3 accesses.
+APPS = {"cachelib": 100.0, "silo": 400.0, "pagerank": 5000.0}
+APP_QUICK_SCALE = 0.125  # quick mode: every app (and its default tier) at 1/8 of the spec's size
+
+
+def _app_points(text: str, file: str, quick: bool) -> list[Point]:
+    """Fig. 6: each app under HeMem (2 MiB) and MEMTIS ± Colloid at 0x and 3x contention;
+    quick mode runs HeMem ± Colloid only, at 1/8 size, for 10 s."""
+    pols = PAIRS[0] if quick else PAIRS[0] + PAIRS[2]
+    dur = {"sim__duration_s": 10.0 if quick else 60.0, "sim__measure_last_s": 3.0 if quick else 20.0}
+    pts = []
+    for app, weight in APPS.items():
+        for policy in pols:
+            for i in (0, 3):
+                pts.append(
+                    _pt(
+                        text,
+                        file,
+                        f"app_{app}",
+                        policy,
+                        i,
+                        workload__app=app,
+                        workload__scale=APP_QUICK_SCALE if quick else 1.0,
+                        workload__access_weight=weight,
+                        **dur,
+                    )
+                )
+    return pts
+
+
 def _base() -> tuple[str, str]:
     f = resources.files("hmsim.studies").joinpath("scenarios/tiering.toml")
     return f.read_text(), str(f)
@@ -87,6 +118,7 @@ def build_points(quick: bool) -> list[Point]:
                 pts.append(_pt(_with_alt_latency(text, ns), file, "alt_latency", policy, i, **dur))
             for size in sizes:
                 pts.append(_pt(text, file, "object_size", policy, i, workload__object_size_bytes=size, **dur))
+    pts += _app_points(text, file, quick)
     move = 10.0 if quick else 100.0
     after = 20.0 if quick else 60.0
     for policy in PAIRS[0] + PAIRS[2]:
@@ -248,6 +280,26 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame) -> list[Path]:
         axes[0].set_title("Fig. 5: policy CPU overhead")
         axes[1].set_title("migration traffic")
         paths += save_figure(fig, out, "fig5_overhead")
+
+        apps = df[df.experiment.str.startswith("app_")]
+        if len(apps):
+            fig, axes = plt.subplots(1, len(APPS), figsize=(4 * len(APPS), 4))
+            for ax, app in zip(np.atleast_1d(axes), APPS, strict=False):
+                d = apps[apps.experiment == f"app_{app}"]
+                names = zip(d.system, d.colloid, strict=True)
+                d = d.assign(label=[f"{s}{' + colloid' if c else ''}" for s, c in names])
+                labs = list(dict.fromkeys(d.label))
+                ints = sorted(d.intensity.unique())
+                width = 0.8 / max(len(labs), 1)
+                for k, lab in enumerate(labs):
+                    v = d[d.label == lab].set_index("intensity").reindex(ints).throughput_gb_s
+                    ax.bar(np.arange(len(ints)) + k * width, v.values, width, label=lab, color=colors.get(lab))
+                ax.set_xticks(np.arange(len(ints)) + width * (len(labs) - 1) / 2, [f"{i}x" for i in ints])
+                ax.set_xlabel("contention")
+                ax.set_title(f"Fig. 6: {app} analog")
+            np.atleast_1d(axes)[0].set_ylabel("application throughput (GB/s)")
+            np.atleast_1d(axes)[0].legend()
+            paths += save_figure(fig, out, "fig6_app_analogs")
     return paths
 
 

@@ -2,6 +2,7 @@
 //! closed-loop demand, GUPS in statistical mode, PEBS-like sampling, a page table with
 //! migration, and tiering policies (static, best case, HeMem, TPP, MEMTIS, each with and without Colloid) behind one trait.
 
+pub mod apps;
 pub mod colloid;
 pub mod cost;
 pub mod curve;
@@ -13,8 +14,10 @@ pub mod oracle;
 pub mod pages;
 pub mod params;
 pub mod policy;
+pub mod replay;
 mod scenario;
 pub mod sim;
+pub mod stream;
 pub mod tpp;
 pub mod workload;
 

@@ -1,9 +1,12 @@
 //! The `tiering` scenario: tiers, a GUPS workload, antagonist intensities and policies; one
 //! results row per (policy, intensity) and a per-quantum `timeline` table.
 
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use super::apps::{self, AppStream};
 use super::colloid::ColloidParams;
 use super::cost;
 use super::engine::TierSpec;
@@ -12,7 +15,9 @@ use super::memtis::MemtisParams;
 use super::oracle::OracleStatic;
 use super::params;
 use super::policy::{make_policy_with, PolicyParams, TieringPolicy, POLICIES};
+use super::replay::{simulate_stream, ReplayCounts, StreamDemand};
 use super::sim::{simulate, Antagonists, QuantumRecord, SimParams, SimResult};
+use super::stream::{AccessStream, TraceStream};
 use super::tpp::TppParams;
 use super::workload::{Gups, GupsSpec};
 use crate::config::{parse_toml, Validate, Validator};
@@ -444,12 +449,13 @@ impl Validate for TierScenario {
             .iter()
             .map(|t| t.capacity_bytes / page * page)
             .fold(0u64, |a, b| a.saturating_add(b));
-        if self
-            .workload
-            .working_set_bytes
-            .div_ceil(page)
-            .saturating_mul(page)
-            > total
+        if !self.workload.is_stream()
+            && self
+                .workload
+                .working_set_bytes
+                .div_ceil(page)
+                .saturating_mul(page)
+                > total
         {
             v.fail(
                 "workload.working_set_bytes",
@@ -460,6 +466,52 @@ impl Validate for TierScenario {
             );
         }
     }
+}
+
+/// One trace-driven run: the scenario's trace file or app analog as the access stream.
+fn run_stream(
+    sc: &TierScenario,
+    p: &SimParams,
+    file: &str,
+    ant: &Antagonists,
+    policy: &mut dyn TieringPolicy,
+) -> Result<(SimResult, ReplayCounts), ConfigError> {
+    let w = &sc.workload;
+    let demand = StreamDemand {
+        cores: w.cores,
+        mlp: w.mlp,
+        object_size_bytes: w.object_size_bytes,
+        read_fraction: w.read_fraction,
+        weight: w.access_weight,
+    };
+    let (mut stream, key): (Box<dyn AccessStream>, &str) = match (&w.trace, &w.app) {
+        (Some(rel), _) => {
+            let base = Path::new(file).parent().map(Path::to_path_buf);
+            let path = base.unwrap_or_default().join(rel);
+            (
+                Box::new(TraceStream::open(
+                    &path,
+                    p.page_bytes,
+                    file,
+                    "workload.trace",
+                )?),
+                "workload.trace",
+            )
+        }
+        (None, Some(app)) => (
+            Box::new(AppStream::new(
+                app,
+                w.scale,
+                p.page_bytes,
+                crate::rng::stream(sc.seed, "tier.app"),
+                file,
+            )?),
+            "workload.app",
+        ),
+        (None, None) => unreachable!("run_stream is called for stream workloads only"),
+    };
+    simulate_stream(p, &demand, stream.as_mut(), ant, policy)?
+        .ok_or_else(|| ConfigError::new(file, key, "its pages do not fit in the tiers"))
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -557,8 +609,20 @@ fn run_impl(
     file: &str,
     mut external: Option<ExternalPolicy>,
 ) -> Result<RunOutput, ConfigError> {
-    let sc: TierScenario = parse_toml(text, file)?;
+    let mut sc: TierScenario = parse_toml(text, file)?;
     Validator::check(file, text, &sc)?;
+    if let Some(sh) = sc
+        .workload
+        .app
+        .as_deref()
+        .and_then(|a| apps::shape(a, sc.workload.scale))
+    {
+        // The analog fixes its sizes and demand shape (spec §3 fig. 6).
+        sc.workload.working_set_bytes = sh.working_set_bytes;
+        sc.workload.object_size_bytes = sh.object_size_bytes;
+        sc.workload.read_fraction = sh.read_fraction;
+        sc.tiers[0].capacity_bytes = sh.default_tier_bytes;
+    }
     let mut out = RunOutput::new(
         "tiering",
         sc.seed,
@@ -589,6 +653,13 @@ fn run_impl(
             "does not fit in the tiers",
         )
     };
+    let unknown = |name: &str| {
+        ConfigError::new(
+            file,
+            "policy.names",
+            format!("unknown policy '{name}'; allowed: {}", POLICIES.join(", ")),
+        )
+    };
     let names: Vec<String> = match &external {
         Some((n, _)) => vec![n.to_string()],
         None => sc.policy.names.clone(),
@@ -605,7 +676,24 @@ fn run_impl(
                     .zip(a.change_to_intensity.map(|i| i * a.cores_per_intensity)),
             };
             let gups = Gups::new(&sc.workload, sc.sim.page_bytes);
-            let (r, oracle_share) = if let Some((_, make)) = external.as_mut() {
+            let mut replayed = None;
+            let (r, oracle_share) = if sc.workload.is_stream() {
+                let mut policy: Box<dyn TieringPolicy> = match external.as_mut() {
+                    Some((_, make)) => make(),
+                    None if name == BEST => {
+                        return Err(ConfigError::new(
+                            file,
+                            "policy.names",
+                            "'best' (the oracle sweep) needs the statistical GUPS workload; \
+                             remove it or workload.trace/workload.app",
+                        ))
+                    }
+                    None => make_policy_with(name, &pp).ok_or_else(|| unknown(name))?,
+                };
+                let (r, counts) = run_stream(&sc, &p, file, &ant, policy.as_mut())?;
+                replayed = Some(counts);
+                (r, None)
+            } else if let Some((_, make)) = external.as_mut() {
                 let mut policy = make();
                 let r = simulate(&p, gups, &ant, policy.as_mut()).ok_or_else(no_fit)?;
                 (r, None)
@@ -626,18 +714,16 @@ fn run_impl(
                 let (_, r, share) = best.expect("eleven runs");
                 (r, Some(share))
             } else {
-                let mut policy = make_policy_with(name, &pp).ok_or_else(|| {
-                    ConfigError::new(
-                        file,
-                        "policy.names",
-                        format!("unknown policy '{name}'; allowed: {}", POLICIES.join(", ")),
-                    )
-                })?;
+                let mut policy = make_policy_with(name, &pp).ok_or_else(|| unknown(name))?;
                 let r = simulate(&p, gups, &ant, policy.as_mut()).ok_or_else(no_fit)?;
                 (r, None)
             };
             let mut row = row_of(&sc, name, intensity, &r);
             row.insert("oracle_hot_share_default".into(), json!(oracle_share));
+            if let Some(c) = replayed {
+                row.insert("replayed_accesses".into(), json!(c.accesses));
+                row.insert("pebs_samples".into(), json!(c.samples));
+            }
             out.rows.push(row);
             if sc.sim.timeline {
                 for q in &r.timeline {

@@ -38,6 +38,26 @@ pub struct GupsSpec {
     /// Time at which the hot set moves to the start of the working set (spec fig. 4: 100 s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_move_s: Option<f64>,
+    /// Trace-driven mode: replay this trace (any format `hmsim trace` reads; relative to the
+    /// scenario file) instead of GUPS; `cores`, `mlp`, `object_size_bytes` and
+    /// `read_fraction` still set the demand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// Trace-driven mode on an application analog's generated stream (`apps::APPS`); it
+    /// sets the working set, object size, read fraction and the default tier's capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
+    /// Size factor for `app` (1 = the spec's sizes; the quick study scales down).
+    #[serde(default = "d_one")]
+    pub scale: f64,
+    /// Trace-driven mode: application accesses each replayed access stands for (time and
+    /// the PEBS period scale by it; 1 = every access is its own).
+    #[serde(default = "d_one")]
+    pub access_weight: f64,
+}
+
+fn d_one() -> f64 {
+    1.0
 }
 
 fn d_cores() -> u32 {
@@ -74,6 +94,10 @@ impl Default for GupsSpec {
             object_size_bytes: d_obj(),
             read_fraction: d_rf(),
             hot_move_s: None,
+            trace: None,
+            app: None,
+            scale: 1.0,
+            access_weight: 1.0,
         }
     }
 }
@@ -114,6 +138,22 @@ impl Validate for GupsSpec {
         if let Some(t) = self.hot_move_s {
             v.non_negative("hot_move_s", t, "s");
         }
+        if let Some(a) = &self.app {
+            if !super::apps::APPS.contains(&a.as_str()) {
+                v.fail(
+                    "app",
+                    format!(
+                        "unknown app '{a}'; allowed: {}",
+                        super::apps::APPS.join(", ")
+                    ),
+                );
+            }
+            if self.trace.is_some() {
+                v.fail("trace", "give either trace or app, not both");
+            }
+        }
+        v.range("scale", self.scale, 1e-4, 1.0, "of the app's spec size");
+        v.range("access_weight", self.access_weight, 1.0, 1e9, "accesses");
     }
 }
 
@@ -125,6 +165,13 @@ pub struct Gups {
     pub hot_pages: u64,
     pub hot_start: u64,
     moved: bool,
+}
+
+impl GupsSpec {
+    /// Whether the run is trace-driven (a trace file or an app analog's stream).
+    pub fn is_stream(&self) -> bool {
+        self.trace.is_some() || self.app.is_some()
+    }
 }
 
 impl Gups {

@@ -1,0 +1,297 @@
+//! Access streams for trace-driven mode: a trace file read through the one trace reader
+//! (`crate::trace`), page addresses remapped to dense page numbers in first-touch order.
+//! The application analogs (`apps.rs`) are streams too, so both share one replay loop.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::ConfigError;
+use crate::hash::FastMap;
+use crate::trace::{open_trace, Kind, TraceError, TraceReader, TraceRecord};
+
+/// One access: a dense page number and whether it is a load (PEBS samples loads only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    pub page: u64,
+    pub load: bool,
+}
+
+/// A stream of page accesses over `pages()` pages (numbered 0.. in first-touch order).
+pub trait AccessStream {
+    fn pages(&self) -> u64;
+    /// Appends exactly `n` accesses to `out` (streams loop or are unbounded).
+    fn fill(&mut self, n: usize, out: &mut Vec<Access>) -> Result<(), ConfigError>;
+    /// The reference hot set (for the hot-share metric only; policies never see it).
+    fn is_hot(&self, page: u64) -> bool;
+    fn hot_pages(&self) -> u64;
+}
+
+/// Traces up to this many accesses (and < 2^31 pages) are kept in memory after the first
+/// pass (4 B each); longer ones are streamed again on every pass.
+const CACHE_ACCESSES: usize = 1 << 28;
+/// Records per `read_batch` call.
+const BATCH: usize = 4096;
+/// Share of accesses the reference hot set of a trace carries (its most accessed pages).
+const TRACE_HOT_SHARE: f64 = 0.8;
+
+/// A trace file replayed in a loop. A first pass counts its pages (for the page table) and
+/// finds its hot set; the replay reads the file again through the same reader, batch by
+/// batch, so memory stays bounded by the page count.
+pub struct TraceStream {
+    path: PathBuf,
+    key: String,
+    page_shift: u32,
+    map: PageNumbers,
+    hot: Vec<bool>,
+    hot_pages: u64,
+    reader: Option<Box<dyn TraceReader>>,
+    batch: Vec<TraceRecord>,
+    pos: usize,
+    /// The whole trace as (page << 1 | load) when it has at most `CACHE_ACCESSES` accesses:
+    /// replay then skips decoding and page lookups.
+    cached: Vec<u32>,
+    /// Accesses in one pass over the file.
+    pub accesses_per_pass: u64,
+}
+
+/// A trace problem as a scenario error: the scenario's key, the trace file and its line.
+fn trace_error(e: TraceError, file: &str, key: &str) -> ConfigError {
+    let c: ConfigError = e.into();
+    let at = c.line.map(|l| format!(" line {l}")).unwrap_or_default();
+    ConfigError::new(file, key, format!("{}{at}: {}", c.file, c.message))
+}
+
+/// Page key → dense page number. Keys within `WINDOW` pages above the first key are looked
+/// up in a flat array (a trace's heap is usually compact), others in a hash map.
+struct PageNumbers {
+    base: u64,
+    direct: Vec<u32>,
+    map: FastMap<u64, u64>,
+    len: u64,
+}
+
+const WINDOW: u64 = 1 << 24;
+const NONE: u32 = u32::MAX;
+
+impl PageNumbers {
+    fn new() -> Self {
+        PageNumbers {
+            base: u64::MAX,
+            direct: Vec::new(),
+            map: FastMap::default(),
+            len: 0,
+        }
+    }
+
+    /// The key's number, numbering it next if new; the flag says whether it was new.
+    #[inline]
+    fn number(&mut self, key: u64) -> (u64, bool) {
+        if self.base == u64::MAX {
+            self.base = key;
+        }
+        let off = key.wrapping_sub(self.base);
+        if off < WINDOW && self.len < NONE as u64 {
+            let i = off as usize;
+            if i >= self.direct.len() {
+                self.direct.resize((i + 1).next_power_of_two(), NONE);
+            }
+            if self.direct[i] != NONE {
+                return (u64::from(self.direct[i]), false);
+            }
+            self.direct[i] = self.len as u32;
+        } else {
+            let next = self.len;
+            let p = *self.map.entry(key).or_insert(next);
+            if p != next {
+                return (p, false);
+            }
+        }
+        self.len += 1;
+        (self.len - 1, true)
+    }
+
+    fn get(&self, key: u64) -> u64 {
+        let off = key.wrapping_sub(self.base);
+        match self.direct.get(off as usize) {
+            Some(&p) if off < WINDOW && p != NONE => u64::from(p),
+            _ => self.map[&key],
+        }
+    }
+}
+
+fn is_access(k: Kind) -> bool {
+    matches!(k, Kind::Load | Kind::Store | Kind::Modify)
+}
+
+impl TraceStream {
+    /// Opens `path`; errors name the scenario `file`, the `key` and the trace's own location.
+    pub fn open(path: &Path, page_bytes: u64, file: &str, key: &str) -> Result<Self, ConfigError> {
+        let name_err = |e| trace_error(e, file, key);
+        let page_shift = page_bytes.trailing_zeros();
+        let mut reader = open_trace(path, None).map_err(name_err)?;
+        let mut map = PageNumbers::new();
+        let mut counts: Vec<u64> = Vec::new();
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut cached: Vec<u32> = Vec::new();
+        let mut caching = true;
+        // Consecutive accesses often hit the same page: skip the lookup for them.
+        let (mut last_key, mut last_p) = (u64::MAX, 0u64);
+        while reader.read_batch(&mut batch, BATCH).map_err(name_err)? > 0 {
+            for r in batch.iter().filter(|r| is_access(r.kind)) {
+                let key = r.address >> page_shift;
+                let p = if key == last_key {
+                    last_p
+                } else {
+                    let (p, new) = map.number(key);
+                    if new {
+                        counts.push(0);
+                    }
+                    (last_key, last_p) = (key, p);
+                    p
+                };
+                counts[p as usize] += 1;
+                if caching {
+                    if cached.len() < CACHE_ACCESSES && p < 1 << 31 {
+                        cached.push(((p as u32) << 1) | u32::from(r.kind.is_read()));
+                    } else {
+                        caching = false;
+                        cached = Vec::new();
+                    }
+                }
+            }
+        }
+        let total: u64 = counts.iter().sum();
+        if total == 0 {
+            return Err(ConfigError::new(
+                file,
+                key,
+                format!(
+                    "{}: no memory accesses (load/store/modify records) in the trace",
+                    path.display()
+                ),
+            ));
+        }
+        // Hot set: the most accessed pages carrying TRACE_HOT_SHARE of the accesses.
+        let mut order: Vec<usize> = (0..counts.len()).collect();
+        order.sort_by(|&a, &b| counts[b].cmp(&counts[a]).then(a.cmp(&b)));
+        let mut hot = vec![false; counts.len()];
+        let mut acc = 0u64;
+        let mut hot_pages = 0;
+        for i in order {
+            if acc as f64 >= TRACE_HOT_SHARE * total as f64 {
+                break;
+            }
+            hot[i] = true;
+            hot_pages += 1;
+            acc += counts[i];
+        }
+        let reader = if caching {
+            None
+        } else {
+            Some(open_trace(path, None).map_err(name_err)?)
+        };
+        Ok(TraceStream {
+            path: path.to_path_buf(),
+            key: key.to_string(),
+            page_shift,
+            map,
+            hot,
+            hot_pages,
+            reader,
+            batch,
+            pos: usize::MAX,
+            cached,
+            accesses_per_pass: total,
+        })
+    }
+}
+
+impl AccessStream for TraceStream {
+    fn pages(&self) -> u64 {
+        self.map.len
+    }
+
+    fn fill(&mut self, n: usize, out: &mut Vec<Access>) -> Result<(), ConfigError> {
+        let err = |e, key: &str| trace_error(e, "<replay>", key);
+        let Some(reader) = self.reader.as_mut() else {
+            // Cached: the same accesses the reader gave on the first pass, in order, looped.
+            let mut left = n;
+            while left > 0 {
+                if self.pos >= self.cached.len() {
+                    self.pos = 0;
+                }
+                let end = (self.pos + left).min(self.cached.len());
+                out.extend(self.cached[self.pos..end].iter().map(|&c| Access {
+                    page: u64::from(c >> 1),
+                    load: c & 1 == 1,
+                }));
+                left -= end - self.pos;
+                self.pos = end;
+            }
+            return Ok(());
+        };
+        let mut left = n;
+        while left > 0 {
+            if self.pos >= self.batch.len() {
+                let got = reader
+                    .read_batch(&mut self.batch, BATCH)
+                    .map_err(|e| err(e, &self.key))?;
+                if got == 0 {
+                    // End of the trace: replay it from the start.
+                    *reader = open_trace(&self.path, None).map_err(|e| err(e, &self.key))?;
+                }
+                self.pos = 0;
+                continue;
+            }
+            let r = self.batch[self.pos];
+            self.pos += 1;
+            if !is_access(r.kind) {
+                continue;
+            }
+            // Every address was numbered by the first pass over the same file.
+            let page = self.map.get(r.address >> self.page_shift);
+            out.push(Access {
+                page,
+                load: r.kind.is_read(),
+            });
+            left -= 1;
+        }
+        Ok(())
+    }
+
+    fn is_hot(&self, page: u64) -> bool {
+        self.hot.get(page as usize).copied().unwrap_or(false)
+    }
+
+    fn hot_pages(&self) -> u64 {
+        self.hot_pages
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_numbers_are_first_touch_order_inside_and_outside_the_window() {
+        let mut m = PageNumbers::new();
+        let keys = [100u64, 105, 100, 1 << 40, 7, 1 << 40, 105, (1 << 24) + 100];
+        let got: Vec<(u64, bool)> = keys.iter().map(|&k| m.number(k)).collect();
+        assert_eq!(
+            got,
+            [
+                (0, true),
+                (1, true),
+                (0, false),
+                (2, true),
+                (3, true),
+                (2, false),
+                (1, false),
+                (4, true)
+            ]
+        );
+        for (&k, &(p, _)) in keys.iter().zip(&got) {
+            assert_eq!(m.get(k), p);
+        }
+        assert_eq!(m.len, 5);
+    }
+}
