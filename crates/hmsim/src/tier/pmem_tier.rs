@@ -25,8 +25,11 @@ use crate::cache::{MemorySink, WriteCause};
 use crate::config::{Validate, Validator};
 use crate::device::{Catalog, DeviceKind};
 use crate::error::ConfigError;
+use crate::hash::FastMap;
 use crate::pmem::{lifetime, Counters, DimmSpec, PmemConfig, PmemSystem};
 use crate::rng::{self, SimRng};
+
+const SECONDS_PER_YEAR: f64 = 365.25 * 24.0 * 3600.0;
 
 /// `[pmem_tier]`: which tier is PMem, the path's parameters and the sample size.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -166,12 +169,6 @@ impl Stream {
             c.migrations as f64 * w,
         )
     }
-
-    /// Hottest (physical, logical) line's media writes, scaled by the weight.
-    fn line_wear(&self) -> (f64, f64) {
-        let (p, l) = self.sys.max_line_wear();
-        (p as f64 * self.weight(), l as f64 * self.weight())
-    }
 }
 
 /// Feeds a tiering run's writes into the PMem tier through the PMem path.
@@ -189,6 +186,10 @@ pub struct PmemFeeder {
     pub app_write_bytes: f64,
     /// App write bytes of quanta where no page of the tier was drawn (not simulated).
     pub unsampled_bytes: f64,
+    /// Copies into PMem per page: each writes every XPLine of the page once.
+    copies: FastMap<u64, u32>,
+    /// Expected write requests to one XPLine of the tier's most accessed page, summed.
+    hottest_app_xpline_requests: f64,
 }
 
 impl PmemFeeder {
@@ -205,6 +206,8 @@ impl PmemFeeder {
             migrated_bytes: 0,
             app_write_bytes: 0.0,
             unsampled_bytes: 0.0,
+            copies: FastMap::default(),
+            hottest_app_xpline_requests: 0.0,
         }
     }
 
@@ -216,6 +219,7 @@ impl PmemFeeder {
         for &(page, _, to) in v.moved {
             if to == self.spec.tier {
                 self.migrated_bytes += page_bytes;
+                *self.copies.entry(page).or_insert(0) += 1;
                 for c in 0..per_page {
                     self.chunks.push((page, c));
                 }
@@ -251,6 +255,26 @@ impl PmemFeeder {
             return;
         }
         self.app_write_bytes += lines * 64.0;
+        // The most accessed page on the tier: a hot page if any is there, else a cold one;
+        // its share of the tier's writes, spread over its XPLines.
+        let t = self.spec.tier;
+        let g = v.gups;
+        let cold =
+            (1.0 - if g.hot_pages > 0 {
+                g.spec.hot_fraction
+            } else {
+                0.0
+            }) / g.pages as f64;
+        let p_max = if v.hot_pages.get(t).copied().unwrap_or(0) > 0 {
+            g.page_probability(g.hot_start)
+        } else {
+            cold
+        };
+        let share = v.tier_shares.get(t).copied().unwrap_or(0.0);
+        if share > 0.0 {
+            let xplines = (v.pages.page_bytes / 256) as f64;
+            self.hottest_app_xpline_requests += lines * (p_max / share).min(1.0) / xplines;
+        }
         let want = (self.spec.app_lines_per_quantum as f64).min(lines.ceil()) as usize;
         let page_lines = v.pages.page_bytes / 64;
         let mut drawn: Vec<u64> = Vec::with_capacity(want);
@@ -288,23 +312,30 @@ impl PmemFeeder {
         let (areq, amedia, aait) = self.app.scaled();
         let (req, media) = (mreq + areq, mmedia + amedia);
         let ratio = |a: f64, b: f64| if b > 0.0 { json!(a / b) } else { Value::Null };
-        // The hottest line of either stream, scaled by its weight: the streams' sharing of
-        // lines is not modelled, and scaling a sample's maximum overestimates the hottest
-        // line's rate when sampled counts are small (a pessimistic lifetime).
-        let (mp, ml) = self.migration.line_wear();
-        let (ap, al) = self.app.line_wear();
-        let up = |w: f64| w.round().min(u32::MAX as f64) as u32;
         let life = lifetime::report(
             media.round() as u64,
             duration_s,
             self.rated_bytes,
             self.dimm.capacity_bytes as f64,
             self.spec.path.dimms,
-            up(ml.max(al)),
-            up(mp.max(ap)),
+            0,
+            0,
             &Default::default(),
             0,
         );
+        // Without wear leveling the most written XPLine decides. A sparse sample cannot show
+        // it, so it is computed: the most copied page gives each of its XPLines one media
+        // write per copy; the tier's most accessed page gets its share of the app's write
+        // requests, each a media write of its XPLine at the app stream's WA / 4 (both on
+        // the same line: an upper bound).
+        let wa_app = if areq > 0.0 { amedia / areq } else { 0.0 };
+        let hottest = self.copies.values().copied().max().unwrap_or(0) as f64
+            + self.hottest_app_xpline_requests * wa_app / 4.0;
+        let years_no_wl = if hottest > 0.0 && duration_s > 0.0 {
+            self.dimm.line_endurance_writes as f64 / (hottest / duration_s) / SECONDS_PER_YEAR
+        } else {
+            f64::INFINITY
+        };
         vec![
             ("pmem_migrated_bytes", json!(self.migrated_bytes)),
             ("pmem_app_write_bytes", json!(self.app_write_bytes)),
@@ -320,14 +351,8 @@ impl PmemFeeder {
                 json!(self.migration.simulated_lines + self.app.simulated_lines),
             ),
             ("pmem_lifetime_years", json!(life.years_ideal_wear_leveling)),
-            (
-                "pmem_lifetime_years_no_wl",
-                json!(life.years_no_wear_leveling),
-            ),
-            (
-                "pmem_lifetime_years_sim_wl",
-                json!(life.years_simulated_wear_leveling),
-            ),
+            ("pmem_hottest_xpline_media_writes", json!(hottest)),
+            ("pmem_lifetime_years_no_wl", json!(years_no_wl)),
             (
                 "pmem_rated_fraction_per_hour",
                 json!(life.rated_fraction_per_hour),
@@ -343,5 +368,52 @@ impl QuantumObserver for PmemFeeder {
         self.app.sys.now_ns = now;
         self.migrations(v);
         self.app_writes(v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tier::{Gups, GupsSpec, PageTable};
+
+    #[test]
+    fn copies_are_written_whole_and_the_most_copied_page_sets_the_no_wl_lifetime() {
+        let spec: PmemTierSpec = toml::from_str("").unwrap();
+        let dimm = DimmSpec {
+            capacity_bytes: 1 << 30,
+            line_endurance_writes: 1000,
+        };
+        let mut f = PmemFeeder::new(&spec, dimm, 1e12, 1);
+        let gups = Gups::new(
+            &GupsSpec {
+                working_set_bytes: 64 << 12,
+                hot_set_bytes: 8 << 12,
+                ..Default::default()
+            },
+            4096,
+        );
+        let pt = PageTable::first_touch(64, 4096, &[32 << 12, 64 << 12]).unwrap();
+        // Page 3 is copied into PMem twice, page 5 once; no application writes.
+        for moved in [vec![(3, 0, 1), (5, 0, 1)], vec![(3, 0, 1)]] {
+            f.quantum(&QuantumView {
+                quantum: 0,
+                quantum_s: 0.5,
+                pages: &pt,
+                gups: &gups,
+                moved: &moved,
+                app_write_lines: &[0.0, 0.0],
+                tier_shares: &[0.5, 0.5],
+                hot_pages: &[0, 8],
+            });
+        }
+        let cols: std::collections::HashMap<_, _> = f.columns(1.0).into_iter().collect();
+        let num = |k: &str| cols[k].as_f64().unwrap();
+        assert_eq!(num("pmem_migrated_bytes"), 3.0 * 4096.0);
+        assert_eq!(num("pmem_write_requests"), 3.0 * 64.0);
+        // 64 sequential lines fill 16 XPLines, each one 256 B media write (4 units).
+        assert_eq!(num("pmem_media_writes_64b"), 3.0 * 64.0);
+        assert_eq!(num("pmem_hottest_xpline_media_writes"), 2.0);
+        let years = 1000.0 / 2.0 / SECONDS_PER_YEAR;
+        assert!((num("pmem_lifetime_years_no_wl") / years - 1.0).abs() < 1e-12);
     }
 }

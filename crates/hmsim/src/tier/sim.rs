@@ -129,6 +129,9 @@ pub struct QuantumView<'a> {
     pub moved: &'a [(u64, usize, usize)],
     /// 64 B lines the application wrote back to each tier this quantum.
     pub app_write_lines: &'a [f64],
+    /// Share of the application's accesses and hot pages on each tier this quantum.
+    pub tier_shares: &'a [f64],
+    pub hot_pages: &'a [u64],
 }
 
 /// Called after every quantum of [`simulate_observed`].
@@ -238,6 +241,7 @@ pub fn simulate_observed(
             &mut hw,
         );
         queue.extend(migs);
+        let hot_now = hot.clone();
         let mut moved = vec![0u64; n];
         let mut bytes = 0u64;
         moved_pages.clear();
@@ -281,6 +285,8 @@ pub fn simulate_observed(
             gups: &gups,
             moved: &moved_pages,
             app_write_lines: &app_write_lines,
+            tier_shares: &shares,
+            hot_pages: &hot_now,
         });
         // Copies load both tiers during the next quantum (read on one, write on the other).
         for t in 0..n {
