@@ -47,6 +47,11 @@ pub struct PmemTierSpec {
     /// Unit of a migration sample: a sequential run of this many bytes of a migrated page.
     #[serde(default = "d_chunk_bytes")]
     pub chunk_bytes: u64,
+    /// Sampled addresses are folded into this window (a multiple of 4 KiB): the wear map
+    /// grows with the address space touched, and the sample is too sparse for folding to
+    /// create XPBuffer hits (256 MiB holds 1 M XPLines against 64 buffered per DIMM).
+    #[serde(default = "d_window")]
+    pub address_window_bytes: u64,
     /// The PMem write path (device, DIMMs, XPBuffer, AIT); `crate::pmem` defaults.
     #[serde(default)]
     pub path: PmemConfig,
@@ -63,6 +68,9 @@ fn d_chunks() -> u64 {
 }
 fn d_chunk_bytes() -> u64 {
     4096
+}
+fn d_window() -> u64 {
+    256 << 20
 }
 
 impl Validate for PmemTierSpec {
@@ -87,6 +95,22 @@ impl Validate for PmemTierSpec {
             v.fail(
                 "chunk_bytes",
                 format!("{} is not a power of two", self.chunk_bytes),
+            );
+        }
+        v.range(
+            "address_window_bytes",
+            self.address_window_bytes,
+            1 << 20,
+            1 << 44,
+            "bytes",
+        );
+        if self.address_window_bytes % (2 << 20) != 0 {
+            v.fail(
+                "address_window_bytes",
+                format!(
+                    "{} is not a multiple of 2 MiB (whole pages)",
+                    self.address_window_bytes
+                ),
             );
         }
         v.nested("path", &self.path);
@@ -177,7 +201,7 @@ pub struct PmemFeeder {
     dimm: DimmSpec,
     rated_bytes: f64,
     rng: SimRng,
-    capacity_lines: u64,
+    window_lines: u64,
     chunks: Vec<(u64, u64)>,
     migration: Stream,
     app: Stream,
@@ -199,7 +223,9 @@ impl PmemFeeder {
             dimm,
             rated_bytes,
             rng: rng::stream(seed, "tier.pmem"),
-            capacity_lines: dimm.capacity_bytes * spec.path.dimms as u64 / 64,
+            window_lines: (dimm.capacity_bytes * spec.path.dimms as u64)
+                .min(spec.address_window_bytes)
+                / 64,
             chunks: Vec::new(),
             migration: Stream::new(spec, dimm, seed),
             app: Stream::new(spec, dimm, seed.wrapping_add(1)),
@@ -238,7 +264,7 @@ impl PmemFeeder {
         self.migration.real_lines += (all as u64 * chunk / 64) as f64;
         for i in 0..take {
             let (page, c) = self.chunks[i];
-            let first = (page * page_bytes + c * chunk) / 64 % self.capacity_lines;
+            let first = (page * page_bytes + c * chunk) / 64 % self.window_lines;
             for l in 0..chunk / 64 {
                 self.migration.write(first + l, WriteCause::NonTemporal);
             }
@@ -302,7 +328,7 @@ impl PmemFeeder {
         for &p in &drawn {
             let line = p * page_lines + self.rng.random_range(0..page_lines);
             self.app
-                .write(line % self.capacity_lines, WriteCause::Eviction);
+                .write(line % self.window_lines, WriteCause::Eviction);
         }
     }
 
