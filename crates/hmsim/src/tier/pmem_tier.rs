@@ -104,7 +104,7 @@ impl Validate for PmemTierSpec {
             1 << 44,
             "bytes",
         );
-        if self.address_window_bytes % (2 << 20) != 0 {
+        if !self.address_window_bytes.is_multiple_of(2 << 20) {
             v.fail(
                 "address_window_bytes",
                 format!(
