@@ -96,3 +96,21 @@ def test_app_analogs_run_trace_driven_with_colloid(study):
         assert len(g) == 4 and (g.throughput_gb_s > 0).all()
         at3 = g[g.intensity == 3].set_index("colloid").throughput_gb_s
         assert at3[True] >= 0.97 * at3[False]
+
+
+def test_pmem_alternate_tier_reports_media_writes_and_lifetime(study):
+    res, out = study
+    d = res.results[res.results.experiment == "pmem_alternate"]
+    assert len(d) == 12  # HeMem, MEMTIS, TPP, each +/- Colloid, at 0x and 3x
+    assert (out / "fig_pmem_alternate.png").stat().st_size > 5000
+    # Only the PMem points carry the PMem columns.
+    assert res.results[res.results.experiment == "contention"].pmem_media_writes_64b.isna().all()
+    # Write requests carry exactly the bytes written into PMem (migrations + write-backs).
+    written = d.pmem_migrated_bytes + d.pmem_app_write_bytes - d.pmem_unsampled_write_bytes
+    assert (d.pmem_write_requests * 64 / written).between(1 - 1e-9, 1 + 1e-9).all()
+    # Page copies fill whole XPLines (WA ~1); random 64 B write-backs read-modify-write (~4).
+    moved = d[d.pmem_migrated_bytes > 0]
+    assert moved.pmem_wa_migration.between(1.0, 1.1).all()
+    assert d.pmem_wa_app.between(3.5, 4.1).all()
+    assert (d.pmem_lifetime_years_no_wl <= d.pmem_lifetime_years).all()
+    assert (d.pmem_lifetime_years > 0).all()

@@ -151,10 +151,21 @@ pub fn tiering_gups(seconds: f64) -> BenchResult {
 /// Tiering, statistical mode: the reference GUPS scenario under `policy` with `page_bytes`
 /// pages (TPP with 4 KiB pages, MEMTIS with 2 MiB), 1x contention.
 pub fn tiering_gups_policy(policy: &str, page_bytes: u64, seconds: f64) -> BenchResult {
+    tiering_gups_with(policy, page_bytes, seconds, "")
+}
+
+/// HeMem with the alternate tier as PMem: every write into it through the PMem path.
+pub fn tiering_gups_pmem(seconds: f64) -> BenchResult {
+    let mut r = tiering_gups_with("hemem", 2 << 20, seconds, "[pmem_tier]\ntier = 1\n");
+    r.case += ", PMem alternate tier (sampled write path)";
+    r
+}
+
+fn tiering_gups_with(policy: &str, page_bytes: u64, seconds: f64, extra: &str) -> BenchResult {
     let text = format!(
         "module = \"tiering\"\nseed = 1\n[policy]\nnames = [\"{policy}\"]\n[antagonist]\n\
          intensities = [1]\n[sim]\nduration_s = {seconds}\nmeasure_last_s = 1.0\n\
-         page_bytes = {page_bytes}\ntimeline = false\n"
+         page_bytes = {page_bytes}\ntimeline = false\n{extra}"
     );
     let start = Instant::now();
     crate::registry::run_scenario(&text, "<bench>", &[], &[]).expect("the bench scenario is valid");
@@ -396,6 +407,7 @@ pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
         ));
         out.push(tiering_gups_policy("tpp", 4096, (100.0 * scale).max(1.0)));
         out.push(tiering_trace((20_000_000.0 * scale).max(10_000.0) as u64));
+        out.push(tiering_gups_pmem((100.0 * scale).max(1.0)));
     }
     if module.is_none() || module == Some("allocators") {
         out.push(allocators_buddy((250_000.0 * scale).max(100.0) as u64));

@@ -15,6 +15,7 @@ import tomli_w
 from hmsim import _core
 from hmsim.plotting import color_for, house_style, save_figure
 from hmsim.scenario import _toml_value
+from hmsim.studies import tiering_pmem
 from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
 from hmsim.sweep import Point, run_points
 
@@ -119,6 +120,7 @@ def build_points(quick: bool) -> list[Point]:
             for size in sizes:
                 pts.append(_pt(text, file, "object_size", policy, i, workload__object_size_bytes=size, **dur))
     pts += _app_points(text, file, quick)
+    pts += tiering_pmem.points(_pt, text, file, quick)
     move = 10.0 if quick else 100.0
     after = 20.0 if quick else 60.0
     for policy in PAIRS[0] + PAIRS[2]:
@@ -300,6 +302,7 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame) -> list[Path]:
             np.atleast_1d(axes)[0].set_ylabel("application throughput (GB/s)")
             np.atleast_1d(axes)[0].legend()
             paths += save_figure(fig, out, "fig6_app_analogs")
+    paths += tiering_pmem.figure(out, df)
     return paths
 
 
@@ -307,11 +310,13 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     points = build_points(quick)
     res = run_points(points, out, workers=workers, label="tiering")
     df = res.results.copy()
-    alt = []
+    alt, dur = [], []
     for o in res.outputs:
         tiers = o["resolved"].get("tiers") or json.loads(_core.tier_reference_tiers())
         alt += [tiers[1]["unloaded_latency_ns"]] * len(o["rows"])
+        dur += [o["resolved"]["sim"]["duration_s"]] * len(o["rows"])
     df["alt_unloaded_latency_ns"] = alt
+    df["duration_s"] = dur
     tl = res.tables.get("timeline", pd.DataFrame())
     timeline = (
         tl.rename(columns={"experiment": "scenario"})[
@@ -344,6 +349,7 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
         "policy_cpu_cores",
         "oracle_hot_share_default",
     ]
+    cols += [c for c in tiering_pmem.COLUMNS if c in df.columns]
     steady = df[~df.experiment.str.startswith("converge")][cols].reset_index(drop=True)
     return StudyResult(
         name="tiering",

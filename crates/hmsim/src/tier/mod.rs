@@ -13,6 +13,7 @@ pub mod memtis;
 pub mod oracle;
 pub mod pages;
 pub mod params;
+pub mod pmem_tier;
 pub mod policy;
 pub mod replay;
 mod scenario;
@@ -29,7 +30,9 @@ pub use policy::{
     POLICIES,
 };
 pub use scenario::{run, run_with_policy, ExternalPolicy, TierScenario};
-pub use sim::{simulate, Antagonists, SimParams, SimResult};
+pub use sim::{
+    simulate, simulate_observed, Antagonists, QuantumObserver, QuantumView, SimParams, SimResult,
+};
 pub use workload::{Gups, GupsSpec};
 
 /// Bytes per cache line, the unit of memory traffic.

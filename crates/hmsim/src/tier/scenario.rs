@@ -14,9 +14,12 @@ use super::hemem::HeMemParams;
 use super::memtis::MemtisParams;
 use super::oracle::OracleStatic;
 use super::params;
+use super::pmem_tier::{dimm_of, PmemFeeder, PmemTierSpec};
 use super::policy::{make_policy_with, PolicyParams, TieringPolicy, POLICIES};
 use super::replay::{simulate_stream, ReplayCounts, StreamDemand};
-use super::sim::{simulate, Antagonists, QuantumRecord, SimParams, SimResult};
+use super::sim::{
+    simulate_observed, Antagonists, QuantumObserver, QuantumRecord, SimParams, SimResult,
+};
 use super::stream::{AccessStream, TraceStream};
 use super::tpp::TppParams;
 use super::workload::{Gups, GupsSpec};
@@ -46,6 +49,9 @@ pub struct TierScenario {
     pub policy: PolicySpec,
     #[serde(default)]
     pub sim: SimSpec,
+    /// The alternate tier is PMem: feed its writes to the PMem write path (pmem_tier.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmem_tier: Option<PmemTierSpec>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -443,6 +449,19 @@ impl Validate for TierScenario {
         }
         v.nested("policy", &self.policy);
         v.nested("sim", &self.sim);
+        if let Some(pt) = &self.pmem_tier {
+            v.nested("pmem_tier", pt);
+            if pt.tier == 0 || pt.tier >= self.tiers.len() {
+                v.fail(
+                    "pmem_tier.tier",
+                    format!(
+                        "{} is not an alternate tier; allowed 1 to {}",
+                        pt.tier,
+                        self.tiers.len().saturating_sub(1)
+                    ),
+                );
+            }
+        }
         let page = self.sim.page_bytes.max(1);
         let total: u64 = self
             .tiers
@@ -512,6 +531,15 @@ fn run_stream(
     };
     simulate_stream(p, &demand, stream.as_mut(), ant, policy)?
         .ok_or_else(|| ConfigError::new(file, key, "its pages do not fit in the tiers"))
+}
+
+/// The feeder as the run's observer, or none.
+fn observer(f: &mut Option<PmemFeeder>) -> &mut dyn QuantumObserver {
+    match f {
+        Some(f) => f,
+        // () is zero-sized: leaking its box allocates nothing.
+        None => Box::leak(Box::new(())),
+    }
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -586,8 +614,8 @@ fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimResult) -> Map
 }
 
 /// Run a tiering scenario given as TOML text (overrides already applied).
-pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, ConfigError> {
-    run_impl(text, file, None)
+pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, ConfigError> {
+    run_impl(text, file, catalog, None)
 }
 
 /// A policy made outside the registry (the Python hook): its row name and a factory called
@@ -601,12 +629,13 @@ pub fn run_with_policy(
     file: &str,
     external: ExternalPolicy,
 ) -> Result<RunOutput, ConfigError> {
-    run_impl(text, file, Some(external))
+    run_impl(text, file, &Catalog::builtin(), Some(external))
 }
 
 fn run_impl(
     text: &str,
     file: &str,
+    catalog: &Catalog,
     mut external: Option<ExternalPolicy>,
 ) -> Result<RunOutput, ConfigError> {
     let mut sc: TierScenario = parse_toml(text, file)?;
@@ -660,6 +689,10 @@ fn run_impl(
             format!("unknown policy '{name}'; allowed: {}", POLICIES.join(", ")),
         )
     };
+    let pmem_dimm = match &sc.pmem_tier {
+        Some(spec) => Some((spec, dimm_of(spec, catalog, file)?)),
+        None => None,
+    };
     let names: Vec<String> = match &external {
         Some((n, _)) => vec![n.to_string()],
         None => sc.policy.names.clone(),
@@ -676,6 +709,10 @@ fn run_impl(
                     .zip(a.change_to_intensity.map(|i| i * a.cores_per_intensity)),
             };
             let gups = Gups::new(&sc.workload, sc.sim.page_bytes);
+            let new_feeder = || {
+                pmem_dimm.map(|(spec, (dimm, rated))| PmemFeeder::new(spec, dimm, rated, sc.seed))
+            };
+            let mut feeder = new_feeder();
             let mut replayed = None;
             let (r, oracle_share) = if sc.workload.is_stream() {
                 let mut policy: Box<dyn TieringPolicy> = match external.as_mut() {
@@ -690,35 +727,53 @@ fn run_impl(
                     }
                     None => make_policy_with(name, &pp).ok_or_else(|| unknown(name))?,
                 };
+                if sc.pmem_tier.is_some() {
+                    return Err(ConfigError::new(
+                        file,
+                        "pmem_tier",
+                        "the PMem alternate tier is fed by the statistical GUPS workload only; \
+                         remove [pmem_tier] or workload.trace/workload.app",
+                    ));
+                }
                 let (r, counts) = run_stream(&sc, &p, file, &ant, policy.as_mut())?;
                 replayed = Some(counts);
                 (r, None)
             } else if let Some((_, make)) = external.as_mut() {
                 let mut policy = make();
-                let r = simulate(&p, gups, &ant, policy.as_mut()).ok_or_else(no_fit)?;
+                let r = simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
+                    .ok_or_else(no_fit)?;
                 (r, None)
             } else if name == BEST {
                 // Spec §2: 0–100 % of the hot set in the default tier in 10 % steps; keep
                 // the best steady-state throughput.
                 let default_pages = sc.tiers[0].capacity_bytes / sc.sim.page_bytes;
-                let mut best: Option<(f64, SimResult, f64)> = None;
+                let mut best: Option<(f64, SimResult, f64, Option<PmemFeeder>)> = None;
                 for k in 0..=10 {
                     let share = k as f64 / 10.0;
                     let mut pol = OracleStatic::new(&gups, default_pages, share);
-                    let r = simulate(&p, gups.clone(), &ant, &mut pol).ok_or_else(no_fit)?;
+                    let mut f = new_feeder();
+                    let r = simulate_observed(&p, gups.clone(), &ant, &mut pol, observer(&mut f))
+                        .ok_or_else(no_fit)?;
                     let tput = tail_mean(&sc, &r, |q| q.throughput_gb_s);
                     if best.as_ref().is_none_or(|b| tput > b.0) {
-                        best = Some((tput, r, share));
+                        best = Some((tput, r, share, f));
                     }
                 }
-                let (_, r, share) = best.expect("eleven runs");
+                let (_, r, share, f) = best.expect("eleven runs");
+                feeder = f;
                 (r, Some(share))
             } else {
                 let mut policy = make_policy_with(name, &pp).ok_or_else(|| unknown(name))?;
-                let r = simulate(&p, gups, &ant, policy.as_mut()).ok_or_else(no_fit)?;
+                let r = simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
+                    .ok_or_else(no_fit)?;
                 (r, None)
             };
             let mut row = row_of(&sc, name, intensity, &r);
+            if let Some(f) = &feeder {
+                for (k, v) in f.columns(sc.sim.duration_s) {
+                    row.insert(k.into(), v);
+                }
+            }
             row.insert("oracle_hot_share_default".into(), json!(oracle_share));
             if let Some(c) = replayed {
                 row.insert("replayed_accesses".into(), json!(c.accesses));

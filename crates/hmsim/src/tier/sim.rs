@@ -119,11 +119,46 @@ pub fn steady_point(
     solve_fixed_point(tiers, &sources(gups, shares, ant, ant_cores), &[])
 }
 
+/// What one quantum did, for models fed by the tiering run (the PMem write path).
+pub struct QuantumView<'a> {
+    pub quantum: u64,
+    pub quantum_s: f64,
+    pub pages: &'a PageTable,
+    pub gups: &'a Gups,
+    /// Migrations copied this quantum: (page, from tier, to tier).
+    pub moved: &'a [(u64, usize, usize)],
+    /// 64 B lines the application wrote back to each tier this quantum.
+    pub app_write_lines: &'a [f64],
+    /// Share of the application's accesses and hot pages on each tier this quantum.
+    pub tier_shares: &'a [f64],
+    pub hot_pages: &'a [u64],
+}
+
+/// Called after every quantum of [`simulate_observed`].
+pub trait QuantumObserver {
+    fn quantum(&mut self, view: &QuantumView);
+}
+
+impl QuantumObserver for () {
+    fn quantum(&mut self, _: &QuantumView) {}
+}
+
 pub fn simulate(
+    p: &SimParams,
+    gups: Gups,
+    ant: &Antagonists,
+    policy: &mut dyn TieringPolicy,
+) -> Option<SimResult> {
+    simulate_observed(p, gups, ant, policy, &mut ())
+}
+
+/// [`simulate`], showing each quantum's migrations and write traffic to `observer`.
+pub fn simulate_observed(
     p: &SimParams,
     mut gups: Gups,
     ant: &Antagonists,
     policy: &mut dyn TieringPolicy,
+    observer: &mut dyn QuantumObserver,
 ) -> Option<SimResult> {
     let caps: Vec<u64> = p.tiers.iter().map(|t| t.capacity_bytes).collect();
     let mut pt = PageTable::place(gups.pages, p.page_bytes, &caps, |pg| {
@@ -151,6 +186,11 @@ pub fn simulate(
     };
     let mut hot = gups.hot_per_tier(&pt);
     let mut last_latency: Vec<f64> = p.tiers.iter().map(|t| t.unloaded_latency_ns).collect();
+    let mut moved_pages: Vec<(u64, usize, usize)> = Vec::new();
+    let mut app_write_lines = vec![0.0; n];
+    // Each access reads its lines and writes them back: written lines per line read.
+    let rf = gups.spec.read_fraction;
+    let writes_per_read = (1.0 - rf) / rf;
     for q in 0..quanta {
         let time_s = q as f64 * p.quantum_s;
         if gups.advance(time_s) {
@@ -201,8 +241,10 @@ pub fn simulate(
             &mut hw,
         );
         queue.extend(migs);
+        let hot_now = hot.clone();
         let mut moved = vec![0u64; n];
         let mut bytes = 0u64;
+        moved_pages.clear();
         while bytes + p.page_bytes <= budget {
             let Some(m) = queue.pop_front() else { break };
             let from = if m.page < pt.pages() {
@@ -218,6 +260,7 @@ pub fn simulate(
                         moved[m.to] += p.page_bytes;
                     }
                     out.migrations += 1;
+                    moved_pages.push((m.page, from, m.to));
                     if gups.is_hot(m.page) {
                         hot[from] -= 1;
                         hot[m.to] += 1;
@@ -227,6 +270,24 @@ pub fn simulate(
             }
         }
         out.migrated_bytes += bytes;
+        for (t, w) in app_write_lines.iter_mut().enumerate() {
+            let reads_per_ns = if fp.reads[0][t] > 0.0 {
+                fp.reads[0][t] / fp.tiers[t].latency_ns
+            } else {
+                0.0
+            };
+            *w = reads_per_ns * writes_per_read * quantum_ns;
+        }
+        observer.quantum(&QuantumView {
+            quantum: q,
+            quantum_s: p.quantum_s,
+            pages: &pt,
+            gups: &gups,
+            moved: &moved_pages,
+            app_write_lines: &app_write_lines,
+            tier_shares: &shares,
+            hot_pages: &hot_now,
+        });
         // Copies load both tiers during the next quantum (read on one, write on the other).
         for t in 0..n {
             open[t] = moved[t] as f64 / quantum_ns;

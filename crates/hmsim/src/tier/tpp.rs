@@ -198,7 +198,11 @@ impl Tpp {
         while (out.len() as u64) < need && visits > 0 && alt_free > 0 && *budget >= pt.page_bytes {
             visits -= 1;
             let p = self.lru_hand;
-            self.lru_hand = (self.lru_hand + 1) % n;
+            // Wrap without a division per visit (the sweep's hot loop).
+            self.lru_hand += 1;
+            if self.lru_hand >= n {
+                self.lru_hand = 0;
+            }
             if pt.tier(p) != DEFAULT_TIER {
                 continue;
             }

@@ -220,12 +220,21 @@ impl Gups {
         }
     }
 
-    /// Access probability of one page.
-    pub fn page_probability(&self, page: u64) -> f64 {
+    /// Access probability of a (hot, cold) page.
+    pub fn probabilities(&self) -> (f64, f64) {
         let h = self.hot_fraction();
         let cold = (1.0 - h) / self.pages as f64;
+        if self.hot_pages == 0 {
+            return (cold, cold);
+        }
+        (cold + h / self.hot_pages as f64, cold)
+    }
+
+    /// Access probability of one page.
+    pub fn page_probability(&self, page: u64) -> f64 {
+        let (hot, cold) = self.probabilities();
         if self.is_hot(page) {
-            cold + h / self.hot_pages as f64
+            hot
         } else {
             cold
         }

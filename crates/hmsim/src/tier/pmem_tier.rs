@@ -1,0 +1,445 @@
+//! PMem as the alternate tier (spec 05-tiering.md, deliverable 9): the tiering run's writes
+//! into the PMem tier — pages copied in by migrations and the application's write-backs — go
+//! through the PMem write path (`crate::pmem`: WPQ → XPBuffer → AIT → media) for media
+//! writes, write amplification and lifetime.
+//!
+//! Statistical mode knows only write volumes per quantum, so each quantum drives the path with
+//! a scaled, representative sample and the counters are weighted back up by real lines per
+//! simulated line of each stream (approximations, documented in docs/tiering.md). The two
+//! streams run through separate instances of the path, so each one's WA is its own:
+//! - a migration copies its page as sequential 64 B writes; a sample of `chunk_bytes` (4 KiB)
+//!   chunks of the quantum's migrated-in pages is copied, weighted by all chunks / copied;
+//! - an application write is a 64 B dirty line leaving the CPU cache by eviction, at a random
+//!   line of a page of the PMem tier drawn from the workload's access distribution; a sample
+//!   of the quantum's written lines is written, weighted by all lines / written.
+//!
+//! Page `p` lives at PMem address `p × page_bytes` (modulo the tier's capacity): frames are
+//! not modelled.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::sim::{QuantumObserver, QuantumView};
+use crate::cache::{MemorySink, WriteCause};
+use crate::config::{Validate, Validator};
+use crate::device::{Catalog, DeviceKind};
+use crate::error::ConfigError;
+use crate::hash::FastMap;
+use crate::pmem::{lifetime, Counters, DimmSpec, PmemConfig, PmemSystem};
+use crate::rng::{self, SimRng};
+
+const SECONDS_PER_YEAR: f64 = 365.25 * 24.0 * 3600.0;
+
+/// `[pmem_tier]`: which tier is PMem, the path's parameters and the sample size.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PmemTierSpec {
+    /// Index of the PMem tier in `tiers` (the alternate tier by default).
+    #[serde(default = "one")]
+    pub tier: usize,
+    /// Application write lines simulated per quantum (the rest is extrapolated).
+    #[serde(default = "d_app")]
+    pub app_lines_per_quantum: u64,
+    /// Migrated chunks copied per quantum (the rest is extrapolated).
+    #[serde(default = "d_chunks")]
+    pub chunks_per_quantum: u64,
+    /// Unit of a migration sample: a sequential run of this many bytes of a migrated page.
+    #[serde(default = "d_chunk_bytes")]
+    pub chunk_bytes: u64,
+    /// Sampled addresses are folded into this window (a multiple of 4 KiB): the wear map
+    /// grows with the address space touched, and the sample is too sparse for folding to
+    /// create XPBuffer hits (256 MiB holds 1 M XPLines against 64 buffered per DIMM).
+    #[serde(default = "d_window")]
+    pub address_window_bytes: u64,
+    /// The PMem write path (device, DIMMs, XPBuffer, AIT); `crate::pmem` defaults.
+    #[serde(default)]
+    pub path: PmemConfig,
+}
+
+fn one() -> usize {
+    1
+}
+fn d_app() -> u64 {
+    100
+}
+fn d_chunks() -> u64 {
+    4
+}
+fn d_chunk_bytes() -> u64 {
+    4096
+}
+fn d_window() -> u64 {
+    256 << 20
+}
+
+impl Validate for PmemTierSpec {
+    fn validate(&self, v: &mut Validator) {
+        v.range(
+            "app_lines_per_quantum",
+            self.app_lines_per_quantum,
+            1,
+            1 << 24,
+            "lines",
+        );
+        v.range(
+            "chunks_per_quantum",
+            self.chunks_per_quantum,
+            1,
+            1 << 20,
+            "chunks",
+        );
+        v.range("chunk_bytes", self.chunk_bytes, 256, 2 << 20, "bytes");
+        if !self.chunk_bytes.is_power_of_two() {
+            // A power of two divides both page sizes, so a page is a whole number of chunks.
+            v.fail(
+                "chunk_bytes",
+                format!("{} is not a power of two", self.chunk_bytes),
+            );
+        }
+        v.range(
+            "address_window_bytes",
+            self.address_window_bytes,
+            1 << 20,
+            1 << 44,
+            "bytes",
+        );
+        if !self.address_window_bytes.is_multiple_of(2 << 20) {
+            v.fail(
+                "address_window_bytes",
+                format!(
+                    "{} is not a multiple of 2 MiB (whole pages)",
+                    self.address_window_bytes
+                ),
+            );
+        }
+        v.nested("path", &self.path);
+    }
+}
+
+/// Rated bytes and DIMM layout of the spec's device, checked against the catalog.
+pub fn dimm_of(
+    spec: &PmemTierSpec,
+    catalog: &Catalog,
+    file: &str,
+) -> Result<(DimmSpec, f64), ConfigError> {
+    let key = "pmem_tier.path.device";
+    let dev = catalog.require(&spec.path.device, file, key)?;
+    if dev.kind != DeviceKind::Memory {
+        return Err(ConfigError::new(
+            file,
+            key,
+            format!("'{}' is a block device; expected a memory device", dev.name),
+        ));
+    }
+    let rated = dev
+        .endurance
+        .as_ref()
+        .and_then(|e| e.tbw_bytes)
+        .ok_or_else(|| {
+            ConfigError::new(
+                file,
+                key,
+                format!("device '{}' has no endurance.tbw_bytes", dev.name),
+            )
+        })?;
+    Ok((DimmSpec::from_rating(dev.capacity_bytes, rated), rated))
+}
+
+/// One write stream (migration copies or application write-backs) through its own PMem path.
+struct Stream {
+    sys: PmemSystem,
+    /// Lines written into the model, and the real lines they stand for.
+    simulated_lines: u64,
+    real_lines: f64,
+}
+
+impl Stream {
+    fn new(spec: &PmemTierSpec, dimm: DimmSpec, seed: u64) -> Stream {
+        Stream {
+            sys: PmemSystem::new(
+                &spec.path,
+                dimm.capacity_bytes,
+                dimm.line_endurance_writes,
+                seed,
+            ),
+            simulated_lines: 0,
+            real_lines: 0.0,
+        }
+    }
+
+    fn write(&mut self, line: u64, cause: WriteCause) {
+        self.sys.mem_write(line, 0, cause);
+        self.simulated_lines += 1;
+    }
+
+    /// Real lines per simulated line: one weight per stream over the run, so a write's media
+    /// effect counts the same whichever quantum the XPBuffer evicts it in.
+    fn weight(&self) -> f64 {
+        if self.simulated_lines == 0 {
+            0.0
+        } else {
+            self.real_lines / self.simulated_lines as f64
+        }
+    }
+
+    /// (write requests, media writes in 64 B units, AIT migrations), extrapolated.
+    fn scaled(&self) -> (f64, f64, f64) {
+        let c: Counters = self.sys.counters();
+        let w = self.weight();
+        (
+            c.write_requests as f64 * w,
+            c.media_writes_64b as f64 * w,
+            c.migrations as f64 * w,
+        )
+    }
+}
+
+/// Feeds a tiering run's writes into the PMem tier through the PMem path.
+pub struct PmemFeeder {
+    spec: PmemTierSpec,
+    dimm: DimmSpec,
+    rated_bytes: f64,
+    rng: SimRng,
+    window_lines: u64,
+    chunks: Vec<(u64, u64)>,
+    migration: Stream,
+    app: Stream,
+    /// Real bytes written into the tier (conservation: requests × 64 = these − unsampled).
+    pub migrated_bytes: u64,
+    pub app_write_bytes: f64,
+    /// App write bytes of quanta where no page of the tier was drawn (not simulated).
+    pub unsampled_bytes: f64,
+    /// Copies into PMem per page: each writes every XPLine of the page once.
+    copies: FastMap<u64, u32>,
+    /// Expected write requests to one XPLine of the tier's most accessed page, summed.
+    hottest_app_xpline_requests: f64,
+}
+
+impl PmemFeeder {
+    pub fn new(spec: &PmemTierSpec, dimm: DimmSpec, rated_bytes: f64, seed: u64) -> PmemFeeder {
+        PmemFeeder {
+            spec: spec.clone(),
+            dimm,
+            rated_bytes,
+            rng: rng::stream(seed, "tier.pmem"),
+            window_lines: (dimm.capacity_bytes * spec.path.dimms as u64)
+                .min(spec.address_window_bytes)
+                / 64,
+            chunks: Vec::new(),
+            migration: Stream::new(spec, dimm, seed),
+            app: Stream::new(spec, dimm, seed.wrapping_add(1)),
+            migrated_bytes: 0,
+            app_write_bytes: 0.0,
+            unsampled_bytes: 0.0,
+            copies: FastMap::default(),
+            hottest_app_xpline_requests: 0.0,
+        }
+    }
+
+    fn migrations(&mut self, v: &QuantumView) {
+        let page_bytes = v.pages.page_bytes;
+        let chunk = self.spec.chunk_bytes.min(page_bytes);
+        let per_page = page_bytes / chunk;
+        self.chunks.clear();
+        for &(page, _, to) in v.moved {
+            if to == self.spec.tier {
+                self.migrated_bytes += page_bytes;
+                *self.copies.entry(page).or_insert(0) += 1;
+                for c in 0..per_page {
+                    self.chunks.push((page, c));
+                }
+            }
+        }
+        let all = self.chunks.len();
+        if all == 0 {
+            return;
+        }
+        let take = all.min(self.spec.chunks_per_quantum as usize);
+        // Partial Fisher-Yates: `take` distinct chunks, deterministic from the stream.
+        for i in 0..take {
+            let j = self.rng.random_range(i..all);
+            self.chunks.swap(i, j);
+        }
+        self.migration.real_lines += (all as u64 * chunk / 64) as f64;
+        for i in 0..take {
+            let (page, c) = self.chunks[i];
+            let first = (page * page_bytes + c * chunk) / 64 % self.window_lines;
+            for l in 0..chunk / 64 {
+                self.migration.write(first + l, WriteCause::NonTemporal);
+            }
+        }
+    }
+
+    fn app_writes(&mut self, v: &QuantumView) {
+        let lines = v
+            .app_write_lines
+            .get(self.spec.tier)
+            .copied()
+            .unwrap_or(0.0);
+        if lines <= 0.0 {
+            return;
+        }
+        self.app_write_bytes += lines * 64.0;
+        // The most accessed page on the tier: a hot page if any is there, else a cold one;
+        // its share of the tier's writes, spread over its XPLines.
+        let t = self.spec.tier;
+        let g = v.gups;
+        let cold =
+            (1.0 - if g.hot_pages > 0 {
+                g.spec.hot_fraction
+            } else {
+                0.0
+            }) / g.pages as f64;
+        let p_max = if v.hot_pages.get(t).copied().unwrap_or(0) > 0 {
+            g.page_probability(g.hot_start)
+        } else {
+            cold
+        };
+        let share = v.tier_shares.get(t).copied().unwrap_or(0.0);
+        if share > 0.0 {
+            let xplines = (v.pages.page_bytes / 256) as f64;
+            self.hottest_app_xpline_requests += lines * (p_max / share).min(1.0) / xplines;
+        }
+        let want = (self.spec.app_lines_per_quantum as f64).min(lines.ceil()) as usize;
+        let page_lines = v.pages.page_bytes / 64;
+        let mut drawn: Vec<u64> = Vec::with_capacity(want);
+        let mut pages = Vec::new();
+        // Rejection sampling of the workload's pages that live in the PMem tier; a tier that
+        // gets a sliver of the traffic is given up on after 64 × `want` draws.
+        for _ in 0..64 {
+            pages.clear();
+            v.gups.sample_pages(want as u64, &mut self.rng, &mut pages);
+            drawn.extend(
+                pages
+                    .iter()
+                    .filter(|&&p| v.pages.tier(p) == self.spec.tier)
+                    .take(want - drawn.len()),
+            );
+            if drawn.len() == want {
+                break;
+            }
+        }
+        if drawn.is_empty() {
+            self.unsampled_bytes += lines * 64.0;
+            return;
+        }
+        self.app.real_lines += lines;
+        for &p in &drawn {
+            let line = p * page_lines + self.rng.random_range(0..page_lines);
+            self.app
+                .write(line % self.window_lines, WriteCause::Eviction);
+        }
+    }
+
+    /// The result columns for a run of `duration_s`.
+    pub fn columns(&self, duration_s: f64) -> Vec<(&'static str, Value)> {
+        let (mreq, mmedia, mait) = self.migration.scaled();
+        let (areq, amedia, aait) = self.app.scaled();
+        let (req, media) = (mreq + areq, mmedia + amedia);
+        let ratio = |a: f64, b: f64| if b > 0.0 { json!(a / b) } else { Value::Null };
+        let life = lifetime::report(
+            media.round() as u64,
+            duration_s,
+            self.rated_bytes,
+            self.dimm.capacity_bytes as f64,
+            self.spec.path.dimms,
+            0,
+            0,
+            &Default::default(),
+            0,
+        );
+        // Without wear leveling the most written XPLine decides. A sparse sample cannot show
+        // it, so it is computed: the most copied page gives each of its XPLines one media
+        // write per copy; the tier's most accessed page gets its share of the app's write
+        // requests, each a media write of its XPLine at the app stream's WA / 4 (both on
+        // the same line: an upper bound).
+        let wa_app = if areq > 0.0 { amedia / areq } else { 0.0 };
+        let hottest = self.copies.values().copied().max().unwrap_or(0) as f64
+            + self.hottest_app_xpline_requests * wa_app / 4.0;
+        let years_no_wl = if hottest > 0.0 && duration_s > 0.0 {
+            self.dimm.line_endurance_writes as f64 / (hottest / duration_s) / SECONDS_PER_YEAR
+        } else {
+            f64::INFINITY
+        };
+        vec![
+            ("pmem_migrated_bytes", json!(self.migrated_bytes)),
+            ("pmem_app_write_bytes", json!(self.app_write_bytes)),
+            ("pmem_unsampled_write_bytes", json!(self.unsampled_bytes)),
+            ("pmem_write_requests", json!(req)),
+            ("pmem_media_writes_64b", json!(media)),
+            ("pmem_write_amplification", ratio(media, req)),
+            ("pmem_wa_migration", ratio(mmedia, mreq)),
+            ("pmem_wa_app", ratio(amedia, areq)),
+            ("pmem_ait_migrations", json!(mait + aait)),
+            (
+                "pmem_sampled_write_requests",
+                json!(self.migration.simulated_lines + self.app.simulated_lines),
+            ),
+            ("pmem_lifetime_years", json!(life.years_ideal_wear_leveling)),
+            ("pmem_hottest_xpline_media_writes", json!(hottest)),
+            ("pmem_lifetime_years_no_wl", json!(years_no_wl)),
+            (
+                "pmem_rated_fraction_per_hour",
+                json!(life.rated_fraction_per_hour),
+            ),
+        ]
+    }
+}
+
+impl QuantumObserver for PmemFeeder {
+    fn quantum(&mut self, v: &QuantumView) {
+        let now = (v.quantum + 1) as f64 * v.quantum_s * 1e9;
+        self.migration.sys.now_ns = now;
+        self.app.sys.now_ns = now;
+        self.migrations(v);
+        self.app_writes(v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tier::{Gups, GupsSpec, PageTable};
+
+    #[test]
+    fn copies_are_written_whole_and_the_most_copied_page_sets_the_no_wl_lifetime() {
+        let spec: PmemTierSpec = toml::from_str("").unwrap();
+        let dimm = DimmSpec {
+            capacity_bytes: 1 << 30,
+            line_endurance_writes: 1000,
+        };
+        let mut f = PmemFeeder::new(&spec, dimm, 1e12, 1);
+        let gups = Gups::new(
+            &GupsSpec {
+                working_set_bytes: 64 << 12,
+                hot_set_bytes: 8 << 12,
+                ..Default::default()
+            },
+            4096,
+        );
+        let pt = PageTable::first_touch(64, 4096, &[32 << 12, 64 << 12]).unwrap();
+        // Page 3 is copied into PMem twice, page 5 once; no application writes.
+        for moved in [vec![(3, 0, 1), (5, 0, 1)], vec![(3, 0, 1)]] {
+            f.quantum(&QuantumView {
+                quantum: 0,
+                quantum_s: 0.5,
+                pages: &pt,
+                gups: &gups,
+                moved: &moved,
+                app_write_lines: &[0.0, 0.0],
+                tier_shares: &[0.5, 0.5],
+                hot_pages: &[0, 8],
+            });
+        }
+        let cols: std::collections::HashMap<_, _> = f.columns(1.0).into_iter().collect();
+        let num = |k: &str| cols[k].as_f64().unwrap();
+        assert_eq!(num("pmem_migrated_bytes"), 3.0 * 4096.0);
+        assert_eq!(num("pmem_write_requests"), 3.0 * 64.0);
+        // 64 sequential lines fill 16 XPLines, each one 256 B media write (4 units).
+        assert_eq!(num("pmem_media_writes_64b"), 3.0 * 64.0);
+        assert_eq!(num("pmem_hottest_xpline_media_writes"), 2.0);
+        let years = 1000.0 / 2.0 / SECONDS_PER_YEAR;
+        assert!((num("pmem_lifetime_years_no_wl") / years - 1.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,96 @@
+"""Part of study `tiering`: Optane PMem as the alternate tier (issue 6, deliverable 9).
+
+Each policy's migrations into PMem and the application's write-backs to it go through the PMem
+write path (crates/hmsim/src/tier/pmem_tier.rs): throughput beside media writes, write
+amplification and lifetime, per policy with and without Colloid."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.sweep import Point
+
+EXPERIMENT = "pmem_alternate"
+SYSTEMS = ("hemem", "colloid-hemem", "memtis", "colloid-memtis", "tpp", "colloid-tpp")
+COLUMNS = [
+    "duration_s",
+    "pmem_migrated_bytes",
+    "pmem_app_write_bytes",
+    "pmem_unsampled_write_bytes",
+    "pmem_write_requests",
+    "pmem_media_writes_64b",
+    "pmem_write_amplification",
+    "pmem_wa_migration",
+    "pmem_wa_app",
+    "pmem_ait_migrations",
+    "pmem_sampled_write_requests",
+    "pmem_lifetime_years",
+    "pmem_lifetime_years_no_wl",
+    "pmem_hottest_xpline_media_writes",
+    "pmem_rated_fraction_per_hour",
+]
+
+# Local DRAM + six interleaved Optane DIMMs: 305 ns random-read idle latency, 6 x 6.5 GB/s
+# reads; 6 x 2.2 GB/s writes make a 50/50 mix saturate near half the read bandwidth.
+PMEM_TIERS = """
+[[tiers]]
+name = "default"
+capacity_bytes = 32000000000
+unloaded_latency_ns = 70.0
+read_bandwidth_gb_s = 204.8
+
+[[tiers]]
+name = "alternate"
+capacity_bytes = 96000000000
+unloaded_latency_ns = 305.0
+read_bandwidth_gb_s = 39.0
+mix_penalty = 0.5
+
+[pmem_tier]
+tier = 1
+
+[pmem_tier.path]
+device = "optane-pmem"
+dimms = 6
+"""
+
+
+def points(make: Callable[..., Point], text: str, file: str, quick: bool) -> list[Point]:
+    """`make(text, file, experiment, policy, intensity, **overrides)` builds one point."""
+    intensities = [0, 3] if quick else [0, 1, 2, 3]
+    dur = {"sim__duration_s": 15.0 if quick else 100.0, "sim__measure_last_s": 5.0 if quick else 30.0}
+    return [make(text + PMEM_TIERS, file, EXPERIMENT, p, i, **dur) for p in SYSTEMS for i in intensities]
+
+
+def figure(out: Path, df: pd.DataFrame) -> list[Path]:
+    d = df[df.experiment == EXPERIMENT]
+    if d.empty:
+        return []
+    labels = [f"{s}{' + colloid' if c else ''}" for s, c in zip(d.system, d.colloid, strict=True)]
+    d = d.assign(
+        label=labels,
+        media_gb_s=d.pmem_media_writes_64b * 64 / 1e9 / d.duration_s,
+    )
+    colors = color_for(list(dict.fromkeys(labels)))
+    markers = {0: "o", 1: "s", 2: "^", 3: "D"}
+    with house_style():
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for (lab, i), g in d.groupby(["label", "intensity"]):
+            kw = {"color": colors[lab], "marker": markers.get(i, "o")}
+            axes[0].scatter(g.media_gb_s, g.throughput_gb_s, label=f"{lab} {i}x", **kw)
+            axes[1].scatter(g.pmem_lifetime_years_no_wl, g.throughput_gb_s, **kw)
+        axes[0].set_xlabel("PMem media writes (GB/s, extrapolated)")
+        axes[1].set_xlabel("PMem lifetime without wear leveling (years)")
+        axes[1].set_xscale("log")
+        for ax in axes:
+            ax.set_ylabel("GUPS throughput (GB/s)")
+        axes[0].legend(fontsize=7)
+        axes[0].set_title("PMem as alternate tier: throughput vs media writes")
+        axes[1].set_title("... vs lifetime (o: 0x, D: 3x contention)")
+        paths = save_figure(fig, out, "fig_pmem_alternate")
+    return paths
