@@ -280,34 +280,21 @@ pub fn simulate_stream(
         for t in 0..n {
             open[t] = moved[t] as f64 / quantum_ns;
         }
-        out.timeline.push(QuantumRecord {
+        let hot_share_default = if stream.hot_pages() > 0 {
+            hot[DEFAULT_TIER] as f64 / stream.hot_pages() as f64
+        } else {
+            0.0
+        };
+        out.timeline.push(QuantumRecord::of(
             time_s,
-            throughput_gb_s: gb_s,
-            mops: acc_per_ns * 1e3,
-            latency_ns: fp.tiers.iter().map(|t| t.latency_ns).collect(),
-            bandwidth_gb_s: fp.tiers.iter().map(|t| t.bandwidth_gb_s).collect(),
-            little_ns: fp
-                .tiers
-                .iter()
-                .map(|t| {
-                    if t.arrivals_per_ns > 0.0 {
-                        t.occupancy / t.arrivals_per_ns
-                    } else {
-                        t.latency_ns
-                    }
-                })
-                .collect(),
-            hot_share_default: if stream.hot_pages() > 0 {
-                hot[DEFAULT_TIER] as f64 / stream.hot_pages() as f64
-            } else {
-                0.0
-            },
-            alt_traffic_share: 1.0 - shares[DEFAULT_TIER],
-            migrated_bytes: bytes,
-            fixed_point_iterations: fp.iterations,
-            converged: fp.converged,
-            antagonist_cores: ant_cores,
-        });
+            gb_s,
+            acc_per_ns,
+            &fp,
+            hot_share_default,
+            1.0 - shares[DEFAULT_TIER],
+            bytes,
+            ant_cores,
+        ));
     }
     out.pages = pt;
     out.work = policy.work();
