@@ -55,6 +55,10 @@ pub struct StatHardware {
     rng: SimRng,
     /// Access rate of a (hot, cold) page this quantum, per s.
     rates: (f64, f64),
+    /// Memo of the accessed-bit probability this quantum, by (last-clear time bits, hot):
+    /// a sweep visits runs of pages cleared at the same time, so one `exp` serves a run
+    /// (the same value as computing it per page: results are unchanged).
+    seen_memo: [(u32, f64); 2],
 }
 
 impl StatHardware {
@@ -70,6 +74,7 @@ impl StatHardware {
             pending: FastMap::default(),
             rng,
             rates: (0.0, 0.0),
+            seen_memo: [(u32::MAX, 0.0); 2],
         }
     }
 
@@ -85,21 +90,24 @@ impl StatHardware {
         // Per-page rates for this quantum, two divisions once instead of per page visited.
         let (hot, cold) = gups.probabilities();
         self.rates = (hot * accesses_per_s, cold * accesses_per_s);
+        // NaN bits never match a stored time: the memo starts empty every quantum.
+        self.seen_memo = [(u32::MAX, 0.0); 2];
         let Some(mut pages) = self.pending.remove(&q) else {
             return Vec::new();
         };
-        // In the order they happen within the quantum (the kernel handles them so).
-        pages.sort_by(|a, b| a.2.total_cmp(&b.2).then(a.0.cmp(&b.0)));
-        pages
-            .into_iter()
-            .map(|(page, delay, _)| {
-                self.marked_at[page as usize] = -1.0;
-                HintFault {
-                    page,
-                    latency_s: delay as f64,
-                }
-            })
-            .collect()
+        // In the order they happen within the quantum (the kernel handles them so). Fault
+        // times are non-negative, so their bits order as the numbers do, and a page is
+        // pending at most once: an unstable sort on (time bits, page) is a total order.
+        pages.sort_unstable_by_key(|&(page, _, at)| (at.to_bits(), page));
+        let mut out = Vec::with_capacity(pages.len());
+        for (page, delay, _) in pages {
+            self.marked_at[page as usize] = -1.0;
+            out.push(HintFault {
+                page,
+                latency_s: delay as f64,
+            });
+        }
+        out
     }
 
     fn rate(&self, page: u64) -> f64 {
@@ -147,9 +155,19 @@ impl PageHardware for StatHardware {
         let Some(&c) = self.cleared_at.get(page as usize) else {
             return false;
         };
-        let dt = (self.now_s - c as f64).max(0.0);
         self.cleared_at[page as usize] = self.now_s as f32;
-        let p = 1.0 - (-self.rate(page) * dt).exp();
+        let hot = self.gups.as_ref().is_some_and(|g| g.is_hot(page));
+        let memo = &mut self.seen_memo[usize::from(hot)];
+        if memo.0 != c.to_bits() {
+            let dt = (self.now_s - c as f64).max(0.0);
+            let rate = match &self.gups {
+                Some(_) if hot => self.rates.0,
+                Some(_) => self.rates.1,
+                None => 0.0,
+            };
+            *memo = (c.to_bits(), 1.0 - (-rate * dt).exp());
+        }
+        let p = memo.1;
         self.rng.random::<f64>() < p
     }
 }

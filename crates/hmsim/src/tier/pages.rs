@@ -110,6 +110,32 @@ impl PageTable {
         Ok(())
     }
 
+    /// The first page on `tier` among `from .. from + len` (clamped to the table), if any.
+    /// Sweeps (kswapd's LRU hand) skip other tiers' pages with it eight at a time.
+    pub fn next_in_tier(&self, tier: usize, from: u64, len: u64) -> Option<u64> {
+        let start = (from as usize).min(self.tier_of.len());
+        let end = (from.saturating_add(len) as usize).min(self.tier_of.len());
+        let t = tier as u8;
+        let seg = &self.tier_of[start..end];
+        let mut chunks = seg.chunks_exact(8);
+        let mut base = start;
+        for c in &mut chunks {
+            // Bytes equal to `t` become zero; the lowest zero byte of a word is found exactly
+            // by the classic has-zero-byte trick (only bytes above it can be false hits).
+            let x = u64::from_le_bytes(c.try_into().expect("8 bytes")) ^ (0x0101_0101_0101_0101 * u64::from(t));
+            let z = x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
+            if z != 0 {
+                return Some((base + z.trailing_zeros() as usize / 8) as u64);
+            }
+            base += 8;
+        }
+        chunks
+            .remainder()
+            .iter()
+            .position(|&b| b == t)
+            .map(|i| (base + i) as u64)
+    }
+
     /// Pages per tier counted from the table itself (for conservation checks).
     pub fn count_by_tier(&self) -> Vec<u64> {
         let mut c = vec![0; self.tiers()];
@@ -136,5 +162,22 @@ mod tests {
         assert_eq!(pt.count_by_tier(), vec![4, 6]);
         assert_eq!(pt.used_pages(0), 4);
         assert!(PageTable::first_touch(13, 4096, &[4 * 4096, 8 * 4096]).is_none());
+    }
+
+    #[test]
+    fn next_in_tier_equals_a_page_by_page_search() {
+        // Tiers in irregular runs, so words hold mixes, whole runs and tails.
+        let pt = PageTable::place(203, 4096, &[90 * 4096, 120 * 4096], |p| {
+            Some(usize::from((p * p / 7 + p / 13) % 3 == 0))
+        })
+        .unwrap();
+        for tier in 0..2 {
+            for from in 0..210u64 {
+                for len in [0u64, 1, 5, 8, 9, 17, 64, 300] {
+                    let want = (from..(from + len).min(pt.pages())).find(|&p| pt.tier(p) == tier);
+                    assert_eq!(pt.next_in_tier(tier, from, len), want, "{tier} {from} {len}");
+                }
+            }
+        }
     }
 }

@@ -196,15 +196,21 @@ impl Tpp {
         // sweep per quantum: a page whose bit this pass clears is judged a quantum later.
         let mut visits = n.min((32 * need).max(4096));
         while (out.len() as u64) < need && visits > 0 && alt_free > 0 && *budget >= pt.page_bytes {
-            visits -= 1;
-            let p = self.lru_hand;
-            // Wrap without a division per visit (the sweep's hot loop).
-            self.lru_hand += 1;
+            // Skip the other tier's pages in one search: each still counts as a visit, and
+            // nothing the loop tests changes while they are passed over.
+            let span = visits.min(n - self.lru_hand);
+            let Some(p) = pt.next_in_tier(DEFAULT_TIER, self.lru_hand, span) else {
+                visits -= span;
+                self.lru_hand += span;
+                if self.lru_hand >= n {
+                    self.lru_hand = 0;
+                }
+                continue;
+            };
+            visits -= p - self.lru_hand + 1;
+            self.lru_hand = p + 1;
             if self.lru_hand >= n {
                 self.lru_hand = 0;
-            }
-            if pt.tier(p) != DEFAULT_TIER {
-                continue;
             }
             self.work.pages_scanned += 1;
             if !hw.test_and_clear_accessed(p) {
@@ -344,9 +350,14 @@ impl TieringPolicy for Tpp {
         let n = self.scan_carry as u64;
         self.scan_carry -= n as f64;
         let all = self.colloid.is_some();
-        for _ in 0..n.min(pt.pages()) {
+        let pages = pt.pages();
+        for _ in 0..n.min(pages) {
             let p = self.scan_hand;
-            self.scan_hand = (self.scan_hand + 1) % pt.pages();
+            // Wrap without a division per step (as the kswapd hand).
+            self.scan_hand += 1;
+            if self.scan_hand >= pages {
+                self.scan_hand = 0;
+            }
             self.work.pages_scanned += 1;
             if all || pt.tier(p) != DEFAULT_TIER {
                 hw.mark(p);
