@@ -61,16 +61,38 @@ fn trace_error(e: TraceError, file: &str, key: &str) -> ConfigError {
 }
 
 /// Page key → dense page number. Keys within `WINDOW` pages above the first key are looked
-/// up in a flat array (a trace's heap is usually compact), others in a hash map.
+/// up in a flat array (a trace's heap is usually compact), others in a hash map. The flat
+/// array keeps each page's access count beside its number, so counting a first-pass access
+/// touches one host cache line, not two (the first pass is bound by these random look-ups).
 struct PageNumbers {
     base: u64,
-    direct: Vec<u32>,
+    direct: Vec<Slot>,
     map: FastMap<u64, u64>,
     len: u64,
+    /// Accesses per page number not held in `direct` (hash-mapped keys, and what a slot's
+    /// 32-bit count hands over when it fills).
+    counts: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    number: u32,
+    count: u32,
 }
 
 const WINDOW: u64 = 1 << 24;
 const NONE: u32 = u32::MAX;
+const EMPTY: Slot = Slot {
+    number: NONE,
+    count: 0,
+};
+
+/// Where a page's count lives: a flat-array slot or the page's entry in `counts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Counter {
+    Direct(usize),
+    Far(usize),
+}
 
 impl PageNumbers {
     fn new() -> Self {
@@ -79,40 +101,80 @@ impl PageNumbers {
             direct: Vec::new(),
             map: FastMap::default(),
             len: 0,
+            counts: Vec::new(),
         }
     }
 
     /// The key's number, numbering it next if new; the flag says whether it was new.
-    #[inline]
+    #[cfg(test)]
     fn number(&mut self, key: u64) -> (u64, bool) {
+        let (p, new, _) = self.lookup(key);
+        (p, new)
+    }
+
+    /// [`Self::number`], and where the page's access count lives.
+    #[inline]
+    fn lookup(&mut self, key: u64) -> (u64, bool, Counter) {
         if self.base == u64::MAX {
             self.base = key;
         }
         let off = key.wrapping_sub(self.base);
-        if off < WINDOW && self.len < NONE as u64 {
+        let next = self.len;
+        let at = if off < WINDOW && self.len < NONE as u64 {
             let i = off as usize;
             if i >= self.direct.len() {
-                self.direct.resize((i + 1).next_power_of_two(), NONE);
+                self.direct.resize((i + 1).next_power_of_two(), EMPTY);
             }
-            if self.direct[i] != NONE {
-                return (u64::from(self.direct[i]), false);
+            let slot = &mut self.direct[i];
+            if slot.number != NONE {
+                return (u64::from(slot.number), false, Counter::Direct(i));
             }
-            self.direct[i] = self.len as u32;
+            slot.number = next as u32;
+            Counter::Direct(i)
         } else {
-            let next = self.len;
             let p = *self.map.entry(key).or_insert(next);
             if p != next {
-                return (p, false);
+                return (p, false, Counter::Far(p as usize));
+            }
+            Counter::Far(next as usize)
+        };
+        self.counts.push(0);
+        self.len += 1;
+        (next, true, at)
+    }
+
+    /// Count one access where `lookup` said.
+    #[inline]
+    fn count(&mut self, at: Counter) {
+        match at {
+            Counter::Direct(i) => {
+                let slot = &mut self.direct[i];
+                if slot.count == u32::MAX {
+                    self.counts[slot.number as usize] += u64::from(u32::MAX);
+                    slot.count = 0;
+                }
+                slot.count += 1;
+            }
+            Counter::Far(p) => self.counts[p] += 1,
+        }
+    }
+
+    /// Accesses per page number, and the number of pages.
+    fn take_counts(&mut self) -> Vec<u64> {
+        let mut counts = std::mem::take(&mut self.counts);
+        for s in &mut self.direct {
+            if s.number != NONE {
+                counts[s.number as usize] += u64::from(s.count);
+                s.count = 0;
             }
         }
-        self.len += 1;
-        (self.len - 1, true)
+        counts
     }
 
     fn get(&self, key: u64) -> u64 {
         let off = key.wrapping_sub(self.base);
         match self.direct.get(off as usize) {
-            Some(&p) if off < WINDOW && p != NONE => u64::from(p),
+            Some(s) if off < WINDOW && s.number != NONE => u64::from(s.number),
             _ => self.map[&key],
         }
     }
@@ -129,26 +191,22 @@ impl TraceStream {
         let page_shift = page_bytes.trailing_zeros();
         let mut reader = open_trace(path, None).map_err(name_err)?;
         let mut map = PageNumbers::new();
-        let mut counts: Vec<u64> = Vec::new();
         let mut batch = Vec::with_capacity(BATCH);
         let mut cached: Vec<u32> = Vec::new();
         let mut caching = true;
         // Consecutive accesses often hit the same page: skip the lookup for them.
-        let (mut last_key, mut last_p) = (u64::MAX, 0u64);
+        let (mut last_key, mut last_p, mut last_at) = (u64::MAX, 0u64, Counter::Far(0));
         while reader.read_batch(&mut batch, BATCH).map_err(name_err)? > 0 {
             for r in batch.iter().filter(|r| is_access(r.kind)) {
                 let key = r.address >> page_shift;
                 let p = if key == last_key {
                     last_p
                 } else {
-                    let (p, new) = map.number(key);
-                    if new {
-                        counts.push(0);
-                    }
-                    (last_key, last_p) = (key, p);
+                    let (p, _, at) = map.lookup(key);
+                    (last_key, last_p, last_at) = (key, p, at);
                     p
                 };
-                counts[p as usize] += 1;
+                map.count(last_at);
                 if caching {
                     if cached.len() < CACHE_ACCESSES && p < 1 << 31 {
                         cached.push(((p as u32) << 1) | u32::from(r.kind.is_read()));
@@ -159,6 +217,7 @@ impl TraceStream {
                 }
             }
         }
+        let counts = map.take_counts();
         let total: u64 = counts.iter().sum();
         if total == 0 {
             return Err(ConfigError::new(
@@ -293,5 +352,24 @@ mod tests {
             assert_eq!(m.get(k), p);
         }
         assert_eq!(m.len, 5);
+    }
+
+    #[test]
+    fn access_counts_add_up_in_slots_in_the_map_and_past_a_full_slot() {
+        let mut m = PageNumbers::new();
+        for &(k, n) in &[(100u64, 3u64), (1 << 40, 2), (105, 1), (100, 2)] {
+            for _ in 0..n {
+                let (_, _, at) = m.lookup(k);
+                m.count(at);
+            }
+        }
+        // A slot whose 32-bit count is full hands it over to the page's 64-bit count.
+        let (_, _, at) = m.lookup(105);
+        let Counter::Direct(i) = at else {
+            panic!("105 is in the window")
+        };
+        m.direct[i].count = u32::MAX;
+        m.count(at);
+        assert_eq!(m.take_counts(), vec![5, 2, u64::from(u32::MAX) + 1]);
     }
 }
