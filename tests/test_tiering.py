@@ -35,7 +35,7 @@ def test_files_and_columns(study):
     assert set(conv) == {
         f"{scen}/{system}{c}"
         for scen in ("converge_hot_move", "converge_contention")
-        for system in ("hemem", "memtis")
+        for system in ("hemem", "tpp", "memtis")
         for c in ("", "+colloid")
     }
     assert all(v >= 0 for v in conv.values())
@@ -83,6 +83,42 @@ def test_every_system_with_and_without_colloid_and_the_best_case(study):
     cpu = d.set_index(["system", "colloid", "intensity"]).policy_cpu_cores
     assert cpu.loc[("tpp", True, 0)] >= 1.0  # Colloid's latency monitor takes a core on TPP
     assert cpu.loc[("static", False, 0)] == 0.0
+
+
+def test_fig3_heatmaps_for_every_base_system(study):
+    """Fig. 3 has Colloid's gain over HeMem, TPP and MEMTIS on both grids. Without contention
+    Colloid's Δp is zero, so it matches its base system; under 3x contention it gains at least
+    as much as without; on HeMem and MEMTIS (which move pages in the quick run) it gains more
+    when the alternate tier is faster."""
+    from hmsim.studies.tiering import colloid_gain
+
+    res, _ = study
+    df = res.results
+    for system in ("hemem", "tpp", "memtis"):
+        for exp, col in (("alt_latency", "alt_unloaded_latency_ns"), ("object_size", "object_size_bytes")):
+            gain = colloid_gain(df, exp, system, col)
+            assert gain.shape == (2, 2) and list(gain.index) == [0, 3], (system, exp)
+            assert gain.notna().all().all(), (system, exp)
+            assert ((gain.loc[0] - 1.0).abs() <= 0.03).all(), (system, exp, gain)
+            assert (gain.loc[3] >= gain.loc[0] - 0.03).all(), (system, exp, gain)
+    for system in ("hemem", "memtis"):
+        lat = colloid_gain(df, "alt_latency", system, "alt_unloaded_latency_ns")
+        assert lat.loc[3, 135.0] > 1.2 and lat.loc[3, 135.0] >= lat.loc[3, 192.0], lat
+
+
+def test_fig4_timelines_for_every_system_with_and_without_colloid(study):
+    _, out = study
+    tl = pd.read_csv(out / "timeline.csv")
+    for scen in ("converge_hot_move", "converge_contention"):
+        t = tl[tl.scenario == scen]
+        runs = {(s, bool(c)) for s, c in zip(t.system, t.colloid, strict=True)}
+        assert runs == {(s, c) for s in ("hemem", "tpp", "memtis") for c in (False, True)}, scen
+        for _, g in t.groupby(["system", "colloid"]):
+            assert g.time_s.is_monotonic_increasing and (g.throughput_gb_s > 0).all()
+            # The event at 10 s: contention only rises, so no run is faster after it.
+            if scen == "converge_contention":
+                before = g[(g.time_s >= 5) & (g.time_s < 10)].throughput_gb_s.mean()
+                assert g[g.time_s >= 25].throughput_gb_s.mean() <= 1.01 * before
 
 
 def test_app_analogs_run_trace_driven_with_colloid(study):
