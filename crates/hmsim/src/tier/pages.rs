@@ -122,7 +122,8 @@ impl PageTable {
         for c in &mut chunks {
             // Bytes equal to `t` become zero; the lowest zero byte of a word is found exactly
             // by the classic has-zero-byte trick (only bytes above it can be false hits).
-            let x = u64::from_le_bytes(c.try_into().expect("8 bytes")) ^ (0x0101_0101_0101_0101 * u64::from(t));
+            let x = u64::from_le_bytes(c.try_into().expect("8 bytes"))
+                ^ (0x0101_0101_0101_0101 * u64::from(t));
             let z = x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
             if z != 0 {
                 return Some((base + z.trailing_zeros() as usize / 8) as u64);
@@ -175,7 +176,11 @@ mod tests {
             for from in 0..210u64 {
                 for len in [0u64, 1, 5, 8, 9, 17, 64, 300] {
                     let want = (from..(from + len).min(pt.pages())).find(|&p| pt.tier(p) == tier);
-                    assert_eq!(pt.next_in_tier(tier, from, len), want, "{tier} {from} {len}");
+                    assert_eq!(
+                        pt.next_in_tier(tier, from, len),
+                        want,
+                        "{tier} {from} {len}"
+                    );
                 }
             }
         }
