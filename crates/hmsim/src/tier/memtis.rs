@@ -260,18 +260,28 @@ impl Memtis {
             let split = k.state[s] == 2;
             // One pass: skewness inputs from the counts before they halve, then halve.
             let (mut hot, mut refs, mut sq, mut raw) = (0u64, 0u64, 0u64, 0u64);
-            for x in k.sub[s * upp..(s + 1) * upp].iter_mut() {
-                let v = *x as u64;
-                sq += v * v;
-                if *x as usize >= hot_min {
-                    hot += 1;
-                    refs += v;
+            for w in k.sub[s * upp..(s + 1) * upp].chunks_mut(8) {
+                // Most sub-pages have no samples: skip a zero run of eight at once.
+                if w.iter().all(|&x| x == 0) {
+                    k.ebp[0] += w.len() as u64;
+                    if split {
+                        self.hist[0] += w.len() as u64;
+                    }
+                    continue;
                 }
-                *x /= 2;
-                raw += *x as u64;
-                k.ebp[k.bin_tab[*x as usize] as usize] += 1;
-                if split {
-                    self.hist[k.bin_tab[*x as usize] as usize] += 1;
+                for x in w.iter_mut() {
+                    let v = *x as u64;
+                    sq += v * v;
+                    if *x as usize >= hot_min {
+                        hot += 1;
+                        refs += v;
+                    }
+                    *x /= 2;
+                    raw += *x as u64;
+                    k.ebp[k.bin_tab[*x as usize] as usize] += 1;
+                    if split {
+                        self.hist[k.bin_tab[*x as usize] as usize] += 1;
+                    }
                 }
             }
             if !split {

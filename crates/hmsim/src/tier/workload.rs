@@ -183,8 +183,17 @@ impl GupsSpec {
 }
 
 impl Gups {
+    /// GUPS over pages of `page_bytes`. A hot set that is not page-aligned is placed in
+    /// 4 KiB units (its edge pages partly hot); an aligned one at page granularity (the fast
+    /// path, where the two agree).
     pub fn new(spec: &GupsSpec, page_bytes: u64) -> Self {
-        Self::with_units(spec, page_bytes, page_bytes)
+        let aligned = |b: u64| b.is_multiple_of(page_bytes);
+        let unit = if aligned(spec.hot_set_bytes) && spec.hot_offset_bytes.is_none_or(aligned) {
+            page_bytes
+        } else {
+            super::pages::BASE_PAGE_BYTES.min(page_bytes)
+        };
+        Self::with_units(spec, page_bytes, unit)
     }
 
     /// GUPS whose hot set is placed at `unit_bytes` granularity (a divisor of `page_bytes`:
