@@ -368,6 +368,7 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
         "alt_hot_share",
         "migrated_gb",
         "migrations",
+        "huge_pages_split",
         "policy_samples",
         "policy_pages_scanned",
         "policy_hint_faults",

@@ -5,7 +5,22 @@
 //! Every 2,000,000 samples all counts halve. Every 500 ms the migration threads promote hot
 //! alternate-tier pages and demote the coldest default-tier pages to make room (keeping the
 //! watermark free). The sampling period adapts over a ladder from 199 to 19997 to keep the
-//! sampling CPU at or below 3 % of one core. Not modelled: splitting skewed huge pages.
+//! sampling CPU at or below 3 % of one core.
+//!
+//! Huge-page splitting (`split`, on by default as in the artifact's run scripts), after
+//! the MEMTIS artifact (`mm/htmm_core.c`): PEBS gives each sample's address, so samples on a
+//! huge page also count per 4 KiB sub-page (a sub-page sample weighs 512, as a base page's).
+//! At every cooling each sampled huge page gets a skewness factor Σ c_i² / 11 / u² over its
+//! sub-page counts c_i (u = sub-pages hot by the estimated base-page histogram; 0 when u = 0
+//! or the page is very hot, bin ≥ 13), bucketed into 21 skew bins. The estimated hit ratio
+//! eHR (samples to sub-pages that were hot by the base-page estimate) is set against the real
+//! one rHR (samples in the default tier); once samples since the last decision exceed
+//! max(working set ÷ 4, default tier) in 4 KiB units, the next threshold update sets the
+//! number of base pages to split N = (0.95·eHR − rHR) / records × Σutil / avg util × (L_A −
+//! L_D)/L_D × 512 × γ, and the skew bin threshold so that the most skewed pages cover N.
+//! A sampled huge page at or above it is queued; every interval up to 50 queued pages per
+//! tier split. Its base pages keep their counts and are promoted/demoted like any page.
+//! If a decision follows a split and rHR did not improve by 3 %, splitting stops for good.
 //!
 //! With Colloid (500 ms quantum, M = 5 GiB): when L_D > L_A, hot pages of the default tier
 //! are demoted first-fit with p_k ≤ remaining Δp (p_k = count_k / Σ counts); when
@@ -15,10 +30,11 @@ use serde::{Deserialize, Serialize};
 
 use super::colloid::{Colloid, ColloidParams, Direction};
 use super::cost::SAMPLE_NS;
+use super::memtis_split::{skew_of, Skew, MIN_RHR_GAIN, NO_SLOT, SKEW_BINS};
 use super::pages::PageTable;
-use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
+use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER, SPLIT_PAGE};
 
-const BINS: usize = 16;
+pub(super) const BINS: usize = 16;
 
 /// MEMTIS's sampling periods, from the finest to the coarsest (spec §2: 199 … 19997).
 pub const PERIOD_LADDER: [u64; 12] = [
@@ -43,6 +59,19 @@ pub struct MemtisParams {
     /// Colloid's M for MEMTIS: 5 GiB per 500 ms.
     #[serde(default = "d_m")]
     pub colloid_max_bytes: u64,
+    /// Split skewed huge pages (artifact `htmm_thres_split`, 1 in its run scripts).
+    #[serde(default = "d_split")]
+    pub split: bool,
+    /// γ, the scale-down of the split target (artifact `htmm_gamma` = 4 tenths).
+    #[serde(default = "d_gamma")]
+    pub split_gamma: f64,
+    /// A split decision waits for more samples than the working set (4 KiB units) shifted
+    /// right by this, and than the default tier (artifact `htmm_split_period` = 2).
+    #[serde(default = "d_split_period")]
+    pub split_period_shift: u32,
+    /// Huge pages split per interval on each tier (artifact: 50 per kmigraterd pass).
+    #[serde(default = "d_split_max")]
+    pub split_max_per_interval: u64,
 }
 
 fn d_adapt() -> u64 {
@@ -63,6 +92,18 @@ fn d_cpu() -> f64 {
 fn d_m() -> u64 {
     5 << 30
 }
+fn d_split() -> bool {
+    true
+}
+fn d_gamma() -> f64 {
+    0.4
+}
+fn d_split_period() -> u32 {
+    2
+}
+fn d_split_max() -> u64 {
+    50
+}
 
 impl Default for MemtisParams {
     fn default() -> Self {
@@ -73,6 +114,10 @@ impl Default for MemtisParams {
             interval_s: d_interval(),
             cpu_limit: d_cpu(),
             colloid_max_bytes: d_m(),
+            split: d_split(),
+            split_gamma: d_gamma(),
+            split_period_shift: d_split_period(),
+            split_max_per_interval: d_split_max(),
         }
     }
 }
@@ -112,6 +157,8 @@ pub struct Memtis {
     period_idx: usize,
     interval_samples: u64,
     work: PolicyWork,
+    /// Sub-page counts and split state, when the page table is splittable and `split` is on.
+    skew: Option<Box<Skew>>,
 }
 
 impl Memtis {
@@ -129,7 +176,13 @@ impl Memtis {
             period_idx: 0,
             interval_samples: 0,
             work: PolicyWork::default(),
+            skew: None,
         }
+    }
+
+    /// Huge pages split so far (asked for; the engine splits them in order).
+    pub fn huge_pages_split(&self) -> u64 {
+        self.skew.as_ref().map_or(0, |k| k.split_pages.len() as u64)
     }
 
     fn record(&mut self, page: u64, weight: u64, pt: &PageTable) {
@@ -139,46 +192,282 @@ impl Memtis {
         let new = bin_of(*c);
         self.hist[old] -= weight;
         self.hist[new] += weight;
+        self.tick(pt);
+    }
+
+    /// Sample bookkeeping after a recorded sample: threshold adaptation and cooling.
+    fn tick(&mut self, pt: &PageTable) {
         self.total_count += 1;
         self.since_adapt += 1;
         self.since_cool += 1;
         if self.since_adapt >= self.params.adapt_every_samples {
             self.since_adapt = 0;
+            let weight = (pt.page_bytes / 4096).max(1);
             let cap = pt.capacity_pages(DEFAULT_TIER) as f64 * weight as f64;
-            self.hot = hot_bin(&self.hist, (cap * (1.0 - self.params.watermark)) as u64);
+            let cap = (cap * (1.0 - self.params.watermark)) as u64;
+            self.hot = hot_bin(&self.hist, cap);
+            if let Some(k) = self.skew.as_mut() {
+                k.bp_hot = hot_bin(&k.ebp, cap);
+                if k.cooled {
+                    k.cooled = false;
+                    if k.need_split {
+                        k.set_nr_split(self.params.cool_every_samples, self.params.split_gamma);
+                        k.set_threshold();
+                        k.sampled_for_split = 0;
+                        k.need_split = false;
+                    }
+                }
+            }
         }
         if self.since_cool >= self.params.cool_every_samples {
             self.since_cool = 0;
-            self.hist = [0; BINS];
-            self.total_count = 0;
+            self.cool(pt);
+        }
+    }
+
+    fn cool(&mut self, pt: &PageTable) {
+        let weight = (pt.page_bytes / 4096).max(1);
+        self.hist = [0; BINS];
+        self.total_count = 0;
+        let Some(k) = self.skew.as_mut() else {
             for c in self.counts.iter_mut() {
                 *c /= 2;
                 self.hist[bin_of(*c)] += weight;
                 self.total_count += *c as u64;
             }
+            return;
+        };
+        // Skewness from the counts before they halve (artifact `check_transhuge_cooling`).
+        k.access_map = [0; SKEW_BINS];
+        k.sum_util = 0;
+        k.num_util = 0;
+        k.ebp = [0; BINS];
+        let upp = k.upp as usize;
+        // The lowest count whose weighted bin is hot by the base-page estimate.
+        let hot_min = (0..256)
+            .find(|&c| k.bin_tab[c] as usize >= k.bp_hot)
+            .unwrap_or(256);
+        for (h, c) in self.counts.iter_mut().enumerate() {
+            let s = k.slot[h];
+            if s == NO_SLOT {
+                *c /= 2;
+                self.hist[bin_of(*c)] += weight;
+                self.total_count += *c as u64;
+                k.ebp[0] += k.upp;
+                continue;
+            }
+            let s = s as usize;
+            let split = k.state[s] == 2;
+            // One pass: skewness inputs from the counts before they halve, then halve.
+            let (mut hot, mut refs, mut sq, mut raw) = (0u64, 0u64, 0u64, 0u64);
+            for w in k.sub[s * upp..(s + 1) * upp].chunks_mut(8) {
+                // Most sub-pages have no samples: skip a zero run of eight at once.
+                if w.iter().all(|&x| x == 0) {
+                    k.ebp[0] += w.len() as u64;
+                    if split {
+                        self.hist[0] += w.len() as u64;
+                    }
+                    continue;
+                }
+                for x in w.iter_mut() {
+                    let v = *x as u64;
+                    sq += v * v;
+                    if *x as usize >= hot_min {
+                        hot += 1;
+                        refs += v;
+                    }
+                    *x /= 2;
+                    raw += *x as u64;
+                    k.ebp[k.bin_tab[*x as usize] as usize] += 1;
+                    if split {
+                        self.hist[k.bin_tab[*x as usize] as usize] += 1;
+                    }
+                }
+            }
+            if !split {
+                let sk = skew_of(sq, hot, k.upp, bin_of(*c));
+                k.skew[s] = sk as u8;
+                k.access_map[sk] += 1;
+                if refs > 0 {
+                    k.sum_util += refs;
+                    k.num_util += 1;
+                }
+                *c /= 2;
+                self.hist[bin_of(*c)] += weight;
+                self.total_count += *c as u64;
+            } else {
+                self.total_count += raw;
+            }
+        }
+        k.cooling_clock += 1;
+        let rhr_before = k.prev_dram;
+        k.prev_dram = k.prev_dram / 2 + k.dram_sampled;
+        k.dram_sampled = 0;
+        k.prev_max = k.prev_max / 2 + k.max_dram_sampled;
+        k.max_dram_sampled = 0;
+        k.cooled = true;
+        if k.disabled || k.need_split {
+            return;
+        }
+        let usage = (pt.pages() * k.upp) >> self.params.split_period_shift;
+        let usage = usage.max(pt.capacity_units(DEFAULT_TIER));
+        if k.sampled_for_split > usage {
+            if k.split_happened && (k.prev_dram as f64) < rhr_before as f64 * MIN_RHR_GAIN {
+                k.disabled = true;
+                return;
+            }
+            k.split_happened = false;
+            k.need_split = true;
+        } else {
+            k.nr_split += k.nr_split_tail;
+            k.nr_split_tail = 0;
+            k.set_threshold();
         }
     }
 
-    fn share(&self, page: u64) -> f64 {
-        self.counts[page as usize] as f64 / self.total_count.max(1) as f64
+    /// One sample on page `p` (a huge page with sub-page `sub`, or a base page).
+    fn record_split(&mut self, p: u64, sub: u16, pt: &PageTable) {
+        let n = pt.pages();
+        let k = self.skew.as_mut().expect("split state");
+        k.sampled_for_split += 1;
+        if pt.tier(p) == DEFAULT_TIER {
+            k.dram_sampled += 1;
+        }
+        // A huge page asked to split but not split yet counts as its base pages.
+        if p < n && k.split_state(p) != 2 {
+            k.bump(p, sub as u64);
+            let weight = k.upp;
+            if k.split_state(p) == 0 {
+                k.check_split(p);
+            }
+            self.record(p, weight, pt);
+        } else if let Some((h, i)) = pt.parent_of(p).or((p < n).then_some((p, sub as u64))) {
+            let (old, new) = k.bump(h, i);
+            self.hist[old] -= 1;
+            self.hist[new] += 1;
+            self.tick(pt);
+        }
+    }
+
+    /// Hotness of page `id` in the histogram's per-4-KiB scale (a base page's samples weigh
+    /// as many as its huge page has base pages).
+    fn level(&self, pt: &PageTable, id: u64) -> u64 {
+        if id < pt.pages() {
+            return self.counts[id as usize] as u64;
+        }
+        self.sub_count(pt, id) as u64 * pt.units_per_page()
+    }
+
+    fn sub_count(&self, pt: &PageTable, id: u64) -> u8 {
+        let (Some(k), Some((h, i))) = (self.skew.as_ref(), pt.parent_of(id)) else {
+            return 0;
+        };
+        match k.slot[h as usize] {
+            NO_SLOT => 0,
+            s => k.sub[s as usize * k.upp as usize + i as usize],
+        }
+    }
+
+    fn bin_of_id(&self, pt: &PageTable, id: u64) -> usize {
+        bin_of(self.level(pt, id).min(u32::MAX as u64) as u32)
+    }
+
+    fn share(&self, pt: &PageTable, page: u64) -> f64 {
+        let raw = if page < pt.pages() {
+            self.counts[page as usize] as f64
+        } else {
+            self.sub_count(pt, page) as f64
+        };
+        raw / self.total_count.max(1) as f64
+    }
+
+    /// Every movable page id: whole pages not split, then the base pages of split ones.
+    fn ids<'a>(&'a self, pt: &'a PageTable) -> impl Iterator<Item = u64> + 'a {
+        let split: &[u64] = self.skew.as_ref().map_or(&[], |k| &k.split_pages);
+        let skew = self.skew.as_deref();
+        let upp = pt.units_per_page();
+        (0..pt.pages())
+            .filter(move |&p| skew.is_none_or(|k| k.split_state(p) != 2))
+            .chain(
+                split
+                    .iter()
+                    .flat_map(move |&h| (0..upp).map(move |i| pt.base_id(h, i))),
+            )
     }
 
     /// Pages on `tier` with bin ≥ `min_bin`, hottest first.
     fn pages_on(&self, pt: &PageTable, tier: usize, min_bin: usize) -> Vec<u64> {
-        let mut v: Vec<u64> = (0..pt.pages())
-            .filter(|&p| pt.tier(p) == tier && bin_of(self.counts[p as usize]) >= min_bin)
+        if self.skew.is_none() {
+            let mut v: Vec<u64> = (0..pt.pages())
+                .filter(|&p| pt.tier(p) == tier && bin_of(self.counts[p as usize]) >= min_bin)
+                .collect();
+            v.sort_by_key(|&p| (std::cmp::Reverse(self.counts[p as usize]), p));
+            return v;
+        }
+        let mut v: Vec<(u64, u64)> = self
+            .ids(pt)
+            .filter(|&p| pt.tier(p) == tier && self.bin_of_id(pt, p) >= min_bin)
+            .map(|p| (self.level(pt, p), p))
             .collect();
-        v.sort_by_key(|&p| (std::cmp::Reverse(self.counts[p as usize]), p));
-        v
+        v.sort_by_key(|&(l, p)| (std::cmp::Reverse(l), p));
+        v.into_iter().map(|(_, p)| p).collect()
     }
 
     /// Default-tier pages below the hot bin, coldest first (victims for demotion).
     fn coldest_default(&self, pt: &PageTable) -> Vec<u64> {
-        let mut v: Vec<u64> = (0..pt.pages())
-            .filter(|&p| pt.tier(p) == DEFAULT_TIER && bin_of(self.counts[p as usize]) < self.hot)
+        if self.skew.is_none() {
+            let mut v: Vec<u64> = (0..pt.pages())
+                .filter(|&p| {
+                    pt.tier(p) == DEFAULT_TIER && bin_of(self.counts[p as usize]) < self.hot
+                })
+                .collect();
+            v.sort_by_key(|&p| (self.counts[p as usize], p));
+            return v;
+        }
+        let mut v: Vec<(u64, u64)> = self
+            .ids(pt)
+            .filter(|&p| pt.tier(p) == DEFAULT_TIER && self.bin_of_id(pt, p) < self.hot)
+            .map(|p| (self.level(pt, p), p))
             .collect();
-        v.sort_by_key(|&p| (self.counts[p as usize], p));
-        v
+        v.sort_unstable();
+        v.into_iter().map(|(_, p)| p).collect()
+    }
+
+    /// Split requests for this interval: up to `split_max_per_interval` queued huge pages
+    /// per tier, in queue order. Their base pages enter the histogram with their counts.
+    fn take_splits(&mut self, pt: &PageTable) -> Vec<Migration> {
+        let Some(k) = self.skew.as_mut() else {
+            return Vec::new();
+        };
+        let mut per_tier = vec![0u64; pt.tiers()];
+        let mut out = Vec::new();
+        let mut keep = std::collections::VecDeque::new();
+        while let Some(h) = k.queue.pop_front() {
+            let t = pt.tier(h);
+            if per_tier[t] >= self.params.split_max_per_interval {
+                keep.push_back(h);
+                continue;
+            }
+            per_tier[t] += 1;
+            let s = k.slot[h as usize] as usize;
+            k.state[s] = 2;
+            k.split_pages.push(h);
+            k.split_happened = true;
+            let c = std::mem::take(&mut self.counts[h as usize]);
+            self.hist[bin_of(c)] -= k.upp;
+            self.total_count -= c as u64;
+            let upp = k.upp as usize;
+            for &c in &k.sub[s * upp..(s + 1) * upp] {
+                self.hist[k.bin_tab[c as usize] as usize] += 1;
+                self.total_count += c as u64;
+            }
+            out.push(Migration {
+                page: h,
+                to: SPLIT_PAGE,
+            });
+        }
+        k.queue = keep;
+        out
     }
 
     fn adapt_period(&mut self, interval_s: f64) {
@@ -209,15 +498,44 @@ impl TieringPolicy for Memtis {
         Some(PERIOD_LADDER[self.period_idx])
     }
 
+    fn splits_pages(&self) -> bool {
+        self.params.split
+    }
+
     fn quantum(&mut self, obs: &Observation) -> Vec<Migration> {
         let pt = obs.pages;
         if self.counts.is_empty() {
             self.counts = vec![0; pt.pages() as usize];
             self.hist[0] = pt.pages() * (pt.page_bytes / 4096).max(1);
+            if self.params.split && pt.splittable() {
+                self.skew = Some(Box::new(Skew::new(pt)));
+            }
         }
-        let weight = (pt.page_bytes / 4096).max(1);
-        for &p in obs.samples {
-            self.record(p, weight, pt);
+        if self.skew.is_some() && obs.sample_subpages.len() == obs.samples.len() {
+            // Sub-page counts are spread over many megabytes: fetch a few samples ahead so
+            // the cache misses overlap instead of queueing one after the other.
+            const AHEAD: usize = 8;
+            let (ps, subs) = (obs.samples, obs.sample_subpages);
+            for k in 0..ps.len() {
+                if let (Some(&q), Some(sk)) = (ps.get(k + AHEAD), self.skew.as_deref()) {
+                    sk.prefetch(pt, q, subs[k + AHEAD]);
+                }
+                self.record_split(ps[k], subs[k], pt);
+            }
+        } else {
+            let weight = (pt.page_bytes / 4096).max(1);
+            for &p in obs.samples {
+                if p < pt.pages() {
+                    self.record(p, weight, pt);
+                }
+            }
+        }
+        if let Some(k) = self.skew.as_mut() {
+            for (t, n) in k.nominal_ns.iter_mut().enumerate() {
+                if let Some(Some(l)) = obs.latency_ns.get(t) {
+                    *n = n.min(*l);
+                }
+            }
         }
         self.work.samples_processed += obs.samples.len() as u64;
         self.interval_samples += obs.samples.len() as u64;
@@ -233,9 +551,15 @@ impl TieringPolicy for Memtis {
         if self.colloid.is_some() {
             budget = budget.min(self.params.colloid_max_bytes);
         }
-        let pb = pt.page_bytes;
-        let wm_pages = (pt.capacity_pages(DEFAULT_TIER) as f64 * self.params.watermark) as u64;
-        self.work.pages_scanned += pt.pages();
+        // Splits first: the engine applies requests in order, so the base pages named below
+        // exist by the time their migrations run.
+        let mut out = self.take_splits(pt);
+        let n = pt.pages();
+        let upp = pt.units_per_page();
+        let units = |id: u64| if id < n { upp } else { 1 };
+        let wm_units = (pt.capacity_units(DEFAULT_TIER) as f64 * self.params.watermark) as u64;
+        self.work.pages_scanned +=
+            pt.pages() + self.skew.as_ref().map_or(0, |k| k.split_pages.len() as u64) * upp;
 
         // Which alternate-tier pages to promote and default-tier hot pages to demote.
         let mut promote = Vec::new();
@@ -252,7 +576,7 @@ impl TieringPolicy for Memtis {
                 };
                 if dir != Direction::Balanced {
                     for p in self.pages_on(pt, tier, self.hot) {
-                        let s = self.share(p);
+                        let s = self.share(pt, p);
                         if s <= remaining {
                             remaining -= s;
                             list.push(p);
@@ -261,38 +585,54 @@ impl TieringPolicy for Memtis {
                 }
             }
         }
-        let mut out = Vec::new();
-        let mut alt_free = pt.free_pages(1);
+        // Copies stop when the budget or room runs out for even a base page.
+        let min_bytes = pt.unit_bytes();
+        let mut alt_free = pt.free_units(1);
+        let mut demoted = 0u64;
         for p in demote_hot {
-            if budget < pb || alt_free == 0 {
+            let (b, u) = (pt.page_size(p), units(p));
+            if budget < min_bytes || alt_free == 0 {
                 break;
             }
-            budget -= pb;
-            alt_free -= 1;
+            if budget < b || alt_free < u {
+                continue;
+            }
+            budget -= b;
+            alt_free -= u;
+            demoted += u;
             out.push(Migration { page: p, to: 1 });
         }
         // Room for the promotions plus the watermark, from the coldest default pages.
-        let free = pt.free_pages(DEFAULT_TIER) + out.len() as u64;
-        let want = (promote.len() as u64 + wm_pages).saturating_sub(free);
+        let free = pt.free_units(DEFAULT_TIER) + demoted;
+        let promote_units: u64 = promote.iter().map(|&p| units(p)).sum();
+        let want = (promote_units + wm_units).saturating_sub(free);
         let mut freed = 0u64;
         if want > 0 {
-            for p in self.coldest_default(pt).into_iter().take(want as usize) {
-                if budget < pb || alt_free == 0 {
+            for p in self.coldest_default(pt) {
+                if freed >= want || budget < min_bytes || alt_free == 0 {
                     break;
                 }
-                budget -= pb;
-                alt_free -= 1;
-                freed += 1;
+                let (b, u) = (pt.page_size(p), units(p));
+                if budget < b || alt_free < u {
+                    continue;
+                }
+                budget -= b;
+                alt_free -= u;
+                freed += u;
                 out.push(Migration { page: p, to: 1 });
             }
         }
-        let mut room = (free + freed).saturating_sub(wm_pages);
+        let mut room = (free + freed).saturating_sub(wm_units);
         for p in promote {
-            if budget < pb || room == 0 {
+            if budget < min_bytes || room == 0 {
                 break;
             }
-            budget -= pb;
-            room -= 1;
+            let (b, u) = (pt.page_size(p), units(p));
+            if budget < b || room < u {
+                continue;
+            }
+            budget -= b;
+            room -= u;
             out.push(Migration {
                 page: p,
                 to: DEFAULT_TIER,

@@ -10,6 +10,7 @@ pub mod engine;
 pub mod hemem;
 pub mod hw;
 pub mod memtis;
+pub mod memtis_split;
 pub mod oracle;
 pub mod pages;
 pub mod params;

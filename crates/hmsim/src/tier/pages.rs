@@ -1,13 +1,38 @@
-//! Pages, the page table (page → tier), per-tier free capacity and migration.
+//! Pages, the page table (page → tier), per-tier free capacity and migration, and splitting a
+//! huge page into its base pages (MEMTIS's skew-driven split).
+//!
+//! Page ids: `0..pages()` are the run's pages (all of `page_bytes`). In a *splittable* table
+//! (huge pages with 4 KiB accounting) the base pages of huge page `h` have the ids
+//! `pages() + h × units_per_page() + i` (`i` < `units_per_page()`), like 4 KiB frame numbers:
+//! fixed, so a policy can name them before the split happens. Until `h` is split its base
+//! pages live where `h` lives and cannot move on their own; once split, `h` itself can no
+//! longer move and each base page has its own tier.
+//!
+//! Capacity and use are counted in accounting units: the page size, or 4 KiB in a splittable
+//! table, so bytes per tier stay exact whatever mixes of huge and base pages a tier holds.
+//! A huge page needs `units_per_page()` free units anywhere in the tier (fragmentation of the
+//! free space is not modelled).
 
-/// Page table over a workload's pages, all of one size.
+/// Base (split) page size.
+pub const BASE_PAGE_BYTES: u64 = 4096;
+
+/// `tier_of` entry of a huge page that has been split.
+const SPLIT: u8 = u8::MAX;
+
+/// Page table over a workload's pages: one page size, optionally splittable into 4 KiB pages.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PageTable {
     pub page_bytes: u64,
     tier_of: Vec<u8>,
-    /// Pages each tier can hold.
-    capacity_pages: Vec<u64>,
-    used_pages: Vec<u64>,
+    /// Accounting unit: `page_bytes`, or 4 KiB in a splittable table.
+    unit_bytes: u64,
+    units_per_page: u64,
+    capacity_units: Vec<u64>,
+    used_units: Vec<u64>,
+    /// Per huge page: its slot in `sub_tier` once split (empty until the first split).
+    split_slot: Vec<u32>,
+    /// Tiers of the base pages of split huge pages, `units_per_page` per slot.
+    sub_tier: Vec<u8>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +41,9 @@ pub enum MigrateError {
     NoSuchTier,
     SameTier,
     Full,
+    /// The huge page was split (its base pages move instead), or a base page's huge page
+    /// was not (it moves as a whole).
+    Split,
 }
 
 impl PageTable {
@@ -33,15 +61,47 @@ impl PageTable {
         capacities_bytes: &[u64],
         prefer: impl Fn(u64) -> Option<usize>,
     ) -> Option<Self> {
-        let capacity_pages: Vec<u64> = capacities_bytes.iter().map(|c| c / page_bytes).collect();
-        if capacity_pages.iter().sum::<u64>() < n_pages || capacity_pages.len() > 255 {
+        Self::place_with(n_pages, page_bytes, false, capacities_bytes, prefer)
+    }
+
+    /// As [`place`](Self::place); `splittable` makes huge pages (a multiple of 4 KiB above
+    /// it) splittable into 4 KiB pages, with capacity counted in 4 KiB units. A tier still
+    /// holds only whole huge pages at placement (its capacity rounded down to them).
+    pub fn place_with(
+        n_pages: u64,
+        page_bytes: u64,
+        splittable: bool,
+        capacities_bytes: &[u64],
+        prefer: impl Fn(u64) -> Option<usize>,
+    ) -> Option<Self> {
+        let unit_bytes = if splittable
+            && page_bytes > BASE_PAGE_BYTES
+            && page_bytes.is_multiple_of(BASE_PAGE_BYTES)
+        {
+            BASE_PAGE_BYTES
+        } else {
+            page_bytes
+        };
+        let units_per_page = page_bytes / unit_bytes;
+        // Whole pages per tier, as before splitting existed; then in units.
+        let capacity_units: Vec<u64> = capacities_bytes
+            .iter()
+            .map(|c| c / page_bytes * units_per_page)
+            .collect();
+        if capacity_units.iter().sum::<u64>() / units_per_page < n_pages
+            || capacity_units.len() > 254
+        {
             return None;
         }
         let mut pt = PageTable {
             page_bytes,
             tier_of: Vec::with_capacity(n_pages as usize),
-            used_pages: vec![0; capacity_pages.len()],
-            capacity_pages,
+            unit_bytes,
+            units_per_page,
+            used_units: vec![0; capacity_units.len()],
+            capacity_units,
+            split_slot: Vec::new(),
+            sub_tier: Vec::new(),
         };
         for p in 0..n_pages {
             let t = match prefer(p) {
@@ -49,61 +109,179 @@ impl PageTable {
                 _ => (0..pt.tiers()).find(|&t| pt.free_pages(t) > 0)?,
             };
             pt.tier_of.push(t as u8);
-            pt.used_pages[t] += 1;
+            pt.used_units[t] += units_per_page;
         }
         Some(pt)
     }
 
     pub fn tiers(&self) -> usize {
-        self.capacity_pages.len()
+        self.capacity_units.len()
     }
+    /// Pages of the run (the ids below this are whole pages; base pages come after).
     pub fn pages(&self) -> u64 {
         self.tier_of.len() as u64
     }
-    pub fn tier(&self, page: u64) -> usize {
-        self.tier_of[page as usize] as usize
+    /// Whether huge pages can be split here.
+    pub fn splittable(&self) -> bool {
+        self.units_per_page > 1
     }
-    pub fn used_pages(&self, tier: usize) -> u64 {
-        self.used_pages[tier]
+    pub fn unit_bytes(&self) -> u64 {
+        self.unit_bytes
     }
-    pub fn capacity_pages(&self, tier: usize) -> u64 {
-        self.capacity_pages[tier]
+    /// Accounting units (base pages) per page: 512 for splittable 2 MiB pages, else 1.
+    pub fn units_per_page(&self) -> u64 {
+        self.units_per_page
     }
-    pub fn free_pages(&self, tier: usize) -> u64 {
-        self.capacity_pages[tier] - self.used_pages[tier]
-    }
-    pub fn free_bytes(&self, tier: usize) -> u64 {
-        self.free_pages(tier) * self.page_bytes
+    /// Huge pages split so far.
+    pub fn split_count(&self) -> u64 {
+        (self.sub_tier.len() as u64) / self.units_per_page.max(1)
     }
 
-    /// Move `page` to tier `to`; the page table and both tiers' counts change together.
-    pub fn migrate(&mut self, page: u64, to: usize) -> Result<(), MigrateError> {
-        let from = *self
-            .tier_of
-            .get(page as usize)
-            .ok_or(MigrateError::NoSuchPage)? as usize;
+    /// Tier of page `id` (a page, or a base page: its own tier once its huge page is split,
+    /// else the huge page's). A split huge page has no single tier: `u8::MAX`.
+    #[inline]
+    pub fn tier(&self, id: u64) -> usize {
+        match self.tier_of.get(id as usize) {
+            Some(&t) => t as usize,
+            None => self.base_tier(id),
+        }
+    }
+
+    /// [`tier`](Self::tier) for any id: None for an id that names no page.
+    pub fn try_tier(&self, id: u64) -> Option<usize> {
+        if id < self.pages() || self.parent_of(id).is_some() {
+            Some(self.tier(id))
+        } else {
+            None
+        }
+    }
+
+    #[cold]
+    fn base_tier(&self, id: u64) -> usize {
+        let (h, i) = self.parent_of(id).expect("no such page id");
+        match self.tier_of[h as usize] {
+            SPLIT => {
+                let slot = self.split_slot[h as usize] as u64;
+                self.sub_tier[(slot * self.units_per_page + i) as usize] as usize
+            }
+            t => t as usize,
+        }
+    }
+
+    /// Huge page and index within it of base page `id` (None: not a base-page id).
+    pub fn parent_of(&self, id: u64) -> Option<(u64, u64)> {
+        let r = id.checked_sub(self.pages())?;
+        let h = r / self.units_per_page;
+        (self.splittable() && h < self.pages()).then_some((h, r % self.units_per_page))
+    }
+
+    /// Id of base page `i` of huge page `h`.
+    pub fn base_id(&self, h: u64, i: u64) -> u64 {
+        self.pages() + h * self.units_per_page + i
+    }
+
+    /// Whether huge page `h` has been split.
+    #[inline]
+    pub fn is_split(&self, h: u64) -> bool {
+        self.tier_of.get(h as usize) == Some(&SPLIT)
+    }
+
+    /// Bytes of page `id`.
+    pub fn page_size(&self, id: u64) -> u64 {
+        if id < self.pages() {
+            self.page_bytes
+        } else {
+            self.unit_bytes
+        }
+    }
+
+    /// Accounting units of page `id`.
+    #[inline]
+    fn units_of(&self, id: u64) -> u64 {
+        if id < self.pages() {
+            self.units_per_page
+        } else {
+            1
+        }
+    }
+
+    /// Pages (of `page_bytes`) a tier holds, rounded down when base pages fill part of one.
+    pub fn used_pages(&self, tier: usize) -> u64 {
+        self.used_units[tier] / self.units_per_page
+    }
+    pub fn capacity_pages(&self, tier: usize) -> u64 {
+        self.capacity_units[tier] / self.units_per_page
+    }
+    /// Whole pages that still fit in a tier.
+    pub fn free_pages(&self, tier: usize) -> u64 {
+        self.free_units(tier) / self.units_per_page
+    }
+    pub fn used_units(&self, tier: usize) -> u64 {
+        self.used_units[tier]
+    }
+    pub fn capacity_units(&self, tier: usize) -> u64 {
+        self.capacity_units[tier]
+    }
+    pub fn free_units(&self, tier: usize) -> u64 {
+        self.capacity_units[tier] - self.used_units[tier]
+    }
+    pub fn free_bytes(&self, tier: usize) -> u64 {
+        self.free_units(tier) * self.unit_bytes
+    }
+
+    /// Move page `id` to tier `to`; the page table and both tiers' counts change together.
+    pub fn migrate(&mut self, id: u64, to: usize) -> Result<(), MigrateError> {
         if to >= self.tiers() {
             return Err(MigrateError::NoSuchTier);
         }
+        let size = self.units_of(id);
+        let slot: &mut u8 = if let Some(t) = self.tier_of.get_mut(id as usize) {
+            if *t == SPLIT {
+                return Err(MigrateError::Split);
+            }
+            t
+        } else {
+            let (h, i) = self.parent_of(id).ok_or(MigrateError::NoSuchPage)?;
+            if self.tier_of[h as usize] != SPLIT {
+                return Err(MigrateError::Split);
+            }
+            let s = self.split_slot[h as usize] as u64;
+            &mut self.sub_tier[(s * self.units_per_page + i) as usize]
+        };
+        let from = *slot as usize;
         if from == to {
             return Err(MigrateError::SameTier);
         }
-        if self.free_pages(to) == 0 {
+        if self.capacity_units[to] - self.used_units[to] < size {
             return Err(MigrateError::Full);
         }
-        self.tier_of[page as usize] = to as u8;
-        self.used_pages[from] -= 1;
-        self.used_pages[to] += 1;
+        *slot = to as u8;
+        self.used_units[from] -= size;
+        self.used_units[to] += size;
         Ok(())
     }
 
-    /// Exchange the tiers of two pages (a swap needs no free frame).
+    /// Exchange the tiers of two pages of one size (a swap needs no free frame).
     pub fn swap(&mut self, a: u64, b: u64) -> Result<(), MigrateError> {
         let n = self.tier_of.len() as u64;
         if a >= n || b >= n {
-            return Err(MigrateError::NoSuchPage);
+            // Base pages swap as a pair of migrations would, without needing a free frame.
+            let (ta, tb) = (self.checked_tier(a)?, self.checked_tier(b)?);
+            if self.units_of(a) != self.units_of(b) {
+                return Err(MigrateError::Split);
+            }
+            if ta == tb {
+                return Err(MigrateError::SameTier);
+            }
+            self.set_base_tier(a, tb)?;
+            self.set_base_tier(b, ta)?;
+            return Ok(());
         }
-        if self.tier_of[a as usize] == self.tier_of[b as usize] {
+        let (ta, tb) = (self.tier_of[a as usize], self.tier_of[b as usize]);
+        if ta == SPLIT || tb == SPLIT {
+            return Err(MigrateError::Split);
+        }
+        if ta == tb {
             return Err(MigrateError::SameTier);
         }
         self.tier_of.swap(a as usize, b as usize);
@@ -137,19 +315,84 @@ impl PageTable {
             .map(|i| (base + i) as u64)
     }
 
-    /// Pages per tier counted from the table itself (for conservation checks).
+    /// Tier of a movable page (not a split huge page, not a base page of an unsplit one).
+    fn checked_tier(&self, id: u64) -> Result<usize, MigrateError> {
+        if id < self.pages() {
+            return match self.tier_of[id as usize] {
+                SPLIT => Err(MigrateError::Split),
+                t => Ok(t as usize),
+            };
+        }
+        let (h, _) = self.parent_of(id).ok_or(MigrateError::NoSuchPage)?;
+        if !self.is_split(h) {
+            return Err(MigrateError::Split);
+        }
+        Ok(self.tier(id))
+    }
+
+    /// Set a page's tier with no accounting change (half of a swap).
+    fn set_base_tier(&mut self, id: u64, t: usize) -> Result<(), MigrateError> {
+        if id < self.pages() {
+            self.tier_of[id as usize] = t as u8;
+            return Ok(());
+        }
+        let (h, i) = self.parent_of(id).ok_or(MigrateError::NoSuchPage)?;
+        let s = self.split_slot[h as usize] as u64;
+        self.sub_tier[(s * self.units_per_page + i) as usize] = t as u8;
+        Ok(())
+    }
+
+    /// Split huge page `h` into its base pages, each on `h`'s tier (no copy: only the page
+    /// table changes, so per-tier bytes are unchanged).
+    pub fn split(&mut self, h: u64) -> Result<(), MigrateError> {
+        if !self.splittable() {
+            return Err(MigrateError::Split);
+        }
+        let t = *self
+            .tier_of
+            .get(h as usize)
+            .ok_or(MigrateError::NoSuchPage)?;
+        if t == SPLIT {
+            return Err(MigrateError::Split);
+        }
+        if self.split_slot.is_empty() {
+            self.split_slot = vec![u32::MAX; self.tier_of.len()];
+        }
+        self.split_slot[h as usize] = self.split_count() as u32;
+        self.sub_tier
+            .extend(std::iter::repeat_n(t, self.units_per_page as usize));
+        self.tier_of[h as usize] = SPLIT;
+        Ok(())
+    }
+
+    /// Accounting units per tier counted from the table itself (for conservation checks;
+    /// pages when the table is not splittable).
     pub fn count_by_tier(&self) -> Vec<u64> {
         let mut c = vec![0; self.tiers()];
         for &t in &self.tier_of {
+            if t != SPLIT {
+                c[t as usize] += self.units_per_page;
+            }
+        }
+        for &t in &self.sub_tier {
             c[t as usize] += 1;
         }
         c
+    }
+
+    /// Bytes per tier counted from the table itself.
+    pub fn bytes_by_tier(&self) -> Vec<u64> {
+        self.count_by_tier()
+            .into_iter()
+            .map(|u| u * self.unit_bytes)
+            .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn first_touch_fills_in_order_and_migration_conserves() {
@@ -163,6 +406,77 @@ mod tests {
         assert_eq!(pt.count_by_tier(), vec![4, 6]);
         assert_eq!(pt.used_pages(0), 4);
         assert!(PageTable::first_touch(13, 4096, &[4 * 4096, 8 * 4096]).is_none());
+        assert_eq!(
+            pt.split(0),
+            Err(MigrateError::Split),
+            "4 KiB pages do not split"
+        );
+    }
+
+    const HUGE: u64 = 2 << 20;
+
+    #[test]
+    fn a_split_huge_page_moves_as_base_pages_and_bytes_are_conserved() {
+        // 4 huge pages; the default tier holds 2, the alternate 3.
+        let mut pt = PageTable::place_with(4, HUGE, true, &[2 * HUGE, 3 * HUGE], |_| None).unwrap();
+        assert_eq!(pt.units_per_page(), 512);
+        assert_eq!(pt.bytes_by_tier(), vec![2 * HUGE, 2 * HUGE]);
+        pt.split(2).unwrap();
+        assert_eq!(pt.split(2), Err(MigrateError::Split));
+        assert_eq!(pt.split_count(), 1);
+        assert_eq!(pt.migrate(2, 0), Err(MigrateError::Split));
+        // Base pages of an unsplit page follow it and cannot move alone.
+        assert_eq!(pt.tier(pt.base_id(0, 7)), 0);
+        assert_eq!(pt.migrate(pt.base_id(0, 7), 1), Err(MigrateError::Split));
+        // The default tier is full: a base page cannot come in until one leaves.
+        let b = pt.base_id(2, 5);
+        assert_eq!(pt.tier(b), 1);
+        assert_eq!(pt.migrate(b, 0), Err(MigrateError::Full));
+        pt.migrate(0, 1).unwrap();
+        pt.migrate(b, 0).unwrap();
+        assert_eq!(pt.tier(b), 0);
+        assert_eq!(pt.page_size(b), 4096);
+        // A whole page no longer fits beside the base page.
+        assert_eq!(pt.free_pages(0), 0);
+        assert_eq!(pt.free_units(0), 511);
+        assert_eq!(pt.migrate(3, 0), Err(MigrateError::Full));
+        assert_eq!(pt.swap(b, 3), Err(MigrateError::Split), "sizes differ");
+        pt.swap(b, pt.base_id(2, 6)).unwrap();
+        assert_eq!(pt.tier(b), 1);
+        assert_eq!(pt.tier(pt.base_id(2, 6)), 0);
+        // Page 1 and one base page in the default tier; a swap moves no bytes.
+        assert_eq!(pt.bytes_by_tier(), vec![HUGE + 4096, 3 * HUGE - 4096]);
+        for t in 0..2 {
+            assert_eq!(pt.count_by_tier()[t], pt.used_units(t));
+        }
+    }
+
+    proptest! {
+        /// Any sequence of splits, migrations and swaps keeps the per-tier bytes counted
+        /// from the table equal to the accounting, within capacity, and the total fixed.
+        #[test]
+        fn splits_and_migrations_conserve_bytes_per_tier(
+            ops in proptest::collection::vec((0u8..4, 0u64..6, 0u64..512, 0u64..6, 0u64..512, 0usize..3), 1..200)
+        ) {
+            let caps = [3 * HUGE + 4096 * 7, 2 * HUGE, 2 * HUGE];
+            let mut pt = PageTable::place_with(6, HUGE, true, &caps, |p| Some((p % 3) as usize)).unwrap();
+            let total: u64 = pt.bytes_by_tier().iter().sum();
+            let id = |pt: &PageTable, h: u64, i: u64, base: bool| if base { pt.base_id(h, i) } else { h };
+            for (op, h, i, h2, i2, to) in ops {
+                let _ = match op {
+                    0 => pt.split(h),
+                    1 => pt.migrate(id(&pt, h, i, pt.is_split(h)), to),
+                    2 => pt.swap(id(&pt, h, i, pt.is_split(h)), id(&pt, h2, i2, pt.is_split(h2))),
+                    _ => pt.migrate(id(&pt, h, i, true), to),
+                };
+                let bytes = pt.bytes_by_tier();
+                prop_assert_eq!(bytes.iter().sum::<u64>(), total);
+                for t in 0..pt.tiers() {
+                    prop_assert_eq!(pt.count_by_tier()[t], pt.used_units(t));
+                    prop_assert!(pt.used_units(t) <= pt.capacity_units(t));
+                }
+            }
+        }
     }
 
     #[test]

@@ -10,6 +10,11 @@ use super::tpp::{Tpp, TppParams};
 /// Tier 0 is the default (fast) tier, tier 1 the alternate tier.
 pub const DEFAULT_TIER: usize = 0;
 
+/// `Migration::to` that asks to split huge page `page` into its 4 KiB pages instead of moving
+/// it (no copy; only a policy that [`splits_pages`](TieringPolicy::splits_pages) gets a
+/// splittable page table, elsewhere the request fails).
+pub const SPLIT_PAGE: usize = usize::MAX;
+
 /// A migration request: move `page` to `to`. A swap is two requests, the demotion first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Migration {
@@ -23,6 +28,9 @@ pub struct Observation<'a> {
     pub quantum_s: f64,
     /// Pages of the PEBS-like load samples taken this quantum.
     pub samples: &'a [u64],
+    /// 4 KiB index within its page of each sample's data address, when the page table is
+    /// splittable (else empty): PEBS records the address, so a policy can count sub-pages.
+    pub sample_subpages: &'a [u16],
     pub sample_period: u64,
     /// Smoothed per-tier latency O/R from the counters (None: no reads yet).
     pub latency_ns: &'a [Option<f64>],
@@ -48,6 +56,11 @@ pub trait TieringPolicy {
     /// The PEBS sampling period the policy wants now (None: the scenario's).
     fn sample_period(&self) -> Option<u64> {
         None
+    }
+    /// Whether the policy may split huge pages (then the engine gives it a splittable page
+    /// table and per-sample 4 KiB indices).
+    fn splits_pages(&self) -> bool {
+        false
     }
     /// Initial placement preference for `page` (default: first-touch order).
     fn initial_tier(&self, _page: u64) -> Option<usize> {

@@ -238,6 +238,7 @@ pub fn simulate_stream(
                 time_s,
                 quantum_s: p.quantum_s,
                 samples: &samples,
+                sample_subpages: &[],
                 sample_period: period as u64,
                 latency_ns: &lat,
                 app_arrivals_per_ns: &app_rate,

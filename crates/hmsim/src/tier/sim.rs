@@ -5,8 +5,8 @@ use super::engine::{
     solve_fixed_point, solve_fixed_point_from, Counters, FixedPoint, Source, TierSpec,
 };
 use super::hw::StatHardware;
-use super::pages::PageTable;
-use super::policy::{Migration, Observation, TieringPolicy, DEFAULT_TIER};
+use super::pages::{PageTable, BASE_PAGE_BYTES};
+use super::policy::{Migration, Observation, TieringPolicy, DEFAULT_TIER, SPLIT_PAGE};
 use super::workload::{sample_count, Gups};
 use crate::rng;
 
@@ -149,6 +149,15 @@ pub fn app_throughput(fp: &FixedPoint, gups: &Gups) -> (f64, f64) {
     (acc, acc * gups.bytes_per_access())
 }
 
+/// Bytes a queued request will copy: its page's size, nothing for a split.
+fn request_bytes(pt: &PageTable, m: &Migration) -> u64 {
+    if m.to == SPLIT_PAGE {
+        0
+    } else {
+        pt.page_size(m.page)
+    }
+}
+
 /// Solve one quantum without policy or sampling (for calibration and tests).
 pub fn steady_point(
     tiers: &[TierSpec],
@@ -202,7 +211,15 @@ pub fn simulate_observed(
     observer: &mut dyn QuantumObserver,
 ) -> Option<SimResult> {
     let caps: Vec<u64> = p.tiers.iter().map(|t| t.capacity_bytes).collect();
-    let mut pt = PageTable::place(gups.pages, p.page_bytes, &caps, |pg| {
+    // A policy that splits huge pages gets a table in 4 KiB units and GUPS's hot set placed
+    // in 4 KiB units (sub-page skew where it is not page-aligned), as does GUPS built in
+    // 4 KiB units; others keep the fast path.
+    let splittable =
+        (policy.splits_pages() || gups.units_per_page() > 1) && p.page_bytes > BASE_PAGE_BYTES;
+    if splittable && gups.units_per_page() == 1 {
+        gups = Gups::with_units(&gups.spec, p.page_bytes, BASE_PAGE_BYTES);
+    }
+    let mut pt = PageTable::place_with(gups.pages, p.page_bytes, splittable, &caps, |pg| {
         policy.initial_tier(pg)
     })?;
     let n = p.tiers.len();
@@ -214,6 +231,8 @@ pub fn simulate_observed(
     let budget = (p.migrate_limit_gb_s * quantum_ns) as u64;
     let mut open = vec![0.0; n];
     let mut samples = Vec::new();
+    let mut subpages: Vec<u16> = Vec::new();
+    let mut queued_bytes = 0u64;
     let mut hw = StatHardware::new(p.quantum_s, rng::stream(p.seed, "tier.hw"));
     // Migrations decided but not yet copied (the copy rate limit spreads a batch over quanta).
     let mut queue: std::collections::VecDeque<Migration> = Default::default();
@@ -257,55 +276,65 @@ pub fn simulate_observed(
         }
         let (acc_per_ns, gb_s) = app_throughput(&fp, &gups);
         samples.clear();
+        subpages.clear();
         let period = policy.sample_period().unwrap_or(p.sample_period).max(1);
         let expected = acc_per_ns * quantum_ns / period as f64;
-        gups.sample_pages(
-            sample_count(expected, &mut sample_rng),
-            &mut sample_rng,
-            &mut samples,
-        );
+        let k = sample_count(expected, &mut sample_rng);
+        if gups.units_per_page() > 1 {
+            gups.sample_units(k, &pt, &mut sample_rng, &mut samples, &mut subpages);
+        } else {
+            gups.sample_pages(k, &mut sample_rng, &mut samples);
+        }
         let lat: Vec<Option<f64>> = (0..n).map(|t| counters.latency_ns(t)).collect();
         let faults = hw.begin_quantum(q, &gups, acc_per_ns * 1e9);
-        let queued = queue.len() as u64 * p.page_bytes;
         let migs = policy.quantum_hw(
             &Observation {
                 time_s,
                 quantum_s: p.quantum_s,
                 samples: &samples,
+                sample_subpages: &subpages,
                 sample_period: period,
                 latency_ns: &lat,
                 app_arrivals_per_ns: &app_rate,
                 pages: &pt,
-                migrate_budget_bytes: budget.saturating_sub(queued),
+                migrate_budget_bytes: budget.saturating_sub(queued_bytes),
                 hint_faults: &faults,
             },
             &mut hw,
         );
+        for m in &migs {
+            queued_bytes += request_bytes(&pt, m);
+        }
         queue.extend(migs);
         let hot_now = hot.clone();
         let mut moved = vec![0u64; n];
         let mut bytes = 0u64;
         moved_pages.clear();
-        while bytes + p.page_bytes <= budget {
-            let Some(m) = queue.pop_front() else { break };
-            let from = if m.page < pt.pages() {
-                pt.tier(m.page)
-            } else {
-                0
-            };
+        while let Some(&m) = queue.front() {
+            let size = request_bytes(&pt, &m);
+            if bytes + size > budget {
+                break;
+            }
+            queue.pop_front();
+            queued_bytes -= size;
+            if m.to == SPLIT_PAGE {
+                // A split changes only the page table (no copy).
+                if pt.split(m.page).is_err() {
+                    out.failed_migrations += 1;
+                }
+                continue;
+            }
+            let from = pt.try_tier(m.page).unwrap_or(0);
             match pt.migrate(m.page, m.to) {
                 Ok(()) => {
-                    bytes += p.page_bytes;
-                    moved[from] += p.page_bytes;
-                    if m.to < n {
-                        moved[m.to] += p.page_bytes;
-                    }
+                    bytes += size;
+                    moved[from] += size;
+                    moved[m.to] += size;
                     out.migrations += 1;
                     moved_pages.push((m.page, from, m.to));
-                    if gups.is_hot(m.page) {
-                        hot[from] -= 1;
-                        hot[m.to] += 1;
-                    }
+                    let h = gups.hot_units_of(&pt, m.page);
+                    hot[from] -= h;
+                    hot[m.to] += h;
                 }
                 Err(_) => out.failed_migrations += 1,
             }
@@ -333,8 +362,8 @@ pub fn simulate_observed(
         for t in 0..n {
             open[t] = moved[t] as f64 / quantum_ns;
         }
-        let hot_share_default = if gups.hot_pages > 0 {
-            hot[DEFAULT_TIER] as f64 / gups.hot_pages as f64
+        let hot_share_default = if gups.hot_units() > 0 {
+            hot[DEFAULT_TIER] as f64 / gups.hot_units() as f64
         } else {
             0.0
         };

@@ -158,6 +158,10 @@ impl Validate for GupsSpec {
 }
 
 /// The hot set as a page range, and per-page access probabilities.
+///
+/// With 4 KiB units (huge pages that may split, [`Gups::with_units`]) the hot set is a range
+/// of 4 KiB units, so a hot set that is not aligned to the page size leaves huge pages that
+/// are partly hot (skewed inside); `hot_start`/`hot_pages` are then the pages it touches.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Gups {
     pub spec: GupsSpec,
@@ -165,6 +169,10 @@ pub struct Gups {
     pub hot_pages: u64,
     pub hot_start: u64,
     moved: bool,
+    /// Units per page (1: page granularity, the fast path), and the hot set in units.
+    units_per_page: u64,
+    hot_start_unit: u64,
+    hot_units: u64,
 }
 
 impl GupsSpec {
@@ -175,20 +183,81 @@ impl GupsSpec {
 }
 
 impl Gups {
+    /// GUPS over pages of `page_bytes`. A hot set that is not page-aligned is placed in
+    /// 4 KiB units (its edge pages partly hot); an aligned one at page granularity (the fast
+    /// path, where the two agree).
     pub fn new(spec: &GupsSpec, page_bytes: u64) -> Self {
-        let pages = spec.working_set_bytes.div_ceil(page_bytes);
-        let hot_pages = spec.hot_set_bytes.div_ceil(page_bytes).min(pages);
-        let hot_start = match spec.hot_offset_bytes {
-            Some(o) => (o / page_bytes).min(pages - hot_pages),
-            None => pages - hot_pages,
+        let aligned = |b: u64| b.is_multiple_of(page_bytes);
+        let unit = if aligned(spec.hot_set_bytes) && spec.hot_offset_bytes.is_none_or(aligned) {
+            page_bytes
+        } else {
+            super::pages::BASE_PAGE_BYTES.min(page_bytes)
         };
-        Gups {
+        Self::with_units(spec, page_bytes, unit)
+    }
+
+    /// GUPS whose hot set is placed at `unit_bytes` granularity (a divisor of `page_bytes`:
+    /// 4 KiB when huge pages may split; `page_bytes` is [`Gups::new`]).
+    pub fn with_units(spec: &GupsSpec, page_bytes: u64, unit_bytes: u64) -> Self {
+        let pages = spec.working_set_bytes.div_ceil(page_bytes);
+        let upp = (page_bytes / unit_bytes.max(1)).max(1);
+        let unit = page_bytes / upp;
+        let units = pages * upp;
+        let hot_units = spec.hot_set_bytes.div_ceil(unit).min(units);
+        let hot_start_unit = match spec.hot_offset_bytes {
+            Some(o) => (o / unit).min(units - hot_units),
+            None => units - hot_units,
+        };
+        let mut g = Gups {
             spec: spec.clone(),
             pages,
-            hot_pages,
-            hot_start,
+            hot_pages: 0,
+            hot_start: 0,
             moved: false,
-        }
+            units_per_page: upp,
+            hot_start_unit,
+            hot_units,
+        };
+        g.set_hot_pages();
+        g
+    }
+
+    /// The page range the unit range touches.
+    fn set_hot_pages(&mut self) {
+        let upp = self.units_per_page;
+        self.hot_start = self.hot_start_unit / upp;
+        let end = (self.hot_start_unit + self.hot_units).div_ceil(upp);
+        self.hot_pages = if self.hot_units == 0 {
+            0
+        } else {
+            end - self.hot_start
+        };
+    }
+
+    /// Units per page (1 unless the hot set is placed in 4 KiB units).
+    pub fn units_per_page(&self) -> u64 {
+        self.units_per_page
+    }
+
+    /// Hot 4 KiB units (hot pages at page granularity).
+    pub fn hot_units(&self) -> u64 {
+        self.hot_units
+    }
+
+    /// Hot units of page `id` of `pt` (a page or a base page; 0 or 1 at page granularity).
+    #[inline]
+    pub fn hot_units_of(&self, pt: &PageTable, id: u64) -> u64 {
+        let upp = self.units_per_page;
+        let (lo, hi) = if id < self.pages {
+            (id * upp, id * upp + upp)
+        } else {
+            match pt.parent_of(id) {
+                Some((h, i)) => (h * upp + i, h * upp + i + 1),
+                None => return 0,
+            }
+        };
+        let (a, b) = (self.hot_start_unit, self.hot_start_unit + self.hot_units);
+        hi.min(b).saturating_sub(lo.max(a))
     }
 
     /// Move the hot set once `time_s` passes `hot_move_s`: to the start of the working set
@@ -197,11 +266,12 @@ impl Gups {
         match self.spec.hot_move_s {
             Some(t) if !self.moved && time_s >= t => {
                 self.moved = true;
-                self.hot_start = if self.hot_start == 0 {
-                    self.pages - self.hot_pages
+                self.hot_start_unit = if self.hot_start_unit == 0 {
+                    self.pages * self.units_per_page - self.hot_units
                 } else {
                     0
                 };
+                self.set_hot_pages();
                 true
             }
             _ => false,
@@ -220,19 +290,29 @@ impl Gups {
         }
     }
 
-    /// Access probability of a (hot, cold) page.
+    /// Access probability of a (hot, cold) page (a wholly hot page at 4 KiB units).
     pub fn probabilities(&self) -> (f64, f64) {
         let h = self.hot_fraction();
         let cold = (1.0 - h) / self.pages as f64;
         if self.hot_pages == 0 {
             return (cold, cold);
         }
-        (cold + h / self.hot_pages as f64, cold)
+        if self.units_per_page == 1 {
+            return (cold + h / self.hot_pages as f64, cold);
+        }
+        (
+            cold + h * self.units_per_page as f64 / self.hot_units as f64,
+            cold,
+        )
     }
 
     /// Access probability of one page.
     pub fn page_probability(&self, page: u64) -> f64 {
         let (hot, cold) = self.probabilities();
+        if self.units_per_page > 1 {
+            let hu = self.hot_units_of_page(page);
+            return cold + (hot - cold) * hu as f64 / self.units_per_page as f64;
+        }
         if self.is_hot(page) {
             hot
         } else {
@@ -240,25 +320,48 @@ impl Gups {
         }
     }
 
-    /// Hot pages on each tier under placement `pt`.
+    fn hot_units_of_page(&self, page: u64) -> u64 {
+        let upp = self.units_per_page;
+        let (a, b) = (self.hot_start_unit, self.hot_start_unit + self.hot_units);
+        (page * upp + upp)
+            .min(b)
+            .saturating_sub((page * upp).max(a))
+    }
+
+    /// Hot units (hot pages at page granularity) on each tier under placement `pt`.
     pub fn hot_per_tier(&self, pt: &PageTable) -> Vec<u64> {
         let mut h = vec![0; pt.tiers()];
+        if self.units_per_page == 1 {
+            for p in self.hot_start..self.hot_start + self.hot_pages {
+                h[pt.tier(p)] += 1;
+            }
+            return h;
+        }
         for p in self.hot_start..self.hot_start + self.hot_pages {
-            h[pt.tier(p)] += 1;
+            if pt.is_split(p) {
+                for i in 0..self.units_per_page {
+                    let b = pt.base_id(p, i);
+                    h[pt.tier(b)] += self.hot_units_of(pt, b);
+                }
+            } else {
+                h[pt.tier(p)] += self.hot_units_of_page(p);
+            }
         }
         h
     }
 
-    /// Share of accesses to each tier (sums to 1) from the pages and hot pages per tier.
+    /// Share of accesses to each tier (sums to 1) from the units (pages) and hot units per
+    /// tier; `pt`'s accounting unit must be this workload's.
     pub fn tier_shares_from(&self, pt: &PageTable, hot_per_tier: &[u64]) -> Vec<f64> {
-        let cold_p = (1.0 - self.hot_fraction()) / self.pages as f64;
-        let hot_extra = if self.hot_pages > 0 {
-            self.hot_fraction() / self.hot_pages as f64
+        let units = self.pages * self.units_per_page;
+        let cold_p = (1.0 - self.hot_fraction()) / units as f64;
+        let hot_extra = if self.hot_units > 0 {
+            self.hot_fraction() / self.hot_units as f64
         } else {
             0.0
         };
         (0..pt.tiers())
-            .map(|t| pt.used_pages(t) as f64 * cold_p + hot_per_tier[t] as f64 * hot_extra)
+            .map(|t| pt.used_units(t) as f64 * cold_p + hot_per_tier[t] as f64 * hot_extra)
             .collect()
     }
 
@@ -273,6 +376,31 @@ impl Gups {
     }
     pub fn bytes_per_access(&self) -> f64 {
         self.lines_per_access() * LINE_BYTES / self.spec.read_fraction
+    }
+
+    /// Draw `n` samples of accesses at 4 KiB units: each is a unit, hot with the hot
+    /// fraction, else uniform; `out` gets its page (or its base page's id once `pt` split
+    /// the page) and `subs` its index within the page (PEBS records the data address).
+    pub fn sample_units(
+        &self,
+        n: u64,
+        pt: &PageTable,
+        rng: &mut SimRng,
+        out: &mut Vec<u64>,
+        subs: &mut Vec<u16>,
+    ) {
+        let h = self.hot_fraction();
+        let upp = self.units_per_page;
+        for _ in 0..n {
+            let u = if rng.random::<f64>() < h {
+                self.hot_start_unit + rng.random_range(0..self.hot_units)
+            } else {
+                rng.random_range(0..self.pages * upp)
+            };
+            let (p, i) = (u / upp, u % upp);
+            out.push(if pt.is_split(p) { pt.base_id(p, i) } else { p });
+            subs.push(i as u16);
+        }
     }
 
     /// Draw `n` samples of accesses: each is a page, hot with the hot fraction, else uniform.
