@@ -35,10 +35,16 @@ struct Shard {
     idx: Box<dyn PmIndex>,
 }
 
+/// One shard's lock, on its own cache lines: a shard's counters change on every operation,
+/// and sharing a line with the next shard's lock word would make threads on different
+/// shards contend anyway (false sharing).
+#[repr(align(128))]
+struct Slot(Mutex<Shard>);
+
 /// An index partitioned into independently locked shards; `Send + Sync`.
 pub struct SharedIndex {
     spec: &'static IndexSpec,
-    shards: Box<[Mutex<Shard>]>,
+    shards: Box<[Slot]>,
     /// log2 of the shard count.
     bits: u32,
 }
@@ -124,19 +130,10 @@ impl SharedIndex {
         cfg: &RegionConfig,
         shards: usize,
     ) -> PmResult<SharedIndex> {
-        let bits = check_shards(shards)?;
-        let (rcfg, o) = (shard_region(cfg, shards), shard_options(opts, shards));
-        let shards = (0..shards)
-            .map(|_| {
-                let mut pm = PmRegion::anonymous(rcfg.clone())?;
-                let idx = (spec.create)(&mut pm, &o)?;
-                Ok(Mutex::new(Shard { pm, idx }))
-            })
-            .collect::<PmResult<Vec<_>>>()?;
-        Ok(SharedIndex {
-            spec,
-            shards: shards.into_boxed_slice(),
-            bits,
+        SharedIndex::build(spec, opts, cfg, shards, |_, rcfg, o| {
+            let mut pm = PmRegion::anonymous(rcfg.clone())?;
+            let idx = (spec.create)(&mut pm, o)?;
+            Ok((pm, idx))
         })
     }
 
@@ -148,18 +145,29 @@ impl SharedIndex {
         cfg: &RegionConfig,
         images: &[Vec<u8>],
     ) -> PmResult<SharedIndex> {
-        let bits = check_shards(images.len())?;
-        let (rcfg, o) = (
-            shard_region(cfg, images.len()),
-            shard_options(opts, images.len()),
-        );
-        let shards = images
-            .iter()
-            .map(|img| {
-                let mut pm = PmRegion::from_image(img, rcfg.clone())?;
-                let idx = (spec.recover)(&mut pm, &o)?;
-                Ok(Mutex::new(Shard { pm, idx }))
-            })
+        SharedIndex::build(spec, opts, cfg, images.len(), |i, rcfg, o| {
+            let mut pm = PmRegion::from_image(&images[i], rcfg.clone())?;
+            let idx = (spec.recover)(&mut pm, o)?;
+            Ok((pm, idx))
+        })
+    }
+
+    /// `shards` shards from `make(shard, its region config, its index options)`.
+    fn build(
+        spec: &'static IndexSpec,
+        opts: &IndexOptions,
+        cfg: &RegionConfig,
+        shards: usize,
+        mut make: impl FnMut(
+            usize,
+            &RegionConfig,
+            &IndexOptions,
+        ) -> PmResult<(PmRegion, Box<dyn PmIndex>)>,
+    ) -> PmResult<SharedIndex> {
+        let bits = check_shards(shards)?;
+        let (rcfg, o) = (shard_region(cfg, shards), shard_options(opts, shards));
+        let shards = (0..shards)
+            .map(|i| make(i, &rcfg, &o).map(|(pm, idx)| Slot(Mutex::new(Shard { pm, idx }))))
             .collect::<PmResult<Vec<_>>>()?;
         Ok(SharedIndex {
             spec,
@@ -188,6 +196,7 @@ impl SharedIndex {
         // A poisoned lock means an index operation panicked half-way: its shard cannot be
         // trusted, so neither can any later answer.
         self.shards[i]
+            .0
             .lock()
             .expect("a shard's lock is poisoned: an operation on it panicked")
     }
@@ -336,10 +345,25 @@ pub fn merge_runs(runs: &[Vec<(Key, u64)>], count: usize, out: &mut Vec<(Key, u6
 #[derive(Debug, Clone, Copy)]
 pub struct ThreadRun {
     pub ops: u64,
-    /// Wall time from the common start (a barrier) until the last thread finished.
+    /// Wall time from the first thread's start (after a common barrier) until the last
+    /// thread finished.
     pub wall_s: f64,
+    /// CPU time the threads got, summed (`cpu_s / wall_s` = cores actually used: on a
+    /// shared machine less than the thread count).
+    pub cpu_s: f64,
     /// Inserts that returned false (in a Load of distinct keys: lost inserts, an error).
     pub failed_inserts: u64,
+}
+
+/// CPU seconds the calling thread has run.
+fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer; CLOCK_THREAD_CPUTIME_ID exists on every Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// Run `ops` on `threads` OS threads, operation `i` on thread `i % threads` (the same
@@ -348,12 +372,13 @@ pub struct ThreadRun {
 pub fn run_threads(idx: &SharedIndex, ops: &[Op], threads: usize) -> Result<ThreadRun, String> {
     let threads = threads.max(1);
     let start = Barrier::new(threads + 1);
-    let (wall_s, results) = std::thread::scope(|s| {
+    let results = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let start = &start;
-                s.spawn(move || -> Result<u64, String> {
+                s.spawn(move || -> Result<(u64, f64, Instant, Instant), String> {
                     start.wait();
+                    let (t0, cpu0) = (Instant::now(), thread_cpu_s());
                     let mut failed = 0;
                     for op in ops.iter().skip(t).step_by(threads) {
                         match idx.apply(op).map_err(|e| format!("{op:?}: {e}"))? {
@@ -361,25 +386,33 @@ pub fn run_threads(idx: &SharedIndex, ops: &[Op], threads: usize) -> Result<Thre
                             _ => {}
                         }
                     }
-                    Ok(failed)
+                    Ok((failed, thread_cpu_s() - cpu0, t0, Instant::now()))
                 })
             })
             .collect();
         start.wait();
-        let t0 = Instant::now();
-        let results: Vec<_> = handles
+        handles
             .into_iter()
             .map(|h| h.join().expect("an index thread panicked"))
-            .collect();
-        (t0.elapsed().as_secs_f64(), results)
+            .collect::<Vec<_>>()
     });
-    let mut failed_inserts = 0;
+    let (mut failed_inserts, mut cpu_s) = (0, 0.0);
+    let (mut first, mut last) = (None::<Instant>, None::<Instant>);
     for r in results {
-        failed_inserts += r?;
+        let (f, c, t0, t1) = r?;
+        failed_inserts += f;
+        cpu_s += c;
+        first = Some(first.map_or(t0, |x| x.min(t0)));
+        last = Some(last.map_or(t1, |x| x.max(t1)));
     }
+    let wall_s = match (first, last) {
+        (Some(a), Some(b)) => (b - a).as_secs_f64(),
+        _ => 0.0,
+    };
     Ok(ThreadRun {
         ops: ops.len() as u64,
         wall_s,
+        cpu_s,
         failed_inserts,
     })
 }
