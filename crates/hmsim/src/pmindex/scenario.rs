@@ -456,6 +456,11 @@ fn real_thread_rows(
             ("repeats", json!(sc.throughput.repeats.max(1))),
             ("throughput_mops", json!(b.ops as f64 / wall / 1e6)),
             ("wall_s", json!(b.wall_s)),
+            // Operations that found their shard locked by another thread.
+            (
+                "lock_waits_per_op",
+                json!(b.lock_waits as f64 / b.ops.max(1) as f64),
+            ),
             // Cores the threads actually got (2 threads on a loaded machine may get ~1).
             ("cores_used", json!(b.cpu_s / wall)),
             (
@@ -760,6 +765,15 @@ mod tests {
             // Each thread's CPU time fits in its own wall interval: at most one core each.
             let used = num(r, "cores_used");
             assert!(used > 0.0 && used <= threads as f64 * 1.001, "{used}");
+            let waits = num(r, "lock_waits_per_op");
+            assert!(
+                if threads == 1 {
+                    waits == 0.0
+                } else {
+                    waits < 1.0
+                },
+                "{waits}"
+            );
         }
         assert!(out.rows[0]["throughput_mops"].is_null());
         let e =

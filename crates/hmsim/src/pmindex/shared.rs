@@ -12,7 +12,8 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::{Barrier, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 
 use super::index::{IndexOptions, IndexSpec, PmIndex};
@@ -47,6 +48,8 @@ pub struct SharedIndex {
     shards: Box<[Slot]>,
     /// log2 of the shard count.
     bits: u32,
+    /// Lock acquisitions that found the shard held by another thread (had to wait).
+    waits: AtomicU64,
 }
 
 // The point of the type: shareable between threads (checked at compile time).
@@ -173,6 +176,7 @@ impl SharedIndex {
             spec,
             shards: shards.into_boxed_slice(),
             bits,
+            waits: AtomicU64::new(0),
         })
     }
 
@@ -192,13 +196,23 @@ impl SharedIndex {
         }
     }
 
+    /// Lock acquisitions so far that had to wait for another thread (shard contention).
+    pub fn lock_waits(&self) -> u64 {
+        self.waits.load(Ordering::Relaxed)
+    }
+
     fn lock(&self, i: usize) -> MutexGuard<'_, Shard> {
         // A poisoned lock means an index operation panicked half-way: its shard cannot be
         // trusted, so neither can any later answer.
-        self.shards[i]
-            .0
-            .lock()
-            .expect("a shard's lock is poisoned: an operation on it panicked")
+        const POISONED: &str = "a shard's lock is poisoned: an operation on it panicked";
+        match self.shards[i].0.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::WouldBlock) => {
+                self.waits.fetch_add(1, Ordering::Relaxed);
+                self.shards[i].0.lock().expect(POISONED)
+            }
+            Err(TryLockError::Poisoned(_)) => panic!("{POISONED}"),
+        }
     }
 
     fn on_key<R>(&self, k: &Key, f: impl FnOnce(&mut dyn PmIndex, &mut PmRegion) -> R) -> R {
@@ -353,6 +367,8 @@ pub struct ThreadRun {
     pub cpu_s: f64,
     /// Inserts that returned false (in a Load of distinct keys: lost inserts, an error).
     pub failed_inserts: u64,
+    /// Shard-lock acquisitions during the run that had to wait for another thread.
+    pub lock_waits: u64,
 }
 
 /// CPU seconds the calling thread has run.
@@ -371,6 +387,7 @@ fn thread_cpu_s() -> f64 {
 /// from a common start until all have finished.
 pub fn run_threads(idx: &SharedIndex, ops: &[Op], threads: usize) -> Result<ThreadRun, String> {
     let threads = threads.max(1);
+    let waits0 = idx.lock_waits();
     let start = Barrier::new(threads + 1);
     let results = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -414,6 +431,7 @@ pub fn run_threads(idx: &SharedIndex, ops: &[Op], threads: usize) -> Result<Thre
         wall_s,
         cpu_s,
         failed_inserts,
+        lock_waits: idx.lock_waits() - waits0,
     })
 }
 

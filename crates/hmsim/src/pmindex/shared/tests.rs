@@ -236,6 +236,8 @@ fn run_threads_loads_every_key_once() {
         .collect();
     let r = run_threads(&idx, &ops, 3).unwrap();
     assert_eq!((r.ops, r.failed_inserts), (2000, 0));
+    // One thread never waits for a lock.
+    assert_eq!(run_threads(&idx, &ops[..10], 1).unwrap().lock_waits, 0);
     assert_eq!(idx.entries().len(), 2000);
     // A second load of the same keys fails every insert, and says so.
     let r = run_threads(&idx, &ops, 2).unwrap();
