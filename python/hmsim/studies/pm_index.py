@@ -162,9 +162,9 @@ def figures(out: Path, df: pd.DataFrame, tonic: pd.DataFrame, real: pd.DataFrame
             fig, ax = plt.subplots(figsize=(8, 4))
             for name, g in real.groupby("index"):
                 ax.plot(g.os_threads, g.throughput_mops, marker="o", label=name, color=colors.get(name, "gray"))
-            ax.set_xlabel("OS threads (this machine: %d cores)" % int(real.machine_cores.iloc[0]))
+            ax.set_xlabel(f"OS threads (this machine: {int(real.machine_cores.iloc[0])} cores)")
             ax.set_ylabel("M inserts / wall s")
-            ax.set_title("Real threads, SharedIndex (%d shards), Load, DRAM, no model" % int(real.shards.iloc[0]))
+            ax.set_title(f"Real threads, SharedIndex ({int(real.shards.iloc[0])} shards), Load, DRAM, no model")
             ax.legend(fontsize=8)
             paths += save_figure(fig, out, "fig_real_threads")
 
