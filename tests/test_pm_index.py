@@ -73,5 +73,11 @@ def test_pm_index_study_quick(quick_study):
     assert (c.flushes_per_op == 0).all()
     tonic = res.tables["tonic"]
     assert not tonic.empty and set(res.comparison.metric.str.contains("Tonic")) == {True}
-    for name in ("fig_flushes_per_insert", "fig_lifetime_per_insert", "fig_tonic_before_after"):
+    # Real OS threads through the SharedIndex: labelled, one 1-thread row per index.
+    real = res.tables["real_threads"]
+    assert set(real.os_threads) == {1, 2, 4} and (real.source == "real").all() and (real.clock == "wall").all()
+    assert (real.throughput_mops > 0).all() and (real[real.os_threads == 1].speedup_vs_1_thread == 1.0).all()
+    assert (real.oversubscribed == (real.os_threads > real.machine_cores)).all()
+    assert set(real["index"]) == set(res.summary["real_2_thread_speedup"])
+    for name in ("fig_flushes_per_insert", "fig_lifetime_per_insert", "fig_tonic_before_after", "fig_real_threads"):
         assert (out / f"{name}.png").stat().st_size > 5000

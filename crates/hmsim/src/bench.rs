@@ -329,6 +329,38 @@ pub fn pmindex_load(index: &str, inserts: u64, model: bool) -> BenchResult {
     }
 }
 
+/// Persistent indexes on real threads: YCSB Load of `inserts` integer keys into `index`
+/// through a `SharedIndex` of 64 shards, operation i on OS thread i % `threads`, counters
+/// only (DRAM, no model); wall clock, on this machine (2 cores: more threads oversubscribe).
+pub fn pmindex_threads(index: &str, inserts: u64, threads: usize) -> BenchResult {
+    use crate::pmindex::shared::run_threads;
+    use crate::pmindex::ycsb::key_of;
+    use crate::pmindex::{find, IndexOptions, KeyType, Op, RegionConfig, SharedIndex};
+    let spec = find(index).expect("a registered index");
+    let ops: Vec<Op> = (0..inserts)
+        .map(|i| Op::Insert(key_of(KeyType::Int, i), i))
+        .collect();
+    let idx = SharedIndex::create(
+        spec,
+        &IndexOptions::new(KeyType::Int),
+        &RegionConfig::default(),
+        crate::pmindex::DEFAULT_SHARDS,
+    )
+    .expect("create");
+    let r = run_threads(&idx, &ops, threads).expect("load");
+    assert_eq!(r.failed_inserts, 0, "every key is new");
+    BenchResult {
+        module: "pm-index".into(),
+        case: format!(
+            "{index} YCSB Load, {inserts} int keys, {threads} OS thread(s), SharedIndex 64 shards, counters only (DRAM), wall clock"
+        ),
+        unit: "inserts".into(),
+        count: inserts,
+        wall_s: r.wall_s,
+        per_wall_second: inserts as f64 / r.wall_s,
+    }
+}
+
 /// NUMA placement: 3,000 GiB in 4 KiB pages (≈ 786 M pages) placed by 56 tasks in 1 GiB
 /// vmalloc chunks on the aliusM machine under `policy`, with allocation cost; pages per second.
 pub fn numa_place(policy: &str, gib: u64) -> BenchResult {
@@ -424,6 +456,11 @@ pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
             out.push(pmindex_load(index, n, true));
         }
         out.push(pmindex_load("p-clht", n, false));
+        for index in ["p-clht", "cceh", "fast-fair", "p-art"] {
+            for threads in [1, 2] {
+                out.push(pmindex_threads(index, n, threads));
+            }
+        }
     }
     if module.is_none() || module == Some("numa") {
         let gib = (3000.0 * scale).max(1.0) as u64;

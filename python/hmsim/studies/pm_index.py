@@ -65,6 +65,39 @@ def build_points(quick: bool) -> list[Point]:
     return pts
 
 
+REAL_THREADS = [1, 2, 4]
+
+
+def real_points(quick: bool) -> list[Point]:
+    """Per index: Load of integer keys timed on 1, 2 and 4 OS threads through a SharedIndex
+    (wall clock, no model; 4 threads oversubscribe this 2-core machine)."""
+    text, file = _base()
+    n = 20_000 if quick else 1_000_000
+    return [
+        _pt(
+            text,
+            file,
+            "real_threads",
+            index__name=ix["name"],
+            workload__records=n,
+            workload__operations=n,
+            throughput__measure=False,
+            throughput__real_threads=REAL_THREADS,
+        )
+        for ix in indexes()
+    ]
+
+
+def real_table(t: pd.DataFrame | None) -> pd.DataFrame:
+    """The real-thread rows with each index's speed-up over its own 1-thread row."""
+    if t is None or t.empty:
+        return pd.DataFrame()
+    t = t.reset_index(drop=True)
+    one = t[t.os_threads == 1].set_index("index").throughput_mops
+    t["speedup_vs_1_thread"] = t.throughput_mops / t["index"].map(one)
+    return t
+
+
 def tonic_table(df: pd.DataFrame) -> pd.DataFrame:
     """Before/after per index and switch on Load (integer keys, 1 thread)."""
     base = df[(df.experiment == "load") & (df.key_type == "int") & (df.threads == 1)].set_index("index")
@@ -89,7 +122,7 @@ def tonic_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def figures(out: Path, df: pd.DataFrame, tonic: pd.DataFrame) -> list[Path]:
+def figures(out: Path, df: pd.DataFrame, tonic: pd.DataFrame, real: pd.DataFrame) -> list[Path]:
     paths: list[Path] = []
     load = df[(df.experiment == "load") & (df.key_type == "int") & (df.threads == 1)].set_index("index")
     names = list(load.index)
@@ -124,6 +157,16 @@ def figures(out: Path, df: pd.DataFrame, tonic: pd.DataFrame) -> list[Path]:
             ax.set_title("YCSB, zipfian 0.99, integer keys")
             ax.tick_params(axis="x", rotation=0)
             paths += save_figure(fig, out, "fig_ycsb_media_writes")
+
+        if not real.empty:
+            fig, ax = plt.subplots(figsize=(8, 4))
+            for name, g in real.groupby("index"):
+                ax.plot(g.os_threads, g.throughput_mops, marker="o", label=name, color=colors.get(name, "gray"))
+            ax.set_xlabel(f"OS threads (this machine: {int(real.machine_cores.iloc[0])} cores)")
+            ax.set_ylabel("M inserts / wall s")
+            ax.set_title(f"Real threads, SharedIndex ({int(real.shards.iloc[0])} shards), Load, DRAM, no model")
+            ax.legend(fontsize=8)
+            paths += save_figure(fig, out, "fig_real_threads")
 
         if not tonic.empty:
             fig, ax = plt.subplots(figsize=(9, 4))
@@ -198,6 +241,8 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     df = res.results
     df = df[[c for c in COLUMNS if c in df.columns]].reset_index(drop=True)
     tonic = tonic_table(df)
+    # Timed alone (one point at a time) so the sweep's other points do not share the cores.
+    real = real_table(run_points(real_points(quick), out, workers=1, label="pm-index real").tables.get("real_threads"))
     load = df[(df.experiment == "load") & (df.key_type == "int") & (df.threads == 1)].set_index("index")
     norm = {}
     if "p-clht" in load.index and load.loc["p-clht"].flushes_per_op > 0:
@@ -205,10 +250,17 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     return StudyResult(
         name="pm-index",
         results=df,
-        tables={"tonic": tonic},
+        tables={"tonic": tonic, "real_threads": real},
         comparison=comparison_frame(compare(tonic)),
-        summary={"seed": 1, "points": len(points), "flushes_per_insert_vs_p_clht": norm},
-        figures=figures(out, df, tonic),
+        summary={
+            "seed": 1,
+            "points": len(points),
+            "flushes_per_insert_vs_p_clht": norm,
+            "real_2_thread_speedup": {}
+            if real.empty
+            else real[real.os_threads == 2].set_index("index").speedup_vs_1_thread.round(2).to_dict(),
+        },
+        figures=figures(out, df, tonic, real),
     )
 
 

@@ -32,9 +32,10 @@
 //! - [`Op`] / [`ops::Outcome`]: one operation applied to an index or to a `BTreeMap` model;
 //!   [`testing::standard_checks`] is the model-based check every index runs in its tests.
 //!
-//! Threads: the API is `&mut` and single-threaded; YCSB's threads are simulated threads
-//! (`set_thread`) whose operations interleave on the cache model's cores. Real multi-threaded
-//! execution is not modelled (documented in docs/pm-index.md).
+//! Threads: the API is `&mut` and single-threaded; YCSB's threads in the model are simulated
+//! threads (`set_thread`) whose operations interleave on the cache model's cores. For real
+//! OS threads, [`SharedIndex`] (`shared.rs`) partitions the keys over independently locked
+//! shards, each its own region + index, usable through `&self` (docs/pm-index.md).
 //!
 //! Ownership: `hash/` (P-CLHT, CCEH, Level hashing) and the framework are on branch
 //! `pmindex`; `trees/` (ordered indexes; register in `trees::INDEXES`) on `pmindex-trees`.
@@ -52,6 +53,7 @@ pub mod keyslot;
 pub mod ops;
 mod region;
 pub mod scenario;
+pub mod shared;
 pub mod sim;
 pub mod testing;
 pub mod trees;
@@ -69,3 +71,4 @@ pub use region::{
     PmStats, RegionConfig, LINE,
 };
 pub use scenario::run;
+pub use shared::{SharedIndex, DEFAULT_SHARDS};
