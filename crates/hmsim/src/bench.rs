@@ -277,10 +277,15 @@ pub fn allocators_buddy(allocs_per_thread: u64) -> BenchResult {
     }
 }
 
-/// Persistent indexes: inserts per wall second of a YCSB Load of `inserts` integer keys into
-/// `index`, with the full cache + PMem model fed by every load/store/flush/fence (`model`),
-/// or with the instrumentation's counters only (the index itself, in DRAM).
-pub fn pmindex_load(index: &str, inserts: u64, model: bool) -> BenchResult {
+/// A YCSB Load of `n` integer keys and an empty `index` in a fresh anonymous region.
+fn pmindex_setup(
+    index: &str,
+    n: u64,
+) -> (
+    Vec<crate::pmindex::Op>,
+    crate::pmindex::PmRegion,
+    Box<dyn crate::pmindex::PmIndex>,
+) {
     use crate::pmindex::ycsb::{load_ops, Distribution, Workload, YcsbSpec};
     use crate::pmindex::{find, IndexOptions, KeyType, PmRegion, RegionConfig};
     let spec = find(index).expect("a registered index");
@@ -289,13 +294,21 @@ pub fn pmindex_load(index: &str, inserts: u64, model: bool) -> BenchResult {
         key_type: KeyType::Int,
         distribution: Distribution::Uniform,
         zipf_theta: 0.99,
-        records: inserts,
+        records: n,
         operations: 0,
         scan_max: 100,
     };
     let ops = load_ops(&y, 1);
     let mut pm = PmRegion::anonymous(RegionConfig::default()).expect("anonymous region");
-    let mut idx = (spec.create)(&mut pm, &IndexOptions::new(KeyType::Int)).expect("create");
+    let idx = (spec.create)(&mut pm, &IndexOptions::new(KeyType::Int)).expect("create");
+    (ops, pm, idx)
+}
+
+/// Persistent indexes: inserts per wall second of a YCSB Load of `inserts` integer keys into
+/// `index`, with the full cache + PMem model fed by every load/store/flush/fence (`model`),
+/// or with the instrumentation's counters only (the index itself, in DRAM).
+pub fn pmindex_load(index: &str, inserts: u64, model: bool) -> BenchResult {
+    let (ops, mut pm, mut idx) = pmindex_setup(index, inserts);
     if model {
         use crate::cache::CacheConfig;
         use crate::pmem::{DimmSpec, PmemConfig};
@@ -359,6 +372,37 @@ pub fn pmindex_threads(index: &str, inserts: u64, threads: usize) -> BenchResult
         wall_s: r.wall_s,
         per_wall_second: inserts as f64 / r.wall_s,
     }
+}
+
+/// Persistent indexes natively (counters only, region in DRAM, no observer): a YCSB Load of
+/// `n` integer keys, then one lookup of each key in the same scattered order; inserts and
+/// lookups per wall second.
+pub fn pmindex_native(index: &str, n: u64) -> [BenchResult; 2] {
+    let (ops, mut pm, mut idx) = pmindex_setup(index, n);
+    let start = Instant::now();
+    for op in &ops {
+        op.apply(idx.as_mut(), &mut pm).expect("insert");
+    }
+    let load_s = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let mut found = 0u64;
+    for op in &ops {
+        found += idx.lookup(&mut pm, op.key()).is_some() as u64;
+    }
+    let lookup_s = start.elapsed().as_secs_f64();
+    assert_eq!(found, n, "{index}: every loaded key is found");
+    let row = |what: &str, unit: &str, wall_s: f64| BenchResult {
+        module: "pm-index".into(),
+        case: format!("{index} {what}, {n} int keys, counters only (DRAM)"),
+        unit: unit.into(),
+        count: n,
+        wall_s,
+        per_wall_second: n as f64 / wall_s,
+    };
+    [
+        row("YCSB Load", "inserts", load_s),
+        row("lookups after the load", "lookups", lookup_s),
+    ]
 }
 
 /// NUMA placement: 3,000 GiB in 4 KiB pages (≈ 786 M pages) placed by 56 tasks in 1 GiB
@@ -452,10 +496,13 @@ pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
     }
     if module.is_none() || module == Some("pm-index") {
         let n = (1_000_000.0 * scale).max(1000.0) as u64;
-        for index in ["p-clht", "cceh", "level-hashing"] {
-            out.push(pmindex_load(index, n, true));
+        let indexes = crate::pmindex::registry();
+        for spec in &indexes {
+            out.push(pmindex_load(spec.name, n, true));
         }
-        out.push(pmindex_load("p-clht", n, false));
+        for spec in &indexes {
+            out.extend(pmindex_native(spec.name, n));
+        }
         for index in ["p-clht", "cceh", "fast-fair", "p-art"] {
             for threads in [1, 2] {
                 out.push(pmindex_threads(index, n, threads));

@@ -54,6 +54,10 @@ pub struct SetAssocCache {
     clock: u64,
     policy: Replacement,
     rng: SimRng,
+    /// Slot of the last hit. A line sits in at most one slot, so when this slot's tag is
+    /// the line looked up, it is the slot the set search would find: repeated accesses to
+    /// one line (most loads of an index walking a node) skip the search, same result.
+    last_hit: usize,
     pub stats: CacheStats,
 }
 
@@ -75,6 +79,7 @@ impl SetAssocCache {
             clock: 0,
             policy,
             rng,
+            last_hit: 0,
             stats: CacheStats::default(),
         }
     }
@@ -100,8 +105,14 @@ impl SetAssocCache {
     /// Look the line up; on a hit refresh its recency and, for a write, dirty it.
     #[inline]
     pub fn lookup(&mut self, line: u64, write: bool) -> bool {
-        match self.find(line) {
+        let found = if self.slots[self.last_hit].tag == line {
+            Some(self.last_hit)
+        } else {
+            self.find(line)
+        };
+        match found {
             Some(i) => {
+                self.last_hit = i;
                 self.clock += 1;
                 let w = &mut self.slots[i];
                 let dirty = if write || w.dirty() { DIRTY } else { 0 };

@@ -155,6 +155,10 @@ pub struct Machine {
     pub stored_bytes: u64,
     pub loaded_lines: u64,
     pub eadr: bool,
+    /// Record each operation's latency in `write_latency`/`read_latency` (default on).
+    /// Users that never read the histograms (the pm-index observer) turn it off: the
+    /// histograms are outputs only, so every other result is unchanged.
+    pub record_latency: bool,
     /// Scratch of `write_ops_interleaved` (kept to avoid allocating per round).
     scratch: Interleave,
 }
@@ -187,6 +191,7 @@ impl Machine {
             stored_bytes: 0,
             loaded_lines: 0,
             eadr: cfg.persistence == "eadr",
+            record_latency: true,
             scratch: Interleave::default(),
         }
     }
@@ -216,8 +221,10 @@ impl Machine {
         let reads = self.sys.op_read_hits as f64 * self.t.read_buffer_hit_ns
             + self.sys.op_read_misses as f64 * self.t.read_media_ns
             + self.sys.op_ait_misses as f64 * self.t.ait_miss_ns;
-        let overlap = 1.0 + (lines - 1.0).max(0.0) / self.t.overlap_lines;
+        // The overlap factor only matters for multi-line operations (computed only then: a
+        // division per event saved, same values).
         let reads = if lines > 1.0 {
+            let overlap = 1.0 + (lines - 1.0) / self.t.overlap_lines;
             reads / lines * overlap
         } else {
             reads
@@ -341,7 +348,9 @@ impl Machine {
         };
         let serial = fence || persist == Persist::Clflush;
         let lat = self.finish(core, own, n, serial);
-        self.write_latency.record_ns(lat);
+        if self.record_latency {
+            self.write_latency.record_ns(lat);
+        }
         lat
     }
 
@@ -356,7 +365,9 @@ impl Machine {
         }
         self.loaded_lines += lines;
         let lat = self.finish(core, own, lines as f64, false);
-        self.read_latency.record_ns(lat);
+        if self.record_latency {
+            self.read_latency.record_ns(lat);
+        }
         lat
     }
 

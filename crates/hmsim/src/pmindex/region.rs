@@ -232,6 +232,10 @@ pub struct PmRegion {
     /// Lines stored since their last flush (only kept with `coalesce_flushes`).
     unflushed: FastSet<u64>,
     crash: Option<Box<CrashTrack>>,
+    /// Whether a load or store needs more than the counters: an observer, crash tracking or
+    /// flush coalescing is on. Without them (an index in DRAM, measured natively) the
+    /// primitives take the inlined fast path: bounds check, access, two counter adds.
+    slow: bool,
     /// Volatile allocator state (rebuilt from the header on open).
     pub(super) bump: u64,
 }
@@ -328,6 +332,7 @@ impl PmRegion {
         if cfg.hardware_flush {
             hwflush::check_supported(cfg.flush).map_err(PmError::Setup)?;
         }
+        let slow = cfg_slow(&cfg);
         Ok(PmRegion {
             mem,
             len,
@@ -338,6 +343,7 @@ impl PmRegion {
             in_alloc: false,
             unflushed: FastSet::default(),
             crash: None,
+            slow,
             bump: 0,
         })
     }
@@ -362,7 +368,13 @@ impl PmRegion {
         self.core
     }
     pub fn set_observer(&mut self, o: Option<Box<dyn PmObserver>>) -> Option<Box<dyn PmObserver>> {
-        std::mem::replace(&mut self.observer, o)
+        let old = std::mem::replace(&mut self.observer, o);
+        self.update_slow();
+        old
+    }
+
+    fn update_slow(&mut self) {
+        self.slow = cfg_slow(&self.cfg) || self.observer.is_some() || self.crash.is_some();
     }
     pub fn observer_mut(&mut self) -> Option<&mut (dyn PmObserver + 'static)> {
         self.observer.as_deref_mut()
@@ -380,13 +392,13 @@ impl PmRegion {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn check(&self, off: POff, len: u64) {
-        assert!(
-            off + len <= self.len,
-            "PM access out of range: offset {off} + {len} bytes, region {} bytes (index bug)",
-            self.len
-        );
+        // One compare and a never-taken branch: kept in the fast path, so an index bug is a
+        // panic, not a write outside the region.
+        if off.wrapping_add(len) > self.len || off > self.len {
+            out_of_range(off, len, self.len);
+        }
     }
 
     /// Make room for offsets below `end` (anonymous regions double; files cannot grow).
@@ -421,10 +433,18 @@ impl PmRegion {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn note_store(&mut self, off: POff, len: u64) {
         self.stats.stores += 1;
         self.stats.store_bytes += len;
+        if self.slow {
+            self.note_store_slow(off, len);
+        }
+    }
+
+    /// The store's line tracking and event, out of line (the fast path never needs them).
+    #[inline(never)]
+    fn note_store_slow(&mut self, off: POff, len: u64) {
         if self.cfg.coalesce_flushes || self.crash.is_some() {
             for l in off / LINE..=(off + len.max(1) - 1) / LINE {
                 if self.cfg.coalesce_flushes {
@@ -441,19 +461,21 @@ impl PmRegion {
         });
     }
 
-    #[inline]
+    #[inline(always)]
     fn note_load(&mut self, off: POff, len: u64) {
         self.stats.loads += 1;
         self.stats.load_bytes += len;
-        self.emit(PmEvent::Load {
-            off,
-            len: len as u32,
-        });
+        if self.slow {
+            self.emit(PmEvent::Load {
+                off,
+                len: len as u32,
+            });
+        }
     }
 
     // ---- loads and stores ----
 
-    #[inline]
+    #[inline(always)]
     pub fn read_u64(&mut self, off: POff) -> u64 {
         self.check(off, 8);
         self.note_load(off, 8);
@@ -461,7 +483,7 @@ impl PmRegion {
         unsafe { (self.base().add(off as usize) as *const u64).read_unaligned() }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn write_u64(&mut self, off: POff, v: u64) {
         self.check(off, 8);
         // SAFETY: in range (checked).
@@ -469,6 +491,7 @@ impl PmRegion {
         self.note_store(off, 8);
     }
 
+    #[inline]
     pub fn read_u8(&mut self, off: POff) -> u8 {
         self.check(off, 1);
         self.note_load(off, 1);
@@ -476,6 +499,7 @@ impl PmRegion {
         unsafe { *self.base().add(off as usize) }
     }
 
+    #[inline]
     pub fn write_u8(&mut self, off: POff, v: u8) {
         self.check(off, 1);
         // SAFETY: in range (checked).
@@ -484,6 +508,7 @@ impl PmRegion {
     }
 
     /// Load `out.len()` bytes at `off` (one event).
+    #[inline]
     pub fn read_bytes(&mut self, off: POff, out: &mut [u8]) {
         self.check(off, out.len() as u64);
         self.note_load(off, out.len() as u64);
@@ -498,6 +523,7 @@ impl PmRegion {
     }
 
     /// Store `data` at `off` (one event).
+    #[inline]
     pub fn write_bytes(&mut self, off: POff, data: &[u8]) {
         self.check(off, data.len() as u64);
         // SAFETY: in range (checked).
@@ -653,6 +679,7 @@ impl PmRegion {
             rng,
             images: Vec::new(),
         }));
+        self.update_slow();
     }
 
     pub fn set_capture(&mut self, capture: Option<CrashCapture>) {
@@ -735,6 +762,17 @@ impl PmRegion {
     fn open_header(&mut self) -> PmResult<()> {
         super::alloc::open(self)
     }
+}
+
+/// Whether the configuration alone needs the slow path (line tracking for coalescing).
+fn cfg_slow(cfg: &RegionConfig) -> bool {
+    cfg.coalesce_flushes
+}
+
+#[cold]
+#[inline(never)]
+fn out_of_range(off: POff, len: u64, region: u64) -> ! {
+    panic!("PM access out of range: offset {off} + {len} bytes, region {region} bytes (index bug)")
 }
 
 fn put_line(bytes: &mut [u8], line: u64, data: &[u8; 64]) {

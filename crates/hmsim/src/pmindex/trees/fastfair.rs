@@ -158,6 +158,14 @@ impl FastFair {
         c
     }
 
+    /// Whether a node has an entry: its first pointer is set (= `count > 0`). The original
+    /// reads only the sibling's first record before moving right; counting the sibling's
+    /// entries loaded all of its lines.
+    #[inline]
+    fn nonempty<M: PmMem>(&self, pm: &M, n: u64) -> bool {
+        pm.load(rp(n, 0)) != 0
+    }
+
     fn cmp<M: PmMem>(&self, pm: &M, stored: u64, key: &[u8]) -> Ordering {
         cmp_stored(pm, self.kind, stored, key)
     }
@@ -167,7 +175,7 @@ impl FastFair {
     /// duplicate and is skipped).
     fn child<M: PmMem>(&self, pm: &M, n: u64, key: &[u8]) -> u64 {
         let sib = pm.load(n + 8);
-        if sib != 0 && self.count(pm, sib) > 0 && self.cmp(pm, pm.load(rk(sib, 0)), key).is_le() {
+        if sib != 0 && self.nonempty(pm, sib) && self.cmp(pm, pm.load(rk(sib, 0)), key).is_le() {
             return sib;
         }
         let mut prev = pm.load(n);
@@ -216,7 +224,7 @@ impl FastFair {
                 i += 1;
             }
             let sib = pm.load(n + 8);
-            if sib != 0 && self.count(pm, sib) > 0 && self.cmp(pm, pm.load(rk(sib, 0)), key).is_le()
+            if sib != 0 && self.nonempty(pm, sib) && self.cmp(pm, pm.load(rk(sib, 0)), key).is_le()
             {
                 n = sib;
             } else {
@@ -288,7 +296,7 @@ impl FastFair {
         loop {
             let sib = pm.load(n + 8);
             if sib != 0
-                && self.count(pm, sib) > 0
+                && self.nonempty(pm, sib)
                 && self.cmp_words(pm, kw, pm.load(rk(sib, 0))).is_gt()
             {
                 n = sib;
