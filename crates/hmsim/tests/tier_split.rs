@@ -150,3 +150,87 @@ fn tier_split_uniform_huge_pages_never_split() {
     assert_eq!(r.pages.split_count(), 0);
     assert!(r.timeline.last().unwrap().hot_share_default > 0.99);
 }
+
+/// Trace-driven mode splits too: the skewed case as a native trace (accesses carry their
+/// 4 KiB index inside the huge page, so samples name sub-pages), replayed by the same policy.
+#[test]
+fn tier_split_trace_driven_replay_splits_the_skewed_pages() {
+    use hmsim::tier::replay::{simulate_stream, StreamDemand};
+    use hmsim::tier::stream::TraceStream;
+    use hmsim::trace::{Kind, NativeHeader, NativeWriter, TraceRecord};
+    use std::io::Write;
+
+    let dir = std::env::temp_dir().join(format!("hmsim-tier-split-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("skewed-huge.hmt");
+    {
+        let f = std::fs::File::create(&path).unwrap();
+        let mut w =
+            NativeWriter::new(std::io::BufWriter::new(f), &NativeHeader::default()).unwrap();
+        // First touch in address order: trace page numbers equal huge page indexes.
+        for p in 0..8u64 {
+            w.write(&TraceRecord::new(Kind::Load, p * HUGE, 8)).unwrap();
+        }
+        let hot_start = HUGE - 32 * KIB;
+        let mut x = 99u64;
+        for i in 0..200_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let addr = if (x >> 33) % 10 < 9 {
+                hot_start + (x >> 20) % (64 * KIB)
+            } else {
+                (x >> 20) % (8 * HUGE)
+            } & !63;
+            let kind = if i % 2 == 0 { Kind::Load } else { Kind::Store };
+            w.write(&TraceRecord::new(kind, addr, 8)).unwrap();
+        }
+        w.finish().unwrap().flush().unwrap();
+    }
+    let (p, _) = skewed();
+    let demand = StreamDemand {
+        cores: 1,
+        mlp: 4.0,
+        object_size_bytes: 64,
+        read_fraction: 0.5,
+        weight: 100.0,
+    };
+    let run = |split: bool| {
+        let mut s = TraceStream::open(&path, HUGE, "t.toml", "workload.trace").unwrap();
+        let mut pol = make_policy_with("memtis", &memtis(split)).unwrap();
+        simulate_stream(
+            &p,
+            &demand,
+            &mut s,
+            &Antagonists::reference(0),
+            pol.as_mut(),
+        )
+        .unwrap()
+        .unwrap()
+    };
+    let (r, c) = run(true);
+    let (r0, _) = run(false);
+    std::fs::remove_dir_all(&dir).ok();
+    let pt = &r.pages;
+    assert_eq!(c.per_tier.iter().sum::<u64>(), c.accesses);
+    assert!(
+        pt.is_split(0) && pt.is_split(1),
+        "{} splits",
+        pt.split_count()
+    );
+    let hot_in_default = (504..512)
+        .map(|i| pt.base_id(0, i))
+        .chain((0..8).map(|i| pt.base_id(1, i)))
+        .filter(|&b| pt.tier(b) == 0)
+        .count();
+    assert!(
+        hot_in_default >= 14,
+        "{hot_in_default} of 16 hot base pages"
+    );
+    assert_eq!(pt.bytes_by_tier().iter().sum::<u64>(), 8 * HUGE);
+    assert!(pt.bytes_by_tier()[0] <= HUGE);
+    // Without splitting, the default tier gets less of the traffic.
+    assert_eq!(r0.pages.split_count(), 0);
+    let alt = |r: &SimResult| r.timeline.last().unwrap().alt_traffic_share;
+    assert!(alt(&r) < alt(&r0), "{} vs {}", alt(&r), alt(&r0));
+}

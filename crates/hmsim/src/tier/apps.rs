@@ -228,6 +228,7 @@ impl AccessStream for AppStream {
             let page = (b / self.page_bytes).min(self.pages - 1);
             out.push(Access {
                 page: self.pages - 1 - page,
+                sub: ((b % self.page_bytes) / 4096) as u16,
                 load,
             });
         }

@@ -7,9 +7,9 @@
 
 use super::engine::{solve_fixed_point_from, Counters, Source};
 use super::hw::{HintFault, PageHardware};
-use super::pages::PageTable;
+use super::pages::{PageTable, BASE_PAGE_BYTES};
 use super::policy::{Migration, Observation, TieringPolicy, DEFAULT_TIER};
-use super::sim::{Antagonists, QuantumRecord, SimParams, SimResult};
+use super::sim::{drain_migrations, Antagonists, QuantumRecord, SimParams, SimResult};
 use super::stream::{Access, AccessStream};
 use super::LINE_BYTES;
 use crate::error::ConfigError;
@@ -118,10 +118,15 @@ pub fn simulate_stream(
 ) -> Result<Option<(SimResult, ReplayCounts)>, ConfigError> {
     let caps: Vec<u64> = p.tiers.iter().map(|t| t.capacity_bytes).collect();
     let n_pages = stream.pages();
-    let Some(mut pt) = PageTable::place(n_pages, p.page_bytes, &caps, |pg| policy.initial_tier(pg))
-    else {
+    // A policy that splits huge pages (MEMTIS) gets a table in 4 KiB units; each access
+    // carries its 4 KiB index, so samples name sub-pages and split pages resolve per access.
+    let splittable = policy.splits_pages() && p.page_bytes > BASE_PAGE_BYTES;
+    let Some(mut pt) = PageTable::place_with(n_pages, p.page_bytes, splittable, &caps, |pg| {
+        policy.initial_tier(pg)
+    }) else {
         return Ok(None);
     };
+    let units = pt.units_per_page();
     let n = p.tiers.len();
     let mut counters = Counters::new(n, p.ewma_alpha);
     let mut app_rate = vec![0.0; n];
@@ -143,10 +148,11 @@ pub fn simulate_stream(
         pages: pt.clone(),
         work: Default::default(),
     };
+    // Hot set per tier in accounting units (a split page's base pages move one by one).
     let mut hot = vec![0u64; n];
     for pg in 0..n_pages {
         if stream.is_hot(pg) {
-            hot[pt.tier(pg)] += 1;
+            hot[pt.tier(pg)] += units;
         }
     }
     // Before the first access the shares follow the placement.
@@ -156,6 +162,8 @@ pub fn simulate_stream(
     let mut last_latency: Vec<f64> = p.tiers.iter().map(|t| t.unloaded_latency_ns).collect();
     let mut batch: Vec<Access> = Vec::new();
     let mut samples: Vec<u64> = Vec::new();
+    let mut subpages: Vec<u16> = Vec::new();
+    let mut queued_bytes = 0u64;
     // Loads until the next PEBS sample (a countdown, as the PMU's counter).
     let mut to_sample = 0.0f64;
     let mut carry = 0.0f64;
@@ -205,6 +213,7 @@ pub fn simulate_stream(
         stream.fill(take, &mut batch)?;
         let period = policy.sample_period().unwrap_or(p.sample_period).max(1) as f64;
         samples.clear();
+        subpages.clear();
         let mut per_tier = vec![0u64; n];
         let dt = if take > 0 {
             p.quantum_s / take as f64
@@ -212,12 +221,20 @@ pub fn simulate_stream(
             0.0
         };
         for (i, a) in batch.iter().enumerate() {
-            per_tier[pt.tier(a.page)] += 1;
+            let tier = if pt.is_split(a.page) {
+                pt.tier(pt.base_id(a.page, u64::from(a.sub)))
+            } else {
+                pt.tier(a.page)
+            };
+            per_tier[tier] += 1;
             hw.access(a.page, time_s + i as f64 * dt);
             if a.load {
                 to_sample -= demand.weight;
                 while to_sample <= 0.0 {
                     samples.push(a.page);
+                    if splittable {
+                        subpages.push(a.sub);
+                    }
                     to_sample += period;
                 }
             }
@@ -232,18 +249,17 @@ pub fn simulate_stream(
         }
         let lat: Vec<Option<f64>> = (0..n).map(|t| counters.latency_ns(t)).collect();
         let faults = hw.take_faults();
-        let queued = queue.len() as u64 * p.page_bytes;
         let migs = policy.quantum_hw(
             &Observation {
                 time_s,
                 quantum_s: p.quantum_s,
                 samples: &samples,
-                sample_subpages: &[],
+                sample_subpages: &subpages,
                 sample_period: period as u64,
                 latency_ns: &lat,
                 app_arrivals_per_ns: &app_rate,
                 pages: &pt,
-                migrate_budget_bytes: budget.saturating_sub(queued),
+                migrate_budget_bytes: budget.saturating_sub(queued_bytes),
                 hint_faults: &faults,
             },
             &mut Marking {
@@ -251,38 +267,35 @@ pub fn simulate_stream(
                 now_s: time_s + p.quantum_s,
             },
         );
+        for m in &migs {
+            queued_bytes += super::sim::request_bytes(&pt, m);
+        }
         queue.extend(migs);
         let mut moved = vec![0u64; n];
-        let mut bytes = 0u64;
-        while bytes + p.page_bytes <= budget {
-            let Some(m) = queue.pop_front() else { break };
-            let from = if m.page < pt.pages() {
-                pt.tier(m.page)
-            } else {
-                0
-            };
-            match pt.migrate(m.page, m.to) {
-                Ok(()) => {
-                    bytes += p.page_bytes;
-                    moved[from] += p.page_bytes;
-                    if m.to < n {
-                        moved[m.to] += p.page_bytes;
-                    }
-                    out.migrations += 1;
-                    if stream.is_hot(m.page) {
-                        hot[from] -= 1;
-                        hot[m.to] += 1;
-                    }
+        let bytes = drain_migrations(
+            &mut pt,
+            &mut queue,
+            budget,
+            &mut queued_bytes,
+            &mut out,
+            &mut moved,
+            |pt, page, from, to| {
+                let (parent, size) = match pt.parent_of(page) {
+                    Some((h, _)) => (h, 1),
+                    None => (page, units),
+                };
+                if stream.is_hot(parent) {
+                    hot[from] -= size;
+                    hot[to] += size;
                 }
-                Err(_) => out.failed_migrations += 1,
-            }
-        }
+            },
+        );
         out.migrated_bytes += bytes;
         for t in 0..n {
             open[t] = moved[t] as f64 / quantum_ns;
         }
         let hot_share_default = if stream.hot_pages() > 0 {
-            hot[DEFAULT_TIER] as f64 / stream.hot_pages() as f64
+            hot[DEFAULT_TIER] as f64 / (stream.hot_pages() * units) as f64
         } else {
             0.0
         };

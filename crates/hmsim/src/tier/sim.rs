@@ -150,12 +150,55 @@ pub fn app_throughput(fp: &FixedPoint, gups: &Gups) -> (f64, f64) {
 }
 
 /// Bytes a queued request will copy: its page's size, nothing for a split.
-fn request_bytes(pt: &PageTable, m: &Migration) -> u64 {
+pub(super) fn request_bytes(pt: &PageTable, m: &Migration) -> u64 {
     if m.to == SPLIT_PAGE {
         0
     } else {
         pt.page_size(m.page)
     }
+}
+
+/// Copies queued migrations in order until this quantum's copy budget is spent (a request
+/// that does not fit waits for the next quantum); splits cost no copy. Returns the bytes
+/// copied; `moved` gets them per tier (read on one, written on the other) and `on_move`
+/// sees each completed move as (page, from, to). Shared by both execution modes.
+pub(super) fn drain_migrations(
+    pt: &mut PageTable,
+    queue: &mut std::collections::VecDeque<Migration>,
+    budget: u64,
+    queued_bytes: &mut u64,
+    out: &mut SimResult,
+    moved: &mut [u64],
+    mut on_move: impl FnMut(&PageTable, u64, usize, usize),
+) -> u64 {
+    let mut bytes = 0u64;
+    while let Some(&m) = queue.front() {
+        let size = request_bytes(pt, &m);
+        if bytes + size > budget {
+            break;
+        }
+        queue.pop_front();
+        *queued_bytes -= size;
+        if m.to == SPLIT_PAGE {
+            // A split changes only the page table (no copy).
+            if pt.split(m.page).is_err() {
+                out.failed_migrations += 1;
+            }
+            continue;
+        }
+        let from = pt.try_tier(m.page).unwrap_or(0);
+        match pt.migrate(m.page, m.to) {
+            Ok(()) => {
+                bytes += size;
+                moved[from] += size;
+                moved[m.to] += size;
+                out.migrations += 1;
+                on_move(pt, m.page, from, m.to);
+            }
+            Err(_) => out.failed_migrations += 1,
+        }
+    }
+    bytes
 }
 
 /// Solve one quantum without policy or sampling (for calibration and tests).
@@ -308,37 +351,21 @@ pub fn simulate_observed(
         queue.extend(migs);
         let hot_now = hot.clone();
         let mut moved = vec![0u64; n];
-        let mut bytes = 0u64;
         moved_pages.clear();
-        while let Some(&m) = queue.front() {
-            let size = request_bytes(&pt, &m);
-            if bytes + size > budget {
-                break;
-            }
-            queue.pop_front();
-            queued_bytes -= size;
-            if m.to == SPLIT_PAGE {
-                // A split changes only the page table (no copy).
-                if pt.split(m.page).is_err() {
-                    out.failed_migrations += 1;
-                }
-                continue;
-            }
-            let from = pt.try_tier(m.page).unwrap_or(0);
-            match pt.migrate(m.page, m.to) {
-                Ok(()) => {
-                    bytes += size;
-                    moved[from] += size;
-                    moved[m.to] += size;
-                    out.migrations += 1;
-                    moved_pages.push((m.page, from, m.to));
-                    let h = gups.hot_units_of(&pt, m.page);
-                    hot[from] -= h;
-                    hot[m.to] += h;
-                }
-                Err(_) => out.failed_migrations += 1,
-            }
-        }
+        let bytes = drain_migrations(
+            &mut pt,
+            &mut queue,
+            budget,
+            &mut queued_bytes,
+            &mut out,
+            &mut moved,
+            |pt, page, from, to| {
+                moved_pages.push((page, from, to));
+                let h = gups.hot_units_of(pt, page);
+                hot[from] -= h;
+                hot[to] += h;
+            },
+        );
         out.migrated_bytes += bytes;
         for (t, w) in app_write_lines.iter_mut().enumerate() {
             let reads_per_ns = if fp.reads[0][t] > 0.0 {

@@ -8,12 +8,21 @@ use crate::error::ConfigError;
 use crate::hash::FastMap;
 use crate::trace::{open_trace, Kind, TraceError, TraceReader, TraceRecord};
 
-/// One access: a dense page number and whether it is a load (PEBS samples loads only).
+/// One access: a dense page number, the 4 KiB base page inside it (0 for 4 KiB pages; PEBS
+/// records the address, so a policy that splits huge pages can count sub-pages), and whether
+/// it is a load (PEBS samples loads only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Access {
     pub page: u64,
+    pub sub: u16,
     pub load: bool,
 }
+
+/// Bits of the 4 KiB index inside a page of `1 << page_shift` bytes.
+pub fn sub_bits(page_shift: u32) -> u32 {
+    page_shift.saturating_sub(BASE_PAGE_SHIFT)
+}
+const BASE_PAGE_SHIFT: u32 = 12;
 
 /// A stream of page accesses over `pages()` pages (numbered 0.. in first-touch order).
 pub trait AccessStream {
@@ -40,13 +49,15 @@ pub struct TraceStream {
     path: PathBuf,
     key: String,
     page_shift: u32,
+    /// Bits of the 4 KiB index inside a page (0 for 4 KiB pages).
+    sub_bits: u32,
     map: PageNumbers,
     hot: Vec<bool>,
     hot_pages: u64,
     reader: Option<Box<dyn TraceReader>>,
     batch: Vec<TraceRecord>,
     pos: usize,
-    /// The whole trace as (page << 1 | load) when it has at most `CACHE_ACCESSES` accesses:
+    /// The whole trace as (page << (1 + sub_bits) | sub << 1 | load) when it has at most `CACHE_ACCESSES` accesses:
     /// replay then skips decoding and page lookups.
     cached: Vec<u32>,
     /// Accesses in one pass over the file.
@@ -189,6 +200,8 @@ impl TraceStream {
     pub fn open(path: &Path, page_bytes: u64, file: &str, key: &str) -> Result<Self, ConfigError> {
         let name_err = |e| trace_error(e, file, key);
         let page_shift = page_bytes.trailing_zeros();
+        let sb = sub_bits(page_shift);
+        let sub_mask = (1u64 << sb) - 1;
         let mut reader = open_trace(path, None).map_err(name_err)?;
         let mut map = PageNumbers::new();
         let mut batch = Vec::with_capacity(BATCH);
@@ -208,8 +221,13 @@ impl TraceStream {
                 };
                 map.count(last_at);
                 if caching {
-                    if cached.len() < CACHE_ACCESSES && p < 1 << 31 {
-                        cached.push(((p as u32) << 1) | u32::from(r.kind.is_read()));
+                    if cached.len() < CACHE_ACCESSES && p < 1 << (31 - sb) {
+                        let sub = (r.address >> BASE_PAGE_SHIFT) & sub_mask;
+                        cached.push(
+                            ((p as u32) << (1 + sb))
+                                | ((sub as u32) << 1)
+                                | u32::from(r.kind.is_read()),
+                        );
                     } else {
                         caching = false;
                         cached = Vec::new();
@@ -252,6 +270,7 @@ impl TraceStream {
             path: path.to_path_buf(),
             key: key.to_string(),
             page_shift,
+            sub_bits: sb,
             map,
             hot,
             hot_pages,
@@ -279,8 +298,11 @@ impl AccessStream for TraceStream {
                     self.pos = 0;
                 }
                 let end = (self.pos + left).min(self.cached.len());
+                let sb = self.sub_bits;
+                let sub_mask = (1u32 << sb) - 1;
                 out.extend(self.cached[self.pos..end].iter().map(|&c| Access {
-                    page: u64::from(c >> 1),
+                    page: u64::from(c >> (1 + sb)),
+                    sub: ((c >> 1) & sub_mask) as u16,
                     load: c & 1 == 1,
                 }));
                 left -= end - self.pos;
@@ -310,6 +332,7 @@ impl AccessStream for TraceStream {
             let page = self.map.get(r.address >> self.page_shift);
             out.push(Access {
                 page,
+                sub: ((r.address >> BASE_PAGE_SHIFT) & ((1u64 << self.sub_bits) - 1)) as u16,
                 load: r.kind.is_read(),
             });
             left -= 1;
