@@ -63,6 +63,9 @@ impl PmMem for Instr<'_> {
         pm.zero(off, size);
         off
     }
+    fn free(&mut self, off: u64, size: u64) {
+        self.pm.get_mut().free(off, size)
+    }
     fn load_bytes(&self, off: u64, out: &mut [u8]) {
         self.region().read_bytes(off, out)
     }
@@ -94,6 +97,9 @@ impl PmMem for Peek<'_> {
         unreachable!("read-only view")
     }
     fn alloc(&mut self, _: u64, _: u64) -> u64 {
+        unreachable!("read-only view")
+    }
+    fn free(&mut self, _: u64, _: u64) {
         unreachable!("read-only view")
     }
 }

@@ -26,6 +26,10 @@ pub trait PmMem {
     fn fence(&mut self);
     /// Zeroed, `align`-aligned block of `size` bytes.
     fn alloc(&mut self, size: u64, align: u64) -> u64;
+    /// Return a block of `size` bytes from `alloc`. Contract: the block is unreachable from
+    /// the durable structure (the unlinking store is fenced) before it is freed; a crash
+    /// between may leak it, never free a reachable block.
+    fn free(&mut self, off: u64, size: u64);
     fn persist(&mut self, off: u64, len: u64) {
         let mut line = off & !(LINE - 1);
         while line < off + len.max(1) {
@@ -163,6 +167,11 @@ pub struct SimPm {
     pub ops_done: u64,
     /// Adversarial crashes: each dirty unflushed line reaches PM with this probability.
     pub adversarial: Option<(f64, crate::rng::SimRng)>,
+    /// Volatile free lists by block size (lost on a restart: freed blocks then leak, as
+    /// blocks between a region allocator's link persist and head persist do).
+    free: std::collections::HashMap<u64, Vec<u64>>,
+    /// Bytes handed out and not freed (tests bound memory over insert/delete cycles).
+    pub live_bytes: u64,
 }
 
 impl SimPm {
@@ -178,6 +187,8 @@ impl SimPm {
             crash_image: None,
             ops_done: 0,
             adversarial: None,
+            free: Default::default(),
+            live_bytes: 0,
         }
     }
 
@@ -194,6 +205,8 @@ impl SimPm {
             crash_image: None,
             ops_done: 0,
             adversarial: None,
+            free: Default::default(),
+            live_bytes: 0,
         }
     }
 
@@ -250,10 +263,26 @@ impl PmMem for SimPm {
         }
     }
     fn alloc(&mut self, size: u64, align: u64) -> u64 {
+        self.live_bytes += size;
+        if let Some(list) = self.free.get_mut(&size) {
+            if let Some(i) = list.iter().rposition(|b| b.is_multiple_of(align)) {
+                // Zeroed by plain stores, as `Instr` zeroes a reused region block: the durable
+                // copy keeps the old bytes until the index flushes them.
+                let off = list.swap_remove(i);
+                for w in (off..off + size).step_by(8) {
+                    self.store(w, 0);
+                }
+                return off;
+            }
+        }
         let off = self.next.div_ceil(align) * align;
         self.next = off + size;
         assert!(self.next <= 8 * self.mem.len() as u64, "SimPm out of space");
         off
+    }
+    fn free(&mut self, off: u64, size: u64) {
+        self.live_bytes -= size;
+        self.free.entry(size).or_default().push(off);
     }
 }
 
@@ -369,9 +398,26 @@ pub(crate) mod testing {
             .into_iter()
             .filter(|o| matches!(o, Op::Insert(..) | Op::Update(..) | Op::Remove(..)))
             .collect();
+        crash_test_ops(make, kind, &ops, seed, stride, adversarial)
+    }
+
+    /// `crash_test` on a given sequence of inserts, updates and removes (e.g. delete-heavy
+    /// runs that make nodes shrink or merge).
+    pub fn crash_test_ops<I, F>(
+        make: F,
+        kind: KeyKind,
+        ops: &[Op],
+        seed: u64,
+        stride: u64,
+        adversarial: bool,
+    ) -> u64
+    where
+        I: OrderedIndex<SimPm>,
+        F: Fn(&mut SimPm) -> I,
+    {
         // Models after each op.
         let mut models = vec![BTreeMap::new()];
-        for op in &ops {
+        for op in ops {
             let mut m: BTreeMap<Vec<u8>, u64> = models.last().unwrap().clone();
             match op {
                 Op::Insert(k, v) => {
@@ -393,7 +439,7 @@ pub(crate) mod testing {
             let mut pm = SimPm::new(CRASH_PM_BYTES);
             let mut idx = make(&mut pm);
             let base = pm.counts.fences;
-            apply(&mut idx, &mut pm, &ops);
+            apply(&mut idx, &mut pm, ops);
             pm.counts.fences - base
         };
         let mut crashes = 0;
@@ -405,7 +451,7 @@ pub(crate) mod testing {
             if adversarial {
                 pm.adversarial = Some((0.5, rng::stream(seed ^ f, "adversarial")));
             }
-            apply(&mut idx, &mut pm, &ops);
+            apply(&mut idx, &mut pm, ops);
             let (img, done) = pm.crash_image.take().expect("crash image");
             let mut rpm = SimPm::from_image(img, pm.frontier());
             idx.recover(&mut rpm);
