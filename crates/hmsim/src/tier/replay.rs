@@ -9,7 +9,9 @@ use super::engine::{solve_fixed_point_from, Counters, Source};
 use super::hw::{HintFault, PageHardware};
 use super::pages::{PageTable, BASE_PAGE_BYTES};
 use super::policy::{Migration, Observation, TieringPolicy, DEFAULT_TIER};
-use super::sim::{drain_migrations, Antagonists, QuantumRecord, SimParams, SimResult};
+use super::sim::{
+    drain_migrations, enqueue_migrations, Antagonists, QuantumRecord, SimParams, SimResult,
+};
 use super::stream::{Access, AccessStream};
 use super::LINE_BYTES;
 use crate::error::ConfigError;
@@ -267,10 +269,7 @@ pub fn simulate_stream(
                 now_s: time_s + p.quantum_s,
             },
         );
-        for m in &migs {
-            queued_bytes += super::sim::request_bytes(&pt, m);
-        }
-        queue.extend(migs);
+        enqueue_migrations(&pt, &mut queue, &mut queued_bytes, migs);
         let mut moved = vec![0u64; n];
         let bytes = drain_migrations(
             &mut pt,

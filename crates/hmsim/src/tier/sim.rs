@@ -150,12 +150,24 @@ pub fn app_throughput(fp: &FixedPoint, gups: &Gups) -> (f64, f64) {
 }
 
 /// Bytes a queued request will copy: its page's size, nothing for a split.
-pub(super) fn request_bytes(pt: &PageTable, m: &Migration) -> u64 {
+fn request_bytes(pt: &PageTable, m: &Migration) -> u64 {
     if m.to == SPLIT_PAGE {
         0
     } else {
         pt.page_size(m.page)
     }
+}
+
+/// Queues a policy's migrations behind those still waiting, keeping `queued_bytes` (what the
+/// policy's next budget is reduced by) equal to the queue's copy bytes.
+pub(super) fn enqueue_migrations(
+    pt: &PageTable,
+    queue: &mut std::collections::VecDeque<Migration>,
+    queued_bytes: &mut u64,
+    migs: Vec<Migration>,
+) {
+    *queued_bytes += migs.iter().map(|m| request_bytes(pt, m)).sum::<u64>();
+    queue.extend(migs);
 }
 
 /// Copies queued migrations in order until this quantum's copy budget is spent (a request
@@ -345,10 +357,7 @@ pub fn simulate_observed(
             },
             &mut hw,
         );
-        for m in &migs {
-            queued_bytes += request_bytes(&pt, m);
-        }
-        queue.extend(migs);
+        enqueue_migrations(&pt, &mut queue, &mut queued_bytes, migs);
         let hot_now = hot.clone();
         let mut moved = vec![0u64; n];
         moved_pages.clear();
