@@ -218,6 +218,9 @@ impl Hierarchy {
         if self.l1[core].lookup(line, write) {
             return Level::L1;
         }
+        // An L1 miss looks in L2 and then the LLC: fetch both sets from host memory at once.
+        self.l2[core].prefetch(line);
+        self.llc.prefetch(line);
         if self.l2[core].lookup(line, false) {
             let d = self.l2[core].invalidate(line).unwrap_or(false);
             self.fill_l1(core, line, d || write, sink);
@@ -231,6 +234,14 @@ impl Hierarchy {
         sink.mem_read(line, core);
         self.fill_l1(core, line, write, sink);
         Level::Memory
+    }
+
+    /// A load (or store) of the line holding `addr` that hits `core`'s L1: the hit
+    /// `load`/`store` would count, with nothing else to do. False (nothing counted) on a
+    /// miss; the caller then does the full access.
+    #[inline(always)]
+    pub fn hit_l1(&mut self, core: usize, addr: u64, write: bool) -> bool {
+        self.l1[core].probe_hit(addr >> 6, write)
     }
 
     /// A load of the 64 B line holding byte address `addr`.
@@ -250,6 +261,12 @@ impl Hierarchy {
     pub fn flush(&mut self, core: usize, addr: u64, kind: FlushKind, sink: &mut impl MemorySink) {
         let line = addr >> 6;
         let keep = kind == FlushKind::Clwb && !self.clwb_invalidates;
+        // With one core the levels are strictly exclusive (a line is in one place at most),
+        // so the search stops where the line is found. Private caches of several cores are
+        // not coherent: a line may then sit in another core's L1 and in the LLC at once.
+        let single = self.l1.len() == 1;
+        self.l2[core].prefetch(line);
+        self.llc.prefetch(line);
         let mut dirty = false;
         for c in [&mut self.l1[core], &mut self.l2[core], &mut self.llc] {
             let was = if keep {
@@ -258,6 +275,9 @@ impl Hierarchy {
                 c.invalidate(line)
             };
             dirty |= was.unwrap_or(false);
+            if single && was.is_some() {
+                break;
+            }
         }
         if dirty {
             self.flushed_lines += 1;

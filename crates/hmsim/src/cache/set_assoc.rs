@@ -22,43 +22,39 @@ pub struct CacheStats {
     pub evictions: u64,
 }
 
+/// A free way. Its tag bits (all ones but the top) match no line: line numbers are below 2^58.
 const INVALID: u64 = u64::MAX;
-
-/// One way: the line it holds and its recency stamp with the dirty bit in the top bit, so a
-/// set's ways sit together in host memory (one or two host cache lines per lookup).
-#[derive(Clone, Copy)]
-struct Way {
-    tag: u64,
-    meta: u64,
-}
-
+/// The dirty bit, kept in the way's word beside the line number.
 const DIRTY: u64 = 1 << 63;
 
-impl Way {
-    #[inline]
-    fn dirty(&self) -> bool {
-        self.meta & DIRTY != 0
-    }
-    #[inline]
-    fn stamp(&self) -> u64 {
-        self.meta & !DIRTY
-    }
-}
-
+/// Ways are one word each (line | dirty bit), a set's ways adjacent, so a lookup reads one
+/// to three host cache lines. LRU and FIFO keep each set in recency (or insertion) order,
+/// newest first, with the free ways at the end: the victim is the last way and no stamps are
+/// stored or compared. The line evicted is the one stamp-based LRU/FIFO would evict; only
+/// the ways' positions differ (which `drain_dirty`'s order shows). Random replacement picks a
+/// way by position, so its sets are not reordered.
 pub struct SetAssocCache {
     sets: u64,
     /// `sets - 1` when `sets` is a power of two (index by mask, not division).
     mask: Option<u64>,
     ways: usize,
-    slots: Vec<Way>,
-    clock: u64,
+    slots: Vec<u64>,
     policy: Replacement,
     rng: SimRng,
-    /// Slot of the last hit. A line sits in at most one slot, so when this slot's tag is
-    /// the line looked up, it is the slot the set search would find: repeated accesses to
-    /// one line (most loads of an index walking a node) skip the search, same result.
+    /// Slot of the last hit or insert. A line sits in at most one slot, so when this slot
+    /// holds the line looked up it is the slot the set search would find: repeated accesses
+    /// to one line (most loads of an index walking a node) skip the search, same result.
     last_hit: usize,
     pub stats: CacheStats,
+}
+
+/// Move every way one place towards the end, dropping the last (a set is at most 64 ways:
+/// a plain loop beats the general slice rotation).
+#[inline]
+fn shift_right(ways: &mut [u64]) {
+    for k in (1..ways.len()).rev() {
+        ways[k] = ways[k - 1];
+    }
 }
 
 impl SetAssocCache {
@@ -69,14 +65,7 @@ impl SetAssocCache {
             sets,
             mask: sets.is_power_of_two().then_some(sets - 1),
             ways,
-            slots: vec![
-                Way {
-                    tag: INVALID,
-                    meta: 0
-                };
-                sets as usize * ways
-            ],
-            clock: 0,
+            slots: vec![INVALID; sets as usize * ways],
             policy,
             rng,
             last_hit: 0,
@@ -93,115 +82,175 @@ impl SetAssocCache {
         set as usize * self.ways
     }
 
+    /// Ask the host to fetch the set `line` maps to (the lookup that follows then overlaps
+    /// its host-memory latency with other work).
     #[inline]
-    fn find(&self, line: u64) -> Option<usize> {
+    pub fn prefetch(&self, line: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let p = self.slots[self.base(line)..].as_ptr() as *const i8;
+            // SAFETY: a prefetch is a hint: it never faults and reads nothing architecturally.
+            unsafe { _mm_prefetch(p, _MM_HINT_T0) };
+        }
+    }
+
+    /// (set base, way) of the line, if present.
+    #[inline]
+    fn find_way(&self, line: u64) -> Option<(usize, usize)> {
         let b = self.base(line);
         self.slots[b..b + self.ways]
             .iter()
-            .position(|w| w.tag == line)
-            .map(|i| b + i)
+            .position(|&w| w & !DIRTY == line)
+            .map(|p| (b, p))
+    }
+
+    #[inline]
+    fn find(&self, line: u64) -> Option<usize> {
+        self.find_way(line).map(|(b, p)| b + p)
+    }
+
+    /// Whether the policy keeps sets ordered (newest first).
+    #[inline]
+    fn ordered(&self) -> bool {
+        self.policy != Replacement::Random
+    }
+
+    /// A lookup that hits the slot of the last hit or insert: the hit `lookup` would count,
+    /// without searching. Under LRU that slot is always at the front of its set (hits and
+    /// inserts put lines there, and invalidations only move later ways), so nothing moves.
+    /// False (and nothing counted) when the line is elsewhere or absent.
+    #[inline(always)]
+    pub fn hit_last(&mut self, line: u64, write: bool) -> bool {
+        let i = self.last_hit;
+        if self.slots[i] & !DIRTY != line {
+            return false;
+        }
+        if write {
+            self.slots[i] |= DIRTY;
+        }
+        self.stats.hits += 1;
+        true
     }
 
     /// Look the line up; on a hit refresh its recency and, for a write, dirty it.
     #[inline]
     pub fn lookup(&mut self, line: u64, write: bool) -> bool {
-        let found = if self.slots[self.last_hit].tag == line {
-            Some(self.last_hit)
-        } else {
-            self.find(line)
-        };
-        match found {
-            Some(i) => {
-                self.last_hit = i;
-                self.clock += 1;
-                let w = &mut self.slots[i];
-                let dirty = if write || w.dirty() { DIRTY } else { 0 };
-                let stamp = if self.policy == Replacement::Lru {
-                    self.clock
-                } else {
-                    w.stamp()
-                };
-                w.meta = stamp | dirty;
-                self.stats.hits += 1;
-                true
-            }
-            None => {
-                self.stats.misses += 1;
-                false
-            }
+        if self.hit_last(line, write) || self.hit_search(line, write) {
+            return true;
         }
+        self.stats.misses += 1;
+        false
+    }
+
+    /// `lookup` for a line that may be absent, counting only a hit: a miss is left for the
+    /// `lookup` that follows to count (fast paths that handle hits and defer misses).
+    #[inline]
+    pub fn probe_hit(&mut self, line: u64, write: bool) -> bool {
+        self.hit_last(line, write) || self.hit_search(line, write)
+    }
+
+    /// The set search of a lookup; on a hit as `lookup`, on a miss nothing counted.
+    #[inline(never)]
+    fn hit_search(&mut self, line: u64, write: bool) -> bool {
+        let Some((b, p)) = self.find_way(line) else {
+            return false;
+        };
+        let mut i = b + p;
+        if self.policy == Replacement::Lru && p != 0 {
+            // Move the line to the front of its set.
+            let w = self.slots[i];
+            shift_right(&mut self.slots[b..=i]);
+            self.slots[b] = w;
+            i = b;
+        }
+        if write {
+            self.slots[i] |= DIRTY;
+        }
+        self.last_hit = i;
+        self.stats.hits += 1;
+        true
     }
 
     /// Insert a line that is not present; returns the victim `(line, dirty)` if one was evicted.
     #[inline]
     pub fn insert(&mut self, line: u64, dirty: bool) -> Option<(u64, bool)> {
         let b = self.base(line);
-        let set = &self.slots[b..b + self.ways];
-        let slot = match set.iter().position(|w| w.tag == INVALID) {
-            Some(i) => b + i,
-            None => match self.policy {
-                Replacement::Random => b + self.rng.random_range(0..self.ways),
-                _ => {
-                    b + (0..self.ways)
-                        .min_by_key(|&i| set[i].stamp())
-                        .expect("ways >= 1")
-                }
-            },
+        let w = line | if dirty { DIRTY } else { 0 };
+        let (slot, old) = if self.ordered() {
+            // Newest first: the last way is the free one or the victim.
+            let old = self.slots[b + self.ways - 1];
+            shift_right(&mut self.slots[b..b + self.ways]);
+            self.slots[b] = w;
+            (b, old)
+        } else {
+            let set = &self.slots[b..b + self.ways];
+            let i = match set.iter().position(|&x| x == INVALID) {
+                Some(i) => i,
+                None => self.rng.random_range(0..self.ways),
+            };
+            let old = self.slots[b + i];
+            self.slots[b + i] = w;
+            (b + i, old)
         };
-        let old = self.slots[slot];
-        let victim = (old.tag != INVALID).then(|| (old.tag, old.dirty()));
-        if let Some((_, d)) = victim {
-            self.stats.evictions += 1;
-            self.stats.writebacks += d as u64;
+        self.last_hit = slot;
+        if old == INVALID {
+            return None;
         }
-        self.clock += 1;
-        self.slots[slot] = Way {
-            tag: line,
-            meta: self.clock | if dirty { DIRTY } else { 0 },
-        };
-        victim
+        let d = old & DIRTY != 0;
+        self.stats.evictions += 1;
+        self.stats.writebacks += d as u64;
+        Some((old & !DIRTY, d))
     }
 
     /// Remove the line; `Some(dirty)` if it was present.
     #[inline]
     pub fn invalidate(&mut self, line: u64) -> Option<bool> {
-        self.find(line).map(|i| {
-            let d = self.slots[i].dirty();
-            self.slots[i] = Way {
-                tag: INVALID,
-                meta: 0,
-            };
-            d
-        })
+        let (b, p) = self.find_way(line)?;
+        let i = b + p;
+        let d = self.slots[i] & DIRTY != 0;
+        if self.ordered() {
+            // Close the gap so the free ways stay at the end of the set.
+            let end = b + self.ways;
+            let set = &mut self.slots[i..end];
+            for k in 1..set.len() {
+                set[k - 1] = set[k];
+            }
+            self.slots[end - 1] = INVALID;
+        } else {
+            self.slots[i] = INVALID;
+        }
+        Some(d)
     }
 
     /// Mark the line clean, keeping it; `Some(was_dirty)` if present.
     #[inline]
     pub fn clean(&mut self, line: u64) -> Option<bool> {
         self.find(line).map(|i| {
-            let d = self.slots[i].dirty();
-            self.slots[i].meta &= !DIRTY;
+            let d = self.slots[i] & DIRTY != 0;
+            self.slots[i] &= !DIRTY;
             d
         })
     }
 
     pub fn is_dirty(&self, line: u64) -> bool {
-        self.find(line).is_some_and(|i| self.slots[i].dirty())
+        self.find(line).is_some_and(|i| self.slots[i] & DIRTY != 0)
     }
 
     pub fn contains(&self, line: u64) -> bool {
         self.find(line).is_some()
     }
 
-    /// Mark every dirty line clean, calling `f` with each (the end-of-run write-back).
+    /// Mark every dirty line clean, calling `f` with each (the end-of-run write-back), set
+    /// by set, newest first within a set.
     pub fn drain_dirty(&mut self, mut f: impl FnMut(u64)) {
         for w in self
             .slots
             .iter_mut()
-            .filter(|w| w.tag != INVALID && w.dirty())
+            .filter(|w| **w != INVALID && **w & DIRTY != 0)
         {
-            w.meta &= !DIRTY;
-            f(w.tag);
+            *w &= !DIRTY;
+            f(*w);
         }
     }
 
@@ -241,6 +290,88 @@ mod tests {
         c.insert(4, false);
         c.lookup(0, false);
         assert_eq!(c.insert(8, false), Some((0, false)));
+    }
+
+    /// The textbook model: each way has a stamp (last use for LRU, insertion for FIFO); a
+    /// fill takes the first free way, else evicts the smallest stamp.
+    struct Stamped {
+        sets: u64,
+        ways: usize,
+        lru: bool,
+        clock: u64,
+        w: Vec<Option<(u64, u64, bool)>>, // (line, stamp, dirty)
+    }
+
+    impl Stamped {
+        fn set(&self, line: u64) -> std::ops::Range<usize> {
+            let b = (line % self.sets) as usize * self.ways;
+            b..b + self.ways
+        }
+        fn lookup(&mut self, line: u64, write: bool) -> bool {
+            self.clock += 1;
+            let (r, clock, lru) = (self.set(line), self.clock, self.lru);
+            match self.w[r].iter_mut().flatten().find(|e| e.0 == line) {
+                Some(e) => {
+                    if lru {
+                        e.1 = clock;
+                    }
+                    e.2 |= write;
+                    true
+                }
+                None => false,
+            }
+        }
+        fn insert(&mut self, line: u64, dirty: bool) -> Option<(u64, bool)> {
+            self.clock += 1;
+            let r = self.set(line);
+            let i = match self.w[r.clone()].iter().position(|e| e.is_none()) {
+                Some(i) => i,
+                None => (0..self.ways)
+                    .min_by_key(|&i| self.w[r.start + i].unwrap().1)
+                    .unwrap(),
+            };
+            let old = self.w[r.start + i].replace((line, self.clock, dirty));
+            old.map(|e| (e.0, e.2))
+        }
+        fn invalidate(&mut self, line: u64) -> Option<bool> {
+            let r = self.set(line);
+            let e = self.w[r]
+                .iter_mut()
+                .find(|e| e.is_some_and(|e| e.0 == line))?;
+            e.take().map(|e| e.2)
+        }
+    }
+
+    proptest::proptest! {
+        /// Ordered sets evict exactly the line a stamp-based LRU/FIFO evicts, and agree on
+        /// every hit, dirty bit and invalidation.
+        #[test]
+        fn ordered_sets_match_stamped_replacement(
+            lru in proptest::bool::ANY,
+            ops in proptest::collection::vec((0u8..4, 0u64..24, proptest::bool::ANY), 1..400),
+        ) {
+            let policy = if lru { Replacement::Lru } else { Replacement::Fifo };
+            let mut c = SetAssocCache::new(64 * 3 * 2, 3, policy, crate::rng::stream(1, "c"));
+            let mut m = Stamped { sets: 2, ways: 3, lru, clock: 0, w: vec![None; 6] };
+            for (op, line, flag) in ops {
+                match op {
+                    0 | 1 => {
+                        let hit = c.lookup(line, flag);
+                        proptest::prop_assert_eq!(hit, m.lookup(line, flag));
+                        if !hit {
+                            proptest::prop_assert_eq!(c.insert(line, flag), m.insert(line, flag));
+                        }
+                    }
+                    2 => proptest::prop_assert_eq!(c.invalidate(line), m.invalidate(line)),
+                    _ => {
+                        let was = c.clean(line);
+                        let r = m.set(line);
+                        let e = m.w[r].iter_mut().flatten().find(|e| e.0 == line);
+                        proptest::prop_assert_eq!(was, e.map(|e| std::mem::replace(&mut e.2, false)));
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -38,10 +38,14 @@ impl PmObserver for ModelObserver {
         let m = &mut self.m;
         match e {
             PmEvent::Load { off, len } => {
-                m.read_op(core, off, len as u64);
+                if m.try_l1_hit(core, off, len as u64, false).is_none() {
+                    m.read_op(core, off, len as u64);
+                }
             }
             PmEvent::Store { off, len } => {
-                m.write_op(core, off, len as u64, Persist::None, false);
+                if m.try_l1_hit(core, off, len as u64, true).is_none() {
+                    m.write_op(core, off, len as u64, Persist::None, false);
+                }
             }
             PmEvent::NtStore { off, len } => {
                 m.write_op(core, off, len as u64, Persist::Ntstore, false);
