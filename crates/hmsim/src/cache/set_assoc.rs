@@ -45,6 +45,9 @@ pub struct SetAssocCache {
     /// holds the line looked up it is the slot the set search would find: repeated accesses
     /// to one line (most loads of an index walking a node) skip the search, same result.
     last_hit: usize,
+    /// A line `probe_hit` found absent (INVALID: none). Only `insert` adds lines, and it
+    /// clears this, so the `lookup` that follows the probe can count the miss unsearched.
+    probed_absent: u64,
     pub stats: CacheStats,
 }
 
@@ -69,6 +72,7 @@ impl SetAssocCache {
             policy,
             rng,
             last_hit: 0,
+            probed_absent: INVALID,
             stats: CacheStats::default(),
         }
     }
@@ -136,7 +140,9 @@ impl SetAssocCache {
     /// Look the line up; on a hit refresh its recency and, for a write, dirty it.
     #[inline]
     pub fn lookup(&mut self, line: u64, write: bool) -> bool {
-        if self.hit_last(line, write) || self.hit_search(line, write) {
+        if line != self.probed_absent
+            && (self.hit_last(line, write) || self.hit_search(line, write))
+        {
             return true;
         }
         self.stats.misses += 1;
@@ -147,7 +153,11 @@ impl SetAssocCache {
     /// `lookup` that follows to count (fast paths that handle hits and defer misses).
     #[inline]
     pub fn probe_hit(&mut self, line: u64, write: bool) -> bool {
-        self.hit_last(line, write) || self.hit_search(line, write)
+        let hit = self.hit_last(line, write) || self.hit_search(line, write);
+        if !hit {
+            self.probed_absent = line;
+        }
+        hit
     }
 
     /// The set search of a lookup; on a hit as `lookup`, on a miss nothing counted.
@@ -176,6 +186,7 @@ impl SetAssocCache {
     #[inline]
     pub fn insert(&mut self, line: u64, dirty: bool) -> Option<(u64, bool)> {
         let b = self.base(line);
+        self.probed_absent = INVALID;
         let w = line | if dirty { DIRTY } else { 0 };
         let (slot, old) = if self.ordered() {
             // Newest first: the last way is the free one or the victim.
@@ -353,11 +364,14 @@ mod tests {
             let policy = if lru { Replacement::Lru } else { Replacement::Fifo };
             let mut c = SetAssocCache::new(64 * 3 * 2, 3, policy, crate::rng::stream(1, "c"));
             let mut m = Stamped { sets: 2, ways: 3, lru, clock: 0, w: vec![None; 6] };
+            let mut counted = [0u64; 2]; // misses, hits: each access counted once
             for (op, line, flag) in ops {
                 match op {
                     0 | 1 => {
-                        let hit = c.lookup(line, flag);
+                        // Op 1 probes first, as the L1 fast path does, then looks up.
+                        let hit = (op == 1 && c.probe_hit(line, flag)) || c.lookup(line, flag);
                         proptest::prop_assert_eq!(hit, m.lookup(line, flag));
+                        counted[hit as usize] += 1;
                         if !hit {
                             proptest::prop_assert_eq!(c.insert(line, flag), m.insert(line, flag));
                         }
@@ -371,6 +385,7 @@ mod tests {
                     }
                 }
             }
+            proptest::prop_assert_eq!([c.stats.misses, c.stats.hits], counted);
         }
     }
 
