@@ -61,6 +61,7 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
         cases: InsertCases::default(),
         xpline_aligned: o.opts.xpline_nodes,
         meta: pm.root(o.root_slot),
+        path: Vec::new(),
     };
     OrderedIndex::<Instr>::recover(&mut t, &mut Instr::new(pm));
     Ok(Box::new(Adapted {
@@ -89,6 +90,8 @@ pub struct Hot {
     xpline_aligned: bool,
     /// Persistent superblock: the root child pointer at +0 (0 = empty).
     meta: u64,
+    /// Reused for the search path of updating operations (volatile).
+    path: Vec<(u64, usize)>,
 }
 
 fn is_leaf(p: u64) -> bool {
@@ -153,73 +156,180 @@ fn height<M: PmMem>(pm: &M, e: u64) -> u64 {
     }
 }
 
-fn bits<M: PmMem>(pm: &M, n: u64, h: &Header) -> Vec<u8> {
-    let mut b = vec![0u8; h.nbits as usize];
-    pm.load_bytes(n + 8, &mut b);
-    b
-}
-
-fn pks<M: PmMem>(pm: &M, n: u64, h: &Header) -> Vec<u32> {
-    let mut raw = vec![0u8; (h.count * h.pkw) as usize];
-    pm.load_bytes(n + h.pk_off(), &mut raw);
-    raw.chunks(h.pkw as usize)
-        .map(|c| {
-            let mut w = [0u8; 4];
-            w[..c.len()].copy_from_slice(c);
-            u32::from_le_bytes(w)
-        })
-        .collect()
-}
-
 fn child_slot(n: u64, h: &Header, j: usize) -> u64 {
     n + h.child_off() + 8 * j as u64
 }
 
-/// A node's logical content: its entries in key order and, between neighbours, the
-/// discriminative bit of the BiNode separating them (a Patricia trie over sorted keys is the
-/// Cartesian tree of these bits).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct NodeImg {
-    entries: Vec<u64>,
-    diffs: Vec<u8>,
+/// A node's bit positions and partial keys as a search reads them: the header, then one load
+/// of the bit positions and one of the partial keys, into fixed buffers.
+struct Loaded {
+    h: Header,
+    bits: [u8; FANOUT],
+    raw: [u8; 4 * FANOUT],
 }
 
-/// Sorted distinct bit positions and the sparse partial key of each entry: entry i goes right
-/// at the BiNode between entries j and j+1 (j < i) when that bit is lower than every bit
-/// between j+1 and i.
-fn encode(diffs: &[u8]) -> (Vec<u8>, Vec<u32>) {
-    let mut bs: Vec<u8> = diffs.to_vec();
-    bs.sort_unstable();
-    bs.dedup();
-    let k = bs.len();
-    let pos = |d: u8| k - 1 - bs.binary_search(&d).unwrap();
-    let mut out = Vec::with_capacity(diffs.len() + 1);
-    for i in 0..=diffs.len() {
-        let (mut pk, mut m) = (0u32, u16::MAX);
-        for j in (0..i).rev() {
-            if (diffs[j] as u16) < m {
-                pk |= 1 << pos(diffs[j]);
-                m = diffs[j] as u16;
-            }
-        }
-        out.push(pk);
+impl Loaded {
+    fn read<M: PmMem>(pm: &M, n: u64) -> Loaded {
+        let h = header(pm, n);
+        // The rest of the node (bits, partial keys, the child taken) in one go rather than a
+        // dependent miss per part.
+        pm.prefetch(n, h.size());
+        let mut l = Loaded {
+            h,
+            bits: [0; FANOUT],
+            raw: [0; 4 * FANOUT],
+        };
+        pm.load_bytes(n + 8, &mut l.bits[..h.nbits as usize]);
+        pm.load_bytes(n + h.pk_off(), &mut l.raw[..(h.count * h.pkw) as usize]);
+        l
     }
-    (bs, out)
+
+    fn bits(&self) -> &[u8] {
+        &self.bits[..self.h.nbits as usize]
+    }
+
+    /// Entry `j`'s sparse partial key.
+    fn pk(&self, j: usize) -> u32 {
+        let r = &self.raw;
+        match self.h.pkw {
+            1 => r[j] as u32,
+            2 => u16::from_le_bytes([r[2 * j], r[2 * j + 1]]) as u32,
+            _ => u32::from_le_bytes([r[4 * j], r[4 * j + 1], r[4 * j + 2], r[4 * j + 3]]),
+        }
+    }
+}
+
+/// A node's logical content: its entries in key order and, between neighbours, the
+/// discriminative bit of the BiNode separating them (a Patricia trie over sorted keys is the
+/// Cartesian tree of these bits). Fixed capacity: a node holds up to FANOUT entries, a copy
+/// one more until it is split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct NodeImg {
+    len: usize,
+    entries: [u64; FANOUT + 1],
+    diffs: [u8; FANOUT],
+}
+
+impl NodeImg {
+    fn new(entries: &[u64], diffs: &[u8]) -> NodeImg {
+        debug_assert_eq!(diffs.len() + 1, entries.len());
+        let mut img = NodeImg {
+            len: entries.len(),
+            entries: [0; FANOUT + 1],
+            diffs: [0; FANOUT],
+        };
+        img.entries[..entries.len()].copy_from_slice(entries);
+        img.diffs[..diffs.len()].copy_from_slice(diffs);
+        img
+    }
+
+    fn entries(&self) -> &[u64] {
+        &self.entries[..self.len]
+    }
+
+    fn diffs(&self) -> &[u8] {
+        &self.diffs[..self.len - 1]
+    }
+
+    /// Insert entry `e` at `i` and the bit `d` of its BiNode at diff position `j`.
+    fn insert(&mut self, i: usize, e: u64, j: usize, d: u8) {
+        let nd = self.len - 1;
+        self.entries.copy_within(i..self.len, i + 1);
+        self.entries[i] = e;
+        self.diffs.copy_within(j..nd, j + 1);
+        self.diffs[j] = d;
+        self.len += 1;
+    }
+
+    /// Remove entry `i`; its neighbours are then separated by the higher (lower-bit) of the
+    /// two BiNodes around it.
+    fn remove(&mut self, i: usize) {
+        let nd = self.len - 1;
+        self.entries.copy_within(i + 1..self.len, i);
+        if i == 0 {
+            self.diffs.copy_within(1..nd, 0);
+        } else if i < nd {
+            self.diffs[i - 1] = self.diffs[i - 1].min(self.diffs[i]);
+            self.diffs.copy_within(i + 1..nd, i);
+        }
+        self.len -= 1;
+    }
+
+    /// Split at the root BiNode (the lowest bit): `self` keeps the left part; returns the
+    /// right part and the bit.
+    fn split(&mut self) -> (NodeImg, u8) {
+        let d = self.diffs();
+        let r = (0..d.len()).min_by_key(|&j| d[j]).unwrap();
+        let bit = d[r];
+        let right = NodeImg::new(&self.entries[r + 1..self.len], &d[r + 1..]);
+        self.len = r + 1;
+        (right, bit)
+    }
+}
+
+/// A node's sorted distinct bit positions and each entry's sparse partial key.
+struct Encoded {
+    nbits: usize,
+    bits: [u8; FANOUT],
+    pks: [u32; FANOUT + 1],
+}
+
+/// Entry i goes right at the BiNode between entries j and j+1 (j < i) when that bit is lower
+/// than every bit between j+1 and i: its partial key holds the strict suffix minima of
+/// `diffs[..i]`, kept on a stack as i advances (one pass).
+fn encode(diffs: &[u8]) -> Encoded {
+    let mut e = Encoded {
+        nbits: 0,
+        bits: [0; FANOUT],
+        pks: [0; FANOUT + 1],
+    };
+    // Distinct positions in ascending order from a bitmap of them (key bits < 256).
+    let mut present = [0u64; 4];
+    for &d in diffs {
+        present[d as usize / 64] |= 1 << (d % 64);
+    }
+    for (w, mut m) in present.into_iter().enumerate() {
+        while m != 0 {
+            e.bits[e.nbits] = (64 * w as u32 + m.trailing_zeros()) as u8;
+            e.nbits += 1;
+            m &= m - 1;
+        }
+    }
+    // Bit position -> its place in the partial key (the lowest position is the top bit).
+    let mut place = [0u8; 256];
+    for (t, &b) in e.bits[..e.nbits].iter().enumerate() {
+        place[b as usize] = (e.nbits - 1 - t) as u8;
+    }
+    let (mut stack, mut top, mut pk) = ([0u8; FANOUT], 0, 0u32);
+    for (i, &d) in diffs.iter().enumerate() {
+        while top > 0 && stack[top - 1] >= d {
+            top -= 1;
+            pk &= !(1 << place[stack[top] as usize]);
+        }
+        stack[top] = d;
+        top += 1;
+        pk |= 1 << place[d as usize];
+        e.pks[i + 1] = pk;
+    }
+    e
 }
 
 fn decode<M: PmMem>(pm: &M, n: u64) -> NodeImg {
-    let h = header(pm, n);
-    let bs = bits(pm, n, &h);
-    let p = pks(pm, n, &h);
-    let k = h.nbits as usize;
-    let diffs = p
-        .windows(2)
-        .map(|w| bs[k - 1 - (31 - (w[0] ^ w[1]).leading_zeros()) as usize])
-        .collect();
-    let entries = (0..h.count as usize)
-        .map(|j| pm.load(child_slot(n, &h, j)))
-        .collect();
-    NodeImg { entries, diffs }
+    let l = Loaded::read(pm, n);
+    let (k, c) = (l.h.nbits as usize, l.h.count as usize);
+    let mut img = NodeImg {
+        len: c,
+        entries: [0; FANOUT + 1],
+        diffs: [0; FANOUT],
+    };
+    for j in 0..c - 1 {
+        let top = 31 - (l.pk(j) ^ l.pk(j + 1)).leading_zeros();
+        img.diffs[j] = l.bits[k - 1 - top as usize];
+    }
+    for j in 0..c {
+        img.entries[j] = pm.load(child_slot(n, &l.h, j));
+    }
+    img
 }
 
 /// The affected subtree of a new BiNode at bit `d` next to entry `i`: the entries around `i`
@@ -235,6 +345,20 @@ fn affected(diffs: &[u8], i: usize, d: u32) -> (usize, usize) {
     (lo, hi)
 }
 
+/// The entry a search key selects in node `n`, and the node's header.
+fn search_node<M: PmMem>(pm: &M, n: u64, key: &[u8]) -> (usize, Header) {
+    let l = Loaded::read(pm, n);
+    let k = l.h.nbits as usize;
+    let dense = l.bits().iter().enumerate().fold(0u32, |acc, (t, &b)| {
+        acc | key_bit(key, b as u32) << (k - 1 - t)
+    });
+    let i = (0..l.h.count as usize)
+        .rev()
+        .find(|&j| dense & l.pk(j) == l.pk(j))
+        .expect("entry 0 has an empty partial key");
+    (i, l.h)
+}
+
 impl Hot {
     pub fn new<M: PmMem>(pm: &mut M, kind: KeyKind, xpline_aligned: bool) -> Hot {
         let meta = pm.alloc(LINE, LINE);
@@ -245,6 +369,7 @@ impl Hot {
             cases: InsertCases::default(),
             xpline_aligned,
             meta,
+            path: Vec::new(),
         }
     }
 
@@ -260,31 +385,24 @@ impl Hot {
         record_key(pm, self.kind, leaf_rec(leaf))
     }
 
-    /// The entry a search key selects in node `n`.
-    fn search_node<M: PmMem>(&self, pm: &M, n: u64, key: &[u8]) -> usize {
-        let h = header(pm, n);
-        let bs = bits(pm, n, &h);
-        let k = bs.len();
-        let dense = bs.iter().enumerate().fold(0u32, |acc, (t, &b)| {
-            acc | key_bit(key, b as u32) << (k - 1 - t)
-        });
-        pks(pm, n, &h)
-            .iter()
-            .rposition(|&pk| dense & pk == pk)
-            .expect("entry 0 has an empty partial key")
+    /// Whether the leaf's record holds `key` (one load of its key bytes).
+    fn leaf_is<M: PmMem>(&self, pm: &M, leaf: u64, key: &[u8]) -> bool {
+        let mut b = [0u8; 24];
+        pm.load_bytes(leaf_rec(leaf) + 8, &mut b[..key.len()]);
+        b[..key.len()] == *key
     }
 
-    /// Root-to-leaf search: the (node, entry) path and the leaf reached (0 if empty).
-    fn descend<M: PmMem>(&self, pm: &M, key: &[u8]) -> (Vec<(u64, usize)>, u64) {
-        let mut path = Vec::new();
+    /// Root-to-leaf search: the (node, entry) path into `path` and the leaf reached (0 if
+    /// empty).
+    fn descend<M: PmMem>(&self, pm: &M, key: &[u8], path: &mut Vec<(u64, usize)>) -> u64 {
+        path.clear();
         let mut e = self.root(pm);
         while e != 0 && !is_leaf(e) {
-            let i = self.search_node(pm, e, key);
-            let h = header(pm, e);
+            let (i, h) = search_node(pm, e, key);
             path.push((e, i));
             e = pm.load(child_slot(e, &h, i));
         }
-        (path, e)
+        e
     }
 
     /// The level whose node takes a new BiNode at bit `d`, and the affected entries there:
@@ -304,7 +422,7 @@ impl Hot {
                 continue;
             }
             let img = decode(pm, n);
-            let (lo, hi) = affected(&img.diffs, i, d);
+            let (lo, hi) = affected(img.diffs(), i, d);
             if is_leaf(c) || lo != hi {
                 return (l, img, lo, hi);
             }
@@ -314,42 +432,44 @@ impl Hot {
 
     /// Write a node, flush it whole and fence (before anything points to it).
     fn write_node<M: PmMem>(&self, pm: &mut M, img: &NodeImg) -> u64 {
-        debug_assert!(img.entries.len() >= 2 && img.entries.len() <= FANOUT);
-        let (bs, p) = encode(&img.diffs);
-        let pkw = match bs.len() {
+        let entries = img.entries();
+        debug_assert!(entries.len() >= 2 && entries.len() <= FANOUT);
+        let e = encode(img.diffs());
+        let pkw = match e.nbits {
             0..=8 => 1,
             9..=16 => 2,
             _ => 4,
         };
-        let height = 1 + img.entries.iter().map(|&e| height(pm, e)).max().unwrap();
+        let height = 1 + entries.iter().map(|&c| height(pm, c)).max().unwrap();
         let h = Header {
             height,
-            count: img.entries.len() as u64,
-            nbits: bs.len() as u64,
+            count: entries.len() as u64,
+            nbits: e.nbits as u64,
             pkw,
         };
         let align = if self.xpline_aligned { 256 } else { LINE };
         let n = pm.alloc(h.size(), align);
         pm.store(n, height | h.count << 8 | h.nbits << 16 | pkw << 24);
-        pm.store_bytes(n + 8, &bs);
-        let raw: Vec<u8> = p
-            .iter()
-            .flat_map(|pk| pk.to_le_bytes()[..pkw as usize].to_vec())
-            .collect();
-        pm.store_bytes(n + h.pk_off(), &raw);
-        for (j, &e) in img.entries.iter().enumerate() {
-            pm.store(child_slot(n, &h, j), e);
+        pm.store_bytes(n + 8, &e.bits[..e.nbits]);
+        let w = pkw as usize;
+        let mut raw = [0u8; 4 * FANOUT];
+        for (j, pk) in e.pks[..entries.len()].iter().enumerate() {
+            raw[j * w..j * w + w].copy_from_slice(&pk.to_le_bytes()[..w]);
+        }
+        pm.store_bytes(n + h.pk_off(), &raw[..entries.len() * w]);
+        for (j, &c) in entries.iter().enumerate() {
+            pm.store(child_slot(n, &h, j), c);
         }
         pm.persist(n, h.size());
         n
     }
 
     /// A split half: a single entry stands for itself.
-    fn materialize<M: PmMem>(&self, pm: &mut M, img: NodeImg) -> u64 {
-        if img.entries.len() == 1 {
+    fn materialize<M: PmMem>(&self, pm: &mut M, img: &NodeImg) -> u64 {
+        if img.len == 1 {
             img.entries[0]
         } else {
-            self.write_node(pm, &img)
+            self.write_node(pm, img)
         }
     }
 
@@ -372,32 +492,24 @@ impl Hot {
         pm: &mut M,
         path: &[(u64, usize)],
         mut l: usize,
-        img: NodeImg,
+        mut img: NodeImg,
     ) {
-        let mut img = img;
         loop {
-            if img.entries.len() <= FANOUT {
+            if img.len <= FANOUT {
                 self.cases.normal += 1;
                 let n = self.write_node(pm, &img);
                 self.publish(pm, path, l, n);
                 return;
             }
-            let r = (0..img.diffs.len()).min_by_key(|&j| img.diffs[j]).unwrap();
-            let d = img.diffs[r];
-            let right = NodeImg {
-                entries: img.entries.split_off(r + 1),
-                diffs: img.diffs.split_off(r + 1),
-            };
-            img.diffs.pop();
-            let ln = self.materialize(pm, img);
-            let rn = self.materialize(pm, right);
+            let (right, d) = img.split();
+            let ln = self.materialize(pm, &img);
+            let rn = self.materialize(pm, &right);
             let h = header(pm, path[l].0).height;
             if l > 0 && header(pm, path[l - 1].0).height == h + 1 {
                 let (pn, pi) = path[l - 1];
                 let mut p = decode(pm, pn);
                 p.entries[pi] = ln;
-                p.entries.insert(pi + 1, rn);
-                p.diffs.insert(pi, d);
+                p.insert(pi + 1, rn, pi, d);
                 self.cases.parent_pull_up += 1;
                 img = p;
                 l -= 1;
@@ -408,13 +520,7 @@ impl Hot {
             } else {
                 self.cases.intermediate_node += 1;
             }
-            let m = self.write_node(
-                pm,
-                &NodeImg {
-                    entries: vec![ln, rn],
-                    diffs: vec![d],
-                },
-            );
+            let m = self.write_node(pm, &NodeImg::new(&[ln, rn], &[d]));
             self.publish(pm, path, l, m);
             return;
         }
@@ -426,6 +532,53 @@ impl Hot {
             None => self.meta,
             Some(&(n, i)) => child_slot(n, &header(pm, n), i),
         }
+    }
+
+    fn insert_with<M: PmMem>(
+        &mut self,
+        pm: &mut M,
+        key: &[u8],
+        value: u64,
+        path: &mut Vec<(u64, usize)>,
+    ) -> bool {
+        let leaf = self.descend(pm, key, path);
+        if leaf == 0 {
+            let rec = new_record(pm, self.kind, key, value);
+            self.publish(pm, path, 0, rec | 1);
+            return true;
+        }
+        let mut lk = [0u8; 24];
+        pm.load_bytes(leaf_rec(leaf) + 8, &mut lk[..key.len()]);
+        let Some(d) = first_diff(key, &lk[..key.len()]) else {
+            return false;
+        };
+        let new = new_record(pm, self.kind, key, value) | 1;
+        let right = key_bit(key, d) == 1;
+        let pair = |a: u64, b: u64| {
+            let (x, y) = if right { (a, b) } else { (b, a) };
+            NodeImg::new(&[x, y], &[d as u8])
+        };
+        if path.is_empty() {
+            let n = self.write_node(pm, &pair(leaf, new));
+            self.publish(pm, path, 0, n);
+            return true;
+        }
+        let (l, mut img, lo, hi) = self.insert_level(pm, path, d);
+        let (n, i) = path[l];
+        if lo == hi && is_leaf(img.entries[i]) && header(pm, n).height > 1 {
+            // Leaf pushdown: the node keeps its height; its leaf entry becomes a new node.
+            self.cases.leaf_pushdown += 1;
+            let m = self.write_node(pm, &pair(leaf, new));
+            self.publish(pm, path, l + 1, m);
+            return true;
+        }
+        if right {
+            img.insert(hi + 1, new, hi, d as u8);
+        } else {
+            img.insert(lo, new, lo, d as u8);
+        }
+        self.integrate(pm, path, l, img);
+        true
     }
 
     fn collect<M: PmMem>(
@@ -469,29 +622,30 @@ impl Hot {
         if h.count < 2 || h.count as usize > FANOUT {
             return Err(format!("node {e}: {} entries", h.count));
         }
-        let bs = bits(pm, e, &h);
+        let l = Loaded::read(pm, e);
+        let bs = l.bits();
         if bs.windows(2).any(|w| w[0] >= w[1]) {
             return Err(format!("node {e}: bit positions not ascending"));
         }
         let img = decode(pm, e);
-        let (eb, ep) = encode(&img.diffs);
-        if eb != bs || ep != pks(pm, e, &h) {
+        let enc = encode(img.diffs());
+        if enc.bits[..enc.nbits] != *bs || (0..img.len).any(|j| enc.pks[j] != l.pk(j)) {
             return Err(format!("node {e}: partial keys inconsistent with its bits"));
         }
         let mut max_h = 0;
         let mut firsts = Vec::new();
-        for (j, &c) in img.entries.iter().enumerate() {
+        for (j, &c) in img.entries().iter().enumerate() {
             if is_leaf(c) {
                 let k = self.key_of(pm, c);
                 keys.push(k.clone());
                 firsts.push(k);
             } else {
-                let cb = bits(pm, c, &header(pm, c))[0];
+                let cb = Loaded::read(pm, c).bits[0];
                 let around = [j.checked_sub(1), Some(j)];
                 if around
                     .iter()
                     .flatten()
-                    .filter_map(|&x| img.diffs.get(x))
+                    .filter_map(|&x| img.diffs().get(x))
                     .any(|&d| d >= cb)
                 {
                     return Err(format!(
@@ -528,97 +682,63 @@ impl<M: PmMem> OrderedIndex<M> for Hot {
     }
 
     fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
-        let (path, leaf) = self.descend(pm, key);
-        if leaf == 0 {
-            let rec = new_record(pm, self.kind, key, value);
-            self.publish(pm, &path, 0, rec | 1);
-            return true;
-        }
-        let lk = self.key_of(pm, leaf);
-        let Some(d) = first_diff(key, &lk) else {
-            return false;
-        };
-        let new = new_record(pm, self.kind, key, value) | 1;
-        let right = key_bit(key, d) == 1;
-        let pair = |a: u64, b: u64| NodeImg {
-            entries: if right { vec![a, b] } else { vec![b, a] },
-            diffs: vec![d as u8],
-        };
-        if path.is_empty() {
-            let n = self.write_node(pm, &pair(leaf, new));
-            self.publish(pm, &path, 0, n);
-            return true;
-        }
-        let (l, mut img, lo, hi) = self.insert_level(pm, &path, d);
-        let (n, i) = path[l];
-        if lo == hi && is_leaf(img.entries[i]) && header(pm, n).height > 1 {
-            // Leaf pushdown: the node keeps its height; its leaf entry becomes a new node.
-            self.cases.leaf_pushdown += 1;
-            let m = self.write_node(pm, &pair(leaf, new));
-            self.publish(pm, &path, l + 1, m);
-            return true;
-        }
-        if right {
-            img.entries.insert(hi + 1, new);
-            img.diffs.insert(hi, d as u8);
-        } else {
-            img.entries.insert(lo, new);
-            img.diffs.insert(lo, d as u8);
-        }
-        self.integrate(pm, &path, l, img);
-        true
+        let mut path = std::mem::take(&mut self.path);
+        let done = self.insert_with(pm, key, value, &mut path);
+        self.path = path;
+        done
     }
 
     fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64> {
-        let (_, leaf) = self.descend(pm, key);
-        (leaf != 0 && self.key_of(pm, leaf) == key).then(|| pm.load(leaf_rec(leaf)))
+        let mut e = self.root(pm);
+        while e != 0 && !is_leaf(e) {
+            let (i, h) = search_node(pm, e, key);
+            e = pm.load(child_slot(e, &h, i));
+        }
+        (e != 0 && self.leaf_is(pm, e, key)).then(|| pm.load(leaf_rec(e)))
     }
 
     /// HOT's upsert: a new record, its pointer swapped into the leaf's slot.
     fn update(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
-        let (path, leaf) = self.descend(pm, key);
-        if leaf == 0 || self.key_of(pm, leaf) != key {
-            return false;
+        let mut path = std::mem::take(&mut self.path);
+        let leaf = self.descend(pm, key, &mut path);
+        let found = leaf != 0 && self.leaf_is(pm, leaf, key);
+        if found {
+            let rec = new_record(pm, self.kind, key, value);
+            let slot = self.leaf_slot(pm, &path);
+            pm.store(slot, rec | 1);
+            pm.persist(slot, 8);
         }
-        let rec = new_record(pm, self.kind, key, value);
-        let slot = self.leaf_slot(pm, &path);
-        pm.store(slot, rec | 1);
-        pm.persist(slot, 8);
-        true
+        self.path = path;
+        found
     }
 
     fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool {
-        let (path, leaf) = self.descend(pm, key);
-        if leaf == 0 || self.key_of(pm, leaf) != key {
-            return false;
+        let mut path = std::mem::take(&mut self.path);
+        let leaf = self.descend(pm, key, &mut path);
+        let found = leaf != 0 && self.leaf_is(pm, leaf, key);
+        if found {
+            match path.last() {
+                None => self.publish(pm, &path, 0, 0),
+                Some(&(n, i)) => {
+                    let l = path.len() - 1;
+                    let mut img = decode(pm, n);
+                    img.remove(i);
+                    let e = if img.len == 1 {
+                        img.entries[0]
+                    } else {
+                        self.write_node(pm, &img)
+                    };
+                    self.publish(pm, &path, l, e);
+                }
+            }
         }
-        let Some(&(n, i)) = path.last() else {
-            self.publish(pm, &path, 0, 0);
-            return true;
-        };
-        let l = path.len() - 1;
-        let mut img = decode(pm, n);
-        img.entries.remove(i);
-        if i == 0 {
-            img.diffs.remove(0);
-        } else if i == img.diffs.len() {
-            img.diffs.pop();
-        } else {
-            // The neighbours are now separated by the higher of the two BiNodes.
-            img.diffs[i - 1] = img.diffs[i - 1].min(img.diffs[i]);
-            img.diffs.remove(i);
-        }
-        if img.entries.len() == 1 {
-            self.publish(pm, &path, l, img.entries[0]);
-        } else {
-            let m = self.write_node(pm, &img);
-            self.publish(pm, &path, l, m);
-        }
-        true
+        self.path = path;
+        found
     }
 
     fn scan(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
-        let (mut path, leaf) = self.descend(pm, start);
+        let mut path = Vec::new();
+        let leaf = self.descend(pm, start, &mut path);
         if leaf == 0 || n == 0 {
             return Vec::new();
         }
@@ -669,6 +789,7 @@ mod tests {
     use super::super::ordered::{int_key, SimPm};
     use super::*;
     use proptest::prelude::*;
+    use rand::Rng;
 
     fn tree(pm: &mut SimPm, kind: KeyKind) -> Hot {
         Hot::new(pm, kind, false)
@@ -682,9 +803,36 @@ mod tests {
     #[test]
     fn encode_decode_round_trip() {
         // Keys 00, 01, 10, 11 (bits 0, 1): separating bits 1, 0, 1.
-        let (bs, p) = encode(&[1, 0, 1]);
-        assert_eq!(bs, vec![0, 1]);
-        assert_eq!(p, vec![0b00, 0b01, 0b10, 0b11]);
+        let e = encode(&[1, 0, 1]);
+        assert_eq!(e.bits[..e.nbits], [0, 1]);
+        assert_eq!(e.pks[..4], [0b00, 0b01, 0b10, 0b11]);
+    }
+
+    /// The one-pass encoding against its definition: entry i's partial key holds bit
+    /// diffs[j] (j < i) when diffs[j] is below every bit between j+1 and i.
+    #[test]
+    fn encode_matches_definition() {
+        let mut r = crate::rng::stream(7, "hot-encode");
+        for _ in 0..2000 {
+            let n = r.random_range(1..=FANOUT);
+            let diffs: Vec<u8> = (0..n).map(|_| r.random_range(0..48u8) * 4).collect();
+            let e = encode(&diffs);
+            let mut bs = diffs.clone();
+            bs.sort_unstable();
+            bs.dedup();
+            assert_eq!(e.bits[..e.nbits], bs[..]);
+            let place = |d: u8| bs.len() - 1 - bs.binary_search(&d).unwrap();
+            for i in 0..=n {
+                let (mut pk, mut m) = (0u32, u16::MAX);
+                for j in (0..i).rev() {
+                    if (diffs[j] as u16) < m {
+                        pk |= 1 << place(diffs[j]);
+                        m = diffs[j] as u16;
+                    }
+                }
+                assert_eq!(e.pks[i], pk, "{diffs:?} entry {i}");
+            }
+        }
     }
 
     #[test]
