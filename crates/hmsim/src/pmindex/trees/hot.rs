@@ -117,6 +117,26 @@ fn key_bit(key: &[u8], p: u32) -> u32 {
     ((key[(p / 8) as usize] >> (7 - p % 8)) & 1) as u32
 }
 
+/// A search key as big-endian words, for extracting its bits without indexing bytes.
+struct KeyBits([u64; 4]);
+
+impl KeyBits {
+    fn new(key: &[u8]) -> KeyBits {
+        let mut w = [0u64; 4];
+        for (i, c) in key.chunks(8).enumerate() {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            w[i] = u64::from_be_bytes(b);
+        }
+        KeyBits(w)
+    }
+
+    /// Bit `p` (as `key_bit`).
+    fn bit(&self, p: u8) -> u32 {
+        ((self.0[p as usize >> 6] >> (63 - (p & 63))) & 1) as u32
+    }
+}
+
 fn first_diff(a: &[u8], b: &[u8]) -> Option<u32> {
     a.iter()
         .zip(b)
@@ -175,6 +195,7 @@ struct Loaded {
 }
 
 impl Loaded {
+    #[inline(always)]
     fn read<M: PmMem>(pm: &M, n: u64) -> Loaded {
         let h = header(pm, n);
         // The rest of the node (bits, partial keys, the child taken) in one go rather than a
@@ -203,6 +224,43 @@ impl Loaded {
             _ => u32::from_le_bytes([r[4 * j], r[4 * j + 1], r[4 * j + 2], r[4 * j + 3]]),
         }
     }
+
+    /// Every entry's partial key (one width dispatch for all).
+    fn pks(&self) -> [u32; FANOUT] {
+        let mut out = [0u32; FANOUT];
+        let c = self.h.count as usize;
+        let r = &self.raw;
+        match self.h.pkw {
+            1 => out[..c].iter_mut().zip(r).for_each(|(o, &b)| *o = b as u32),
+            2 => out[..c]
+                .iter_mut()
+                .zip(r.chunks_exact(2))
+                .for_each(|(o, b)| *o = u16::from_le_bytes([b[0], b[1]]) as u32),
+            _ => out[..c]
+                .iter_mut()
+                .zip(r.chunks_exact(4))
+                .for_each(|(o, b)| *o = u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        }
+        out
+    }
+
+    /// The last entry whose partial key is a subset of `dense` (entry 0's is empty).
+    fn last_subset(&self, dense: u32) -> usize {
+        let c = self.h.count as usize;
+        let r = &self.raw;
+        let hit = match self.h.pkw {
+            1 => r[..c].iter().rposition(|&b| dense & b as u32 == b as u32),
+            2 => r[..2 * c].chunks_exact(2).rposition(|b| {
+                let pk = u16::from_le_bytes([b[0], b[1]]) as u32;
+                dense & pk == pk
+            }),
+            _ => r[..4 * c].chunks_exact(4).rposition(|b| {
+                let pk = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                dense & pk == pk
+            }),
+        };
+        hit.expect("entry 0 has an empty partial key")
+    }
 }
 
 /// A node's logical content: its entries in key order and, between neighbours, the
@@ -217,6 +275,12 @@ struct NodeImg {
 }
 
 impl NodeImg {
+    const EMPTY: NodeImg = NodeImg {
+        len: 0,
+        entries: [0; FANOUT + 1],
+        diffs: [0; FANOUT],
+    };
+
     fn new(entries: &[u64], diffs: &[u8]) -> NodeImg {
         debug_assert_eq!(diffs.len() + 1, entries.len());
         let mut img = NodeImg {
@@ -282,7 +346,10 @@ struct Encoded {
 
 /// Entry i goes right at the BiNode between entries j and j+1 (j < i) when that bit is lower
 /// than every bit between j+1 and i: its partial key holds the strict suffix minima of
-/// `diffs[..i]`, kept on a stack as i advances (one pass).
+/// `diffs[..i]`. Those of `diffs[..i+1]` are the ones of `diffs[..i]` below `diffs[i]`, plus
+/// `diffs[i]`; a lower bit has a higher place in the partial key, so that is one mask and
+/// one set per entry.
+#[inline]
 fn encode(diffs: &[u8]) -> Encoded {
     let mut e = Encoded {
         nbits: 0,
@@ -306,36 +373,29 @@ fn encode(diffs: &[u8]) -> Encoded {
     for (t, &b) in e.bits[..e.nbits].iter().enumerate() {
         place[b as usize] = (e.nbits - 1 - t) as u8;
     }
-    let (mut stack, mut top, mut pk) = ([0u8; FANOUT], 0, 0u32);
+    let mut pk = 0u32;
     for (i, &d) in diffs.iter().enumerate() {
-        while top > 0 && stack[top - 1] >= d {
-            top -= 1;
-            pk &= !(1 << place[stack[top] as usize]);
-        }
-        stack[top] = d;
-        top += 1;
-        pk |= 1 << place[d as usize];
+        let p = place[d as usize];
+        // Keep the places above p (bits below d), then set p.
+        pk = (pk & !((2u64 << p) - 1) as u32) | 1 << p;
         e.pks[i + 1] = pk;
     }
     e
 }
 
-fn decode<M: PmMem>(pm: &M, n: u64) -> NodeImg {
+/// Node `n`'s content into `img` (filled in place: the images are a few hundred bytes).
+fn decode<M: PmMem>(pm: &M, n: u64, img: &mut NodeImg) {
     let l = Loaded::read(pm, n);
     let (k, c) = (l.h.nbits as usize, l.h.count as usize);
-    let mut img = NodeImg {
-        len: c,
-        entries: [0; FANOUT + 1],
-        diffs: [0; FANOUT],
-    };
-    for j in 0..c - 1 {
-        let top = 31 - (l.pk(j) ^ l.pk(j + 1)).leading_zeros();
-        img.diffs[j] = l.bits[k - 1 - top as usize];
+    img.len = c;
+    let pks = l.pks();
+    for (d, w) in img.diffs.iter_mut().zip(pks[..c].windows(2)) {
+        let top = 31 - (w[0] ^ w[1]).leading_zeros();
+        *d = l.bits[k - 1 - top as usize];
     }
     for j in 0..c {
         img.entries[j] = pm.load(child_slot(n, &l.h, j));
     }
-    img
 }
 
 /// The affected subtree of a new BiNode at bit `d` next to entry `i`: the entries around `i`
@@ -352,17 +412,11 @@ fn affected(diffs: &[u8], i: usize, d: u32) -> (usize, usize) {
 }
 
 /// The entry a search key selects in node `n`, and the node's header.
-fn search_node<M: PmMem>(pm: &M, n: u64, key: &[u8]) -> (usize, Header) {
+fn search_node<M: PmMem>(pm: &M, n: u64, key: &KeyBits) -> (usize, Header) {
     let l = Loaded::read(pm, n);
-    let k = l.h.nbits as usize;
-    let dense = l.bits().iter().enumerate().fold(0u32, |acc, (t, &b)| {
-        acc | key_bit(key, b as u32) << (k - 1 - t)
-    });
-    let i = (0..l.h.count as usize)
-        .rev()
-        .find(|&j| dense & l.pk(j) == l.pk(j))
-        .expect("entry 0 has an empty partial key");
-    (i, l.h)
+    // The dense partial key: the key's bits at the node's positions, the first one highest.
+    let dense = l.bits().iter().fold(0u32, |acc, &b| acc << 1 | key.bit(b));
+    (l.last_subset(dense), l.h)
 }
 
 impl Hot {
@@ -402,9 +456,10 @@ impl Hot {
     /// empty).
     fn descend<M: PmMem>(&self, pm: &M, key: &[u8], path: &mut Vec<(u64, usize)>) -> u64 {
         path.clear();
+        let kb = KeyBits::new(key);
         let mut e = self.root(pm);
         while e != 0 && !is_leaf(e) {
-            let (i, h) = search_node(pm, e, key);
+            let (i, h) = search_node(pm, e, &kb);
             path.push((e, i));
             e = pm.load(child_slot(e, &h, i));
         }
@@ -414,23 +469,25 @@ impl Hot {
     /// The level whose node takes a new BiNode at bit `d`, and the affected entries there:
     /// the first node whose chosen entry is a leaf or a node whose lowest bit is above `d` —
     /// unless the affected subtree is that one child node, which then takes the BiNode as its
-    /// new root (as HOT does, keeping the parent's fanout for siblings).
+    /// new root (as HOT does, keeping the parent's fanout for siblings). The node's content
+    /// goes into `img`.
     fn insert_level<M: PmMem>(
         &self,
         pm: &M,
         path: &[(u64, usize)],
         d: u32,
-    ) -> (usize, NodeImg, usize, usize) {
+        img: &mut NodeImg,
+    ) -> (usize, usize, usize) {
         for (l, &(n, i)) in path.iter().enumerate() {
             let h = header(pm, n);
             let c = pm.load(child_slot(n, &h, i));
             if !is_leaf(c) && d > pm.load(c + 8) as u8 as u32 {
                 continue;
             }
-            let img = decode(pm, n);
+            decode(pm, n, img);
             let (lo, hi) = affected(img.diffs(), i, d);
             if is_leaf(c) || lo != hi {
-                return (l, img, lo, hi);
+                return (l, lo, hi);
             }
         }
         unreachable!("the last entry on a search path is a leaf")
@@ -457,12 +514,20 @@ impl Hot {
         let n = pm.alloc(h.size(), align);
         pm.store(n, height | h.count << 8 | h.nbits << 16 | pkw << 24);
         pm.store_bytes(n + 8, &e.bits[..e.nbits]);
-        let w = pkw as usize;
-        let mut raw = [0u8; 4 * FANOUT];
-        for (j, pk) in e.pks[..entries.len()].iter().enumerate() {
-            raw[j * w..j * w + w].copy_from_slice(&pk.to_le_bytes()[..w]);
+        let (c, mut raw) = (entries.len(), [0u8; 4 * FANOUT]);
+        let pks = &e.pks[..c];
+        match pkw {
+            1 => raw.iter_mut().zip(pks).for_each(|(r, &pk)| *r = pk as u8),
+            2 => raw
+                .chunks_exact_mut(2)
+                .zip(pks)
+                .for_each(|(r, &pk)| r.copy_from_slice(&(pk as u16).to_le_bytes())),
+            _ => raw
+                .chunks_exact_mut(4)
+                .zip(pks)
+                .for_each(|(r, &pk)| r.copy_from_slice(&pk.to_le_bytes())),
         }
-        pm.store_bytes(n + h.pk_off(), &raw[..entries.len() * w]);
+        pm.store_bytes(n + h.pk_off(), &raw[..c * pkw as usize]);
         for (j, &c) in entries.iter().enumerate() {
             pm.store(child_slot(n, &h, j), c);
         }
@@ -499,27 +564,26 @@ impl Hot {
         pm: &mut M,
         path: &[(u64, usize)],
         l0: usize,
-        mut img: NodeImg,
+        img: &mut NodeImg,
     ) {
         let mut l = l0;
         loop {
             if img.len <= FANOUT {
                 self.cases.normal += 1;
-                let n = self.write_node(pm, &img);
+                let n = self.write_node(pm, img);
                 self.publish(pm, path, l, n);
                 break;
             }
             let (right, d) = img.split();
-            let ln = self.materialize(pm, &img);
+            let ln = self.materialize(pm, img);
             let rn = self.materialize(pm, &right);
             let h = header(pm, path[l].0).height;
             if l > 0 && header(pm, path[l - 1].0).height == h + 1 {
                 let (pn, pi) = path[l - 1];
-                let mut p = decode(pm, pn);
-                p.entries[pi] = ln;
-                p.insert(pi + 1, rn, pi, d);
+                decode(pm, pn, img);
+                img.entries[pi] = ln;
+                img.insert(pi + 1, rn, pi, d);
                 self.cases.parent_pull_up += 1;
-                img = p;
                 l -= 1;
                 continue;
             }
@@ -586,7 +650,8 @@ impl Hot {
             self.publish(pm, path, 0, n);
             return true;
         }
-        let (l, mut img, lo, hi) = self.insert_level(pm, path, d);
+        let mut img = NodeImg::EMPTY;
+        let (l, lo, hi) = self.insert_level(pm, path, d, &mut img);
         let (n, i) = path[l];
         if lo == hi && is_leaf(img.entries[i]) && header(pm, n).height > 1 {
             // Leaf pushdown: the node keeps its height; its leaf entry becomes a new node.
@@ -600,7 +665,7 @@ impl Hot {
         } else {
             img.insert(lo, new, lo, d as u8);
         }
-        self.integrate(pm, path, l, img);
+        self.integrate(pm, path, l, &mut img);
         true
     }
 
@@ -650,7 +715,8 @@ impl Hot {
         if bs.windows(2).any(|w| w[0] >= w[1]) {
             return Err(format!("node {e}: bit positions not ascending"));
         }
-        let img = decode(pm, e);
+        let mut img = NodeImg::EMPTY;
+        decode(pm, e, &mut img);
         let enc = encode(img.diffs());
         if enc.bits[..enc.nbits] != *bs || (0..img.len).any(|j| enc.pks[j] != l.pk(j)) {
             return Err(format!("node {e}: partial keys inconsistent with its bits"));
@@ -712,9 +778,10 @@ impl<M: PmMem> OrderedIndex<M> for Hot {
     }
 
     fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64> {
+        let kb = KeyBits::new(key);
         let mut e = self.root(pm);
         while e != 0 && !is_leaf(e) {
-            let (i, h) = search_node(pm, e, key);
+            let (i, h) = search_node(pm, e, &kb);
             e = pm.load(child_slot(e, &h, i));
         }
         (e != 0 && self.leaf_is(pm, e, key)).then(|| pm.load(leaf_rec(e)))
@@ -745,7 +812,8 @@ impl<M: PmMem> OrderedIndex<M> for Hot {
                 None => self.publish(pm, &path, 0, 0),
                 Some(&(n, i)) => {
                     let l = path.len() - 1;
-                    let mut img = decode(pm, n);
+                    let mut img = NodeImg::EMPTY;
+                    decode(pm, n, &mut img);
                     img.remove(i);
                     let e = if img.len == 1 {
                         img.entries[0]
@@ -778,7 +846,8 @@ impl<M: PmMem> OrderedIndex<M> for Hot {
         }
         if let Some(d) = first_diff(start, &lk) {
             // Start just before (or after) the subtree the start key would join.
-            let (l, _, lo, hi) = self.insert_level(pm, &path, d);
+            let mut img = NodeImg::EMPTY;
+            let (l, lo, hi) = self.insert_level(pm, &path, d, &mut img);
             let node = path[l].0;
             path.truncate(l);
             path.push((node, if key_bit(start, d) == 1 { hi + 1 } else { lo }));
