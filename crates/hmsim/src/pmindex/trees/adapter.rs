@@ -66,6 +66,10 @@ impl PmMem for Instr<'_> {
     fn free(&mut self, off: u64, size: u64) {
         self.pm.get_mut().free(off, size)
     }
+    #[inline(always)]
+    fn prefetch(&self, off: u64, len: u64) {
+        self.region().prefetch(off, len)
+    }
     fn load_bytes(&self, off: u64, out: &mut [u8]) {
         self.region().read_bytes(off, out)
     }

@@ -47,6 +47,7 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = BwTree {
         kind: o.key_type.into(),
         meta: pm.root(o.root_slot),
+        scratch: Vec::new(),
     };
     OrderedIndex::<Instr>::recover(&mut t, &mut Instr::new(pm));
     Ok(Box::new(Adapted {
@@ -67,9 +68,41 @@ const DIR_SLOTS: u64 = 1024;
 pub struct BwTree {
     kind: KeyKind,
     meta: u64,
+    /// Reused by consolidation for the merged entries (volatile).
+    scratch: Vec<(u64, u64)>,
 }
 
-/// A logical node as its chain shows it.
+/// A search key as the descent compares it: an integer key is its word, a string key its
+/// bytes (one load of the record per stored key compared).
+trait SearchKey: Copy + Ord {
+    fn stored<M: PmMem>(pm: &M, w: u64) -> Self;
+}
+
+impl SearchKey for u64 {
+    fn stored<M: PmMem>(_: &M, w: u64) -> u64 {
+        w
+    }
+}
+
+impl SearchKey for [u8; 24] {
+    fn stored<M: PmMem>(pm: &M, w: u64) -> [u8; 24] {
+        let mut b = [0u8; 24];
+        pm.load_bytes(w + 8, &mut b);
+        b
+    }
+}
+
+/// Where a search ends: the node at the wanted level, its chain length (for the
+/// consolidation check after the next delta) and, at the leaves, the entry matching the key
+/// (its stored key word and the address of its value word: in a delta or the base).
+struct Found {
+    id: u64,
+    chain: usize,
+    hit: Option<(u64, u64)>,
+}
+
+/// A logical node as its chain shows it (consolidation, scans, checks; searches read the
+/// chain and the base in place instead).
 struct View {
     base: u64,
     level: u64,
@@ -77,8 +110,6 @@ struct View {
     high: u64,
     leftmost: u64,
     chain: usize,
-    /// Sorted (key word, value).
-    entries: Vec<(u64, u64)>,
 }
 
 impl BwTree {
@@ -89,7 +120,11 @@ impl BwTree {
         pm.store(meta, dir);
         pm.store(meta + 8, 1);
         pm.persist(meta, 16);
-        let t = BwTree { kind, meta };
+        let t = BwTree {
+            kind,
+            meta,
+            scratch: Vec::new(),
+        };
         let id = t.new_id(pm);
         let base = t.write_base(pm, LEAF, 0, 0, 0, 0, &[]);
         t.publish(pm, id, base);
@@ -158,78 +193,166 @@ impl BwTree {
         super::ordered::cmp_words(pm, self.kind, a, b)
     }
 
-    fn view<M: PmMem>(&self, pm: &M, id: u64) -> View {
-        let mut p = pm.load(self.slot(pm, id));
-        let mut deltas = Vec::new();
-        while matches!(pm.load(p), D_INSERT | D_DELETE) {
-            deltas.push(p);
-            p = pm.load(p + 24);
-        }
-        let count = pm.load(p + 8) as usize;
-        let mut entries: Vec<(u64, u64)> = (0..count as u64)
-            .map(|i| (pm.load(p + 48 + 16 * i), pm.load(p + 56 + 16 * i)))
-            .collect();
-        for &d in deltas.iter().rev() {
-            let k = pm.load(d + 8);
-            let pos = entries.binary_search_by(|e| self.cmp_words(pm, e.0, k));
-            match (pm.load(d), pos) {
-                (D_INSERT, Ok(i)) => entries[i].1 = pm.load(d + 16),
-                (D_INSERT, Err(i)) => entries.insert(i, (k, pm.load(d + 16))),
-                (_, Ok(i)) => {
-                    entries.remove(i);
-                }
-                _ => {}
-            }
-        }
+    /// The node's entries merged from its base and chain into `entries` (cleared first).
+    fn view<M: PmMem>(&self, pm: &M, id: u64, entries: &mut Vec<(u64, u64)>) -> View {
+        let (p, chain) = self.merge_chain(pm, pm.load(self.slot(pm, id)), entries);
         View {
             base: p,
             level: pm.load(p + 40),
             sibling: pm.load(p + 16),
             high: pm.load(p + 24),
             leftmost: pm.load(p + 32),
-            chain: deltas.len(),
-            entries,
+            chain,
         }
+    }
+
+    /// The base's entries with the chain from `p` (newest first) applied oldest first
+    /// (recursion as deep as the chain, so no buffer for it); returns the base and the
+    /// chain length.
+    fn merge_chain<M: PmMem>(&self, pm: &M, p: u64, entries: &mut Vec<(u64, u64)>) -> (u64, usize) {
+        let kind = pm.load(p);
+        if !matches!(kind, D_INSERT | D_DELETE) {
+            let count = pm.load(p + 8);
+            entries.clear();
+            entries
+                .extend((0..count).map(|i| (pm.load(p + 48 + 16 * i), pm.load(p + 56 + 16 * i))));
+            return (p, 0);
+        }
+        let (base, chain) = self.merge_chain(pm, pm.load(p + 24), entries);
+        let k = pm.load(p + 8);
+        let pos = entries.binary_search_by(|e| self.cmp_words(pm, e.0, k));
+        match (kind, pos) {
+            (D_INSERT, Ok(i)) => entries[i].1 = pm.load(p + 16),
+            (D_INSERT, Err(i)) => entries.insert(i, (k, pm.load(p + 16))),
+            (_, Ok(i)) => {
+                entries.remove(i);
+            }
+            _ => {}
+        }
+        (base, chain + 1)
     }
 
     fn root<M: PmMem>(&self, pm: &M) -> u64 {
         pm.load(self.meta + 16)
     }
 
-    /// Node id at `level` whose range holds `key`, with its view.
-    fn descend<M: PmMem>(&self, pm: &M, key: &[u8], level: u64) -> (u64, View) {
+    /// The level of node `id` (read from its base).
+    fn level<M: PmMem>(&self, pm: &M, id: u64) -> u64 {
+        let mut p = pm.load(self.slot(pm, id));
+        while matches!(pm.load(p), D_INSERT | D_DELETE) {
+            p = pm.load(p + 24);
+        }
+        pm.load(p + 40)
+    }
+
+    /// The node at `level` whose range holds `key`; at the leaves, the entry of `key`.
+    fn descend<M: PmMem>(&self, pm: &M, key: &[u8], level: u64) -> Found {
+        match self.kind {
+            KeyKind::Int => self.descend_by(pm, u64::from_be_bytes(key.try_into().unwrap()), level),
+            KeyKind::Str => self.descend_by(pm, <[u8; 24]>::try_from(key).unwrap(), level),
+        }
+    }
+
+    /// `descend` for the key of a stored key word.
+    fn descend_word<M: PmMem>(&self, pm: &M, w: u64, level: u64) -> Found {
+        match self.kind {
+            KeyKind::Int => self.descend_by(pm, w, level),
+            KeyKind::Str => self.descend_by(pm, <[u8; 24]>::stored(pm, w), level),
+        }
+    }
+
+    /// Reads each node in place, as OpenBwTree searches: one walk down the delta chain (the
+    /// newest delta on the key decides; for routing, the highest separator at or below the
+    /// key), then a binary search of the base. Inner nodes carry insert deltas only
+    /// (separators are never removed).
+    fn descend_by<K: SearchKey, M: PmMem>(&self, pm: &M, key: K, level: u64) -> Found {
         let mut id = self.root(pm);
         loop {
-            let v = self.view(pm, id);
-            if v.sibling != 0 && cmp_stored(pm, self.kind, v.high, key).is_le() {
-                id = v.sibling;
+            let mut p = pm.load(self.slot(pm, id));
+            let mut chain = 0;
+            // Newest delta on the key itself; newest delta with the highest key below it.
+            let mut exact = None;
+            let mut below: Option<(K, u64)> = None;
+            loop {
+                let kind = pm.load(p);
+                if !matches!(kind, D_INSERT | D_DELETE) {
+                    break;
+                }
+                chain += 1;
+                let k = K::stored(pm, pm.load(p + 8));
+                match k.cmp(&key) {
+                    Ordering::Equal if exact.is_none() => exact = Some((kind, p)),
+                    // Routing (inner nodes) follows insert deltas only.
+                    Ordering::Less if kind == D_INSERT && below.is_none_or(|(b, _)| k > b) => {
+                        below = Some((k, p));
+                    }
+                    _ => {}
+                }
+                p = pm.load(p + 24);
+            }
+            let base = p;
+            let node_level = pm.load(base + 40);
+            let sibling = pm.load(base + 16);
+            if sibling != 0 && K::stored(pm, pm.load(base + 24)) <= key {
+                id = sibling;
                 continue;
             }
-            if v.level == level {
-                return (id, v);
+            if node_level == level && level > 0 {
+                return Found {
+                    id,
+                    chain,
+                    hit: None,
+                };
             }
-            let pos = v
-                .entries
-                .partition_point(|e| cmp_stored(pm, self.kind, e.0, key).is_le());
-            id = if pos == 0 {
-                v.leftmost
-            } else {
-                v.entries[pos - 1].1
+            // The last base entry at or below the key: (its key, word, address). The binary
+            // search's lines are fetched together rather than one dependent miss per probe.
+            let count = pm.load(base + 8);
+            pm.prefetch(base + 48, 16 * count);
+            let (mut lo, mut hi) = (0, count);
+            let mut at = None;
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                let e = base + 48 + 16 * mid;
+                let w = pm.load(e);
+                let k = K::stored(pm, w);
+                if k <= key {
+                    lo = mid + 1;
+                    at = Some((k, w, e));
+                } else {
+                    hi = mid;
+                }
+            }
+            if node_level == 0 {
+                let hit = match exact {
+                    Some((D_INSERT, d)) => Some((pm.load(d + 8), d + 16)),
+                    Some(_) => None,
+                    None => at.filter(|a| a.0 == key).map(|(_, w, e)| (w, e + 8)),
+                };
+                return Found { id, chain, hit };
+            }
+            id = match (exact, below, at) {
+                (Some((_, d)), _, _) => pm.load(d + 16),
+                // A delta at the base entry's key is newer than it.
+                (None, Some((bk, d)), Some((ak, _, _))) if bk >= ak => pm.load(d + 16),
+                (None, _, Some((_, _, e))) => pm.load(e + 8),
+                (None, Some((_, d)), None) => pm.load(d + 16),
+                (None, None, None) => pm.load(base + 32),
             };
         }
     }
 
-    fn find<M: PmMem>(&self, pm: &M, key: &[u8]) -> (u64, View, Result<usize, usize>) {
-        let (id, v) = self.descend(pm, key, 0);
-        let r = v
-            .entries
-            .binary_search_by(|e| cmp_stored(pm, self.kind, e.0, key));
-        (id, v, r)
-    }
-
-    /// Prepend a delta to node `id`'s chain: flush the delta, switch and flush the slot;
-    /// consolidate a long chain.
-    fn add_delta<M: PmMem>(&self, pm: &mut M, id: u64, kind: u64, k: u64, v: u64) {
+    /// Prepend a delta to node `id`'s chain (of `chain` deltas): flush the delta, switch and
+    /// flush the slot; consolidate a chain that reaches the limit.
+    #[allow(clippy::too_many_arguments)]
+    fn add_delta<M: PmMem>(
+        &mut self,
+        pm: &mut M,
+        id: u64,
+        chain: usize,
+        kind: u64,
+        k: u64,
+        v: u64,
+    ) {
         let head = pm.load(self.slot(pm, id));
         let d = pm.alloc(32, LINE);
         for (i, w) in [kind, k, v, head].iter().enumerate() {
@@ -237,25 +360,27 @@ impl BwTree {
         }
         pm.persist(d, 32);
         self.publish(pm, id, d);
-        if self.view(pm, id).chain >= CHAIN_MAX {
+        if chain + 1 >= CHAIN_MAX {
             self.consolidate(pm, id);
         }
     }
 
-    fn consolidate<M: PmMem>(&self, pm: &mut M, id: u64) {
-        let v = self.view(pm, id);
+    fn consolidate<M: PmMem>(&mut self, pm: &mut M, id: u64) {
+        let mut entries = std::mem::take(&mut self.scratch);
+        let v = self.view(pm, id, &mut entries);
         let kind = pm.load(v.base);
-        if v.entries.len() <= NODE_MAX {
-            let b = self.write_base(pm, kind, v.level, v.sibling, v.high, v.leftmost, &v.entries);
+        if entries.len() <= NODE_MAX {
+            let b = self.write_base(pm, kind, v.level, v.sibling, v.high, v.leftmost, &entries);
             self.publish(pm, id, b);
+            self.scratch = entries;
             return;
         }
-        let mid = v.entries.len() / 2;
-        let split_key = v.entries[mid].0;
+        let mid = entries.len() / 2;
+        let split_key = entries[mid].0;
         let (right_entries, right_leftmost) = if kind == LEAF {
-            (&v.entries[mid..], 0)
+            (&entries[mid..], 0)
         } else {
-            (&v.entries[mid + 1..], v.entries[mid].1)
+            (&entries[mid + 1..], entries[mid].1)
         };
         let rid = self.new_id(pm);
         let rb = self.write_base(
@@ -275,15 +400,16 @@ impl BwTree {
             rid,
             split_key,
             v.leftmost,
-            &v.entries[..mid],
+            &entries[..mid],
         );
         self.publish(pm, id, lb);
+        self.scratch = entries;
         self.insert_parent(pm, id, split_key, rid, v.level + 1);
     }
 
-    fn insert_parent<M: PmMem>(&self, pm: &mut M, left: u64, k: u64, right: u64, level: u64) {
+    fn insert_parent<M: PmMem>(&mut self, pm: &mut M, left: u64, k: u64, right: u64, level: u64) {
         let root = self.root(pm);
-        if self.view(pm, root).level < level {
+        if self.level(pm, root) < level {
             let nid = self.new_id(pm);
             let b = self.write_base(pm, INNER, level, 0, 0, left, &[(k, right)]);
             self.publish(pm, nid, b);
@@ -291,24 +417,24 @@ impl BwTree {
             pm.persist(self.meta + 16, 8);
             return;
         }
-        let key = self.key_bytes(pm, k);
-        let (pid, _) = self.descend(pm, &key, level);
-        self.add_delta(pm, pid, D_INSERT, k, right);
+        let f = self.descend_word(pm, k, level);
+        self.add_delta(pm, f.id, f.chain, D_INSERT, k, right);
     }
 
     /// Some node whose delta chain reached the consolidation limit.
     fn long_chain<M: PmMem>(&self, pm: &M) -> Option<u64> {
+        let mut entries = Vec::new();
         let mut first = self.root(pm);
         loop {
             let mut id = first;
             while id != 0 {
-                let v = self.view(pm, id);
+                let v = self.view(pm, id, &mut entries);
                 if v.chain >= CHAIN_MAX {
                     return Some(id);
                 }
                 id = v.sibling;
             }
-            let v = self.view(pm, first);
+            let v = self.view(pm, first, &mut entries);
             if v.level == 0 {
                 return None;
             }
@@ -330,47 +456,47 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
     }
 
     fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
-        let (id, _, r) = self.find(pm, key);
-        if r.is_ok() {
+        let f = self.descend(pm, key, 0);
+        if f.hit.is_some() {
             return false;
         }
         let kw = match self.kind {
             KeyKind::Int => u64::from_be_bytes(key.try_into().unwrap()),
             KeyKind::Str => new_record(pm, self.kind, key, 0),
         };
-        self.add_delta(pm, id, D_INSERT, kw, value);
+        self.add_delta(pm, f.id, f.chain, D_INSERT, kw, value);
         true
     }
 
     fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64> {
-        let (_, v, r) = self.find(pm, key);
-        r.ok().map(|i| v.entries[i].1)
+        self.descend(pm, key, 0).hit.map(|(_, v)| pm.load(v))
     }
 
     fn update(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
-        let (id, v, r) = self.find(pm, key);
-        let Ok(i) = r else {
+        let f = self.descend(pm, key, 0);
+        let Some((kw, _)) = f.hit else {
             return false;
         };
-        self.add_delta(pm, id, D_INSERT, v.entries[i].0, value);
+        self.add_delta(pm, f.id, f.chain, D_INSERT, kw, value);
         true
     }
 
     fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool {
-        let (id, v, r) = self.find(pm, key);
-        let Ok(i) = r else {
+        let f = self.descend(pm, key, 0);
+        let Some((kw, _)) = f.hit else {
             return false;
         };
-        self.add_delta(pm, id, D_DELETE, v.entries[i].0, 0);
+        self.add_delta(pm, f.id, f.chain, D_DELETE, kw, 0);
         true
     }
 
     fn scan(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
         let mut out = Vec::new();
-        let (mut id, _) = self.descend(pm, start, 0);
+        let mut entries = Vec::new();
+        let mut id = self.descend(pm, start, 0).id;
         loop {
-            let v = self.view(pm, id);
-            for (k, val) in v.entries {
+            let v = self.view(pm, id, &mut entries);
+            for &(k, val) in &entries {
                 if out.len() >= n {
                     return out;
                 }
@@ -388,9 +514,10 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
     /// Finish an interrupted root split, then consolidate chains a crash left at the limit
     /// (the delta was published, the consolidation had not happened).
     fn recover(&mut self, pm: &mut M) {
+        let mut entries = Vec::new();
         loop {
             let root = self.root(pm);
-            let v = self.view(pm, root);
+            let v = self.view(pm, root, &mut entries);
             if v.sibling == 0 {
                 break;
             }
@@ -402,13 +529,14 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
     }
 
     fn check(&self, pm: &M) -> Result<(), String> {
+        let mut entries = Vec::new();
         let mut first = self.root(pm);
         loop {
-            let level = self.view(pm, first).level;
+            let level = self.level(pm, first);
             let mut id = first;
             let mut prev: Option<u64> = None;
             while id != 0 {
-                let v = self.view(pm, id);
+                let v = self.view(pm, id, &mut entries);
                 if v.level != level {
                     return Err(format!("node {id}: level {} in chain of {level}", v.level));
                 }
@@ -418,7 +546,7 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
                         v.chain
                     ));
                 }
-                for &(k, c) in &v.entries {
+                for &(k, c) in &entries {
                     if prev.is_some_and(|p| self.cmp_words(pm, p, k).is_ge()) {
                         return Err(format!("node {id}: keys out of order"));
                     }
@@ -426,7 +554,7 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
                     if v.sibling != 0 && self.cmp_words(pm, k, v.high).is_ge() {
                         return Err(format!("node {id}: key at or above its high key"));
                     }
-                    if level > 0 && self.view(pm, c).level != level - 1 {
+                    if level > 0 && self.level(pm, c) != level - 1 {
                         return Err(format!("node {id}: child {c} at wrong level"));
                     }
                 }
@@ -435,7 +563,7 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
             if level == 0 {
                 return Ok(());
             }
-            first = self.view(pm, first).leftmost;
+            first = self.view(pm, first, &mut entries).leftmost;
         }
     }
 }

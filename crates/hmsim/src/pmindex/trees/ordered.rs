@@ -30,6 +30,10 @@ pub trait PmMem {
     /// the durable structure (the unlinking store is fenced) before it is freed; a crash
     /// between may leak it, never free a reachable block.
     fn free(&mut self, off: u64, size: u64);
+    /// Hint that `[off, off+len)` is read soon. Not an access: not counted, not seen by the
+    /// model (native speed only).
+    #[inline]
+    fn prefetch(&self, _off: u64, _len: u64) {}
     fn persist(&mut self, off: u64, len: u64) {
         let mut line = off & !(LINE - 1);
         while line < off + len.max(1) {
