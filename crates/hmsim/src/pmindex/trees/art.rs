@@ -24,7 +24,8 @@
 use std::cmp::Ordering;
 
 use super::ordered::{
-    new_record, record_bytes, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+    free_zeroed, new_record, record_bytes, record_key, Adapted, Instr, KeyKind, OrderedIndex,
+    PmMem, LINE,
 };
 use crate::pmindex::{
     IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT, OPT_XPLINE,
@@ -415,20 +416,10 @@ impl Art {
     fn free_node<M: PmMem>(&self, pm: &mut M, n: u64) {
         let size = size_of(ntype(pm, n));
         if self.cfg.no_bloat {
-            let mut dirty = false;
-            for line in (n..n + size).step_by(LINE as usize) {
-                let end = (line + LINE).min(n + size);
-                if (line..end).step_by(8).any(|w| pm.load(w) != 0) {
-                    (line..end).step_by(8).for_each(|w| pm.store(w, 0));
-                    pm.flush(line);
-                    dirty = true;
-                }
-            }
-            if dirty {
-                pm.fence();
-            }
+            free_zeroed(pm, n, size);
+        } else {
+            pm.free(n, size);
         }
-        pm.free(n, size);
     }
 
     /// After a delete: rebuild `n` as the next smaller type once its children fit with room
