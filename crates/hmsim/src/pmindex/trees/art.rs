@@ -24,7 +24,8 @@
 use std::cmp::Ordering;
 
 use super::ordered::{
-    new_record, record_bytes, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+    free_zeroed, new_record, record_bytes, record_key, Adapted, Instr, KeyKind, OrderedIndex,
+    PmMem, LINE,
 };
 use crate::pmindex::{
     IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT, OPT_XPLINE,
@@ -415,20 +416,10 @@ impl Art {
     fn free_node<M: PmMem>(&self, pm: &mut M, n: u64) {
         let size = size_of(ntype(pm, n));
         if self.cfg.no_bloat {
-            let mut dirty = false;
-            for line in (n..n + size).step_by(LINE as usize) {
-                let end = (line + LINE).min(n + size);
-                if (line..end).step_by(8).any(|w| pm.load(w) != 0) {
-                    (line..end).step_by(8).for_each(|w| pm.store(w, 0));
-                    pm.flush(line);
-                    dirty = true;
-                }
-            }
-            if dirty {
-                pm.fence();
-            }
+            free_zeroed(pm, n, size);
+        } else {
+            pm.free(n, size);
         }
-        pm.free(n, size);
     }
 
     /// After a delete: rebuild `n` as the next smaller type once its children fit with room
@@ -452,6 +443,43 @@ impl Art {
         self.persist_new(pm, small);
         self.change(pm, parent, pb, small);
         self.free_node(pm, n);
+    }
+
+    /// RECIPE's path-compression merge (`Tree::remove`, the count == 2 case): when removing
+    /// the child under `b` would leave non-root `n` with one child, the parent's slot is
+    /// switched to that child (8 B non-temporal store + fence; the leaf under `b` goes with
+    /// `n`), then an inner child's prefix is extended by `n`'s prefix and the child's key
+    /// byte (`N::addPrefixBefore`) and flushed, then `n` is freed. A crash between the two
+    /// leaves the child's prefix short of its level: lookups skip it (the leaf check decides)
+    /// and the lazy repair / recovery rebuild it from a leaf, as after a prefix split.
+    fn merge_into_child<M: PmMem>(&self, pm: &mut M, n: u64, b: u8, parent: u64, pb: u8) -> bool {
+        let kids = self.children(pm, n);
+        let [(b0, c0), (b1, c1)] = kids[..] else {
+            return false;
+        };
+        let (ob, oc) = if b0 == b { (b1, c1) } else { (b0, c0) };
+        self.change(pm, parent, pb, oc);
+        if !is_leaf(oc) {
+            let np = prefix(pm, n);
+            let cp = prefix(pm, oc);
+            // Stored bytes: n's, the key byte, the child's, the first MAX_PREFIX of them.
+            let mut bytes = [0u8; MAX_PREFIX];
+            let seq = np.bytes[..(np.count as usize).min(MAX_PREFIX)]
+                .iter()
+                .chain(std::iter::once(&ob))
+                .chain(cp.bytes[..(cp.count as usize).min(MAX_PREFIX)].iter());
+            for (x, y) in bytes.iter_mut().zip(seq) {
+                *x = *y;
+            }
+            let merged = Prefix {
+                count: np.count + 1 + cp.count,
+                bytes,
+            };
+            pm.store(oc + 8, prefix_word(merged));
+            pm.persist(oc + 8, 8);
+        }
+        self.free_node(pm, n);
+        true
     }
 
     /// Key of some leaf below `n` (None only for a node emptied by an interrupted remove).
@@ -658,8 +686,9 @@ impl Art {
             ));
         }
         let kids = self.children(pm, n);
-        if depth > 0 && kids.is_empty() {
-            return Err(format!("inner node {n:#x} without children"));
+        if depth > 0 && kids.len() < 2 {
+            // A one-child node is merged into its child (path compression) on delete.
+            return Err(format!("inner node {n:#x} with {} children", kids.len()));
         }
         if count as usize != kids.len() {
             return Err(format!(
@@ -815,8 +844,9 @@ impl<M: PmMem> OrderedIndex<M> for Art {
 
     /// Remove the leaf from its node the way the node type persists a child change; a node
     /// left empty is unlinked from its parent the same way; a node left sparse shrinks
-    /// (`shrink`). Unlinked records and nodes are freed after their unlink is fenced. No
-    /// path-compression merge of a one-child N4 into its child (see docs).
+    /// (`shrink`). A non-root node that would keep one child is replaced by it instead
+    /// (`merge_into_child`, RECIPE's path-compression merge). Unlinked records and nodes are
+    /// freed after their unlink is fenced.
     fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool {
         if self.find(pm, key).is_none() {
             return false;
@@ -834,6 +864,12 @@ impl<M: PmMem> OrderedIndex<M> for Art {
             n = c;
         }
         let leaf = self.get_child(pm, path.last().expect("path").0, path.last().unwrap().1);
+        if let [.., (parent, pb), (n, b)] = path[..] {
+            if self.merge_into_child(pm, n, b, parent, pb) {
+                pm.free(leaf_rec(leaf), record_bytes(self.kind));
+                return true;
+            }
+        }
         let mut freed = None;
         while let Some((n, b)) = path.pop() {
             self.unlink(pm, n, b);
@@ -1067,5 +1103,141 @@ mod tests {
     fn crash_adversarial() {
         let n = crash_test(|pm| tree(pm, KeyKind::Int), KeyKind::Int, 300, 10, 3, true);
         assert!(n > 100);
+    }
+
+    /// Removing a key that leaves an N4 with one child replaces the N4 by that child: a leaf
+    /// moves up into the parent's slot; an inner child takes the N4's prefix and key byte.
+    #[test]
+    fn one_child_node_merges_into_child() {
+        let k = |w: u64| int_key(w).to_vec();
+        let mut pm = SimPm::new(1 << 20);
+        let mut t = tree(&mut pm, KeyKind::Int);
+        let empty_live = pm.live_bytes;
+        // Under root byte 0x01: an N4 at level 6 (prefix: 5 zero bytes) holding an N4 at
+        // level 7 (keys a1, a2) under byte 0x01 and the leaf b under byte 0x02.
+        let (a1, a2, b) = (
+            0x0100_0000_0000_0101,
+            0x0100_0000_0000_0102,
+            0x0100_0000_0000_0200,
+        );
+        for w in [a1, a2, b] {
+            assert!(t.insert(&mut pm, &k(w), w));
+        }
+        assert_eq!(type_counts(&t, &pm), [2, 0, 0, 1]);
+        let upper = t.get_child(&pm, t.root(&pm), 0x01);
+        let lower = t.get_child(&pm, upper, 0x01);
+        assert_eq!(counters(&pm, upper).0, 6);
+        assert_eq!(prefix(&pm, lower).count, 0);
+        // b goes: the level-6 N4 is left with the level-7 one, which moves up.
+        let before = pm.counts;
+        assert!(t.remove(&mut pm, &k(b)));
+        assert_eq!(type_counts(&t, &pm), [1, 0, 0, 1]);
+        assert_eq!(t.get_child(&pm, t.root(&pm), 0x01), lower);
+        let p = prefix(&pm, lower);
+        // Depth 1 + prefix 6 (5 zero bytes + the key byte 0x01) = level 7.
+        assert_eq!((p.count, p.bytes), (6, [0, 0, 0, 0]));
+        assert_eq!(counters(&pm, lower).0, 7);
+        // Parent slot: one non-temporal store; the child's prefix: one flush; two fences.
+        assert_eq!(pm.counts.ntstores - before.ntstores, 1);
+        assert_eq!(pm.counts.flushes - before.flushes, 1);
+        assert_eq!(pm.counts.fences - before.fences, 2);
+        t.check(&pm).unwrap();
+        assert_eq!(t.lookup(&pm, &k(a1)), Some(a1));
+        assert_eq!(t.lookup(&pm, &k(a2)), Some(a2));
+        assert_eq!(t.lookup(&pm, &k(b)), None);
+        // a2 goes: the leaf a1 moves into the root's slot; no inner node is left below.
+        assert!(t.remove(&mut pm, &k(a2)));
+        assert_eq!(type_counts(&t, &pm), [0, 0, 0, 1]);
+        assert!(is_leaf(t.get_child(&pm, t.root(&pm), 0x01)));
+        assert_eq!(t.lookup(&pm, &k(a1)), Some(a1));
+        t.check(&pm).unwrap();
+        // Inserting next to it again builds an N4 with the full 6-byte prefix.
+        assert!(t.insert(&mut pm, &k(a2), 2));
+        assert_eq!(type_counts(&t, &pm), [1, 0, 0, 1]);
+        t.check(&pm).unwrap();
+        for w in [a1, a2] {
+            assert!(t.remove(&mut pm, &k(w)));
+        }
+        assert_eq!(type_counts(&t, &pm), [0, 0, 0, 1]);
+        assert_eq!(pm.live_bytes, empty_live);
+        // An inner child with a 5-byte prefix (more than the 4 stored) under an N4 at
+        // level 1: merged, the child's prefix is [0x02, its 5 bytes]: 6 bytes, 4 stored.
+        let (c1, c2, d) = (
+            0x0102_0000_0000_0001,
+            0x0102_0000_0000_0002,
+            0x0103_0000_0000_0000,
+        );
+        for w in [c1, c2, d] {
+            assert!(t.insert(&mut pm, &k(w), w));
+        }
+        let upper = t.get_child(&pm, t.root(&pm), 0x01);
+        let lower = t.get_child(&pm, upper, 0x02);
+        assert_eq!((counters(&pm, upper).0, prefix(&pm, lower).count), (1, 5));
+        assert!(t.remove(&mut pm, &k(d)));
+        assert_eq!(t.get_child(&pm, t.root(&pm), 0x01), lower);
+        let p = prefix(&pm, lower);
+        assert_eq!((p.count, p.bytes), (6, [0x02, 0, 0, 0]));
+        t.check(&pm).unwrap();
+        assert_eq!(t.lookup(&pm, &k(c1)), Some(c1));
+        assert_eq!(t.lookup(&pm, &k(c2)), Some(c2));
+        // Absent keys that differ inside the unstored prefix bytes are told apart at the leaf.
+        assert_eq!(t.lookup(&pm, &k(0x0102_0000_0100_0001)), None);
+    }
+
+    /// String keys share long prefixes (more than the 4 stored bytes): merged prefixes keep
+    /// the first 4 bytes and the full count; deleting everything leaves only the root.
+    #[test]
+    fn string_keys_merge_long_prefixes() {
+        use rand::seq::SliceRandom;
+        let mut pm = SimPm::new(16 << 20);
+        let mut t = tree(&mut pm, KeyKind::Str);
+        let empty_live = pm.live_bytes;
+        let mut r = crate::rng::stream(4, "art.merge.str");
+        let mut keys: Vec<u64> = (0..3000u64)
+            .map(|i| i * 7_777_777_777 % 10u64.pow(15))
+            .collect();
+        for &w in &keys {
+            assert!(t.insert(&mut pm, &key_of(KeyKind::Str, w), w));
+        }
+        keys.shuffle(&mut r);
+        for (i, &w) in keys.iter().enumerate() {
+            assert!(t.remove(&mut pm, &key_of(KeyKind::Str, w)));
+            if i % 500 == 0 {
+                t.check(&pm).unwrap();
+                for &v in &keys[i + 1..(i + 50).min(keys.len())] {
+                    assert_eq!(t.lookup(&pm, &key_of(KeyKind::Str, v)), Some(v));
+                }
+            }
+        }
+        assert_eq!(type_counts(&t, &pm), [0, 0, 0, 1]);
+        assert_eq!(pm.live_bytes, empty_live);
+    }
+
+    /// Crash at every fence while string-key deletes merge nodes into inner children (long
+    /// prefixes), strict and adversarial.
+    #[test]
+    fn crash_during_merging_deletes() {
+        use rand::seq::SliceRandom;
+        let mut r = crate::rng::stream(8, "art.merge.crash");
+        let mut keys: Vec<u64> = (0..120u64)
+            .map(|i| i * 7_777_777_777 % 10u64.pow(15))
+            .collect();
+        let mut ops: Vec<Op> = keys
+            .iter()
+            .map(|&w| Op::Insert(key_of(KeyKind::Str, w), w))
+            .collect();
+        keys.shuffle(&mut r);
+        ops.extend(keys.iter().map(|&w| Op::Remove(key_of(KeyKind::Str, w))));
+        for adversarial in [false, true] {
+            let n = crash_test_ops(
+                |pm| tree(pm, KeyKind::Str),
+                KeyKind::Str,
+                &ops,
+                9,
+                1,
+                adversarial,
+            );
+            assert!(n > 300, "{n} crash points");
+        }
     }
 }

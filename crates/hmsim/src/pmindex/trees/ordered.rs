@@ -127,6 +127,25 @@ pub fn cmp_stored<M: PmMem>(pm: &M, kind: KeyKind, stored: u64, key: &[u8]) -> O
     }
 }
 
+/// Free a block whose later reuse must read as durably zero (nodes that `no_bloat` publishes
+/// without flushing their all-zero lines): its nonzero lines are zeroed and flushed first.
+/// Same contract as [`PmMem::free`]: the block is already unreachable, durably.
+pub fn free_zeroed<M: PmMem>(pm: &mut M, off: u64, size: u64) {
+    let mut dirty = false;
+    for line in (off..off + size).step_by(LINE as usize) {
+        let end = (line + LINE).min(off + size);
+        if (line..end).step_by(8).any(|w| pm.load(w) != 0) {
+            (line..end).step_by(8).for_each(|w| pm.store(w, 0));
+            pm.flush(line);
+            dirty = true;
+        }
+    }
+    if dirty {
+        pm.fence();
+    }
+    pm.free(off, size);
+}
+
 /// The operations every ordered index offers; keys are `kind().len()` bytes.
 pub trait OrderedIndex<M: PmMem> {
     fn kind(&self) -> KeyKind;
