@@ -994,6 +994,34 @@ mod tests {
         assert_eq!(pm.counts.ntstores, 0);
     }
 
+    /// Hand-computed persist counts for a merge: leaves 10..140 | 150..300 under a root;
+    /// deleting 10 leaves 13 < 14 entries, the pair fits one node (29), so the right leaf is
+    /// merged in and the root, left without a separator, collapses.
+    #[test]
+    fn merge_flush_counts_closed_form() {
+        let mut pm = SimPm::new(1 << 20);
+        let mut t = tree(&mut pm, KeyKind::Int);
+        for i in 1..=30 {
+            t.insert(&mut pm, &int_key(10 * i), i);
+        }
+        let left = pm.load(t.root(&pm));
+        assert_eq!(
+            (t.count(&pm, left), t.count(&pm, pm.load(left + 8))),
+            (14, 16)
+        );
+        let b = pm.counts;
+        assert!(t.remove(&mut pm, &int_key(10)));
+        // Shift left of 14 entries: lines 0..3 as the shift leaves them (4); staging the 16
+        // appended entries from slot 13 to the node's end: lines 3..7 under one fence (5);
+        // the separator out of the root (1); the first appended entry (1); the sibling
+        // pointer (1); the superblock's root pointer (1).
+        assert_eq!(pm.counts.flushes - b.flushes, 4 + 5 + 1 + 1 + 1 + 1);
+        assert_eq!(pm.counts.fences - b.fences, 4 + 1 + 1 + 1 + 1 + 1);
+        assert_eq!(t.root(&pm), left);
+        assert_eq!((t.count(&pm, left), pm.load(left + 8)), (29, 0));
+        t.check(&pm).unwrap();
+    }
+
     #[test]
     fn crash_every_fence() {
         for kind in [KeyKind::Int, KeyKind::Str] {
