@@ -6,6 +6,17 @@
 //! new entry; a split flushes the whole new sibling, the header, the cut point, and the
 //! header again; a new root is flushed whole and then the root pointer.
 //!
+//! Delete follows the original's rebalancing `remove` (single-threaded `btree.h`; compiled
+//! but disabled in the concurrent one): a FAST shift left removes the entry, and a non-root
+//! node left below `(cardinality - 1) / 2` entries is merged with its left sibling (its
+//! right one if it is the leftmost child) when both fit one node, else their entries are
+//! redistributed; the separator leaves the parent first, and a parent that falls below is
+//! repaired the same way, up to a root collapse. A merge appends to the left node past its
+//! end marker and publishes with the first pointer; a redistribution builds a new right node
+//! and links it FAIR-style. Freed nodes (and integer keys' records) go back to the allocator
+//! once unlinked durably. Recovery cuts a node where its right neighbour's range begins (see
+//! `recover`).
+//!
 //! Node layout (offsets in bytes): 0 leftmost child (internal) / 0 (leaf), 8 sibling,
 //! 16 header word (level u32 | switch counter u8 | deleted u8 | last index i16), 24 pad,
 //! 32 + 16 i: entry i = (key word, pointer word). A null pointer ends the entries. Leaf
