@@ -13,13 +13,19 @@
 //! - growth / compaction / a new N4 under a leaf collision or prefix split: the new node is
 //!   flushed whole, then published by a non-temporal store into the parent's slot; a prefix
 //!   split then rewrites and flushes the old node's prefix word.
+//! - delete: the child slot cleared as the node type writes children; a sparse node shrinks
+//!   (rebuilt smaller, flushed, published); a non-root node that would keep one child is
+//!   replaced by it (path-compression merge: parent slot non-temporal + fence, then an inner
+//!   child's prefix extended and flushed). Replaced nodes and records are freed after the
+//!   unlinking store is fenced.
 //!
 //! Node layout: +0 type word, +8 prefix word (count u32 | 4 prefix bytes), +16 level u32 |
 //! count u16 | compact count u16, then N4: 4 key bytes @24, children @32 (64 B); N16: 16 key
 //! bytes @24, children @40 (168 B); N48: 256-byte child index @24, children @280 (664 B);
 //! N256: children @24 (2072 B). `level` is the key byte a node discriminates on; a node whose
 //! `prefix count + depth != level` was caught between a prefix split's two steps and is
-//! repaired from one of its leaves (RECIPE's lazy recovery; `recover` does it eagerly).
+//! repaired from one of its leaves (RECIPE's lazy recovery; `recover` does it eagerly); so is
+//! a child caught between a merge's two steps (prefix short of its level).
 
 use std::cmp::Ordering;
 

@@ -6,6 +6,17 @@
 //! new entry; a split flushes the whole new sibling, the header, the cut point, and the
 //! header again; a new root is flushed whole and then the root pointer.
 //!
+//! Delete follows the original's rebalancing `remove` (single-threaded `btree.h`; compiled
+//! but disabled in the concurrent one): a FAST shift left removes the entry, and a non-root
+//! node left below `(cardinality - 1) / 2` entries is merged with its left sibling (its
+//! right one if it is the leftmost child) when both fit one node, else their entries are
+//! redistributed; the separator leaves the parent first, and a parent that falls below is
+//! repaired the same way, up to a root collapse. A merge appends to the left node past its
+//! end marker and publishes with the first pointer; a redistribution builds a new right node
+//! and links it FAIR-style. Freed nodes (and integer keys' records) go back to the allocator
+//! once unlinked durably. Recovery cuts a node where its right neighbour's range begins (see
+//! `recover`).
+//!
 //! Node layout (offsets in bytes): 0 leftmost child (internal) / 0 (leaf), 8 sibling,
 //! 16 header word (level u32 | switch counter u8 | deleted u8 | last index i16), 24 pad,
 //! 32 + 16 i: entry i = (key word, pointer word). A null pointer ends the entries. Leaf
@@ -992,6 +1003,34 @@ mod tests {
         t.insert(&mut pm, &int_key(1), 1);
         assert_eq!(f(&pm) - b, 4);
         assert_eq!(pm.counts.ntstores, 0);
+    }
+
+    /// Hand-computed persist counts for a merge: leaves 10..140 | 150..300 under a root;
+    /// deleting 10 leaves 13 < 14 entries, the pair fits one node (29), so the right leaf is
+    /// merged in and the root, left without a separator, collapses.
+    #[test]
+    fn merge_flush_counts_closed_form() {
+        let mut pm = SimPm::new(1 << 20);
+        let mut t = tree(&mut pm, KeyKind::Int);
+        for i in 1..=30 {
+            t.insert(&mut pm, &int_key(10 * i), i);
+        }
+        let left = pm.load(t.root(&pm));
+        assert_eq!(
+            (t.count(&pm, left), t.count(&pm, pm.load(left + 8))),
+            (14, 16)
+        );
+        let b = pm.counts;
+        assert!(t.remove(&mut pm, &int_key(10)));
+        // Shift left of 14 entries: lines 0..3 as the shift leaves them (4); staging the 16
+        // appended entries from slot 13 to the node's end: lines 3..7 under one fence (5);
+        // the separator out of the root (1); the first appended entry (1); the sibling
+        // pointer (1); the superblock's root pointer (1).
+        assert_eq!(pm.counts.flushes - b.flushes, 4 + 5 + 1 + 1 + 1 + 1);
+        assert_eq!(pm.counts.fences - b.fences, 4 + 1 + 1 + 1 + 1 + 1);
+        assert_eq!(t.root(&pm), left);
+        assert_eq!((t.count(&pm, left), pm.load(left + 8)), (29, 0));
+        t.check(&pm).unwrap();
     }
 
     #[test]

@@ -80,8 +80,9 @@ pub fn int_key(k: u64) -> [u8; 8] {
 }
 
 /// Value records: `[value u64][key bytes]`, written and persisted before the index publishes
-/// a pointer to them (like RECIPE's leaf `Key` objects). Never freed while the index lives, so
-/// a pointer read by a reader or kept as a separator stays valid.
+/// a pointer to them (like RECIPE's leaf `Key` objects). An index frees one only when nothing
+/// can name it any more once its unlink is fenced (P-ART's leaves, FAST&FAIR's integer-key
+/// records); string-key records kept as separators or compared through stale copies stay.
 pub fn record_bytes(kind: KeyKind) -> u64 {
     8 + kind.len() as u64
 }
