@@ -25,7 +25,9 @@
 //! but whose permutation was not yet cut still lists keys >= `next.highest`: they are dropped
 //! from its permutation; an interrupted root split (a root with a `next`) gets its new root.
 
-use super::ordered::{new_record, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE};
+use super::ordered::{
+    free_zeroed, new_record, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+};
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT};
 
 pub static SPEC: IndexSpec = IndexSpec {
@@ -237,22 +239,79 @@ impl Masstree {
 
     /// The entry (leaf, slot) holding `key`, for integers or string records.
     fn find<M: PmMem>(&self, pm: &M, key: &[u8]) -> Option<(u64, usize)> {
-        let mut root = pm.load(self.meta);
+        self.find_in_layer(pm, key).map(|(_, l, s)| (l, s))
+    }
+
+    /// `find`, with where the root pointer of the entry's layer lives.
+    fn find_in_layer<M: PmMem>(&self, pm: &M, key: &[u8]) -> Option<(RootSlot, u64, usize)> {
+        let (mut root_slot, mut root) = (self.meta, pm.load(self.meta));
         for d in 0..self.layers() {
             let k = slice(key, d);
             let (l, r) = self.locate(pm, root, k);
             let pos = r.ok()?;
             let s = perm(pm, l).get(pos);
             if self.kind == KeyKind::Int {
-                return Some((l, s));
+                return Some((root_slot, l, s));
             }
             let v = pm.load(ev(l, s));
             if v & 1 == 1 {
-                return (record_key(pm, self.kind, v & !1) == key).then_some((l, s));
+                return (record_key(pm, self.kind, v & !1) == key).then_some((root_slot, l, s));
             }
+            root_slot = ev(l, s);
             root = v;
         }
         None
+    }
+
+    /// Delete the last entry of leaf `n` (not its layer's root) by unlinking `n`, as RECIPE's
+    /// `leaf_delete` does on underflow: the parent's separator out (permutation, flushed), `n`
+    /// emptied (flushed: the delete's commit), the left sibling's `next` past `n` (flushed),
+    /// then `n` freed, unreachable durably. Every crash point leaves a B-link tree: without
+    /// the separator, `n` is reached from its left sibling's `next`. False (nothing changed)
+    /// when `n` has no separator to remove: it is its parent's leftmost child (or a crash lost
+    /// the separator); then it is only emptied. Emptied internal nodes are kept.
+    fn unlink_leaf<M: PmMem>(&self, pm: &mut M, root_slot: RootSlot, n: u64) -> bool {
+        let h = pm.load(n + HIGHEST);
+        let mut p = pm.load(root_slot);
+        loop {
+            p = self.advance(pm, p, h);
+            if pm.load(p) == 1 {
+                break;
+            }
+            let es = self.entries_of(pm, p);
+            let pos = es.partition_point(|e| e.0 <= h);
+            p = if pos == 0 {
+                pm.load(p + LEFTMOST)
+            } else {
+                es[pos - 1].1
+            };
+        }
+        let es = self.entries_of(pm, p);
+        let i = match es.binary_search_by_key(&h, |e| e.0) {
+            Ok(i) if es[i].1 == n => i,
+            _ => return false,
+        };
+        let mut left = if i == 0 {
+            pm.load(p + LEFTMOST)
+        } else {
+            es[i - 1].1
+        };
+        while pm.load(left + NEXT) != n {
+            left = pm.load(left + NEXT);
+            assert!(left != 0, "leaf {n:#x} not on its level's chain");
+        }
+        pm.store(p + PERM, perm(pm, p).remove_at(i).0);
+        pm.persist(p + PERM, 8);
+        pm.store(n + PERM, perm(pm, n).remove_at(0).0);
+        pm.persist(n + PERM, 8);
+        pm.store(left + NEXT, pm.load(n + NEXT));
+        pm.persist(left + NEXT, 8);
+        if self.no_bloat {
+            free_zeroed(pm, n, NODE);
+        } else {
+            pm.free(n, NODE);
+        }
+        true
     }
 
     /// Commit a new (key, value) into node `n` that has room: entry, flush, permutation, flush.
@@ -643,12 +702,16 @@ impl<M: PmMem> OrderedIndex<M> for Masstree {
         true
     }
 
-    /// Permutation without the entry, flushed (no node merging: see docs).
+    /// Permutation without the entry, flushed; a leaf losing its last entry is unlinked
+    /// (`unlink_leaf`) unless it is its layer's root. Half-full nodes are not merged.
     fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool {
-        let Some((l, s)) = self.find(pm, key) else {
+        let Some((root_slot, l, s)) = self.find_in_layer(pm, key) else {
             return false;
         };
         let p = perm(pm, l);
+        if p.size() == 1 && l != pm.load(root_slot) && self.unlink_leaf(pm, root_slot, l) {
+            return true;
+        }
         let pos = (0..p.size())
             .find(|&i| p.get(i) == s)
             .expect("slot in permutation");
@@ -725,6 +788,179 @@ mod tests {
         let b = pm.counts.flushes;
         t.insert(&mut pm, &int_key(16), 16);
         assert_eq!(pm.counts.flushes - b, 14);
+    }
+
+    /// Every node of every layer (level chains walked from each layer's root).
+    fn count_nodes(t: &Masstree, pm: &SimPm, root: u64) -> usize {
+        let mut count = 0;
+        let mut first = root;
+        loop {
+            let mut n = first;
+            while n != 0 {
+                count += 1;
+                if pm.load(n) == 0 && t.kind == KeyKind::Str {
+                    for (_, v, _) in t.entries_of(pm, n) {
+                        if v & 1 == 0 {
+                            count += count_nodes(t, pm, v);
+                        }
+                    }
+                }
+                n = pm.load(n + NEXT);
+            }
+            if pm.load(first) == 0 {
+                return count;
+            }
+            first = pm.load(first + LEFTMOST);
+        }
+    }
+
+    /// Deleting every key unlinks and frees every leaf that is not a leftmost child; refills
+    /// reuse the freed nodes, so memory stays bounded over fill/empty cycles.
+    #[test]
+    fn deletes_unlink_and_free_leaves() {
+        use rand::seq::SliceRandom;
+        for no_bloat in [false, true] {
+            for kind in [KeyKind::Int, KeyKind::Str] {
+                let mut pm = SimPm::new(64 << 20);
+                let mut t = Masstree::new(&mut pm, kind, no_bloat);
+                let mut keys: Vec<u64> = (0..20_000).collect();
+                keys.shuffle(&mut crate::rng::stream(3, "masstree.delete"));
+                let mut full = (0, 0, 0);
+                let mut emptied = Vec::new();
+                for round in 0..3 {
+                    for &k in &keys {
+                        assert!(t.insert(&mut pm, &key_of(kind, k), k));
+                    }
+                    t.check(&pm).unwrap();
+                    let now = (
+                        count_nodes(&t, &pm, pm.load(t.meta)),
+                        pm.live_bytes,
+                        pm.frontier(),
+                    );
+                    if round == 0 {
+                        full = now;
+                    }
+                    keys.shuffle(&mut crate::rng::stream(4 + round, "masstree.delete"));
+                    for &k in &keys {
+                        assert!(t.remove(&mut pm, &key_of(kind, k)));
+                    }
+                    t.check(&pm).unwrap();
+                    assert!(t.scan(&pm, &vec![0u8; kind.len()], usize::MAX).is_empty());
+                    let nodes = count_nodes(&t, &pm, pm.load(t.meta));
+                    // Left: internal nodes and their leftmost leaves (and string-key layers'
+                    // roots), about 2 in 12 of a full tree's nodes.
+                    assert!(nodes * 4 < full.0, "{nodes} of {} nodes", full.0);
+                    emptied.push(pm.live_bytes);
+                }
+                // Refills reuse the freed nodes (string-key records are not freed by delete
+                // and add their bytes each round); the kept internal nodes grow the emptied
+                // tree by a few nodes a round (within 1% of the fill over three cycles).
+                let records = match kind {
+                    KeyKind::Int => 0,
+                    KeyKind::Str => 20_000 * super::super::ordered::record_bytes(kind),
+                };
+                assert!(
+                    pm.frontier() <= full.2 + full.2 / 100 + 2 * records,
+                    "frontier {} after three cycles, {} after the first fill",
+                    pm.frontier(),
+                    full.2
+                );
+                for (i, &e) in emptied.iter().enumerate() {
+                    let kept = e - i as u64 * records;
+                    assert!(kept < full.1 / 4 + records, "{emptied:?} of {}", full.1);
+                }
+            }
+        }
+    }
+
+    /// A leaf unlinked by its last delete costs three flushes (parent permutation, its own
+    /// permutation, left sibling's `next`); any other delete one.
+    #[test]
+    fn delete_flush_counts() {
+        let mut pm = SimPm::new(1 << 20);
+        let mut t = tree(&mut pm, KeyKind::Int);
+        for k in 1..=16u64 {
+            t.insert(&mut pm, &int_key(k), k);
+        }
+        // Split at 16: left leaf keeps 1..=8, right 9..=16.
+        for k in 9..=15u64 {
+            let b = pm.counts.flushes;
+            assert!(t.remove(&mut pm, &int_key(k)));
+            assert_eq!(pm.counts.flushes - b, 1);
+        }
+        let live = pm.live_bytes;
+        let b = pm.counts.flushes;
+        assert!(t.remove(&mut pm, &int_key(16)));
+        assert_eq!(pm.counts.flushes - b, 3);
+        assert_eq!(live - pm.live_bytes, NODE);
+        assert_eq!(count_nodes(&t, &pm, pm.load(t.meta)), 2);
+        // The leftmost leaf is kept: emptying it is one flush per key.
+        for k in 1..=8u64 {
+            let b = pm.counts.flushes;
+            assert!(t.remove(&mut pm, &int_key(k)));
+            assert_eq!(pm.counts.flushes - b, 1);
+        }
+        t.check(&pm).unwrap();
+        for k in 1..=40u64 {
+            assert!(t.insert(&mut pm, &int_key(k), k));
+        }
+        t.check(&pm).unwrap();
+    }
+
+    /// Delete-heavy: fill, then mostly deletes, so leaves empty and unlink at many crash
+    /// points.
+    fn delete_heavy_ops(kind: KeyKind, n: u64) -> Vec<Op> {
+        use rand::seq::SliceRandom;
+        let mut keys: Vec<u64> = (0..n).collect();
+        keys.shuffle(&mut crate::rng::stream(5, "masstree.crash"));
+        let mut ops: Vec<Op> = keys
+            .iter()
+            .map(|&k| Op::Insert(key_of(kind, k), k))
+            .collect();
+        keys.shuffle(&mut crate::rng::stream(6, "masstree.crash"));
+        for (i, &k) in keys.iter().enumerate() {
+            ops.push(Op::Remove(key_of(kind, k)));
+            if i % 7 == 0 {
+                ops.push(Op::Insert(key_of(kind, k + n), k));
+            }
+        }
+        ops
+    }
+
+    #[test]
+    fn crash_delete_heavy() {
+        for kind in [KeyKind::Int, KeyKind::Str] {
+            for no_bloat in [false, true] {
+                let ops = delete_heavy_ops(kind, 120);
+                let make = |pm: &mut SimPm| Masstree::new(pm, kind, no_bloat);
+                let n = crash_test_ops(make, kind, &ops, 21, 1, false);
+                assert!(n > 300, "{n} crash points");
+                let n = crash_test_ops(make, kind, &ops, 22, 2, true);
+                assert!(n > 150, "{n} crash points");
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// Delete-heavy model runs: half the operations remove.
+        #[test]
+        fn prop_model_deletes(seed in 0u64..1_000_000, n in 1usize..300, space in 1u64..600) {
+            use rand::Rng;
+            for kind in [KeyKind::Int, KeyKind::Str] {
+                let mut pm = SimPm::new(16 << 20);
+                let mut t = tree(&mut pm, kind);
+                let mut r = crate::rng::stream(seed, "masstree.prop");
+                let mut ops: Vec<Op> = (0..space)
+                    .map(|k| Op::Insert(key_of(kind, k), k))
+                    .collect();
+                ops.extend(random_ops(kind, seed, n, space).into_iter().map(|o| match o {
+                    Op::Insert(k, _) if r.random_bool(0.8) => Op::Remove(k),
+                    o => o,
+                }));
+                run_model(&mut t, &mut pm, &ops);
+            }
+        }
     }
 
     #[test]
