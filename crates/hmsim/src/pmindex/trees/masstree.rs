@@ -13,7 +13,11 @@
 //!   sharing a slice move into a new layer, flushed whole before the parent entry's value
 //!   is switched to it (8 B flush);
 //! - update: the value word (integer keys: in the node; strings: in the record) + 8 B flush;
-//! - delete: permutation without the slot, flushed.
+//! - delete: permutation without the slot, flushed. A leaf losing its last entry that is not
+//!   its layer's root is unlinked (`leaf_delete`): separator out of the parent's permutation
+//!   (flushed), its permutation emptied (flushed: the commit), the left sibling's `next` past
+//!   it (flushed), then freed. Leftmost children and internal nodes are only emptied, never
+//!   unlinked (RECIPE's `inter_delete` unlinks them); half-full nodes are not merged.
 //!
 //! Layout (304 B): +0 level u32, +16 next, +24 leftmost child, +32 highest (low key of the
 //! node, B-link), +40 permutation, +64 + 16 i entries (key slice, value). Permutation: size in
