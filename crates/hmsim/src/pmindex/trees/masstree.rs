@@ -218,10 +218,16 @@ impl Masstree {
 
     /// The leaf of layer `root` for slice `k`.
     fn find_leaf<M: PmMem>(&self, pm: &M, root: u64, k: u64) -> u64 {
+        self.descend(pm, root, k, 0)
+    }
+
+    /// The node at `level` whose range holds slice `k`, from `root` down (B-link moves right
+    /// on the way).
+    fn descend<M: PmMem>(&self, pm: &M, root: u64, k: u64, level: u64) -> u64 {
         let mut n = root;
         loop {
             n = self.advance(pm, n, k);
-            if pm.load(n) == 0 {
+            if pm.load(n) == level {
                 return n;
             }
             let es = self.entries_of(pm, n);
@@ -276,20 +282,7 @@ impl Masstree {
     /// the separator); then it is only emptied. Emptied internal nodes are kept.
     fn unlink_leaf<M: PmMem>(&self, pm: &mut M, root_slot: RootSlot, n: u64) -> bool {
         let h = pm.load(n + HIGHEST);
-        let mut p = pm.load(root_slot);
-        loop {
-            p = self.advance(pm, p, h);
-            if pm.load(p) == 1 {
-                break;
-            }
-            let es = self.entries_of(pm, p);
-            let pos = es.partition_point(|e| e.0 <= h);
-            p = if pos == 0 {
-                pm.load(p + LEFTMOST)
-            } else {
-                es[pos - 1].1
-            };
-        }
+        let p = self.descend(pm, pm.load(root_slot), h, 1);
         let es = self.entries_of(pm, p);
         let i = match es.binary_search_by_key(&h, |e| e.0) {
             Ok(i) if es[i].1 == n => i,
