@@ -168,13 +168,16 @@ def figures(out: Path, df: pd.DataFrame, nodes: pd.DataFrame) -> list[Path]:
         if not mm.empty:
             fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
             oc = color_for(FRAME_ORDERS)
-            for (order, t), g in mm.groupby(["frame_order", "threads"]):
+            # Shuffled and random frames have the same expected hit ratio (docs): distinct
+            # markers keep both visible where they coincide.
+            mk = {"sequential": "o", "shuffled": "s", "random": "x"}
+            groups = sorted(mm.groupby(["frame_order", "threads"]), key=lambda kv: kv[0][0] == "random")
+            for (order, t), g in groups:
                 style = "-" if t == min(MM_THREADS) else "--"
+                kw = {"marker": mk.get(order, "o"), "color": oc[order], "ms": 5}
                 if t == min(MM_THREADS):
-                    axes[0].plot(g.size_gib, g.hit_ratio, style, marker="o", color=oc[order], label=order)
-                axes[1].plot(
-                    g.size_gib, g.mm_vs_dram_first, style, marker="o", color=oc[order], label=f"{order}, {t} thr"
-                )
+                    axes[0].plot(g.size_gib, g.hit_ratio, style, label=order, **kw)
+                axes[1].plot(g.size_gib, g.mm_vs_dram_first, style, label=f"{order}, {t} thr", **kw)
             for ax in axes:
                 ax.axvline(96, color="grey", lw=0.8, ls=":")
                 ax.set_xlabel("footprint (GiB); dotted: one node's DRAM cache")
