@@ -254,6 +254,14 @@ def comparison(df: pd.DataFrame, summary: dict) -> list[Published]:
                 "02-pmem.md: 37.6-39.4 (midpoint); model: 6 x the one-DIMM figure, not fitted",
             ),
             Published(
+                "Remote DRAM read bandwidth (UPI-bound)",
+                62.4,
+                get("remote DRAM", "bandwidth_gb_s"),
+                "GB/s",
+                "calibration",
+                "topology input: Cascade Lake 2S, 3 UPI links x 10.4 GT/s x 2 B (Intel product spec)",
+            ),
+            Published(
                 "PMem idle sequential read latency",
                 169,
                 get("PMem, one module", "idle_seq_latency_ns"),
