@@ -13,7 +13,7 @@ use crate::tier::params::{ANTAGONIST_READS_PER_CORE, GUPS_MLP};
 use crate::tier::{solve_fixed_point, LatencyCurve, Source, TierSpec};
 
 use super::cost::{backing_bandwidth, SwapSpec};
-use super::mmcache::{hit_ratio, MemoryModeSpec, Pattern};
+use super::mmcache::{steady_state, MemoryModeSpec, Pattern, SimCounts};
 use super::pool::{Placement, Pool};
 use super::topology::Machine;
 
@@ -198,8 +198,12 @@ struct Tier {
     share: f64,
     far: bool,
     remote: bool,
-    /// PMem bytes per 64 B access served here (Memory Mode random misses move whole blocks).
-    amplification: f64,
+    /// PMem (read, written) bytes per 64 B access served here: a Memory Mode miss fills a
+    /// whole block and writes back a dirty victim.
+    far_bytes: (f64, f64),
+    /// DRAM bytes per 64 B access this tier adds to the hit tier it `fills` (tag probe +
+    /// fill).
+    fill_bytes: f64,
     /// Index of the tier that receives this tier's fills (Memory Mode DRAM cache).
     fills: Option<usize>,
 }
@@ -216,8 +220,40 @@ fn tier(name: String, lat: f64, bw: f64, mix_penalty: f64) -> TierSpec {
     }
 }
 
+/// Steady-state Memory Mode cache counts of each pool node holding pages (None: no cache),
+/// for a pattern, from the one cache model.
+fn cache_counts(
+    pool: &Pool,
+    pl: &Placement,
+    pattern: Pattern,
+    rf: f64,
+    mm: &MemoryModeSpec,
+    seed: u64,
+) -> Vec<Option<SimCounts>> {
+    pl.pages
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| {
+            let n = &pool.nodes[i];
+            (p > 0 && n.cache_bytes > 0).then(|| {
+                let mut rng = crate::rng::stream(seed, &format!("numa-mm-{i}-{pattern:?}"));
+                steady_state(
+                    pattern,
+                    mm,
+                    p,
+                    n.cache_bytes / pool.page_bytes,
+                    n.budget.managed_bytes / pool.page_bytes,
+                    rf,
+                    &mut rng,
+                )
+            })
+        })
+        .collect()
+}
+
 /// The tiers one phase sees: a path per node its pages are on, split into hit and miss
-/// paths on Memory Mode nodes.
+/// paths on Memory Mode nodes (`counts`: the cache model's steady state per node).
+#[allow(clippy::too_many_arguments)]
 fn tiers(
     m: &Machine,
     pool: &Pool,
@@ -226,6 +262,7 @@ fn tiers(
     pattern: Pattern,
     rf: f64,
     mm: &MemoryModeSpec,
+    counts: &[Option<SimCounts>],
 ) -> (Vec<Tier>, Option<f64>) {
     let resident: u64 = pl.pages.iter().sum();
     let mut out = Vec::new();
@@ -253,44 +290,51 @@ fn tiers(
                 share,
                 remote: path.remote,
                 far: !n.cpu || m.nodes[n.topo].kind == super::topology::NodeKind::Far,
-                amplification: 1.0,
+                far_bytes: (rf, 1.0 - rf),
+                fill_bytes: 0.0,
                 fills: None,
             });
             continue;
         }
-        let h = hit_ratio(
-            pattern,
-            mm.frame_order,
-            p,
-            n.cache_bytes / pool.page_bytes,
-            n.capacity_pages,
-            mm.block_bytes,
-        );
+        let c = counts[i].unwrap_or_default();
+        let h = c.hit_ratio();
+        // Victims written back per fill.
+        let dirty = if c.fills > 0 {
+            c.writebacks as f64 / c.fills as f64
+        } else {
+            0.0
+        };
         hits += share * h;
         cached += share;
         let hit_idx = out.len();
+        // A hit costs the DRAM path; a write hit first reads the slot to check its tag
+        // (the tag lives beside the data), so writes move twice the DRAM bytes
+        // (Hildebrand et al., ISPASS 2021).
+        let hit_bw = 1.0
+            / (rf / path.read_bandwidth_gb_s
+                + (1.0 - rf) * (1.0 / path.read_bandwidth_gb_s + 1.0 / path.write_bandwidth_gb_s));
         out.push(Tier {
             spec: tier(
                 format!("node{i}-cache"),
                 lat(&path),
-                path.mixed_bandwidth_gb_s(rf),
+                hit_bw,
                 media.mix_penalty,
             ),
             share: share * h,
             remote: path.remote,
             far: false,
-            amplification: 1.0,
+            far_bytes: (0.0, 0.0),
+            fill_bytes: 0.0,
             fills: None,
         });
         // A miss probes the DRAM tag, then reads the block from the controller's PMem.
         let f = &m.nodes[n.backing[0]];
         let far_path = m.path(socket, f.id);
+        // Each miss reads a block from PMem and writes back a dirty victim (`dirty` per
+        // fill), on the controller's modules, interleaved.
         let (r, w) = backing_bandwidth(m, socket, &n.backing);
-        let bw = 1.0 / (rf / r + (1.0 - rf) / w);
-        let amp = match pattern {
-            Pattern::Stream => 1.0,
-            Pattern::Random => mm.block_bytes as f64 / 64.0,
-        };
+        let amp = mm.block_bytes as f64 / 64.0;
+        let bw = 1.0 / (amp * (1.0 / r + dirty / w));
         out.push(Tier {
             spec: tier(
                 format!("node{i}-miss"),
@@ -300,13 +344,15 @@ fn tiers(
                     } else {
                         0.0
                     },
-                bw / amp,
+                bw,
                 f.media.mix_penalty,
             ),
             share: share * (1.0 - h),
             remote: path.remote,
             far: true,
-            amplification: amp,
+            far_bytes: (amp, amp * dirty),
+            // The tag probe (64 B) and the fill (one block) in the DRAM cache.
+            fill_bytes: 1.0 + amp,
             fills: Some(hit_idx),
         });
     }
@@ -335,6 +381,7 @@ pub fn run(
     app: &AppSpec,
     mm: &MemoryModeSpec,
     swap: &SwapSpec,
+    seed: u64,
 ) -> AppResult {
     let resident: u64 = pl.pages.iter().sum();
     let total = resident + pl.swap_pages;
@@ -356,7 +403,8 @@ pub fn run(
             continue;
         }
         let bytes = footprint * mix.passes * frac * (1.0 - swap_share);
-        let (ts, hr) = tiers(m, pool, pl, socket, pattern, rf, mm);
+        let counts = cache_counts(pool, pl, pattern, rf, mm, seed);
+        let (ts, hr) = tiers(m, pool, pl, socket, pattern, rf, mm, &counts);
         let specs: Vec<TierSpec> = ts.iter().map(|t| t.spec.clone()).collect();
         let src = Source::Spread {
             share: ts.iter().map(|t| t.share).collect(),
@@ -370,7 +418,7 @@ pub fn run(
         if ts.iter().any(|t| t.fills.is_some()) {
             for (t, x) in ts.iter().zip(&fp.tiers) {
                 if let Some(h) = t.fills {
-                    open[h] += x.bandwidth_gb_s * rf;
+                    open[h] += x.bandwidth_gb_s * t.fill_bytes;
                 }
             }
             fp = solve_fixed_point(&specs, std::slice::from_ref(&src), &open);
@@ -393,9 +441,8 @@ pub fn run(
             res.latency_ns = lat;
         }
         for t in ts.iter().filter(|t| t.far) {
-            let b = bytes * t.share * t.amplification;
-            res.far_read_bytes += b * rf;
-            res.far_write_bytes += b * (1.0 - rf);
+            res.far_read_bytes += bytes * t.share * t.far_bytes.0;
+            res.far_write_bytes += bytes * t.share * t.far_bytes.1;
         }
         if let Some(h) = hr {
             hit_acc.0 += h * frac;
@@ -403,12 +450,14 @@ pub fn run(
         }
     }
     // Idle random-read latency where the pages are (what a pointer chase would see).
-    let (ts, _) = tiers(m, pool, pl, socket, Pattern::Random, 1.0, mm);
+    let counts = cache_counts(pool, pl, Pattern::Random, 1.0, mm, seed);
+    let (ts, _) = tiers(m, pool, pl, socket, Pattern::Random, 1.0, mm, &counts);
     res.idle_latency_ns = ts
         .iter()
         .map(|t| t.share * t.spec.unloaded_latency_ns)
         .sum();
-    let (ts, _) = tiers(m, pool, pl, socket, Pattern::Stream, 1.0, mm);
+    let counts = cache_counts(pool, pl, Pattern::Stream, 1.0, mm, seed);
+    let (ts, _) = tiers(m, pool, pl, socket, Pattern::Stream, 1.0, mm, &counts);
     res.idle_seq_latency_ns = ts
         .iter()
         .map(|t| t.share * t.spec.unloaded_latency_ns)

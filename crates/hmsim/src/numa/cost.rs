@@ -1,6 +1,7 @@
 //! Allocation cost of a vmalloc-style bulk allocation: per-page kernel work plus zeroing
-//! each page at the write bandwidth of the path to where it landed, remote penalties
-//! included; pages pushed to swap cost a swap-out each.
+//! each page by one core, whose bandwidth is bounded by the lines it keeps in flight ÷ the
+//! latency of the path to where the page landed and by the media's write bandwidth, remote
+//! penalties included; pages pushed to swap cost a swap-out each.
 
 use serde::{Deserialize, Serialize};
 
@@ -16,23 +17,26 @@ pub struct AllocCost {
     /// no figure; order of a buddy fast path plus a PTE write).
     #[serde(default = "d_ns")]
     pub ns_per_page: f64,
-    /// Store bandwidth of the one core that zeroes pages (assumption).
-    #[serde(default = "d_core")]
-    pub core_write_bandwidth_gb_s: f64,
+    /// 64 B lines one core keeps in flight while zeroing: the kernel clears pages with
+    /// `rep stosb`, whose fast-string stores write whole lines without a read for ownership,
+    /// each holding an L1D fill buffer until the controller accepts it (Intel optimization
+    /// manual: 12 fill buffers on Skylake-SP / Cascade Lake cores).
+    #[serde(default = "d_lines")]
+    pub lines_in_flight: f64,
 }
 
 fn d_ns() -> f64 {
     250.0
 }
-fn d_core() -> f64 {
-    10.0
+fn d_lines() -> f64 {
+    12.0
 }
 
 impl Default for AllocCost {
     fn default() -> Self {
         AllocCost {
             ns_per_page: d_ns(),
-            core_write_bandwidth_gb_s: d_core(),
+            lines_in_flight: d_lines(),
         }
     }
 }
@@ -40,11 +44,7 @@ impl Default for AllocCost {
 impl Validate for AllocCost {
     fn validate(&self, v: &mut Validator) {
         v.non_negative("ns_per_page", self.ns_per_page, "ns");
-        v.positive(
-            "core_write_bandwidth_gb_s",
-            self.core_write_bandwidth_gb_s,
-            "GB/s",
-        );
+        v.range("lines_in_flight", self.lines_in_flight, 1.0, 256.0, "lines");
     }
 }
 
@@ -96,6 +96,14 @@ impl AllocTime {
     }
 }
 
+impl AllocCost {
+    /// One core's zeroing bandwidth (GB/s) over a path whose store completes after
+    /// `latency_ns`: lines in flight × 64 B ÷ latency (Little's law).
+    pub fn latency_bound_gb_s(&self, latency_ns: f64) -> f64 {
+        self.lines_in_flight * 64.0 / latency_ns
+    }
+}
+
 /// Time to allocate and zero `pl` for a task on `socket`; `used_before` pages were on each
 /// pool node before (a Memory Mode cache holds the first `cache` bytes of a node's pages).
 pub fn alloc_time(
@@ -109,7 +117,8 @@ pub fn alloc_time(
 ) -> AllocTime {
     let pb = pool.page_bytes as f64;
     let mut t = AllocTime::default();
-    let (mut interleaved_bytes, mut slowest_node_ns) = (0.0, 0.0f64);
+    // Interleaved pages: bytes, bytes × path latency, and the busiest node's media time.
+    let (mut rr_bytes, mut rr_lat, mut slowest_node_ns) = (0.0, 0.0, 0.0f64);
     for (i, &pages) in pl.pages.iter().enumerate() {
         if pages == 0 {
             continue;
@@ -121,29 +130,43 @@ pub fn alloc_time(
             // One remote round trip per page (struct page and PTE work on the far node).
             t.remote_ns += pages as f64 * m.spec.interconnect.remote_extra_latency_ns;
         }
-        let core = c.core_write_bandwidth_gb_s;
         if n.cache_bytes > 0 {
-            // Memory Mode: zeroes stay in the DRAM cache until it is full, then every block
-            // is filled from PMem and a dirty victim written back (read + write in series).
+            // Memory Mode: zeroes stay in the DRAM cache until it is full; beyond, each line
+            // waits for the tag read of the DRAM slot and its dirty victim's write to PMem,
+            // and the PMem modules' write bandwidth bounds.
             let cache_pages = n.cache_bytes / pool.page_bytes;
             let cached = cache_pages.saturating_sub(used_before[i]).min(pages);
-            let (r, w) = backing_bandwidth(m, socket, &n.backing);
-            let miss_bw = 1.0 / (1.0 / r + 1.0 / w);
-            t.zero_ns += cached as f64 * pb / p.write_bandwidth_gb_s.min(core);
-            t.zero_ns += (pages - cached) as f64 * pb / miss_bw.min(core);
+            let (_, w) = backing_bandwidth(m, socket, &n.backing);
+            let far = m.path(socket, n.backing[0]);
+            let hit_bw = c
+                .latency_bound_gb_s(p.write_latency_ns)
+                .min(p.write_bandwidth_gb_s);
+            let miss_bw = c
+                .latency_bound_gb_s(p.read_latency_ns + far.write_latency_ns)
+                .min(w);
+            t.zero_ns += cached as f64 * pb / hit_bw;
+            t.zero_ns += (pages - cached) as f64 * pb / miss_bw;
         } else {
             // Pages filled node after node are zeroed one node at a time.
             let rr = pl.interleaved.get(i).copied().unwrap_or(0);
-            t.zero_ns += (pages - rr) as f64 * pb / p.write_bandwidth_gb_s.min(core);
+            let bw = c
+                .latency_bound_gb_s(p.write_latency_ns)
+                .min(p.write_bandwidth_gb_s);
+            t.zero_ns += (pages - rr) as f64 * pb / bw;
             if rr > 0 {
-                interleaved_bytes += rr as f64 * pb;
+                rr_bytes += rr as f64 * pb;
+                rr_lat += rr as f64 * pb * p.write_latency_ns;
                 slowest_node_ns = slowest_node_ns.max(rr as f64 * pb / p.write_bandwidth_gb_s);
             }
         }
     }
     // Interleaved pages: consecutive pages go to different nodes and stores complete at each
-    // node's write queue, so the nodes write in parallel; the core or the busiest node bounds.
-    t.zero_ns += (interleaved_bytes / c.core_write_bandwidth_gb_s).max(slowest_node_ns);
+    // node's write queue, so the nodes write in parallel: the core's lines in flight over
+    // the mean path latency, or the busiest node's media, bounds.
+    if rr_bytes > 0.0 {
+        let core = c.latency_bound_gb_s(rr_lat / rr_bytes);
+        t.zero_ns += (rr_bytes / core).max(slowest_node_ns);
+    }
     t.swap_ns = pl.swap_pages as f64 * swap.ns_per_page;
     t
 }

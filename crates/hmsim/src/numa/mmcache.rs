@@ -23,10 +23,17 @@ use crate::rng::SimRng;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FrameOrder {
-    /// Consecutive frames (a freshly booted machine): no aliasing until the footprint
-    /// exceeds the cache.
+    /// Consecutive frames: the free lists right after boot with page shuffling off. No
+    /// aliasing until the footprint exceeds the cache.
     Sequential,
-    /// Frames drawn uniformly from the node (an aged machine): aliasing at any footprint.
+    /// Page shuffling on (`page_alloc.shuffle`, Linux 5.2+): the boot free lists are
+    /// randomised in blocks of 2^`shuffle_order` pages (MAX_ORDER − 1 = 10: 4 MiB), each
+    /// block's pages consecutive. Linux 5.2–5.8 turn it on by themselves when the firmware
+    /// reports a direct-mapped memory-side cache (Memory Mode), if built with
+    /// CONFIG_SHUFFLE_PAGE_ALLOCATOR; 5.9+ only on the command line.
+    Shuffled,
+    /// Frames drawn uniformly from the node, page by page: free lists after long churn
+    /// (an aged machine). Aliasing at any footprint.
     Random,
 }
 
@@ -35,15 +42,22 @@ pub enum FrameOrder {
 pub struct MemoryModeSpec {
     #[serde(default = "d_block")]
     pub block_bytes: u64,
+    /// Default `shuffled`: the study's kernel (5.4) on a Memory Mode platform.
     #[serde(default = "d_order")]
     pub frame_order: FrameOrder,
+    /// Pages per shuffled block, as a power of two (Linux: MAX_ORDER − 1 = 10).
+    #[serde(default = "d_shuffle")]
+    pub shuffle_order: u32,
 }
 
 fn d_block() -> u64 {
     64
 }
 fn d_order() -> FrameOrder {
-    FrameOrder::Sequential
+    FrameOrder::Shuffled
+}
+fn d_shuffle() -> u32 {
+    10
 }
 
 impl Default for MemoryModeSpec {
@@ -51,6 +65,7 @@ impl Default for MemoryModeSpec {
         MemoryModeSpec {
             block_bytes: d_block(),
             frame_order: d_order(),
+            shuffle_order: d_shuffle(),
         }
     }
 }
@@ -64,11 +79,24 @@ impl MemoryModeSpec {
             page_bytes,
             "bytes (64 B to one page)",
         );
+        v.range("shuffle_order", self.shuffle_order, 0, 18, "");
         if !self.block_bytes.is_power_of_two() {
             v.fail(
                 "block_bytes",
                 format!("{} is not a power of two", self.block_bytes),
             );
+        }
+    }
+}
+
+impl MemoryModeSpec {
+    /// Pages placed together (consecutive frames) under this frame order; 0: the whole
+    /// footprint (sequential frames).
+    pub fn granule_pages(&self) -> u64 {
+        match self.frame_order {
+            FrameOrder::Sequential => 0,
+            FrameOrder::Shuffled => 1 << self.shuffle_order,
+            FrameOrder::Random => 1,
         }
     }
 }
@@ -90,7 +118,33 @@ pub enum Pattern {
 
 /// Steady-state (after warm-up) hit ratio per 64 B access of a direct-mapped cache of
 /// `cache_pages` page slots, for `pages` footprint pages placed among `node_pages` frames of
-/// the node; closed form (expected value for random frames).
+/// the node; closed form (expected value for random frames). Random placement in granules
+/// of `granule` consecutive pages (a shuffled 4 MiB block) is the page-by-page case counted
+/// in granules: a granule's pages map to consecutive slots of one granule-sized slot group.
+pub fn hit_ratio_granular(
+    pattern: Pattern,
+    order: FrameOrder,
+    pages: u64,
+    cache_pages: u64,
+    node_pages: u64,
+    block_bytes: u64,
+    granule: u64,
+) -> f64 {
+    let g = granule.max(1);
+    if order == FrameOrder::Sequential || g == 1 {
+        return hit_ratio(pattern, order, pages, cache_pages, node_pages, block_bytes);
+    }
+    hit_ratio(
+        pattern,
+        FrameOrder::Random,
+        pages.div_ceil(g),
+        (cache_pages / g).max(1),
+        (node_pages / g).max(1),
+        block_bytes,
+    )
+}
+
+/// [`hit_ratio_granular`] for pages placed one by one (`Shuffled` counts as `Random`).
 pub fn hit_ratio(
     pattern: Pattern,
     order: FrameOrder,
@@ -118,13 +172,13 @@ pub fn hit_ratio(
             }
         }
         (Pattern::Random, FrameOrder::Sequential) => (s / p).min(1.0),
-        (Pattern::Stream, FrameOrder::Random) => {
+        (Pattern::Stream, FrameOrder::Random | FrameOrder::Shuffled) => {
             // A page hits when none of the other frames of its slot holds a footprint page.
             let m = (node_pages as f64 / s).max(1.0);
             let q = ((p - 1.0) / (node_pages as f64 - 1.0).max(1.0)).min(1.0);
             (1.0 - q).powf(m - 1.0)
         }
-        (Pattern::Random, FrameOrder::Random) => {
+        (Pattern::Random, FrameOrder::Random | FrameOrder::Shuffled) => {
             // Hit ratio = occupied slots / pages.
             let m = (node_pages as f64 / s).max(1.0);
             let empty = (1.0 - (p / node_pages as f64).min(1.0)).powf(m);
@@ -224,7 +278,7 @@ pub fn simulate(
     );
     let frames: Vec<u64> = match order {
         FrameOrder::Sequential => (0..p).collect(),
-        FrameOrder::Random => {
+        FrameOrder::Random | FrameOrder::Shuffled => {
             let mut all: Vec<u64> = (0..f.max(p)).collect();
             all.shuffle(rng);
             all.truncate(p as usize);
@@ -269,4 +323,57 @@ pub fn simulate(
         }
     }
     c.counts
+}
+
+/// Largest number of cache slot groups simulated: the placement is scaled down to it (all
+/// of cache, footprint and node frames divided by one factor keeps the aliasing ratios).
+const SIM_SLOTS: u64 = 4096;
+/// Random accesses measured (after as many of warm-up).
+const SIM_RANDOM_ACCESSES: u64 = 200_000;
+
+/// Steady-state counts of `pattern` over `pages` footprint pages of a Memory Mode node
+/// (`node_pages` frames behind `cache_pages` page slots), placed as `mm.frame_order` says,
+/// through the one cache model ([`simulate`]). Placement granules (a shuffled block, or a
+/// page) are simulated as units of a few lines each, scaled to at most [`SIM_SLOTS`] slot
+/// groups; every ⌈1/(1 − read_fraction)⌉-th access is a write (dirty victims).
+pub fn steady_state(
+    pattern: Pattern,
+    mm: &MemoryModeSpec,
+    pages: u64,
+    cache_pages: u64,
+    node_pages: u64,
+    read_fraction: f64,
+    rng: &mut SimRng,
+) -> SimCounts {
+    let g = mm.granule_pages().max(1);
+    let order = match mm.frame_order {
+        FrameOrder::Sequential => FrameOrder::Sequential,
+        _ => FrameOrder::Random,
+    };
+    let (p, s, f) = (
+        pages.div_ceil(g),
+        (cache_pages / g).max(1),
+        (node_pages / g).max(1),
+    );
+    let scale = s.div_ceil(SIM_SLOTS).max(1);
+    let unit_bytes = mm.block_bytes.max(256);
+    let write_every = if read_fraction >= 1.0 {
+        0
+    } else {
+        (1.0 / (1.0 - read_fraction)).round() as u64
+    };
+    simulate(
+        pattern,
+        order,
+        p,
+        s,
+        f,
+        unit_bytes,
+        mm.block_bytes,
+        scale,
+        2,
+        SIM_RANDOM_ACCESSES,
+        write_every,
+        rng,
+    )
 }

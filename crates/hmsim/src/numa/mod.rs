@@ -6,10 +6,12 @@
 //!   policies (Linux default, KMEM_DAX ×3, interleave, Memory Mode, aliusM), run-length
 //!   placement with swap and out-of-memory.
 //! - [`mmcache`]: the Memory Mode direct-mapped DRAM cache (closed form and simulated).
+//! - [`capacity`]: the kernel's own memory (`struct page`, reserves, page tables).
 //! - [`cost`]: vmalloc-style allocation time; [`app`]: application runtime through the
 //!   tier engine's loaded-latency model.
 
 pub mod app;
+pub mod capacity;
 pub mod cost;
 pub mod mmcache;
 pub mod policy;

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::capacity::{min_free_bytes, struct_page_bytes, NodeBudget};
 use super::policy::{Policy, Stage};
 use super::topology::{Machine, NodeKind};
 
@@ -14,7 +15,10 @@ pub struct PoolNode {
     pub socket: usize,
     /// Has CPUs (a DRAM node, or a Memory Mode node).
     pub cpu: bool,
+    /// Pages an allocation can get: the budget's free bytes in pages.
     pub capacity_pages: u64,
+    /// What the kernel holds on this node.
+    pub budget: NodeBudget,
     /// Memory Mode: bytes of the controller's DRAM cache and its far modules (topology ids).
     pub cache_bytes: u64,
     pub backing: Vec<usize>,
@@ -29,37 +33,37 @@ pub struct Pool {
     pub page_bytes: u64,
 }
 
+fn node(topo: usize, socket: usize, cpu: bool, managed: u64) -> PoolNode {
+    PoolNode {
+        topo,
+        socket,
+        cpu,
+        capacity_pages: 0,
+        budget: NodeBudget {
+            managed_bytes: managed,
+            ..NodeBudget::default()
+        },
+        cache_bytes: 0,
+        backing: vec![topo],
+    }
+}
+
 impl Pool {
-    /// Flat mode (App Direct + KMEM_DAX, or CXL): every topology node is a NUMA node.
+    /// Flat mode (App Direct + KMEM_DAX, or CXL): every topology node is a NUMA node; a
+    /// module's usable capacity is what it adds.
     pub fn flat(m: &Machine) -> Pool {
-        let pb = m.spec.page_bytes;
-        let reserve = m.spec.kernel_reserved_bytes;
         let nodes = m
             .nodes
             .iter()
-            .map(|n| {
-                let bytes = match n.kind {
-                    NodeKind::Dram => n.capacity_bytes.saturating_sub(reserve),
-                    NodeKind::Far => n.capacity_bytes,
-                };
-                PoolNode {
-                    topo: n.id,
-                    socket: n.socket,
-                    cpu: n.kind == NodeKind::Dram,
-                    capacity_pages: bytes / pb,
-                    cache_bytes: 0,
-                    backing: vec![n.id],
-                }
-            })
+            .map(|n| node(n.id, n.socket, n.kind == NodeKind::Dram, n.capacity_bytes))
             .collect();
         Pool::with(m, nodes)
     }
 
-    /// Memory Mode: a controller's DRAM caches its cacheable far modules, whose raw capacity
-    /// (minus the kernel's share) becomes the node; other far modules stay CPU-less nodes.
+    /// Memory Mode: a controller's DRAM caches its cacheable far modules, whose usable
+    /// capacity (the same as in App Direct) becomes the node; other far modules stay
+    /// CPU-less nodes.
     pub fn memory_mode(m: &Machine) -> Pool {
-        let pb = m.spec.page_bytes;
-        let reserve = m.spec.kernel_reserved_bytes;
         let mut nodes = Vec::new();
         for d in m.nodes.iter().filter(|n| n.kind == NodeKind::Dram) {
             let backing: Vec<usize> = m
@@ -70,26 +74,13 @@ impl Pool {
                 })
                 .map(|f| f.id)
                 .collect();
-            let (bytes, cache) = if backing.is_empty() {
-                (d.capacity_bytes, 0)
-            } else {
-                (
-                    backing.iter().map(|&f| m.nodes[f].raw_bytes).sum(),
-                    d.capacity_bytes,
-                )
-            };
-            nodes.push(PoolNode {
-                topo: d.id,
-                socket: d.socket,
-                cpu: true,
-                capacity_pages: bytes.saturating_sub(reserve) / pb,
-                cache_bytes: cache,
-                backing: if backing.is_empty() {
-                    vec![d.id]
-                } else {
-                    backing
-                },
-            });
+            let mut n = node(d.id, d.socket, true, d.capacity_bytes);
+            if !backing.is_empty() {
+                n.budget.managed_bytes = backing.iter().map(|&f| m.nodes[f].capacity_bytes).sum();
+                n.cache_bytes = d.capacity_bytes;
+                n.backing = backing;
+            }
+            nodes.push(n);
         }
         for f in m.nodes.iter().filter(|n| {
             n.kind == NodeKind::Far
@@ -98,19 +89,48 @@ impl Pool {
                         .iter()
                         .any(|d| d.kind == NodeKind::Dram && d.controller == n.controller))
         }) {
-            nodes.push(PoolNode {
-                topo: f.id,
-                socket: f.socket,
-                cpu: false,
-                capacity_pages: f.capacity_bytes / pb,
-                cache_bytes: 0,
-                backing: vec![f.id],
-            });
+            nodes.push(node(f.id, f.socket, false, f.capacity_bytes));
         }
         Pool::with(m, nodes)
     }
 
-    fn with(m: &Machine, nodes: Vec<PoolNode>) -> Pool {
+    /// Charge the kernel's share on every node, then size the nodes: each node's own
+    /// `struct page` array lives on it, except a CPU-less node's, which Linux 5.4 allocates
+    /// when it hot-adds the module, on the nearest node with memory (the same controller's
+    /// DRAM first; memmap_on_memory came in 5.13); boot reserves on CPU nodes; the min
+    /// watermark split by size.
+    fn charge(m: &Machine, nodes: &mut [PoolNode]) {
+        let total: u64 = nodes.iter().map(|n| n.budget.managed_bytes).sum();
+        let wm = min_free_bytes(total) as f64;
+        for i in 0..nodes.len() {
+            let memmap = struct_page_bytes(nodes[i].budget.managed_bytes);
+            let host = if nodes[i].cpu {
+                i
+            } else {
+                let t = nodes[i].topo;
+                (0..nodes.len())
+                    .filter(|&j| nodes[j].cpu)
+                    .min_by_key(|&j| {
+                        let same = m.nodes[nodes[j].topo].controller == m.nodes[t].controller;
+                        (!same, m.distance(t, nodes[j].topo), j)
+                    })
+                    .unwrap_or(i)
+            };
+            nodes[host].budget.struct_page_bytes += memmap;
+            let n = &mut nodes[i];
+            n.budget.reserve_bytes +=
+                (wm * n.budget.managed_bytes as f64 / total.max(1) as f64) as u64;
+            if n.cpu {
+                n.budget.reserve_bytes += m.spec.kernel_reserved_bytes;
+            }
+        }
+        for n in nodes.iter_mut() {
+            n.capacity_pages = n.budget.free_bytes() / m.spec.page_bytes;
+        }
+    }
+
+    fn with(m: &Machine, mut nodes: Vec<PoolNode>) -> Pool {
+        Pool::charge(m, &mut nodes);
         let dist = nodes
             .iter()
             .map(|a| nodes.iter().map(|b| m.distance(a.topo, b.topo)).collect())

@@ -5,10 +5,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::app::{self, AppKind, AppSpec, Mix};
+use super::capacity::metadata_pages;
 use super::cost::{alloc_time, AllocCost, AllocTime, SwapSpec};
 use super::mmcache::MemoryModeSpec;
 use super::policy::{Policy, POLICIES};
-use super::pool::{Placement, Placer, Pool, Task};
+use super::pool::{Placement, Placer, Pool, PoolNode, Task};
 use super::topology::{self, Machine, NodeKind, Topology};
 use crate::config::{parse_toml, Validate, Validator};
 use crate::device::Catalog;
@@ -140,6 +141,10 @@ pub struct Outcome {
     pub placement: Placement,
     pub time: AllocTime,
     pub socket: usize,
+    /// Pages of page tables and vmalloc page array placed for the allocation.
+    pub metadata_pages: u64,
+    /// Why the allocation failed (empty when it succeeded).
+    pub oom_reason: String,
 }
 
 /// Allocate `a` under `policy` on `m`: tasks in turn, a chunk at a time.
@@ -175,9 +180,26 @@ pub fn allocate(
         .collect();
     let mut left = pages;
     let mut i = 0usize;
+    let (mut meta_total, mut oom_reason) = (0u64, String::new());
     while left > 0 {
         let t = tasks[i % tasks.len()];
         let n = chunk.min(left);
+        // The allocation's page tables and page array first: kernel memory (GFP_KERNEL,
+        // local node first by distance, never swapped).
+        let meta = metadata_pages(n, pb);
+        let swap_free = std::mem::replace(&mut placer.swap_free, 0);
+        let mp = placer.place(&pool, &Policy::LinuxDefault, t, meta);
+        placer.swap_free = swap_free;
+        meta_total += meta - mp.failed_pages;
+        if !mp.ok() {
+            total.failed_pages = left;
+            total.exhausted = (0..pool.nodes.len()).map(|p| pool.nodes[p].topo).collect();
+            oom_reason = format!(
+                "no room for the allocation's {:.2} GiB of page tables and page array",
+                meta as f64 * pb as f64 / GIB
+            );
+            break;
+        }
         let before = total.pages.clone();
         let pl = placer.place(&pool, policy, t, n);
         let dt = alloc_time(m, &pool, &pl, &before, t.socket, cost, swap);
@@ -193,6 +215,7 @@ pub fn allocate(
         if !pl.ok() {
             total.failed_pages = pl.failed_pages + left;
             total.exhausted = pl.exhausted.iter().map(|&p| pool.nodes[p].topo).collect();
+            oom_reason = oom_reason_for(&pool, &pl.exhausted, a.size_bytes, meta_total, pb);
             break;
         }
         i += 1;
@@ -202,7 +225,29 @@ pub fn allocate(
         placement: total,
         time,
         socket: tasks[0].socket,
+        metadata_pages: meta_total,
+        oom_reason,
     }
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// What the policy's nodes could give and what the kernel took from them.
+fn oom_reason_for(pool: &Pool, nodes: &[usize], size_bytes: u64, meta: u64, pb: u64) -> String {
+    let sum = |f: &dyn Fn(&PoolNode) -> u64| -> f64 {
+        nodes.iter().map(|&i| f(&pool.nodes[i])).sum::<u64>() as f64 / GIB
+    };
+    format!(
+        "requested {:.2} GiB + {:.2} GiB page tables and page array; the policy's nodes hold \
+         {:.2} GiB usable = {:.2} GiB managed - {:.2} GiB struct page - {:.2} GiB reserves \
+         (all full), then swap (full)",
+        size_bytes as f64 / GIB,
+        meta as f64 * pb as f64 / GIB,
+        sum(&|n| n.capacity_pages * pb),
+        sum(&|n| n.budget.managed_bytes),
+        sum(&|n| n.budget.struct_page_bytes),
+        sum(&|n| n.budget.reserve_bytes),
+    )
 }
 
 fn finite(x: f64) -> Value {
@@ -289,7 +334,8 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
         put("experiment", json!(experiment));
         put("policy", json!(label));
         put("topology", json!(m.spec.name));
-        put("size_gb", json!(sc.allocation.size_bytes as f64 / gib));
+        put("size_gib", json!(sc.allocation.size_bytes as f64 / gib));
+        put("size_gb", json!(sc.allocation.size_bytes as f64 * 1e-9));
         put("size_bytes", json!(sc.allocation.size_bytes));
         put("tasks", json!(sc.allocation.tasks));
         put("ok", json!(pl.ok()));
@@ -302,8 +348,34 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
                 format!("{} + swap", ids.join(" "))
             }),
         );
-        put("placed_gb", json!(placed as f64 * pb / gib));
-        put("swap_gb", json!(pl.swap_pages as f64 * pb / gib));
+        put("oom_reason", json!(o.oom_reason));
+        let usable: u64 = o.pool.nodes.iter().map(|n| n.capacity_pages).sum();
+        put("usable_gib", json!(usable as f64 * pb / gib));
+        put(
+            "struct_page_gib",
+            json!(
+                o.pool
+                    .nodes
+                    .iter()
+                    .map(|n| n.budget.struct_page_bytes)
+                    .sum::<u64>() as f64
+                    / gib
+            ),
+        );
+        put(
+            "reserve_gib",
+            json!(
+                o.pool
+                    .nodes
+                    .iter()
+                    .map(|n| n.budget.reserve_bytes)
+                    .sum::<u64>() as f64
+                    / gib
+            ),
+        );
+        put("metadata_gib", json!(o.metadata_pages as f64 * pb / gib));
+        put("placed_gib", json!(placed as f64 * pb / gib));
+        put("swap_gib", json!(pl.swap_pages as f64 * pb / gib));
         put("alloc_time_s", json!(o.time.total_ns() * 1e-9));
         put("alloc_zero_s", json!(o.time.zero_ns * 1e-9));
         put("alloc_remote_s", json!(o.time.remote_ns * 1e-9));
@@ -329,6 +401,7 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
                 &sc.app,
                 &sc.memory_mode,
                 &sc.swap,
+                sc.seed,
             )),
             _ => None,
         };
@@ -353,8 +426,8 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
             "cache_hit_ratio",
             a.cache_hit_ratio.map_or(Value::Null, finite),
         );
-        put("pmem_read_gb", opt(a.far_read_bytes / gib));
-        put("pmem_write_gb", opt(a.far_write_bytes / gib));
+        put("pmem_read_gib", opt(a.far_read_bytes / gib));
+        put("pmem_write_gib", opt(a.far_write_bytes / gib));
         put("swap_fault_s", opt(a.swap_ns * 1e-9));
         out.rows.push(r);
         for (i, &p) in pl.pages.iter().enumerate() {
@@ -374,9 +447,9 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
             );
             nr.insert("socket".into(), json!(n.socket));
             nr.insert("pages".into(), json!(p));
-            nr.insert("gb".into(), json!(p as f64 * pb / gib));
+            nr.insert("gib".into(), json!(p as f64 * pb / gib));
             nr.insert(
-                "capacity_gb".into(),
+                "capacity_gib".into(),
                 json!(n.capacity_pages as f64 * pb / gib),
             );
             node_rows.push(nr);
@@ -386,14 +459,14 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
     let h = &mut out.headline;
     h.insert("topology".into(), json!(m.spec.name));
     h.insert("nodes".into(), json!(m.nodes.len()));
-    h.insert("dram_gb".into(), json!(m.dram_bytes() as f64 / gib));
-    h.insert("far_gb".into(), json!(m.far_bytes() as f64 / gib));
+    h.insert("dram_gib".into(), json!(m.dram_bytes() as f64 / gib));
+    h.insert("far_gib".into(), json!(m.far_bytes() as f64 / gib));
     let raw: u64 = m
         .nodes
         .iter()
         .filter(|n| n.kind == NodeKind::Far)
         .map(|n| n.raw_bytes)
         .sum();
-    h.insert("far_raw_gb".into(), json!(raw as f64 / gib));
+    h.insert("far_raw_gib".into(), json!(raw as f64 / gib));
     Ok(out)
 }
