@@ -8,6 +8,26 @@ import pandas as pd
 import pytest
 
 
+def test_convergence_ignores_periodic_dips_and_finds_the_settling_time():
+    import numpy as np
+
+    from hmsim.studies.tiering import convergence
+
+    t = np.arange(0, 40, 0.01)
+    # Ramp from 20 to 40 GB/s over 10 s after the event at 10 s, then flat with a 50 % dip in
+    # one quantum of every 50 (a migration batch): the dips must not count as leaving.
+    tput = np.where(t < 10, 20.0, np.minimum(40.0, 20.0 + 2.0 * (t - 10)))
+    tput[(np.arange(len(t)) % 50 == 0) & (t > 22)] = 20.0
+    first, settle = convergence(pd.DataFrame({"time_s": t, "throughput_gb_s": tput}), 10.0)
+    # Within 5 % of ~39.8 from ~19 GB/s above the start: the ramp reaches 37.8 at t = 18.9 s.
+    assert 8.0 < first < 10.5
+    assert first <= settle < 11.0
+    # Without the dips the answer is the same.
+    clean = np.where(t < 10, 20.0, np.minimum(40.0, 20.0 + 2.0 * (t - 10)))
+    f2, s2 = convergence(pd.DataFrame({"time_s": t, "throughput_gb_s": clean}), 10.0)
+    assert abs(f2 - first) < 0.6 and abs(s2 - settle) < 0.6
+
+
 @pytest.fixture(scope="module")
 def study(quick_study):
     return quick_study("tiering")

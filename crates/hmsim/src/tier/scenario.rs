@@ -231,6 +231,11 @@ impl Validate for TierSpec {
         if let Some(p) = self.curve.problem() {
             v.fail("curve", p);
         }
+        for (i, r) in self.path.iter().enumerate() {
+            if let Some((key, msg)) = r.problem() {
+                v.fail(&format!("path.{i}.{key}"), msg);
+            }
+        }
     }
 }
 
@@ -593,10 +598,21 @@ fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimResult) -> Map
             format!("{}_latency_ns", spec.name),
             json!(avg(&|q| q.latency_ns[t])),
         );
+        let bw = avg(&|q| q.bandwidth_gb_s[t]);
+        m.insert(format!("{}_bandwidth_gb_s", spec.name), json!(bw));
+        // How close the tier runs to its tightest resource, and which resource that is.
+        let rf = avg(&|q| q.read_fraction[t]);
         m.insert(
-            format!("{}_bandwidth_gb_s", spec.name),
-            json!(avg(&|q| q.bandwidth_gb_s[t])),
+            format!("{}_utilization", spec.name),
+            json!(bw / spec.saturation_gb_s(rf)),
         );
+        let b = spec.bottleneck(rf);
+        let name = if b == 0 {
+            "media"
+        } else {
+            spec.path[b - 1].name.as_str()
+        };
+        m.insert(format!("{}_bottleneck", spec.name), json!(name));
     }
     m.insert(
         "hot_share_default".into(),
