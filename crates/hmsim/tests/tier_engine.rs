@@ -295,12 +295,20 @@ fn tier_colloid_moves_hot_pages_out_under_contention() {
     let col = sim_from("colloid-hemem", 3, 5, 10.0, Some(0));
     let (b, c) = (base.timeline.last().unwrap(), col.timeline.last().unwrap());
     assert!(b.hot_share_default > 0.95);
-    assert!(c.hot_share_default < 0.9, "{}", c.hot_share_default);
+    assert!(c.hot_share_default < 0.3, "{}", c.hot_share_default);
     assert!(c.throughput_gb_s > b.throughput_gb_s);
     let gap =
         |q: &hmsim::tier::sim::QuantumRecord| (q.latency_ns[0] - q.latency_ns[1]) / q.latency_ns[0];
     let start = gap(&col.timeline[0]);
-    assert!(gap(c) < 0.6 * start, "latency gap {} from {start}", gap(c));
+    // With all of the hot set in the alternate tier the antagonists alone keep the default
+    // tier at ~283 ns against ~162 ns (gap 0.43 of L_D, from 0.61): Colloid keeps moving
+    // hot pages out, toward that placement.
+    assert!(
+        gap(c) < 0.8 * start,
+        "latency gap {} from {start}, hot share {}",
+        gap(c),
+        c.hot_share_default
+    );
 }
 
 /// After the hot set moves (spec fig. 4), HeMem finds it again from samples alone.
