@@ -259,7 +259,7 @@ def compare(df: pd.DataFrame) -> list[Published]:
             c.loc[3, "alternate_latency_ns"],
             "ns",
             "calibration",
-            "not fitted: the remote path's extra latency is not modelled",
+            "not fitted: the UPI and remote DRAM run at a few % load here, near unloaded",
         )
     )
     return items
