@@ -8,6 +8,26 @@ import pandas as pd
 import pytest
 
 
+def test_convergence_ignores_periodic_dips_and_finds_the_settling_time():
+    import numpy as np
+
+    from hmsim.studies.tiering import convergence
+
+    t = np.arange(0, 40, 0.01)
+    # Ramp from 20 to 40 GB/s over 10 s after the event at 10 s, then flat with a 50 % dip in
+    # one quantum of every 50 (a migration batch): the dips must not count as leaving.
+    tput = np.where(t < 10, 20.0, np.minimum(40.0, 20.0 + 2.0 * (t - 10)))
+    tput[(np.arange(len(t)) % 50 == 0) & (t > 22)] = 20.0
+    first, settle = convergence(pd.DataFrame({"time_s": t, "throughput_gb_s": tput}), 10.0)
+    # Within 5 % of ~39.8 from ~19 GB/s above the start: the ramp reaches 37.8 at t = 18.9 s.
+    assert 8.0 < first < 10.5
+    assert first <= settle < 11.0
+    # Without the dips the answer is the same.
+    clean = np.where(t < 10, 20.0, np.minimum(40.0, 20.0 + 2.0 * (t - 10)))
+    f2, s2 = convergence(pd.DataFrame({"time_s": t, "throughput_gb_s": clean}), 10.0)
+    assert abs(f2 - first) < 0.6 and abs(s2 - settle) < 0.6
+
+
 @pytest.fixture(scope="module")
 def study(quick_study):
     return quick_study("tiering")
@@ -46,6 +66,7 @@ def test_files_and_columns(study):
         "fig4_convergence",
         "fig5_overhead",
         "fig6_app_analogs",
+        "fig7_latency_vs_placement",
     ):
         assert (out / f"{name}.png").stat().st_size > 5000
 
@@ -85,11 +106,37 @@ def test_every_system_with_and_without_colloid_and_the_best_case(study):
     assert cpu.loc[("static", False, 0)] == 0.0
 
 
+def test_best_case_over_hot_set_in_default_and_placement_sweep(study):
+    """Regression ranges (model outputs, docs/tiering.md): the best static placement over "hot
+    set in the default tier" per intensity, now that the remote tier saturates at its DRAM
+    (115 GB/s for 50/50) instead of a 54 GB/s link; and the placement sweep behind fig. 7."""
+    res, _ = study
+    df = res.results
+    base = df[df.experiment == "calibration"].set_index("intensity").throughput_gb_s
+    best = df[(df.experiment == "contention") & (df.system == "best")].set_index("intensity").throughput_gb_s
+    ratio = best / base
+    for i, (lo, hi) in enumerate([(1.0, 1.04), (1.15, 1.25), (1.5, 1.6), (1.95, 2.05)]):
+        assert lo <= ratio.loc[i] <= hi, (i, ratio.loc[i])
+    pl = df[df.experiment == "placement"]
+    assert len(pl) == 44
+    for i, g in pl.groupby("intensity"):
+        g = g.sort_values("alt_hot_share")
+        # Moving hot pages out loads the alternate tier and unloads the default one: L_A
+        # rises and L_D falls along the sweep.
+        assert g.alternate_latency_ns.is_monotonic_increasing, i
+        assert g.default_latency_ns.is_monotonic_decreasing, i
+        # The sweep's best point is the best case's throughput.
+        assert g.throughput_gb_s.max() == pytest.approx(best.loc[i], rel=0.02), i
+    assert set(pl.alternate_bottleneck) <= {"media", "upi"}
+
+
 def test_fig3_heatmaps_for_every_base_system(study):
     """Fig. 3 has Colloid's gain over HeMem, TPP and MEMTIS on both grids. Without contention
-    Colloid's Δp is zero, so it matches its base system; under 3x contention it gains at least
-    as much as without; on HeMem and MEMTIS (which move pages in the quick run) it gains more
-    when the alternate tier is faster."""
+    and with 64 B objects Colloid's Δp is zero, so it matches its base system. With 4 KiB
+    objects each GUPS core keeps 15.5 lines in flight (the streaming limit), GUPS alone
+    saturates the default tier, and Colloid gains even at 0x on the systems that move pages
+    (HeMem, MEMTIS); under 3x contention they gain at least as much, and more when the
+    alternate tier is faster. TPP with THP hardly moves pages in the quick run (docs)."""
     from hmsim.studies.tiering import colloid_gain
 
     res, _ = study
@@ -99,11 +146,17 @@ def test_fig3_heatmaps_for_every_base_system(study):
             gain = colloid_gain(df, exp, system, col)
             assert gain.shape == (2, 2) and list(gain.index) == [0, 3], (system, exp)
             assert gain.notna().all().all(), (system, exp)
-            assert ((gain.loc[0] - 1.0).abs() <= 0.03).all(), (system, exp, gain)
-            assert (gain.loc[3] >= gain.loc[0] - 0.03).all(), (system, exp, gain)
+            one_line = gain.loc[0, [c for c in gain.columns if exp == "alt_latency" or c == 64]]
+            assert ((one_line - 1.0).abs() <= 0.03).all(), (system, exp, gain)
+            if system == "tpp":
+                assert ((gain - 1.0).abs() <= 0.05).all().all(), (system, exp, gain)
+            else:
+                assert (gain.loc[3] >= gain.loc[0] - 0.03).all(), (system, exp, gain)
     for system in ("hemem", "memtis"):
         lat = colloid_gain(df, "alt_latency", system, "alt_unloaded_latency_ns")
         assert lat.loc[3, 135.0] > 1.2 and lat.loc[3, 135.0] >= lat.loc[3, 192.0], lat
+        size = colloid_gain(df, "object_size", system, "object_size_bytes")
+        assert 1.3 < size.loc[0, 4096] < 1.6, size
 
 
 def test_fig4_timelines_for_every_system_with_and_without_colloid(study):

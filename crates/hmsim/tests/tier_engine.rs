@@ -6,8 +6,8 @@ use hmsim::tier::hemem::HeMemParams;
 use hmsim::tier::params::{self, reference_tiers, CORES_PER_INTENSITY};
 use hmsim::tier::sim::{app_throughput, steady_point};
 use hmsim::tier::{
-    make_policy, simulate, solve_fixed_point, Antagonists, Gups, GupsSpec, PageTable, SimParams,
-    SimResult, Source,
+    make_policy, simulate, solve_fixed_point, Antagonists, Gups, GupsSpec, PageTable, PathResource,
+    SimParams, SimResult, Source, TierSpec,
 };
 
 fn antagonists(cores: u32) -> Antagonists {
@@ -152,8 +152,8 @@ fn tier_bandwidth_never_exceeds_saturation() {
                 last_l = l;
             }
         }
-        // A 50/50 mix lowers saturation by 28 % (spec).
-        assert!((t.saturation_gb_s(0.5) / t.saturation_gb_s(1.0) - 0.72).abs() < 1e-12);
+        // A 50/50 mix lowers the media's saturation by 28 % (spec).
+        assert!((t.media_saturation_gb_s(0.5) / t.media_saturation_gb_s(1.0) - 0.72).abs() < 1e-12);
     }
 }
 
@@ -295,12 +295,20 @@ fn tier_colloid_moves_hot_pages_out_under_contention() {
     let col = sim_from("colloid-hemem", 3, 5, 10.0, Some(0));
     let (b, c) = (base.timeline.last().unwrap(), col.timeline.last().unwrap());
     assert!(b.hot_share_default > 0.95);
-    assert!(c.hot_share_default < 0.9, "{}", c.hot_share_default);
+    assert!(c.hot_share_default < 0.3, "{}", c.hot_share_default);
     assert!(c.throughput_gb_s > b.throughput_gb_s);
     let gap =
         |q: &hmsim::tier::sim::QuantumRecord| (q.latency_ns[0] - q.latency_ns[1]) / q.latency_ns[0];
     let start = gap(&col.timeline[0]);
-    assert!(gap(c) < 0.6 * start, "latency gap {} from {start}", gap(c));
+    // With all of the hot set in the alternate tier the antagonists alone keep the default
+    // tier at ~283 ns against ~162 ns (gap 0.43 of L_D, from 0.61): Colloid keeps moving
+    // hot pages out, toward that placement.
+    assert!(
+        gap(c) < 0.8 * start,
+        "latency gap {} from {start}, hot share {}",
+        gap(c),
+        c.hot_share_default
+    );
 }
 
 /// After the hot set moves (spec fig. 4), HeMem finds it again from samples alone.
@@ -329,4 +337,173 @@ fn tier_hemem_follows_a_moving_hot_set() {
     assert!(at(4.0).throughput_gb_s < 0.8 * at(3.9).throughput_gb_s);
     let last = r.timeline.last().unwrap();
     assert!(last.hot_share_default > 0.9, "{}", last.hot_share_default);
+}
+
+fn remote_tier(media_gb_s: f64, link_read: f64, link_write: f64) -> TierSpec {
+    let mut t = reference_tiers().remove(1);
+    t.read_bandwidth_gb_s = media_gb_s;
+    t.path = vec![PathResource::duplex("link", link_read, link_write)];
+    t
+}
+
+/// A tier saturates at its tightest resource: the media with its mix penalty, each link
+/// direction with its share of the traffic.
+#[test]
+fn tier_saturation_is_the_tightest_resource() {
+    // Reference remote socket: DRAM 160 GB/s reads (115.2 at 50/50), UPI 75 GB/s each way.
+    let t = reference_tiers().remove(1);
+    assert!(
+        (t.saturation_gb_s(1.0) - 75.0).abs() < 1e-9,
+        "pure reads: UPI toward the CPU"
+    );
+    assert!(
+        (t.saturation_gb_s(0.0) - 75.0).abs() < 1e-9,
+        "pure writes: UPI toward the tier"
+    );
+    assert!(
+        (t.saturation_gb_s(0.5) - 160.0 * 0.72).abs() < 1e-9,
+        "50/50: the DRAM"
+    );
+    assert_eq!(t.bottleneck(1.0), 1);
+    assert_eq!(t.bottleneck(0.5), 0);
+    // Slow media behind a fast link: the media binds for every mix.
+    let m = remote_tier(40.0, 100.0, 100.0);
+    for r in [0.0, 0.3, 0.5, 1.0] {
+        let media = 40.0 * (1.0 - 0.28 * 4.0 * r * (1.0 - r));
+        assert!((m.saturation_gb_s(r) - media).abs() < 1e-9);
+    }
+    // An asymmetric link (a CXL x8 port slow toward the device): writes bind.
+    let w = remote_tier(500.0, 60.0, 20.0);
+    assert!((w.saturation_gb_s(0.5) - 40.0).abs() < 1e-9);
+    assert!((w.saturation_gb_s(1.0) - 60.0).abs() < 1e-9);
+    assert!((w.saturation_gb_s(0.0) - 20.0).abs() < 1e-9);
+    // The solver runs at that saturation for every mix (approached asymptotically where the
+    // media's mixed-queueing term diverges), with Little's law.
+    for (tier, r) in [(&t, 1.0), (&t, 0.0), (&t, 0.5), (&w, 0.5), (&m, 0.3)] {
+        let sat = tier.saturation_gb_s(r);
+        let (x, l) = tier.solve(1e7, 0.0, r);
+        assert!(x <= sat && x / sat > 0.999, "{x} vs {sat}");
+        assert!((x * l - 1e7).abs() < 1e-3);
+    }
+}
+
+/// The path's links use their own curve: with the link far from saturation the remote tier's
+/// latency is the media's curve, not a link-limited one.
+#[test]
+fn tier_latency_follows_the_bottleneck_curve() {
+    let t = reference_tiers().remove(1);
+    let mut media_only = t.clone();
+    media_only.path.clear();
+    // 50 GB/s of 50/50 traffic: the UPI runs each direction at 25/75 = 33 %, the DRAM at 43 %.
+    let l = t.curve_latency_ns(50.0, 0.5);
+    assert!((l - media_only.curve_latency_ns(50.0, 0.5)).abs() < 1e-9);
+    // Pure reads at 70 GB/s: the UPI (93 %) is the bottleneck and its curve sets the latency.
+    let l = t.curve_latency_ns(70.0, 1.0);
+    let upi = t.path[0].curve.factor(70.0 / 75.0) * t.unloaded_latency_ns;
+    assert!((l - upi).abs() < 1e-9);
+    assert!(l > media_only.curve_latency_ns(70.0, 1.0));
+}
+
+/// More contention never raises the default tier's throughput; a slower alternate tier never
+/// raises the best static placement.
+#[test]
+fn tier_monotone_in_contention_and_alternate_latency() {
+    let spec = GupsSpec::default();
+    let g = Gups::new(&spec, 2 << 20);
+    let best = |alt_ns: f64, cores: u32| -> f64 {
+        let mut tiers = reference_tiers();
+        tiers[1].unloaded_latency_ns = alt_ns;
+        let default_pages = tiers[0].capacity_bytes / (2 << 20);
+        (0..=10)
+            .map(|k| {
+                let o = hmsim::tier::oracle::OracleStatic::new(&g, default_pages, k as f64 / 10.0);
+                use hmsim::tier::TieringPolicy;
+                let caps: Vec<u64> = tiers.iter().map(|t| t.capacity_bytes).collect();
+                let pt = PageTable::place(g.pages, 2 << 20, &caps, |p| o.initial_tier(p)).unwrap();
+                let shares = g.tier_shares(&pt);
+                let fp = steady_point(&tiers, &g, &shares, &antagonists(cores), cores);
+                // Default-tier application throughput falls with contention at any placement.
+                app_throughput(&fp, &g).1
+            })
+            .fold(0.0, f64::max)
+    };
+    let (g2, shares) = gups_hot_in_default();
+    let tiers = reference_tiers();
+    let mut last_default = f64::INFINITY;
+    for c in 0..=20 {
+        let fp = steady_point(&tiers, &g2, &shares, &antagonists(c), c);
+        let reads_d = fp.reads[0][0] / fp.tiers[0].latency_ns;
+        assert!(
+            reads_d <= last_default * (1.0 + 1e-9),
+            "{c} cores: {reads_d}"
+        );
+        last_default = reads_d;
+    }
+    for cores in [0, 10] {
+        let mut last = f64::INFINITY;
+        for alt in [135.0, 148.0, 168.0, 192.0, 250.0] {
+            let b = best(alt, cores);
+            assert!(
+                b <= last * (1.0 + 1e-9),
+                "{alt} ns at {cores} cores: {b} > {last}"
+            );
+            last = b;
+        }
+    }
+}
+
+/// Lines in flight grow with object size up to the streaming in-flight limit, and PEBS
+/// samples count lines, so a large object is sampled once per line.
+#[test]
+fn tier_lines_in_flight_grow_with_object_size_up_to_the_cap() {
+    let tiers = reference_tiers();
+    let mut last = 0.0;
+    let mut capped = false;
+    for size in [64u64, 128, 256, 1024, 4096] {
+        let spec = GupsSpec {
+            object_size_bytes: size,
+            hot_offset_bytes: Some(0),
+            ..Default::default()
+        };
+        let g = Gups::new(&spec, 2 << 20);
+        let caps: Vec<u64> = tiers.iter().map(|t| t.capacity_bytes).collect();
+        let pt = PageTable::first_touch(g.pages, 2 << 20, &caps).unwrap();
+        let fp = steady_point(&tiers, &g, &g.tier_shares(&pt), &antagonists(0), 0);
+        let inflight: f64 = fp.reads[0].iter().sum();
+        let per_core = inflight / spec.cores as f64;
+        let want = (spec.mlp * g.lines_per_access()).min(params::ANTAGONIST_READS_PER_CORE);
+        assert!(
+            (per_core / want - 1.0).abs() < 1e-9,
+            "{size} B: {per_core} vs {want}"
+        );
+        assert!(per_core >= last);
+        capped |= (per_core - params::ANTAGONIST_READS_PER_CORE).abs() < 1e-9;
+        last = per_core;
+    }
+    assert!(capped, "4 KiB objects reach the cap");
+    // Samples per simulated second scale with lines, not objects: at equal line rate a
+    // 4 KiB-object run is sampled about as often as a 64 B one.
+    let samples = |size: u64| {
+        let p = SimParams {
+            tiers: reference_tiers(),
+            page_bytes: 2 << 20,
+            quantum_s: 0.01,
+            duration_s: 0.5,
+            sample_period: 5003,
+            migrate_limit_gb_s: 10.0,
+            ewma_alpha: 0.5,
+            seed: 4,
+        };
+        let spec = GupsSpec {
+            object_size_bytes: size,
+            ..Default::default()
+        };
+        let mut pol =
+            make_policy("hemem", &HeMemParams::default(), &ColloidParams::default()).unwrap();
+        let r = simulate(&p, Gups::new(&spec, 2 << 20), &antagonists(0), pol.as_mut()).unwrap();
+        let lines: f64 = r.timeline.iter().map(|q| q.throughput_gb_s).sum::<f64>() / 128.0;
+        r.work.samples_processed as f64 / lines
+    };
+    let (a, b) = (samples(64), samples(4096));
+    assert!((a / b - 1.0).abs() < 0.05, "samples per line {a} vs {b}");
 }

@@ -217,6 +217,7 @@ fn tier(name: String, lat: f64, bw: f64, mix_penalty: f64) -> TierSpec {
         mix_penalty,
         queue_coeff: default_queue_coeff(),
         curve: LatencyCurve::mess(),
+        path: Vec::new(),
     }
 }
 

@@ -11,16 +11,18 @@
 use serde::{Deserialize, Serialize};
 
 use super::curve::LatencyCurve;
+use super::path::PathResource;
 use super::LINE_BYTES;
 
-/// One memory tier.
+/// One memory tier: its media (the fields below `unloaded_latency_ns`: bandwidth, read/write
+/// mix penalty, mixed queueing, curve) behind a `path` of resources (links, controllers).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TierSpec {
     pub name: String,
     pub capacity_bytes: u64,
     pub unloaded_latency_ns: f64,
-    /// Saturation bandwidth with 100 % reads.
+    /// The media's saturation bandwidth with 100 % reads.
     pub read_bandwidth_gb_s: f64,
     /// Fractional loss of saturation bandwidth for a 50/50 read/write mix (spec: ~0.28);
     /// other mixes scale with 4·r·(1−r).
@@ -29,9 +31,13 @@ pub struct TierSpec {
     /// Queueing term under mixed traffic: factor += q · 4r(1−r) · u² / (1 − u).
     #[serde(default = "default_queue_coeff")]
     pub queue_coeff: f64,
-    /// (utilisation, latency factor) points; default the normalised MESS curve.
+    /// The media's (utilisation, latency factor) points; default the normalised MESS curve.
     #[serde(default)]
     pub curve: LatencyCurve,
+    /// Resources between the CPU and the media, each with its own bandwidth and curve (a
+    /// remote socket's inter-socket link, a CXL link); empty for local memory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path: Vec<PathResource>,
 }
 
 /// Spec 05-tiering.md §1: "a 50/50 read/write mix lowers the saturation bandwidth ~28 %".
@@ -49,21 +55,52 @@ fn mix(read_fraction: f64) -> f64 {
 }
 
 impl TierSpec {
-    /// Saturation bandwidth (GB/s) for traffic with `read_fraction` of its lines read.
-    pub fn saturation_gb_s(&self, read_fraction: f64) -> f64 {
+    /// The media's saturation bandwidth (GB/s) for `read_fraction` reads: the DRAM read/write
+    /// mix penalty (bus turnarounds, bank conflicts) applies here, not to links.
+    pub fn media_saturation_gb_s(&self, read_fraction: f64) -> f64 {
         self.read_bandwidth_gb_s * (1.0 - self.mix_penalty * mix(read_fraction))
     }
 
-    /// Loaded latency (ns) at total bandwidth `x_gb_s` below saturation.
+    /// Saturation bandwidth (GB/s) for traffic with `read_fraction` of its lines read: the
+    /// tightest of the media and the path's resources.
+    pub fn saturation_gb_s(&self, read_fraction: f64) -> f64 {
+        self.path
+            .iter()
+            .map(|p| p.saturation_gb_s(read_fraction))
+            .fold(self.media_saturation_gb_s(read_fraction), f64::min)
+    }
+
+    /// Index of the resource that saturates first for `read_fraction` (0 = the media, i = the
+    /// path's resource i − 1).
+    pub fn bottleneck(&self, read_fraction: f64) -> usize {
+        let mut best = (0, self.media_saturation_gb_s(read_fraction));
+        for (i, p) in self.path.iter().enumerate() {
+            let s = p.saturation_gb_s(read_fraction);
+            if s < best.1 {
+                best = (i + 1, s);
+            }
+        }
+        best.0
+    }
+
+    /// Loaded latency (ns) at total bandwidth `x_gb_s` below saturation: the unloaded latency
+    /// times the largest latency factor of the media and the path's resources, each on its
+    /// own curve at its own utilisation (the bottleneck's curve; queues in series are not
+    /// added: each curve is a whole-path measurement with that resource the limit).
     pub fn curve_latency_ns(&self, x_gb_s: f64, read_fraction: f64) -> f64 {
-        let b = self.saturation_gb_s(read_fraction);
+        let b = self.media_saturation_gb_s(read_fraction);
         let u = (x_gb_s / b).clamp(0.0, 1.0);
         let q = if u < 1.0 {
             self.queue_coeff * mix(read_fraction) * u * u / (1.0 - u)
         } else {
             f64::INFINITY
         };
-        self.unloaded_latency_ns * (self.curve.factor(u) + q)
+        let mut factor = self.curve.factor(u) + q;
+        for p in &self.path {
+            let u = (x_gb_s / p.saturation_gb_s(read_fraction)).clamp(0.0, 1.0);
+            factor = factor.max(p.curve.factor(u));
+        }
+        self.unloaded_latency_ns * factor
     }
 
     /// Closed-loop operating point: `inflight_bytes` held by closed-loop sources plus

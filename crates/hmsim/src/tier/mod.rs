@@ -14,6 +14,7 @@ pub mod memtis_split;
 pub mod oracle;
 pub mod pages;
 pub mod params;
+pub mod path;
 pub mod pmem_tier;
 pub mod policy;
 pub mod replay;
@@ -26,6 +27,7 @@ pub mod workload;
 pub use curve::LatencyCurve;
 pub use engine::{solve_fixed_point, Counters, FixedPoint, Source, TierPoint, TierSpec};
 pub use pages::PageTable;
+pub use path::PathResource;
 pub use policy::{
     make_policy, make_policy_with, Migration, Observation, PolicyParams, PolicyWork, TieringPolicy,
     POLICIES,

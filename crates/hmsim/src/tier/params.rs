@@ -4,6 +4,7 @@
 
 use super::curve::LatencyCurve;
 use super::engine::{default_mix_penalty, TierSpec};
+use super::path::PathResource;
 
 /// Spec §3: default tier = local socket, 32 GB, 70 ns unloaded.
 pub const DEFAULT_CAPACITY_BYTES: u64 = 32_000_000_000;
@@ -26,9 +27,13 @@ pub const GUPS_MLP: f64 = 4.37;
 /// Spec §3: alternate tier = remote socket, 96 GB, 135 ns unloaded.
 pub const ALTERNATE_CAPACITY_BYTES: u64 = 96_000_000_000;
 pub const ALTERNATE_UNLOADED_NS: f64 = 135.0;
-/// Spec §3: UPI ≈ 75 GB/s per direction; remote reads cross one direction, so the remote
-/// tier's read saturation is bounded by it. (Assumption: the remote DRAM itself is faster.)
-pub const ALTERNATE_READ_BANDWIDTH_GB_S: f64 = 75.0;
+/// The remote socket's DRAM: the same 8 × DDR4-3200 as the local socket (spec §3: "DDR4-3200,
+/// 8 channels per socket"), so the same fitted read saturation, mix penalty and queueing.
+pub const ALTERNATE_READ_BANDWIDTH_GB_S: f64 = DEFAULT_READ_BANDWIDTH_GB_S;
+/// Spec §3: UPI ≈ 75 GB/s per direction. The links are full duplex: a remote access's read
+/// data flows remote → local, its write-back local → remote, each direction with its own
+/// bandwidth (docs/tiering.md, *Tiers as paths*).
+pub const UPI_GB_S_PER_DIRECTION: f64 = 75.0;
 /// Spec §1: antagonists stream 50 % reads / 50 % writes.
 pub const ANTAGONIST_READ_FRACTION: f64 = 0.5;
 /// Spec §1: intensity 0×/1×/2×/3× = 0/5/10/15 antagonist cores.
@@ -45,6 +50,7 @@ pub fn reference_tiers() -> Vec<TierSpec> {
             mix_penalty: default_mix_penalty(),
             queue_coeff: QUEUE_COEFF,
             curve: LatencyCurve::mess(),
+            path: Vec::new(),
         },
         TierSpec {
             name: "alternate".into(),
@@ -54,6 +60,11 @@ pub fn reference_tiers() -> Vec<TierSpec> {
             mix_penalty: default_mix_penalty(),
             queue_coeff: QUEUE_COEFF,
             curve: LatencyCurve::mess(),
+            path: vec![PathResource::duplex(
+                "upi",
+                UPI_GB_S_PER_DIRECTION,
+                UPI_GB_S_PER_DIRECTION,
+            )],
         },
     ]
 }

@@ -13,6 +13,7 @@ use super::sim::{
     drain_migrations, enqueue_migrations, Antagonists, QuantumRecord, SimParams, SimResult,
 };
 use super::stream::{Access, AccessStream};
+use super::workload::lines_in_flight_per_core;
 use super::LINE_BYTES;
 use crate::error::ConfigError;
 
@@ -175,7 +176,8 @@ pub fn simulate_stream(
         let ant_cores = ant.cores_at(time_s);
         let mut srcs = vec![Source::Spread {
             share: shares.clone(),
-            reads: demand.cores as f64 * demand.mlp,
+            reads: demand.cores as f64
+                * lines_in_flight_per_core(demand.mlp, lines, ant.reads_per_core),
             read_fraction: demand.read_fraction,
         }];
         if ant_cores > 0 {
@@ -231,7 +233,8 @@ pub fn simulate_stream(
             per_tier[tier] += 1;
             hw.access(a.page, time_s + i as f64 * dt);
             if a.load {
-                to_sample -= demand.weight;
+                // Each line of the object is one LLC-miss load for PEBS.
+                to_sample -= demand.weight * lines;
                 while to_sample <= 0.0 {
                     samples.push(a.page);
                     if splittable {

@@ -231,6 +231,11 @@ impl Validate for TierSpec {
         if let Some(p) = self.curve.problem() {
             v.fail("curve", p);
         }
+        for (i, r) in self.path.iter().enumerate() {
+            if let Some((key, msg)) = r.problem() {
+                v.fail(&format!("path.{i}.{key}"), msg);
+            }
+        }
     }
 }
 
@@ -593,10 +598,21 @@ fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimResult) -> Map
             format!("{}_latency_ns", spec.name),
             json!(avg(&|q| q.latency_ns[t])),
         );
+        let bw = avg(&|q| q.bandwidth_gb_s[t]);
+        m.insert(format!("{}_bandwidth_gb_s", spec.name), json!(bw));
+        // How close the tier runs to its tightest resource, and which resource that is.
+        let rf = avg(&|q| q.read_fraction[t]);
         m.insert(
-            format!("{}_bandwidth_gb_s", spec.name),
-            json!(avg(&|q| q.bandwidth_gb_s[t])),
+            format!("{}_utilization", spec.name),
+            json!(bw / spec.saturation_gb_s(rf)),
         );
+        let b = spec.bottleneck(rf);
+        let name = if b == 0 {
+            "media"
+        } else {
+            spec.path[b - 1].name.as_str()
+        };
+        m.insert(format!("{}_bottleneck", spec.name), json!(name));
     }
     m.insert(
         "hot_share_default".into(),
@@ -877,7 +893,8 @@ mod tests {
     #[test]
     fn the_docs_example_runs() {
         let doc = include_str!("../../../../docs/tiering.md");
-        let start = doc.find("```toml\n").unwrap() + 8;
+        // The first full scenario (other TOML blocks are fragments).
+        let start = doc.find("```toml\nmodule").unwrap() + 8;
         let end = start + doc[start..].find("```").unwrap();
         let text = doc[start..end]
             .replace("duration_s = 20.0", "duration_s = 0.4")
@@ -885,6 +902,30 @@ mod tests {
             .replace("hot_move_s = 10.0", "hot_move_s = 0.2");
         let out = run_scenario(&text, "tiering.md", &[], &[]).unwrap();
         assert_eq!(out.rows.len(), 12);
+    }
+
+    /// The docs' CXL tier (a link + device media path) runs, and a path resource without a
+    /// bandwidth is an error naming its key.
+    #[test]
+    fn the_docs_cxl_path_runs_and_bad_paths_are_named() {
+        let doc = include_str!("../../../../docs/tiering.md");
+        let start = doc.find("```toml\n[[tiers]]").unwrap() + 8;
+        let end = start + doc[start..].find("```").unwrap();
+        let default = "[[tiers]]\nname = \"default\"\ncapacity_bytes = 32000000000\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 160.0\n";
+        let text = format!("{SMALL}{default}{}", &doc[start..end]);
+        let out = run_scenario(&text, "t.toml", &[], &[]).unwrap();
+        assert_eq!(out.rows.len(), 4);
+        // The 8 GiB working set fits in the default tier: the CXL tier is idle, its mix reads
+        // as pure reads, and the link's read direction (32 GB/s) binds before the device DRAM
+        // (38.4; for 50/50 traffic the DRAM's 27.6 would bind before the link's 64).
+        assert_eq!(out.rows[0]["cxl_bottleneck"], "cxl-x8");
+        let bad = text.replace("read_gb_s = 32.0, write_gb_s = 32.0", "read_gb_s = -1.0");
+        assert_eq!(err(&bad).key, "tiers.1.path.0.read_gb_s");
+        let none = text.replace(
+            "read_gb_s = 32.0, write_gb_s = 32.0",
+            "curve = [[0.0, 1.0], [1.0, 2.0]]",
+        );
+        assert_eq!(err(&none).key, "tiers.1.path.0.read_gb_s");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::engine::{
 use super::hw::StatHardware;
 use super::pages::{PageTable, BASE_PAGE_BYTES};
 use super::policy::{Migration, Observation, TieringPolicy, DEFAULT_TIER, SPLIT_PAGE};
-use super::workload::{sample_count, Gups};
+use super::workload::{lines_in_flight_per_core, sample_count, Gups};
 use crate::rng;
 
 /// Streaming antagonists on one tier; `cores` may change to `cores_after` at `change_s`.
@@ -61,6 +61,8 @@ pub struct QuantumRecord {
     pub mops: f64,
     pub latency_ns: Vec<f64>,
     pub bandwidth_gb_s: Vec<f64>,
+    /// Read fraction of each tier's traffic (sets its saturation and bottleneck).
+    pub read_fraction: Vec<f64>,
     /// Little's law per tier: occupancy / arrival rate (equals latency_ns).
     pub little_ns: Vec<f64>,
     pub hot_share_default: f64,
@@ -91,6 +93,7 @@ impl QuantumRecord {
             mops: accesses_per_ns * 1e3,
             latency_ns: fp.tiers.iter().map(|t| t.latency_ns).collect(),
             bandwidth_gb_s: fp.tiers.iter().map(|t| t.bandwidth_gb_s).collect(),
+            read_fraction: fp.tiers.iter().map(|t| t.read_fraction).collect(),
             little_ns: fp
                 .tiers
                 .iter()
@@ -123,9 +126,11 @@ pub struct SimResult {
 
 /// Per-tier sources for the application (spread by `shares`) and the antagonists.
 fn sources(gups: &Gups, shares: &[f64], ant: &Antagonists, ant_cores: u32) -> Vec<Source> {
+    let per_core =
+        lines_in_flight_per_core(gups.spec.mlp, gups.lines_per_access(), ant.reads_per_core);
     let mut s = vec![Source::Spread {
         share: shares.to_vec(),
-        reads: gups.spec.cores as f64 * gups.spec.mlp,
+        reads: gups.spec.cores as f64 * per_core,
         read_fraction: gups.spec.read_fraction,
     }];
     if ant_cores > 0 {
@@ -333,7 +338,9 @@ pub fn simulate_observed(
         samples.clear();
         subpages.clear();
         let period = policy.sample_period().unwrap_or(p.sample_period).max(1);
-        let expected = acc_per_ns * quantum_ns / period as f64;
+        // PEBS counts LLC-miss loads, one per line (HeMem's load-miss event): an object of
+        // several lines is sampled once per line, each sample on the object's page.
+        let expected = acc_per_ns * gups.lines_per_access() * quantum_ns / period as f64;
         let k = sample_count(expected, &mut sample_rng);
         if gups.units_per_page() > 1 {
             gups.sample_units(k, &pt, &mut sample_rng, &mut samples, &mut subpages);

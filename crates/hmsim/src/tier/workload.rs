@@ -417,6 +417,16 @@ impl Gups {
     }
 }
 
+/// Lines a core keeps in flight when each object spans `lines_per_object` lines: an object's
+/// lines are independent (and prefetched together), so a core with `mlp` objects in flight
+/// holds `mlp × lines` lines, up to the streaming in-flight limit `streaming_cap` (the line
+/// fill buffers and L2 prefetcher queue that also bound a streaming core: the antagonists'
+/// calibrated `reads_per_core`). A core never holds fewer than `mlp` (a user may set an MLP
+/// above the cap for one-line objects).
+pub fn lines_in_flight_per_core(mlp: f64, lines_per_object: f64, streaming_cap: f64) -> f64 {
+    (mlp * lines_per_object).min(streaming_cap.max(mlp))
+}
+
 /// Number of samples for `expected` sampled events: the integer part plus one with the
 /// probability of the fractional part (mean-exact, deterministic given the stream).
 pub fn sample_count(expected: f64, rng: &mut SimRng) -> u64 {
