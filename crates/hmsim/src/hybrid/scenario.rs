@@ -6,9 +6,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::host::{pages_needed, Host, HostConfig, HostStats};
+use super::pigz::PigzLike;
 use super::policy::PolicySpec;
 use super::umd::Umd;
-use super::workload::{from_trace, PigzLike, Workload, MB, PAGE_BYTES};
+use super::workload::{from_trace, Workload, MB, PAGE_BYTES};
 use crate::config::{parse_toml, Validate, Validator};
 use crate::device::Catalog;
 use crate::error::ConfigError;
@@ -371,11 +372,7 @@ impl HybridScenario {
                     w.input_mb.unwrap_or(0.0),
                 )
             }
-            None => Ok(w
-                .pigz
-                .clone()
-                .unwrap_or_default()
-                .generate(w.threads, self.seed)),
+            None => Ok(w.pigz.clone().unwrap_or_default().generate(self.seed)),
         }
     }
 }
@@ -448,6 +445,18 @@ fn row(sc: &HybridScenario, w: &Workload, p: &PolicySpec, r: &PolicyRun) -> Map<
         json!(w.footprint_pages() as f64 * PAGE_BYTES as f64 / MB as f64),
     );
     put("threads", json!(w.threads.len()));
+    put(
+        "output_ratio",
+        if w.output_ratio > 0.0 {
+            json!(w.output_ratio)
+        } else {
+            Value::Null
+        },
+    );
+    put(
+        "resident_os_mb",
+        json!(w.resident_pages as f64 * PAGE_BYTES as f64 / MB as f64),
+    );
     put("gc_policy", json!(sc.flash.gc));
     put("nand", json!(sc.flash.nand));
     put("runtime_s", json!(s.runtime_ns as f64 / 1e9));
