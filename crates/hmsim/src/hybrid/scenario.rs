@@ -385,6 +385,7 @@ pub struct PolicyRun {
     pub erases: u64,
     pub max_erase_count: u32,
     pub writebacks: u64,
+    pub stale_reads: u64,
 }
 
 pub fn simulate(sc: &HybridScenario, w: &Workload, p: &PolicySpec) -> PolicyRun {
@@ -398,6 +399,7 @@ pub fn simulate(sc: &HybridScenario, w: &Workload, p: &PolicySpec) -> PolicyRun 
         erases: umd.ftl.stats.erases,
         max_erase_count: umd.ftl.erase_counts().iter().copied().max().unwrap_or(0),
         writebacks: umd.writebacks,
+        stale_reads: umd.stale_reads,
     }
 }
 
@@ -415,6 +417,13 @@ fn percentile(sorted: &[u64], q: f64) -> Value {
     }
     let i = ((sorted.len() - 1) as f64 * q).round() as usize;
     json!(sorted[i] as f64 / 1e3)
+}
+
+/// Internal faults served within the smart threshold's default (no program, erase or queue
+/// in front of the read): the study's "short" faults.
+fn short_faults(s: &HostStats) -> u64 {
+    let limit = (crate::hybrid::policy::DEFAULT_THRESHOLD_US * 1e3) as u64;
+    s.service.iter().filter(|x| x.1 <= limit).count() as u64
 }
 
 fn row(sc: &HybridScenario, w: &Workload, p: &PolicySpec, r: &PolicyRun) -> Map<String, Value> {
@@ -466,6 +475,8 @@ fn row(sc: &HybridScenario, w: &Workload, p: &PolicySpec, r: &PolicyRun) -> Map<
         "internal_fault_share",
         ratio(s.internal_faults, s.umd_accesses),
     );
+    put("short_faults", json!(short_faults(s)));
+    put("stale_reads", json!(r.stale_reads));
     put("epf_raised", json!(s.epf_raised));
     put("epf_share", ratio(s.epf_raised, s.internal_faults));
     put("epf_reraised", json!(s.epf_reraised));
@@ -473,6 +484,10 @@ fn row(sc: &HybridScenario, w: &Workload, p: &PolicySpec, r: &PolicyRun) -> Map<
     put("stall_s", json!(s.stall_ns as f64 / 1e9));
     put("idle_s", json!(s.idle_ns as f64 / 1e9));
     put("context_switches", json!(s.context_switches));
+    put("idle_switches", json!(s.idle_switches));
+    put("wakeups", json!(s.wakeups));
+    put("timer_interrupts", json!(s.timer_interrupts));
+    put("handoff_waits", json!(s.handoff_waits));
     put("os_faults", json!(s.os_faults));
     put("itlb_misses", json!(s.itlb_misses));
     put("dtlb_misses", json!(s.dtlb_misses));
