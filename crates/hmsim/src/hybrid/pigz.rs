@@ -289,7 +289,7 @@ impl PigzLike {
 
         // Inflater: chunk by chunk, the window flushed to the output buffer when full.
         let mut j = 0u32;
-        for c in 0..chunks {
+        for (c, done) in consumed.iter_mut().enumerate() {
             let first = c as u32 * bp;
             let n_in = (first + bp).min(in_pages) - first;
             let out_end = if c + 1 == chunks {
@@ -313,7 +313,7 @@ impl PigzLike {
                     s.push(l.window + j % wp, 0, true);
                 }
                 j += 1;
-                if j % wp == 0 || j == out_pages {
+                if j.is_multiple_of(wp) || j == out_pages {
                     let k = ((j - 1) / wp) as usize;
                     if k > 0 {
                         s.wait(WRITER, Mark::Written(k - 1));
@@ -326,7 +326,7 @@ impl PigzLike {
                     flushed[k] = s.len();
                 }
             }
-            consumed[c] = th[INFLATER as usize].len();
+            *done = th[INFLATER as usize].len();
         }
 
         // Writer: write() of each output buffer into new page-cache pages; checker: CRC.
