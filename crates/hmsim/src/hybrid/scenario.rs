@@ -60,6 +60,15 @@ pub struct DeviceSpec {
     pub dram_read_ns: u64,
     #[serde(default = "d_50")]
     pub dram_write_ns: u64,
+    /// When a dirty victim's frame can take the faulting page: `programmed` (its program
+    /// is done; the spec's) or `page_register` (its data is in the die's page register).
+    #[serde(default = "d_release")]
+    pub victim_release: String,
+}
+/// Values of `device.victim_release`.
+pub const VICTIM_RELEASE: &[&str] = &["programmed", "page_register"];
+fn d_release() -> String {
+    VICTIM_RELEASE[0].into()
 }
 fn d_cap() -> f64 {
     2048.0
@@ -77,6 +86,7 @@ impl Default for DeviceSpec {
             dram_mb: d_dram(),
             dram_read_ns: 50,
             dram_write_ns: 50,
+            victim_release: d_release(),
         }
     }
 }
@@ -221,6 +231,7 @@ impl Validate for DeviceSpec {
         );
         v.range("dram_read_ns", self.dram_read_ns, 0, 1_000_000, "ns");
         v.range("dram_write_ns", self.dram_write_ns, 0, 1_000_000, "ns");
+        v.one_of("victim_release", &self.victim_release, VICTIM_RELEASE);
     }
 }
 
@@ -347,12 +358,14 @@ impl HybridScenario {
             p.random_fraction,
             &mut crate::rng::stream(self.seed, "hybrid-precondition"),
         );
-        Umd::new(
+        let mut umd = Umd::new(
             ftl,
             self.dram_frames(),
             self.device.dram_read_ns,
             self.device.dram_write_ns,
-        )
+        );
+        umd.release_at_register = self.device.victim_release == "page_register";
+        umd
     }
 
     pub fn load_workload(&self, file: &str) -> Result<Workload, ConfigError> {

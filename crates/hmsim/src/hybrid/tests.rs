@@ -215,6 +215,9 @@ fn hybrid_policies_by_name_and_bad_config_errors() {
     let bad = "module = \"hybrid\"\n[device]\ncapacity_mb = 1\ndram_mb = 0.5\n[workload.pigz]\ninput_mb = 8\n";
     let e = crate::run_scenario(bad, "b.toml", &[], &[]).unwrap_err();
     assert!(e.message.contains("raise capacity_mb"), "{e}");
+    let bad = "module = \"hybrid\"\n[device]\nvictim_release = \"early\"\n";
+    let e = crate::run_scenario(bad, "b.toml", &[], &[]).unwrap_err();
+    assert!(e.key == "device.victim_release" && e.message.contains("page_register"));
     let bad = "module = \"hybrid\"\n[flash]\ngc = \"lru\"\n";
     let e = crate::run_scenario(bad, "b.toml", &[], &[]).unwrap_err();
     assert_eq!(e.key, "flash.gc");
@@ -413,4 +416,32 @@ fn hybrid_pigz_run_finishes_every_thread_deterministically() {
     assert_eq!(again.runtime_ns, runs[2].runtime_ns);
     assert_eq!(again.service, runs[2].service);
     assert_eq!(w.threads[0].events, pigz(0.25, 0.5).threads[0].events);
+}
+
+#[test]
+fn hybrid_victim_released_at_the_page_register() {
+    // One frame holding a dirty page; the next fault evicts it. Released at the page
+    // register, the fault waits for the DRAM read of the victim and the flash read of the
+    // new page (on another die: at once), not for the 200 µs program.
+    let run = |register: bool| {
+        let mut ftl = small_ftl(256);
+        ftl.precondition(1.0, 0.0, &mut crate::rng::stream(1, "t"));
+        let mut umd = Umd::new(ftl, 1, 50, 50);
+        umd.release_at_register = register;
+        let f = umd.fault(0, 0, true);
+        umd.access(f.frame, true);
+        // Page 1's flash copy; the victim's program goes to the write block's next page.
+        let read_die = umd.ftl.lookup(1) % 4;
+        let t = 10_000_000;
+        let f = umd.fault(1, t, false);
+        let program_die = umd.ftl.lookup(0) % 4;
+        assert_ne!(read_die, program_die, "the closed form needs two dies");
+        (f, t)
+    };
+    let (programmed, t) = run(false);
+    let (register, _) = run(true);
+    assert_eq!(programmed.estimate_ns, programmed.done_ns - t);
+    assert!(programmed.estimate_ns >= 50 + 200_000, "{programmed:?}");
+    assert_eq!(register.estimate_ns, 50 + 25_000 + 50, "{register:?}");
+    assert_eq!(register.done_ns - t, register.estimate_ns);
 }

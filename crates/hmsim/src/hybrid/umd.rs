@@ -31,6 +31,9 @@ pub struct Fault {
 }
 
 pub struct Umd {
+    /// A dirty victim's frame is reused once its data is in the die's page register,
+    /// not when its program is done (`victim_release = "page_register"`).
+    pub release_at_register: bool,
     pub cache: DramCache,
     pub ftl: Ftl,
     units: Units,
@@ -49,6 +52,7 @@ impl Umd {
     pub fn new(ftl: Ftl, dram_frames: u32, dram_read_ns: u64, dram_write_ns: u64) -> Umd {
         let g = *ftl.geometry();
         Umd {
+            release_at_register: false,
             cache: DramCache::new(dram_frames),
             units: Units::new(g.channels, g.dies()),
             frame_of: vec![NONE; g.logical_pages as usize],
@@ -140,8 +144,13 @@ impl Umd {
         if read.is_some() && fresh {
             self.stale_reads += 1;
         }
-        est += self.units.idle_span(&self.ops);
-        t = self.units.schedule(&self.ops, t);
+        if self.release_at_register {
+            est += self.units.idle_released(&self.ops);
+            t = self.units.schedule_released(&self.ops, t);
+        } else {
+            est += self.units.idle_span(&self.ops);
+            t = self.units.schedule(&self.ops, t);
+        }
         if read.is_some() {
             est += self.dram_write_ns;
             t += self.dram_write_ns;
