@@ -435,7 +435,7 @@ pub fn numa_place(policy: &str, gib: u64) -> BenchResult {
 
 /// DRAM-cached flash (`hybrid`): page-level events per wall second through the I-/D-TLBs,
 /// the UMD (LRU DRAM cache, L2P, internal faults) and the FTL (writes, GC), under
-/// smart_EPF: the pigz-like decompressor (45 MB input, 5 threads) on a 512 MB device with
+/// smart_EPF: the pigz-like `pigz -d` (45 MB input, inflater and 3 helpers) on a 512 MB device with
 /// 100 MB of DRAM, `runs` times. Preconditioning and workload generation are not timed.
 pub fn hybrid_pigz(runs: u64) -> BenchResult {
     use crate::hybrid::{Host, HybridScenario, PolicySpec};
@@ -453,7 +453,7 @@ pub fn hybrid_pigz(runs: u64) -> BenchResult {
     }
     BenchResult {
         module: "hybrid".into(),
-        case: "pigz-like 45 MB, 5 threads, 100 MB DRAM, smart_EPF".into(),
+        case: "pigz-like 45 MB, inflater + 3 helpers, 100 MB DRAM, smart_EPF".into(),
         unit: "page-level events".into(),
         count: events,
         wall_s,

@@ -95,10 +95,43 @@ impl Units {
 
     /// What [`schedule`](Self::schedule) would take on idle units: the device's estimate.
     pub fn idle_span(&self, ops: &[FlashOp]) -> u64 {
+        self.idle().schedule(ops, 0)
+    }
+
+    fn idle(&self) -> Units {
         Units::new(
             self.chan_free_ns.len() as u32,
             self.die_free_ns.len() as u32,
         )
-        .schedule(ops, 0)
+    }
+
+    /// As [`schedule`](Self::schedule), but returns when the request's data no longer
+    /// needs its source buffer: a program counts as done once its page is in the die's page
+    /// register (its array time still occupies the die), every other op when it ends.
+    pub fn schedule_released(&mut self, ops: &[FlashOp], t_ns: u64) -> u64 {
+        let (mut prev, mut barrier, mut released) = (t_ns, t_ns, t_ns);
+        for op in ops {
+            let start = match op.kind {
+                OpKind::Read => t_ns,
+                OpKind::Program => prev,
+                OpKind::Erase => barrier,
+            };
+            let end = self.run(op, start);
+            if op.kind != OpKind::Erase {
+                barrier = barrier.max(end);
+            }
+            prev = end;
+            let free = match op.kind {
+                OpKind::Program => end - op.array_ns,
+                _ => end,
+            };
+            released = released.max(free);
+        }
+        released
+    }
+
+    /// What [`schedule_released`](Self::schedule_released) would take on idle units.
+    pub fn idle_released(&self, ops: &[FlashOp]) -> u64 {
+        self.idle().schedule_released(ops, 0)
     }
 }

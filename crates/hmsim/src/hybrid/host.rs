@@ -8,7 +8,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::policy::EpfPolicy;
+use super::policy::{EpfPolicy, FaultView};
 use super::tlb::Tlb;
 use super::umd::{Fault, Umd, Walk};
 use super::workload::Workload;
@@ -31,14 +31,25 @@ pub struct HostConfig {
     /// One page-level access reaching UMD DRAM over DDR.
     #[serde(default = "d_dram")]
     pub dram_access_ns: u64,
-    /// Raising an exception and entering/leaving its handler (EPFs and page faults).
+    /// Raising an exception or interrupt and entering/leaving its handler (EPFs, page
+    /// faults, the timer interrupt that ends an EPF's block): Linux's page-fault trap,
+    /// 2,687 cycles (Belay et al., Dune, OSDI'12, Table 2), at 2 GHz.
     #[serde(default = "d_exc")]
     pub exception_ns: u64,
     /// The OS page-fault handler's work for a first use (allocation, zero-fill or file read).
     #[serde(default = "d_osf")]
     pub os_fault_ns: u64,
+    /// A switch between threads: 3.8 µs direct cost (Li, Ding & Shen, ExpCS'07).
     #[serde(default = "d_cs")]
     pub context_switch_ns: u64,
+    /// A switch to or from the idle task when no thread is ready (a context switch
+    /// without an address-space change; same measurement).
+    #[serde(default = "d_cs")]
+    pub idle_switch_ns: u64,
+    /// Leaving the idle state when the timer fires on an idle core: C1's exit latency as
+    /// Intel declares it for Nehalem-class cores to Linux's `intel_idle` (3 µs).
+    #[serde(default = "d_wake")]
+    pub wakeup_ns: u64,
     #[serde(default = "d_slice")]
     pub time_slice_us: f64,
     /// Share of accesses inside atomic/non-preemptible sections (an EPF cannot block there).
@@ -65,13 +76,16 @@ fn d_dram() -> u64 {
     50
 }
 fn d_exc() -> u64 {
-    1_000
+    1_344
 }
 fn d_osf() -> u64 {
     2_000
 }
 fn d_cs() -> u64 {
-    4_000
+    3_800
+}
+fn d_wake() -> u64 {
+    3_000
 }
 fn d_slice() -> f64 {
     4_000.0
@@ -91,6 +105,8 @@ impl Default for HostConfig {
             exception_ns: d_exc(),
             os_fault_ns: d_osf(),
             context_switch_ns: d_cs(),
+            idle_switch_ns: d_cs(),
+            wakeup_ns: d_wake(),
             time_slice_us: d_slice(),
             nonpreemptible_fraction: 0.0,
             code_pages: d_code(),
@@ -114,6 +130,14 @@ impl Validate for HostConfig {
             1_000_000_000,
             "ns",
         );
+        v.range(
+            "idle_switch_ns",
+            self.idle_switch_ns,
+            0,
+            1_000_000_000,
+            "ns",
+        );
+        v.range("wakeup_ns", self.wakeup_ns, 0, 1_000_000_000, "ns");
         v.range("time_slice_us", self.time_slice_us, 1.0, 1e9, "µs");
         v.fraction("nonpreemptible_fraction", self.nonpreemptible_fraction);
         v.range("code_pages", self.code_pages, 1, 1 << 20, "pages");
@@ -138,6 +162,14 @@ pub struct HostStats {
     pub stall_ns: u64,
     pub idle_ns: u64,
     pub context_switches: u64,
+    /// Switches to and from the idle task.
+    pub idle_switches: u64,
+    /// Timers that fired on an idle core (each pays `wakeup_ns`).
+    pub wakeups: u64,
+    /// Timer interrupts ending EPF blocks (each pays `exception_ns`).
+    pub timer_interrupts: u64,
+    /// Times a thread waited for another's hand-off (a futex wait).
+    pub handoff_waits: u64,
     pub gc_runs_in_faults: u64,
     /// Per internal fault: (estimated, actual) service time in ns.
     pub service: Vec<(u64, u64)>,
@@ -148,6 +180,8 @@ struct Thread {
     process: u16,
     cursor: usize,
     gap_paid: bool,
+    /// Next entry of the thread's hand-off list.
+    next_dep: usize,
 }
 
 /// A fault's (or the rest of one's) estimate and completion time; `first` unless the
@@ -182,6 +216,12 @@ pub struct Host<'a> {
     np_key: u64,
     np_cut: u64,
     now: u64,
+    threads: Vec<Thread>,
+    ready: VecDeque<usize>,
+    /// EPF-blocked threads by wake-up time.
+    blocked: BinaryHeap<Reverse<(u64, usize)>>,
+    /// Per thread: threads waiting until it has done a number of events.
+    waiters: Vec<Vec<(u32, usize)>>,
     pub stats: HostStats,
 }
 
@@ -222,7 +262,17 @@ impl<'a> Host<'a> {
             lpn_mul += 2;
         }
         let lpn_add = rng.random_range(0..n);
-        Host {
+        let threads = w
+            .threads
+            .iter()
+            .map(|t| Thread {
+                process: t.process,
+                cursor: 0,
+                gap_paid: false,
+                next_dep: 0,
+            })
+            .collect();
+        let mut host = Host {
             itlb: Tlb::new(cfg.tlb_entries as usize),
             dtlb: Tlb::new(cfg.tlb_entries as usize),
             page_table: vec![NONE; next as usize],
@@ -234,11 +284,34 @@ impl<'a> Host<'a> {
             np_key: crate::rng::stream(seed, "hybrid-nonpreemptible").random(),
             np_cut,
             now: 0,
+            threads,
+            ready: (0..w.threads.len()).collect(),
+            blocked: BinaryHeap::new(),
+            waiters: vec![Vec::new(); w.threads.len()],
             stats: HostStats::default(),
             cfg,
             umd,
             policy,
+        };
+        // The resident OS: mapped and written to the device before the run.
+        if w.resident_pages > 0 {
+            for vp in 0..w.resident_pages as u64 {
+                let lpn = host.allocate();
+                host.page_table[(host.data_base[0] + vp) as usize] = lpn;
+                host.umd.preload(lpn);
+            }
+            host.umd.ftl.reset_stats();
         }
+        host
+    }
+
+    /// The next logical page from the OS's free list.
+    fn allocate(&mut self) -> u32 {
+        let n = self.umd.logical_pages() as u64;
+        let lpn = ((self.next_lpn as u128 * self.lpn_mul as u128 + self.lpn_add as u128)
+            % n as u128) as u32;
+        self.next_lpn += 1;
+        lpn
     }
 
     /// Whether access `cursor` of thread `t` is in a non-preemptible section (a hash of
@@ -253,46 +326,97 @@ impl<'a> Host<'a> {
         (z ^ (z >> 31)) < self.np_cut
     }
 
+    /// Moves EPF-blocked threads whose timer has fired to the ready queue; each timer
+    /// interrupt costs an exception entry.
+    fn wake_due(&mut self) {
+        while let Some(&Reverse((t, i))) = self.blocked.peek() {
+            if t > self.now {
+                break;
+            }
+            self.blocked.pop();
+            self.now += self.cfg.exception_ns;
+            self.stats.timer_interrupts += 1;
+            self.ready.push_back(i);
+        }
+    }
+
+    /// Whether thread `i` may run its next event; if it must wait for another thread's
+    /// hand-off it is parked on that thread (a futex wait) and `false` is returned.
+    fn handoffs_done(&mut self, i: usize, w: &Workload) -> bool {
+        let deps = &w.threads[i].deps;
+        loop {
+            let th = self.threads[i];
+            let Some(d) = deps.get(th.next_dep) else {
+                return true;
+            };
+            if d.at as usize != th.cursor {
+                return true;
+            }
+            if self.threads[d.thread as usize].cursor as u32 >= d.reached {
+                self.threads[i].next_dep += 1;
+                continue;
+            }
+            self.waiters[d.thread as usize].push((d.reached, i));
+            self.stats.handoff_waits += 1;
+            return false;
+        }
+    }
+
+    /// Makes the threads waiting for thread `i`'s progress ready once it has got there.
+    fn release_waiters(&mut self, i: usize) {
+        let done = self.threads[i].cursor as u32;
+        let mut k = 0;
+        while k < self.waiters[i].len() {
+            if self.waiters[i][k].0 <= done {
+                let (_, t) = self.waiters[i].remove(k);
+                self.ready.push_back(t);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
     pub fn run(mut self, w: &Workload) -> HostStats {
         let ns_per_instr = self.cfg.cpi / self.cfg.core_ghz;
         let slice_ns = (self.cfg.time_slice_us * 1e3) as u64;
-        let mut threads: Vec<Thread> = w
-            .threads
-            .iter()
-            .map(|t| Thread {
-                process: t.process,
-                cursor: 0,
-                gap_paid: false,
-            })
-            .collect();
-        let mut ready: VecDeque<usize> = (0..threads.len()).collect();
-        let mut blocked: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
         let mut last: Option<usize> = None;
+        let mut idle = false;
         // Fractional instruction time carried so the clock stays integral.
         let mut frac = 0.0f64;
         loop {
-            while let Some(&Reverse((t, i))) = blocked.peek() {
-                if t > self.now {
+            self.wake_due();
+            let Some(i) = self.ready.pop_front() else {
+                let Some(&Reverse((t, _))) = self.blocked.peek() else {
+                    debug_assert!(
+                        self.waiters.iter().all(Vec::is_empty),
+                        "threads wait for each other's hand-offs forever"
+                    );
                     break;
+                };
+                // No thread ready: switch to the idle task and sleep until the timer.
+                if !idle {
+                    self.now += self.cfg.idle_switch_ns;
+                    self.stats.idle_switches += 1;
+                    idle = true;
+                    last = None;
                 }
-                blocked.pop();
-                ready.push_back(i);
-            }
-            let Some(i) = ready.pop_front() else {
-                match blocked.peek() {
-                    Some(&Reverse((t, _))) => {
-                        self.stats.idle_ns += t - self.now;
-                        self.now = t;
-                        continue;
-                    }
-                    None => break,
+                if t > self.now {
+                    self.stats.idle_ns += t - self.now;
+                    self.now = t;
                 }
+                self.now += self.cfg.wakeup_ns;
+                self.stats.wakeups += 1;
+                continue;
             };
-            if let Some(l) = last {
+            if idle {
+                self.now += self.cfg.idle_switch_ns;
+                self.stats.idle_switches += 1;
+                idle = false;
+            } else if let Some(l) = last {
                 if l != i {
                     self.now += self.cfg.context_switch_ns;
                     self.stats.context_switches += 1;
-                    if threads[l].process != threads[i].process {
+                    if self.threads[l].process != self.threads[i].process {
                         self.itlb.flush();
                         self.dtlb.flush();
                     }
@@ -302,17 +426,17 @@ impl<'a> Host<'a> {
             let slice_start = self.now;
             let events = &w.threads[i].events;
             loop {
-                let th = &mut threads[i];
-                if th.cursor == events.len() {
+                if self.threads[i].cursor == events.len() || !self.handoffs_done(i, w) {
                     break;
                 }
                 if self.now - slice_start >= slice_ns {
-                    let woken = blocked.peek().is_some_and(|&Reverse((t, _))| t <= self.now);
-                    if !ready.is_empty() || woken {
-                        ready.push_back(i);
+                    self.wake_due();
+                    if !self.ready.is_empty() {
+                        self.ready.push_back(i);
                         break;
                     }
                 }
+                let th = &mut self.threads[i];
                 let ev = events[th.cursor];
                 if !th.gap_paid {
                     frac += ev.gap as f64 * ns_per_instr;
@@ -325,19 +449,22 @@ impl<'a> Host<'a> {
                 let code =
                     self.code_base[process] + ((cursor >> 6) as u64 % self.cfg.code_pages as u64);
                 if let Step::Blocked(until) = self.translate(code, false, true, i, cursor) {
-                    blocked.push(Reverse((until, i)));
+                    self.blocked.push(Reverse((until, i)));
                     break;
                 }
                 let vp = self.data_base[process] + ev.page as u64;
                 match self.translate(vp, ev.write, false, i, cursor) {
                     Step::Done => {
                         self.stats.umd_accesses += 1;
-                        let th = &mut threads[i];
+                        let th = &mut self.threads[i];
                         th.cursor += 1;
                         th.gap_paid = false;
+                        if !self.waiters[i].is_empty() {
+                            self.release_waiters(i);
+                        }
                     }
                     Step::Blocked(until) => {
-                        blocked.push(Reverse((until, i)));
+                        self.blocked.push(Reverse((until, i)));
                         break;
                     }
                 }
@@ -376,10 +503,7 @@ impl<'a> Host<'a> {
             // First use: an ordinary page fault; the OS takes the next logical page.
             self.stats.os_faults += 1;
             self.now += self.cfg.exception_ns + self.cfg.os_fault_ns;
-            let n = self.umd.logical_pages() as u64;
-            lpn = ((self.next_lpn as u128 * self.lpn_mul as u128 + self.lpn_add as u128)
-                % n as u128) as u32;
-            self.next_lpn += 1;
+            lpn = self.allocate();
             self.page_table[vp as usize] = lpn;
             let f = self.umd.fault(lpn, self.now, true);
             self.evict(&f);
@@ -437,7 +561,7 @@ impl<'a> Host<'a> {
         write: bool,
         instr: bool,
     ) -> Step {
-        if !self.nonpreemptible(t, cursor) && self.policy.raise(d.estimate) {
+        if !self.nonpreemptible(t, cursor) && self.policy.raise(&self.view(d.estimate)) {
             if d.first {
                 self.stats.epf_raised += 1;
             } else {
@@ -449,6 +573,27 @@ impl<'a> Host<'a> {
         self.stats.stall_ns += d.done.saturating_sub(self.now);
         self.now = self.now.max(d.done);
         self.fill(vp, frame, write, instr)
+    }
+
+    /// The fault as the policy sees it: the estimate, what other threads gain and what
+    /// signalling costs given who is ready now.
+    fn view(&self, estimate_ns: u64) -> FaultView {
+        let c = &self.cfg;
+        let end = self.now + c.exception_ns + estimate_ns;
+        let (gain_ns, switches) = if !self.ready.is_empty() {
+            (estimate_ns, 2 * c.context_switch_ns)
+        } else {
+            let gain = match self.blocked.peek() {
+                Some(&Reverse((t, _))) => end.saturating_sub(t.max(self.now)),
+                None => 0,
+            };
+            (gain, 2 * c.idle_switch_ns + c.wakeup_ns)
+        };
+        FaultView {
+            estimate_ns,
+            gain_ns,
+            cost_ns: 2 * c.exception_ns + switches + c.page_walk_ns,
+        }
     }
 
     fn fill(&mut self, vp: u64, frame: u32, write: bool, instr: bool) -> Step {

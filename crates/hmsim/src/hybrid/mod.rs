@@ -7,11 +7,13 @@
 //! - [`host`]: one in-order core, threads, a round-robin scheduler, I-/D-TLBs ([`tlb`]),
 //!   page walks, exceptions, non-preemptible sections.
 //! - [`policy`]: the EPF policies behind [`EpfPolicy`], by name.
-//! - [`workload`]: trace replay and the pigz-like generator.
+//! - [`workload`]: trace replay and thread hand-offs; [`pigz`]: the pigz-like `pigz -d`
+//!   with its helper threads, page cache and resident OS.
 //! - [`run`]: the `hybrid` scenario.
 
 pub mod cache;
 pub mod host;
+pub mod pigz;
 pub mod policy;
 mod scenario;
 pub mod tlb;
@@ -22,7 +24,8 @@ pub mod workload;
 mod tests;
 
 pub use host::{Host, HostConfig, HostStats};
-pub use policy::{EpfPolicy, PolicySpec, EPF_POLICIES};
+pub use pigz::PigzLike;
+pub use policy::{EpfPolicy, FaultView, PolicySpec, EPF_POLICIES};
 pub use scenario::{run, HybridScenario};
 pub use umd::{Fault, Umd, Walk};
-pub use workload::{PigzLike, Workload};
+pub use workload::Workload;

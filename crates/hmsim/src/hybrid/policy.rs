@@ -5,10 +5,24 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{Validate, Validator};
 
-/// Decides per internal fault, from the device's service-time estimate.
+/// What the host knows when an internal fault could be signalled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FaultView {
+    /// The device's service-time estimate.
+    pub estimate_ns: u64,
+    /// Time other threads could run during the wait: the whole estimate if one is ready,
+    /// the part after the first blocked thread wakes if none is, else zero.
+    pub gain_ns: u64,
+    /// What signalling costs the core: exception entry, the switch away and back (to idle
+    /// and out of it, plus the wake-up latency, when no thread is ready), the timer
+    /// interrupt that ends the block and the re-walk.
+    pub cost_ns: u64,
+}
+
+/// Decides per internal fault from the estimate and what signalling costs and gains.
 pub trait EpfPolicy: Send {
     fn name(&self) -> &str;
-    fn raise(&self, estimate_ns: u64) -> bool;
+    fn raise(&self, f: &FaultView) -> bool;
 }
 
 /// `no_EPF`: never raise; the core stalls through every internal fault.
@@ -17,7 +31,7 @@ impl EpfPolicy for NoEpf {
     fn name(&self) -> &str {
         "no_EPF"
     }
-    fn raise(&self, _: u64) -> bool {
+    fn raise(&self, _: &FaultView) -> bool {
         false
     }
 }
@@ -28,12 +42,14 @@ impl EpfPolicy for AllEpf {
     fn name(&self) -> &str {
         "all_EPF"
     }
-    fn raise(&self, _: u64) -> bool {
+    fn raise(&self, _: &FaultView) -> bool {
         true
     }
 }
 
-/// `smart_EPF`: raise only when the estimate exceeds the threshold.
+/// `smart_EPF`: raise only when the estimate exceeds the threshold (the study's rule) and
+/// the time other threads gain exceeds what signalling costs (so never when no other
+/// thread could run: blocking would only add the idle switches and the wake-up).
 pub struct SmartEpf {
     pub threshold_ns: f64,
 }
@@ -41,8 +57,8 @@ impl EpfPolicy for SmartEpf {
     fn name(&self) -> &str {
         "smart_EPF"
     }
-    fn raise(&self, estimate_ns: u64) -> bool {
-        estimate_ns as f64 > self.threshold_ns
+    fn raise(&self, f: &FaultView) -> bool {
+        f.estimate_ns as f64 > self.threshold_ns && f.gain_ns > f.cost_ns
     }
 }
 

@@ -6,9 +6,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::host::{pages_needed, Host, HostConfig, HostStats};
+use super::pigz::PigzLike;
 use super::policy::PolicySpec;
 use super::umd::Umd;
-use super::workload::{from_trace, PigzLike, Workload, MB, PAGE_BYTES};
+use super::workload::{from_trace, Workload, MB, PAGE_BYTES};
 use crate::config::{parse_toml, Validate, Validator};
 use crate::device::Catalog;
 use crate::error::ConfigError;
@@ -59,6 +60,15 @@ pub struct DeviceSpec {
     pub dram_read_ns: u64,
     #[serde(default = "d_50")]
     pub dram_write_ns: u64,
+    /// When a dirty victim's frame can take the faulting page: `programmed` (its program
+    /// is done; the spec's) or `page_register` (its data is in the die's page register).
+    #[serde(default = "d_release")]
+    pub victim_release: String,
+}
+/// Values of `device.victim_release`.
+pub const VICTIM_RELEASE: &[&str] = &["programmed", "page_register"];
+fn d_release() -> String {
+    VICTIM_RELEASE[0].into()
 }
 fn d_cap() -> f64 {
     2048.0
@@ -76,6 +86,7 @@ impl Default for DeviceSpec {
             dram_mb: d_dram(),
             dram_read_ns: 50,
             dram_write_ns: 50,
+            victim_release: d_release(),
         }
     }
 }
@@ -220,6 +231,7 @@ impl Validate for DeviceSpec {
         );
         v.range("dram_read_ns", self.dram_read_ns, 0, 1_000_000, "ns");
         v.range("dram_write_ns", self.dram_write_ns, 0, 1_000_000, "ns");
+        v.one_of("victim_release", &self.victim_release, VICTIM_RELEASE);
     }
 }
 
@@ -346,12 +358,14 @@ impl HybridScenario {
             p.random_fraction,
             &mut crate::rng::stream(self.seed, "hybrid-precondition"),
         );
-        Umd::new(
+        let mut umd = Umd::new(
             ftl,
             self.dram_frames(),
             self.device.dram_read_ns,
             self.device.dram_write_ns,
-        )
+        );
+        umd.release_at_register = self.device.victim_release == "page_register";
+        umd
     }
 
     pub fn load_workload(&self, file: &str) -> Result<Workload, ConfigError> {
@@ -371,11 +385,7 @@ impl HybridScenario {
                     w.input_mb.unwrap_or(0.0),
                 )
             }
-            None => Ok(w
-                .pigz
-                .clone()
-                .unwrap_or_default()
-                .generate(w.threads, self.seed)),
+            None => Ok(w.pigz.clone().unwrap_or_default().generate(self.seed)),
         }
     }
 }
@@ -388,6 +398,7 @@ pub struct PolicyRun {
     pub erases: u64,
     pub max_erase_count: u32,
     pub writebacks: u64,
+    pub stale_reads: u64,
 }
 
 pub fn simulate(sc: &HybridScenario, w: &Workload, p: &PolicySpec) -> PolicyRun {
@@ -401,6 +412,7 @@ pub fn simulate(sc: &HybridScenario, w: &Workload, p: &PolicySpec) -> PolicyRun 
         erases: umd.ftl.stats.erases,
         max_erase_count: umd.ftl.erase_counts().iter().copied().max().unwrap_or(0),
         writebacks: umd.writebacks,
+        stale_reads: umd.stale_reads,
     }
 }
 
@@ -418,6 +430,13 @@ fn percentile(sorted: &[u64], q: f64) -> Value {
     }
     let i = ((sorted.len() - 1) as f64 * q).round() as usize;
     json!(sorted[i] as f64 / 1e3)
+}
+
+/// Internal faults served within the smart threshold's default (no program, erase or queue
+/// in front of the read): the study's "short" faults.
+fn short_faults(s: &HostStats) -> u64 {
+    let limit = (crate::hybrid::policy::DEFAULT_THRESHOLD_US * 1e3) as u64;
+    s.service.iter().filter(|x| x.1 <= limit).count() as u64
 }
 
 fn row(sc: &HybridScenario, w: &Workload, p: &PolicySpec, r: &PolicyRun) -> Map<String, Value> {
@@ -448,6 +467,18 @@ fn row(sc: &HybridScenario, w: &Workload, p: &PolicySpec, r: &PolicyRun) -> Map<
         json!(w.footprint_pages() as f64 * PAGE_BYTES as f64 / MB as f64),
     );
     put("threads", json!(w.threads.len()));
+    put(
+        "output_ratio",
+        if w.output_ratio > 0.0 {
+            json!(w.output_ratio)
+        } else {
+            Value::Null
+        },
+    );
+    put(
+        "resident_os_mb",
+        json!(w.resident_pages as f64 * PAGE_BYTES as f64 / MB as f64),
+    );
     put("gc_policy", json!(sc.flash.gc));
     put("nand", json!(sc.flash.nand));
     put("runtime_s", json!(s.runtime_ns as f64 / 1e9));
@@ -457,6 +488,8 @@ fn row(sc: &HybridScenario, w: &Workload, p: &PolicySpec, r: &PolicyRun) -> Map<
         "internal_fault_share",
         ratio(s.internal_faults, s.umd_accesses),
     );
+    put("short_faults", json!(short_faults(s)));
+    put("stale_reads", json!(r.stale_reads));
     put("epf_raised", json!(s.epf_raised));
     put("epf_share", ratio(s.epf_raised, s.internal_faults));
     put("epf_reraised", json!(s.epf_reraised));
@@ -464,6 +497,10 @@ fn row(sc: &HybridScenario, w: &Workload, p: &PolicySpec, r: &PolicyRun) -> Map<
     put("stall_s", json!(s.stall_ns as f64 / 1e9));
     put("idle_s", json!(s.idle_ns as f64 / 1e9));
     put("context_switches", json!(s.context_switches));
+    put("idle_switches", json!(s.idle_switches));
+    put("wakeups", json!(s.wakeups));
+    put("timer_interrupts", json!(s.timer_interrupts));
+    put("handoff_waits", json!(s.handoff_waits));
     put("os_faults", json!(s.os_faults));
     put("itlb_misses", json!(s.itlb_misses));
     put("dtlb_misses", json!(s.dtlb_misses));

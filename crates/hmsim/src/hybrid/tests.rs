@@ -2,10 +2,11 @@ use std::sync::Arc;
 
 use super::cache::DramCache;
 use super::host::{Host, HostConfig};
-use super::policy::{EpfPolicy, PolicySpec};
+use super::pigz::{measured_ratio, PigzLike, CHECKER, INFLATER, READER, WRITER};
+use super::policy::{EpfPolicy, FaultView, PolicySpec};
 use super::scenario::simulate;
 use super::umd::{Umd, Walk};
-use super::workload::{Ev, ThreadSpec, Workload};
+use super::workload::{Ev, ThreadSpec, Workload, MB, PAGE_BYTES};
 use super::HybridScenario;
 use crate::flash::{build_gc, preset, Ftl, Geometry};
 
@@ -46,9 +47,13 @@ fn hybrid_lru_evicts_least_recently_used_and_tracks_dirty() {
 fn hybrid_estimate_equals_service_time_on_an_idle_device() {
     let mut ftl = small_ftl(512);
     ftl.precondition(0.6, 0.5, &mut crate::rng::stream(3, "t"));
+    // Fill DRAM with dirty fresh pages that have no flash copy.
+    let unmapped: Vec<u32> = (0..512u32)
+        .filter(|&l| ftl.lookup(l) == crate::flash::NONE)
+        .take(4)
+        .collect();
     let mut umd = Umd::new(ftl, 4, 50, 50);
-    // Fill DRAM with dirty fresh pages (logical 400.. were never written by the 60 %).
-    for (i, lpn) in (400..404).enumerate() {
+    for (i, &lpn) in unmapped.iter().enumerate() {
         let f = umd.fault(lpn, i as u64, true);
         assert!(!f.flash_work);
     }
@@ -105,7 +110,7 @@ fn fingerprint(sc: &HybridScenario, p: &PolicySpec) -> (u64, u64, u64, u64, u64,
 }
 
 #[test]
-fn hybrid_smart_threshold_zero_is_all_and_infinite_is_no() {
+fn hybrid_smart_threshold_infinite_is_no_and_zero_weighs_cost() {
     let sc = tiny_scenario("smart_EPF", "");
     let smart = |t: f64| PolicySpec {
         name: "smart_EPF".into(),
@@ -115,8 +120,10 @@ fn hybrid_smart_threshold_zero_is_all_and_infinite_is_no() {
     let no = fingerprint(&sc, &PolicySpec::named("no_EPF"));
     assert!(all.1 > 0, "the tiny run must have internal faults");
     assert!(all.2 > 0 && no.2 == 0);
-    assert_eq!(fingerprint(&sc, &smart(0.0)), all);
     assert_eq!(fingerprint(&sc, &smart(f64::INFINITY)), no);
+    // Threshold 0: smart still stalls when no other thread could use the wait.
+    let zero = fingerprint(&sc, &smart(0.0));
+    assert!(zero.2 > 0 && zero.2 < all.2, "{} vs {}", zero.2, all.2);
     assert_ne!(all.0, no.0);
 }
 
@@ -160,9 +167,12 @@ fn hybrid_host_closed_form_no_epf() {
         threads: vec![ThreadSpec {
             process: 0,
             events: Arc::new(vec![ev(0, true), ev(1, false), ev(0, false)]),
+            deps: Vec::new(),
         }],
         process_pages: vec![2],
+        resident_pages: 0,
         input_mb: 0.0,
+        output_ratio: 0.0,
     };
     let cfg = HostConfig {
         code_pages: 1,
@@ -188,7 +198,14 @@ fn hybrid_host_closed_form_no_epf() {
 fn hybrid_policies_by_name_and_bad_config_errors() {
     let p: Box<dyn EpfPolicy> = PolicySpec::named("smart_EPF").build();
     assert_eq!(p.name(), "smart_EPF");
-    assert!(p.raise(50_001) && !p.raise(50_000));
+    let f = |estimate_ns, gain_ns, cost_ns| FaultView {
+        estimate_ns,
+        gain_ns,
+        cost_ns,
+    };
+    assert!(p.raise(&f(50_001, 50_001, 10_000)) && !p.raise(&f(50_000, 50_000, 10_000)));
+    // A long wait nobody else can use, or one that gains less than signalling costs.
+    assert!(!p.raise(&f(1_000_000, 0, 10_000)) && !p.raise(&f(1_000_000, 9_000, 10_000)));
     let bad = "module = \"hybrid\"\n[device]\ncapacity_mb = 16\ndram_mb = 32\n";
     let e = crate::run_scenario(bad, "b.toml", &[], &[]).unwrap_err();
     assert_eq!((e.key.as_str(), e.line), ("device.dram_mb", Some(4)));
@@ -198,7 +215,233 @@ fn hybrid_policies_by_name_and_bad_config_errors() {
     let bad = "module = \"hybrid\"\n[device]\ncapacity_mb = 1\ndram_mb = 0.5\n[workload.pigz]\ninput_mb = 8\n";
     let e = crate::run_scenario(bad, "b.toml", &[], &[]).unwrap_err();
     assert!(e.message.contains("raise capacity_mb"), "{e}");
+    let bad = "module = \"hybrid\"\n[device]\nvictim_release = \"early\"\n";
+    let e = crate::run_scenario(bad, "b.toml", &[], &[]).unwrap_err();
+    assert!(e.key == "device.victim_release" && e.message.contains("page_register"));
     let bad = "module = \"hybrid\"\n[flash]\ngc = \"lru\"\n";
     let e = crate::run_scenario(bad, "b.toml", &[], &[]).unwrap_err();
     assert_eq!(e.key, "flash.gc");
+}
+
+/// `threads` threads (one process each) over a small flash whose every logical page holds
+/// data (so each first use reads a stale copy: a 25 µs short fault), DRAM of `frames`.
+fn short_fault_run(
+    threads: Vec<Vec<Ev>>,
+    frames: u32,
+    policy: &str,
+) -> (super::HostStats, HostConfig) {
+    let mut ftl = small_ftl(256);
+    ftl.precondition(1.0, 0.0, &mut crate::rng::stream(1, "t"));
+    let mut umd = Umd::new(ftl, frames, 50, 50);
+    let n = threads.len();
+    let pages = threads
+        .iter()
+        .map(|t| t.iter().map(|e| e.page + 1).max().unwrap_or(1))
+        .collect();
+    let w = Workload {
+        name: "t".into(),
+        threads: threads
+            .into_iter()
+            .enumerate()
+            .map(|(i, ev)| ThreadSpec {
+                process: i as u16,
+                events: Arc::new(ev),
+                deps: Vec::new(),
+            })
+            .collect(),
+        process_pages: pages,
+        resident_pages: 0,
+        input_mb: 0.0,
+        output_ratio: 0.0,
+    };
+    assert_eq!(w.threads.len(), n);
+    let cfg = HostConfig {
+        code_pages: 1,
+        ..HostConfig::default()
+    };
+    let p = PolicySpec::named(policy).build();
+    (Host::new(cfg, &mut umd, p.as_ref(), &w, 1).run(&w), cfg)
+}
+
+/// Every nanosecond of the run is accounted for by an event the host counted.
+fn assert_time_accounted(s: &super::HostStats, c: &HostConfig, instr_ns: u64) {
+    let busy = instr_ns
+        + s.umd_accesses * c.dram_access_ns
+        + (s.itlb_misses + s.dtlb_misses) * c.page_walk_ns
+        + s.os_faults * (c.exception_ns + c.os_fault_ns)
+        + (s.epf_raised + s.epf_reraised + s.timer_interrupts) * c.exception_ns
+        + s.context_switches * c.context_switch_ns
+        + s.idle_switches * c.idle_switch_ns
+        + s.wakeups * c.wakeup_ns
+        + s.stall_ns;
+    assert_eq!(s.runtime_ns, busy + s.idle_ns, "{s:?}");
+}
+
+fn ev(page: u32, gap: u32) -> Ev {
+    Ev {
+        page,
+        gap,
+        write: true,
+    }
+}
+
+#[test]
+fn hybrid_epf_cost_without_a_ready_thread() {
+    // One thread touching 20 new pages: every first use reads the page's stale flash copy.
+    let events: Vec<Ev> = (0..20).map(|p| ev(p, 0)).collect();
+    let (no, c) = short_fault_run(vec![events.clone()], 64, "no_EPF");
+    let (all, _) = short_fault_run(vec![events.clone()], 64, "all_EPF");
+    assert_eq!(no.internal_faults, 21, "20 data pages and the code page");
+    assert!(no.service.iter().all(|&(e, a)| e == a && a == 25_000 + 50));
+    assert_eq!(all.epf_raised, all.internal_faults);
+    // Per signalled fault: the EPF's exception, the switch to idle (hidden in the wait),
+    // the wake-up from idle, the timer interrupt, the switch out of idle and the re-walk.
+    let per_epf = 2 * c.exception_ns + c.wakeup_ns + c.idle_switch_ns + c.page_walk_ns;
+    assert_eq!(all.runtime_ns - no.runtime_ns, all.epf_raised * per_epf);
+    assert_eq!(all.idle_switches, 2 * all.epf_raised);
+    assert_eq!(all.wakeups, all.epf_raised);
+    assert_eq!(all.timer_interrupts, all.epf_raised);
+    assert_eq!(all.context_switches, 0);
+    assert_time_accounted(&no, &c, 0);
+    assert_time_accounted(&all, &c, 0);
+    // Nobody could use the wait: smart_EPF (any threshold) stalls like no_EPF.
+    let (smart, _) = short_fault_run(vec![events], 64, "smart_EPF");
+    assert_eq!(smart.epf_raised, 0);
+    assert_eq!(smart.runtime_ns, no.runtime_ns);
+}
+
+#[test]
+fn hybrid_epf_cost_with_a_ready_thread() {
+    // Thread 0 touches 20 new pages; thread 1 computes (1 ms between accesses to one page)
+    // longer than thread 0 needs: 20 faults, each waiting for thread 1's 4 ms slice.
+    let faulting: Vec<Ev> = (0..20).map(|p| ev(p, 0)).collect();
+    let computing: Vec<Ev> = (0..100).map(|_| ev(0, 2_000_000)).collect();
+    let (all, c) = short_fault_run(vec![faulting.clone(), computing.clone()], 64, "all_EPF");
+    let instr_ns = 100 * 1_000_000;
+    assert_time_accounted(&all, &c, instr_ns);
+    assert!(all.epf_raised >= 20);
+    // Thread 1 is ready at thread 0's faults: they cost a switch away, not an idle switch
+    // and a wake-up. Only thread 1's own two first faults (code and data page) can find
+    // nobody ready.
+    assert!(all.idle_switches <= 4, "{all:?}");
+    assert!(all.wakeups <= 2, "{all:?}");
+    assert!(all.context_switches >= all.epf_raised - 2, "{all:?}");
+    // The core works through thread 0's faults instead of stalling.
+    let (no, _) = short_fault_run(vec![faulting, computing], 64, "no_EPF");
+    assert_time_accounted(&no, &c, instr_ns);
+    assert!(no.stall_ns >= 20 * 25_000);
+    assert_eq!(all.stall_ns, 0);
+}
+
+#[test]
+fn hybrid_short_fault_reads_a_recycled_pages_stale_copy() {
+    let mut ftl = small_ftl(256);
+    ftl.precondition(0.5, 0.0, &mut crate::rng::stream(1, "t"));
+    let mapped = (0..256)
+        .find(|&l| ftl.lookup(l) != crate::flash::NONE)
+        .unwrap();
+    let unmapped = (0..256)
+        .find(|&l| ftl.lookup(l) == crate::flash::NONE)
+        .unwrap();
+    let mut umd = Umd::new(ftl, 4, 50, 50);
+    // The OS reuses a page the device still holds: read from flash, then the DRAM write.
+    let f = umd.fault(mapped, 0, true);
+    assert!(f.flash_work);
+    assert_eq!((f.estimate_ns, f.done_ns), (25_050, 25_050));
+    assert_eq!(umd.stale_reads, 1);
+    // A page with no flash copy needs no flash work.
+    let f = umd.fault(unmapped, 1_000_000, true);
+    assert!(!f.flash_work && f.estimate_ns == 0);
+}
+
+fn pigz(input_mb: f64, os_mb: f64) -> Workload {
+    PigzLike {
+        input_mb,
+        os_resident_mb: os_mb,
+        ..PigzLike::default()
+    }
+    .generate(3)
+}
+
+#[test]
+fn hybrid_pigz_threads_page_cache_and_handoffs() {
+    let r = measured_ratio(3);
+    assert!((2.0..8.0).contains(&r), "text deflates {r}:1");
+    let w = pigz(0.5, 1.0);
+    assert_eq!(w.threads.len(), 4);
+    assert_eq!(w.output_ratio, r);
+    let pages = |mb: f64| (mb * MB as f64 / PAGE_BYTES as f64).ceil() as u32;
+    let (inp, os) = (pages(0.5), pages(1.0));
+    let out = (inp as f64 * r).ceil() as u32;
+    assert_eq!(w.resident_pages, os);
+    // The page cache holds the input file and the output file beside the small buffers.
+    assert!(w.process_pages[0] >= os + inp + out && w.process_pages[0] < os + inp + out + 64);
+    // Every hand-off waits for a point the other thread really reaches.
+    for (i, t) in w.threads.iter().enumerate() {
+        assert!(t.deps.windows(2).all(|d| d[0].at <= d[1].at));
+        for d in &t.deps {
+            assert_ne!(d.thread as usize, i);
+            assert!(d.reached as usize <= w.threads[d.thread as usize].events.len());
+        }
+    }
+    assert!(!w.threads[INFLATER as usize].deps.is_empty());
+    for t in [READER, WRITER, CHECKER] {
+        assert!(!w.threads[t as usize].deps.is_empty());
+    }
+    // The inflater writes every output page once more than the writer copies it out; the
+    // writer writes each output-file page once.
+    let writer = &w.threads[WRITER as usize].events;
+    let file_writes = writer
+        .iter()
+        .filter(|e| e.write && e.page >= w.resident_pages)
+        .count() as u32;
+    assert_eq!(file_writes, out);
+}
+
+#[test]
+fn hybrid_pigz_run_finishes_every_thread_deterministically() {
+    let w = pigz(0.25, 0.5);
+    let mut sc = tiny_scenario("all_EPF", "");
+    sc.host.nonpreemptible_fraction = 0.0;
+    let runs: Vec<_> = ["no_EPF", "all_EPF", "smart_EPF"]
+        .iter()
+        .map(|p| simulate(&sc, &w, &PolicySpec::named(p)).stats)
+        .collect();
+    for s in &runs {
+        assert_eq!(s.umd_accesses, w.events(), "every thread ran to its end");
+        assert!(s.handoff_waits > 0);
+        assert!(s.internal_faults > 0);
+    }
+    let again = simulate(&sc, &w, &PolicySpec::named("smart_EPF")).stats;
+    assert_eq!(again.runtime_ns, runs[2].runtime_ns);
+    assert_eq!(again.service, runs[2].service);
+    assert_eq!(w.threads[0].events, pigz(0.25, 0.5).threads[0].events);
+}
+
+#[test]
+fn hybrid_victim_released_at_the_page_register() {
+    // One frame holding a dirty page; the next fault evicts it. Released at the page
+    // register, the fault waits for the DRAM read of the victim and the flash read of the
+    // new page (on another die: at once), not for the 200 µs program.
+    let run = |register: bool| {
+        let mut ftl = small_ftl(256);
+        ftl.precondition(1.0, 0.0, &mut crate::rng::stream(1, "t"));
+        let mut umd = Umd::new(ftl, 1, 50, 50);
+        umd.release_at_register = register;
+        let f = umd.fault(0, 0, true);
+        umd.access(f.frame, true);
+        // Page 1's flash copy; the victim's program goes to the write block's next page.
+        let read_die = umd.ftl.lookup(1) % 4;
+        let t = 10_000_000;
+        let f = umd.fault(1, t, false);
+        let program_die = umd.ftl.lookup(0) % 4;
+        assert_ne!(read_die, program_die, "the closed form needs two dies");
+        (f, t)
+    };
+    let (programmed, t) = run(false);
+    let (register, _) = run(true);
+    assert_eq!(programmed.estimate_ns, programmed.done_ns - t);
+    assert!(programmed.estimate_ns >= 50 + 200_000, "{programmed:?}");
+    assert_eq!(register.estimate_ns, 50 + 25_000 + 50, "{register:?}");
+    assert_eq!(register.done_ns - t, register.estimate_ns);
 }

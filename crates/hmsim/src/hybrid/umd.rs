@@ -31,6 +31,9 @@ pub struct Fault {
 }
 
 pub struct Umd {
+    /// A dirty victim's frame is reused once its data is in the die's page register,
+    /// not when its program is done (`victim_release = "page_register"`).
+    pub release_at_register: bool,
     pub cache: DramCache,
     pub ftl: Ftl,
     units: Units,
@@ -40,6 +43,8 @@ pub struct Umd {
     dram_write_ns: u64,
     ops: Vec<FlashOp>,
     pub writebacks: u64,
+    /// Fresh pages whose dead flash copy was read in (short faults of recycled pages).
+    pub stale_reads: u64,
 }
 
 impl Umd {
@@ -47,6 +52,7 @@ impl Umd {
     pub fn new(ftl: Ftl, dram_frames: u32, dram_read_ns: u64, dram_write_ns: u64) -> Umd {
         let g = *ftl.geometry();
         Umd {
+            release_at_register: false,
             cache: DramCache::new(dram_frames),
             units: Units::new(g.channels, g.dies()),
             frame_of: vec![NONE; g.logical_pages as usize],
@@ -56,11 +62,21 @@ impl Umd {
             ops: Vec::new(),
             ftl,
             writebacks: 0,
+            stale_reads: 0,
         }
     }
 
     pub fn logical_pages(&self) -> u32 {
         self.frame_of.len() as u32
+    }
+
+    /// Before the run: `lpn` holds data the host wrote earlier (the resident OS), so it
+    /// has a flash copy; the writes are not counted.
+    pub fn preload(&mut self, lpn: u32) {
+        if self.ftl.lookup(lpn) == NONE {
+            self.ftl.write(lpn, &mut self.ops);
+            self.ops.clear();
+        }
     }
 
     /// The modified page walk's query for `lpn`.
@@ -87,9 +103,11 @@ impl Umd {
     }
 
     /// Brings `lpn` into DRAM at `now_ns`: a free frame or the LRU victim (programmed to
-    /// flash first if dirty, with any GC that needs), then the page read from flash, or
-    /// for a `fresh` page (first use, zero-filled by the OS) nothing read and the old flash
-    /// copy dropped. The estimate is the DRAM operation times plus the flash operations
+    /// flash first if dirty, with any GC that needs), then the page read from flash. For a
+    /// `fresh` page (the OS zero-fills a page it took from its free list) the device still
+    /// reads the flash copy if there is one: nobody told it the old contents are dead, and
+    /// the walk comes before the zero-fill's stores (a short fault when the victim is
+    /// clean). The estimate is the DRAM operation times plus the flash operations
     /// scheduled on idle dies and channels; the done time schedules the same operations on
     /// the real ones, so it exceeds the estimate only when earlier work still occupies them.
     pub fn fault(&mut self, lpn: u32, now_ns: u64, fresh: bool) -> Fault {
@@ -117,18 +135,23 @@ impl Umd {
                 v
             }
         };
-        if fresh {
-            self.ftl.trim(lpn);
-        } else {
-            let op = self
-                .ftl
-                .read(lpn)
-                .expect("a flash fault is for a page in flash");
+        let read = self.ftl.read(lpn);
+        if let Some(op) = read {
             self.ops.push(op);
+        } else {
+            assert!(fresh, "a flash fault is for a page in flash");
         }
-        est += self.units.idle_span(&self.ops);
-        t = self.units.schedule(&self.ops, t);
-        if !fresh {
+        if read.is_some() && fresh {
+            self.stale_reads += 1;
+        }
+        if self.release_at_register {
+            est += self.units.idle_released(&self.ops);
+            t = self.units.schedule_released(&self.ops, t);
+        } else {
+            est += self.units.idle_span(&self.ops);
+            t = self.units.schedule(&self.ops, t);
+        }
+        if read.is_some() {
             est += self.dram_write_ns;
             t += self.dram_write_ns;
         }
