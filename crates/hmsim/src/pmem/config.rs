@@ -46,6 +46,13 @@ pub struct XpBufferConfig {
     /// to the 8-thread write amplification of 1.4-1.6x (FAST'20).
     #[serde(default = "six_u32")]
     pub backlog_write_entries: u32,
+    /// A write to an XPLine whose media write is queued and not yet started merges into that
+    /// write (VANS's RMW buffer patches pending writes so); a read of the XPLine is ordered
+    /// after the queued write and ends the merging. Writes beyond the queue's room (entries
+    /// less `backlog_write_entries`) wait for a WPQ credit. False: every completed or
+    /// evicted XPLine is a media write of its own, and writers never wait for the media.
+    #[serde(default = "yes")]
+    pub merge_queued_writes: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -160,6 +167,7 @@ impl Default for XpBufferConfig {
             entries: sixty_four(),
             eager_full_writeback: true,
             backlog_write_entries: six_u32(),
+            merge_queued_writes: true,
         }
     }
 }

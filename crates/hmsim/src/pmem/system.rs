@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::ait::Ait;
 use super::config::PmemConfig;
-use super::xpbuffer::{MediaWrite, XpBuffer};
+use super::xpbuffer::{MediaWrite, XpBuffer, FULL};
 use crate::cache::{MemorySink, WriteCause};
 use crate::hash::FastMap;
 use crate::rng;
@@ -66,6 +66,9 @@ impl Counters {
     }
 }
 
+/// Queued-write entries of a DIMM above which the ones already started are dropped.
+const QUEUED_SWEEP: usize = 4096;
+
 struct Dimm {
     xpb: XpBuffer,
     ait: Ait,
@@ -79,6 +82,20 @@ struct Dimm {
     stall_until_ns: f64,
     /// When the media write queue drains (a single-server queue of 256 B writes).
     write_queue_until_ns: f64,
+    /// The latest media write of each XPLine still queued: later writes to the XPLine merge
+    /// into it until it starts (entries whose start has passed are dropped lazily).
+    queued: FastMap<u64, QueuedWrite>,
+}
+
+#[derive(Clone, Copy)]
+struct QueuedWrite {
+    start_ns: f64,
+    /// A read-modify-write takes later writes to its XPLine into the line until its fill
+    /// read returns (VANS patches an RMW entry in its read / modify states); a write of a
+    /// complete line (`patch_until_ns` = 0) takes none: a write to it waits for it instead.
+    patch_until_ns: f64,
+    mask: u8,
+    rmw_read: bool,
 }
 
 pub struct PmemSystem {
@@ -92,6 +109,10 @@ pub struct PmemSystem {
     stall_ns: f64,
     xpb_entries: f64,
     backlog_entries: f64,
+    merge_queued: bool,
+    read_media_ns: f64,
+    /// Media writes a DIMM's queue holds before the WPQ stops granting credits.
+    queue_room: f64,
     /// Set by the driver: the time the current operation's requests arrive.
     pub now_ns: f64,
     /// Per-operation effects the driver reads and resets.
@@ -130,6 +151,7 @@ impl PmemSystem {
                 write_busy_ns: 0.0,
                 stall_until_ns: 0.0,
                 write_queue_until_ns: 0.0,
+                queued: FastMap::default(),
             })
             .collect();
         PmemSystem {
@@ -143,6 +165,14 @@ impl PmemSystem {
             stall_ns: cfg.ait.migration_stall_ns,
             xpb_entries: cfg.xpbuffer.entries as f64,
             backlog_entries: cfg.xpbuffer.backlog_write_entries as f64,
+            merge_queued: cfg.xpbuffer.merge_queued_writes,
+            read_media_ns: cfg.timing.read_media_ns,
+            // The XPBuffer entries not kept free to assemble writes hold the queued lines.
+            queue_room: (cfg
+                .xpbuffer
+                .entries
+                .saturating_sub(cfg.xpbuffer.backlog_write_entries))
+            .max(1) as f64,
             now_ns: 0.0,
             op_read_hits: 0,
             op_read_misses: 0,
@@ -182,7 +212,28 @@ impl PmemSystem {
         dimm.ait.translate(w.xpline / super::ait::XPLINES_PER_BLOCK);
         dimm.media_writes += 1;
         dimm.write_busy_ns += self.write_ns;
-        dimm.write_queue_until_ns = dimm.write_queue_until_ns.max(self.now_ns) + self.write_ns;
+        let start = dimm.write_queue_until_ns.max(self.now_ns);
+        dimm.write_queue_until_ns = start + self.write_ns;
+        if self.merge_queued && start > self.now_ns {
+            if dimm.queued.len() >= QUEUED_SWEEP {
+                let now = self.now_ns;
+                dimm.queued.retain(|_, q| q.start_ns > now);
+            }
+            let patch_until_ns = if w.rmw_read {
+                self.now_ns + self.read_media_ns
+            } else {
+                0.0
+            };
+            dimm.queued.insert(
+                w.xpline,
+                QueuedWrite {
+                    start_ns: start,
+                    patch_until_ns,
+                    mask: w.mask,
+                    rmw_read: w.rmw_read,
+                },
+            );
+        }
         if w.rmw_read {
             dimm.media_reads += 1;
             dimm.read_busy_ns += self.read_ns;
@@ -194,6 +245,60 @@ impl PmemSystem {
             // A migration blocks both directions.
             dimm.write_busy_ns += self.stall_ns;
             dimm.read_busy_ns += self.stall_ns;
+        }
+    }
+
+    /// A write of sub-line `sub` to `xpline` at DIMM `d` that merges into the XPLine's queued
+    /// media write, if one has not started yet (true: nothing else to do). Completing the
+    /// XPLine this way makes the queued read-modify-write a plain write: its fill read is
+    /// not needed (VANS turns a patched RMW into a combined write).
+    #[inline]
+    fn merge_into_queued(&mut self, d: usize, xpline: u64, sub: u8) -> bool {
+        let now = self.now_ns;
+        let Some(q) = self.dimms[d].queued.get(&xpline).copied() else {
+            return false;
+        };
+        if q.start_ns <= now || q.patch_until_ns <= now {
+            if q.start_ns > now {
+                // Queued behind the media and no longer patchable: the write waits for it
+                // to start, then assembles the XPLine anew.
+                self.op_wait_ns = self.op_wait_ns.max(q.start_ns - now);
+            }
+            self.dimms[d].queued.remove(&xpline);
+            return false;
+        }
+        let read_ns = self.read_ns;
+        let dimm = &mut self.dimms[d];
+        let e = dimm.queued.get_mut(&xpline).expect("present");
+        e.mask |= 1 << sub;
+        if e.rmw_read && e.mask == FULL {
+            e.rmw_read = false;
+            dimm.media_reads -= 1;
+            dimm.read_busy_ns -= read_ns;
+        }
+        dimm.xpb.merged_writes += 1;
+        true
+    }
+
+    /// A read of `xpline` at DIMM `d` is ordered after its queued media write: it waits for
+    /// the write to finish, and later writes no longer merge into it.
+    #[inline]
+    fn order_read_after_queued(&mut self, d: usize, xpline: u64) {
+        if let Some(q) = self.dimms[d].queued.remove(&xpline) {
+            let done = q.start_ns + self.write_ns;
+            if done > self.now_ns {
+                self.op_wait_ns = self.op_wait_ns.max(done - self.now_ns);
+            }
+        }
+    }
+
+    /// A write request needs a WPQ credit: when DIMM `d`'s media queue is longer than its
+    /// room, the writer waits until enough queued writes have started.
+    #[inline]
+    fn wait_for_credit(&mut self, d: usize) {
+        let until = self.dimms[d].write_queue_until_ns - self.queue_room * self.write_ns;
+        if until > self.now_ns {
+            self.op_wait_ns = self.op_wait_ns.max(until - self.now_ns);
         }
     }
 
@@ -274,6 +379,9 @@ impl MemorySink for PmemSystem {
     fn mem_read(&mut self, line: u64, _core: usize) {
         let (d, local) = self.route(line);
         self.wait_for(d);
+        if self.merge_queued {
+            self.order_read_after_queued(d, local >> 2);
+        }
         let dimm = &mut self.dimms[d];
         dimm.read_requests += 1;
         let (hit, evicted) = dimm.xpb.read(local >> 2);
@@ -298,9 +406,15 @@ impl MemorySink for PmemSystem {
         self.wait_for(d);
         // The WPQ neither merges nor amplifies: every insert becomes one DDR-T request.
         self.wpq_inserts[d / self.per_imc as usize] += 1;
+        self.dimms[d].write_requests += 1;
+        if self.merge_queued {
+            self.wait_for_credit(d);
+            if self.merge_into_queued(d, local >> 2, (local & 3) as u8) {
+                return;
+            }
+        }
         let limit = self.dirty_limit(d);
         let dimm = &mut self.dimms[d];
-        dimm.write_requests += 1;
         for w in dimm
             .xpb
             .write_limited(local >> 2, (local & 3) as u8, limit)

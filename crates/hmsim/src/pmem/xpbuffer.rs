@@ -11,13 +11,15 @@
 use crate::hash::FastMap;
 
 const NONE: u32 = u32::MAX;
-const FULL: u8 = 0b1111;
+pub(crate) const FULL: u8 = 0b1111;
 
 /// A 256 B media write the buffer issues: which XPLine, and whether it needed a fill read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MediaWrite {
     pub xpline: u64,
     pub rmw_read: bool,
+    /// The 64 B sub-lines it carries new data for (bit per sub-line).
+    pub mask: u8,
 }
 
 pub struct XpBuffer {
@@ -113,6 +115,7 @@ impl XpBuffer {
                 out = Some(MediaWrite {
                     xpline: old,
                     rmw_read: m != FULL,
+                    mask: m,
                 });
             }
             self.xpline[v as usize] = xpline;
@@ -138,6 +141,7 @@ impl XpBuffer {
                 return Some(MediaWrite {
                     xpline: self.xpline[i as usize],
                     rmw_read: m != FULL,
+                    mask: m,
                 });
             }
             i = self.prev[i as usize];
@@ -179,6 +183,7 @@ impl XpBuffer {
                     Some(MediaWrite {
                         xpline,
                         rmw_read: false,
+                        mask: FULL,
                     }),
                     None,
                 ];
@@ -229,7 +234,8 @@ mod tests {
             w,
             vec![MediaWrite {
                 xpline: 7,
-                rmw_read: false
+                rmw_read: false,
+                mask: FULL
             }]
         );
         assert_eq!(b.dirty_lines(), 0);
@@ -254,7 +260,8 @@ mod tests {
             b.write(3, 0),
             Some(MediaWrite {
                 xpline: 1,
-                rmw_read: true
+                rmw_read: true,
+                mask: 1
             })
         );
     }
@@ -273,7 +280,8 @@ mod tests {
                 None,
                 Some(MediaWrite {
                     xpline: 0,
-                    rmw_read: true
+                    rmw_read: true,
+                    mask: 1
                 })
             ]
         );
