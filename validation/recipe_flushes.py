@@ -109,7 +109,16 @@ def patch_driver(root: Path, keys: int) -> None:
     s, n_report = re.subn(r'(\n\s*)(printf\("Throughput: load.*?\);)', r"\1\2\1recipe_report(LOAD_SIZE);", s)
     if n_reset == 0 or n_reset != n_report:
         sys.exit(f"ycsb.cpp: found {n_reset} load phases but {n_report} load reports; driver layout changed")
+    # Build fixes for today's tool chain, no change of behaviour: oneTBB dropped
+    # task_scheduler_init (global_control is its replacement), and current g++ rejects
+    # P-BwTree's access of its base class's private members from a nested class.
+    s = s.replace(
+        "tbb::task_scheduler_init init(num_thread);",
+        "tbb::global_control init(tbb::global_control::max_allowed_parallelism, num_thread);",
+    )
     p.write_text(s)
+    bw = root / "P-BwTree" / "src" / "bwtree.h"
+    bw.write_text(re.sub(r"\bprivate:", "public:", bw.read_text()).replace("class BwTreeBase {", "class BwTreeBase {\n public:", 1))
     cm = root / "CMakeLists.txt"
     c = cm.read_text()
     # Before any target: the counting helpers are force-included into every source.

@@ -133,10 +133,17 @@ impl PmemSystem {
     ) -> PmemSystem {
         let dimms = (0..cfg.dimms)
             .map(|d| Dimm {
-                xpb: XpBuffer::new(
-                    cfg.xpbuffer.entries as usize,
-                    cfg.xpbuffer.eager_full_writeback,
-                ),
+                xpb: {
+                    let b = XpBuffer::new(
+                        cfg.xpbuffer.entries as usize,
+                        cfg.xpbuffer.eager_full_writeback,
+                    );
+                    if cfg.xpbuffer.replacement == "random" {
+                        b.with_random_replacement(rng::stream(seed, &format!("pmem.xpbuffer.{d}")))
+                    } else {
+                        b
+                    }
+                },
                 ait: Ait::new(
                     &cfg.ait,
                     dimm_capacity_bytes,
@@ -429,6 +436,90 @@ impl MemorySink for PmemSystem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn one_dimm(merge: bool) -> PmemSystem {
+        let mut cfg = PmemConfig {
+            dimms: 1,
+            ..PmemConfig::default()
+        };
+        cfg.xpbuffer.merge_queued_writes = merge;
+        cfg.xpbuffer.backlog_write_entries = 6;
+        PmemSystem::new(&cfg, 1 << 30, u32::MAX, 1)
+    }
+
+    /// 64 B line `sub` of XPLine `x` on a one-DIMM system.
+    fn line(x: u64, sub: u64) -> u64 {
+        4 * x + sub
+    }
+
+    #[test]
+    fn writes_patch_a_queued_read_modify_write_until_its_fill_read_returns() {
+        for merge in [false, true] {
+            let mut s = one_dimm(merge);
+            // A backed-up media queue: only the 6 backlog entries assemble writes, so the
+            // seventh partly written XPLine sends the oldest (XPLine 0) to media early.
+            s.dimms[0].write_queue_until_ns = 50_000.0;
+            for x in 0..7 {
+                s.mem_write(line(x, 0), 0, WriteCause::Flush);
+            }
+            let c = s.counters();
+            assert_eq!((c.xpbuffer_early_writebacks, c.media_reads_64b), (1, 4));
+            // The rest of XPLine 0 arrives within the fill read's time.
+            s.now_ns = 100.0;
+            for sub in 1..4 {
+                s.mem_write(line(0, sub), 0, WriteCause::Flush);
+            }
+            let c = s.counters();
+            if merge {
+                // Patched into the queued write, which no longer needs its fill read.
+                assert_eq!((c.media_writes_64b, c.media_reads_64b), (4, 0));
+                assert_eq!(c.xpbuffer_merges, 3);
+            } else {
+                // Assembled anew in the buffer: that pushes the next partly written XPLine
+                // out early (another RMW), and XPLine 0 goes to media a second time, whole.
+                assert_eq!((c.media_writes_64b, c.media_reads_64b), (12, 8));
+            }
+            assert_eq!(c.write_requests, 10);
+        }
+    }
+
+    #[test]
+    fn a_read_waits_for_the_queued_write_and_ends_the_merging() {
+        let mut s = one_dimm(true);
+        s.dimms[0].write_queue_until_ns = 50_000.0;
+        for x in 0..7 {
+            s.mem_write(line(x, 0), 0, WriteCause::Flush);
+        }
+        s.now_ns = 100.0;
+        s.op_wait_ns = 0.0;
+        s.mem_read(line(0, 1), 0);
+        // Ordered after XPLine 0's write, which starts when the queue has drained.
+        assert!(s.op_wait_ns > 49_000.0, "waited {}", s.op_wait_ns);
+        s.mem_write(line(0, 1), 0, WriteCause::Flush);
+        let c = s.counters();
+        assert_eq!(c.xpbuffer_merges, 0, "the read ended the merging");
+        // XPLine 0's early write-back kept its fill read; the new partial line pushed
+        // XPLine 1 out early too.
+        assert_eq!((c.media_writes_64b, c.media_reads_64b), (8, 8));
+    }
+
+    #[test]
+    fn a_writer_waits_for_a_credit_when_the_media_queue_is_full() {
+        let mut s = one_dimm(true);
+        let write_ns = s.write_ns;
+        // 58 queued media writes (64 entries less 6 assembling) fill the queue's room.
+        s.dimms[0].write_queue_until_ns = 60.0 * write_ns;
+        s.mem_write(line(1000, 0), 0, WriteCause::Flush);
+        assert!(
+            (s.op_wait_ns - 2.0 * write_ns).abs() < 1e-6,
+            "{}",
+            s.op_wait_ns
+        );
+        let mut free = one_dimm(false);
+        free.dimms[0].write_queue_until_ns = 60.0 * write_ns;
+        free.mem_write(line(1000, 0), 0, WriteCause::Flush);
+        assert_eq!(free.op_wait_ns, 0.0);
+    }
 
     #[test]
     fn routing_interleaves_4k_and_inverts() {

@@ -8,7 +8,10 @@
 //! and only a few are free to assemble incoming writes, so with many interleaved write
 //! streams partly assembled XPLines are written back early (read-modify-write).
 
+use rand::Rng;
+
 use crate::hash::FastMap;
+use crate::rng::SimRng;
 
 const NONE: u32 = u32::MAX;
 pub(crate) const FULL: u8 = 0b1111;
@@ -25,6 +28,8 @@ pub struct MediaWrite {
 pub struct XpBuffer {
     cap: usize,
     eager: bool,
+    /// Victim choice when full: None = least recently used; Some = uniformly random entry.
+    random_victim: Option<SimRng>,
     map: FastMap<u64, u32>,
     xpline: Vec<u64>,
     mask: Vec<u8>,
@@ -47,6 +52,7 @@ impl XpBuffer {
         XpBuffer {
             cap: entries,
             eager: eager_full_writeback,
+            random_victim: None,
             map: FastMap::default(),
             xpline: Vec::with_capacity(entries),
             mask: Vec::with_capacity(entries),
@@ -60,6 +66,12 @@ impl XpBuffer {
             read_hits: 0,
             read_misses: 0,
         }
+    }
+
+    /// Evict a uniformly random entry instead of the least recently used one when full.
+    pub fn with_random_replacement(mut self, rng: SimRng) -> XpBuffer {
+        self.random_victim = Some(rng);
+        self
     }
 
     fn unlink(&mut self, i: u32) {
@@ -105,7 +117,10 @@ impl XpBuffer {
             self.next.push(NONE);
             (self.xpline.len() - 1) as u32
         } else {
-            let v = self.tail;
+            let v = match &mut self.random_victim {
+                Some(r) => r.random_range(0..self.cap as u32),
+                None => self.tail,
+            };
             self.unlink(v);
             let old = self.xpline[v as usize];
             self.map.remove(&old);
@@ -293,6 +308,27 @@ mod tests {
             assert_eq!(w[1], None);
         }
         assert_eq!(b.dirty_lines(), 2);
+    }
+
+    #[test]
+    fn n_streams_over_more_xplines_than_entries_cost_one_rmw_per_write() {
+        // 8 streams, each writing one 64 B line per XPLine in turn over its own 40 XPLines:
+        // 320 XPLines cycled through a 64-entry LRU buffer, so every line is evicted before
+        // its stream returns to it. The first 64 writes fill the buffer; every later write
+        // evicts one partly written XPLine: a read-modify-write each.
+        let mut b = XpBuffer::new(64, true);
+        let (streams, per_stream, rounds) = (8u64, 40u64, 5u64);
+        let mut media = Vec::new();
+        for r in 0..rounds * per_stream {
+            for s in 0..streams {
+                let x = s * 1000 + r % per_stream;
+                media.extend(b.write(x, (r / per_stream) as u8 % 4));
+            }
+        }
+        let writes = streams * per_stream * rounds;
+        assert_eq!(media.len() as u64, writes - 64);
+        assert!(media.iter().all(|w| w.rmw_read && w.mask.count_ones() == 1));
+        assert_eq!(b.merged_writes, 0);
     }
 
     #[test]

@@ -455,6 +455,58 @@ mod tests {
     }
 
     #[test]
+    fn per_source_counts_without_and_with_a_resize() {
+        // capacity_hint 16: 8 buckets (16 / 3 rounded up to a power of two), threshold 8
+        // overflow buckets. Keys are inserted until one insert resizes.
+        let (mut pm, mut idx, _) = fresh(
+            &SPEC,
+            KeyType::Int,
+            TonicOpts::default(),
+            RegionConfig::default(),
+        );
+        let (mut plain, mut overflow, mut resizes) = (0, 0, 0);
+        for k in 1..2000u64 {
+            let before = pm.stats();
+            assert!(idx.insert(&mut pm, Key::Int(k), k).unwrap());
+            let d = pm.stats().minus(&before);
+            if d.resize_flushes == 0 {
+                assert_eq!((d.resize_fences, d.resize_ntstores), (0, 0));
+                // The value (or a new overflow bucket) flushed, then the key (or the bucket
+                // link) published with a non-temporal store: fence after each.
+                assert_eq!((d.flushes, d.ntstores, d.fences), (1, 1, 2), "key {k}");
+                if d.alloc_flushes > 0 {
+                    overflow += 1;
+                } else {
+                    plain += 1;
+                }
+                continue;
+            }
+            resizes += 1;
+            // A resize: front fence, the whole new table (at least 16 bucket lines) flushed,
+            // back fence, the root published with one non-temporal store and its fence.
+            // (A new table already past its threshold resizes again: one such set each.)
+            assert!(d.resize_flushes >= 16, "{d:?}");
+            assert!(d.resize_ntstores >= 1, "{d:?}");
+            assert_eq!(d.resize_fences, 3 * d.resize_ntstores, "{d:?}");
+            // Besides it, exactly the insert's own overflow bucket and link.
+            assert_eq!(
+                (d.flushes - d.resize_flushes, d.ntstores - d.resize_ntstores),
+                (1, 1)
+            );
+            assert_eq!(d.fences - d.resize_fences, 2);
+            if resizes == 1 {
+                // The first resize comes only once 8 overflow buckets exist (100 % of the
+                // buckets, not 1 %).
+                assert!(overflow >= 8, "resized after {overflow} overflow buckets");
+            }
+        }
+        assert!(
+            plain > 0 && resizes >= 2,
+            "{plain} plain, {resizes} resizes"
+        );
+    }
+
+    #[test]
     fn evicting_locks_removes_the_lock_stores_from_pm() {
         let count = |evict: bool| {
             let opts = TonicOpts {
