@@ -118,7 +118,11 @@ def patch_driver(root: Path, keys: int) -> None:
     )
     p.write_text(s)
     bw = root / "P-BwTree" / "src" / "bwtree.h"
-    bw.write_text(re.sub(r"\bprivate:", "public:", bw.read_text()).replace("class BwTreeBase {", "class BwTreeBase {\n public:", 1))
+    bw.write_text(
+        re.sub(r"\bprivate:", "public:", bw.read_text()).replace(
+            "class BwTreeBase {", "class BwTreeBase {\n public:", 1
+        )
+    )
     cm = root / "CMakeLists.txt"
     c = cm.read_text()
     # Before any target: the counting helpers are force-included into every source.
@@ -167,12 +171,13 @@ def main() -> None:
     if not (root / "build" / "ycsb").exists():
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
-        for name in SOURCE_DIRS + ["CMakeLists.txt"]:
+        for name in [*SOURCE_DIRS, "CMakeLists.txt"]:
             src = a.recipe / name
             (shutil.copytree if src.is_dir() else shutil.copy2)(src, root / name)
+        print("rewritten instructions:", patch_sources(root), file=sys.stderr)
+        # After the rewrite: the counting helpers themselves execute the real instructions.
         shutil.copy2(HERE / "recipe_counters.h", root)
         shutil.copy2(HERE / "recipe_counters.c", root)
-        print("rewritten instructions:", patch_sources(root), file=sys.stderr)
         patch_driver(root, a.keys)
     write_workloads(root, a.keys)
     exe = root / "build" / "ycsb"
@@ -186,7 +191,9 @@ def main() -> None:
         for kt in kts:
             r = run_one(exe, root, recipe_name, kt)
             if r:
-                rows.append({"index": hmsim_name, "key_type": "int" if kt == "randint" else "string", "keys": a.keys, **r})
+                rows.append(
+                    {"index": hmsim_name, "key_type": "int" if kt == "randint" else "string", "keys": a.keys, **r}
+                )
                 print(rows[-1], file=sys.stderr)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     with open(a.out, "w", newline="") as f:
