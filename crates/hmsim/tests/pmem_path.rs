@@ -333,7 +333,7 @@ fn many_streams_on_one_dimm_are_deterministic() {
     let mut cfg = PmemConfig::default();
     cfg.xpbuffer.replacement = "random".into();
     let mut w = wl(PmemPattern::SeqWrite, 256, 64, Persist::Clflushopt, 300, 28);
-    w.region_stride_bytes = Some(11 * 96 << 20);
+    w.region_stride_bytes = Some((11 * 96) << 20);
     let a = run(&cfg, &CacheConfig::default(), &w);
     let b = run(&cfg, &CacheConfig::default(), &w);
     assert_eq!(a.counters, b.counters);
