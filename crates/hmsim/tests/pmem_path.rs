@@ -194,8 +194,9 @@ fn write_bandwidth_is_bounded_by_the_dimms() {
 }
 
 /// More interleaved write streams than the XPBuffer entries left free by a full media queue:
-/// partly written XPLines go to media early (RMW), so WA rises and bandwidth falls. A single
-/// thread that does not back the queue up keeps the whole buffer for assembling.
+/// partly written XPLines go to media early (RMW), so WA rises and bandwidth falls; the
+/// lines of such an XPLine that arrive while its fill read is out are patched into it (no
+/// read then). A few threads keep the buffer entries they need for assembling.
 #[test]
 fn many_write_streams_on_a_backed_up_dimm_amplify_and_slow_down() {
     let mut cfg = no_wl();
@@ -217,16 +218,17 @@ fn many_write_streams_on_a_backed_up_dimm_amplify_and_slow_down() {
         |r: &PmemRunResult| r.counters.media_writes_64b as f64 / r.counters.write_requests as f64;
     assert_eq!(wa(&few), 1.0);
     assert_eq!(few.counters.xpbuffer_early_writebacks, 0);
-    assert!(wa(&many) > 2.0, "24 streams: WA {}", wa(&many));
+    assert!(wa(&many) > 1.3, "24 streams: WA {}", wa(&many));
     assert!(many.counters.xpbuffer_early_writebacks > 0);
     assert!(
-        many.bandwidth_gb_s < 0.5 * few.bandwidth_gb_s,
+        many.bandwidth_gb_s < 0.75 * few.bandwidth_gb_s,
         "{} vs {}",
         many.bandwidth_gb_s,
         few.bandwidth_gb_s
     );
-    // Every early write-back of a partial line needs a media read.
-    assert!(many.counters.media_reads_64b >= 4 * many.counters.xpbuffer_early_writebacks);
+    // An early write-back of a partial line needs a media read unless patched whole.
+    assert!(many.counters.media_reads_64b > 0);
+    assert!(many.counters.media_reads_64b <= 4 * many.counters.xpbuffer_early_writebacks);
 }
 
 /// FAST'20's XPBuffer probe: first halves of every XPLine in a region, then second halves.
@@ -321,4 +323,20 @@ fn ait_buffer_misses_add_latency_to_random_reads_beyond_its_reach() {
         gap > 0.8 * cfg.timing.ait_miss_ns && gap < 1.2 * cfg.timing.ait_miss_ns,
         "{gap} ns"
     );
+}
+
+/// Table 3's layout (28 threads, each at offset 0 of its own 1056 MiB namespace: one DIMM)
+/// with queued-write patching and random XPBuffer replacement: the same seed gives the same
+/// counters and bandwidth; the regions all land on one DIMM.
+#[test]
+fn many_streams_on_one_dimm_are_deterministic() {
+    let mut cfg = PmemConfig::default();
+    cfg.xpbuffer.replacement = "random".into();
+    let mut w = wl(PmemPattern::SeqWrite, 256, 64, Persist::Clflushopt, 300, 28);
+    w.region_stride_bytes = Some((11 * 96) << 20);
+    let a = run(&cfg, &CacheConfig::default(), &w);
+    let b = run(&cfg, &CacheConfig::default(), &w);
+    assert_eq!(a.counters, b.counters);
+    assert_eq!(a.bandwidth_gb_s, b.bandwidth_gb_s);
+    assert_eq!(a.wpq_inserts_per_imc.iter().filter(|&&n| n > 0).count(), 1);
 }

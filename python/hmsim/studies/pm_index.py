@@ -222,6 +222,10 @@ COLUMNS = [
     "fences_per_op",
     "ntstores_per_op",
     "alloc_flushes_per_op",
+    "alloc_fences_per_op",
+    "resize_flushes_per_op",
+    "resize_fences_per_op",
+    "resize_ntstores_per_op",
     "llc_misses_per_op",
     "wpq_inserts_per_op",
     "write_requests_per_op",
@@ -233,6 +237,61 @@ COLUMNS = [
     "sim_throughput_mops",
     "throughput_mops",
 ]
+
+
+RECIPE_TABLE = Path(__file__).resolve().parents[3] / "validation" / "recipe_flushes.csv"
+
+
+def recipe_table(df: pd.DataFrame, path: Path = RECIPE_TABLE) -> pd.DataFrame:
+    """Flushes / fences / nt-stores per insert: the original RECIPE code (the committed output
+    of validation/recipe_flushes.py, RECIPE's own Load driver on one thread) beside hmsim's
+    Load of the same index and key type (1 thread), with the ratio hmsim / original. Empty
+    when the table is not there (an installed package without the repository)."""
+    if not path.is_file():
+        return pd.DataFrame()
+    orig = pd.read_csv(path)
+    load = df[(df.experiment == "load") & (df.threads == 1)]
+    rows = []
+    for r in orig.itertuples():
+        m = load[(load["index"] == r.index) & (load.key_type == r.key_type)]
+        if m.empty:
+            continue
+        h = m.iloc[0]
+        row = {"index": r.index, "key_type": r.key_type, "recipe_keys": r.keys, "hmsim_keys": int(h.records)}
+        for what in ("flushes", "fences", "ntstores"):
+            o, x = float(getattr(r, f"{what}_per_insert")), float(h[f"{what}_per_op"])
+            row[f"{what}_recipe"] = o
+            row[f"{what}_hmsim"] = round(x, 4)
+            row[f"{what}_ratio"] = round(x / o, 3) if o > 0 else (1.0 if x == 0 else float("inf"))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def sources_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per-insert flushes on Load (1 thread) by source: the index's own code outside resizes
+    and splits, resizing/splitting, and the persistent allocator; each also normalised to
+    P-CLHT's total (index + resize) as the study's figure normalises."""
+    load = df[(df.experiment == "load") & (df.threads == 1)].copy()
+    if load.empty or "resize_flushes_per_op" not in load:
+        return pd.DataFrame()
+    t = pd.DataFrame(
+        {
+            "index": load["index"],
+            "key_type": load.key_type,
+            "index_flushes": load.flushes_per_op - load.resize_flushes_per_op,
+            "resize_flushes": load.resize_flushes_per_op,
+            "alloc_flushes": load.alloc_flushes_per_op,
+        }
+    ).reset_index(drop=True)
+    for kt in t.key_type.unique():
+        ref = t[(t["index"] == "p-clht") & (t.key_type == kt)]
+        if ref.empty:
+            continue
+        base = float(ref.index_flushes.iloc[0] + ref.resize_flushes.iloc[0])
+        sel = t.key_type == kt
+        for c in ("index_flushes", "resize_flushes", "alloc_flushes"):
+            t.loc[sel, f"{c}_vs_p_clht"] = (t.loc[sel, c] / base).round(3)
+    return t.round(4)
 
 
 def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResult:
@@ -250,7 +309,12 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     return StudyResult(
         name="pm-index",
         results=df,
-        tables={"tonic": tonic, "real_threads": real},
+        tables={
+            "tonic": tonic,
+            "real_threads": real,
+            "recipe_crosscheck": recipe_table(df),
+            "flush_sources": sources_table(df),
+        },
         comparison=comparison_frame(compare(tonic)),
         summary={
             "seed": 1,

@@ -43,9 +43,23 @@ pub struct XpBufferConfig {
     /// XPLines left to assemble incoming writes while the DIMM's media write queue is full
     /// (the other entries hold lines waiting for the media). With more interleaved write
     /// streams than this, partly written XPLines are written back early (RMW). Calibrated
-    /// to the 8-thread write amplification of 1.4-1.6x (FAST'20).
-    #[serde(default = "six_u32")]
+    /// to FAST'20's one-DIMM curves: write bandwidth flat (2.2 GB/s) up to 4 threads needs
+    /// at least 4; the 8-thread write amplification of 1.4-1.6x wants as few as possible
+    /// (with queued writes patched, `merge_queued_writes`, 1.28 at 4, 1.31 at 2).
+    #[serde(default = "four_u32")]
     pub backlog_write_entries: u32,
+    /// A write to an XPLine whose media write is queued and not yet started merges into that
+    /// write (VANS's RMW buffer patches pending writes so); a read of the XPLine is ordered
+    /// after the queued write and ends the merging. Writes beyond the queue's room (entries
+    /// less `backlog_write_entries`) wait for a WPQ credit. False: every completed or
+    /// evicted XPLine is a media write of its own, and writers never wait for the media.
+    #[serde(default = "yes")]
+    pub merge_queued_writes: bool,
+    /// Victim when a new XPLine needs an entry: `lru` (the spec's and VANS's) or `random`
+    /// (the controller's policy is not public; random gives the softer knee of FAST'20's
+    /// buffer-size probe, docs/pmem.md).
+    #[serde(default = "lru")]
+    pub replacement: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -123,8 +137,11 @@ fn default_device() -> String {
 fn six() -> u32 {
     6
 }
-fn six_u32() -> u32 {
-    6
+fn lru() -> String {
+    "lru".into()
+}
+fn four_u32() -> u32 {
+    4
 }
 fn three() -> u32 {
     3
@@ -159,7 +176,9 @@ impl Default for XpBufferConfig {
         XpBufferConfig {
             entries: sixty_four(),
             eager_full_writeback: true,
-            backlog_write_entries: six_u32(),
+            backlog_write_entries: four_u32(),
+            merge_queued_writes: true,
+            replacement: lru(),
         }
     }
 }
@@ -208,6 +227,11 @@ impl Validate for PmemConfig {
             );
         }
         v.one_of("persistence", &self.persistence, &["adr", "eadr"]);
+        v.one_of(
+            "xpbuffer.replacement",
+            &self.xpbuffer.replacement,
+            &["lru", "random"],
+        );
         v.range(
             "xpbuffer.entries",
             self.xpbuffer.entries,

@@ -245,8 +245,15 @@ impl Machine {
         } else {
             reads
         };
-        let lat = own_ns + reads + self.sys.op_wait_ns;
+        let wait = self.sys.op_wait_ns;
+        let lat = own_ns + reads + wait;
+        let start = self.clocks[core];
         self.clocks[core] += if serial { lat } else { self.over_mlp(lat) };
+        // A wait on the DIMM (a stall, a WPQ credit, an ordered read) holds the thread for its
+        // full length, however many operations it overlaps.
+        if wait > 0.0 && self.clocks[core] < start + wait {
+            self.clocks[core] = start + wait;
+        }
         lat
     }
 

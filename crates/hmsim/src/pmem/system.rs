@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::ait::Ait;
 use super::config::PmemConfig;
-use super::xpbuffer::{MediaWrite, XpBuffer};
+use super::xpbuffer::{MediaWrite, XpBuffer, FULL};
 use crate::cache::{MemorySink, WriteCause};
 use crate::hash::FastMap;
 use crate::rng;
@@ -66,6 +66,9 @@ impl Counters {
     }
 }
 
+/// Queued-write entries of a DIMM above which the ones already started are dropped.
+const QUEUED_SWEEP: usize = 4096;
+
 struct Dimm {
     xpb: XpBuffer,
     ait: Ait,
@@ -79,6 +82,20 @@ struct Dimm {
     stall_until_ns: f64,
     /// When the media write queue drains (a single-server queue of 256 B writes).
     write_queue_until_ns: f64,
+    /// The latest media write of each XPLine still queued: later writes to the XPLine merge
+    /// into it until it starts (entries whose start has passed are dropped lazily).
+    queued: FastMap<u64, QueuedWrite>,
+}
+
+#[derive(Clone, Copy)]
+struct QueuedWrite {
+    start_ns: f64,
+    /// A read-modify-write takes later writes to its XPLine into the line until its fill
+    /// read returns (VANS patches an RMW entry in its read / modify states); a write of a
+    /// complete line (`patch_until_ns` = 0) takes none: a write to it waits for it instead.
+    patch_until_ns: f64,
+    mask: u8,
+    rmw_read: bool,
 }
 
 pub struct PmemSystem {
@@ -92,6 +109,10 @@ pub struct PmemSystem {
     stall_ns: f64,
     xpb_entries: f64,
     backlog_entries: f64,
+    merge_queued: bool,
+    read_media_ns: f64,
+    /// Media writes a DIMM's queue holds before the WPQ stops granting credits.
+    queue_room: f64,
     /// Set by the driver: the time the current operation's requests arrive.
     pub now_ns: f64,
     /// Per-operation effects the driver reads and resets.
@@ -112,10 +133,17 @@ impl PmemSystem {
     ) -> PmemSystem {
         let dimms = (0..cfg.dimms)
             .map(|d| Dimm {
-                xpb: XpBuffer::new(
-                    cfg.xpbuffer.entries as usize,
-                    cfg.xpbuffer.eager_full_writeback,
-                ),
+                xpb: {
+                    let b = XpBuffer::new(
+                        cfg.xpbuffer.entries as usize,
+                        cfg.xpbuffer.eager_full_writeback,
+                    );
+                    if cfg.xpbuffer.replacement == "random" {
+                        b.with_random_replacement(rng::stream(seed, &format!("pmem.xpbuffer.{d}")))
+                    } else {
+                        b
+                    }
+                },
                 ait: Ait::new(
                     &cfg.ait,
                     dimm_capacity_bytes,
@@ -130,6 +158,7 @@ impl PmemSystem {
                 write_busy_ns: 0.0,
                 stall_until_ns: 0.0,
                 write_queue_until_ns: 0.0,
+                queued: FastMap::default(),
             })
             .collect();
         PmemSystem {
@@ -143,6 +172,14 @@ impl PmemSystem {
             stall_ns: cfg.ait.migration_stall_ns,
             xpb_entries: cfg.xpbuffer.entries as f64,
             backlog_entries: cfg.xpbuffer.backlog_write_entries as f64,
+            merge_queued: cfg.xpbuffer.merge_queued_writes,
+            read_media_ns: cfg.timing.read_media_ns,
+            // The XPBuffer entries not kept free to assemble writes hold the queued lines.
+            queue_room: (cfg
+                .xpbuffer
+                .entries
+                .saturating_sub(cfg.xpbuffer.backlog_write_entries))
+            .max(1) as f64,
             now_ns: 0.0,
             op_read_hits: 0,
             op_read_misses: 0,
@@ -182,7 +219,28 @@ impl PmemSystem {
         dimm.ait.translate(w.xpline / super::ait::XPLINES_PER_BLOCK);
         dimm.media_writes += 1;
         dimm.write_busy_ns += self.write_ns;
-        dimm.write_queue_until_ns = dimm.write_queue_until_ns.max(self.now_ns) + self.write_ns;
+        let start = dimm.write_queue_until_ns.max(self.now_ns);
+        dimm.write_queue_until_ns = start + self.write_ns;
+        if self.merge_queued && start > self.now_ns {
+            if dimm.queued.len() >= QUEUED_SWEEP {
+                let now = self.now_ns;
+                dimm.queued.retain(|_, q| q.start_ns > now);
+            }
+            let patch_until_ns = if w.rmw_read {
+                self.now_ns + self.read_media_ns
+            } else {
+                0.0
+            };
+            dimm.queued.insert(
+                w.xpline,
+                QueuedWrite {
+                    start_ns: start,
+                    patch_until_ns,
+                    mask: w.mask,
+                    rmw_read: w.rmw_read,
+                },
+            );
+        }
         if w.rmw_read {
             dimm.media_reads += 1;
             dimm.read_busy_ns += self.read_ns;
@@ -194,6 +252,60 @@ impl PmemSystem {
             // A migration blocks both directions.
             dimm.write_busy_ns += self.stall_ns;
             dimm.read_busy_ns += self.stall_ns;
+        }
+    }
+
+    /// A write of sub-line `sub` to `xpline` at DIMM `d` that merges into the XPLine's queued
+    /// media write, if one has not started yet (true: nothing else to do). Completing the
+    /// XPLine this way makes the queued read-modify-write a plain write: its fill read is
+    /// not needed (VANS turns a patched RMW into a combined write).
+    #[inline]
+    fn merge_into_queued(&mut self, d: usize, xpline: u64, sub: u8) -> bool {
+        let now = self.now_ns;
+        let Some(q) = self.dimms[d].queued.get(&xpline).copied() else {
+            return false;
+        };
+        if q.start_ns <= now || q.patch_until_ns <= now {
+            if q.start_ns > now {
+                // Queued behind the media and no longer patchable: the write waits for it
+                // to start, then assembles the XPLine anew.
+                self.op_wait_ns = self.op_wait_ns.max(q.start_ns - now);
+            }
+            self.dimms[d].queued.remove(&xpline);
+            return false;
+        }
+        let read_ns = self.read_ns;
+        let dimm = &mut self.dimms[d];
+        let e = dimm.queued.get_mut(&xpline).expect("present");
+        e.mask |= 1 << sub;
+        if e.rmw_read && e.mask == FULL {
+            e.rmw_read = false;
+            dimm.media_reads -= 1;
+            dimm.read_busy_ns -= read_ns;
+        }
+        dimm.xpb.merged_writes += 1;
+        true
+    }
+
+    /// A read of `xpline` at DIMM `d` is ordered after its queued media write: it waits for
+    /// the write to finish, and later writes no longer merge into it.
+    #[inline]
+    fn order_read_after_queued(&mut self, d: usize, xpline: u64) {
+        if let Some(q) = self.dimms[d].queued.remove(&xpline) {
+            let done = q.start_ns + self.write_ns;
+            if done > self.now_ns {
+                self.op_wait_ns = self.op_wait_ns.max(done - self.now_ns);
+            }
+        }
+    }
+
+    /// A write request needs a WPQ credit: when DIMM `d`'s media queue is longer than its
+    /// room, the writer waits until enough queued writes have started.
+    #[inline]
+    fn wait_for_credit(&mut self, d: usize) {
+        let until = self.dimms[d].write_queue_until_ns - self.queue_room * self.write_ns;
+        if until > self.now_ns {
+            self.op_wait_ns = self.op_wait_ns.max(until - self.now_ns);
         }
     }
 
@@ -274,6 +386,9 @@ impl MemorySink for PmemSystem {
     fn mem_read(&mut self, line: u64, _core: usize) {
         let (d, local) = self.route(line);
         self.wait_for(d);
+        if self.merge_queued {
+            self.order_read_after_queued(d, local >> 2);
+        }
         let dimm = &mut self.dimms[d];
         dimm.read_requests += 1;
         let (hit, evicted) = dimm.xpb.read(local >> 2);
@@ -298,9 +413,15 @@ impl MemorySink for PmemSystem {
         self.wait_for(d);
         // The WPQ neither merges nor amplifies: every insert becomes one DDR-T request.
         self.wpq_inserts[d / self.per_imc as usize] += 1;
+        self.dimms[d].write_requests += 1;
+        if self.merge_queued {
+            self.wait_for_credit(d);
+            if self.merge_into_queued(d, local >> 2, (local & 3) as u8) {
+                return;
+            }
+        }
         let limit = self.dirty_limit(d);
         let dimm = &mut self.dimms[d];
-        dimm.write_requests += 1;
         for w in dimm
             .xpb
             .write_limited(local >> 2, (local & 3) as u8, limit)
@@ -315,6 +436,90 @@ impl MemorySink for PmemSystem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn one_dimm(merge: bool) -> PmemSystem {
+        let mut cfg = PmemConfig {
+            dimms: 1,
+            ..PmemConfig::default()
+        };
+        cfg.xpbuffer.merge_queued_writes = merge;
+        cfg.xpbuffer.backlog_write_entries = 6;
+        PmemSystem::new(&cfg, 1 << 30, u32::MAX, 1)
+    }
+
+    /// 64 B line `sub` of XPLine `x` on a one-DIMM system.
+    fn line(x: u64, sub: u64) -> u64 {
+        4 * x + sub
+    }
+
+    #[test]
+    fn writes_patch_a_queued_read_modify_write_until_its_fill_read_returns() {
+        for merge in [false, true] {
+            let mut s = one_dimm(merge);
+            // A backed-up media queue: only the 6 backlog entries assemble writes, so the
+            // seventh partly written XPLine sends the oldest (XPLine 0) to media early.
+            s.dimms[0].write_queue_until_ns = 50_000.0;
+            for x in 0..7 {
+                s.mem_write(line(x, 0), 0, WriteCause::Flush);
+            }
+            let c = s.counters();
+            assert_eq!((c.xpbuffer_early_writebacks, c.media_reads_64b), (1, 4));
+            // The rest of XPLine 0 arrives within the fill read's time.
+            s.now_ns = 100.0;
+            for sub in 1..4 {
+                s.mem_write(line(0, sub), 0, WriteCause::Flush);
+            }
+            let c = s.counters();
+            if merge {
+                // Patched into the queued write, which no longer needs its fill read.
+                assert_eq!((c.media_writes_64b, c.media_reads_64b), (4, 0));
+                assert_eq!(c.xpbuffer_merges, 3);
+            } else {
+                // Assembled anew in the buffer (three quarters, still partial): that pushes
+                // the next partly written XPLine out early, another RMW.
+                assert_eq!((c.media_writes_64b, c.media_reads_64b), (8, 8));
+            }
+            assert_eq!(c.write_requests, 10);
+        }
+    }
+
+    #[test]
+    fn a_read_waits_for_the_queued_write_and_ends_the_merging() {
+        let mut s = one_dimm(true);
+        s.dimms[0].write_queue_until_ns = 50_000.0;
+        for x in 0..7 {
+            s.mem_write(line(x, 0), 0, WriteCause::Flush);
+        }
+        s.now_ns = 100.0;
+        s.op_wait_ns = 0.0;
+        s.mem_read(line(0, 1), 0);
+        // Ordered after XPLine 0's write, which starts when the queue has drained.
+        assert!(s.op_wait_ns > 49_000.0, "waited {}", s.op_wait_ns);
+        s.mem_write(line(0, 1), 0, WriteCause::Flush);
+        let c = s.counters();
+        assert_eq!(c.xpbuffer_merges, 0, "the read ended the merging");
+        // XPLine 0's early write-back kept its fill read; the new partial line pushed
+        // XPLine 1 out early too.
+        assert_eq!((c.media_writes_64b, c.media_reads_64b), (8, 8));
+    }
+
+    #[test]
+    fn a_writer_waits_for_a_credit_when_the_media_queue_is_full() {
+        let mut s = one_dimm(true);
+        let write_ns = s.write_ns;
+        // 58 queued media writes (64 entries less 6 assembling) fill the queue's room.
+        s.dimms[0].write_queue_until_ns = 60.0 * write_ns;
+        s.mem_write(line(1000, 0), 0, WriteCause::Flush);
+        assert!(
+            (s.op_wait_ns - 2.0 * write_ns).abs() < 1e-6,
+            "{}",
+            s.op_wait_ns
+        );
+        let mut free = one_dimm(false);
+        free.dimms[0].write_queue_until_ns = 60.0 * write_ns;
+        free.mem_write(line(1000, 0), 0, WriteCause::Flush);
+        assert_eq!(free.op_wait_ns, 0.0);
+    }
 
     #[test]
     fn routing_interleaves_4k_and_inverts() {

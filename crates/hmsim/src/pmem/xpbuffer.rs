@@ -8,21 +8,28 @@
 //! and only a few are free to assemble incoming writes, so with many interleaved write
 //! streams partly assembled XPLines are written back early (read-modify-write).
 
+use rand::Rng;
+
 use crate::hash::FastMap;
+use crate::rng::SimRng;
 
 const NONE: u32 = u32::MAX;
-const FULL: u8 = 0b1111;
+pub(crate) const FULL: u8 = 0b1111;
 
 /// A 256 B media write the buffer issues: which XPLine, and whether it needed a fill read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MediaWrite {
     pub xpline: u64,
     pub rmw_read: bool,
+    /// The 64 B sub-lines it carries new data for (bit per sub-line).
+    pub mask: u8,
 }
 
 pub struct XpBuffer {
     cap: usize,
     eager: bool,
+    /// Victim choice when full: None = least recently used; Some = uniformly random entry.
+    random_victim: Option<SimRng>,
     map: FastMap<u64, u32>,
     xpline: Vec<u64>,
     mask: Vec<u8>,
@@ -45,6 +52,7 @@ impl XpBuffer {
         XpBuffer {
             cap: entries,
             eager: eager_full_writeback,
+            random_victim: None,
             map: FastMap::default(),
             xpline: Vec::with_capacity(entries),
             mask: Vec::with_capacity(entries),
@@ -58,6 +66,12 @@ impl XpBuffer {
             read_hits: 0,
             read_misses: 0,
         }
+    }
+
+    /// Evict a uniformly random entry instead of the least recently used one when full.
+    pub fn with_random_replacement(mut self, rng: SimRng) -> XpBuffer {
+        self.random_victim = Some(rng);
+        self
     }
 
     fn unlink(&mut self, i: u32) {
@@ -103,7 +117,10 @@ impl XpBuffer {
             self.next.push(NONE);
             (self.xpline.len() - 1) as u32
         } else {
-            let v = self.tail;
+            let v = match &mut self.random_victim {
+                Some(r) => r.random_range(0..self.cap as u32),
+                None => self.tail,
+            };
             self.unlink(v);
             let old = self.xpline[v as usize];
             self.map.remove(&old);
@@ -113,6 +130,7 @@ impl XpBuffer {
                 out = Some(MediaWrite {
                     xpline: old,
                     rmw_read: m != FULL,
+                    mask: m,
                 });
             }
             self.xpline[v as usize] = xpline;
@@ -138,6 +156,7 @@ impl XpBuffer {
                 return Some(MediaWrite {
                     xpline: self.xpline[i as usize],
                     rmw_read: m != FULL,
+                    mask: m,
                 });
             }
             i = self.prev[i as usize];
@@ -179,6 +198,7 @@ impl XpBuffer {
                     Some(MediaWrite {
                         xpline,
                         rmw_read: false,
+                        mask: FULL,
                     }),
                     None,
                 ];
@@ -229,7 +249,8 @@ mod tests {
             w,
             vec![MediaWrite {
                 xpline: 7,
-                rmw_read: false
+                rmw_read: false,
+                mask: FULL
             }]
         );
         assert_eq!(b.dirty_lines(), 0);
@@ -254,7 +275,8 @@ mod tests {
             b.write(3, 0),
             Some(MediaWrite {
                 xpline: 1,
-                rmw_read: true
+                rmw_read: true,
+                mask: 1
             })
         );
     }
@@ -273,7 +295,8 @@ mod tests {
                 None,
                 Some(MediaWrite {
                     xpline: 0,
-                    rmw_read: true
+                    rmw_read: true,
+                    mask: 1
                 })
             ]
         );
@@ -285,6 +308,27 @@ mod tests {
             assert_eq!(w[1], None);
         }
         assert_eq!(b.dirty_lines(), 2);
+    }
+
+    #[test]
+    fn n_streams_over_more_xplines_than_entries_cost_one_rmw_per_write() {
+        // 8 streams, each writing one 64 B line per XPLine in turn over its own 40 XPLines:
+        // 320 XPLines cycled through a 64-entry LRU buffer, so every line is evicted before
+        // its stream returns to it. The first 64 writes fill the buffer; every later write
+        // evicts one partly written XPLine: a read-modify-write each.
+        let mut b = XpBuffer::new(64, true);
+        let (streams, per_stream, rounds) = (8u64, 40u64, 5u64);
+        let mut media = Vec::new();
+        for r in 0..rounds * per_stream {
+            for s in 0..streams {
+                let x = s * 1000 + r % per_stream;
+                media.extend(b.write(x, (r / per_stream) as u8 % 4));
+            }
+        }
+        let writes = streams * per_stream * rounds;
+        assert_eq!(media.len() as u64, writes - 64);
+        assert!(media.iter().all(|w| w.rmw_read && w.mask.count_ones() == 1));
+        assert_eq!(b.merged_writes, 0);
     }
 
     #[test]

@@ -122,6 +122,14 @@ impl PmRegion {
         self.persist(OFF_ROOTS + 8 * i, 8);
     }
 
+    /// Publish root slot `i` with a non-temporal store and a fence (RECIPE's `movnt64`
+    /// publication of a new table).
+    pub fn set_root_nt(&mut self, i: u64, v: POff) {
+        assert!(i < ROOT_SLOTS);
+        self.ntstore_u64(OFF_ROOTS + 8 * i, v);
+        self.fence();
+    }
+
     /// Walk the free lists (for invariant checks): every block in range, aligned, no cycle.
     pub fn check_allocator(&self) -> Result<(), String> {
         let top = self.peek_u64(OFF_RESERVED);

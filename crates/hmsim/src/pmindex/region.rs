@@ -135,6 +135,8 @@ impl PmObserver for EventLog {
 
 /// Counts of the primitives. `alloc_*` are the persistent allocator's own flushes and fences
 /// (reported apart so the index's persist cost is comparable to RECIPE's, which used malloc).
+/// `resize_*` are the part of the index's own `flushes` / `fences` / `ntstores` issued while
+/// it resizes or splits (a subset of them, not extra).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct PmStats {
     pub loads: u64,
@@ -148,6 +150,9 @@ pub struct PmStats {
     pub fences: u64,
     pub alloc_flushes: u64,
     pub alloc_fences: u64,
+    pub resize_flushes: u64,
+    pub resize_fences: u64,
+    pub resize_ntstores: u64,
 }
 
 impl PmStats {
@@ -163,6 +168,9 @@ impl PmStats {
             fences: self.fences - b.fences,
             alloc_flushes: self.alloc_flushes - b.alloc_flushes,
             alloc_fences: self.alloc_fences - b.alloc_fences,
+            resize_flushes: self.resize_flushes - b.resize_flushes,
+            resize_fences: self.resize_fences - b.resize_fences,
+            resize_ntstores: self.resize_ntstores - b.resize_ntstores,
         }
     }
 }
@@ -229,6 +237,8 @@ pub struct PmRegion {
     core: usize,
     /// Flushes/fences are charged to the allocator while it persists its metadata.
     pub(super) in_alloc: bool,
+    /// Set by an index while it resizes or splits (see [`PmRegion::set_resizing`]).
+    in_resize: bool,
     /// Lines stored since their last flush (only kept with `coalesce_flushes`).
     unflushed: FastSet<u64>,
     crash: Option<Box<CrashTrack>>,
@@ -341,6 +351,7 @@ impl PmRegion {
             observer: None,
             core: 0,
             in_alloc: false,
+            in_resize: false,
             unflushed: FastSet::default(),
             crash: None,
             slow,
@@ -606,6 +617,7 @@ impl PmRegion {
             unsafe { (p as *mut u64).write_unaligned(v) }
         }
         self.stats.ntstores += 1;
+        self.stats.resize_ntstores += self.in_resize as u64;
         self.stats.store_bytes += 8;
         let line = off / LINE;
         self.unflushed.remove(&line);
@@ -617,6 +629,12 @@ impl PmRegion {
             }
         }
         self.emit(PmEvent::NtStore { off, len: 8 });
+    }
+
+    /// Mark the index's persist operations from now on as resize / split work (true) or
+    /// ordinary insert work (false); they count in `resize_*` besides their own counter.
+    pub fn set_resizing(&mut self, on: bool) {
+        self.in_resize = on;
     }
 
     /// Flush the line holding `off` with the configured instruction (no fence).
@@ -631,6 +649,7 @@ impl PmRegion {
             self.stats.alloc_flushes += 1;
         } else {
             self.stats.flushes += 1;
+            self.stats.resize_flushes += self.in_resize as u64;
         }
         if self.cfg.hardware_flush {
             // SAFETY: in range; instruction support checked at creation.
@@ -655,6 +674,7 @@ impl PmRegion {
             self.stats.alloc_fences += 1;
         } else {
             self.stats.fences += 1;
+            self.stats.resize_fences += self.in_resize as u64;
         }
         if self.cfg.hardware_flush {
             hwflush::sfence();

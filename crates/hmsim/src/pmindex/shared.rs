@@ -108,6 +108,9 @@ pub fn add_stats(a: &PmStats, b: &PmStats) -> PmStats {
         fences,
         alloc_flushes,
         alloc_fences,
+        resize_flushes,
+        resize_fences,
+        resize_ntstores,
     } = *b;
     PmStats {
         loads: a.loads + loads,
@@ -120,6 +123,9 @@ pub fn add_stats(a: &PmStats, b: &PmStats) -> PmStats {
         fences: a.fences + fences,
         alloc_flushes: a.alloc_flushes + alloc_flushes,
         alloc_fences: a.alloc_fences + alloc_fences,
+        resize_flushes: a.resize_flushes + resize_flushes,
+        resize_fences: a.resize_fences + resize_fences,
+        resize_ntstores: a.resize_ntstores + resize_ntstores,
     }
 }
 

@@ -278,7 +278,10 @@ impl PmIndex for Cceh {
             if made.is_none() && self.o.key_type == KeyType::Str {
                 made = Some(keyslot::make(pm, key)?);
             }
-            self.split(pm, h)?;
+            pm.set_resizing(true);
+            let r = self.split(pm, h);
+            pm.set_resizing(false);
+            r?;
         }
     }
 

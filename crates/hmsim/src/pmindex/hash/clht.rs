@@ -4,8 +4,9 @@
 //! Persistence (RECIPE conversion): an insert writes the value, flushes it, fences; then
 //! stores the key with a non-temporal store and fences — the key publishes the entry, so a
 //! crash before it leaves an invisible slot. A full chain gets a new overflow bucket that is
-//! written and flushed whole before the `next` pointer is stored and flushed. Resize builds
-//! and flushes the whole new table, then publishes it in the root. Update = store value,
+//! written and flushed whole before the `next` pointer is published with a non-temporal
+//! store (RECIPE's `movnt64`). Resize builds and flushes the whole new table, then publishes
+//! it in the root with a non-temporal store. Update = store value,
 //! flush, fence (8 B atomic); delete = clear the key, flush, fence.
 //! Recovery: reopen the table from the root and release every bucket lock.
 //!
@@ -26,12 +27,15 @@ const OFF_VAL: u64 = 32;
 const OFF_NEXT: u64 = 56;
 /// Table header: number of buckets, offset of the bucket array, key type.
 const TABLE_BYTES: u64 = 64;
-/// CLHT's resize policy (clht_lb_res): every `CLHT_PERC_EXPANSIONS` (1 %) of the buckets in
-/// new overflow buckets, check the fill; above `CLHT_PERC_FULL_DOUBLE` (50 %) grow by the
-/// power of two that brings it to about `CLHT_OCCUP_AFTER_RES` (20 %).
-const PERC_EXPANSIONS: f64 = 0.01;
-const PERC_FULL_DOUBLE: f64 = 0.50;
-const OCCUP_AFTER_RES: f64 = 0.20;
+/// CLHT's resize policy as RECIPE's clht_lb_res compiles it: a table resizes once it has
+/// created as many overflow buckets as it has buckets (`num_expands_threshold =
+/// CLHT_PERC_EXPANSIONS * num_buckets` with the integer constant 1, so 100 %, not 1 %); the
+/// insert path then calls `ht_status` with `resize_increase` set, which grows the table
+/// whatever its fill, by `pow2roundup(full % / CLHT_OCCUP_AFTER_RES)` (40), at least 2.
+/// Overflow buckets created while rehashing count towards the new table's threshold, and a
+/// new table already past it resizes again.
+const EXPANSIONS_PER_BUCKET: u64 = 1;
+const OCCUP_AFTER_RES_PCT: f64 = 40.0;
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "p-clht",
@@ -161,8 +165,26 @@ impl PClht {
         }
     }
 
+    fn past_threshold(&self) -> bool {
+        self.expansions >= (EXPANSIONS_PER_BUCKET * self.n).max(1)
+    }
+
+    /// `ht_status(h, 1, 0)`: grow by the power of two of the fill over 40 % (at least 2),
+    /// again while the new table starts past its own threshold.
+    fn grow(&mut self, pm: &mut PmRegion) -> PmResult<()> {
+        loop {
+            let full_pct = 100.0 * self.size as f64 / (SLOTS * self.n) as f64;
+            let by = ((full_pct / OCCUP_AFTER_RES_PCT) as u64).next_power_of_two();
+            self.resize(pm, by.max(2))?;
+            if !self.past_threshold() {
+                return Ok(());
+            }
+        }
+    }
+
     fn resize(&mut self, pm: &mut PmRegion, factor: u64) -> PmResult<()> {
         let n2 = self.n * factor;
+        let mut expansions = 0;
         let size = self.size;
         let entries = self.raw_entries(pm);
         let (table, buckets) = new_table(pm, n2, self.o.key_type)?;
@@ -179,6 +201,7 @@ impl PClht {
                     pm.zero(nb, BUCKET);
                     pm.write_u64(bucket + OFF_NEXT, nb);
                     bucket = nb;
+                    expansions += 1;
                 } else {
                     bucket = next;
                 }
@@ -188,7 +211,9 @@ impl PClht {
             pm.write_u64(bucket + OFF_VAL + 8 * used, val);
             fill[bin as usize] += 1;
         }
-        // Flush the whole new table (and its overflow buckets), then publish it.
+        // Fence, flush the whole table with its overflow buckets (the header was flushed
+        // when created), fence, then publish it (ht_resize_pes).
+        pm.fence();
         pm.flush_range(buckets, n2 * BUCKET);
         for b in 0..n2 {
             let mut next = pm.peek_u64(buckets + b * BUCKET + OFF_NEXT);
@@ -198,7 +223,7 @@ impl PClht {
             }
         }
         pm.fence();
-        pm.set_root(self.o.root_slot, table);
+        pm.set_root_nt(self.o.root_slot, table);
         // The old table is unreachable once the root is durable.
         let (old_table, old_buckets, old_n) = (self.table, self.buckets, self.n);
         for b in 0..old_n {
@@ -213,6 +238,7 @@ impl PClht {
         pm.free(old_table, TABLE_BYTES);
         *self = PClht::open(&self.o, table, n2, buckets);
         self.size = size;
+        self.expansions = expansions;
         Ok(())
     }
 
@@ -276,20 +302,17 @@ impl PmIndex for PClht {
             pm.write_u64(nb + OFF_VAL, value);
             pm.flush(nb);
             pm.fence();
-            pm.write_u64(bucket + OFF_NEXT, nb);
-            pm.flush(bucket + OFF_NEXT);
+            pm.ntstore_u64(bucket + OFF_NEXT, nb);
             pm.fence();
             self.expansions += 1;
         }
         self.unlock(pm, bin);
         self.size += 1;
-        if self.expansions as f64 >= (PERC_EXPANSIONS * self.n as f64).max(1.0) {
-            self.expansions = 0;
-            let full = self.size as f64 / (SLOTS * self.n) as f64;
-            if full > PERC_FULL_DOUBLE {
-                let factor = ((full / OCCUP_AFTER_RES).ceil() as u64).next_power_of_two();
-                self.resize(pm, factor.max(2))?;
-            }
+        if empty.is_none() && self.past_threshold() {
+            pm.set_resizing(true);
+            let r = self.grow(pm);
+            pm.set_resizing(false);
+            r?;
         }
         Ok(true)
     }
@@ -429,6 +452,54 @@ mod tests {
         let d = pm.stats().minus(&before);
         assert_eq!((d.flushes, d.fences), (0, 0));
         assert_eq!(idx.lookup(&mut pm, Key::string_of(42)), Some(7));
+    }
+
+    #[test]
+    fn per_source_counts_without_and_with_a_resize() {
+        // capacity_hint 16: 8 buckets (16 / 3 rounded up to a power of two), threshold 8
+        // overflow buckets. Keys are inserted until one insert resizes.
+        let (mut pm, mut idx, _) = fresh(
+            &SPEC,
+            KeyType::Int,
+            TonicOpts::default(),
+            RegionConfig::default(),
+        );
+        let (mut plain, mut resizes) = (0, 0);
+        for k in 1..2000u64 {
+            let before = pm.stats();
+            assert!(idx.insert(&mut pm, Key::Int(k), k).unwrap());
+            let d = pm.stats().minus(&before);
+            if d.resize_flushes == 0 {
+                assert_eq!((d.resize_fences, d.resize_ntstores), (0, 0));
+                // The value (or a new overflow bucket) flushed, then the key (or the bucket
+                // link) published with a non-temporal store: fence after each.
+                assert_eq!((d.flushes, d.ntstores, d.fences), (1, 1, 2), "key {k}");
+                plain += 1;
+                continue;
+            }
+            resizes += 1;
+            // A resize: front fence, the whole new table (at least 16 bucket lines) flushed,
+            // back fence, the root published with one non-temporal store and its fence.
+            // (A new table already past its threshold resizes again: one such set each.)
+            assert!(d.resize_flushes >= 16, "{d:?}");
+            assert!(d.resize_ntstores >= 1, "{d:?}");
+            assert_eq!(d.resize_fences, 3 * d.resize_ntstores, "{d:?}");
+            // Besides it, exactly the insert's own overflow bucket and link.
+            assert_eq!(
+                (d.flushes - d.resize_flushes, d.ntstores - d.resize_ntstores),
+                (1, 1)
+            );
+            assert_eq!(d.fences - d.resize_fences, 2);
+            if resizes == 1 {
+                // The first resize comes only once 8 overflow buckets exist (100 % of the
+                // buckets, not 1 %): at least 3 + 7 * 3 + 1 = 25 keys (all in one chain).
+                assert!(k >= 25, "resized at key {k}");
+            }
+        }
+        assert!(
+            plain > 0 && resizes >= 2,
+            "{plain} plain, {resizes} resizes"
+        );
     }
 
     #[test]

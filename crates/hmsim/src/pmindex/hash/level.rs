@@ -340,7 +340,10 @@ impl PmIndex for Level {
                     return Ok(true);
                 }
             }
-            self.resize(pm)?;
+            pm.set_resizing(true);
+            let r = self.resize(pm);
+            pm.set_resizing(false);
+            r?;
         }
     }
 
