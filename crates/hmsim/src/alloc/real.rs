@@ -188,9 +188,12 @@ impl Shared {
 /// What a real run measured.
 #[derive(Debug, Clone)]
 pub struct RealResult {
+    /// Allocations and frees together.
+    pub all: CycleStats,
     pub alloc: CycleStats,
     pub free: CycleStats,
-    pub alloc_quantiles: Vec<(f64, u64)>,
+    /// Distribution of all requests at the driver's quantiles.
+    pub quantiles: Vec<(f64, u64)>,
     pub failures: u64,
     /// Checker violations: frames handed out twice or freed while not handed out.
     pub violations: u64,
@@ -276,9 +279,14 @@ pub fn run(spec: &AllocatorSpec, frames: u64, w: &Workload) -> RealResult {
             }
         }
     }
+    let mut all = a.clone();
+    all.0.add(&f.0).expect("same bounds");
+    all.1 += f.1;
+    all.2 += f.2;
     RealResult {
+        all: stats(&all.0, all.1, all.2),
+        quantiles: super::driver::quantiles(&all.0),
         alloc: stats(&a.0, a.1, a.2),
-        alloc_quantiles: super::driver::quantiles(&a.0),
         free: stats(&f.0, f.1, f.2),
         failures,
         violations,
