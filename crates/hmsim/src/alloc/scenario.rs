@@ -322,6 +322,7 @@ fn real_row(
     });
     m.insert("source".into(), json!("real"));
     m.insert("checker_violations".into(), json!(rr.violations));
+    m.insert("outliers".into(), json!(rr.outliers));
     m.insert("free_frames_end".into(), json!(rr.free_frames_end));
     (m, r)
 }

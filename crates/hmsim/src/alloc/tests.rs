@@ -685,3 +685,72 @@ fn lazy_layers_thrash_when_memory_is_exhausted() {
     // (Mean cycles fall instead: most requests fail, and a failure is quick.)
     assert!(full.2 > 0.0 && roomy.2 > 0.0);
 }
+
+#[test]
+fn a_dram_miss_brings_the_adjacent_line_into_l2() {
+    use super::machine::MachineState;
+    let m = Machine::default();
+    let mut st = MachineState::new(m, 1);
+    assert_eq!(st.access(0, 1 << 20, false), m.dram_cycles);
+    assert_eq!(st.access(0, (1 << 20) + 64, false), m.l2_cycles);
+    let mut st = MachineState::new(
+        Machine {
+            adjacent_line_prefetch: false,
+            ..m
+        },
+        1,
+    );
+    st.access(0, 1 << 20, false);
+    assert_eq!(st.access(0, (1 << 20) + 64, false), m.dram_cycles);
+}
+
+#[test]
+fn threads_beyond_the_cores_share_them() {
+    // Four threads on one core never contend for a lock: they run one after another.
+    let text = |cores: u32| {
+        format!(
+            "module = \"allocators\"\nseed = 1\nframes = 16384\nprobe_orders = []\n\
+             [[allocators]]\nname = \"buddy\"\n[machine]\ncores = {cores}\n\
+             [workload.synthetic]\nshape = \"dbench\"\nthreads = 4\nallocs_per_thread = 2000\n"
+        )
+    };
+    let contended = |cores| run(&text(cores)).unwrap().rows[0]["contended_locks"].as_u64().unwrap();
+    assert_eq!(contended(1), 0);
+    assert!(contended(4) > 0);
+}
+
+#[test]
+fn the_2_6_32_replay_splits_page_frags_and_folios_only() {
+    use super::workload::{from_trace, from_trace_as, split_in_2_6_32, Kernel, Op};
+    use crate::trace::gfp;
+    let frag = gfp::KERNEL | gfp::COMP | gfp::NOWARN | gfp::NORETRY;
+    assert!(split_in_2_6_32(3, frag));
+    assert!(!split_in_2_6_32(2, frag));
+    assert!(split_in_2_6_32(2, gfp::HIGHUSER_MOVABLE | gfp::COMP));
+    assert!(!split_in_2_6_32(9, gfp::TRANSHUGE | gfp::HIGHUSER_MOVABLE | gfp::COMP));
+    assert!(!split_in_2_6_32(1, gfp::KERNEL | gfp::COMP));
+    assert!(!split_in_2_6_32(0, frag));
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/tbench.kmem.hmt");
+    let rec = from_trace(&p, "t", "k").unwrap();
+    let old = from_trace_as(&p, "t", "k", Kernel::Linux2632).unwrap();
+    let pages = |w: &super::workload::Workload| -> (u64, u64, u64) {
+        let mut order: Vec<u8> = vec![0; w.blocks as usize];
+        let (mut a, mut f, mut multi) = (0, 0, 0);
+        for q in &w.reqs {
+            match q.op {
+                Op::Alloc { order: o } => {
+                    order[q.id as usize] = o;
+                    a += 1 << o;
+                    multi += (o > 0) as u64;
+                }
+                Op::Free => f += 1u64 << order[q.id as usize],
+            }
+        }
+        (a, f, multi)
+    };
+    let (ra, rf, rmulti) = pages(&rec);
+    let (oa, of, omulti) = pages(&old);
+    // The same pages are asked for and given back; tbench's order-3 socket pages are gone.
+    assert_eq!((ra, rf), (oa, of));
+    assert!(omulti * 10 < rmulti, "{omulti} vs {rmulti}");
+}
