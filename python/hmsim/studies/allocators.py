@@ -66,7 +66,8 @@ def build_points(quick: bool) -> list[Point]:
                 *((("frames", _toml_value(65536)),) if quick else ()),
             )
             pts.append(Point(text=text, file=file, overrides=ov, labels=(("point", f"{shape}-{t}"),)))
-    for shape in SENS_SHAPES:
+    # Quick runs: the sensitivity of one workload (the full study: both).
+    for shape in SENS_SHAPES[:1] if quick else SENS_SHAPES:
         for key, values in SENS_AXES.items():
             for v in values:
                 ov = (

@@ -199,8 +199,10 @@ impl MachineState {
         if self.m.zero_pages {
             if let Some((pfn, order)) = handed_out {
                 let start = PAGE_DATA_BASE + pfn * 4096;
+                // Plain stores: page contents are never allocator metadata, so the other
+                // cores' copies need no search (a stale copy there only ages out).
                 for a in (start..start + (4096u64 << order)).step_by(64) {
-                    self.hier.access_coherent(core, a, true, &mut Dram);
+                    self.hier.store(core, a, &mut Dram);
                 }
             }
         }
@@ -209,7 +211,7 @@ impl MachineState {
             let l = self.rng.random_range(0..lines);
             // A core's own data: each core has its own footprint.
             let a = APP_BASE + (core as u64) * self.m.app_footprint_bytes + l * 64;
-            self.hier.access_coherent(core, a, false, &mut Dram);
+            self.hier.load(core, a, &mut Dram);
         }
     }
 }

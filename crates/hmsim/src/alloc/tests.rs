@@ -714,7 +714,11 @@ fn threads_beyond_the_cores_share_them() {
              [workload.synthetic]\nshape = \"dbench\"\nthreads = 4\nallocs_per_thread = 2000\n"
         )
     };
-    let contended = |cores| run(&text(cores)).unwrap().rows[0]["contended_locks"].as_u64().unwrap();
+    let contended = |cores| {
+        run(&text(cores)).unwrap().rows[0]["contended_locks"]
+            .as_u64()
+            .unwrap()
+    };
     assert_eq!(contended(1), 0);
     assert!(contended(4) > 0);
 }
@@ -727,10 +731,14 @@ fn the_2_6_32_replay_splits_page_frags_and_folios_only() {
     assert!(split_in_2_6_32(3, frag));
     assert!(!split_in_2_6_32(2, frag));
     assert!(split_in_2_6_32(2, gfp::HIGHUSER_MOVABLE | gfp::COMP));
-    assert!(!split_in_2_6_32(9, gfp::TRANSHUGE | gfp::HIGHUSER_MOVABLE | gfp::COMP));
+    assert!(!split_in_2_6_32(
+        9,
+        gfp::TRANSHUGE | gfp::HIGHUSER_MOVABLE | gfp::COMP
+    ));
     assert!(!split_in_2_6_32(1, gfp::KERNEL | gfp::COMP));
     assert!(!split_in_2_6_32(0, frag));
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/tbench.kmem.hmt");
+    let p =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/tbench.kmem.hmt");
     let rec = from_trace(&p, "t", "k").unwrap();
     let old = from_trace_as(&p, "t", "k", Kernel::Linux2632).unwrap();
     let pages = |w: &super::workload::Workload| -> (u64, u64, u64) {
