@@ -729,6 +729,12 @@ fn the_2_6_32_replay_splits_page_frags_and_folios_only() {
     use crate::trace::gfp;
     let frag = gfp::KERNEL | gfp::COMP | gfp::NOWARN | gfp::NORETRY;
     assert!(split_in_2_6_32(3, frag));
+    // As tbench's trace prints them (GFP_NOWAIT implies no warning).
+    assert!(split_in_2_6_32(
+        3,
+        gfp::NOWAIT | gfp::COMP | gfp::NORETRY | gfp::OTHER
+    ));
+    assert!(!split_in_2_6_32(3, gfp::NOWAIT | gfp::COMP));
     assert!(!split_in_2_6_32(2, frag));
     assert!(split_in_2_6_32(2, gfp::HIGHUSER_MOVABLE | gfp::COMP));
     assert!(!split_in_2_6_32(

@@ -72,15 +72,16 @@ pub enum Kernel {
 }
 
 /// Whether a recorded multi-page request was a run of single pages in Linux 2.6.32.
-/// Two 6.x allocations carry `__GFP_COMP | __GFP_NOWARN | __GFP_NORETRY`, the flags of an
-/// opportunistic high-order attempt with an order-0 fallback: socket page-frag refills
-/// (`skb_page_frag_refill`, order 3 since 3.x; 2.6.32 filled socket buffers with single
-/// pages) and page-cache large folios (readahead; movable). 2.6.32 had neither, so each
-/// is 2^order order-0 requests there. Other multi-page requests (slab pages, stacks,
-/// huge pages) are kept.
+/// Two 6.x allocations are opportunistic high-order attempts with an order-0 fallback:
+/// socket page-frag refills (`skb_page_frag_refill`: order 3 since 3.x, compound,
+/// `__GFP_NORETRY` and no warning — printed as `GFP_NOWAIT|__GFP_COMP|__GFP_NORETRY` or
+/// with `__GFP_NOWARN`; 2.6.32 filled socket buffers with single pages) and page-cache
+/// large folios (readahead: compound and movable). 2.6.32 had neither, so each is 2^order
+/// order-0 requests there. Other multi-page requests (slab pages, stacks, huge pages) are
+/// kept.
 pub fn split_in_2_6_32(order: u8, flags: u32) -> bool {
-    const OPPORTUNISTIC: u32 = gfp::COMP | gfp::NOWARN | gfp::NORETRY;
-    let page_frag = order == 3 && flags & OPPORTUNISTIC == OPPORTUNISTIC;
+    let quiet = flags & (gfp::NOWARN | gfp::NOWAIT) != 0;
+    let page_frag = order == 3 && flags & gfp::COMP != 0 && flags & gfp::NORETRY != 0 && quiet;
     let folio = flags & gfp::COMP != 0
         && flags & (gfp::HIGHUSER_MOVABLE | gfp::MOVABLE) != 0
         && flags & gfp::TRANSHUGE == 0
