@@ -88,11 +88,17 @@ def test_allocators_study_quick(quick_study):
     assert ((syn.mean_cycles >= lo - 1e-6) & (syn.mean_cycles <= hi + 1e-6)).all()
     imp = res.summary["lazy_ibuddy_b1_improvement_over_lazy_buddy_b31"]
     assert set(imp) == shapes and all(set(v) == {"1", "2", "4", "8", "16", "32"} for v in imp.values())
-    # Regression ranges (model cycles, default cost table): the lazy iBuddy wins on the
-    # single-page kernel compile at 32 threads (one zone lock contends) and loses on tbench,
-    # whose order-3 socket buffers make iBuddy gather runs frame by frame.
-    assert imp["kernel-compile"]["32"] > 1.2
-    assert imp["tbench"]["1"] < 0.5
+    # Regression ranges (model cycles, default machine): with one buddy space per thread (2-4
+    # threads) the lazy iBuddy (batch 1) wins over the lazy buddy (batch 31); from 8 threads two
+    # cores share each of the 4 spaces and the lazy buddy's per-CPU lists win on single-page
+    # shapes, while tbench's cross-core socket-page frees keep the one zone lock expensive.
+    assert 0.15 < imp["kernel-compile"]["4"] < 0.45
+    assert imp["unixbench"]["8"] < -0.5
+    assert 0.3 < imp["tbench"]["8"] < 0.6
+    # More application pollution erodes the lazy buddy's cache warmth.
+    sens = res.tables["table_sensitivity"]
+    pol = sens[sens.axis == "app_lines_per_request"].set_index("value").lazy_buddy31_over_lazy_ibuddy1
+    assert pol[512.0] > pol[0.0]
     # Start-Gap never shortens life beyond its copy writes.
     assert (model.lifetime_start_gap_runs >= model.lifetime_runs / 1.011).all()
     for name in (
