@@ -68,6 +68,9 @@ def test_allocators_study_quick(quick_study):
         "mean_cycles",
         "std_cycles",
         "p99_cycles",
+        "alloc_mean_cycles",
+        "free_mean_cycles",
+        "lines_per_request",
         "alloc_count_cov",
         "alloc_count_max_over_mean",
         "source",
@@ -75,17 +78,27 @@ def test_allocators_study_quick(quick_study):
         assert c in df.columns, c
     model = df[df.source == "model"]
     # The table: 6 allocators x 6 workloads x 6 thread counts.
-    syn = model[model.workload.str.startswith("synthetic")]
+    syn = model[model.workload.str.startswith("synthetic") & ~model.point.str.startswith("sens:")]
     assert len(syn.groupby(["allocator", "workload", "threads"])) == 6 * 6 * 6
     real = df[df.source == "real"]
-    assert len(real) > 0 and (real.checker_violations == 0).all()
-    imp = res.summary["lazy_ibuddy_b1_speedup_over_lazy_buddy_b31"]
+    assert len(real) > 0 and (real.checker_violations == 0).all() and (real.outliers >= 0).all()
+    # The study's quantity covers both directions: its mean lies between alloc-only and free-only.
+    lo = syn[["alloc_mean_cycles", "free_mean_cycles"]].min(axis=1)
+    hi = syn[["alloc_mean_cycles", "free_mean_cycles"]].max(axis=1)
+    assert ((syn.mean_cycles >= lo - 1e-6) & (syn.mean_cycles <= hi + 1e-6)).all()
+    imp = res.summary["lazy_ibuddy_b1_improvement_over_lazy_buddy_b31"]
     assert set(imp) == shapes and all(set(v) == {"1", "2", "4", "8", "16", "32"} for v in imp.values())
-    # Regression ranges (model cycles, default cost table): the lazy iBuddy wins on the
-    # single-page kernel compile at 32 threads (one zone lock contends) and loses on tbench,
-    # whose order-3 socket buffers make iBuddy gather runs frame by frame.
-    assert imp["kernel-compile"]["32"] > 1.2
-    assert imp["tbench"]["1"] < 0.5
+    # Regression ranges (model cycles, default machine): with one buddy space per thread (2-4
+    # threads) the lazy iBuddy (batch 1) wins over the lazy buddy (batch 31); from 8 threads two
+    # cores share each of the 4 spaces and the lazy buddy's per-CPU lists win on single-page
+    # shapes, while tbench's cross-core socket-page frees keep the one zone lock expensive.
+    assert 0.15 < imp["kernel-compile"]["4"] < 0.45
+    assert imp["unixbench"]["8"] < -0.5
+    assert 0.3 < imp["tbench"]["8"] < 0.6
+    # More application pollution erodes the lazy buddy's cache warmth.
+    sens = res.tables["table_sensitivity"]
+    pol = sens[sens.axis == "app_lines_per_request"].set_index("value").lazy_buddy31_over_lazy_ibuddy1
+    assert pol[512.0] > pol[0.0]
     # Start-Gap never shortens life beyond its copy writes.
     assert (model.lifetime_start_gap_runs >= model.lifetime_runs / 1.011).all()
     for name in (
@@ -95,9 +108,11 @@ def test_allocators_study_quick(quick_study):
         "fig_wear_lifetime",
         "fig_fragmentation",
         "fig_end_to_end_pcm_lifetime",
+        "fig_sensitivity",
     ):
         assert (out / f"{name}.png").stat().st_size > 5000
     assert (out / "table_mean_cycles.csv").exists()
+    assert (out / "table_sensitivity.csv").exists()
 
 
 def test_real_and_shape_options(tmp_path):

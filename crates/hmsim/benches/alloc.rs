@@ -130,6 +130,7 @@ fn mixed(c: &mut Criterion) {
 
 fn replay(c: &mut Criterion) {
     let w = replay_stream(50_000);
+    let model = driver::CostModel::default();
     let mut g = c.benchmark_group("alloc/cost-model-replay");
     g.throughput(Throughput::Elements(w.reqs.len() as u64));
     g.sample_size(10);
@@ -137,7 +138,7 @@ fn replay(c: &mut Criterion) {
         g.bench_function(name, |b| {
             b.iter_batched(
                 || named(name),
-                |mut a| driver::run(a.as_mut(), &w, CostTable::default(), 2.4, &[], 0).requests,
+                |mut a| driver::run(a.as_mut(), &w, &model, &[], 0).requests,
                 BatchSize::LargeInput,
             )
         });

@@ -60,7 +60,7 @@ pub fn order0_pair(name: &str, pairs: u64) -> BenchResult {
 pub fn replay(name: &str, w: &Workload) -> BenchResult {
     let mut a = named(name);
     let start = Instant::now();
-    let r = driver::run(a.as_mut(), w, CostTable::default(), 2.4, &[], 0);
+    let r = driver::run(a.as_mut(), w, &driver::CostModel::default(), &[], 0);
     let wall_s = start.elapsed().as_secs_f64();
     BenchResult {
         module: "allocators".into(),

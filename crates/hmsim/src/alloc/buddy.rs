@@ -19,6 +19,7 @@
 //! highatomic/CMA/isolate types; the lazy layer's per-CPU lists are not split by type.
 
 use super::cost::Ctx;
+use super::layout;
 use super::lists::{FrameLists, Policy};
 use super::{PageAllocator, MAX_ORDER};
 
@@ -65,6 +66,12 @@ impl Buddy {
             types,
             block_type: vec![if types > 1 { MOVABLE } else { 0 }; blocks],
         };
+        for t in 0..types {
+            for o in 0..=MAX_ORDER {
+                b.lists
+                    .set_head(t * ORDERS + o as usize, layout::free_list(o, t));
+            }
+        }
         let mut pfn = 0u64;
         while pfn < frames {
             let mut o = MAX_ORDER;
@@ -90,6 +97,7 @@ impl Buddy {
 
     fn insert_typed(&mut self, pfn: u64, order: u8, t: usize, ctx: &mut Ctx) {
         self.lists.push(t * ORDERS + order as usize, pfn, ctx);
+        ctx.touch(layout::nr_free(order), true);
         self.head_order[pfn as usize] = order + 1;
     }
 
@@ -97,6 +105,7 @@ impl Buddy {
     fn find(&self, order: u8, t: usize, ctx: &mut Ctx) -> Option<u8> {
         (order..=MAX_ORDER).find(|&o| {
             ctx.list_ops(1);
+            self.lists.peek(t * ORDERS + o as usize, ctx);
             !self.lists.is_empty(t * ORDERS + o as usize)
         })
     }
@@ -107,6 +116,7 @@ impl Buddy {
             for &f in &FALLBACKS[t] {
                 ctx.list_ops(1);
                 let list = f as usize * ORDERS + o as usize;
+                self.lists.peek(list, ctx);
                 if !self.lists.is_empty(list) {
                     ctx.ops.steals += 1;
                     return Some((list, o));
@@ -129,6 +139,7 @@ impl Buddy {
             None => return None,
         };
         let pfn = self.lists.pop(list, ctx)?;
+        ctx.touch(layout::nr_free(o), true);
         self.head_order[pfn as usize] = NOT_FREE;
         if self.types > 1 && o + 1 >= MAX_ORDER {
             // At least half a pageblock: the pageblock changes type.
@@ -150,12 +161,16 @@ impl Buddy {
         let (mut b, mut o) = (pfn, order);
         while o < MAX_ORDER {
             let bud = b ^ (1 << o);
-            // Reading the buddy's struct page.
-            ctx.page_lines(1);
-            if bud >= self.frames || self.head_order[bud as usize] != o + 1 {
+            if bud >= self.frames {
+                break;
+            }
+            // `page_is_buddy` reads the buddy's struct page.
+            ctx.touch_page(bud, false);
+            if self.head_order[bud as usize] != o + 1 {
                 break;
             }
             self.lists.remove(bud, ctx);
+            ctx.touch(layout::nr_free(o), true);
             self.head_order[bud as usize] = NOT_FREE;
             b = b.min(bud);
             o += 1;
@@ -171,20 +186,20 @@ impl PageAllocator for Buddy {
     }
 
     fn alloc(&mut self, order: u8, cpu: u16, ctx: &mut Ctx) -> Option<u64> {
-        ctx.lock(self.lock, cpu);
+        ctx.lock(self.lock, cpu, layout::zone_lock());
         let r = self.alloc_locked(order, ctx);
         ctx.unlock(self.lock);
         r
     }
 
     fn free(&mut self, pfn: u64, order: u8, cpu: u16, ctx: &mut Ctx) {
-        ctx.lock(self.lock, cpu);
+        ctx.lock(self.lock, cpu, layout::zone_lock());
         self.free_locked(pfn, order, ctx);
         ctx.unlock(self.lock);
     }
 
     fn alloc_bulk(&mut self, n: usize, cpu: u16, ctx: &mut Ctx, out: &mut Vec<u64>) {
-        ctx.lock(self.lock, cpu);
+        ctx.lock(self.lock, cpu, layout::zone_lock());
         for _ in 0..n {
             match self.alloc_locked(0, ctx) {
                 Some(p) => out.push(p),
@@ -195,7 +210,7 @@ impl PageAllocator for Buddy {
     }
 
     fn free_bulk(&mut self, pfns: &[u64], cpu: u16, ctx: &mut Ctx) {
-        ctx.lock(self.lock, cpu);
+        ctx.lock(self.lock, cpu, layout::zone_lock());
         for &p in pfns {
             self.free_locked(p, 0, ctx);
         }

@@ -1,44 +1,49 @@
-//! The deterministic cost model: allocators report primitive operations to a [`Ctx`], which
-//! turns them into modelled cycles with a [`CostTable`] and advances the requesting CPU's
-//! clock. Locks are modelled as "free at" times, so a request that finds a lock held waits
-//! until its holder released it (a discrete-event model of lock hold/wait).
+//! The deterministic cost model: allocators report what their code path does to a [`Ctx`]
+//! (each cache line touched, list and bitmap work, lock acquisitions), which turns it into
+//! modelled cycles and advances the requesting core's clock.
+//!
+//! Cache lines are costed through the machine's caches ([`super::machine`]): a line the
+//! request already touched is not charged again (distinct lines per request), every other
+//! line costs what the cache model says about where it is. Without a machine (unit tests,
+//! set-up work) each distinct line costs a flat `line_cycles`. Locks are "free at" times:
+//! a request that finds a lock held waits until its holder released it (a discrete-event
+//! model of lock hold/wait); the lock's line then comes from the releasing core's cache.
 
 use serde::{Deserialize, Serialize};
 
+use super::layout;
+use super::machine::{LineSources, Machine, MachineState};
 use crate::config::{Validate, Validator};
 
-/// Cycles per primitive operation. The defaults describe a Nehalem/Westmere-class x86 core
-/// (the study's machine generation): a `struct page` line comes from the LLC (~40 cycles),
-/// a lock-prefixed read-modify-write costs ~20–25 cycles, a contended lock moves its cache
-/// line between cores (~100+ cycles). They are assumptions of the model, not measurements;
-/// override them in the scenario's `[cost]` table.
+/// Cycles of the instructions around the memory accesses. Defaults for a Nehalem/
+/// Westmere-class core (sources in `docs/allocators.md`); override in `[cost]`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CostTable {
-    /// Fixed cost of entering the allocator (call, argument checks).
+    /// Entering the allocator (call, argument and GFP checks).
     pub call_cycles: u64,
-    /// One free-list link or unlink (pointer updates on lines already loaded).
+    /// `local_irq_save` + `local_irq_restore` (`pushf; cli` … `popf`), once per request.
+    pub irq_cycles: u64,
+    /// One free-list link or unlink (pointer work on lines already loaded).
     pub list_op_cycles: u64,
-    /// One 64-bit bitmap word read or written.
+    /// ALU work on one loaded 64-bit bitmap word.
     pub bitmap_word_cycles: u64,
-    /// One `struct page` cache line touched (list neighbours, buddy checks), from the LLC.
-    pub page_line_cycles: u64,
-    /// Acquiring and releasing an uncontended lock.
+    /// The locked read-modify-write of an uncontended spin-lock acquisition (the lock's
+    /// line is costed as a line access on top).
     pub lock_cycles: u64,
-    /// Extra cost of acquiring a lock another CPU held (lock line transfer), on top of the
-    /// wait itself.
-    pub lock_handoff_cycles: u64,
+    /// A distinct line when no machine is modelled (flat LLC hit).
+    pub line_cycles: u64,
 }
 
 impl Default for CostTable {
     fn default() -> Self {
         CostTable {
             call_cycles: 20,
+            irq_cycles: 20,
             list_op_cycles: 3,
             bitmap_word_cycles: 2,
-            page_line_cycles: 40,
-            lock_cycles: 25,
-            lock_handoff_cycles: 120,
+            lock_cycles: 20,
+            line_cycles: 40,
         }
     }
 }
@@ -47,11 +52,11 @@ impl Validate for CostTable {
     fn validate(&self, v: &mut Validator) {
         for (k, x) in [
             ("call_cycles", self.call_cycles),
+            ("irq_cycles", self.irq_cycles),
             ("list_op_cycles", self.list_op_cycles),
             ("bitmap_word_cycles", self.bitmap_word_cycles),
-            ("page_line_cycles", self.page_line_cycles),
             ("lock_cycles", self.lock_cycles),
-            ("lock_handoff_cycles", self.lock_handoff_cycles),
+            ("line_cycles", self.line_cycles),
         ] {
             v.range(k, x, 0, 1_000_000, "cycles");
         }
@@ -64,7 +69,8 @@ pub struct OpCounts {
     pub calls: u64,
     pub list_ops: u64,
     pub bitmap_words: u64,
-    pub page_lines: u64,
+    /// Distinct cache lines touched (per request, summed).
+    pub lines: u64,
     pub locks: u64,
     pub contended_locks: u64,
     pub wait_cycles: u64,
@@ -81,8 +87,8 @@ pub struct OpCounts {
     pub steals: u64,
 }
 
-/// Run context: the clock of the CPU being served, the cost table, the lock table and the
-/// per-frame allocation counts (wear) that fair policies read.
+/// Run context: the clock of the core being served, the cost table, the machine's caches,
+/// the lock table and the per-frame allocation counts (wear) that fair policies read.
 pub struct Ctx {
     pub cost: CostTable,
     /// Modelled cycle clock of the request in progress.
@@ -94,11 +100,16 @@ pub struct Ctx {
     pub wear: Vec<u32>,
     /// Migratetype of the request in progress (Linux numbering; 1 = movable).
     pub migratetype: u8,
+    machine: Option<Box<MachineState>>,
+    core: usize,
+    /// Lines the request in progress touched (charged once each); `None` outside requests.
+    req_lines: Option<Vec<u64>>,
 }
 
 const NO_OWNER: u16 = u16::MAX;
 
 impl Ctx {
+    /// A context without a machine: each distinct line costs `line_cycles`.
     pub fn new(frames: usize, cost: CostTable) -> Ctx {
         Ctx {
             cost,
@@ -108,13 +119,81 @@ impl Ctx {
             lock_owner: Vec::new(),
             wear: vec![0; frames],
             migratetype: 1,
+            machine: None,
+            core: 0,
+            req_lines: None,
+        }
+    }
+
+    /// A context whose line accesses go through `machine`'s caches.
+    pub fn with_machine(frames: usize, cost: CostTable, machine: Machine, seed: u64) -> Ctx {
+        let mut c = Ctx::new(frames, cost);
+        c.machine = Some(Box::new(MachineState::new(machine, seed)));
+        c
+    }
+
+    /// Start a request on `core`: lines touched from now on are charged once each.
+    pub fn begin(&mut self, core: usize) {
+        self.core = core;
+        let mut v = self.req_lines.take().unwrap_or_default();
+        v.clear();
+        self.req_lines = Some(v);
+    }
+
+    /// The application's work on the request's core after it (see
+    /// [`MachineState::pollute`]); not charged to the request.
+    pub fn after_request(&mut self, handed_out: Option<(u64, u8)>) {
+        if let Some(m) = self.machine.as_mut() {
+            m.pollute(self.core, handed_out);
+        }
+    }
+
+    /// Where the lines came from (all zero without a machine).
+    pub fn sources(&self) -> LineSources {
+        self.machine.as_ref().map(|m| m.sources).unwrap_or_default()
+    }
+
+    /// One access to the line holding `addr`.
+    #[inline]
+    pub fn touch(&mut self, addr: u64, write: bool) {
+        let line = addr >> 6;
+        if let Some(seen) = self.req_lines.as_mut() {
+            if seen.contains(&line) {
+                return;
+            }
+            seen.push(line);
+        }
+        self.ops.lines += 1;
+        self.now += match self.machine.as_mut() {
+            Some(m) => m.access(self.core, addr, write),
+            None => self.cost.line_cycles,
+        };
+    }
+
+    /// The `struct page` of `pfn` (one or two lines: 56-byte structs straddle lines).
+    #[inline]
+    pub fn touch_page(&mut self, pfn: u64, write: bool) {
+        let a = layout::struct_page(pfn);
+        self.touch(a, write);
+        let end = a + layout::STRUCT_PAGE_BYTES - 1;
+        if end >> 6 != a >> 6 {
+            self.touch(end, write);
+        }
+    }
+
+    /// The `struct page`s of a block of 2^order frames (adjacent ones share lines).
+    pub fn touch_pages(&mut self, pfn: u64, order: u8, write: bool) {
+        let first = layout::struct_page(pfn) >> 6;
+        let last = (layout::struct_page(pfn + (1 << order)) - 1) >> 6;
+        for l in first..=last {
+            self.touch(l << 6, write);
         }
     }
 
     #[inline]
     pub fn call(&mut self) {
         self.ops.calls += 1;
-        self.now += self.cost.call_cycles;
+        self.now += self.cost.call_cycles + self.cost.irq_cycles;
     }
 
     #[inline]
@@ -129,15 +208,9 @@ impl Ctx {
         self.now += n * self.cost.bitmap_word_cycles;
     }
 
-    #[inline]
-    pub fn page_lines(&mut self, n: u64) {
-        self.ops.page_lines += n;
-        self.now += n * self.cost.page_line_cycles;
-    }
-
-    /// Acquire lock `id` for `cpu`: wait until its last holder released it; a lock last
-    /// released by another CPU that had to be waited for costs the handoff too.
-    pub fn lock(&mut self, id: usize, cpu: u16) {
+    /// Acquire lock `id` (its word at `addr`) for `cpu`: wait until its last holder
+    /// released it, then take its line (from wherever the last holder left it).
+    pub fn lock(&mut self, id: usize, cpu: u16, addr: u64) {
         if id >= self.lock_free_at.len() {
             self.lock_free_at.resize(id + 1, 0);
             self.lock_owner.resize(id + 1, NO_OWNER);
@@ -148,13 +221,14 @@ impl Ctx {
             let wait = free_at - self.now;
             self.ops.contended_locks += 1;
             self.ops.wait_cycles += wait;
-            self.now = free_at + self.cost.lock_handoff_cycles;
+            self.now = free_at;
         }
+        self.touch(addr, true);
         self.now += self.cost.lock_cycles;
         self.lock_owner[id] = cpu;
     }
 
-    /// Release lock `id`: it is free from now on.
+    /// Release lock `id`: it is free from now on (a plain store on x86; its line is held).
     pub fn unlock(&mut self, id: usize) {
         self.lock_free_at[id] = self.now;
     }
@@ -176,25 +250,46 @@ mod tests {
     fn closed_form_costs() {
         let t = CostTable::default();
         let mut c = Ctx::new(4, t);
+        c.begin(0);
         c.call();
         c.list_ops(2);
-        c.page_lines(3);
         c.bitmap_words(5);
-        assert_eq!(c.now, 20 + 2 * 3 + 3 * 40 + 5 * 2);
-        // Uncontended lock.
+        // Three distinct lines, one of them twice: charged three times.
+        c.touch(0, true);
+        c.touch(8, false);
+        c.touch(64, true);
+        c.touch(128, false);
+        assert_eq!(c.now, 20 + 20 + 2 * 3 + 5 * 2 + 3 * 40);
+        assert_eq!(c.ops.lines, 3);
+        // Uncontended lock: the RMW and its line.
+        c.begin(0);
         let before = c.now;
-        c.lock(0, 0);
+        c.lock(0, 0, 4096);
         c.unlock(0);
-        assert_eq!(c.now - before, 25);
-        // CPU 1 arrives while CPU 0 holds lock 1 until t=1000.
+        assert_eq!(c.now - before, 20 + 40);
+        // CPU 1 arrives at 400 while CPU 0 holds lock 1 until t=1000.
+        c.begin(0);
         c.now = 900;
-        c.lock(1, 0);
+        c.lock(1, 0, 8192);
         c.now = 1000;
         c.unlock(1);
+        c.begin(1);
         c.now = 400;
-        c.lock(1, 1);
-        assert_eq!(c.now, 1000 + 120 + 25);
+        c.lock(1, 1, 8192);
+        assert_eq!(c.now, 1000 + 40 + 20);
         assert_eq!(c.ops.contended_locks, 1);
         assert_eq!(c.ops.wait_cycles, 600);
+    }
+
+    #[test]
+    fn struct_pages_share_lines() {
+        let mut c = Ctx::new(64, CostTable::default());
+        c.begin(0);
+        // 8 struct pages of 56 bytes from a line boundary: 448 bytes = 7 lines.
+        c.touch_pages(8, 3, false);
+        assert_eq!(c.ops.lines, 7);
+        c.begin(0);
+        c.touch_page(1, false); // bytes 56..112: two lines
+        assert_eq!(c.ops.lines, 9);
     }
 }

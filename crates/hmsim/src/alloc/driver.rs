@@ -1,16 +1,21 @@
 //! Runs a workload through an allocator and measures it with the cost model.
 //!
-//! Requests are served in the workload's time order. Each CPU has its own modelled cycle
-//! clock: a request starts at `max(its CPU's clock, ts_ns × cpu_ghz)`, costs what the
-//! allocator's primitive operations cost, and waits for locks that another CPU holds
-//! (lock "free at" times). This is a discrete-event approximation: requests are served in
-//! arrival order, so a CPU that is behind in modelled time can see a lock as held by a
-//! request that arrived earlier but would, on real hardware, have started later.
+//! Requests are served in the workload's time order. Workload thread `t` runs on core
+//! `t % cores` of the [`Machine`]: threads beyond the core count are time-sliced (they
+//! share the core's clock, caches and per-CPU lists). Each core has its own modelled cycle
+//! clock: a request starts at `max(its core's clock, ts_ns × cpu_ghz)`, costs what its
+//! code path costs (lines through the core's caches, instructions), and waits for locks
+//! that another core holds (lock "free at" times). After each request the application
+//! touches the caches (zeroing the pages it got, its own lines). This is a discrete-event
+//! approximation: requests are served in arrival order, so a core that is behind in
+//! modelled time can see a lock as held by a request that arrived earlier but would, on
+//! real hardware, have started later.
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::cost::{CostTable, Ctx, OpCounts};
+use super::machine::{LineSources, Machine};
 use super::wear::{fairness, Fairness};
 use super::workload::{Op, Workload};
 use super::{allocate, release, PageAllocator, MAX_ORDER};
@@ -101,13 +106,17 @@ pub struct RunResult {
     pub failures: u64,
     /// Frees of blocks whose allocation failed: not issued.
     pub frees_of_failed: u64,
+    /// Memory requests: allocations and frees together (the study's quantity).
+    pub all: CycleStats,
     pub alloc: CycleStats,
     pub free: CycleStats,
-    /// Allocation response-time distribution at [`QUANTILES`].
-    pub alloc_quantiles: Vec<(f64, u64)>,
+    /// Response-time distribution of all requests at [`QUANTILES`].
+    pub quantiles: Vec<(f64, u64)>,
     pub order_attempts: [u64; MAX_ORDER as usize + 1],
     pub order_successes: [u64; MAX_ORDER as usize + 1],
     pub ops: OpCounts,
+    /// Where the allocator's line accesses were served from.
+    pub sources: LineSources,
     pub fairness: Fairness,
     pub probes: Vec<ProbeResult>,
     /// Free frames at the end of the workload (before probing).
@@ -117,74 +126,107 @@ pub struct RunResult {
     pub wear: Vec<u32>,
 }
 
+/// How a run is costed.
+#[derive(Debug, Clone, Copy)]
+pub struct CostModel {
+    pub cost: CostTable,
+    pub machine: Machine,
+    /// Converts request timestamps (ns) to cycles.
+    pub cpu_ghz: f64,
+    /// Seeds the machine's random streams (application lines, cache replacement).
+    pub seed: u64,
+}
+
+impl Default for CostModel {
+    fn default() -> Self {
+        CostModel {
+            cost: CostTable::default(),
+            machine: Machine::default(),
+            cpu_ghz: 2.4,
+            seed: 1,
+        }
+    }
+}
+
 /// Run `w` through `a`; then issue `probe_requests` order-k allocations for each k in
 /// `probe_orders` (all freed afterwards).
 pub fn run(
     a: &mut dyn PageAllocator,
     w: &Workload,
-    cost: CostTable,
-    cpu_ghz: f64,
+    model: &CostModel,
     probe_orders: &[u8],
     probe_requests: u32,
 ) -> RunResult {
     let frames = a.frames();
-    let mut ctx = Ctx::new(frames as usize, cost);
-    let mut clocks = vec![0u64; w.cpus.max(1) as usize];
+    let cpu_ghz = model.cpu_ghz;
+    let mut ctx = Ctx::with_machine(frames as usize, model.cost, model.machine, model.seed);
+    let cores = model.machine.cores.max(1) as usize;
+    let mut clocks = vec![0u64; cores];
     let mut blocks: Vec<Option<(u64, u8)>> = vec![None; w.blocks as usize];
-    let (mut alloc_acc, mut free_acc) = (Acc::new(), Acc::new());
+    let (mut all_acc, mut alloc_acc, mut free_acc) = (Acc::new(), Acc::new(), Acc::new());
     let mut r = RunResult {
         requests: 0,
         allocs: 0,
         frees: 0,
         failures: 0,
         frees_of_failed: 0,
+        all: CycleStats::default(),
         alloc: CycleStats::default(),
         free: CycleStats::default(),
-        alloc_quantiles: Vec::new(),
+        quantiles: Vec::new(),
         order_attempts: [0; MAX_ORDER as usize + 1],
         order_successes: [0; MAX_ORDER as usize + 1],
         ops: OpCounts::default(),
+        sources: LineSources::default(),
         fairness: fairness(&[]),
         probes: Vec::new(),
         free_frames_end: 0,
         wear: Vec::new(),
     };
     for q in &w.reqs {
-        let c = q.cpu as usize;
+        let c = q.cpu as usize % cores;
         let arrival = (q.ts_ns as f64 * cpu_ghz) as u64;
         let start = clocks[c].max(arrival);
         ctx.now = start;
+        ctx.begin(c);
+        let mut handed_out = None;
         match q.op {
             Op::Alloc { order } => {
                 ctx.migratetype = w.alloc_mt.get(q.id as usize).copied().unwrap_or(1);
                 r.requests += 1;
                 r.order_attempts[order as usize] += 1;
-                match allocate(a, order, q.cpu, &mut ctx) {
+                match allocate(a, order, c as u16, &mut ctx) {
                     Some(p) => {
                         r.allocs += 1;
                         r.order_successes[order as usize] += 1;
                         blocks[q.id as usize] = Some((p, order));
+                        handed_out = Some((p, order));
                     }
                     None => r.failures += 1,
                 }
                 alloc_acc.record(ctx.now - start);
+                all_acc.record(ctx.now - start);
             }
             Op::Free => match blocks[q.id as usize].take() {
                 Some((p, order)) => {
                     r.requests += 1;
                     r.frees += 1;
-                    release(a, p, order, q.cpu, &mut ctx);
+                    release(a, p, order, c as u16, &mut ctx);
                     free_acc.record(ctx.now - start);
+                    all_acc.record(ctx.now - start);
                 }
                 None => r.frees_of_failed += 1,
             },
         }
         clocks[c] = ctx.now;
+        ctx.after_request(handed_out);
     }
+    r.all = all_acc.stats();
+    r.quantiles = quantiles(&all_acc.hist);
     r.alloc = alloc_acc.stats();
-    r.alloc_quantiles = quantiles(&alloc_acc.hist);
     r.free = free_acc.stats();
     r.ops = ctx.ops;
+    r.sources = ctx.sources();
     r.fairness = fairness(&ctx.wear);
     r.wear = ctx.wear.clone();
     r.free_frames_end = a.free_frames();
@@ -196,6 +238,7 @@ pub fn run(
         ctx.migratetype = 1;
         for _ in 0..probe_requests {
             ctx.now = t_end;
+            ctx.begin(0);
             if let Some(p) = allocate(a, k, 0, &mut ctx) {
                 got.push(p);
             }
@@ -203,6 +246,7 @@ pub fn run(
         }
         for &p in &got {
             ctx.now = t_end;
+            ctx.begin(0);
             release(a, p, k, 0, &mut ctx);
         }
         r.probes.push(ProbeResult {

@@ -34,6 +34,7 @@
 //!   where it would be reused first.
 
 use super::cost::Ctx;
+use super::layout;
 use super::lists::{FrameLists, Policy};
 use super::{PageAllocator, MAX_ORDER};
 
@@ -68,6 +69,12 @@ impl IBuddy {
             free: vec![space_frames; spaces],
             fair: policy != Policy::Lifo,
         };
+        for s in 0..spaces {
+            for level in 0..LEVELS {
+                ib.lists
+                    .set_head(Self::list(s, level), layout::space_level(s, level));
+            }
+        }
         for s in 0..spaces {
             let (base, end) = ib.bounds(s);
             let mut pfn = base;
@@ -107,12 +114,14 @@ impl IBuddy {
     fn run_free(&self, start: u64, size: u64, ctx: &mut Ctx) -> bool {
         if size < 64 {
             ctx.bitmap_words(1);
+            ctx.touch(layout::bitmap_word(start), false);
             let mask = ((1u64 << size) - 1) << (start % 64);
             return self.bits[(start / 64) as usize] & mask == mask;
         }
         let w0 = (start / 64) as usize;
         for w in w0..w0 + (size / 64) as usize {
             ctx.bitmap_words(1);
+            ctx.touch(layout::bitmap_word(w as u64 * 64), false);
             if self.bits[w] != u64::MAX {
                 return false;
             }
@@ -124,6 +133,7 @@ impl IBuddy {
         for f in start..start + size {
             self.lists.remove(f, ctx);
             self.bits[(f / 64) as usize] &= !(1u64 << (f % 64));
+            ctx.touch(layout::bitmap_word(f), true);
         }
         ctx.bitmap_words((size / 64).max(1));
         self.free[s] -= size;
@@ -133,6 +143,7 @@ impl IBuddy {
     /// Single frame from space `s` (lock held).
     fn alloc_one(&mut self, s: usize, ctx: &mut Ctx) -> Option<u64> {
         let mut nl = self.next_level[s] as usize;
+        self.lists.peek(Self::list(s, nl), ctx);
         while self.lists.is_empty(Self::list(s, nl)) {
             if nl == MAX_ORDER as usize {
                 self.next_level[s] = nl as u8;
@@ -140,15 +151,18 @@ impl IBuddy {
             }
             nl += 1;
             ctx.list_ops(1);
+            self.lists.peek(Self::list(s, nl), ctx);
         }
         let p = self.lists.pop(Self::list(s, nl), ctx)?;
         self.bits[(p / 64) as usize] &= !(1u64 << (p % 64));
         ctx.bitmap_words(1);
+        ctx.touch(layout::bitmap_word(p), true);
         self.free[s] -= 1;
         // Adjust next_allocation_level if that level emptied.
         while nl < MAX_ORDER as usize && self.lists.is_empty(Self::list(s, nl)) {
             nl += 1;
             ctx.list_ops(1);
+            self.lists.peek(Self::list(s, nl), ctx);
         }
         self.next_level[s] = nl as u8;
         Some(p)
@@ -160,6 +174,7 @@ impl IBuddy {
         let (base, end) = self.bounds(s);
         for level in order as usize..LEVELS {
             let l = Self::list(s, level);
+            self.lists.peek(l, ctx);
             while let Some(p) = self.lists.front(l) {
                 let start = p & !(size - 1);
                 if start >= base && start + size <= end && self.run_free(start, size, ctx) {
@@ -184,6 +199,7 @@ impl IBuddy {
             let mask = (1u64 << size) - 1;
             for w in (base / 64) as usize..(end / 64) as usize {
                 ctx.bitmap_words(1);
+                ctx.touch(layout::bitmap_word(w as u64 * 64), false);
                 let word = self.bits[w];
                 if word == 0 {
                     continue;
@@ -222,12 +238,13 @@ impl PageAllocator for IBuddy {
         let home = cpu as usize % self.spaces;
         for i in 0..self.spaces {
             let s = (home + i) % self.spaces;
-            // Peek at the space's free count without its lock.
-            ctx.page_lines(1);
+            // Read the space's free count, kept beside its lock (the same line the lock
+            // acquisition then takes).
+            ctx.touch(layout::space_lock(s), false);
             if self.free[s] < 1 << order {
                 continue;
             }
-            ctx.lock(s, cpu);
+            ctx.lock(s, cpu, layout::space_lock(s));
             let r = if order == 0 {
                 self.alloc_one(s, ctx)
             } else {
@@ -245,7 +262,7 @@ impl PageAllocator for IBuddy {
         let s = self.space_of(pfn);
         let size = 1u64 << order;
         debug_assert!(pfn + size <= self.bounds(s).1);
-        ctx.lock(s, cpu);
+        ctx.lock(s, cpu, layout::space_lock(s));
         // A freed block's frames go to the level of its order. Exception: under a fair
         // policy a single frame joins the top level (MAX_ORDER), so it queues behind
         // every frame already waiting instead of being reused first from level 0 (single
@@ -259,6 +276,7 @@ impl PageAllocator for IBuddy {
         for f in pfn..pfn + size {
             debug_assert!(!self.bit(f), "double free of frame {f}");
             self.bits[(f / 64) as usize] |= 1u64 << (f % 64);
+            ctx.touch(layout::bitmap_word(f), true);
             self.lists.push(Self::list(s, level as usize), f, ctx);
         }
         ctx.bitmap_words((size / 64).max(1));

@@ -15,6 +15,7 @@
 //! share lists by `cpu % cpus`. Higher orders go to the backing allocator directly.
 
 use super::cost::Ctx;
+use super::layout;
 use super::lists::{FrameLists, Policy};
 use super::PageAllocator;
 
@@ -36,10 +37,14 @@ pub struct Lazy<A: PageAllocator> {
 impl<A: PageAllocator> Lazy<A> {
     pub fn new(inner: A, mode: LazyMode, cpus: usize, policy: Policy) -> Lazy<A> {
         let frames = inner.frames() as usize;
+        let mut lists = FrameLists::new(frames, cpus, policy);
+        for c in 0..cpus {
+            lists.set_head(c, layout::pcp(c));
+        }
         Lazy {
             inner,
             mode,
-            lists: FrameLists::new(frames, cpus, policy),
+            lists,
             cpus,
             cached: 0,
             scratch: Vec::new(),
@@ -56,6 +61,8 @@ impl<A: PageAllocator> Lazy<A> {
             return self.inner.alloc(order, cpu, ctx);
         }
         let l = cpu as usize % self.cpus;
+        // `pcp->count` and the list heads: one line of this CPU's per-CPU area.
+        ctx.touch(layout::pcp(l), true);
         if self.lists.is_empty(l) {
             match self.mode {
                 LazyMode::Bypass { .. } => return self.inner.alloc(0, cpu, ctx),
@@ -99,6 +106,7 @@ impl<A: PageAllocator> PageAllocator for Lazy<A> {
             return self.inner.free(pfn, order, cpu, ctx);
         }
         let l = cpu as usize % self.cpus;
+        ctx.touch(layout::pcp(l), true);
         match self.mode {
             LazyMode::Bypass { capacity } => {
                 if self.lists.len(l) < capacity as usize {

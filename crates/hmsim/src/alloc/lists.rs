@@ -2,8 +2,10 @@
 //! `lru` links of Linux's `struct page`), with the reuse policy that decides which free
 //! frame is handed out next.
 //!
-//! Every list op reports to the cost model: one list op, plus one `struct page` line for
-//! the frame itself and one per neighbour whose link is rewritten.
+//! Every list op reports to the cost model: one list op, and the lines it touches: the
+//! frame's own `struct page`, each neighbour whose link is rewritten, and the list head
+//! (its address set by the owner with [`FrameLists::set_head`]) when the frame is or
+//! becomes first or last.
 
 use serde::{Deserialize, Serialize};
 
@@ -58,7 +60,11 @@ pub struct FrameLists {
     /// Per logical list: bit b set when bin b is non-empty.
     nonempty: Vec<u32>,
     len: Vec<u32>,
+    /// Address of each logical list's head (`NO_ADDR`: not modelled).
+    head_addr: Vec<u64>,
 }
+
+const NO_ADDR: u64 = u64::MAX;
 
 #[derive(Clone, Copy)]
 struct Node {
@@ -91,6 +97,29 @@ impl FrameLists {
             tail: vec![NIL; lists * bins],
             nonempty: vec![0; lists],
             len: vec![0; lists],
+            head_addr: vec![NO_ADDR; lists],
+        }
+    }
+
+    /// Where `list`'s head lives (for the cost model).
+    pub fn set_head(&mut self, list: usize, addr: u64) {
+        self.head_addr[list] = addr;
+    }
+
+    /// Read `list`'s head (an emptiness check).
+    #[inline]
+    pub fn peek(&self, list: usize, ctx: &mut Ctx) {
+        let a = self.head_addr[list];
+        if a != NO_ADDR {
+            ctx.touch(a, false);
+        }
+    }
+
+    #[inline]
+    fn touch_head(&self, list: usize, ctx: &mut Ctx) {
+        let a = self.head_addr[list];
+        if a != NO_ADDR {
+            ctx.touch(a, true);
         }
     }
 
@@ -124,7 +153,8 @@ impl FrameLists {
             "frame {pfn} already on a list"
         );
         self.nodes[pfn as usize].on = phys as u32;
-        let mut lines = 1;
+        ctx.touch_page(pfn, true);
+        self.touch_head(list, ctx);
         if self.policy == Policy::Lifo {
             let h = self.head[phys];
             self.nodes[pfn as usize].prev = NIL;
@@ -133,7 +163,7 @@ impl FrameLists {
                 self.tail[phys] = f;
             } else {
                 self.nodes[h as usize].prev = f;
-                lines += 1;
+                ctx.touch_page(h as u64, true);
             }
             self.head[phys] = f;
         } else {
@@ -144,14 +174,13 @@ impl FrameLists {
                 self.head[phys] = f;
             } else {
                 self.nodes[t as usize].next = f;
-                lines += 1;
+                ctx.touch_page(t as u64, true);
             }
             self.tail[phys] = f;
         }
         self.nonempty[list] |= 1 << bin;
         self.len[list] += 1;
         ctx.list_ops(1);
-        ctx.page_lines(lines);
     }
 
     /// The frame the policy hands out next from `list`, without removing it.
@@ -197,27 +226,28 @@ impl FrameLists {
         debug_assert_ne!(phys, NIL, "frame {pfn} is on no list");
         let phys = phys as usize;
         let (p, n) = (self.nodes[i].prev, self.nodes[i].next);
-        let mut lines = 1;
+        let list = phys / self.bins;
+        ctx.touch_page(pfn, true);
         if p == NIL {
             self.head[phys] = n;
+            self.touch_head(list, ctx);
         } else {
             self.nodes[p as usize].next = n;
-            lines += 1;
+            ctx.touch_page(p as u64, true);
         }
         if n == NIL {
             self.tail[phys] = p;
+            self.touch_head(list, ctx);
         } else {
             self.nodes[n as usize].prev = p;
-            lines += 1;
+            ctx.touch_page(n as u64, true);
         }
         self.nodes[i].on = NIL;
-        let list = phys / self.bins;
         if self.head[phys] == NIL {
             self.nonempty[list] &= !(1 << (phys % self.bins));
         }
         self.len[list] -= 1;
         ctx.list_ops(1);
-        ctx.page_lines(lines);
     }
 }
 

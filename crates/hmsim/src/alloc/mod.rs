@@ -5,7 +5,9 @@
 //!
 //! - [`PageAllocator`]: the trait every allocator implements; [`build`] makes one from an
 //!   [`AllocatorSpec`] by registered name ([`ALLOCATORS`]).
-//! - [`cost`]: primitive operations → cycles, lock hold/wait.
+//! - [`cost`]: what a path does (lines touched, list and bitmap work, locks) → cycles,
+//!   lock hold/wait; [`machine`]: cores and caches the lines are costed through;
+//!   [`layout`]: where each structure lives (Linux 2.6.32's layout).
 //! - [`lists`]: intrusive free lists and the reuse [`Policy`] (LIFO, FIFO,
 //!   least-allocated-first).
 //! - [`workload`]: kmem trace replay and the synthetic kernel-compile generator.
@@ -17,8 +19,10 @@ pub mod buddy;
 pub mod cost;
 pub mod driver;
 pub mod ibuddy;
+pub mod layout;
 pub mod lazy;
 pub mod lists;
+pub mod machine;
 pub mod real;
 mod scenario;
 pub mod shapes;
@@ -32,6 +36,7 @@ mod tests;
 
 pub use cost::{CostTable, Ctx, OpCounts};
 pub use lists::Policy;
+pub use machine::Machine;
 pub use scenario::{run, AllocScenario};
 pub use spec::{build, AllocatorSpec, ALLOCATORS};
 
@@ -85,6 +90,8 @@ pub trait PageAllocator: Send {
 pub fn allocate(a: &mut dyn PageAllocator, order: u8, cpu: u16, ctx: &mut Ctx) -> Option<u64> {
     ctx.call();
     let p = a.alloc(order, cpu, ctx)?;
+    // `prep_new_page`: every struct page of the block is checked and the head's count set.
+    ctx.touch_pages(p, order, true);
     ctx.record_alloc(p, order);
     Some(p)
 }
@@ -92,5 +99,7 @@ pub fn allocate(a: &mut dyn PageAllocator, order: u8, cpu: u16, ctx: &mut Ctx) -
 /// Free a block obtained from [`allocate`].
 pub fn release(a: &mut dyn PageAllocator, pfn: u64, order: u8, cpu: u16, ctx: &mut Ctx) {
     ctx.call();
+    // `free_pages_check` of every struct page of the block.
+    ctx.touch_pages(pfn, order, true);
     a.free(pfn, order, cpu, ctx);
 }

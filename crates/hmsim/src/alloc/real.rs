@@ -1,8 +1,9 @@
 //! Real multi-threaded measurement: the allocators run on real threads with real locks, and
 //! each request's latency is read from the CPU's cycle counter (`rdtsc`).
 //!
-//! The shared parts are real mutexes: the buddy's zone lock is one `Mutex` around the
-//! buddy; iBuddy's buddy spaces are one `Mutex` per space (thread t's home space is
+//! The shared parts are real spin locks, as the kernel's zone and space locks are (a
+//! sleeping mutex would add futex calls no kernel allocator makes): the buddy's zone lock
+//! is one lock around the buddy; iBuddy's buddy spaces are one lock per space (thread t's home space is
 //! `t % spaces`; a request its home space cannot serve tries the next spaces, as in the
 //! model). Lazy layers are real per-thread lists outside any lock (Linux's pcp lists are
 //! per CPU with interrupts off; a thread stands for a CPU): bulky refill/drain of `batch`
@@ -11,14 +12,20 @@
 //! cost-model context; that bookkeeping (a few additions per operation) is part of what
 //! is measured.
 //!
+//! Threads are pinned to distinct CPUs (Linux; thread t on CPU t) and the study runs at
+//! most cores − 1 of them. Requests slower than 100 × the median are preemptions or
+//! interrupts, not allocator work: they are counted as `outliers` and left out of mean and
+//! σ. These are measurements of these data structures on this machine, not of a kernel.
+//!
 //! `rdtsc` counts at the TSC's constant rate, not the core clock; on other architectures
 //! the latency is read from `Instant` and reported in nanoseconds × 1 (documented). A
 //! checker owns one atomic flag per frame: a frame handed out while flagged, or freed while
 //! not, is a failure (the flags are set outside the timed window).
 
+use std::cell::UnsafeCell;
 use std::collections::VecDeque;
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
 
 use hdrhistogram::Histogram;
 
@@ -56,14 +63,84 @@ enum LazyReal {
 
 /// An allocator shared by real threads.
 pub struct Shared {
-    spaces: Vec<Mutex<Box<dyn PageAllocator>>>,
+    spaces: Vec<SpinLock<Box<dyn PageAllocator>>>,
     space_frames: u64,
     lazy: LazyReal,
 }
 
-fn lock(m: &Mutex<Box<dyn PageAllocator>>) -> MutexGuard<'_, Box<dyn PageAllocator>> {
-    // A panicking thread fails the run anyway; keep going with the data it left.
-    m.lock().unwrap_or_else(|e| e.into_inner())
+/// A test-and-test-and-set spin lock.
+pub struct SpinLock<T> {
+    held: AtomicBool,
+    data: UnsafeCell<T>,
+}
+
+// SAFETY: the data is only reached through a guard, and one guard exists at a time (the
+// `held` flag, taken with Acquire and released with Release).
+unsafe impl<T: Send> Sync for SpinLock<T> {}
+
+pub struct SpinGuard<'a, T> {
+    lock: &'a SpinLock<T>,
+}
+
+impl<T> SpinLock<T> {
+    pub fn new(data: T) -> SpinLock<T> {
+        SpinLock {
+            held: AtomicBool::new(false),
+            data: UnsafeCell::new(data),
+        }
+    }
+
+    pub fn lock(&self) -> SpinGuard<'_, T> {
+        loop {
+            if !self.held.swap(true, Ordering::Acquire) {
+                return SpinGuard { lock: self };
+            }
+            while self.held.load(Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+impl<T> Deref for SpinGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: this guard is the only one (see `Sync`).
+        unsafe { &*self.lock.data.get() }
+    }
+}
+
+impl<T> DerefMut for SpinGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: this guard is the only one (see `Sync`).
+        unsafe { &mut *self.lock.data.get() }
+    }
+}
+
+impl<T> Drop for SpinGuard<'_, T> {
+    fn drop(&mut self) {
+        self.lock.held.store(false, Ordering::Release);
+    }
+}
+
+fn lock(m: &SpinLock<Box<dyn PageAllocator>>) -> SpinGuard<'_, Box<dyn PageAllocator>> {
+    m.lock()
+}
+
+/// Pin the calling thread to CPU `cpu` (Linux); elsewhere, or if refused, a no-op.
+fn pin(cpu: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: a zeroed cpu_set_t is valid; CPU_SET writes inside it; the call only
+        // reads it.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu % libc::CPU_SETSIZE as usize, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cpu;
 }
 
 impl Shared {
@@ -75,8 +152,8 @@ impl Shared {
         let n = if ib { spec.spaces as u64 } else { 1 };
         let space_frames = frames / n;
         let spaces = (0..n)
-            .map(|_| -> Mutex<Box<dyn PageAllocator>> {
-                Mutex::new(if ib {
+            .map(|_| -> SpinLock<Box<dyn PageAllocator>> {
+                SpinLock::new(if ib {
                     Box::new(IBuddy::new(space_frames, 1, p))
                 } else {
                     Box::new(if spec.migratetypes {
@@ -188,9 +265,15 @@ impl Shared {
 /// What a real run measured.
 #[derive(Debug, Clone)]
 pub struct RealResult {
+    /// Allocations and frees together.
+    pub all: CycleStats,
     pub alloc: CycleStats,
     pub free: CycleStats,
-    pub alloc_quantiles: Vec<(f64, u64)>,
+    /// Distribution of all requests at the driver's quantiles (outliers included).
+    pub quantiles: Vec<(f64, u64)>,
+    /// Requests slower than 100 × the median of all requests (preemptions, interrupts):
+    /// left out of every mean and σ above.
+    pub outliers: u64,
     pub failures: u64,
     /// Checker violations: frames handed out twice or freed while not handed out.
     pub violations: u64,
@@ -200,14 +283,25 @@ pub struct RealResult {
     pub wear: Vec<u32>,
 }
 
-fn stats(h: &Histogram<u64>, sum: f64, sq: f64) -> CycleStats {
-    let n = h.len();
+/// Stats of the values up to `limit` (the histogram's bucket values: 3 significant
+/// digits), with quantiles and max over every value.
+fn stats(h: &Histogram<u64>, limit: u64) -> CycleStats {
+    let (mut n, mut sum, mut sq) = (0u64, 0f64, 0f64);
+    for v in h.iter_recorded() {
+        let x = h.median_equivalent(v.value_iterated_to());
+        if x <= limit {
+            let c = v.count_at_value();
+            n += c;
+            sum += c as f64 * x as f64;
+            sq += c as f64 * x as f64 * x as f64;
+        }
+    }
     if n == 0 {
         return CycleStats::default();
     }
     let mean = sum / n as f64;
     CycleStats {
-        count: n,
+        count: h.len(),
         mean,
         std: (sq / n as f64 - mean * mean).max(0.0).sqrt(),
         p50: h.value_at_quantile(0.5),
@@ -276,10 +370,15 @@ pub fn run(spec: &AllocatorSpec, frames: u64, w: &Workload) -> RealResult {
             }
         }
     }
+    let mut all = a.0.clone();
+    all.add(&f.0).expect("same bounds");
+    let limit = all.value_at_quantile(0.5).saturating_mul(100);
     RealResult {
-        alloc: stats(&a.0, a.1, a.2),
-        alloc_quantiles: super::driver::quantiles(&a.0),
-        free: stats(&f.0, f.1, f.2),
+        all: stats(&all, limit),
+        quantiles: super::driver::quantiles(&all),
+        outliers: all.count_between(limit.saturating_add(1), u64::MAX),
+        alloc: stats(&a.0, limit),
+        free: stats(&f.0, limit),
         failures,
         violations,
         free_frames_end: shared.free_frames(),
@@ -294,6 +393,7 @@ fn thread_body(
     t: usize,
     frames: u64,
 ) -> ThreadOut {
+    pin(t);
     // Sized so least-allocated lists can read counts (all zero here: the real run keeps no
     // shared wear; fair policies are measured in the model).
     let mut ctx = Ctx::new(frames as usize, CostTable::default());

@@ -6,11 +6,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::cost::CostTable;
-use super::driver::{self, RunResult};
+use super::driver::{self, CostModel, RunResult};
+use super::machine::Machine;
 use super::shapes::SyntheticSpec;
 use super::spec::{build, AllocatorSpec};
 use super::wear::WearModel;
-use super::workload::{from_trace, Workload};
+use super::workload::{from_trace_as, Kernel, Workload};
 use super::MAX_ORDER;
 use crate::config::{parse_toml, Validate, Validator};
 use crate::device::Catalog;
@@ -45,6 +46,9 @@ pub struct AllocScenario {
     pub workload: WorkloadSpec,
     #[serde(default)]
     pub cost: CostTable,
+    /// Cores and caches the cost model runs on.
+    #[serde(default)]
+    pub machine: Machine,
     #[serde(default)]
     pub wear: WearModel,
     /// Also run each allocator on real threads (one per workload CPU), timing every request
@@ -81,6 +85,10 @@ pub struct WorkloadSpec {
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// Trace replay: `"as-recorded"` (default) or `"2.6.32"` (the requests the study's
+    /// kernel would have made; see `docs/allocators.md`).
+    #[serde(default)]
+    pub kernel: Kernel,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synthetic: Option<SyntheticSpec>,
 }
@@ -117,6 +125,7 @@ impl Validate for AllocScenario {
         }
         v.nested("workload", &self.workload);
         v.nested("cost", &self.cost);
+        v.nested("machine", &self.machine);
         v.nested("wear", &self.wear);
     }
 }
@@ -136,7 +145,7 @@ fn load_workload(sc: &AllocScenario, file: &str) -> Result<Workload, ConfigError
                 .parent()
                 .map(Path::to_path_buf)
                 .unwrap_or_default();
-            from_trace(&base.join(rel), file, "workload.trace")?
+            from_trace_as(&base.join(rel), file, "workload.trace", sc.workload.kernel)?
         }
         None => {
             let spec = sc.workload.synthetic.clone().unwrap_or_default();
@@ -188,12 +197,18 @@ fn row(
     put("allocs", json!(r.allocs));
     put("frees", json!(r.frees));
     put("failures", json!(r.failures));
-    put("mean_cycles", json!(r.alloc.mean));
-    put("std_cycles", json!(r.alloc.std));
-    put("p50_cycles", json!(r.alloc.p50));
-    put("p99_cycles", json!(r.alloc.p99));
-    put("p999_cycles", json!(r.alloc.p999));
+    put("cores", json!(sc.machine.cores));
+    // The study's quantity: every memory request, allocations and frees together.
+    put("mean_cycles", json!(r.all.mean));
+    put("std_cycles", json!(r.all.std));
+    put("p50_cycles", json!(r.all.p50));
+    put("p99_cycles", json!(r.all.p99));
+    put("p999_cycles", json!(r.all.p999));
+    put("alloc_mean_cycles", json!(r.alloc.mean));
+    put("alloc_std_cycles", json!(r.alloc.std));
+    put("alloc_p99_cycles", json!(r.alloc.p99));
     put("free_mean_cycles", json!(r.free.mean));
+    put("free_std_cycles", json!(r.free.std));
     put("free_p99_cycles", json!(r.free.p99));
     put("alloc_count_max", json!(r.fairness.max));
     put("alloc_count_mean", json!(r.fairness.mean));
@@ -216,7 +231,17 @@ fn row(
     put("lock_wait_cycles", json!(r.ops.wait_cycles));
     put("list_ops_per_request", per_req(r.ops.list_ops));
     put("bitmap_words_per_request", per_req(r.ops.bitmap_words));
-    put("page_lines_per_request", per_req(r.ops.page_lines));
+    put("lines_per_request", per_req(r.ops.lines));
+    let src = r.sources;
+    for (k, n) in [
+        ("l1", src.l1),
+        ("l2", src.l2),
+        ("llc", src.llc),
+        ("cross_core", src.cross_core),
+        ("dram", src.dram),
+    ] {
+        put(&format!("{k}_lines_per_request"), per_req(n));
+    }
     put("splits", json!(r.ops.splits));
     put("merges", json!(r.ops.merges));
     put("refills", json!(r.ops.refills));
@@ -267,12 +292,14 @@ fn real_row(
         frees: rr.free.count,
         failures: rr.failures,
         frees_of_failed: 0,
+        all: rr.all,
         alloc: rr.alloc,
         free: rr.free,
-        alloc_quantiles: rr.alloc_quantiles,
+        quantiles: rr.quantiles,
         order_attempts: [0; MAX_ORDER as usize + 1],
         order_successes: [0; MAX_ORDER as usize + 1],
         ops: Default::default(),
+        sources: Default::default(),
         fairness: super::wear::fairness(&rr.wear),
         probes: Vec::new(),
         free_frames_end: rr.free_frames_end,
@@ -295,13 +322,14 @@ fn real_row(
     });
     m.insert("source".into(), json!("real"));
     m.insert("checker_violations".into(), json!(rr.violations));
+    m.insert("outliers".into(), json!(rr.outliers));
     m.insert("free_frames_end".into(), json!(rr.free_frames_end));
     (m, r)
 }
 
-/// The allocation response-time distribution of one run, one row per quantile.
+/// The response-time distribution of one run's requests, one row per quantile.
 fn latency_rows(label: &str, source: &str, r: &RunResult) -> Vec<Map<String, Value>> {
-    r.alloc_quantiles
+    r.quantiles
         .iter()
         .map(|&(q, c)| {
             let mut m = Map::new();
@@ -373,17 +401,16 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
     let mut fairest: Option<(f64, String)> = None;
     for spec in &sc.allocators {
         let mut a = build(spec, sc.frames);
-        let r = driver::run(
-            a.as_mut(),
-            &w,
-            sc.cost,
-            sc.cpu_ghz,
-            &sc.probe_orders,
-            sc.probe_requests,
-        );
+        let model = CostModel {
+            cost: sc.cost,
+            machine: sc.machine,
+            cpu_ghz: sc.cpu_ghz,
+            seed: sc.seed,
+        };
+        let r = driver::run(a.as_mut(), &w, &model, &sc.probe_orders, sc.probe_requests);
         let label = spec.label();
-        if best.as_ref().is_none_or(|b| r.alloc.mean < b.0) {
-            best = Some((r.alloc.mean, label.clone()));
+        if best.as_ref().is_none_or(|b| r.all.mean < b.0) {
+            best = Some((r.all.mean, label.clone()));
         }
         if fairest.as_ref().is_none_or(|b| r.fairness.cov < b.0) {
             fairest = Some((r.fairness.cov, label.clone()));

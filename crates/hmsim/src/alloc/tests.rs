@@ -7,7 +7,8 @@ use super::buddy::Buddy;
 use super::cost::{CostTable, Ctx};
 use super::ibuddy::IBuddy;
 use super::lists::Policy;
-use super::spec::{build, AllocatorSpec};
+use super::machine::Machine;
+use super::spec::{build, AllocatorSpec, ALLOCATORS};
 use super::{allocate, release, PageAllocator, MAX_ORDER};
 use crate::device::Catalog;
 
@@ -188,24 +189,49 @@ proptest! {
     }
 }
 
+/// Distinct zone lines a split (or coalesce) through orders `0..=k` touches: the lock's
+/// line and, per order, the free list's head and `nr_free` (layout: the lock word, then
+/// 88-byte `free_area`s with `nr_free` at +80).
+fn zone_lines(k: u8) -> u64 {
+    let mut lines = std::collections::BTreeSet::from([0u64]);
+    for o in 0..=k as u64 {
+        lines.insert((8 + 88 * o) / 64);
+        lines.insert((8 + 88 * o + 80) / 64);
+    }
+    lines.len() as u64
+}
+
+/// Distinct `struct page` lines of a split of an order-k block at a 1024-aligned pfn
+/// (k ≥ 3): the head's line and its buddies at +2^o: +1, +2, +4 fall in the first five
+/// 56-byte-struct lines, each +2^o for o ≥ 3 (448 × 2^(o−3) bytes) on a line of its own.
+fn struct_page_lines(k: u8) -> u64 {
+    5 + (k as u64 - 3)
+}
+
 #[test]
-fn buddy_costs_in_closed_form() {
+fn split_and_coalesce_line_counts_in_closed_form() {
     let t = CostTable::default();
-    let mut b = Buddy::new(1024, Policy::Lifo, 0);
-    let mut ctx = Ctx::new(1024, t);
-    let p = b.alloc(0, 0, &mut ctx).unwrap();
-    // lock; 11 order checks; pop the only order-10 block (1 line); 10 splits, each a push
-    // onto an empty list (1 line).
-    let push = t.list_op_cycles + t.page_line_cycles;
-    let expect = t.lock_cycles + 11 * t.list_op_cycles + push + 10 * push;
-    assert_eq!(ctx.now, expect);
-    assert_eq!(ctx.ops.splits, 10);
-    ctx.now = 0;
-    b.free(p, 0, 0, &mut ctx);
-    // lock; 10 × (read the buddy's line + unlink it, alone on its list); push at order 10.
-    let expect = t.lock_cycles + 10 * (t.page_line_cycles + push) + push;
-    assert_eq!(ctx.now, expect);
-    assert_eq!(ctx.ops.merges, 10);
+    for k in 3..=MAX_ORDER {
+        let mut b = Buddy::new(1 << k, Policy::Lifo, 0);
+        let mut ctx = Ctx::new(1 << k, t);
+        ctx.begin(0);
+        let p = b.alloc(0, 0, &mut ctx).unwrap();
+        let lines = zone_lines(k) + struct_page_lines(k);
+        assert_eq!(ctx.ops.lines, lines, "split of order {k}");
+        assert_eq!(ctx.ops.splits, k as u64);
+        // lock; k + 1 order checks; the pop and k pushes; each line once.
+        let expect = t.lock_cycles + (2 * k as u64 + 2) * t.list_op_cycles + lines * t.line_cycles;
+        assert_eq!(ctx.now, expect, "split of order {k}");
+        // Freeing it coalesces k times and touches the same lines.
+        let (now, before) = (ctx.now, ctx.ops.lines);
+        ctx.begin(0);
+        b.free(p, 0, 0, &mut ctx);
+        assert_eq!(ctx.ops.lines - before, lines, "coalesce of order {k}");
+        assert_eq!(ctx.ops.merges, k as u64);
+        let expect = t.lock_cycles + (k as u64 + 1) * t.list_op_cycles + lines * t.line_cycles;
+        assert_eq!(ctx.now - now, expect, "coalesce of order {k}");
+        assert_eq!(b.free_blocks(k), 1);
+    }
 }
 
 #[test]
@@ -213,18 +239,20 @@ fn ibuddy_single_page_is_constant_time() {
     let t = CostTable::default();
     let mut ib = IBuddy::new(1024, 1, Policy::Lifo);
     let mut ctx = Ctx::new(1024, t);
+    ctx.begin(0);
     let p = ib.alloc(0, 0, &mut ctx).unwrap();
-    // peek the space counter; lock; pop (itself + the new head); clear its bit.
-    let first = t.page_line_cycles
-        + t.lock_cycles
-        + t.list_op_cycles
-        + 2 * t.page_line_cycles
-        + t.bitmap_word_cycles;
+    // The space's line (free count and lock together), the level's head, the frame's and
+    // its list neighbour's struct pages (two lines), the bitmap word: five lines.
+    assert_eq!(ctx.ops.lines, 5);
+    let first = t.lock_cycles + t.list_op_cycles + t.bitmap_word_cycles + 5 * t.line_cycles;
     assert_eq!(ctx.now, first);
     ctx.now = 0;
+    ctx.begin(0);
     ib.free(p, 0, 0, &mut ctx);
-    // lock; push onto the empty level-0 list; set its bit.
-    let expect = t.lock_cycles + t.list_op_cycles + t.page_line_cycles + t.bitmap_word_cycles;
+    // The space's line, the bitmap word, the frame's struct page, level 0's head.
+    let lines = ctx.ops.lines - 5;
+    assert_eq!(lines, 4);
+    let expect = t.lock_cycles + t.list_op_cycles + t.bitmap_word_cycles + lines * t.line_cycles;
     assert_eq!(ctx.now, expect);
     // The same after many frames were taken: no dependence on memory size.
     let mut ib = IBuddy::new(1 << 16, 1, Policy::Lifo);
@@ -233,8 +261,42 @@ fn ibuddy_single_page_is_constant_time() {
         ib.alloc(0, 0, &mut ctx).unwrap();
     }
     ctx.now = 0;
+    ctx.begin(0);
     ib.alloc(0, 0, &mut ctx).unwrap();
     assert_eq!(ctx.now, first);
+}
+
+#[test]
+fn a_second_identical_request_is_cheaper_hot_than_cold() {
+    for name in ALLOCATORS {
+        let mut a = build(&AllocatorSpec::named(name), 4096);
+        let mut ctx = Ctx::with_machine(4096, CostTable::default(), Machine::default(), 1);
+        let mut cost = || {
+            ctx.begin(0);
+            let t0 = ctx.now;
+            let p = allocate(a.as_mut(), 0, 0, &mut ctx).unwrap();
+            release(a.as_mut(), p, 0, 0, &mut ctx);
+            ctx.now - t0
+        };
+        let (cold, hot) = (cost(), cost());
+        assert!(hot < cold, "{name}: hot {hot} vs cold {cold}");
+    }
+}
+
+#[test]
+fn lines_another_core_wrote_cost_a_cross_core_transfer() {
+    let mut b = Buddy::new(4096, Policy::Lifo, 0);
+    let mut ctx = Ctx::with_machine(4096, CostTable::default(), Machine::default(), 1);
+    ctx.begin(0);
+    let p = b.alloc(0, 0, &mut ctx).unwrap();
+    assert_eq!(ctx.sources().cross_core, 0);
+    // Core 1 frees the page core 0 took: the zone lock, the free areas and the struct
+    // pages all come from core 0's caches.
+    ctx.begin(1);
+    b.free(p, 0, 1, &mut ctx);
+    let s = ctx.sources();
+    assert!(s.cross_core >= 3, "{s:?}");
+    assert_eq!(s.l1 + s.l2 + s.llc + s.cross_core + s.dram, ctx.ops.lines);
 }
 
 #[test]
@@ -494,7 +556,7 @@ fn one_zone_lock_contends_where_per_space_locks_do_not() {
         let mut s = AllocatorSpec::named(name);
         s.spaces = 4;
         let mut a = build(&s, 16384);
-        let r = super::driver::run(a.as_mut(), &w, CostTable::default(), 2.4, &[], 0);
+        let r = super::driver::run(a.as_mut(), &w, &Default::default(), &[], 0);
         assert_eq!(r.failures, 0);
         (r.ops.contended_locks, r.ops.wait_cycles, r.alloc.mean)
     };
@@ -622,4 +684,87 @@ fn lazy_layers_thrash_when_memory_is_exhausted() {
     );
     // (Mean cycles fall instead: most requests fail, and a failure is quick.)
     assert!(full.2 > 0.0 && roomy.2 > 0.0);
+}
+
+#[test]
+fn a_dram_miss_brings_the_adjacent_line_into_l2() {
+    use super::machine::MachineState;
+    let m = Machine::default();
+    let mut st = MachineState::new(m, 1);
+    assert_eq!(st.access(0, 1 << 20, false), m.dram_cycles);
+    assert_eq!(st.access(0, (1 << 20) + 64, false), m.l2_cycles);
+    let mut st = MachineState::new(
+        Machine {
+            adjacent_line_prefetch: false,
+            ..m
+        },
+        1,
+    );
+    st.access(0, 1 << 20, false);
+    assert_eq!(st.access(0, (1 << 20) + 64, false), m.dram_cycles);
+}
+
+#[test]
+fn threads_beyond_the_cores_share_them() {
+    // Four threads on one core never contend for a lock: they run one after another.
+    let text = |cores: u32| {
+        format!(
+            "module = \"allocators\"\nseed = 1\nframes = 16384\nprobe_orders = []\n\
+             [[allocators]]\nname = \"buddy\"\n[machine]\ncores = {cores}\n\
+             [workload.synthetic]\nshape = \"dbench\"\nthreads = 4\nallocs_per_thread = 2000\n"
+        )
+    };
+    let contended = |cores| {
+        run(&text(cores)).unwrap().rows[0]["contended_locks"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(contended(1), 0);
+    assert!(contended(4) > 0);
+}
+
+#[test]
+fn the_2_6_32_replay_splits_page_frags_and_folios_only() {
+    use super::workload::{from_trace, from_trace_as, split_in_2_6_32, Kernel, Op};
+    use crate::trace::gfp;
+    let frag = gfp::KERNEL | gfp::COMP | gfp::NOWARN | gfp::NORETRY;
+    assert!(split_in_2_6_32(3, frag));
+    // As tbench's trace prints them (GFP_NOWAIT implies no warning).
+    assert!(split_in_2_6_32(
+        3,
+        gfp::NOWAIT | gfp::COMP | gfp::NORETRY | gfp::OTHER
+    ));
+    assert!(!split_in_2_6_32(3, gfp::NOWAIT | gfp::COMP));
+    assert!(!split_in_2_6_32(2, frag));
+    assert!(split_in_2_6_32(2, gfp::HIGHUSER_MOVABLE | gfp::COMP));
+    assert!(!split_in_2_6_32(
+        9,
+        gfp::TRANSHUGE | gfp::HIGHUSER_MOVABLE | gfp::COMP
+    ));
+    assert!(!split_in_2_6_32(1, gfp::KERNEL | gfp::COMP));
+    assert!(!split_in_2_6_32(0, frag));
+    let p =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/tbench.kmem.hmt");
+    let rec = from_trace(&p, "t", "k").unwrap();
+    let old = from_trace_as(&p, "t", "k", Kernel::Linux2632).unwrap();
+    let pages = |w: &super::workload::Workload| -> (u64, u64, u64) {
+        let mut order: Vec<u8> = vec![0; w.blocks as usize];
+        let (mut a, mut f, mut multi) = (0, 0, 0);
+        for q in &w.reqs {
+            match q.op {
+                Op::Alloc { order: o } => {
+                    order[q.id as usize] = o;
+                    a += 1 << o;
+                    multi += (o > 0) as u64;
+                }
+                Op::Free => f += 1u64 << order[q.id as usize],
+            }
+        }
+        (a, f, multi)
+    };
+    let (ra, rf, rmulti) = pages(&rec);
+    let (oa, of, omulti) = pages(&old);
+    // The same pages are asked for and given back; tbench's order-3 socket pages are gone.
+    assert_eq!((ra, rf), (oa, of));
+    assert!(omulti * 10 < rmulti, "{omulti} vs {rmulti}");
 }

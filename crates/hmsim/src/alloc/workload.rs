@@ -17,7 +17,7 @@ use super::{MAX_CPUS, MAX_ORDER};
 use crate::config::{Validate, Validator};
 use crate::error::ConfigError;
 use crate::hash::FastMap;
-use crate::trace::{open_trace, Kind, KMEM_PAGE_BYTES, NO_ID, NO_TIME};
+use crate::trace::{gfp, open_trace, Kind, KMEM_PAGE_BYTES, NO_ID, NO_TIME};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -59,10 +59,52 @@ pub struct Workload {
     pub alloc_mt: Vec<u8>,
 }
 
+/// Which kernel's requests a trace replay issues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Kernel {
+    /// As recorded.
+    #[default]
+    #[serde(rename = "as-recorded")]
+    AsRecorded,
+    /// As Linux 2.6.32 (the study's kernel) would have asked: see [`split_in_2_6_32`].
+    #[serde(rename = "2.6.32")]
+    Linux2632,
+}
+
+/// Whether a recorded multi-page request was a run of single pages in Linux 2.6.32.
+/// Two 6.x allocations are opportunistic high-order attempts with an order-0 fallback:
+/// socket page-frag refills (`skb_page_frag_refill`: order 3 since 3.x, compound,
+/// `__GFP_NORETRY` and no warning — printed as `GFP_NOWAIT|__GFP_COMP|__GFP_NORETRY` or
+/// with `__GFP_NOWARN`; 2.6.32 filled socket buffers with single pages) and page-cache
+/// large folios (readahead: compound and movable). 2.6.32 had neither, so each is 2^order
+/// order-0 requests there. Other multi-page requests (slab pages, stacks, huge pages) are
+/// kept.
+pub fn split_in_2_6_32(order: u8, flags: u32) -> bool {
+    let quiet = flags & (gfp::NOWARN | gfp::NOWAIT) != 0;
+    let page_frag = order == 3 && flags & gfp::COMP != 0 && flags & gfp::NORETRY != 0 && quiet;
+    let folio = flags & gfp::COMP != 0
+        && flags & (gfp::HIGHUSER_MOVABLE | gfp::MOVABLE) != 0
+        && flags & gfp::TRANSHUGE == 0
+        && flags & gfp::TRANSHUGE_LIGHT == 0;
+    order > 0 && (page_frag || folio)
+}
+
 /// Read a kmem trace (`Alloc`/`Free` records; others ignored). Traced CPU ids become
 /// dense ids `0..cpus` in order of first appearance; timestamps are made relative to the
 /// first record and non-decreasing (a record without time takes the previous one's).
 pub fn from_trace(path: &Path, file: &str, key: &str) -> Result<Workload, ConfigError> {
+    from_trace_as(path, file, key, Kernel::AsRecorded)
+}
+
+/// [`from_trace`], issuing the requests `kernel` would have made: with
+/// [`Kernel::Linux2632`] a request [`split_in_2_6_32`] recognises becomes 2^order order-0
+/// requests at its time (and its free 2^order frees).
+pub fn from_trace_as(
+    path: &Path,
+    file: &str,
+    key: &str,
+    kernel: Kernel,
+) -> Result<Workload, ConfigError> {
     let reader = open_trace(path, None).map_err(|e| {
         ConfigError::new(
             file,
@@ -78,7 +120,8 @@ pub fn from_trace(path: &Path, file: &str, key: &str) -> Result<Workload, Config
         ..Default::default()
     };
     let mut cpu_map: FastMap<u16, u16> = FastMap::default();
-    let mut live: FastMap<u64, (u32, u8)> = FastMap::default();
+    // pfn → (first block id, recorded order, issued as 2^order single pages).
+    let mut live: FastMap<u64, (u32, u8, bool)> = FastMap::default();
     let (mut t0, mut last) = (None, 0u64);
     for r in reader {
         let r = r.map_err(|e| ConfigError::new(file, key, format!("trace error: {e}")))?;
@@ -108,28 +151,39 @@ pub fn from_trace(path: &Path, file: &str, key: &str) -> Result<Workload, Config
                 w.orders_above_max += 1;
                 continue;
             }
+            let split = kernel == Kernel::Linux2632 && split_in_2_6_32(r.order, r.gfp);
+            let (n, order) = if split {
+                (1u32 << r.order, 0)
+            } else {
+                (1, r.order)
+            };
             let id = w.blocks;
-            w.blocks += 1;
-            w.alloc_mt.push(r.migratetype);
-            if live.insert(pfn, (id, r.order)).is_some() {
+            w.blocks += n;
+            if live.insert(pfn, (id, r.order, split)).is_some() {
                 w.allocs_over_live += 1;
             }
-            w.reqs.push(Req {
-                ts_ns: ts,
-                cpu,
-                id,
-                op: Op::Alloc { order: r.order },
-            });
+            for i in 0..n {
+                w.alloc_mt.push(r.migratetype);
+                w.reqs.push(Req {
+                    ts_ns: ts,
+                    cpu,
+                    id: id + i,
+                    op: Op::Alloc { order },
+                });
+            }
         } else {
             match live.get(&pfn) {
-                Some(&(id, o)) if o == r.order => {
+                Some(&(id, o, split)) if o == r.order => {
                     live.remove(&pfn);
-                    w.reqs.push(Req {
-                        ts_ns: ts,
-                        cpu,
-                        id,
-                        op: Op::Free,
-                    });
+                    let n = if split { 1u32 << o } else { 1 };
+                    for i in 0..n {
+                        w.reqs.push(Req {
+                            ts_ns: ts,
+                            cpu,
+                            id: id + i,
+                            op: Op::Free,
+                        });
+                    }
                 }
                 Some(_) => w.order_mismatch_frees += 1,
                 None => w.skipped_frees += 1,

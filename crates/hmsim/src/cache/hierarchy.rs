@@ -256,6 +256,76 @@ impl Hierarchy {
         self.access(core, addr >> 6, true, sink)
     }
 
+    /// A load or store that keeps private caches coherent for lines that move between
+    /// cores (write-invalidate, as MESI does for a line one core wrote and another then
+    /// uses): a line missing from `core`'s L1 and L2 but held in another core's private
+    /// cache moves from there, dirty state included, instead of coming from the LLC or
+    /// memory. Returns where the line was found and whether that was another core's cache
+    /// (then `Level::Llc`: it crossed the shared level). A line read by several cores is
+    /// not kept shared: each use by another core moves it again. `load`/`store` are
+    /// unchanged: the persistence models use per-thread lines and no coherence.
+    pub fn access_coherent(
+        &mut self,
+        core: usize,
+        addr: u64,
+        write: bool,
+        sink: &mut impl MemorySink,
+    ) -> (Level, bool) {
+        let line = addr >> 6;
+        if self.l1[core].lookup(line, write) {
+            return (Level::L1, false);
+        }
+        self.l2[core].prefetch(line);
+        self.llc.prefetch(line);
+        if self.l2[core].lookup(line, false) {
+            let d = self.l2[core].invalidate(line).unwrap_or(false);
+            self.fill_l1(core, line, d || write, sink);
+            return (Level::L2, false);
+        }
+        for other in 0..self.l1.len() {
+            if other == core {
+                continue;
+            }
+            let held = match self.l1[other].invalidate(line) {
+                Some(d) => Some(d),
+                None => self.l2[other].invalidate(line),
+            };
+            if let Some(d) = held {
+                self.fill_l1(core, line, d || write, sink);
+                return (Level::Llc, true);
+            }
+        }
+        if self.llc.lookup(line, false) {
+            let d = self.llc.invalidate(line).unwrap_or(false);
+            self.fill_l1(core, line, d || write, sink);
+            return (Level::Llc, false);
+        }
+        sink.mem_read(line, core);
+        self.fill_l1(core, line, write, sink);
+        (Level::Memory, false)
+    }
+
+    /// A hardware prefetch of the line holding `addr` into `core`'s L2 (the adjacent-line
+    /// prefetcher): read from memory unless some cache holds it already. True if fetched.
+    pub fn prefetch_to_l2(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) -> bool {
+        let line = addr >> 6;
+        if self.llc.contains(line)
+            || self.l1.iter().any(|c| c.contains(line))
+            || self.l2.iter().any(|c| c.contains(line))
+        {
+            return false;
+        }
+        sink.mem_read(line, core);
+        if let Some((v2, d2)) = self.l2[core].insert(line, false) {
+            if let Some((v3, d3)) = self.llc.insert(v2, d2) {
+                if d3 {
+                    sink.mem_write(v3, core, WriteCause::Eviction);
+                }
+            }
+        }
+        true
+    }
+
     /// `clflush`, `clflushopt` or `clwb` of the line holding `addr`.
     #[inline]
     pub fn flush(&mut self, core: usize, addr: u64, kind: FlushKind, sink: &mut impl MemorySink) {

@@ -1,0 +1,217 @@
+//! The machine the cost model runs on: cores with private L1 and L2 caches, one shared
+//! LLC and DRAM, through the project's one cache model ([`crate::cache`]). Every distinct
+//! cache line an allocator path touches is one access on the requesting core; its cycles
+//! depend on where the line is: the core's own L1 or L2, the LLC, another core's private
+//! cache (a cross-core transfer: that core wrote it last), or DRAM (with the adjacent-line
+//! prefetcher bringing the other line of the 128-byte pair into L2).
+//!
+//! Defaults describe an 8-core Nehalem/Westmere-class Xeon, the study's machine generation
+//! (see `docs/allocators.md` for each figure's source).
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::cache::{
+    CacheConfig, Hierarchy, Level, LevelConfig, MemorySink, Replacement, WriteCause,
+};
+use crate::config::{Validate, Validator};
+use crate::rng::SimRng;
+
+/// Cores, cache sizes, latencies and what the application does between requests.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Machine {
+    /// Cores; threads beyond this share cores (time-sliced), per-CPU lists belong to cores.
+    pub cores: u32,
+    pub l1_bytes: u64,
+    pub l1_ways: usize,
+    pub l2_bytes: u64,
+    pub l2_ways: usize,
+    /// One LLC shared by every core.
+    pub llc_bytes: u64,
+    pub llc_ways: usize,
+    /// Load-to-use latency of a line found in the core's L1.
+    pub l1_cycles: u64,
+    pub l2_cycles: u64,
+    pub llc_cycles: u64,
+    /// A line held (last written) in another core's private cache.
+    pub cross_core_cycles: u64,
+    /// A line from DRAM.
+    pub dram_cycles: u64,
+    /// A DRAM miss also brings the other line of its 128-byte pair into the core's L2.
+    pub adjacent_line_prefetch: bool,
+    /// The application zeroes every page it is handed (64 stores per 4 KiB page, through
+    /// the caches) before its next request.
+    pub zero_pages: bool,
+    /// Further application lines touched between two requests of a core (random lines
+    /// of `app_footprint_bytes`): cache pollution by the application's own work.
+    pub app_lines_per_request: u32,
+    pub app_footprint_bytes: u64,
+}
+
+impl Default for Machine {
+    fn default() -> Self {
+        Machine {
+            cores: 8,
+            l1_bytes: 32 << 10,
+            l1_ways: 8,
+            l2_bytes: 256 << 10,
+            l2_ways: 8,
+            llc_bytes: 8 << 20,
+            llc_ways: 16,
+            l1_cycles: 4,
+            l2_cycles: 10,
+            llc_cycles: 40,
+            cross_core_cycles: 75,
+            dram_cycles: 144,
+            adjacent_line_prefetch: true,
+            zero_pages: true,
+            app_lines_per_request: 0,
+            app_footprint_bytes: 64 << 20,
+        }
+    }
+}
+
+impl Validate for Machine {
+    fn validate(&self, v: &mut Validator) {
+        v.range("cores", self.cores, 1, super::MAX_CPUS as u32, "cores");
+        for (k, b, w) in [
+            ("l1", self.l1_bytes, self.l1_ways),
+            ("l2", self.l2_bytes, self.l2_ways),
+            ("llc", self.llc_bytes, self.llc_ways),
+        ] {
+            v.range(&format!("{k}_ways"), w, 1, 64, "");
+            if b < 64 * w as u64 || !(b / 64 / w as u64).is_power_of_two() {
+                v.fail(
+                    &format!("{k}_bytes"),
+                    format!("{b}: allowed 64 × ways × a power of two sets"),
+                );
+            }
+        }
+        for (k, x) in [
+            ("l1_cycles", self.l1_cycles),
+            ("l2_cycles", self.l2_cycles),
+            ("llc_cycles", self.llc_cycles),
+            ("cross_core_cycles", self.cross_core_cycles),
+            ("dram_cycles", self.dram_cycles),
+        ] {
+            v.range(k, x, 0, 100_000, "cycles");
+        }
+        v.range(
+            "app_lines_per_request",
+            self.app_lines_per_request,
+            0,
+            1 << 20,
+            "lines",
+        );
+        v.range(
+            "app_footprint_bytes",
+            self.app_footprint_bytes,
+            4096,
+            1 << 40,
+            "bytes",
+        );
+    }
+}
+
+/// Main memory as the cache model sees it: the cost model charges DRAM by latency only.
+struct Dram;
+
+impl MemorySink for Dram {
+    fn mem_read(&mut self, _line: u64, _core: usize) {}
+    fn mem_write(&mut self, _line: u64, _core: usize, _cause: WriteCause) {}
+}
+
+/// Where the allocator's accesses went, per level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct LineSources {
+    pub l1: u64,
+    pub l2: u64,
+    pub llc: u64,
+    pub cross_core: u64,
+    pub dram: u64,
+}
+
+/// A machine in use: its caches and the application's pollution stream.
+pub struct MachineState {
+    pub m: Machine,
+    hier: Hierarchy,
+    rng: SimRng,
+    pub sources: LineSources,
+}
+
+/// Base address of page contents (4 KiB per frame) in the modelled physical space.
+pub const PAGE_DATA_BASE: u64 = 1 << 44;
+/// Base address of the application's own data.
+pub const APP_BASE: u64 = 1 << 45;
+
+impl MachineState {
+    pub fn new(m: Machine, seed: u64) -> MachineState {
+        let lvl = |size_bytes, ways| LevelConfig { size_bytes, ways };
+        let cfg = CacheConfig {
+            l1: lvl(m.l1_bytes, m.l1_ways),
+            l2: lvl(m.l2_bytes, m.l2_ways),
+            llc: lvl(m.llc_bytes, m.llc_ways),
+            replacement: Replacement::Lru,
+            clwb_invalidates: true,
+        };
+        MachineState {
+            m,
+            hier: Hierarchy::new(&cfg, m.cores as usize, seed),
+            rng: crate::rng::stream(seed, "alloc.machine.app"),
+            sources: LineSources::default(),
+        }
+    }
+
+    /// Cycles of one access by `core` to the line holding `addr`.
+    pub fn access(&mut self, core: usize, addr: u64, write: bool) -> u64 {
+        let (level, remote) = self.hier.access_coherent(core, addr, write, &mut Dram);
+        if remote {
+            self.sources.cross_core += 1;
+            return self.m.cross_core_cycles;
+        }
+        match level {
+            Level::L1 => {
+                self.sources.l1 += 1;
+                self.m.l1_cycles
+            }
+            Level::L2 => {
+                self.sources.l2 += 1;
+                self.m.l2_cycles
+            }
+            Level::Llc => {
+                self.sources.llc += 1;
+                self.m.llc_cycles
+            }
+            Level::Memory => {
+                self.sources.dram += 1;
+                if self.m.adjacent_line_prefetch {
+                    self.hier.prefetch_to_l2(core, addr ^ 64, &mut Dram);
+                }
+                self.m.dram_cycles
+            }
+        }
+    }
+
+    /// What the application does on `core` after a request: zero the block it was handed
+    /// (if any) and touch its own lines. Not charged to the request.
+    pub fn pollute(&mut self, core: usize, handed_out: Option<(u64, u8)>) {
+        if self.m.zero_pages {
+            if let Some((pfn, order)) = handed_out {
+                let start = PAGE_DATA_BASE + pfn * 4096;
+                // Plain stores: page contents are never allocator metadata, so the other
+                // cores' copies need no search (a stale copy there only ages out).
+                for a in (start..start + (4096u64 << order)).step_by(64) {
+                    self.hier.store(core, a, &mut Dram);
+                }
+            }
+        }
+        let lines = self.m.app_footprint_bytes / 64;
+        for _ in 0..self.m.app_lines_per_request {
+            let l = self.rng.random_range(0..lines);
+            // A core's own data: each core has its own footprint.
+            let a = APP_BASE + (core as u64) * self.m.app_footprint_bytes + l * 64;
+            self.hier.load(core, a, &mut Dram);
+        }
+    }
+}
