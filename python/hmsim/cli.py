@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -28,6 +29,8 @@ device_dir_option = click.option(
 @click.version_option(_core.__version__, prog_name="hmsim", message="%(prog)s %(version)s")
 def cli() -> None:
     """hmsim: simulate heterogeneous memory systems (DRAM, CXL, PMem, STT-MRAM, PCM, flash)."""
+    # Figures are files here: no display backend (the Python API leaves the backend alone).
+    os.environ.setdefault("MPLBACKEND", "Agg")
 
 
 @cli.command()
@@ -81,7 +84,8 @@ def run(scenario: str, out: str, overrides: tuple[str, ...], device_dirs: tuple[
 
     res = run_scenario(scenario, out=out, set=list(overrides), devices=device_dirs)
     for k, v in res.headline.items():
-        console.print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}")
+        # Keys verbatim: no rich markup ([no_EPF] is a key, not a style).
+        console.print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}", markup=False)
     console.print(f"results in {out}/ ({res.wall_time_s:.2f} s)")
 
 
