@@ -192,7 +192,7 @@ fn respell(table: &mut toml::Table) {
             table.entry(new).or_insert(v);
         }
     }
-    for v in table.values_mut() {
+    for (_, v) in table.iter_mut() {
         if let toml::Value::Table(t) = v {
             respell(t);
         }
