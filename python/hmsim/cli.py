@@ -55,9 +55,9 @@ def devices(as_json: bool, device_dirs: tuple[str, ...]) -> None:
             r.technology,
             _size(r.capacity_bytes),
             _ns(r.read_latency_ns),
-            f"{r.read_bandwidth_gbps:g}",
+            f"{r.read_bandwidth_gb_s:g}",
             _ns(r.write_latency_ns),
-            f"{r.write_bandwidth_gbps:g}",
+            f"{r.write_bandwidth_gb_s:g}",
         )
     console.print(t)
 
