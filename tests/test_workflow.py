@@ -15,6 +15,7 @@ import pytest
 import hmsim
 from hmsim.errors import HmsimError
 from hmsim.plotting import PALETTE, color_for, series_style
+from hmsim.tier_hook import run_policy
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 DEVICES = EXAMPLES / "devices"
@@ -169,7 +170,14 @@ def test_a_python_policy_is_named_from_toml_and_bad_moves_are_errors(tmp_path):
     )
     r = hmsim.run(scenario)
     assert list(r.results.policy) == ["mypolicy:PromoteSampled"]
-    assert r.results.migrations.iloc[0] > 0
+    # The same as handing the object to the hook directly.
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from mypolicy import PromoteSampled  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(tmp_path))
+    direct = run_policy(scenario.read_text(), PromoteSampled(), name="mypolicy:PromoteSampled")
+    assert r.results.throughput_gb_s.iloc[0] == direct["rows"][0]["throughput_gb_s"]
     with pytest.raises(HmsimError, match=r"tier 9 is out of range; allowed 0 to 1"):
         hmsim.run(scenario, set={"policy.names": ["python:mypolicy:bad"]})
     with pytest.raises(HmsimError, match="cannot load policy"):

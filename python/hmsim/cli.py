@@ -288,11 +288,18 @@ def trace_info(file: str, fmt: str | None, top: int, as_json: bool) -> None:
 @click.argument("dst", type=click.Path())
 @click.option("--to", "to", default="native", show_default=True, help="Target format.")
 @click.option("--from", "fmt", default=None, help="Source format (default: sniffed).")
-def trace_convert(src: str, dst: str, to: str, fmt: str | None) -> None:
+@click.option(
+    "--synthetic-cycles",
+    type=click.IntRange(1, 1 << 40),
+    default=None,
+    metavar="N",
+    help="dramsim target: give records without a cycle one N cycles after the previous request.",
+)
+def trace_convert(src: str, dst: str, to: str, fmt: str | None, synthetic_cycles: int | None) -> None:
     """Convert a trace to another format (default: hmsim native)."""
     from hmsim.trace import convert
 
-    res = convert(src, dst, to, fmt)
+    res = convert(src, dst, to, fmt, synthetic_cycles=synthetic_cycles)
     console.print(f"{res.get('records', '?')} records written to {dst}")
 
 

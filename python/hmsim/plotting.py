@@ -92,7 +92,8 @@ def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
     """Save `fig` as `name`.png, .svg and .pdf under `out_dir` (nothing clipped: the saved
     area grows to hold every label and an outside legend); close it."""
     paths = []
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:
+        fig.tight_layout()
     meta = {"png": {"Software": "hmsim"}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
     for ext in FORMATS:
         buf = io.BytesIO()

@@ -159,9 +159,6 @@ def python_policy(text: str, file: str, overrides: list[tuple[str, str]]) -> tup
         raise HmsimError(
             file, f"'{target}' is not callable (a policy maps an observation to moves)", key="policy.names"
         )
-    # The engine runs the external policy in place of policy.names; any registered name
-    # passes the schema check.
-    resolved = _core.apply_overrides(resolved, file, [("policy.names", '["hemem"]')])
     return resolved, file, target, policy
 
 

@@ -292,8 +292,9 @@ def grid_points(text: str, file: str, axes: Any, fixed: Any, where: str) -> list
 
 
 def _label(v: Any) -> Any:
-    """An axis value as a results column value: lists and tables as their TOML text."""
-    return _toml_value(v) if isinstance(v, list | tuple | Mapping) else v
+    """An axis value as a results column value: lists and tables as compact JSON text
+    (`["hemem"]`), one line, so a column can be grouped and plotted."""
+    return json.dumps(v, default=str) if isinstance(v, list | tuple | Mapping) else v
 
 
 def run_sweep(
@@ -326,7 +327,8 @@ def sweep(
 
     Axis keys are any key path of the scenario, including arrays of tables
     (`tiers.1.unloaded_latency_ns` or `tiers[1].unloaded_latency_ns`); values may be numbers,
-    strings, lists or tables. `set` fixes keys for every point. With `out`, the points, the
+    strings, lists or tables (a list or table axis appears in the results as compact JSON text,
+    `["hemem"]`). `set` fixes keys for every point. With `out`, the points, the
     results.csv, summary.json and the sweep figures are written there and a re-run resumes;
     without it the points live in a temporary directory.
     """

@@ -106,18 +106,22 @@ fn trace_info(
 
 /// `trace convert`: `src` to `dst` in format `to`.
 #[pyfunction]
-#[pyo3(signature = (src, dst, to="native".to_string(), format=None))]
+#[pyo3(signature = (src, dst, to="native".to_string(), format=None, synthetic_cycles=None))]
 fn trace_convert(
     py: Python<'_>,
     src: String,
     dst: String,
     to: String,
     format: Option<String>,
+    synthetic_cycles: Option<u64>,
 ) -> PyResult<String> {
     let from = format_arg(format, "--from")?;
     let to = format_arg(Some(to), "--to")?.expect("given");
+    let options = trace::ConvertOptions {
+        synthetic_cycle_step: synthetic_cycles,
+    };
     let rep = py
-        .detach(move || trace::convert(Path::new(&src), Path::new(&dst), to, from))
+        .detach(move || trace::convert_with(Path::new(&src), Path::new(&dst), to, from, options))
         .map_err(|e| config_err(e.into()))?;
     to_json(&rep)
 }
