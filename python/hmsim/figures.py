@@ -246,33 +246,44 @@ def run_figures(result, out: Path) -> None:
         draw(result, out)
 
 
-def _numeric_metrics(df, skip: list[str], prefer: list[str], limit: int = 4) -> list[str]:
-    """Columns worth plotting: numeric, varying, not an axis/label; `prefer` ones first."""
-    cols = [
-        c
-        for c in df.columns
-        if c not in skip and df[c].dtype.kind in "fi" and df[c].nunique(dropna=True) > 1 and not c.endswith("seed")
-    ]
-    ordered = [c for c in prefer if c in cols] + [c for c in cols if c not in prefer]
-    return ordered[:limit]
+# What a sweep plots against its first axis, per module: the headline metrics, and the row
+# labels that tell a point's rows apart (a tiering point has a row per policy and intensity).
+SWEEP_METRICS = {
+    "storage": ["bandwidth_mib_s", "latency_p99_us", "avg_power_w"],
+    "pmem": ["wa_end_to_end", "media_writes_64b", "bandwidth_gb_s"],
+    "tiering": ["throughput_gb_s", "default_latency_ns", "hot_share_default"],
+    "allocators": ["mean_cycles", "p99_cycles", "alloc_count_cov"],
+    "pm-index": ["media_bytes_per_op", "flushes_per_op", "throughput_mops"],
+    "numa": ["runtime_s", "alloc_time_s", "dram_share"],
+    "hybrid": ["runtime_s", "stall_s", "epf_share"],
+}
+SERIES_LABELS = ["policy", "name", "index", "label", "device", "intensity", "workload"]
 
 
-def sweep_figures(results, axes: list[str], out: Path, metrics: list[str] | None = None) -> list[Path]:
-    """`sweep.png/.svg/.pdf`: each main metric against the first axis, one series per
-    combination of the other axes (distinct colour and marker each), legend outside."""
+def _series_name(keys: list[str], values) -> str:
+    values = values if isinstance(values, tuple) else (values,)
+    return ", ".join(f"{k}={v}" for k, v in zip(keys, values, strict=True))
+
+
+def sweep_figures(
+    results, axes: list[str], out: Path, module: str = "", metrics: list[str] | None = None
+) -> list[Path]:
+    """`sweep.png/.svg/.pdf`: the module's main metrics against the first axis, one series per
+    combination of the other axes and of the row labels that vary within a point (distinct
+    colour and marker each), legend outside."""
     if results is None or not len(results) or not axes:
         return []
     x = axes[0]
-    others = [a for a in axes[1:] if a in results.columns]
-    skip = [*axes, "seed"]
-    metrics = metrics or _numeric_metrics(results, skip, MAIN_METRICS)
+    metrics = [m for m in (metrics or SWEEP_METRICS.get(module, [])) if m in results.columns]
+    metrics = [m for m in metrics if results[m].dtype.kind in "fi" and results[m].notna().any()]
     if not metrics:
         return []
-    groups = list(results.groupby(others, sort=False)) if others else [((), results)]
-    names = [
-        ", ".join(f"{k}={v}" for k, v in zip(others, key if isinstance(key, tuple) else (key,), strict=True))
-        for key, _ in groups
-    ]
+    others = [a for a in axes[1:] if a in results.columns]
+    per_point = results.groupby(list(axes), sort=False)
+    labels = [c for c in SERIES_LABELS if c in results.columns and c not in axes and (per_point[c].nunique() > 1).any()]
+    keys = others + labels
+    groups = list(results.groupby(keys, sort=False)) if keys else [((), results)]
+    names = [_series_name(keys, key) for key, _ in groups]
     # Groups beyond the distinct styles would repeat a look: plot the first ones only, and say so.
     shown = min(len(groups), len(PALETTE))
     style = series_style(names[:shown])
@@ -288,26 +299,8 @@ def sweep_figures(results, axes: list[str], out: Path, metrics: list[str] | None
             ax.set_ylabel(m)
             if not numeric_x:
                 ax.tick_params(axis="x", labelrotation=30)
-        if others:
-            outside_legend(axs[0][-1], title=", ".join(others))
+        if keys:
+            outside_legend(axs[0][-1])
         if shown < len(groups):
             fig.suptitle(f"first {shown} of {len(groups)} series shown")
         return save_figure(fig, out, "sweep")
-
-
-# Metrics a sweep plots first when its results have them (one per module's headline).
-MAIN_METRICS = [
-    "bandwidth_mib_s",
-    "iops",
-    "latency_p99_us",
-    "throughput_gb_s",
-    "throughput_mops",
-    "wa_end_to_end",
-    "media_writes_64b",
-    "mean_cycles",
-    "p99_cycles",
-    "media_bytes_per_op",
-    "alloc_time_s",
-    "runtime_s",
-    "faults",
-]

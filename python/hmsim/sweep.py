@@ -369,7 +369,8 @@ def _write_sweep(out: Path, points: list[Point], meta: dict, res: SweepResult, s
             "resolved_config": res.outputs[0]["resolved"] if res.outputs else None,
         },
     )
-    sweep_figures(res.results, list(meta["axes"]), out)
+    module = res.outputs[0]["module"] if res.outputs else ""
+    sweep_figures(res.results, list(meta["axes"]), out, module=module)
 
 
 class _CallableModule(types.ModuleType):
