@@ -288,6 +288,31 @@ mod tests {
     }
 
     #[test]
+    fn trace_convert_multithreaded_zstd_and_xz_round_trip_and_repeat_bytes() {
+        let text: String = (0..50_000)
+            .map(|i| format!(" L {:08x},8\n", (i * 4160) % (1 << 28)))
+            .collect();
+        let src = temp_file("conv-mt.txt", text.as_bytes());
+        let want: Vec<_> = open_trace(&src, None)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for ext in ["zst", "xz"] {
+            let a = temp_file(&format!("conv-mt-a.lackey.{ext}"), b"");
+            let b = temp_file(&format!("conv-mt-b.lackey.{ext}"), b"");
+            convert(&src, &a, Format::Lackey, None).unwrap();
+            convert(&src, &b, Format::Lackey, None).unwrap();
+            assert_eq!(fs::read(&a).unwrap(), fs::read(&b).unwrap(), "{ext}");
+            let got: Vec<_> = open_trace(&a, None).unwrap().map(Result::unwrap).collect();
+            assert_eq!(got, want, "{ext}");
+            for f in [a, b] {
+                let _ = fs::remove_file(f);
+            }
+        }
+        let _ = fs::remove_file(src);
+    }
+
+    #[test]
     fn trace_convert_refuses_what_lackey_cannot_say() {
         let src = temp_file(
             "conv-kmem.txt",
