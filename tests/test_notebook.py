@@ -21,7 +21,10 @@ def test_committed_notebook_has_its_outputs_and_figures():
     assert len(images) >= 2, "its figures show inline: importing hmsim keeps the notebook backend"
 
 
-def test_example_notebook_executes():
+def test_example_notebook_executes(monkeypatch):
+    # The kernel inherits this process's environment: the in-process CLI tests set
+    # MPLBACKEND=Agg (the CLI's choice), which a user's Jupyter does not have.
+    monkeypatch.delenv("MPLBACKEND", raising=False)
     nb = nbformat.read(NOTEBOOK, as_version=4)
     nbclient.NotebookClient(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
