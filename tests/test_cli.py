@@ -95,7 +95,7 @@ def test_device_file_missing_required_field(cli, tmp_path):
     dev = tmp_path / "mydev.toml"
     dev.write_text(
         'name = "mydev"\nkind = "block"\ndescription = "x"\ntechnology = "nand"\n'
-        "capacity_bytes = 1000000000 # me\n[read]\nlatency_ns = 1000.0 # me\nbandwidth_gbps = 1.0 # me\n"
+        "capacity_bytes = 1000000000 # me\n[read]\nlatency_ns = 1000.0 # me\nbandwidth_gb_s = 1.0 # me\n"
     )
     text = BASE.replace('name = "intel-optane-900p"', 'file = "mydev.toml"')
     p = tmp_path / "bad.toml"

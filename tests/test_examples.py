@@ -27,7 +27,7 @@ def test_every_example_scenario_runs(tmp_path):
     for p in scenarios:
         module = p.read_text().split('module = "', 1)[1].split('"', 1)[0]
         ov = {"crash.operations": 500} if "[crash]" in p.read_text() else shorter[module]
-        r = hmsim.run(p, out=tmp_path / p.stem, set=ov)
+        r = hmsim.run(p, out=tmp_path / p.stem, set=ov, devices=[EXAMPLES / "devices"])
         assert len(r.results) >= 1
         assert (tmp_path / p.stem / "summary.json").exists()
 

@@ -19,13 +19,13 @@ def test_saturation_is_capped_by_the_host_link(tmp_path, monkeypatch):
     # A hypothetical 10 GB/s media behind PCIe 3.0 x4 (3.9 GB/s) delivers the link's rate.
     (tmp_path / "wide.toml").write_text(
         'name = "wide"\nbase = "intel-optane-900p"\ndescription = "media faster than its link"\n'
-        "[read]\nbandwidth_gbps = 10.0 # test\nlatency_ns = 1000.0 # test\n"
+        "[read]\nbandwidth_gb_s = 10.0 # test\nlatency_ns = 1000.0 # test\n"
     )
     monkeypatch.setenv("HMSIM_DEVICE_PATH", str(tmp_path))
     r = hmsim.run(job("wide", queue_depth=64, block_size_bytes=4 << 20)).results
-    assert abs(r.bandwidth_gbps[0] - 3.9) / 3.9 < 0.02
+    assert abs(r.bandwidth_gb_s[0] - 3.9) / 3.9 < 0.02
     r = hmsim.run(job("intel-optane-900p", queue_depth=64, block_size_bytes=4 << 20)).results
-    assert abs(r.bandwidth_gbps[0] - 2.5) / 2.5 < 0.02
+    assert abs(r.bandwidth_gb_s[0] - 2.5) / 2.5 < 0.02
 
 
 def test_littles_law(tmp_path):
@@ -74,9 +74,9 @@ def test_user_device_directory_and_inheritance(tmp_path, monkeypatch):
     d.mkdir()
     (d / "fast.toml").write_text(
         'name = "fast-900p"\nbase = "intel-optane-900p"\ndescription = "faster"\n'
-        "[read]\nbandwidth_gbps = 3.5 # my measurement\nlatency_ns = 2000.0 # mine\n"
+        "[read]\nbandwidth_gb_s = 3.5 # my measurement\nlatency_ns = 2000.0 # mine\n"
     )
     monkeypatch.setenv("HMSIM_DEVICE_PATH", str(d))
     assert "fast-900p" in set(hmsim.devices().name)
     r = hmsim.run(job("fast-900p", queue_depth=64, block_size_bytes=4 << 20)).results
-    assert abs(r.bandwidth_gbps[0] - 3.5) / 3.5 < 0.02
+    assert abs(r.bandwidth_gb_s[0] - 3.5) / 3.5 < 0.02

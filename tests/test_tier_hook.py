@@ -1,10 +1,11 @@
-"""The Python tiering-policy hook: the worked example converges, bad moves are refused and
-counted, errors in a policy surface as Python exceptions."""
+"""The Python tiering-policy hook: the worked example converges, moves to no such page or
+tier are errors naming the move, errors in a policy surface as Python exceptions."""
 
 from __future__ import annotations
 
 import pytest
 
+from hmsim.errors import HmsimError
 from hmsim.tier_hook import SampledHotPromotion, TierObservation, run_policy
 
 SMALL = """module = "tiering"
@@ -40,16 +41,21 @@ def test_worked_example_brings_the_hot_set_to_the_default_tier():
     assert row["failed_migrations"] == 0
 
 
-def test_observation_views_and_refused_moves():
+def test_observation_views_and_bad_moves_are_errors():
     seen: list[TierObservation] = []
 
     def policy(obs: TierObservation):
         seen.append(obs)
-        return [(0, 7), (10**9, 1)]  # no such tier, no such page
+        return []
 
     short = SMALL.replace("duration_s = 3.0", "duration_s = 0.05").replace("last_s = 0.5", "last_s = 0.05")
     out = run_policy(short, policy)
-    assert out["rows"][0]["failed_migrations"] == 2 * len(seen)
+    assert out["rows"][0]["migrations"] == 0
+    for bad, message in [((0, 7), "tier 7 is out of range"), ((10**9, 1), "page 1000000000 is out of range")]:
+        with pytest.raises(HmsimError, match=message):
+            run_policy(short, lambda obs, bad=bad: [bad])
+    with pytest.raises(HmsimError, match=r"expected a \(page, tier\) pair"):
+        run_policy(short, lambda obs: [(1, 2, 3)])
     obs = seen[-1]
     assert obs.page_tier.dtype.name == "uint8" and len(obs.page_tier) == 4096
     assert obs.samples.dtype.name == "uint64" and len(obs.samples) > 0

@@ -1,13 +1,17 @@
 """hmsim: a simulator of heterogeneous memory systems.
 
 import hmsim
-r = hmsim.run("scenario.toml", set={"job.queue_depth": 16})
+r = hmsim.run("scenario.toml", set={"tiers.1.unloaded_latency_ns": 250})
 r.results                         # pandas DataFrame
+df = hmsim.sweep("scenario.toml", axes={"tiers[1].unloaded_latency_ns": [150, 250, 400]})
 s = hmsim.reproduce("storage", quick=True)
 s.results, s.comparison           # DataFrames
-hmsim.run_sweep("sweep.toml", out="out")
+hmsim.devices()                   # the device catalog (built-in + $HMSIM_DEVICE_PATH)
+
+Importing hmsim does not change the matplotlib backend.
 """
 
+import hmsim.sweep as sweep  # callable: hmsim.sweep(base, axes={...}) -> DataFrame
 from hmsim._core import __version__
 from hmsim.catalog import devices
 from hmsim.errors import ConfigError, HmsimError
@@ -15,4 +19,14 @@ from hmsim.reproduce import reproduce
 from hmsim.scenario import RunResult, run
 from hmsim.sweep import run_sweep
 
-__all__ = ["ConfigError", "HmsimError", "RunResult", "__version__", "devices", "reproduce", "run", "run_sweep"]
+__all__ = [
+    "ConfigError",
+    "HmsimError",
+    "RunResult",
+    "__version__",
+    "devices",
+    "reproduce",
+    "run",
+    "run_sweep",
+    "sweep",
+]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -28,6 +29,8 @@ device_dir_option = click.option(
 @click.version_option(_core.__version__, prog_name="hmsim", message="%(prog)s %(version)s")
 def cli() -> None:
     """hmsim: simulate heterogeneous memory systems (DRAM, CXL, PMem, STT-MRAM, PCM, flash)."""
+    # Figures are files here: no display backend (the Python API leaves the backend alone).
+    os.environ.setdefault("MPLBACKEND", "Agg")
 
 
 @cli.command()
@@ -52,9 +55,9 @@ def devices(as_json: bool, device_dirs: tuple[str, ...]) -> None:
             r.technology,
             _size(r.capacity_bytes),
             _ns(r.read_latency_ns),
-            f"{r.read_bandwidth_gbps:g}",
+            f"{r.read_bandwidth_gb_s:g}",
             _ns(r.write_latency_ns),
-            f"{r.write_bandwidth_gbps:g}",
+            f"{r.write_bandwidth_gb_s:g}",
         )
     console.print(t)
 
@@ -81,7 +84,8 @@ def run(scenario: str, out: str, overrides: tuple[str, ...], device_dirs: tuple[
 
     res = run_scenario(scenario, out=out, set=list(overrides), devices=device_dirs)
     for k, v in res.headline.items():
-        console.print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}")
+        # Keys verbatim: no rich markup ([no_EPF] is a key, not a style).
+        console.print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}", markup=False)
     console.print(f"results in {out}/ ({res.wall_time_s:.2f} s)")
 
 
@@ -284,11 +288,18 @@ def trace_info(file: str, fmt: str | None, top: int, as_json: bool) -> None:
 @click.argument("dst", type=click.Path())
 @click.option("--to", "to", default="native", show_default=True, help="Target format.")
 @click.option("--from", "fmt", default=None, help="Source format (default: sniffed).")
-def trace_convert(src: str, dst: str, to: str, fmt: str | None) -> None:
+@click.option(
+    "--synthetic-cycles",
+    type=click.IntRange(1, 1 << 40),
+    default=None,
+    metavar="N",
+    help="dramsim target: give records without a cycle one N cycles after the previous request.",
+)
+def trace_convert(src: str, dst: str, to: str, fmt: str | None, synthetic_cycles: int | None) -> None:
     """Convert a trace to another format (default: hmsim native)."""
     from hmsim.trace import convert
 
-    res = convert(src, dst, to, fmt)
+    res = convert(src, dst, to, fmt, synthetic_cycles=synthetic_cycles)
     console.print(f"{res.get('records', '?')} records written to {dst}")
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from hmsim.plotting import house_style, save_figure
+from hmsim.plotting import PALETTE, color_for, house_style, outside_legend, save_figure, series_style
 
 
 def _storage(result, out: Path) -> None:
@@ -58,10 +58,249 @@ def _hot_ranges(result, out: Path) -> None:
         save_figure(fig, out, "hot_ranges")
 
 
-FIGURES = {"storage": _storage, "pmem": _pmem, "lifetime": _hot_ranges}
+def _row_labels(df, cols: list[str]) -> list[str]:
+    """One label per row from the label columns that exist and vary (the first always)."""
+    cols = [c for c in cols if c in df.columns]
+    used = cols[:1] + [c for c in cols[1:] if df[c].nunique(dropna=False) > 1]
+    return [" ".join(str(v) for v in row) for row in df[used].itertuples(index=False)]
+
+
+def _bar_panels(df, label_cols: list[str], metrics: list[tuple[str, str]], out: Path, name: str, title: str):
+    """One panel per (column, axis label) in `metrics`, one horizontal bar per row of `df`,
+    each row its own colour (the same in every panel)."""
+    # A panel of all zeros or all missing says nothing: leave it out.
+    metrics = [(c, lab) for c, lab in metrics if c in df.columns and df[c].fillna(0).astype(float).abs().sum() > 0]
+    if not metrics or not len(df):
+        return []
+    labels = _row_labels(df, label_cols)
+    colors = list(color_for(labels[: len(PALETTE)]).values())
+    colors += ["#888888"] * (len(labels) - len(colors))
+    with house_style():
+        height = max(2.6, 0.32 * len(labels) + 1.2)
+        fig, axs = plt.subplots(1, len(metrics), figsize=(2.9 * len(metrics) + 1.6, height), sharey=True, squeeze=False)
+        y = list(range(len(labels)))
+        for i, (ax, (col, axis_label)) in enumerate(zip(axs[0], metrics, strict=True)):
+            values = df[col].astype(float).to_numpy()
+            ax.barh(y, values, color=colors, height=0.7)
+            ax.set_xlabel(axis_label)
+            ax.grid(axis="y", visible=False)
+            if i == 0:
+                ax.set_yticks(y, labels)
+                ax.set_ylim(len(labels) - 0.4, -0.6)  # first row on top; a lone bar stays a bar
+        fig.suptitle(title)
+        return save_figure(fig, out, name)
+
+
+def _tiering(result, out: Path) -> None:
+    df = result.results
+    intensities = sorted(df["intensity"].unique()) if "intensity" in df else []
+    policies = list(dict.fromkeys(df["policy"]))
+    if len(intensities) > 1:
+        style = series_style(policies)
+        panels = [
+            ("throughput_gb_s", "GUPS throughput (GB/s)"),
+            ("default_latency_ns", "default-tier latency (ns)"),
+            ("hot_share_default", "hot set in default tier"),
+        ]
+        panels = [p for p in panels if p[0] in df]
+        with house_style():
+            fig, axs = plt.subplots(1, len(panels), figsize=(3.3 * len(panels) + 2.2, 3.4), squeeze=False)
+            for ax, (col, label) in zip(axs[0], panels, strict=True):
+                for pol in policies:
+                    g = df[df.policy == pol].sort_values("intensity")
+                    ax.plot(g["intensity"], g[col], label=pol, **style[pol])
+                ax.set_xlabel("antagonist intensity")
+                ax.set_ylabel(label)
+                ax.set_xticks(intensities)
+            outside_legend(axs[0][-1], title="policy")
+            save_figure(fig, out, "throughput_vs_contention")
+    else:
+        _bar_panels(
+            df,
+            ["policy"],
+            [
+                ("throughput_gb_s", "throughput (GB/s)"),
+                ("default_latency_ns", "default-tier latency (ns)"),
+                ("hot_share_default", "hot set in default tier"),
+                ("migrated_gb", "migrated (GB)"),
+            ],
+            out,
+            "policies",
+            f"tiering at intensity {intensities[0] if intensities else 0}",
+        )
+    timeline = result.tables.get("timeline")
+    if timeline is not None and len(timeline) and {"time_s", "throughput_gb_s"} <= set(timeline.columns):
+        keys = [c for c in ("policy", "intensity") if c in timeline.columns]
+        groups = list(timeline.groupby(keys, sort=False)) if keys else [((), timeline)]
+        names = [" ".join(str(x) for x in (k if isinstance(k, tuple) else (k,))) for k, _ in groups][: len(PALETTE)]
+        style = series_style(names)
+        with house_style():
+            fig, ax = plt.subplots(figsize=(7.4, 3.4))
+            for n, (_, g) in zip(names, groups, strict=False):
+                ax.plot(g["time_s"], g["throughput_gb_s"], label=n, color=style[n]["color"])
+            ax.set_xlabel("simulated time (s)")
+            ax.set_ylabel("throughput (GB/s)")
+            outside_legend(ax, title=" ".join(keys))
+            save_figure(fig, out, "timeline")
+
+
+def _allocators(result, out: Path) -> None:
+    _bar_panels(
+        result.results,
+        ["name", "source", "workload", "threads"],
+        [
+            ("mean_cycles", "mean alloc (cycles)"),
+            ("p99_cycles", "p99 alloc (cycles)"),
+            ("alloc_count_cov", "wear unevenness (CoV)"),
+            ("lifetime_years", "lifetime (years)"),
+        ],
+        out,
+        "allocators",
+        f"{result.results['workload'].iloc[0]}: speed and wear",
+    )
+
+
+def _pm_index(result, out: Path) -> None:
+    _bar_panels(
+        result.results,
+        ["index", "workload", "threads", "flush"],
+        [
+            ("flushes_per_op", "flushes per op"),
+            ("media_bytes_per_op", "media bytes per op"),
+            ("write_amplification", "write amplification"),
+            ("throughput_mops", "throughput (Mops/s)"),
+        ],
+        out,
+        "indexes",
+        "persistent index cost per operation",
+    )
+
+
+def _numa(result, out: Path) -> None:
+    df = result.results
+    _bar_panels(
+        df,
+        ["policy", "experiment"],
+        [
+            ("alloc_time_s", "allocation time (s)"),
+            ("runtime_s", "application runtime (s)"),
+            ("dram_share", "share in DRAM"),
+            ("remote_share", "share on a remote socket"),
+        ],
+        out,
+        "placement",
+        f"{df['topology'].iloc[0]}: {df['size_gb'].iloc[0]:g} GB by policy",
+    )
+    nodes = result.tables.get("nodes")
+    if nodes is None or not len(nodes) or not {"policy", "node", "gb"} <= set(nodes.columns):
+        return
+    table = nodes.pivot_table(index="policy", columns="node", values="gb", aggfunc="sum", sort=False).fillna(0.0)
+    kinds = nodes.drop_duplicates("node").set_index("node")["kind"] if "kind" in nodes else None
+    colors = color_for([str(n) for n in table.columns])
+    with house_style():
+        fig, ax = plt.subplots(figsize=(7.4, max(2.6, 0.4 * len(table) + 1.2)))
+        left = [0.0] * len(table)
+        for node in table.columns:
+            label = f"node {node}" + (f" ({kinds[node]})" if kinds is not None else "")
+            ax.barh(list(table.index), table[node], left=left, label=label, color=colors[str(node)])
+            left = [a + b for a, b in zip(left, table[node], strict=True)]
+        ax.invert_yaxis()
+        ax.set_xlabel("placed (GB)")
+        ax.grid(axis="y", visible=False)
+        outside_legend(ax)
+        save_figure(fig, out, "nodes")
+
+
+def _hybrid(result, out: Path) -> None:
+    df = result.results
+    _bar_panels(
+        df,
+        ["label", "dram_mb"],
+        [
+            ("runtime_s", "runtime (s)"),
+            ("stall_s", "stall (s)"),
+            ("epf_share", "EPF share of faults"),
+            ("service_p99_us", "p99 fault service (µs)"),
+        ],
+        out,
+        "policies",
+        f"{df['workload'].iloc[0]}: {df['dram_mb'].iloc[0]:g} MB DRAM cache",
+    )
+
+
+FIGURES = {
+    "storage": _storage,
+    "pmem": _pmem,
+    "lifetime": _hot_ranges,
+    "tiering": _tiering,
+    "allocators": _allocators,
+    "pm-index": _pm_index,
+    "numa": _numa,
+    "hybrid": _hybrid,
+}
 
 
 def run_figures(result, out: Path) -> None:
     draw = FIGURES.get(result.module)
     if draw is not None and len(result.results):
         draw(result, out)
+
+
+# What a sweep plots against its first axis, per module: the headline metrics, and the row
+# labels that tell a point's rows apart (a tiering point has a row per policy and intensity).
+SWEEP_METRICS = {
+    "storage": ["bandwidth_mib_s", "latency_p99_us", "avg_power_w"],
+    "pmem": ["wa_end_to_end", "media_writes_64b", "bandwidth_gb_s"],
+    "tiering": ["throughput_gb_s", "default_latency_ns", "hot_share_default"],
+    "allocators": ["mean_cycles", "p99_cycles", "alloc_count_cov"],
+    "pm-index": ["media_bytes_per_op", "flushes_per_op", "throughput_mops"],
+    "numa": ["runtime_s", "alloc_time_s", "dram_share"],
+    "hybrid": ["runtime_s", "stall_s", "epf_share"],
+}
+SERIES_LABELS = ["policy", "name", "index", "label", "device", "intensity", "workload"]
+
+
+def _series_name(keys: list[str], values) -> str:
+    values = values if isinstance(values, tuple) else (values,)
+    return ", ".join(f"{k}={v}" for k, v in zip(keys, values, strict=True))
+
+
+def sweep_figures(
+    results, axes: list[str], out: Path, module: str = "", metrics: list[str] | None = None
+) -> list[Path]:
+    """`sweep.png/.svg/.pdf`: the module's main metrics against the first axis, one series per
+    combination of the other axes and of the row labels that vary within a point (distinct
+    colour and marker each), legend outside."""
+    if results is None or not len(results) or not axes:
+        return []
+    x = axes[0]
+    metrics = [m for m in (metrics or SWEEP_METRICS.get(module, [])) if m in results.columns]
+    metrics = [m for m in metrics if results[m].dtype.kind in "fi" and results[m].notna().any()]
+    if not metrics:
+        return []
+    others = [a for a in axes[1:] if a in results.columns]
+    per_point = results.groupby(list(axes), sort=False)
+    labels = [c for c in SERIES_LABELS if c in results.columns and c not in axes and (per_point[c].nunique() > 1).any()]
+    keys = others + labels
+    groups = list(results.groupby(keys, sort=False)) if keys else [((), results)]
+    names = [_series_name(keys, key) for key, _ in groups]
+    # Groups beyond the distinct styles would repeat a look: plot the first ones only, and say so.
+    shown = min(len(groups), len(PALETTE))
+    style = series_style(names[:shown])
+    numeric_x = results[x].dtype.kind in "fi"
+    with house_style():
+        fig, axs = plt.subplots(1, len(metrics), figsize=(3.4 * len(metrics) + 1.8, 3.4), squeeze=False)
+        for ax, m in zip(axs[0], metrics, strict=True):
+            for name, (_, g) in zip(names[:shown], groups[:shown], strict=True):
+                g = g.groupby(x, sort=numeric_x, as_index=False)[m].mean()
+                xs = g[x] if numeric_x else g[x].astype(str)
+                ax.plot(xs, g[m], label=name or m, **style[name])
+            ax.set_xlabel(x)
+            ax.set_ylabel(m)
+            if not numeric_x:
+                ax.tick_params(axis="x", labelrotation=30)
+        if keys:
+            outside_legend(axs[0][-1])
+        if shown < len(groups):
+            fig.suptitle(f"first {shown} of {len(groups)} series shown")
+        return save_figure(fig, out, "sweep")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 import time
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,11 +108,67 @@ def run(
 ) -> RunResult:
     """Run one scenario (a TOML path or a dict). With `out`, write results there."""
     text, file = scenario_text(scenario)
-    raw = run_raw(text, file, parse_overrides(set), device_paths(devices))
+    ov = parse_overrides(set)
+    hooked = python_policy(text, file, ov)
+    raw = run_python_policy(*hooked) if hooked is not None else run_raw(text, file, ov, device_paths(devices))
     result = output_from_json(raw, raw["wall_time_s"])
     if out is not None:
         write_run(result, Path(out), file)
     return result
+
+
+PYTHON_POLICY = "python:"
+
+
+def python_policy(text: str, file: str, overrides: list[tuple[str, str]]) -> tuple[str, str, str, Any] | None:
+    """A tiering scenario whose `policy.names` is `["python:package.module:Policy"]` runs that
+    Python policy (docs/tiering.md, "Your own policy in Python"): returns (resolved text,
+    file, policy name, policy object), or None for every other scenario. A class is
+    instantiated with no arguments; the module may sit beside the scenario file."""
+    if PYTHON_POLICY not in text and not any(PYTHON_POLICY in v for _, v in overrides):
+        return None
+    resolved = _core.apply_overrides(text, file, overrides)
+    try:
+        doc = tomllib.loads(resolved)
+    except tomllib.TOMLDecodeError:
+        return None  # the core reports the syntax error with its line
+    names = doc.get("policy", {}).get("names", []) if doc.get("module") == "tiering" else []
+    hooks = [n for n in names if isinstance(n, str) and n.startswith(PYTHON_POLICY)]
+    if not hooks:
+        return None
+    if len(names) != 1:
+        raise HmsimError(file, f"a {PYTHON_POLICY} policy runs alone; found {names}", key="policy.names")
+    target = hooks[0][len(PYTHON_POLICY) :]
+    module, _, attr = target.partition(":")
+    if not module or not attr:
+        raise HmsimError(
+            file, f"'{hooks[0]}' is not python:package.module:Name (e.g. python:mypolicy:Policy)", key="policy.names"
+        )
+    here = str(Path(file).resolve().parent) if Path(file).exists() else None
+    try:
+        if here is not None:
+            sys.path.insert(0, here)
+        obj = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as e:
+        raise HmsimError(file, f"cannot load policy '{target}': {e}", key="policy.names") from None
+    finally:
+        if here is not None:
+            sys.path.remove(here)
+    policy = obj() if isinstance(obj, type) else obj
+    if not callable(policy):
+        raise HmsimError(
+            file, f"'{target}' is not callable (a policy maps an observation to moves)", key="policy.names"
+        )
+    return resolved, file, target, policy
+
+
+def run_python_policy(text: str, file: str, name: str, policy: Any) -> dict:
+    from hmsim.tier_hook import run_policy
+
+    start = time.perf_counter()
+    out = run_policy(text, policy, name=name, file=file)
+    out["wall_time_s"] = time.perf_counter() - start
+    return out
 
 
 def write_run(result: RunResult, out: Path, source: str) -> None:

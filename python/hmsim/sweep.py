@@ -1,6 +1,12 @@
 """The one sweep runner: a grid of points (scenario + overrides), run in parallel, each
 finished point saved at once so a re-run resumes and Ctrl-C loses nothing finished.
 
+From Python, call the module itself (docs/getting-started.md, "Sweeps from Python"):
+
+    df = hmsim.sweep("base.toml", axes={"tiers.1.unloaded_latency_ns": [150, 250]})
+
+returns the tidy results as a DataFrame (one column per axis first).
+
 A sweep file is TOML:
 
     scenario = "base.toml"          # relative to the sweep file (or an inline [scenario] table)
@@ -19,8 +25,12 @@ import itertools
 import json
 import logging
 import os
+import sys
+import tempfile
+import time
 import tomllib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import types
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -247,29 +257,44 @@ def load_sweep(path: str | Path) -> tuple[list[Point], dict]:
     else:
         raise HmsimError(str(path), "expected a scenario file name or an inline [scenario] table", key="scenario")
     axes = spec.get("axes")
-    if not isinstance(axes, dict) or not axes:
-        raise HmsimError(str(path), "expected a non-empty [axes] table of key = [values]", key="axes")
+    fixed = spec.get("set", {})
+    points = grid_points(text, file, axes, fixed, str(path))
+    return points, {"file": str(path), "axes": axes, "set": fixed, "name": spec.get("name", path.stem)}
+
+
+def grid_points(text: str, file: str, axes: Any, fixed: Any, where: str) -> list[Point]:
+    """The cartesian product of `axes` (key → list of values) over the scenario `text`, each
+    point with the `fixed` overrides too; errors name `where` and the offending axis."""
+    if not isinstance(axes, Mapping) or not axes:
+        raise HmsimError(where, "expected a non-empty [axes] table of key = [values]", key="axes")
     for k, values in axes.items():
-        if not isinstance(values, list) or not values:
-            raise HmsimError(str(path), "expected a non-empty list of values for this axis", key=f"axes.{k}")
+        if not isinstance(values, list | tuple) or not values:
+            raise HmsimError(where, "expected a non-empty list of values for this axis", key=f"axes.{k}")
         kinds = {type(v).__name__ for v in values}
         if len(kinds - {"int", "float"}) > 0 and len(kinds) > 1:
-            raise HmsimError(str(path), f"values of one axis must share a type, found {sorted(kinds)}", key=f"axes.{k}")
+            raise HmsimError(where, f"values of one axis must share a type, found {sorted(kinds)}", key=f"axes.{k}")
         if len({json.dumps(v, default=str) for v in values}) != len(values):
-            raise HmsimError(str(path), "axis values repeat", key=f"axes.{k}")
-    fixed = spec.get("set", {})
-    if not isinstance(fixed, dict):
-        raise HmsimError(str(path), "expected a table of key = value", key="set")
+            raise HmsimError(where, "axis values repeat", key=f"axes.{k}")
+    fixed = {} if fixed is None else fixed
+    if not isinstance(fixed, Mapping):
+        raise HmsimError(where, "expected a table of key = value", key="set")
     for k in fixed:
         if k in axes:
-            raise HmsimError(str(path), "set both in [set] and in [axes]", key=f"set.{k}")
+            raise HmsimError(where, "set both in [set] and in [axes]", key=f"set.{k}")
     base = tuple((k, _toml_value(v)) for k, v in fixed.items())
     keys = list(axes)
     points = []
     for combo in itertools.product(*(axes[k] for k in keys)):
         ov = base + tuple((k, _toml_value(v)) for k, v in zip(keys, combo, strict=True))
-        points.append(Point(text=text, file=file, overrides=ov, labels=tuple(zip(keys, combo, strict=True))))
-    return points, {"file": str(path), "axes": axes, "set": fixed, "name": spec.get("name", path.stem)}
+        labels = tuple((k, _label(v)) for k, v in zip(keys, combo, strict=True))
+        points.append(Point(text=text, file=file, overrides=ov, labels=labels))
+    return points
+
+
+def _label(v: Any) -> Any:
+    """An axis value as a results column value: lists and tables as compact JSON text
+    (`["hemem"]`), one line, so a column can be grouped and plotted."""
+    return json.dumps(v, default=str) if isinstance(v, list | tuple | Mapping) else v
 
 
 def run_sweep(
@@ -279,14 +304,53 @@ def run_sweep(
     devices: Iterable[str] = (),
     backend: Backend | None = None,
 ) -> SweepResult:
-    import time
-
-    from hmsim import __version__
-
+    """Run the sweep file `path` into `out` (results.csv, summary.json, figures)."""
     start = time.perf_counter()
     points, meta = load_sweep(path)
     out = Path(out)
     res = run_points(points, out, workers=workers, label=meta["name"], devices=devices, backend=backend)
+    _write_sweep(out, points, meta, res, start)
+    return res
+
+
+def sweep(
+    base: str | Path | Mapping[str, Any],
+    axes: Mapping[str, Sequence[Any]],
+    set: Mapping[str, Any] | None = None,
+    out: str | Path | None = None,
+    workers: int | None = None,
+    devices: Iterable[str | Path] = (),
+    backend: Backend | None = None,
+) -> pd.DataFrame:
+    """Run scenario `base` (a TOML path or a dict) at every combination of `axes` and return
+    the tidy results: one column per axis (named by its key path), then the module's columns.
+
+    Axis keys are any key path of the scenario, including arrays of tables
+    (`tiers.1.unloaded_latency_ns` or `tiers[1].unloaded_latency_ns`); values may be numbers,
+    strings, lists or tables (a list or table axis appears in the results as compact JSON text,
+    `["hemem"]`). `set` fixes keys for every point. With `out`, the points, the
+    results.csv, summary.json and the sweep figures are written there and a re-run resumes;
+    without it the points live in a temporary directory.
+    """
+    from hmsim.scenario import scenario_text
+
+    start = time.perf_counter()
+    text, file = scenario_text(base)
+    points = grid_points(text, file, axes, set, "hmsim.sweep")
+    meta = {"file": file, "axes": {k: list(v) for k, v in axes.items()}, "set": dict(set or {}), "name": "sweep"}
+    if out is None:
+        with tempfile.TemporaryDirectory(prefix="hmsim-sweep-") as tmp:
+            res = run_points(points, Path(tmp), workers=workers, devices=devices, backend=backend)
+    else:
+        res = run_points(points, Path(out), workers=workers, devices=devices, backend=backend)
+        _write_sweep(Path(out), points, meta, res, start)
+    return res.results
+
+
+def _write_sweep(out: Path, points: list[Point], meta: dict, res: SweepResult, start: float) -> None:
+    from hmsim import __version__
+    from hmsim.figures import sweep_figures
+
     write_csv(out / "results.csv", res.results)
     for name, table in res.tables.items():
         write_csv(out / f"{name}.csv", table)
@@ -305,4 +369,20 @@ def run_sweep(
             "resolved_config": res.outputs[0]["resolved"] if res.outputs else None,
         },
     )
-    return res
+    module = res.outputs[0]["module"] if res.outputs else ""
+    sweep_figures(res.results, list(meta["axes"]), out, module=module)
+
+
+class _CallableModule(types.ModuleType):
+    """`hmsim.sweep(...)` runs a sweep while `hmsim.sweep.run_sweep` etc. stay importable."""
+
+    def __call__(
+        self,
+        base: str | Path | Mapping[str, Any],
+        axes: Mapping[str, Sequence[Any]],
+        **kw: Any,
+    ) -> pd.DataFrame:
+        return sweep(base, axes, **kw)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hmsim import _core
+from hmsim.errors import HmsimError
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,39 @@ def run_policy(text: str, policy: Policy, name: str = "python", file: str = "<ho
             migrate_budget_bytes=budget,
             page_bytes=page_bytes,
         )
-        return [(int(p), int(t)) for p, t in policy(obs)]
+        return checked_moves(policy(obs), obs, name)
 
+    # The engine runs `policy` in place of policy.names (which may name this very policy as
+    # python:module:Name); any registered name passes the schema check.
+    text = _core.apply_overrides(text, file, [("policy.names", '["hemem"]')])
     return json.loads(_core.tier_run_with_hook(text, file, name, hook))
+
+
+def checked_moves(moves: Iterable, obs: TierObservation, name: str) -> list[tuple[int, int]]:
+    """The policy's (page, tier) pairs, or an error naming the first pair that is not a page
+    of the working set and a tier of the machine (instead of silently failed migrations)."""
+    pages, tiers = len(obs.page_tier), len(obs.free_pages)
+    where = f"policy '{name}'"
+    out: list[tuple[int, int]] = []
+    for i, move in enumerate(moves):
+        try:
+            page, tier = (int(x) for x in move)
+        except (TypeError, ValueError):
+            raise HmsimError(
+                where, f"move {i} at t={obs.time_s:g} s is {move!r}; expected a (page, tier) pair of ints"
+            ) from None
+        if not 0 <= page < pages:
+            raise HmsimError(
+                f"policy '{name}'",
+                f"move {i} at t={obs.time_s:g} s: page {page} is out of range; allowed 0 to {pages - 1}",
+            )
+        if not 0 <= tier < tiers:
+            raise HmsimError(
+                f"policy '{name}'",
+                f"move {i} at t={obs.time_s:g} s: tier {tier} is out of range; allowed 0 to {tiers - 1}",
+            )
+        out.append((page, tier))
+    return out
 
 
 class SampledHotPromotion:

@@ -24,9 +24,13 @@ def info(path: str | Path, fmt: str | None = None, top: int = 10) -> dict:
     return json.loads(_core.trace_info(str(path), fmt, top))
 
 
-def convert(src: str | Path, dst: str | Path, to: str = "native", fmt: str | None = None) -> dict:
-    """Convert a trace (any readable format) to `to` (default: hmsim native)."""
-    return json.loads(_core.trace_convert(str(src), str(dst), to, fmt))
+def convert(
+    src: str | Path, dst: str | Path, to: str = "native", fmt: str | None = None, synthetic_cycles: int | None = None
+) -> dict:
+    """Convert a trace (any readable format) to `to` (default: hmsim native). Records without
+    a cycle stop a conversion to dramsim unless `synthetic_cycles` spaces them that many
+    cycles apart."""
+    return json.loads(_core.trace_convert(str(src), str(dst), to, fmt, synthetic_cycles))
 
 
 def _atomic_target(out: Path) -> Path:

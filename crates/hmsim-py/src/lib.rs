@@ -49,6 +49,16 @@ fn run_scenario(
     serde_json::to_string(&out).map_err(|e| PyException::new_err(e.to_string()))
 }
 
+/// `text` with `--set`-style overrides applied (the same rules as a run's).
+#[pyfunction]
+fn apply_overrides(
+    text: String,
+    file: String,
+    overrides: Vec<(String, String)>,
+) -> PyResult<String> {
+    hmsim::config::apply_overrides(&text, &file, &overrides).map_err(config_err)
+}
+
 /// The device catalog as JSON: a list of {"device": spec, "file": source}.
 #[pyfunction]
 #[pyo3(signature = (device_paths=Vec::new()))]
@@ -96,18 +106,22 @@ fn trace_info(
 
 /// `trace convert`: `src` to `dst` in format `to`.
 #[pyfunction]
-#[pyo3(signature = (src, dst, to="native".to_string(), format=None))]
+#[pyo3(signature = (src, dst, to="native".to_string(), format=None, synthetic_cycles=None))]
 fn trace_convert(
     py: Python<'_>,
     src: String,
     dst: String,
     to: String,
     format: Option<String>,
+    synthetic_cycles: Option<u64>,
 ) -> PyResult<String> {
     let from = format_arg(format, "--from")?;
     let to = format_arg(Some(to), "--to")?.expect("given");
+    let options = trace::ConvertOptions {
+        synthetic_cycle_step: synthetic_cycles,
+    };
     let rep = py
-        .detach(move || trace::convert(Path::new(&src), Path::new(&dst), to, from))
+        .detach(move || trace::convert_with(Path::new(&src), Path::new(&dst), to, from, options))
         .map_err(|e| config_err(e.into()))?;
     to_json(&rep)
 }
@@ -289,6 +303,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
+    m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(module_names, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;

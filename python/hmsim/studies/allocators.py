@@ -35,7 +35,9 @@ def _base() -> tuple[str, str]:
 
 
 def _trace_dir() -> Path:
-    return Path(__file__).resolve().parents[3] / "crates" / "hmsim" / "tests" / "data" / "traces"
+    # Package data (a link to crates/hmsim/tests/data/traces in the source tree, the files
+    # themselves in a wheel), so an installed hmsim finds them too.
+    return Path(str(resources.files("hmsim.studies").joinpath("traces")))
 
 
 # Sensitivity: one axis at a time around the default machine (docs/allocators.md).

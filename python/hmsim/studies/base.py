@@ -89,7 +89,12 @@ class Study:
         write_csv(out / "results.csv", res.results)
         for name, table in res.tables.items():
             write_csv(out / f"{name}.csv", table)
-        write_csv(out / "comparison.csv", res.comparison)
+        # No published numbers on this grid: no comparison file (an empty one reads as a
+        # comparison that found nothing); a stale one from an earlier run goes too.
+        if len(res.comparison):
+            write_csv(out / "comparison.csv", res.comparison)
+        else:
+            (out / "comparison.csv").unlink(missing_ok=True)
         res.summary = {
             "study": self.name,
             "title": self.title,

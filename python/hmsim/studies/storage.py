@@ -316,7 +316,7 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
         "queue_depth",
         "block_size_bytes",
         "bandwidth_mib_s",
-        "bandwidth_gbps",
+        "bandwidth_gb_s",
         "iops",
         "latency_mean_us",
         "latency_p99_us",

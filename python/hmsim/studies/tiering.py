@@ -11,9 +11,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import tomli_w
+from matplotlib.colors import TwoSlopeNorm
 
 from hmsim import _core
-from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.plotting import color_for, house_style, marker_for, outside_legend, save_figure
 from hmsim.scenario import _toml_value
 from hmsim.studies import tiering_pmem
 from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
@@ -272,50 +273,67 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame) -> list[Path]:
     cont = cont.assign(label=names)
     labels = list(dict.fromkeys(names))
     colors = color_for(labels)
+    markers = marker_for(labels)
     with house_style():
-        fig, ax = plt.subplots()
+        fig, ax = plt.subplots(figsize=(7.6, 4.0))
         for lab in labels:
             s = cont[cont.label == lab].sort_values("intensity")
-            ax.plot(s.intensity, s.throughput_gb_s, marker="o", color=colors[lab], label=lab)
+            ax.plot(s.intensity, s.throughput_gb_s, marker=markers[lab], color=colors[lab], label=lab)
         ax.set_xticks(range(4), ["0x", "1x", "2x", "3x"])
         ax.set_xlabel("memory contention (antagonist intensity)")
         ax.set_ylabel("GUPS throughput (GB/s)")
         ax.set_title("Fig. 1: throughput vs contention")
-        ax.legend()
+        outside_legend(ax)
         paths += save_figure(fig, out, "fig1_throughput_vs_contention")
 
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
         for lab in labels:
             s = cont[cont.label == lab].sort_values("intensity")
-            axes[0].plot(s.intensity, s.default_latency_ns, marker="o", color=colors[lab], label=f"{lab} default")
-            axes[0].plot(s.intensity, s.alternate_latency_ns, marker="x", ls="--", color=colors[lab])
-            axes[1].plot(s.intensity, s.alt_hot_share, marker="o", color=colors[lab], label=lab)
+            m = markers[lab]
+            axes[0].plot(s.intensity, s.default_latency_ns, marker=m, color=colors[lab], label=f"{lab} default")
+            axes[0].plot(s.intensity, s.alternate_latency_ns, marker=m, ls="--", color=colors[lab], mfc="none")
+            axes[1].plot(s.intensity, s.alt_hot_share, marker=m, color=colors[lab], label=lab)
         axes[0].set_ylabel("loaded latency (ns): default solid, alternate dashed")
         axes[1].set_ylabel("share of hot pages in the alternate tier")
         for ax in axes:
             ax.set_xticks(range(4), ["0x", "1x", "2x", "3x"])
             ax.set_xlabel("contention")
-        axes[1].legend()
+        outside_legend(axes[1])
         paths += save_figure(fig, out, "fig2_latency_and_hot_share")
 
         heat = df[df.experiment.isin(["alt_latency", "object_size"])]
         systems = [s for s, _ in PAIRS if s in set(heat.system)]
-        fig, axes = plt.subplots(len(systems), 2, figsize=(10, 3.6 * len(systems)), squeeze=False)
-        for row, system in zip(axes, systems, strict=True):
-            for ax, exp, col, lab in (
-                (row[0], "alt_latency", "alt_unloaded_latency_ns", "alternate-tier unloaded latency (ns)"),
-                (row[1], "object_size", "object_size_bytes", "object size (B)"),
-            ):
-                gain = colloid_gain(df, exp, system, col)
-                im = ax.imshow(gain.values, cmap="viridis", origin="lower", aspect="auto")
-                ax.set_xticks(range(len(gain.columns)), [f"{v:g}" for v in gain.columns])
-                ax.set_yticks(range(len(gain.index)), [f"{i}x" for i in gain.index])
-                for (r, cidx), v in np.ndenumerate(gain.values):
-                    ax.text(cidx, r, f"{v:.2f}", ha="center", va="center", color="w", fontsize=8)
-                ax.set_xlabel(lab)
-                ax.set_ylabel("contention")
-                ax.set_title(f"Fig. 3: Colloid on {system}", fontsize=9)
-                fig.colorbar(im, ax=ax, label=f"Colloid gain over {system}")
+        panels = [
+            (system, exp, col, lab, colloid_gain(df, exp, system, col))
+            for system in systems
+            for exp, col, lab in (
+                ("alt_latency", "alt_unloaded_latency_ns", "alternate-tier unloaded latency (ns)"),
+                ("object_size", "object_size_bytes", "object size (B)"),
+            )
+        ]
+        # One colour scale for every panel, centred on 1 (no gain): a colour means the same
+        # gain everywhere, and gains and losses read apart.
+        finite = np.concatenate([p[4].to_numpy(dtype=float).ravel() for p in panels]) if panels else np.ones(1)
+        finite = finite[np.isfinite(finite)]
+        reach = max(abs(finite.max() - 1.0), abs(1.0 - finite.min()), 0.05) if finite.size else 0.05
+        norm = TwoSlopeNorm(vcenter=1.0, vmin=1.0 - reach, vmax=1.0 + reach)
+        fig, axes = plt.subplots(len(systems), 2, figsize=(10, 3.4 * len(systems) + 0.6), squeeze=False)
+        im = None
+        for ax, (system, _exp, _col, lab, gain) in zip(axes.ravel(), panels, strict=True):
+            im = ax.imshow(gain.values, cmap="RdBu", norm=norm, origin="lower", aspect="auto")
+            ax.set_xticks(range(len(gain.columns)), [f"{v:g}" for v in gain.columns])
+            ax.set_yticks(range(len(gain.index)), [f"{i}x" for i in gain.index])
+            ax.grid(False)
+            for (r, cidx), v in np.ndenumerate(gain.values):
+                # Dark text on pale cells, white on saturated ones.
+                strong = np.isfinite(v) and abs(v - 1.0) > 0.6 * reach
+                ax.text(cidx, r, f"{v:.2f}", ha="center", va="center", fontsize=8, color="w" if strong else "k")
+            ax.set_xlabel(lab)
+            ax.set_ylabel("contention")
+            ax.set_title(f"Fig. 3: Colloid on {system}", fontsize=9)
+        if im is not None:
+            fig.colorbar(im, ax=axes.ravel().tolist(), label="Colloid gain (throughput with / without)", shrink=0.8)
+        fig.set_layout_engine("constrained")
         paths += save_figure(fig, out, "fig3_colloid_gain_heatmaps")
 
         fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
@@ -330,7 +348,7 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame) -> list[Path]:
             ax.set_title(f"Fig. 4: {title}")
             ax.set_xlabel("time (s)")
         axes[0].set_ylabel("GUPS throughput (GB/s)")
-        axes[0].legend()
+        outside_legend(axes[1])
         paths += save_figure(fig, out, "fig4_convergence")
 
         fig, axes = plt.subplots(1, 2, figsize=(10, 4))

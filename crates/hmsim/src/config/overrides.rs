@@ -1,8 +1,10 @@
 use crate::error::ConfigError;
 
 /// Apply `key.path=value` overrides (from `--set` or a sweep axis) to TOML `text`.
-/// The value is read as a TOML value (`16`, `true`, `"x"`, `[1, 2]`); a bare word that is not
-/// valid TOML is taken as a string, so `--set device.name=intel-ssd-750` works unquoted.
+/// The value is read as a TOML value (`16`, `true`, `"x"`, `[1, 2]`, `{a = 1}`); a bare word
+/// that is not valid TOML is taken as a string, so `--set device.name=intel-ssd-750` works
+/// unquoted. A numeric part indexes an array of tables or an array (`tiers.1.capacity_bytes`,
+/// also written `tiers[1].capacity_bytes`); the element must exist.
 pub fn apply_overrides(
     text: &str,
     file: &str,
@@ -16,30 +18,83 @@ pub fn apply_overrides(
     })?;
     for (key, raw) in overrides {
         let value = parse_value(raw);
-        let parts: Vec<&str> = key.split('.').collect();
-        if parts.iter().any(|p| p.is_empty()) {
-            return Err(ConfigError::new(
-                "<override>",
-                key,
-                "expected a dotted key path like job.queue_depth",
-            ));
+        let parts = key_parts(key)?;
+        set_path(doc.as_item_mut(), &parts, key, value)?;
+    }
+    Ok(doc.to_string())
+}
+
+/// `tiers[1].x` and `tiers.1.x` → ["tiers", "1", "x"].
+fn key_parts(key: &str) -> Result<Vec<String>, ConfigError> {
+    let dotted = key.replace('[', ".").replace(']', "");
+    let parts: Vec<String> = dotted.split('.').map(str::to_string).collect();
+    if parts.iter().any(|p| p.is_empty()) || key.matches('[').count() != key.matches(']').count() {
+        return Err(ConfigError::new(
+            "<override>",
+            key,
+            "expected a dotted key path like job.queue_depth or tiers.1.unloaded_latency_ns",
+        ));
+    }
+    Ok(parts)
+}
+
+fn set_path(
+    item: &mut toml_edit::Item,
+    parts: &[String],
+    key: &str,
+    value: toml_edit::Value,
+) -> Result<(), ConfigError> {
+    let err = |m: String| ConfigError::new("<override>", key, m);
+    let (part, rest) = (&parts[0], &parts[1..]);
+    let index = part.parse::<usize>().ok();
+    match item {
+        toml_edit::Item::ArrayOfTables(a) => {
+            let len = a.len();
+            let i = index.ok_or_else(|| err(format!("'{part}' is not an index of an array")))?;
+            let t = a
+                .get_mut(i)
+                .ok_or_else(|| err(format!("index {i} is out of range; the array has {len}")))?;
+            if rest.is_empty() {
+                return Err(err("cannot replace a whole table of an array".into()));
+            }
+            let mut inner = toml_edit::Item::Table(std::mem::take(t));
+            let r = set_path(&mut inner, rest, key, value);
+            if let toml_edit::Item::Table(back) = inner {
+                *t = back;
+            }
+            r
         }
-        let mut table = doc.as_table_mut() as &mut dyn toml_edit::TableLike;
-        for part in &parts[..parts.len() - 1] {
+        toml_edit::Item::Value(toml_edit::Value::Array(a)) => {
+            let len = a.len();
+            let i = index.ok_or_else(|| err(format!("'{part}' is not an index of an array")))?;
+            let v = a
+                .get_mut(i)
+                .ok_or_else(|| err(format!("index {i} is out of range; the array has {len}")))?;
+            if rest.is_empty() {
+                *v = value.decorated(" ", "");
+                return Ok(());
+            }
+            let mut inner = toml_edit::Item::Value(v.clone());
+            set_path(&mut inner, rest, key, value)?;
+            if let toml_edit::Item::Value(back) = inner {
+                *v = back;
+            }
+            Ok(())
+        }
+        _ => {
+            let table = item
+                .as_table_like_mut()
+                .ok_or_else(|| err(format!("'{part}' is below a value, not a table")))?;
+            if rest.is_empty() {
+                table.insert(part, toml_edit::Item::Value(value));
+                return Ok(());
+            }
             let entry = table
                 .entry(part)
                 .or_insert(toml_edit::Item::Table(toml_edit::Table::new()));
-            table = entry.as_table_like_mut().ok_or_else(|| {
-                ConfigError::new(
-                    "<override>",
-                    key,
-                    format!("'{part}' is a value, not a table"),
-                )
-            })?;
+            set_path(entry, rest, key, value)
         }
-        table.insert(parts[parts.len() - 1], toml_edit::Item::Value(value));
     }
-    Ok(doc.to_string())
 }
 
 fn parse_value(raw: &str) -> toml_edit::Value {
@@ -66,6 +121,56 @@ mod tests {
         let v: toml::Table = toml::from_str(&out).unwrap();
         assert_eq!(v["job"]["queue_depth"].as_integer(), Some(16));
         assert_eq!(v["device"]["name"].as_str(), Some("intel-ssd-750"));
+    }
+
+    #[test]
+    fn overrides_index_arrays_of_tables_and_arrays() {
+        let text = "seed = 1\n[[tiers]]\nname = \"a\"\nlat = 1.0\n[[tiers]]\nname = \"b\"\nlat = 2.0\n[x]\nv = [1, 2, 3]\n";
+        let out = apply_overrides(
+            text,
+            "s.toml",
+            &[
+                ("tiers.1.lat".into(), "250.0".into()),
+                ("tiers[0].curve".into(), "[[0.0, 1.0], [1.0, 2.0]]".into()),
+                ("x.v[2]".into(), "9".into()),
+                ("tiers.0.extra".into(), "{ a = 1 }".into()),
+            ],
+        )
+        .unwrap();
+        let v: toml::Table = toml::from_str(&out).unwrap();
+        let tiers = v["tiers"].as_array().unwrap();
+        assert_eq!(tiers[0]["lat"].as_float(), Some(1.0));
+        assert_eq!(tiers[1]["lat"].as_float(), Some(250.0));
+        assert_eq!(tiers[0]["curve"].as_array().unwrap().len(), 2);
+        assert_eq!(tiers[0]["extra"]["a"].as_integer(), Some(1));
+        assert_eq!(v["x"]["v"].as_array().unwrap()[2].as_integer(), Some(9));
+        // The rest of the file is as written (same order, same lines before the change).
+        assert!(
+            out.starts_with("seed = 1\n[[tiers]]\nname = \"a\""),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_missing_index_is_an_error_that_says_how_many() {
+        let e = apply_overrides(
+            "[[tiers]]\nname = \"a\"\n",
+            "s.toml",
+            &[("tiers.3.name".into(), "x".into())],
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "tiers.3.name");
+        assert!(
+            e.message.contains("out of range") && e.message.contains('1'),
+            "{e}"
+        );
+        let e = apply_overrides(
+            "[[tiers]]\nname = \"a\"\n",
+            "s.toml",
+            &[("tiers.name".into(), "x".into())],
+        )
+        .unwrap_err();
+        assert!(e.message.contains("not an index"), "{e}");
     }
 
     #[test]

@@ -50,13 +50,17 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Built-in devices plus every `*.toml` in `extra_dirs` (or the named files themselves).
+    /// Built-in devices plus every device file among the `*.toml` in `extra` directories (or
+    /// the named files themselves). In a directory, scenario and sweep files (a top-level
+    /// `module`, `scenario` or `axes` key) are not devices and are skipped, so a folder can
+    /// hold a user's devices beside the scenarios that use them.
     pub fn load(extra: &[PathBuf]) -> Result<Catalog, ConfigError> {
         let mut raws: Vec<RawDevice> = Vec::new();
         for (file, text) in builtin_files() {
             raws.push(parse_raw(file, text)?);
         }
         for path in extra {
+            let in_dir = !path.is_file();
             for file in toml_files(path)? {
                 let text = std::fs::read_to_string(&file).map_err(|e| {
                     ConfigError::new(
@@ -65,6 +69,9 @@ impl Catalog {
                         format!("cannot read device file: {e}"),
                     )
                 })?;
+                if in_dir && !looks_like_a_device(&text) {
+                    continue;
+                }
                 raws.push(parse_raw(&file.display().to_string(), &text)?);
             }
         }
@@ -162,8 +169,39 @@ fn toml_files(path: &Path) -> Result<Vec<PathBuf>, ConfigError> {
     Ok(files)
 }
 
+/// Not a scenario or sweep file: those have a top-level `module`, `scenario` or `axes` key,
+/// a device never does. Unparseable text counts as a device so its error is reported.
+fn looks_like_a_device(text: &str) -> bool {
+    match text.parse::<toml::Table>() {
+        Ok(t) => !["module", "scenario", "axes"]
+            .iter()
+            .any(|k| t.contains_key(*k)),
+        Err(_) => true,
+    }
+}
+
+/// Keys spelled the older way (`_gbps`), renamed to the one spelling (`_gb_s`) so a user file
+/// in the old spelling merges with its base instead of holding both.
+fn respell(table: &mut toml::Table) {
+    for (old, new) in [
+        ("bandwidth_gbps", "bandwidth_gb_s"),
+        ("link_gbps", "link_gb_s"),
+        ("after_bandwidth_gbps", "after_bandwidth_gb_s"),
+    ] {
+        if let Some(v) = table.remove(old) {
+            table.entry(new).or_insert(v);
+        }
+    }
+    for (_, v) in table.iter_mut() {
+        if let toml::Value::Table(t) = v {
+            respell(t);
+        }
+    }
+}
+
 fn parse_raw(file: &str, text: &str) -> Result<RawDevice, ConfigError> {
-    let table: toml::Table = crate::config::parse_toml(text, file)?;
+    let mut table: toml::Table = crate::config::parse_toml(text, file)?;
+    respell(&mut table);
     Ok(RawDevice {
         file: file.to_string(),
         text: text.to_string(),
@@ -282,6 +320,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_device_directory_skips_scenarios_and_sweeps_beside_the_devices() {
+        let dir = std::env::temp_dir().join(format!("hmsim-devdir-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let device = "name = \"my-cxl\"\nbase = \"cxl-dram\"\ndescription = \"d\"\n[read]\nlatency_ns = 250.0 # mine\nbandwidth_gb_s = 30.0 # mine\n";
+        std::fs::write(dir.join("my-cxl.toml"), device).unwrap();
+        std::fs::write(dir.join("run.toml"), "module = \"tiering\"\nseed = 1\n").unwrap();
+        std::fs::write(
+            dir.join("sweep.toml"),
+            "scenario = \"run.toml\"\n[axes]\nseed = [1, 2]\n",
+        )
+        .unwrap();
+        let c = Catalog::load(std::slice::from_ref(&dir)).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let d = c.get("my-cxl").unwrap();
+        assert_eq!(d.read.latency_ns, 250.0);
+        assert_eq!(d.read.bandwidth_gbps, 30.0);
+        assert_eq!(c.iter().count(), builtin_files().len() + 1);
+    }
+
+    #[test]
+    fn the_old_gbps_spelling_still_reads() {
+        let c = Catalog::builtin();
+        let text = "name = \"old\"\nbase = \"cxl-dram\"\ndescription = \"d\"\n[read]\nlatency_ns = 1.0 # x\nbandwidth_gbps = 2.0 # x\n";
+        assert_eq!(
+            c.parse_device_file("o.toml", text)
+                .unwrap()
+                .read
+                .bandwidth_gbps,
+            2.0
+        );
     }
 
     #[test]

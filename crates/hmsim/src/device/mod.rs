@@ -2,9 +2,11 @@
 //! memory media and block devices share.
 
 mod catalog;
+mod slot;
 mod spec;
 
 pub use catalog::{builtin_files, Catalog};
+pub use slot::{blame_slot, fill_slots, Slot, SlotKey, MEMORY_TIER};
 pub use spec::{
     CacheSpec, DeviceKind, DeviceSpec, DirectionSpec, EnduranceSpec, InterfaceSpec,
     ParallelismSpec, PowerSpec, ThermalSpec,

@@ -56,6 +56,7 @@ pub struct DirectionSpec {
     /// the unit; memory: load-to-use or store latency).
     pub latency_ns: f64,
     /// Saturated bandwidth of the media for large requests, GB/s (10^9 B/s).
+    #[serde(rename = "bandwidth_gb_s", alias = "bandwidth_gbps")]
     pub bandwidth_gbps: f64,
     /// Command-rate cap for small (4 KiB) requests; block devices only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -72,6 +73,7 @@ pub struct InterfaceSpec {
     /// Bus name, e.g. `pcie3-x4` (informational).
     pub bus: String,
     /// Usable link bandwidth per direction, GB/s.
+    #[serde(rename = "link_gb_s", alias = "link_gbps")]
     pub link_gbps: f64,
 }
 
@@ -91,6 +93,7 @@ pub struct ParallelismSpec {
 pub struct CacheSpec {
     pub capacity_bytes: u64,
     pub after_latency_ns: f64,
+    #[serde(rename = "after_bandwidth_gb_s", alias = "after_bandwidth_gbps")]
     pub after_bandwidth_gbps: f64,
 }
 
@@ -153,7 +156,7 @@ fn default_hysteresis() -> f64 {
 impl Validate for DirectionSpec {
     fn validate(&self, v: &mut Validator) {
         v.positive("latency_ns", self.latency_ns, "ns");
-        v.positive("bandwidth_gbps", self.bandwidth_gbps, "GB/s");
+        v.positive("bandwidth_gb_s", self.bandwidth_gbps, "GB/s");
         if let Some(iops) = self.max_iops {
             v.positive("max_iops", iops, "requests/s");
         }
@@ -259,7 +262,7 @@ impl Validate for DeviceSpec {
                 }
             }
             if let Some(i) = &self.interface {
-                v.positive("interface.link_gbps", i.link_gbps, "GB/s");
+                v.positive("interface.link_gb_s", i.link_gbps, "GB/s");
             }
             if let Some(p) = &self.parallelism {
                 v.range("parallelism.units", p.units, 1, 4096, "");
@@ -291,7 +294,7 @@ impl Validate for DeviceSpec {
             if let Some(c) = &self.write_cache {
                 v.positive("write_cache.after_latency_ns", c.after_latency_ns, "ns");
                 v.positive(
-                    "write_cache.after_bandwidth_gbps",
+                    "write_cache.after_bandwidth_gb_s",
                     c.after_bandwidth_gbps,
                     "GB/s",
                 );

@@ -111,7 +111,12 @@ pub struct FlashSpec {
     pub channels: u32,
     #[serde(default = "d_dpc")]
     pub dies_per_channel: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "channel_gb_s",
+        alias = "channel_gbps"
+    )]
     pub channel_gbps: Option<f64>,
     #[serde(default = "d_gc")]
     pub gc: String,
@@ -253,7 +258,7 @@ impl Validate for FlashSpec {
         v.range("channels", self.channels, 1, 1024, "");
         v.range("dies_per_channel", self.dies_per_channel, 1, 1024, "");
         if let Some(g) = self.channel_gbps {
-            v.range("channel_gbps", g, 1e-6, 1e6, "GB/s");
+            v.range("channel_gb_s", g, 1e-6, 1e6, "GB/s");
         }
         v.one_of("gc", &self.gc, GC_POLICIES);
         v.range("gc_free_blocks", self.gc_free_blocks, 1, 1 << 20, "blocks");

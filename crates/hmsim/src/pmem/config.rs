@@ -108,7 +108,9 @@ pub struct PmemTiming {
     /// Independent operations one thread keeps in flight (loads, unfenced stores).
     pub mlp: f64,
     /// Media bandwidth of one DIMM in 256 B units, GB/s.
+    #[serde(rename = "media_read_gb_s", alias = "media_read_gbps")]
     pub media_read_gbps: f64,
+    #[serde(rename = "media_write_gb_s", alias = "media_write_gbps")]
     pub media_write_gbps: f64,
 }
 
@@ -289,7 +291,7 @@ impl Validate for PmemConfig {
             "lines",
         );
         v.range("timing.mlp", t.mlp, 1.0, 1024.0, "operations");
-        v.positive("timing.media_read_gbps", t.media_read_gbps, "GB/s");
-        v.positive("timing.media_write_gbps", t.media_write_gbps, "GB/s");
+        v.positive("timing.media_read_gb_s", t.media_read_gbps, "GB/s");
+        v.positive("timing.media_write_gb_s", t.media_write_gbps, "GB/s");
     }
 }

@@ -646,7 +646,22 @@ fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimResult) -> Map
 
 /// Run a tiering scenario given as TOML text (overrides already applied).
 pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, ConfigError> {
-    run_impl(text, file, catalog, None)
+    with_tier_devices(text, file, catalog, |t| run_impl(t, file, catalog, None))
+}
+
+/// Tiers that name a catalog device (`device = "cxl-dram"`) get the keys they do not write
+/// from it (docs/devices.md); errors point at what the user wrote.
+fn with_tier_devices(
+    text: &str,
+    file: &str,
+    catalog: &Catalog,
+    run: impl FnOnce(&str) -> Result<RunOutput, ConfigError>,
+) -> Result<RunOutput, ConfigError> {
+    use crate::device::{blame_slot, fill_slots, MEMORY_TIER};
+    match fill_slots(text, file, catalog, &MEMORY_TIER)? {
+        Some(filled) => run(&filled).map_err(|e| blame_slot(e, text, file, &MEMORY_TIER)),
+        None => run(text),
+    }
 }
 
 /// A policy made outside the registry (the Python hook): its row name and a factory called
@@ -660,7 +675,10 @@ pub fn run_with_policy(
     file: &str,
     external: ExternalPolicy,
 ) -> Result<RunOutput, ConfigError> {
-    run_impl(text, file, &Catalog::builtin(), Some(external))
+    let catalog = Catalog::builtin();
+    with_tier_devices(text, file, &catalog, |t| {
+        run_impl(t, file, &catalog, Some(external))
+    })
 }
 
 fn run_impl(

@@ -22,6 +22,14 @@ pub struct ConvertReport {
     pub records: u64,
 }
 
+/// What a conversion may make up, only when asked (docs/trace-format.md, "Converting").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConvertOptions {
+    /// A record without a cycle gets the previous request's cycle plus this many, in a
+    /// target that needs cycles (DRAMsim3). `None`: such a record stops the conversion.
+    pub synthetic_cycle_step: Option<u64>,
+}
+
 /// Converts `input` (format sniffed unless `from` is given) to `output` in format `to`.
 /// Text output is compressed when `output` ends in `.gz`, `.xz`, `.zst` or `.bz2`.
 pub fn convert(
@@ -30,10 +38,21 @@ pub fn convert(
     to: Format,
     from: Option<Format>,
 ) -> Result<ConvertReport, TraceError> {
+    convert_with(input, output, to, from, ConvertOptions::default())
+}
+
+/// [`convert`] with `options`.
+pub fn convert_with(
+    input: &Path,
+    output: &Path,
+    to: Format,
+    from: Option<Format>,
+    options: ConvertOptions,
+) -> Result<ConvertReport, TraceError> {
     check_target(output, to)?;
     let mut reader = open_trace(input, from)?;
     let source = format!("{}: {}", reader.format(), input.display());
-    convert_reader(reader.as_mut(), output, to, &source)
+    convert_reader_with(reader.as_mut(), output, to, &source, options)
 }
 
 /// Writes everything `reader` yields to `output` in format `to`: the streaming half of
@@ -44,6 +63,16 @@ pub fn convert_reader(
     output: &Path,
     to: Format,
     source: &str,
+) -> Result<ConvertReport, TraceError> {
+    convert_reader_with(reader, output, to, source, ConvertOptions::default())
+}
+
+fn convert_reader_with(
+    reader: &mut dyn TraceReader,
+    output: &Path,
+    to: Format,
+    source: &str,
+    options: ConvertOptions,
 ) -> Result<ConvertReport, TraceError> {
     check_target(output, to)?;
     let out_name = output.display().to_string();
@@ -71,7 +100,7 @@ pub fn convert_reader(
                     let merge = from.has_instructions() || from == Format::Native;
                     write_champsim(reader, merge, &mut enc, &out_name)?
                 } else {
-                    write_text(reader, to, &mut enc, &out_name)?
+                    write_text(reader, to, &mut enc, &out_name, options)?
                 };
                 enc.finish().map_err(out_err)?;
                 n
@@ -167,6 +196,7 @@ pub fn write_text(
     format: Format,
     w: &mut dyn Write,
     out_name: &str,
+    options: ConvertOptions,
 ) -> Result<u64, TraceError> {
     let out_err =
         |e: io::Error| TraceError::new(out_name, Location::File, format!("cannot write: {e}"));
@@ -177,6 +207,7 @@ pub fn write_text(
             format!("{format} is not a text format hmsim writes"),
         )
     })?;
+    writer.synthetic_cycle_step = options.synthetic_cycle_step;
     let mut n = 0;
     for r in reader {
         let r = r?;
@@ -228,6 +259,57 @@ mod tests {
         for p in [src, native, back] {
             let _ = fs::remove_file(p);
         }
+    }
+
+    #[test]
+    fn trace_convert_refuses_zero_cycles_and_zero_sectors_unless_asked() {
+        let src = temp_file("conv-nocycle.txt", b" L 04a2b1c0,8\n S 04a2b200,8\n");
+        let out = temp_file("conv-nocycle.dramsim", b"");
+        let _ = fs::remove_file(&out);
+        let e = convert(&src, &out, Format::Dramsim, None).unwrap_err();
+        assert!(e.message().contains("--synthetic-cycles"), "{e}");
+        assert!(!out.exists(), "no half-written output");
+        let options = ConvertOptions {
+            synthetic_cycle_step: Some(10),
+        };
+        convert_with(&src, &out, Format::Dramsim, None, options).unwrap();
+        assert_eq!(
+            fs::read_to_string(&out).unwrap(),
+            "0x4a2b1c0 READ 10\n0x4a2b200 WRITE 20\n"
+        );
+        let blocks = temp_file("conv-nocycle.mqsim", b"");
+        let _ = fs::remove_file(&blocks);
+        let e = convert(&src, &blocks, Format::Mqsim, None).unwrap_err();
+        assert!(e.message().contains("512 B sectors"), "{e}");
+        assert!(!blocks.exists());
+        for f in [src, out] {
+            let _ = fs::remove_file(f);
+        }
+    }
+
+    #[test]
+    fn trace_convert_multithreaded_zstd_and_xz_round_trip_and_repeat_bytes() {
+        let text: String = (0..50_000)
+            .map(|i| format!(" L {:08x},8\n", (i * 4160) % (1 << 28)))
+            .collect();
+        let src = temp_file("conv-mt.txt", text.as_bytes());
+        let want: Vec<_> = open_trace(&src, None)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for ext in ["zst", "xz"] {
+            let a = temp_file(&format!("conv-mt-a.lackey.{ext}"), b"");
+            let b = temp_file(&format!("conv-mt-b.lackey.{ext}"), b"");
+            convert(&src, &a, Format::Lackey, None).unwrap();
+            convert(&src, &b, Format::Lackey, None).unwrap();
+            assert_eq!(fs::read(&a).unwrap(), fs::read(&b).unwrap(), "{ext}");
+            let got: Vec<_> = open_trace(&a, None).unwrap().map(Result::unwrap).collect();
+            assert_eq!(got, want, "{ext}");
+            for f in [a, b] {
+                let _ = fs::remove_file(f);
+            }
+        }
+        let _ = fs::remove_file(src);
     }
 
     #[test]

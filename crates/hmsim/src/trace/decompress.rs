@@ -77,8 +77,23 @@ impl Compression {
                 w,
                 flate2::Compression::default(),
             )),
-            Compression::Xz => Encoder::Xz(xz2::write::XzEncoder::new(w, 6)),
-            Compression::Zstd => Encoder::Zstd(zstd::stream::write::Encoder::new(w, 3)?),
+            // zstd and xz compress on worker threads (their libraries split the input into
+            // independent jobs; the output does not depend on the machine's core count here,
+            // as the worker count is fixed); gzip has no multithreaded encoder in flate2.
+            Compression::Xz => {
+                let stream = xz2::stream::MtStreamBuilder::new()
+                    .threads(COMPRESS_THREADS)
+                    .preset(6)
+                    .check(xz2::stream::Check::Crc64)
+                    .encoder()
+                    .map_err(io::Error::other)?;
+                Encoder::Xz(xz2::write::XzEncoder::new_stream(w, stream))
+            }
+            Compression::Zstd => {
+                let mut e = zstd::stream::write::Encoder::new(w, 3)?;
+                e.multithread(COMPRESS_THREADS)?;
+                Encoder::Zstd(e)
+            }
             Compression::Bzip2 => Encoder::Bzip2(bzip2::write::BzEncoder::new(
                 w,
                 bzip2::Compression::default(),
@@ -88,6 +103,10 @@ impl Compression {
 }
 
 type BoxWrite = Box<dyn Write + Send>;
+
+/// Worker threads of the zstd and xz encoders: fixed, so a file compresses to the same bytes
+/// on every machine.
+const COMPRESS_THREADS: u32 = 4;
 
 /// A compressing writer whose trailer is written by `finish` (not on drop, where an error
 /// could not be reported).

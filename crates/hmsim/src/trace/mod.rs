@@ -40,7 +40,9 @@ use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 
 pub use champsim::{encode_instr as encode_champsim_instr, RECORD_BYTES as CHAMPSIM_RECORD_BYTES};
-pub use convert::{convert, convert_reader, write_text, ConvertReport};
+pub use convert::{
+    convert, convert_reader, convert_with, write_text, ConvertOptions, ConvertReport,
+};
 pub use decompress::{Compression, Encoder};
 pub use error::{Location, TraceError};
 pub use format::{Format, TraceKind};

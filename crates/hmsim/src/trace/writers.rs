@@ -3,7 +3,10 @@
 //! Fields the target lacks are dropped (a Ramulator 2 trace has no sizes); records the
 //! target cannot express (a page free in lackey) are an error, never silently skipped.
 //! Where a format needs a field the record lacks, the documented stand-in is written:
-//! instruction address 0 (lackey `I` lines, pinatrace ip), cycle/time/device 0.
+//! instruction address 0 (lackey `I` lines, pinatrace ip), time/device 0. Two fields have no
+//! harmless stand-in and refuse instead: DRAMsim3's cycle (every request at cycle 0 is a
+//! different experiment; synthetic cycles only on request) and a block request's sectors
+//! (a 64 B memory access is 0 sectors of 512 B).
 
 use std::io::{self, Write};
 
@@ -47,6 +50,9 @@ pub struct TextWriter {
     /// instructions carried to the next read.
     cpu_line: Option<(u64, u64, Option<u64>)>,
     carry: u64,
+    /// DRAMsim3: cycles between requests for records without a cycle (asked for
+    /// explicitly); `None` refuses such records.
+    pub synthetic_cycle_step: Option<u64>,
 }
 
 impl TextWriter {
@@ -58,6 +64,7 @@ impl TextWriter {
             zero_gap_same_instr: from.has_instructions() || from == Format::Native,
             cpu_line: None,
             carry: 0,
+            synthetic_cycle_step: None,
         })
     }
 
@@ -142,7 +149,17 @@ impl TextWriter {
                 }
             }
             Format::Dramsim => {
-                let cycle = r.cycle().unwrap_or(self.last_cycle);
+                let cycle = match (r.cycle(), self.synthetic_cycle_step) {
+                    (Some(c), _) => c,
+                    (None, Some(step)) => self.last_cycle + step,
+                    (None, None) => {
+                        return Err(WriteError::Inexpressible(
+                            "dramsim needs a cycle per request and this record has none; \
+                             pass --synthetic-cycles N to space requests N cycles apart"
+                                .into(),
+                        ))
+                    }
+                };
                 self.last_cycle = cycle;
                 for op in rw_ops(r.kind, ["READ", "WRITE"])
                     .ok_or_else(cannot)?
@@ -188,6 +205,13 @@ impl TextWriter {
             }
             Format::Mqsim | Format::Disksim => {
                 let ops = rw_ops(r.kind, ["1", "0"]).ok_or_else(cannot)?;
+                if r.size == 0 || !(r.size as u64).is_multiple_of(super::record::SECTOR_BYTES) {
+                    return Err(WriteError::Inexpressible(format!(
+                        "{} requests are whole 512 B sectors; a {} B access is not \
+                         (convert a block trace, or a page-level trace of whole pages)",
+                        self.format, r.size
+                    )));
+                }
                 let t = r.timestamp().unwrap_or(0);
                 let dev = r.device().unwrap_or(0);
                 for op in ops.iter().flatten() {
