@@ -8,6 +8,14 @@ s.results, s.comparison           # DataFrames
 hmsim.run_sweep("sweep.toml", out="out")
 """
 
+import sys as _sys
+
+if _sys.argv and _sys.argv[0].endswith("hmsim"):
+    # The CLI: a Ctrl-C or SIGTERM during the imports below ends it cleanly (hmsim.signals).
+    from hmsim.signals import install_early as _install_early
+
+    _install_early()
+
 from hmsim._core import __version__
 from hmsim.catalog import devices
 from hmsim.errors import ConfigError, HmsimError

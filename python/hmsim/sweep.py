@@ -31,8 +31,10 @@ from typing import Any
 import pandas as pd
 import tomli_w
 
+from hmsim import check
 from hmsim.catalog import device_paths
-from hmsim.errors import HmsimError
+from hmsim.errors import HmsimError, read_text
+from hmsim.outdir import exclusive, sweep_leftovers
 from hmsim.progress import progress
 from hmsim.results import read_json, write_csv, write_json
 from hmsim.scenario import _toml_value, run_raw, scenario_text
@@ -192,9 +194,25 @@ def run_points(
     backend: Backend | None = None,
 ) -> SweepResult:
     """Run every point not already saved under `out/points/`; return all, in input order."""
+    with exclusive(out):
+        return _run_points(points, Path(out), check.workers(workers), label, devices, backend)
+
+
+def _run_points(
+    points: Sequence[Point],
+    out: Path,
+    workers: int | None,
+    label: str,
+    devices: Iterable[str | Path],
+    backend: Backend | None,
+) -> SweepResult:
     backend = backend or BACKEND.get() or Backend()
-    store = Path(out) / "points"
-    store.mkdir(parents=True, exist_ok=True)
+    store = out / "points"
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise HmsimError(str(store), f"mkdir: {e.strerror}") from None
+    sweep_leftovers(store)
     dev = device_paths(devices)
     outputs: dict[str, dict] = {}
     for p in points:
@@ -228,11 +246,9 @@ def run_points(
 
 def load_sweep(path: str | Path) -> tuple[list[Point], dict]:
     """Read a sweep file into points; errors name the file and the offending axis."""
-    path = Path(path)
+    path = check.path(path, "sweep file")
     try:
-        spec = tomllib.loads(path.read_text())
-    except OSError as e:
-        raise HmsimError(str(path), f"cannot read sweep file: {e.strerror}") from None
+        spec = tomllib.loads(read_text(path, "sweep file"))
     except tomllib.TOMLDecodeError as e:
         raise HmsimError(str(path), f"not valid TOML: {e}") from None
     allowed = {"scenario", "axes", "set", "name", "description"}
@@ -281,11 +297,34 @@ def run_sweep(
 ) -> SweepResult:
     import time
 
+    start = time.perf_counter()
+    out = check.path(out, "out")
+    workers = check.workers(workers)
+    if backend is not None and not isinstance(backend, Backend):
+        raise HmsimError("backend", f"expected hmsim.sweep.Backend or None, got {type(backend).__name__}")
+    points, meta = load_sweep(path)
+    with exclusive(out):
+        return _finish_sweep(points, meta, out, workers, devices, backend, start)
+
+
+def _finish_sweep(
+    points: list[Point],
+    meta: dict,
+    out: Path,
+    workers: int | None,
+    devices: Iterable[str],
+    backend: Backend | None,
+    start: float,
+) -> SweepResult:
+    """Runs the points and writes the combined files; summary.json, written last, is the
+    completion marker: it is removed first so a folder without it is an unfinished sweep."""
+    import time
+
     from hmsim import __version__
 
-    start = time.perf_counter()
-    points, meta = load_sweep(path)
-    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise HmsimError(str(out), "exists and is a file; --out needs a folder")
+    (out / "summary.json").unlink(missing_ok=True)
     res = run_points(points, out, workers=workers, label=meta["name"], devices=devices, backend=backend)
     write_csv(out / "results.csv", res.results)
     for name, table in res.tables.items():

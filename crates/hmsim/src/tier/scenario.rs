@@ -239,6 +239,7 @@ impl Validate for AntagonistSpec {
         if self.intensities.is_empty() {
             v.fail("intensities", "needs at least one intensity");
         }
+        v.distinct("intensities", &self.intensities);
         for &i in &self.intensities {
             v.range("intensities", i, 0, 64, "");
         }
