@@ -39,9 +39,11 @@ pub fn sniff(head: &[u8], complete: bool) -> Result<Format, String> {
         // of small register numbers and of addresses under 2^56).
         match sniff_records(head, complete) {
             Ok(()) => return Ok(Format::Champsim),
-            Err(why) if !text_with_stray_nuls(head) => return Err(format!(
+            Err(why) if !text_with_stray_nuls(head) => {
+                return Err(format!(
                 "binary data that is not a ChampSim trace ({why}); pass --format if it is a trace"
-            )),
+            ))
+            }
             Err(_) => {}
         }
     }
@@ -109,11 +111,13 @@ pub fn sniff(head: &[u8], complete: bool) -> Result<Format, String> {
     }
 }
 
-/// Text with a few NUL bytes (a corrupt text trace): every other byte is printable ASCII
-/// or whitespace and NULs are under 1% of the bytes. ChampSim records are far from that.
+/// Text with some NUL bytes (a corrupt text trace, or one zero-filled after a crash): lines,
+/// every other byte printable ASCII or whitespace, and NULs under half the bytes. ChampSim
+/// records are far from that (their addresses have bytes above 0x7f).
 fn text_with_stray_nuls(head: &[u8]) -> bool {
     let nuls = head.iter().filter(|&&c| c == 0).count();
-    100 * nuls < head.len()
+    2 * nuls < head.len()
+        && head.contains(&b'\n')
         && head
             .iter()
             .all(|&c| c == 0 || c.is_ascii_graphic() || c.is_ascii_whitespace())
