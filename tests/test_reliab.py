@@ -463,6 +463,10 @@ def test_reliab_sigint_during_start_up_is_clean(tmp_path):
         lambda t: hmsim.lifetime.lifetime(t / "x.lackey", cores=float("nan")),
         lambda t: hmsim.lifetime.lifetime(t / "x.lackey", fmt=7),
         lambda t: hmsim.devices("/tmp"),
+        lambda t: hmsim.reproduce("storage", out=t / "r", workers=0),
+        lambda t: hmsim.reproduce("storage", out=t / "r", quick="yes"),
+        lambda t: hmsim.reproduce(["storage"], out=t / "r"),
+        lambda t: hmsim.reproduce("nope", out=t / "r"),
     ],
 )
 def test_reliab_api_misuse_is_a_config_error(tmp_path, call):

@@ -260,8 +260,16 @@ fn well_formed(e: &TraceError) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// 96 cases per property in the default run; `make fuzz` sets `PROPTEST_CASES` higher.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(96)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn reliab_byte_flips_never_panic(which in 0usize..20, flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8)) {
