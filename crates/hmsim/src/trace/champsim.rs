@@ -41,7 +41,7 @@ pub fn record_problem(rec: &[u8]) -> Option<String> {
 /// Whether `head` (the first bytes of a stream; `complete` when it is the whole stream)
 /// reads as ChampSim records; `Err` says why not.
 pub fn sniff_records(head: &[u8], complete: bool) -> Result<(), String> {
-    if complete && head.len() % RECORD_BYTES != 0 {
+    if complete && !head.len().is_multiple_of(RECORD_BYTES) {
         return Err(format!(
             "its size ({} bytes) is not a multiple of the {RECORD_BYTES}-byte ChampSim record",
             head.len()

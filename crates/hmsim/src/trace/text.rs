@@ -112,15 +112,6 @@ impl<P: LineParser> Iterator for TextReader<P> {
             }
             let cut = self.buf.last() != Some(&b'\n');
             let line = trim_end(&self.buf);
-            if let Some(col) = line.iter().position(|&c| c == 0) {
-                let msg = format!(
-                    "NUL byte at column {}: a corrupt or binary file, not a {} text trace",
-                    col + 1,
-                    P::FORMAT
-                );
-                let err = TraceError::new(&self.file, Location::Line(self.line), msg);
-                return self.fail(err);
-            }
             let first = line.iter().find(|c| !c.is_ascii_whitespace());
             if matches!(first, None | Some(b'#')) {
                 // `#eof` ends a pinatrace; everything else starting with '#' is a comment.
@@ -134,7 +125,15 @@ impl<P: LineParser> Iterator for TextReader<P> {
                 Ok(Some(r)) => return Some(Ok(sized::<P>(r))),
                 Ok(None) => continue,
                 Err(expected) => {
-                    let err = if cut {
+                    // Looked for only here: a scan per line would slow every read.
+                    let err = if let Some(col) = line.iter().position(|&c| c == 0) {
+                        let msg = format!(
+                            "NUL byte at column {}: a corrupt or binary file, not a {} text trace",
+                            col + 1,
+                            P::FORMAT
+                        );
+                        TraceError::new(&self.file, Location::Line(self.line), msg)
+                    } else if cut {
                         // The input ended mid-line: most likely a trace cut off while copied.
                         let e = format!(
                             "the last line is cut off (no newline at the end: truncated trace?); {expected}"
