@@ -362,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         return signals.exit_status()
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo(f"hmsim: interrupted ({signals.signal_name()})", err=True)
+        signals.leave_if_busy(signals.exit_status())
         return signals.exit_status()
     except OSError as e:
         click.echo(f"hmsim: error: {e.filename or ''}: {e.strerror}", err=True)

@@ -51,23 +51,44 @@ def signal_name() -> str:
     return signal.Signals(_received or signal.SIGINT).name
 
 
+_running: set[int] = set()  # ids of core calls not yet returned
+
+
+def leave_if_busy(status: int) -> None:
+    """For the CLI after an interrupt: if a core call is still running in a helper thread,
+    end the process now. Interpreter shutdown would wait for the call (it is not a daemon
+    thread: a daemon thread inside the core would abort the process at shutdown)."""
+    # Not Thread.is_alive(): after a join() cut short by a signal it can read False while
+    # the thread is still inside the core.
+    if _running:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
 def interruptible(fn: Callable[..., T], *args: Any) -> T:
-    """`fn(*args)` in a daemon thread, waited for so that signals reach the main thread
+    """`fn(*args)` in a helper thread, waited for so that signals reach the main thread
     promptly; elsewhere than the main thread, a plain call."""
     if threading.current_thread() is not threading.main_thread():
         return fn(*args)
     box: dict[str, Any] = {}
+
+    done = threading.Event()
+    key = id(done)
 
     def body() -> None:
         try:
             box["value"] = fn(*args)
         except BaseException:
             box["error"] = sys.exc_info()[1]
+        finally:
+            _running.discard(key)
+            done.set()
 
-    t = threading.Thread(target=body, name="hmsim-core", daemon=True)
-    t.start()
-    while t.is_alive():
-        t.join(0.25)
+    _running.add(key)
+    threading.Thread(target=body, name="hmsim-core").start()
+    while not done.wait(0.25):
+        pass
     if "error" in box:
         raise box["error"]
     return box["value"]
