@@ -237,11 +237,14 @@ def test_reliab_dev_zero_is_refused_not_read_forever(tmp_path, cli):
     code, _, err = cli("trace", "info", "/dev/zero")
     assert code == 2
     one_error_line(err, "/dev/zero")
-    s = tmp_path / "s.toml"
-    s.write_text('module = "tiering"\n[workload]\ntrace = "/dev/zero"\n')
-    code, _, err = cli("run", str(s), "--out", str(tmp_path / "o"))
-    assert code == 2, err
-    assert "Traceback" not in err
+    for example in ("tiering-replay-sqlite3.toml", "hybrid-replay-pigz-trace.toml"):
+        s = tmp_path / example
+        text = (ROOT / "examples" / example).read_text()
+        s.write_text(re.sub(r'(?m)^trace = ".*"$', 'trace = "/dev/zero"', text))
+        code, _, err = cli("run", str(s), "--out", str(tmp_path / "o"))
+        assert code == 2, err
+        one_error_line(err, str(s))
+        assert "workload.trace" in err and "device" in err, err
 
 
 def test_reliab_lifetime_on_traces_without_writes_sizes_or_times(tmp_path, cli):

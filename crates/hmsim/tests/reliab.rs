@@ -5,6 +5,9 @@
 
 use std::io::Cursor;
 
+#[cfg(unix)]
+use std::os::unix::fs::FileTypeExt;
+
 use hmsim::trace::{encode_champsim_instr, open_reader, Format, Location, TraceError};
 use proptest::prelude::*;
 
@@ -212,6 +215,30 @@ fn reliab_devices_and_directories_are_refused_not_read_forever() {
         .err()
         .expect("a directory is refused");
     assert!(e.message().contains("directory"), "{e}");
+}
+
+#[cfg(unix)]
+#[test]
+fn reliab_convert_never_replaces_a_device_or_folder() {
+    // A FIFO stands in for a device (as /dev/null would be): neither is a regular file.
+    let dir = std::env::temp_dir().join(format!("hmsim-reliab-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("folder")).unwrap();
+    let src = dir.join("t.lackey");
+    std::fs::write(&src, sample(Format::Lackey, None)).unwrap();
+    let fifo = dir.join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    let mut targets = vec![dir.join("folder")];
+    if made.is_ok_and(|s| s.success()) {
+        targets.push(fifo.clone());
+    }
+    for dst in &targets {
+        let e = hmsim::trace::convert(&src, dst, Format::Native, None).unwrap_err();
+        assert!(e.message().contains("not a regular file"), "{e}");
+    }
+    if targets.len() == 2 {
+        assert!(fifo.metadata().unwrap().file_type().is_fifo());
+    }
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
