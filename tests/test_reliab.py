@@ -162,6 +162,8 @@ def test_reliab_non_utf8_scenario_and_sweep_are_one_line(tmp_path, cli):
         ('[set]\n"job.queue_depth" = 1\n[axes]\n"job.queue_depth" = [2]\n', "set.job.queue_depth"),
         ('bogus = 1\n[axes]\n"job.queue_depth" = [2]\n', "bogus"),
         ('[axes]\n"job.queue_depth" = [9223372036854775807]\n', "job.queue_depth"),
+        ('name = "../x"\n[axes]\n"job.queue_depth" = [2]\n', "name"),
+        (f'name = "{"n" * 3000}"\n[axes]\n"job.queue_depth" = [2]\n', "name"),
     ],
 )
 def test_reliab_sweep_mutants(tmp_path, cli, body, key):

@@ -255,6 +255,11 @@ def load_sweep(path: str | Path) -> tuple[list[Point], dict]:
     for k in spec:
         if k not in allowed:
             raise HmsimError(str(path), f"unknown key; allowed: {', '.join(sorted(allowed))}", key=k)
+    if "name" in spec:
+        try:
+            check.name(spec["name"], "name")
+        except HmsimError as e:
+            raise HmsimError(str(path), e.detail, key="name") from None
     scen = spec.get("scenario")
     if isinstance(scen, str):
         text, file = scenario_text(path.parent / scen)
