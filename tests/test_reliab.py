@@ -180,6 +180,7 @@ def test_reliab_sweep_mutants(tmp_path, cli, body, key):
     [
         ("numa", 'module = "numa"\npolicies = ["local", "local"]\n', "policies.1"),
         ("tiering", 'module = "tiering"\n[antagonist]\nintensities = [0, 4, 0]\n', "antagonist.intensities.2"),
+        ("tiering", 'module = "tiering"\n[policy]\nnames = ["hemem", "hemem"]\n', "policy.names.1"),
         ("numa", 'module = "numa"\n[app]\npasses = 9223372036854775807\n', "app.passes"),
         ("numa", 'module = "numa"\n[app]\npasses = 1e12\n', "app.passes"),
     ],

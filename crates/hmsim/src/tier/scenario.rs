@@ -285,6 +285,7 @@ impl Validate for PolicySpec {
         for n in &self.names {
             v.one_of("names", n, &allowed);
         }
+        v.distinct("names", &self.names);
         v.range(
             "sample_period",
             self.sample_period,
