@@ -104,7 +104,7 @@ def _wrong(value, key: str, rng: random.Random):
 
 
 # `make fuzz` raises the count (HMSIM_FUZZ_EXAMPLES); the default run stays at seconds.
-FUZZ_EXAMPLES = int(os.environ.get("HMSIM_FUZZ_EXAMPLES", "150"))
+FUZZ_EXAMPLES = int(os.environ.get("HMSIM_FUZZ_EXAMPLES", "500"))
 
 
 @settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
