@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(BIN):$(PATH)
 
-.PHONY: run test setup build lint rust-test py-test bench validation clean
+.PHONY: run test setup build lint rust-test py-test bench validation clean fuzz
 
 run: build
 	hmsim reproduce all --quick --out results
@@ -40,6 +40,23 @@ py-test: $(STAMP)
 validation: build
 	hmsim reproduce all --out results
 	python -c "from hmsim.report import write_validation_doc; write_validation_doc('results', 'docs/validation.md')"
+
+# The long fault-injection campaign (docs/reliability.md): many more hypothesis and proptest
+# cases, then libFuzzer on each trace parser and the config loader for FUZZ_SECONDS each.
+# Needs cargo-fuzz (`cargo install cargo-fuzz`) and a nightly toolchain (or RUSTC_BOOTSTRAP=1).
+FUZZ_SECONDS ?= 120
+FUZZ_TOOLCHAIN ?= +nightly
+FUZZ_TARGETS := trace_sniffed trace_each_format config_load
+fuzz: build
+	HMSIM_FUZZ_EXAMPLES=2000 pytest -q tests/test_reliab.py
+	PROPTEST_CASES=20000 cargo test -p hmsim --test reliab --quiet
+	set -o pipefail; cd fuzz && for t in $(FUZZ_TARGETS); do \
+		new=$$(mktemp -d); \
+		cargo $(FUZZ_TOOLCHAIN) fuzz run $$t $$new corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) \
+		  -max_len=65536 -rss_limit_mb=1024 -print_final_stats=1 2>&1 \
+		  | grep -E '^(stat::number_of_executed_units|#[0-9]+.*DONE|==[0-9]+== ERROR|SUMMARY)'; \
+		status=$$?; rm -rf $$new; [ $$status -le 1 ] || exit $$status; \
+	done
 
 bench: build
 	hmsim bench

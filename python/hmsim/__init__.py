@@ -11,6 +11,14 @@ hmsim.devices()                   # the device catalog (built-in + $HMSIM_DEVICE
 Importing hmsim does not change the matplotlib backend.
 """
 
+import sys as _sys
+
+if _sys.argv and _sys.argv[0].endswith("hmsim"):
+    # The CLI: a Ctrl-C or SIGTERM during the imports below ends it cleanly (hmsim.signals).
+    from hmsim.signals import install_early as _install_early
+
+    _install_early()
+
 import hmsim.sweep as sweep  # callable: hmsim.sweep(base, axes={...}) -> DataFrame
 from hmsim._core import __version__
 from hmsim.catalog import devices

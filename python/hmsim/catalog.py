@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from hmsim import _core
+from hmsim import _core, check
 
 ENV_VAR = "HMSIM_DEVICE_PATH"
 
 
 def device_paths(extra: Iterable[str | Path] = ()) -> list[str]:
     """User device directories/files: `extra` first, then those in $HMSIM_DEVICE_PATH."""
-    paths = [str(p) for p in extra]
+    paths = check.paths(extra, "devices")
     env = os.environ.get(ENV_VAR, "")
     paths += [p for p in env.split(os.pathsep) if p]
     return paths

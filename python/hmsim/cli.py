@@ -225,33 +225,55 @@ def lifetime(
         drain=not no_drain,
         top_n=top,
     )
-    r = res.results.iloc[0]
-    rows = [
-        ("records / instructions", f"{r.records} / {r.instructions}"),
-        ("program time (simulated)", f"{r.program_seconds:.6g} s"),
-        ("bytes stored by the program", f"{r.stored_bytes}"),
-        ("WPQ inserts (PMM_WPQ_INSERTS)", f"{r.wpq_inserts}  ({r.wa_stores_to_wpq:.3g} x stored bytes)"),
-        ("write requests (WriteRequests)", f"{r.write_requests}"),
-        (
-            "media writes (MediaWrites, 64 B)",
-            f"{r.media_writes_64b}  (WA {r.write_amplification:.3g} per request)"
-            if r.write_requests
-            else f"{r.media_writes_64b}",
-        ),
-        ("end-to-end WA (media / stored)", f"{r.wa_end_to_end:.3g}" if r.stored_bytes else "n/a"),
-        ("media bytes per hour", f"{r.media_bytes_per_hour:.4g}"),
-        ("rated PBW used per hour", f"{r.rated_fraction_per_hour:.3e}"),
-        ("lifetime, hottest line, no WL", f"{r.lifetime_years_no_wl:.4g} years"),
-        ("lifetime, simulated AIT WL", f"{r.lifetime_years_sim_wl:.4g} years"),
-        ("lifetime, ideal WL (rated PBW)", f"{r.lifetime_years_ideal_wl:.4g} years"),
-    ]
-    for k, v in rows:
+    for k, v in lifetime_rows(res.results.iloc[0]):
         console.print(f"{k:>34}: {v}")
     hot = res.tables.get("hot_ranges")
     if hot is not None and len(hot):
         console.print(f"{'hottest 4 KiB ranges':>34}:")
         for h in hot.itertuples():
             console.print(f"{'':>36}{h.start_addr}  {h.media_writes_64b} media writes ({h.share:.1%})")
+
+
+def lifetime_rows(r) -> list[tuple[str, str]]:
+    """The lifetime summary as (label, text); a figure the trace cannot give (no writes, no
+    sizes, no time) reads "n/a" with the reason rather than a number made from 0 or 1."""
+
+    def num(v, spec: str, unit: str = "", why: str = "") -> str:
+        if v is None or (isinstance(v, float) and v != v):
+            return f"n/a ({why})" if why else "n/a"
+        return f"{v:{spec}}{unit}"
+
+    unsized = "store sizes not in the trace format"
+    no_writes = "no writes reach PMem"
+    stored = r.get("stored_bytes")
+    if stored is not None and stored != stored:  # NaN: pandas' missing value
+        stored = None
+    per_byte = unsized if stored is None else "no stores"
+    return [
+        ("records / instructions", f"{r.records} / {r.instructions}"),
+        ("program time (simulated)", num(r.program_seconds, ".6g", " s")),
+        ("bytes stored by the program", num(stored, "", why=unsized)),
+        (
+            "WPQ inserts (PMM_WPQ_INSERTS)",
+            f"{r.wpq_inserts}  ({num(r.wa_stores_to_wpq, '.3g', why=per_byte)} x stored bytes)",
+        ),
+        ("write requests (WriteRequests)", f"{r.write_requests}"),
+        (
+            "media writes (MediaWrites, 64 B)",
+            f"{r.media_writes_64b}  (WA {num(r.write_amplification, '.3g')} per request)"
+            if r.write_requests
+            else f"{r.media_writes_64b}",
+        ),
+        (
+            "end-to-end WA (media / stored)",
+            num(r.wa_end_to_end, ".3g", why=per_byte),
+        ),
+        ("media bytes per hour", num(r.media_bytes_per_hour, ".4g", why="no simulated time")),
+        ("rated PBW used per hour", num(r.rated_fraction_per_hour, ".3e", why="no simulated time")),
+        ("lifetime, hottest line, no WL", num(r.lifetime_years_no_wl, ".4g", " years", no_writes)),
+        ("lifetime, simulated AIT WL", num(r.lifetime_years_sim_wl, ".4g", " years", no_writes)),
+        ("lifetime, ideal WL (rated PBW)", num(r.lifetime_years_ideal_wl, ".4g", " years", no_writes)),
+    ]
 
 
 @cli.group()
@@ -330,9 +352,12 @@ def _backend(name: str, scheduler: str | None):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: bad input → one line on stderr and exit status 2; Ctrl-C → 130."""
+    """Entry point: bad input → one line on stderr and exit status 2; Ctrl-C → 130, SIGTERM
+    → 143 (finished sweep points kept, temporaries removed)."""
+    from hmsim import signals
     from hmsim.sweep import SweepInterrupted
 
+    signals.install()
     try:
         cli.main(args=argv, prog_name="hmsim", standalone_mode=False)
     except (ConfigError, HmsimError) as e:
@@ -345,10 +370,11 @@ def main(argv: list[str] | None = None) -> int:
         return e.exit_code
     except SweepInterrupted as e:
         click.echo(f"hmsim: {e}", err=True)
-        return 130
+        return signals.exit_status()
     except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("hmsim: interrupted", err=True)
-        return 130
+        click.echo(f"hmsim: interrupted ({signals.signal_name()})", err=True)
+        signals.leave_if_busy(signals.exit_status())
+        return signals.exit_status()
     except OSError as e:
         click.echo(f"hmsim: error: {e.filename or ''}: {e.strerror}", err=True)
         return 2

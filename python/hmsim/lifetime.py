@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from hmsim import _core
+from hmsim import _core, check
 from hmsim.catalog import device_paths
+from hmsim.errors import HmsimError
 from hmsim.scenario import RunResult, output_from_json, write_run
+from hmsim.signals import interruptible
 
 
 def lifetime(
@@ -26,9 +29,21 @@ def lifetime(
     `options` are the replay options (see docs/pmem.md): `pmem` and `cache` tables as dicts,
     `cores`, `ns_per_instruction`, `flush`, `drain`, `top_n`, `seed`.
     """
+    from hmsim.outdir import exclusive
+
+    trace = check.path(trace, "trace")
+    check.name(device, "device")
+    out = check.optional_path(out, "out")
+    if fmt is not None and not isinstance(fmt, str):
+        raise HmsimError("fmt", f"expected a format name (str) or None, got {type(fmt).__name__}")
+    try:
+        opts = json.dumps(options, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise HmsimError("options", f"replay options must be plain numbers, strings, bools and dicts: {e}") from None
     start = time.perf_counter()
-    raw = _core.lifetime_trace(str(trace), device, json.dumps(options), fmt, device_paths(devices))
-    result = output_from_json(raw, time.perf_counter() - start)
-    if out is not None:
-        write_run(result, Path(out), str(trace))
+    with exclusive(out) if out is not None else contextlib.nullcontext():
+        raw = interruptible(_core.lifetime_trace, str(trace), device, opts, fmt, device_paths(devices))
+        result = output_from_json(raw, time.perf_counter() - start)
+        if out is not None:
+            write_run(result, out, str(trace))
     return result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hmsim import check
 from hmsim.studies import StudyResult, get, names
 
 
@@ -15,7 +16,11 @@ def reproduce(
     echo: bool = False,
 ) -> StudyResult | dict[str, StudyResult]:
     """Run study `name` (or every study for "all"); results land in `out/<name>/`."""
-    out = Path(out)
+    check.name(name, "name")
+    out = check.path(out, "out")
+    check.flag(quick, "quick")
+    check.flag(echo, "echo")
+    workers = check.workers(workers)
     if name == "all":
         from hmsim.report import write_report
 

@@ -1,4 +1,8 @@
-"""The one results writer: atomic files (temp + rename), tidy CSV, summary JSON."""
+"""The one results writer: atomic files (temp + rename), tidy CSV, summary JSON.
+
+Files get the mode `open()` would give (0666 less the umask), and an I/O failure (a full
+disk, a read-only folder) is one line naming the file and the operation.
+"""
 
 from __future__ import annotations
 
@@ -12,19 +16,33 @@ from typing import Any
 
 import pandas as pd
 
+from hmsim.outdir import file_mode, io_error
+
 
 def _atomic_write(path: Path, write: Callable[[Any], None], mode: str = "w") -> None:
     """Write through `write(fileobj)` into a temp file beside `path`, fsync, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    op = "mkdir"
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        op = "create"
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.fchmod(fd, file_mode())  # mkstemp makes 0600 whatever the umask
+        op = "write"
         with os.fdopen(fd, mode) as f:
             write(f)
             f.flush()
+            op = "fsync"
             os.fsync(f.fileno())
+        op = "rename"
         os.replace(tmp, path)
+    except OSError as e:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise io_error(path, op, e) from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import sys
@@ -15,9 +16,10 @@ from typing import Any
 import pandas as pd
 import tomli_w
 
-from hmsim import _core
+from hmsim import _core, check
 from hmsim.catalog import device_paths
-from hmsim.errors import HmsimError
+from hmsim.errors import HmsimError, read_text
+from hmsim.signals import interruptible
 
 Overrides = Mapping[str, Any] | Iterable[str] | None
 
@@ -52,9 +54,15 @@ def parse_overrides(overrides: Overrides) -> list[tuple[str, str]]:
     if overrides is None:
         return []
     if isinstance(overrides, Mapping):
-        return [(str(k), _toml_value(v)) for k, v in overrides.items()]
+        return [(_key(k), _toml_value(v, k)) for k, v in overrides.items()]
+    if isinstance(overrides, str | bytes) or not isinstance(overrides, Iterable):
+        raise HmsimError(
+            "set", f"expected a mapping {{key: value}} or a list of 'key=value', got {type(overrides).__name__}"
+        )
     out = []
     for item in overrides:
+        if not isinstance(item, str):
+            raise HmsimError("set", f"expected 'key=value' strings, got {type(item).__name__} {item!r:.60}")
         if "=" not in item:
             raise HmsimError("--set", f"'{item}' is not key=value (e.g. job.queue_depth=16)")
         k, v = item.split("=", 1)
@@ -62,20 +70,29 @@ def parse_overrides(overrides: Overrides) -> list[tuple[str, str]]:
     return out
 
 
-def _toml_value(v: Any) -> str:
+def _key(k: Any) -> str:
+    if not isinstance(k, str) or not k:
+        raise HmsimError("set", f"expected dotted key paths (str) as keys, got {type(k).__name__} {k!r:.60}")
+    return k
+
+
+def _toml_value(v: Any, key: str = "") -> str:
     """A Python value as TOML value text (strings quoted, lists as arrays)."""
-    return tomli_w.dumps({"v": v}).split("=", 1)[1].strip()
+    try:
+        return tomli_w.dumps({"v": v}).split("=", 1)[1].strip()
+    except (TypeError, ValueError) as e:
+        raise HmsimError("set", f"{type(v).__name__} {v!r:.60} has no TOML form ({e})", key=key) from None
 
 
 def scenario_text(scenario: str | Path | Mapping[str, Any]) -> tuple[str, str]:
     """(TOML text, file name for messages) from a path or a dict."""
     if isinstance(scenario, Mapping):
-        return tomli_w.dumps(dict(scenario)), "<dict>"
-    path = Path(scenario)
-    try:
-        return path.read_text(), str(path)
-    except OSError as e:
-        raise HmsimError(str(path), f"cannot read scenario: {e.strerror}") from None
+        try:
+            return tomli_w.dumps(dict(scenario)), "<dict>"
+        except (TypeError, ValueError) as e:
+            raise HmsimError("<dict>", f"the scenario has no TOML form: {e}") from None
+    path = check.path(scenario, "scenario")
+    return read_text(path, "scenario"), str(path)
 
 
 def output_from_json(raw: str | dict, wall_time_s: float = 0.0) -> RunResult:
@@ -95,7 +112,7 @@ def output_from_json(raw: str | dict, wall_time_s: float = 0.0) -> RunResult:
 def run_raw(text: str, file: str, overrides: list[tuple[str, str]], devices: list[str]) -> dict:
     """Run in the core; returns the raw output dict (used by the sweep runner too)."""
     start = time.perf_counter()
-    out = json.loads(_core.run_scenario(text, file, overrides, devices))
+    out = json.loads(interruptible(_core.run_scenario, text, file, overrides, devices))
     out["wall_time_s"] = time.perf_counter() - start
     return out
 
@@ -107,13 +124,17 @@ def run(
     devices: Iterable[str | Path] = (),
 ) -> RunResult:
     """Run one scenario (a TOML path or a dict). With `out`, write results there."""
+    from hmsim.outdir import exclusive
+
+    out = check.optional_path(out, "out")
     text, file = scenario_text(scenario)
-    ov = parse_overrides(set)
-    hooked = python_policy(text, file, ov)
-    raw = run_python_policy(*hooked) if hooked is not None else run_raw(text, file, ov, device_paths(devices))
-    result = output_from_json(raw, raw["wall_time_s"])
-    if out is not None:
-        write_run(result, Path(out), file)
+    with exclusive(out) if out is not None else contextlib.nullcontext():
+        ov = parse_overrides(set)
+        hooked = python_policy(text, file, ov)
+        raw = run_python_policy(*hooked) if hooked is not None else run_raw(text, file, ov, device_paths(devices))
+        result = output_from_json(raw, raw["wall_time_s"])
+        if out is not None:
+            write_run(result, out, file)
     return result
 
 
@@ -172,12 +193,15 @@ def run_python_policy(text: str, file: str, name: str, policy: Any) -> dict:
 
 
 def write_run(result: RunResult, out: Path, source: str) -> None:
-    """results.csv, one CSV per extra table, the module's figures and summary.json."""
+    """results.csv, one CSV per extra table, the module's figures and summary.json, written
+    into a folder beside `out` that replaces it whole when complete (docs/reliability.md)."""
     from hmsim.figures import run_figures
+    from hmsim.outdir import exclusive, staged
     from hmsim.results import write_csv, write_json
 
-    write_csv(out / "results.csv", result.results)
-    for name, table in result.tables.items():
-        write_csv(out / f"{name}.csv", table)
-    run_figures(result, out)
-    write_json(out / "summary.json", result.summary(source))
+    with exclusive(out), staged(out) as tmp:
+        write_csv(tmp / "results.csv", result.results)
+        for name, table in result.tables.items():
+            write_csv(tmp / f"{name}.csv", table)
+        run_figures(result, tmp)
+        write_json(tmp / "summary.json", result.summary(source))

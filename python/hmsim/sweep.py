@@ -41,8 +41,10 @@ from typing import Any
 import pandas as pd
 import tomli_w
 
+from hmsim import check
 from hmsim.catalog import device_paths
-from hmsim.errors import HmsimError
+from hmsim.errors import HmsimError, read_text
+from hmsim.outdir import exclusive, sweep_leftovers
 from hmsim.progress import progress
 from hmsim.results import read_json, write_csv, write_json
 from hmsim.scenario import _toml_value, run_raw, scenario_text
@@ -202,9 +204,25 @@ def run_points(
     backend: Backend | None = None,
 ) -> SweepResult:
     """Run every point not already saved under `out/points/`; return all, in input order."""
+    with exclusive(out):
+        return _run_points(points, Path(out), check.workers(workers), label, devices, backend)
+
+
+def _run_points(
+    points: Sequence[Point],
+    out: Path,
+    workers: int | None,
+    label: str,
+    devices: Iterable[str | Path],
+    backend: Backend | None,
+) -> SweepResult:
     backend = backend or BACKEND.get() or Backend()
-    store = Path(out) / "points"
-    store.mkdir(parents=True, exist_ok=True)
+    store = out / "points"
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise HmsimError(str(store), f"mkdir: {e.strerror}") from None
+    sweep_leftovers(store)
     dev = device_paths(devices)
     outputs: dict[str, dict] = {}
     for p in points:
@@ -238,17 +256,20 @@ def run_points(
 
 def load_sweep(path: str | Path) -> tuple[list[Point], dict]:
     """Read a sweep file into points; errors name the file and the offending axis."""
-    path = Path(path)
+    path = check.path(path, "sweep file")
     try:
-        spec = tomllib.loads(path.read_text())
-    except OSError as e:
-        raise HmsimError(str(path), f"cannot read sweep file: {e.strerror}") from None
+        spec = tomllib.loads(read_text(path, "sweep file"))
     except tomllib.TOMLDecodeError as e:
         raise HmsimError(str(path), f"not valid TOML: {e}") from None
     allowed = {"scenario", "axes", "set", "name", "description"}
     for k in spec:
         if k not in allowed:
             raise HmsimError(str(path), f"unknown key; allowed: {', '.join(sorted(allowed))}", key=k)
+    if "name" in spec:
+        try:
+            check.name(spec["name"], "name")
+        except HmsimError as e:
+            raise HmsimError(str(path), e.detail, key="name") from None
     scen = spec.get("scenario")
     if isinstance(scen, str):
         text, file = scenario_text(path.parent / scen)
@@ -306,8 +327,29 @@ def run_sweep(
 ) -> SweepResult:
     """Run the sweep file `path` into `out` (results.csv, summary.json, figures)."""
     start = time.perf_counter()
+    out = check.path(out, "out")
+    workers = check.workers(workers)
+    if backend is not None and not isinstance(backend, Backend):
+        raise HmsimError("backend", f"expected hmsim.sweep.Backend or None, got {type(backend).__name__}")
     points, meta = load_sweep(path)
-    out = Path(out)
+    with exclusive(out):
+        return _finish_sweep(points, meta, out, workers, devices, backend, start)
+
+
+def _finish_sweep(
+    points: list[Point],
+    meta: dict,
+    out: Path,
+    workers: int | None,
+    devices: Iterable[str],
+    backend: Backend | None,
+    start: float,
+) -> SweepResult:
+    """Runs the points and writes the combined files; summary.json, written last, is the
+    completion marker: it is removed first so a folder without it is an unfinished sweep."""
+    if out.exists() and not out.is_dir():
+        raise HmsimError(str(out), "exists and is a file; --out needs a folder")
+    (out / "summary.json").unlink(missing_ok=True)
     res = run_points(points, out, workers=workers, label=meta["name"], devices=devices, backend=backend)
     _write_sweep(out, points, meta, res, start)
     return res
@@ -342,8 +384,9 @@ def sweep(
         with tempfile.TemporaryDirectory(prefix="hmsim-sweep-") as tmp:
             res = run_points(points, Path(tmp), workers=workers, devices=devices, backend=backend)
     else:
-        res = run_points(points, Path(out), workers=workers, devices=devices, backend=backend)
-        _write_sweep(Path(out), points, meta, res, start)
+        out = check.path(out, "out")
+        with exclusive(out):
+            res = _finish_sweep(points, meta, out, workers, devices, backend, start)
     return res.results
 
 
@@ -354,6 +397,9 @@ def _write_sweep(out: Path, points: list[Point], meta: dict, res: SweepResult, s
     write_csv(out / "results.csv", res.results)
     for name, table in res.tables.items():
         write_csv(out / f"{name}.csv", table)
+    module = res.outputs[0]["module"] if res.outputs else ""
+    sweep_figures(res.results, list(meta["axes"]), out, module=module)
+    # summary.json last: it marks the sweep complete.
     write_json(
         out / "summary.json",
         {
@@ -369,8 +415,6 @@ def _write_sweep(out: Path, points: list[Point], meta: dict, res: SweepResult, s
             "resolved_config": res.outputs[0]["resolved"] if res.outputs else None,
         },
     )
-    module = res.outputs[0]["module"] if res.outputs else ""
-    sweep_figures(res.results, list(meta["axes"]), out, module=module)
 
 
 class _CallableModule(types.ModuleType):

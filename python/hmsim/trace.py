@@ -15,12 +15,16 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from hmsim import _core
+from hmsim import _core, check
 from hmsim.errors import HmsimError
 
 
 def info(path: str | Path, fmt: str | None = None, top: int = 10) -> dict:
     """Format, records, footprint (distinct 4 KB / 2 MB pages), R/W mix, top pages."""
+    path = check.path(path, "path")
+    check.optional_name(fmt, "fmt")
+    if isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= 100_000:
+        raise HmsimError("top", f"expected a whole number from 0 to 100000, got {top!r:.60}")
     return json.loads(_core.trace_info(str(path), fmt, top))
 
 
@@ -30,6 +34,13 @@ def convert(
     """Convert a trace (any readable format) to `to` (default: hmsim native). Records without
     a cycle stop a conversion to dramsim unless `synthetic_cycles` spaces them that many
     cycles apart."""
+    src, dst = check.path(src, "src"), check.path(dst, "dst")
+    check.name(to, "to")
+    check.optional_name(fmt, "fmt")
+    if synthetic_cycles is not None and (
+        isinstance(synthetic_cycles, bool) or not isinstance(synthetic_cycles, int) or synthetic_cycles < 1
+    ):
+        raise HmsimError("synthetic_cycles", f"expected a positive integer, got {synthetic_cycles!r}")
     return json.loads(_core.trace_convert(str(src), str(dst), to, fmt, synthetic_cycles))
 
 

@@ -49,12 +49,82 @@ pub fn line_of_key(text: &str, key: &str) -> Option<usize> {
     span.map(|s| line_of_offset(text, s.start))
 }
 
+/// Largest magnitude of any number in a config (`seed` keys excepted): 10^18 is above every
+/// physical count, size or time hmsim models (an exabyte, 30 years in ns), so a larger value
+/// is a typo or an attack, and would only overflow or run for ages.
+pub const MAX_MAGNITUDE: f64 = 1e18;
+/// Longest `name` value: names become table labels and file names.
+pub const MAX_NAME_CHARS: usize = 128;
+/// Longest string value of any key.
+pub const MAX_STRING_CHARS: usize = 4096;
+
+/// The first value of `value` outside the bounds every config shares: (key path, message).
+fn insane(value: &toml::Value, path: &mut Vec<String>) -> Option<(String, String)> {
+    let last = path.last().map_or("", |s| s.as_str());
+    let key = || path.join(".");
+    match value {
+        toml::Value::Integer(i) if last != "seed" && !last.ends_with("_seed") => {
+            ((*i as f64).abs() > MAX_MAGNITUDE).then(|| {
+                (key(), format!("{i} is beyond any count, size or time hmsim models (at most 1e18 in magnitude)"))
+            })
+        }
+        toml::Value::Float(f) if f.abs() > MAX_MAGNITUDE => Some((
+            key(),
+            format!("{f} is beyond any count, size or time hmsim models (at most 1e18 in magnitude)"),
+        )),
+        toml::Value::String(s) if last == "name" => name_problem(s).map(|m| (key(), m)),
+        toml::Value::String(s) if s.chars().count() > MAX_STRING_CHARS => Some((
+            key(),
+            format!("a string of {} characters; at most {MAX_STRING_CHARS}", s.chars().count()),
+        )),
+        toml::Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| {
+            path.push(i.to_string());
+            let r = insane(v, path);
+            path.pop();
+            r
+        }),
+        toml::Value::Table(t) => t.iter().find_map(|(k, v)| {
+            path.push(k.clone());
+            let r = insane(v, path);
+            path.pop();
+            r
+        }),
+        _ => None,
+    }
+}
+
+/// Why `s` cannot be a name (of a tier, policy, device, sweep …), if it cannot.
+pub fn name_problem(s: &str) -> Option<String> {
+    let n = s.chars().count();
+    if s.trim().is_empty() {
+        Some("a name cannot be empty".into())
+    } else if n > MAX_NAME_CHARS {
+        Some(format!(
+            "a name of {n} characters; at most {MAX_NAME_CHARS}"
+        ))
+    } else if s == "." || s == ".." || s.contains(['/', '\\']) {
+        Some(format!(
+            "'{s}' looks like a path; a name has no '/', '\\' and is not '.' or '..'"
+        ))
+    } else if s.chars().any(char::is_control) {
+        Some("a name cannot hold control characters".into())
+    } else {
+        None
+    }
+}
+
 /// Deserialize `text` (from `file`) into `T`; errors name the file, line and key path.
 pub fn parse_toml<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, ConfigError> {
     let de = toml::Deserializer::parse(text).map_err(|e| {
         let line = e.span().map(|s| line_of_offset(text, s.start));
         ConfigError::new(file, "", format!("not valid TOML: {}", e.message().trim())).at_line(line)
     })?;
+    if let Ok(table) = text.parse::<toml::Table>() {
+        if let Some((key, message)) = insane(&toml::Value::Table(table), &mut Vec::new()) {
+            let line = line_of_key(text, &key);
+            return Err(ConfigError::new(file, &key, message).at_line(line));
+        }
+    }
     serde_path_to_error::deserialize(de).map_err(|e| {
         let mut key = e.path().to_string();
         if key == "." {
@@ -119,6 +189,20 @@ mod tests {
     fn negative_into_unsigned_is_an_error() {
         let e = parse_toml::<Top>("seed = 1\n[job]\nqueue_depth = -4\n", "s.toml").unwrap_err();
         assert_eq!(e.key, "job.queue_depth");
+    }
+
+    #[test]
+    fn absurd_numbers_and_names_are_refused_with_their_key() {
+        let text = "seed = 9223372036854775807\n[job]\nqueue_depth = 9223372036854775807\n";
+        let e = parse_toml::<Top>(text, "s.toml").unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("job.queue_depth", Some(3)));
+        assert!(e.message.contains("1e18"), "{e}");
+        let e = parse_toml::<toml::Table>("[[t]]\nname = \"../x\"\n", "s.toml").unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("t.0.name", Some(2)));
+        let long = format!("name = \"{}\"\n", "a".repeat(200));
+        assert!(parse_toml::<toml::Table>(&long, "s.toml").is_err());
+        assert!(parse_toml::<toml::Table>("name = \"\"\n", "s.toml").is_err());
+        assert!(parse_toml::<toml::Table>("name = \"ok-name 1\"\nx = 1e17\n", "s").is_ok());
     }
 
     #[test]

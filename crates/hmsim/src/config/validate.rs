@@ -110,6 +110,20 @@ impl<'a> Validator<'a> {
         }
     }
 
+    /// No entry of the list `field` repeats an earlier one (a repeated policy or intensity
+    /// would run twice and give two rows with one label).
+    pub fn distinct<T: PartialEq + Display>(&mut self, field: &str, items: &[T]) {
+        for (j, b) in items.iter().enumerate() {
+            if let Some(i) = items[..j].iter().position(|a| a == b) {
+                self.fail(
+                    &format!("{field}.{j}"),
+                    format!("'{b}' repeats entry {i} of '{field}'; list each once"),
+                );
+                return;
+            }
+        }
+    }
+
     /// A fraction in [0, 1].
     pub fn fraction(&mut self, field: &str, value: f64) {
         self.range(field, value, 0.0, 1.0, "");
@@ -155,6 +169,18 @@ mod tests {
         fn validate(&self, v: &mut Validator) {
             v.nested("job", &self.job);
         }
+    }
+
+    #[test]
+    fn repeated_list_entry_names_its_index() {
+        let mut v = Validator::new("s.toml", "policies = [\"a\", \"b\", \"a\"]\n");
+        v.distinct("policies", &["a", "b", "a"]);
+        let e = v.finish().unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("policies.2", Some(1)));
+        assert!(e.message.contains("repeats entry 0"), "{e}");
+        let mut v = Validator::new("s.toml", "");
+        v.distinct("x", &[1, 2, 3]);
+        assert!(v.finish().is_ok());
     }
 
     #[test]

@@ -312,6 +312,15 @@ impl Validate for HybridScenario {
         for (i, p) in self.policies.iter().enumerate() {
             v.nested(&format!("policies.{i}"), p);
         }
+        let labels: Vec<String> = self
+            .policies
+            .iter()
+            .map(|p| match p.threshold_us {
+                Some(t) => format!("{} (threshold_us = {t})", p.name),
+                None => p.name.clone(),
+            })
+            .collect();
+        v.distinct("policies", &labels);
     }
 }
 

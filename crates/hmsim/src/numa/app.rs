@@ -95,6 +95,8 @@ impl Validate for AppSpec {
     fn validate(&self, v: &mut Validator) {
         v.range("threads", self.threads, 1, 4096, "threads");
         v.positive("passes", self.passes, "footprints");
+        // A pass streams the whole footprint: 10^6 of them is days of simulated time.
+        v.range("passes", self.passes, 0.0, 1e6, "footprints");
         if let Some(x) = self.random_fraction {
             v.fraction("random_fraction", x);
         }

@@ -120,6 +120,7 @@ impl Validate for NumaScenario {
                 format!("empty; allowed: {}", POLICIES.join(", ")),
             );
         }
+        v.distinct("policies", &self.policies);
         v.nested("allocation", &self.allocation);
         v.nested("app", &self.app);
         v.nested("cost", &self.cost);

@@ -244,6 +244,7 @@ impl Validate for AntagonistSpec {
         if self.intensities.is_empty() {
             v.fail("intensities", "needs at least one intensity");
         }
+        v.distinct("intensities", &self.intensities);
         for &i in &self.intensities {
             v.range("intensities", i, 0, 64, "");
         }
@@ -289,6 +290,7 @@ impl Validate for PolicySpec {
         for n in &self.names {
             v.one_of("names", n, &allowed);
         }
+        v.distinct("names", &self.names);
         v.range(
             "sample_period",
             self.sample_period,

@@ -9,6 +9,10 @@
 //! the instruction reads before it writes). The first access of an instruction carries the
 //! instructions since the previous access in `inst_gap`; instructions after the last access
 //! become one trailing `Instr` record.
+//!
+//! The format has no magic number, so each record is checked for what a real one holds
+//! (`is_branch` and `branch_taken` are 0 or 1) and a long run of
+//! all-zero records is refused: random bytes or `/dev/zero` are reported, not replayed.
 
 use std::io::{self, ErrorKind, Read, Write};
 
@@ -18,12 +22,51 @@ use super::{Format, TraceReader};
 
 pub const RECORD_BYTES: usize = 64;
 
+/// All-zero records (no ip, no access) in a row before the input is taken for zeros rather
+/// than a trace: our own writer emits ip-0 empty instructions for gaps, so the bound is
+/// far above any gap between two accesses of a real program (2^24 instructions).
+const MAX_ZERO_RUN: u64 = 1 << 24;
+
+/// Why `rec` cannot be a ChampSim `input_instr`, if it cannot.
+pub fn record_problem(rec: &[u8]) -> Option<String> {
+    let (is_branch, taken) = (rec[8], rec[9]);
+    if is_branch > 1 || taken > 1 {
+        return Some(format!(
+            "not a ChampSim record (is_branch = {is_branch}, branch_taken = {taken}; both must be 0 or 1)"
+        ));
+    }
+    None
+}
+
+/// Whether `head` (the first bytes of a stream; `complete` when it is the whole stream)
+/// reads as ChampSim records; `Err` says why not.
+pub fn sniff_records(head: &[u8], complete: bool) -> Result<(), String> {
+    if complete && !head.len().is_multiple_of(RECORD_BYTES) {
+        return Err(format!(
+            "its size ({} bytes) is not a multiple of the {RECORD_BYTES}-byte ChampSim record",
+            head.len()
+        ));
+    }
+    let mut any = false;
+    for (i, rec) in head.chunks_exact(RECORD_BYTES).enumerate() {
+        if let Some(why) = record_problem(rec) {
+            return Err(format!("at byte {}: {why}", i * RECORD_BYTES));
+        }
+        any |= rec.iter().any(|&b| b != 0);
+    }
+    if !any {
+        return Err("it holds only zero bytes".into());
+    }
+    Ok(())
+}
+
 pub struct ChampsimReader {
     src: Box<dyn Read + Send>,
     file: String,
     offset: u64,
     since_access: u64,
     last_ip: u64,
+    zero_run: u64,
     pending: [TraceRecord; 6],
     pending_len: usize,
     pending_pos: usize,
@@ -38,6 +81,7 @@ impl ChampsimReader {
             offset: 0,
             since_access: 0,
             last_ip: 0,
+            zero_run: 0,
             pending: [TraceRecord::default(); 6],
             pending_len: 0,
             pending_pos: 0,
@@ -75,6 +119,28 @@ impl ChampsimReader {
                 Location::Byte(self.offset),
                 msg,
             ));
+        }
+        if let Some(why) = record_problem(buf) {
+            return Err(TraceError::new(
+                &self.file,
+                Location::Byte(self.offset),
+                why,
+            ));
+        }
+        if buf.iter().all(|&b| b == 0) {
+            self.zero_run += 1;
+            if self.zero_run > MAX_ZERO_RUN {
+                let msg = format!(
+                    "{MAX_ZERO_RUN} all-zero records in a row: zeros, not a ChampSim trace"
+                );
+                return Err(TraceError::new(
+                    &self.file,
+                    Location::Byte(self.offset),
+                    msg,
+                ));
+            }
+        } else {
+            self.zero_run = 0;
         }
         self.offset += RECORD_BYTES as u64;
         Ok(true)
@@ -305,5 +371,20 @@ mod tests {
         let e = read_err(&s, Some(Format::Champsim));
         assert_eq!(e.location(), Location::Byte(128));
         assert!(e.message().contains("truncated"));
+    }
+
+    #[test]
+    fn trace_champsim_refuses_records_no_tracer_writes() {
+        let mut s = sample();
+        s[64 + 8] = 7; // is_branch of the second record
+        let e = read_err(&s, Some(Format::Champsim));
+        assert_eq!(e.location(), Location::Byte(64));
+        assert!(e.message().contains("is_branch = 7"), "{}", e.message());
+        assert!(sniff_records(&s, true).unwrap_err().contains("at byte 64"));
+        assert!(sniff_records(&sample()[..100], true)
+            .unwrap_err()
+            .contains("multiple"));
+        assert!(sniff_records(&[0; 256], true).unwrap_err().contains("zero"));
+        assert_eq!(sniff_records(&sample(), true), Ok(()));
     }
 }

@@ -119,6 +119,17 @@ fn convert_reader_with(
 }
 
 fn check_target(output: &Path, to: Format) -> Result<(), TraceError> {
+    // The output is written beside and renamed into place: over a device (`/dev/null`) or
+    // a folder that rename would replace the node itself, so refuse them up front.
+    if let Ok(meta) = fs::metadata(output) {
+        if !meta.is_file() {
+            return Err(TraceError::new(
+                &output.display().to_string(),
+                Location::File,
+                "exists and is not a regular file (a device or a folder); convert writes a new file",
+            ));
+        }
+    }
     if matches!(to, Format::Native | Format::Champsim) || TEXT_TARGETS.contains(&to) {
         return Ok(());
     }

@@ -108,6 +108,20 @@ impl Format {
         )
     }
 
+    /// Bytes of one request when the format has no size field but implies one: memory-
+    /// controller traces carry one last-level-cache line per request (docs/trace-format.md).
+    /// `None` when a record without a size says nothing about it (pinatrace, ChampSim).
+    pub fn implied_request_bytes(self) -> Option<u32> {
+        match self {
+            Format::Dramsim
+            | Format::RamulatorDram
+            | Format::RamulatorCpu
+            | Format::Ramulator2
+            | Format::Vans => Some(64),
+            _ => None,
+        }
+    }
+
     /// One line saying what a record of the format looks like, for error messages.
     pub fn shape(self) -> &'static str {
         match self {

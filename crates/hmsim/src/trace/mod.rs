@@ -106,7 +106,31 @@ pub fn open_trace(path: &Path, format: Option<Format>) -> Result<Box<dyn TraceRe
     let name = path.display().to_string();
     let file = File::open(path)
         .map_err(|e| TraceError::new(&name, Location::File, format!("cannot open: {e}")))?;
+    check_file_type(&file, &name)?;
     open_reader(Box::new(file), &name, format)
+}
+
+/// Refuses what is not a trace file: a directory, or a device such as `/dev/zero` whose
+/// endless bytes would be read forever. Pipes are allowed (a tracer writing into a FIFO).
+fn check_file_type(file: &File, name: &str) -> Result<(), TraceError> {
+    let err = |m: &str| TraceError::new(name, Location::File, m);
+    let kind = file
+        .metadata()
+        .map_err(|e| err(&format!("cannot stat: {e}")))?
+        .file_type();
+    if kind.is_dir() {
+        return Err(err("is a directory; expected a trace file"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_char_device() || kind.is_block_device() || kind.is_socket() {
+            return Err(err(
+                "is a device or socket, not a regular file or pipe; expected a trace file",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Opens a trace from any byte stream (a pipe from a running tracer, a socket); `name`

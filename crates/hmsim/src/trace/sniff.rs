@@ -1,17 +1,23 @@
 //! Format sniffing from the first bytes of the (decompressed) stream.
 //!
-//! Every text parser is run over the sample lines; the format is the one whose parser
-//! accepts them all. When two formats accept the same lines and would read them the same
-//! way (Ramulator dram mode is a subset of VANS) the narrower one is taken; when they would
-//! read them differently (MQSim ns vs DiskSim ms) sniffing refuses to guess.
+//! Every text parser is run over the sample lines and scored by the lines it accepts; the
+//! format is the best-scoring one, provided it accepts at least half of them. A malformed
+//! line inside the sample therefore does not hide the format: the reader then stops at that
+//! line and names it. When two formats score the same and would read the lines the same way
+//! (Ramulator dram mode is a subset of VANS) the narrower one is taken; when they would read
+//! them differently (MQSim ns vs DiskSim ms) sniffing refuses to guess.
+//!
+//! Binary input (any NUL byte) is ChampSim only if its records pass the ChampSim checks;
+//! text with a few stray NUL bytes is sniffed as text, so the reader reports the NUL's line.
 
 use super::block::{Disksim, Mqsim};
+use super::champsim::sniff_records;
 use super::kmem::Kmem;
 use super::lackey::Lackey;
 use super::memctrl::{Dramsim, Ramulator2, RamulatorCpu, RamulatorDram, Vans};
 use super::native::MAGIC;
 use super::pin::Pinatrace;
-use super::text::accepts;
+use super::text::score;
 use super::Format;
 
 /// Bytes of the decompressed stream looked at.
@@ -31,7 +37,15 @@ pub fn sniff(head: &[u8], complete: bool) -> Result<Format, String> {
     if head.contains(&0) {
         // Text traces never hold NUL bytes; ChampSim records always do (in the padding
         // of small register numbers and of addresses under 2^56).
-        return Ok(Format::Champsim);
+        match sniff_records(head, complete) {
+            Ok(()) => return Ok(Format::Champsim),
+            Err(why) if !text_with_stray_nuls(head) => {
+                return Err(format!(
+                "binary data that is not a ChampSim trace ({why}); pass --format if it is a trace"
+            ))
+            }
+            Err(_) => {}
+        }
     }
     let mut lines: Vec<&[u8]> = head.split(|&c| c == b'\n').collect();
     if !complete && lines.len() > 1 {
@@ -53,21 +67,28 @@ pub fn sniff(head: &[u8], complete: bool) -> Result<Format, String> {
                 .into(),
         );
     }
-    let candidates: Vec<Format> = [
-        (Format::Lackey, accepts::<Lackey>(&lines)),
-        (Format::Pinatrace, accepts::<Pinatrace>(&lines)),
-        (Format::Dramsim, accepts::<Dramsim>(&lines)),
-        (Format::RamulatorDram, accepts::<RamulatorDram>(&lines)),
-        (Format::RamulatorCpu, accepts::<RamulatorCpu>(&lines)),
-        (Format::Ramulator2, accepts::<Ramulator2>(&lines)),
-        (Format::Vans, accepts::<Vans>(&lines)),
-        (Format::Mqsim, accepts::<Mqsim>(&lines)),
-        (Format::Disksim, accepts::<Disksim>(&lines)),
-        (Format::Kmem, accepts::<Kmem>(&lines)),
-    ]
-    .into_iter()
-    .filter_map(|(f, ok)| ok.then_some(f))
-    .collect();
+    let scores = [
+        (Format::Lackey, score::<Lackey>(&lines)),
+        (Format::Pinatrace, score::<Pinatrace>(&lines)),
+        (Format::Dramsim, score::<Dramsim>(&lines)),
+        (Format::RamulatorDram, score::<RamulatorDram>(&lines)),
+        (Format::RamulatorCpu, score::<RamulatorCpu>(&lines)),
+        (Format::Ramulator2, score::<Ramulator2>(&lines)),
+        (Format::Vans, score::<Vans>(&lines)),
+        (Format::Mqsim, score::<Mqsim>(&lines)),
+        (Format::Disksim, score::<Disksim>(&lines)),
+        (Format::Kmem, score::<Kmem>(&lines)),
+    ];
+    let best = scores.iter().map(|&(_, n)| n).max().unwrap_or(0);
+    // At least half the sample: a format that reads one line in three is a coincidence.
+    let candidates: Vec<Format> = if best == 0 || 2 * best < lines.len() {
+        Vec::new()
+    } else {
+        scores
+            .iter()
+            .filter_map(|&(f, n)| (n == best).then_some(f))
+            .collect()
+    };
     match candidates.as_slice() {
         [one] => Ok(*one),
         [Format::RamulatorDram, Format::Vans] => Ok(Format::RamulatorDram),
@@ -88,6 +109,18 @@ pub fn sniff(head: &[u8], complete: bool) -> Result<Format, String> {
             Err(format!("ambiguous trace format (could be {}); pass --format", names.join(" or ")))
         }
     }
+}
+
+/// Text with some NUL bytes (a corrupt text trace, or one zero-filled after a crash): lines,
+/// every other byte printable ASCII or whitespace, and NULs under half the bytes. ChampSim
+/// records are far from that (their addresses have bytes above 0x7f).
+fn text_with_stray_nuls(head: &[u8]) -> bool {
+    let nuls = head.iter().filter(|&&c| c == 0).count();
+    2 * nuls < head.len()
+        && head.contains(&b'\n')
+        && head
+            .iter()
+            .all(|&c| c == 0 || c.is_ascii_graphic() || c.is_ascii_whitespace())
 }
 
 #[cfg(test)]
@@ -114,7 +147,47 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(sniff(text.as_bytes(), true), Ok(want), "{text}");
         }
-        assert_eq!(sniff(&[1, 0, 0, 0, 0, 0, 0, 0], true), Ok(Format::Champsim));
+        let champsim = super::super::encode_champsim_instr(0x400000, [0, 0], [0x1000, 0, 0, 0]);
+        assert_eq!(sniff(&champsim, true), Ok(Format::Champsim));
+    }
+
+    #[test]
+    fn trace_sniff_sees_the_format_past_a_bad_line() {
+        let mut text = String::new();
+        for i in 0..500 {
+            text += &if i == 2 {
+                "garbage line\n".to_string()
+            } else {
+                format!(" L {:x},8\n", 0x1000 + 8 * i)
+            };
+        }
+        assert_eq!(sniff(text.as_bytes(), true), Ok(Format::Lackey));
+        // Two bad lines in three is not a lackey trace.
+        let e = sniff(b" L 1000,8\nfoo\nbar\n", true).unwrap_err();
+        assert!(e.contains("unrecognised"), "{e}");
+    }
+
+    #[test]
+    fn trace_sniff_refuses_binary_that_is_not_champsim() {
+        let e = sniff(&[0u8; 4096], true).unwrap_err();
+        assert!(e.contains("not a ChampSim") && e.contains("zero"), "{e}");
+        // Pseudo-random bytes: is_branch/branch_taken outside 0/1 almost at once.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let noise: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 24) as u8 | 1
+            })
+            .chain([0])
+            .collect();
+        assert!(sniff(&noise, true).unwrap_err().contains("not a ChampSim"));
+        // A text trace with a stray NUL is text: the reader names the line.
+        assert_eq!(
+            sniff(b"LD 0x1000\nST 0x20\0\nLD 0x3000\n", true),
+            Ok(Format::Ramulator2)
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::io::{BufRead, Read};
 use super::error::{Location, TraceError};
 use super::format::Format;
 use super::parse::trim;
-use super::record::TraceRecord;
+use super::record::{Kind, TraceRecord};
 use super::TraceReader;
 
 /// What was expected, for an error message. Static in the common case: no allocation.
@@ -70,7 +70,7 @@ impl<P: LineParser> Iterator for TextReader<P> {
 
     fn next(&mut self) -> Option<Self::Item> {
         if let Some(r) = self.parser.take_pending() {
-            return Some(Ok(r));
+            return Some(Ok(sized::<P>(r)));
         }
         if self.done {
             return None;
@@ -110,6 +110,7 @@ impl<P: LineParser> Iterator for TextReader<P> {
                 let err = TraceError::new(&self.file, Location::Line(self.line), msg);
                 return self.fail(err);
             }
+            let cut = self.buf.last() != Some(&b'\n');
             let line = trim_end(&self.buf);
             let first = line.iter().find(|c| !c.is_ascii_whitespace());
             if matches!(first, None | Some(b'#')) {
@@ -121,10 +122,26 @@ impl<P: LineParser> Iterator for TextReader<P> {
                 continue;
             }
             match self.parser.parse(line) {
-                Ok(Some(r)) => return Some(Ok(r)),
+                Ok(Some(r)) => return Some(Ok(sized::<P>(r))),
                 Ok(None) => continue,
                 Err(expected) => {
-                    let err = TraceError::at_line(&self.file, self.line, line, &expected);
+                    // Looked for only here: a scan per line would slow every read.
+                    let err = if let Some(col) = line.iter().position(|&c| c == 0) {
+                        let msg = format!(
+                            "NUL byte at column {}: a corrupt or binary file, not a {} text trace",
+                            col + 1,
+                            P::FORMAT
+                        );
+                        TraceError::new(&self.file, Location::Line(self.line), msg)
+                    } else if cut {
+                        // The input ended mid-line: most likely a trace cut off while copied.
+                        let e = format!(
+                            "the last line is cut off (no newline at the end: truncated trace?); {expected}"
+                        );
+                        TraceError::at_line(&self.file, self.line, line, &e)
+                    } else {
+                        TraceError::at_line(&self.file, self.line, line, &expected)
+                    };
                     return self.fail(err);
                 }
             }
@@ -138,6 +155,17 @@ impl<P: LineParser> TraceReader for TextReader<P> {
     }
 }
 
+/// Gives a sizeless access the request size its format implies.
+#[inline]
+fn sized<P: LineParser>(mut r: TraceRecord) -> TraceRecord {
+    if r.size == 0 && (r.kind.is_read() || r.kind.is_write() || r.kind == Kind::Flush) {
+        if let Some(b) = P::FORMAT.implied_request_bytes() {
+            r.size = b;
+        }
+    }
+    r
+}
+
 #[inline]
 fn trim_end(s: &[u8]) -> &[u8] {
     let mut end = s.len();
@@ -147,22 +175,21 @@ fn trim_end(s: &[u8]) -> &[u8] {
     &s[..end]
 }
 
-/// Runs a parser over sample lines, for sniffing: true when there is at least one
-/// non-comment line and every such line is valid for the format.
-pub fn accepts<P: LineParser + Default>(lines: &[&[u8]]) -> bool {
+/// Runs a parser over sample lines, for sniffing: how many non-comment lines are valid for
+/// the format.
+pub fn score<P: LineParser + Default>(lines: &[&[u8]]) -> usize {
     let mut p = P::default();
-    let mut any = false;
+    let mut ok = 0;
     for &raw in lines {
         let line = trim_end(raw);
         match line.iter().find(|c| !c.is_ascii_whitespace()) {
             None | Some(b'#') => continue,
             _ => {}
         }
-        if p.parse(line).is_err() {
-            return false;
+        if p.parse(line).is_ok() {
+            ok += 1;
         }
         p.take_pending();
-        any = true;
     }
-    any
+    ok
 }

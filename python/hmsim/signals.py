@@ -1,0 +1,94 @@
+"""Interrupts: SIGTERM is handled like Ctrl-C (finished work kept, temporaries removed), and
+long calls into the core run in a helper thread so the main thread sees a signal at once
+instead of after the call returns (the core does not poll for interrupts)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_received: int | None = None
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    global _received
+    _received = signum
+    raise KeyboardInterrupt
+
+
+def install() -> None:
+    """For the CLI: SIGINT and SIGTERM raise KeyboardInterrupt; `exit_status` tells which."""
+    global _received
+    _received = None
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+
+
+def install_early() -> None:
+    """For the CLI while it starts (imports take a second): a signal ends it at once, as
+    nothing has been written yet."""
+
+    def leave(signum: int, frame: Any) -> None:
+        os.write(2, b"hmsim: interrupted\n")
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGINT, leave)
+    signal.signal(signal.SIGTERM, leave)
+
+
+def exit_status() -> int:
+    """128 + the signal that interrupted the run (130 for Ctrl-C, 143 for SIGTERM)."""
+    return 128 + (_received or signal.SIGINT)
+
+
+def signal_name() -> str:
+    return signal.Signals(_received or signal.SIGINT).name
+
+
+_running: set[int] = set()  # ids of core calls not yet returned
+
+
+def leave_if_busy(status: int) -> None:
+    """For the CLI after an interrupt: if a core call is still running in a helper thread,
+    end the process now. Interpreter shutdown would wait for the call (it is not a daemon
+    thread: a daemon thread inside the core would abort the process at shutdown)."""
+    # Not Thread.is_alive(): after a join() cut short by a signal it can read False while
+    # the thread is still inside the core.
+    if _running:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def interruptible(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` in a helper thread, waited for so that signals reach the main thread
+    promptly; elsewhere than the main thread, a plain call."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn(*args)
+    box: dict[str, Any] = {}
+
+    done = threading.Event()
+    key = id(done)
+
+    def body() -> None:
+        try:
+            box["value"] = fn(*args)
+        except BaseException:
+            box["error"] = sys.exc_info()[1]
+        finally:
+            _running.discard(key)
+            done.set()
+
+    _running.add(key)
+    threading.Thread(target=body, name="hmsim-core").start()
+    while not done.wait(0.25):
+        pass
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

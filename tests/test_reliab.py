@@ -1,0 +1,501 @@
+"""The fault-injection campaign kept as tests (docs/reliability.md): mutated scenarios for
+every example, mutated sweeps, corrupted traces through `trace info`, `trace convert` and
+`lifetime`, kill and resume of a sweep and of a run, two writers, a full disk, and misuse
+of the Python API. Each case ends in exit 2 with one line naming the file (and the line
+where there is one), or in a correct result; never a traceback."""
+
+from __future__ import annotations
+
+import errno
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hmsim
+from hmsim.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.toml") if "module" in p.read_text())
+TRACES = ROOT / "crates/hmsim/tests/data/traces"
+
+STORAGE = """\
+module = "storage"
+seed = 7
+
+[device]
+name = "intel-optane-900p"
+
+[job]
+pattern = "random"
+op = "read"
+queue_depth = 8
+block_size_bytes = 4096
+duration_s = {duration}
+"""
+
+
+def one_error_line(err: str, name: str, line: int | None = None) -> None:
+    """Exactly one line on stderr, `hmsim: error: FILE[:LINE]: …`, no traceback."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert lines[0].startswith("hmsim: error: "), err
+    assert name in lines[0], err
+    if line is not None:
+        assert re.search(rf"{re.escape(name)}:{line}:", lines[0]), err
+
+
+@pytest.fixture
+def cli(capsys):
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main(list(args))
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return run
+
+
+# ---------------------------------------------------------------- scenario mutants
+
+
+def _leaves(table: dict, prefix: tuple = ()) -> list[tuple]:
+    """Key paths of every scalar value (arrays of tables walked by index)."""
+    out = []
+    for k, v in table.items():
+        path = (*prefix, k)
+        if isinstance(v, dict):
+            out += _leaves(v, path)
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            for i, x in enumerate(v):
+                out += _leaves(x, (*path, i))
+        elif k != "seed":
+            out.append(path)
+    return out
+
+
+def _set(table: dict, path: tuple, value) -> None:
+    for p in path[:-1]:
+        table = table[p]
+    table[path[-1]] = value
+
+
+def _wrong(value, key: str, rng: random.Random):
+    """A value of a type the key cannot take, or beyond every bound."""
+    if isinstance(value, bool):
+        return "maybe"
+    if isinstance(value, int | float):
+        return rng.choice(["fast", 2**63 - 1, -(2**63), 1e300])
+    if isinstance(value, str):
+        names = ["", "../../etc/passwd", "n" * 300] if key == "name" else []
+        return rng.choice([12345, "x" * 5000, *names])
+    if isinstance(value, list):
+        return {"not": "a list"}
+    return [value]
+
+
+# `make fuzz` raises the count (HMSIM_FUZZ_EXAMPLES); the default run stays at seconds.
+FUZZ_EXAMPLES = int(os.environ.get("HMSIM_FUZZ_EXAMPLES", "500"))
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_reliab_scenario_mutants_fail_with_a_located_line(tmp_path_factory, data):
+    import tomli_w
+
+    example = data.draw(st.sampled_from(EXAMPLES))
+    table = tomllib.loads(example.read_text())
+    kind = data.draw(st.sampled_from(["wrong", "unknown", "bytes"]))
+    tmp = tmp_path_factory.mktemp("mut")
+    f = tmp / example.name
+    if kind == "bytes":
+        text = example.read_bytes()
+        at = data.draw(st.integers(0, len(text)))
+        bad = data.draw(st.sampled_from([b"\xff\xfe", b"\x00", b"\xc3"]))
+        f.write_bytes(text[:at] + bad + text[at:])
+    else:
+        leaves = _leaves(table)
+        path = data.draw(st.sampled_from(leaves))
+        if kind == "wrong":
+            rng = random.Random(data.draw(st.integers(0, 2**32)))
+            cur = table
+            for p in path:
+                cur = cur[p]
+            _set(table, path, _wrong(cur, str(path[-1]), rng))
+        else:
+            _set(table, (*path[:-1], "zz_unknown_key"), 1)
+        f.write_text(tomli_w.dumps(table))
+    with pytest.raises(hmsim.ConfigError) as e:
+        hmsim.run(f)
+    msg = str(e.value)
+    assert msg.startswith(str(f)) and "\n" not in msg, msg
+
+
+def test_reliab_non_utf8_scenario_and_sweep_are_one_line(tmp_path, cli):
+    s = tmp_path / "s.toml"
+    s.write_bytes(b'module = "storage"\nseed = 1\n# caf\xe9\n')
+    code, _, err = cli("run", str(s), "--out", str(tmp_path / "o"))
+    assert code == 2
+    one_error_line(err, str(s), 3)
+    sw = tmp_path / "sw.toml"
+    sw.write_bytes(b'scenario = "s.toml"\n\xff\n')
+    code, _, err = cli("sweep", str(sw), "--out", str(tmp_path / "o"))
+    assert code == 2
+    one_error_line(err, str(sw), 2)
+
+
+@pytest.mark.parametrize(
+    "body, key",
+    [
+        ('[axes]\n"job.queue_depth" = [1, 1]\n', "axes.job.queue_depth"),
+        ('[axes]\n"job.queue_depth" = []\n', "axes.job.queue_depth"),
+        ('[axes]\n"job.queue_depth" = [1, "x"]\n', "axes.job.queue_depth"),
+        ('[set]\n"job.queue_depth" = 1\n[axes]\n"job.queue_depth" = [2]\n', "set.job.queue_depth"),
+        ('bogus = 1\n[axes]\n"job.queue_depth" = [2]\n', "bogus"),
+        ('[axes]\n"job.queue_depth" = [9223372036854775807]\n', "job.queue_depth"),
+        ('name = "../x"\n[axes]\n"job.queue_depth" = [2]\n', "name"),
+        (f'name = "{"n" * 3000}"\n[axes]\n"job.queue_depth" = [2]\n', "name"),
+    ],
+)
+def test_reliab_sweep_mutants(tmp_path, cli, body, key):
+    (tmp_path / "s.toml").write_text(STORAGE.format(duration=0.001))
+    sw = tmp_path / "sw.toml"
+    sw.write_text('scenario = "s.toml"\n' + body)
+    code, _, err = cli("sweep", str(sw), "--out", str(tmp_path / "o"), "--workers", "1")
+    assert code == 2, err
+    assert "Traceback" not in err and key in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize(
+    "module, text, key",
+    [
+        ("numa", 'module = "numa"\npolicies = ["local", "local"]\n', "policies.1"),
+        ("tiering", 'module = "tiering"\n[antagonist]\nintensities = [0, 4, 0]\n', "antagonist.intensities.2"),
+        ("tiering", 'module = "tiering"\n[policy]\nnames = ["hemem", "hemem"]\n', "policy.names.1"),
+        ("numa", 'module = "numa"\n[app]\npasses = 9223372036854775807\n', "app.passes"),
+        ("numa", 'module = "numa"\n[app]\npasses = 1e12\n', "app.passes"),
+    ],
+)
+def test_reliab_absurd_values_and_repeats_are_refused(tmp_path, module, text, key):
+    f = tmp_path / "s.toml"
+    f.write_text(text)
+    with pytest.raises(hmsim.ConfigError) as e:
+        hmsim.run(f)
+    assert key in str(e.value), e.value
+
+
+# ---------------------------------------------------------------- corrupted traces
+
+
+def _lackey(n: int = 600) -> list[str]:
+    return [f" L {0x1000 + 64 * i:x},8\n" if i % 2 else f" S {0x1000 + 64 * i:x},4\n" for i in range(n)]
+
+
+@pytest.mark.parametrize("bad", [1, 3, 200, 399, 401, 600])
+@pytest.mark.parametrize("command", ["info", "convert", "lifetime"])
+def test_reliab_bad_trace_line_is_named(tmp_path, cli, bad, command):
+    lines = _lackey()
+    lines[bad - 1] = "not a record at all\n"
+    t = tmp_path / "t.lackey"
+    t.write_text("".join(lines))
+    args = {
+        "info": ["trace", "info", str(t)],
+        "convert": ["trace", "convert", str(t), str(tmp_path / "t.hmt")],
+        "lifetime": ["lifetime", "--trace", str(t)],
+    }[command]
+    code, _, err = cli(*args)
+    assert code == 2
+    one_error_line(err, str(t), bad)
+
+
+@pytest.mark.parametrize(
+    "name, data, words",
+    [
+        ("noise.bin", random.Random(3).randbytes(10_000), "not a ChampSim"),
+        ("nul.txt", b"LD 0x1000\nST 0x2000\nLD 0x3\x0000\n", "NUL byte"),
+        ("cut.txt", b" L 1000,8\n S 2000,8\n L 30", "cut off"),
+        ("empty.txt", b"", "empty"),
+    ],
+)
+def test_reliab_corrupt_trace_kinds(tmp_path, cli, name, data, words):
+    t = tmp_path / name
+    t.write_bytes(data)
+    for args in (["trace", "info", str(t)], ["lifetime", "--trace", str(t)]):
+        code, _, err = cli(*args)
+        assert code == 2, err
+        one_error_line(err, str(t))
+        assert words in err, err
+
+
+def test_reliab_dev_zero_is_refused_not_read_forever(tmp_path, cli):
+    code, _, err = cli("trace", "info", "/dev/zero")
+    assert code == 2
+    one_error_line(err, "/dev/zero")
+    for example in ("tiering-replay-sqlite3.toml", "hybrid-replay-pigz-trace.toml"):
+        s = tmp_path / example
+        text = (ROOT / "examples" / example).read_text()
+        s.write_text(re.sub(r'(?m)^trace = ".*"$', 'trace = "/dev/zero"', text))
+        code, _, err = cli("run", str(s), "--out", str(tmp_path / "o"))
+        assert code == 2, err
+        one_error_line(err, str(s))
+        assert "workload.trace" in err and "device" in err, err
+
+
+def test_reliab_lifetime_on_traces_without_writes_sizes_or_times(tmp_path, cli):
+    # Committed kmem traces are page events: refused with what they are.
+    code, _, err = cli("lifetime", "--trace", str(TRACES / "gcc.kmem.hmt"))
+    assert code == 2
+    one_error_line(err, "gcc.kmem.hmt")
+    assert "page allocation events" in err
+    # Load-only lackey: a result, with n/a where nothing was written.
+    t = tmp_path / "loads.lackey"
+    t.write_text("".join(f" L {0x1000 + 64 * i:x},8\n" for i in range(500)))
+    code, out, err = cli("lifetime", "--trace", str(t))
+    assert code == 0, err
+    assert "n/a" in out
+    # Ramulator cpu mode: no timestamps, no stores.
+    t = tmp_path / "cpu.trace"
+    t.write_text("".join(f"3 {4096 * i}\n" for i in range(500)))
+    code, out, err = cli("lifetime", "--trace", str(t))
+    assert code == 0, err
+    # A block trace is refused.
+    t = tmp_path / "blk.trace"
+    t.write_text("".join(f"{i}.5 0 {8 * i} 8 1\n" for i in range(100)))
+    code, _, err = cli("lifetime", "--trace", str(t))
+    assert code == 2
+    assert "block-device" in err
+
+
+def test_reliab_memory_controller_writes_are_whole_lines(tmp_path):
+    rng = random.Random(5)
+    t = tmp_path / "vans.trace"
+    t.write_text("".join(f"0x{rng.randrange(1 << 30) & ~63:x} W\n" for _ in range(20_000)))
+    r = hmsim.lifetime.lifetime(t).results.iloc[0]
+    assert r.stored_bytes == 64 * 20_000
+    # Each 64 B request costs the media ~4 (256 B XPLine RMW); end to end says the same.
+    assert 3.5 < r.write_amplification < 4.1
+    assert abs(r.wa_end_to_end - r.media_writes_64b / 20_000) < 1e-9
+    # Pinatrace gives no sizes: per-byte figures are unavailable, not computed from 1.
+    t = tmp_path / "pin.trace"
+    t.write_text("".join(f"0x400000: W 0x{0x1000 + 8 * i:x}\n" for i in range(1000)) + "#eof\n")
+    r = hmsim.lifetime.lifetime(t).results.iloc[0]
+    assert r.stored_bytes is None or r.stored_bytes != r.stored_bytes
+    assert r.wa_end_to_end is None or r.wa_end_to_end != r.wa_end_to_end
+
+
+# ---------------------------------------------------------------- outputs: atomic, locked, umask, disk full
+
+
+HOLD = (
+    "import sys; from hmsim.outdir import exclusive\n"
+    "with exclusive(sys.argv[1]):\n    print('held', flush=True); sys.stdin.read()"
+)
+
+
+def test_reliab_second_writer_is_refused(tmp_path, cli):
+    s = tmp_path / "s.toml"
+    s.write_text(STORAGE.format(duration=0.001))
+    out = tmp_path / "o"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout.readline().strip() == "held"
+    code, _, err = cli("run", str(s), "--out", str(out))
+    holder.communicate("")
+    assert code == 2
+    one_error_line(err, str(out))
+    assert "another hmsim" in err
+    code, _, err = cli("run", str(s), "--out", str(out))
+    assert code == 0, err
+    assert not list(tmp_path.glob(".o.*")), list(tmp_path.iterdir())
+
+
+def test_reliab_run_replaces_the_folder_whole_and_refuses_foreign_folders(tmp_path, cli):
+    s = tmp_path / "s.toml"
+    s.write_text(STORAGE.format(duration=0.001))
+    out = tmp_path / "o"
+    assert cli("run", str(s), "--out", str(out))[0] == 0
+    (out / "stale.csv").write_text("old\n")
+    assert cli("run", str(s), "--out", str(out))[0] == 0
+    assert not (out / "stale.csv").exists()  # nothing of the old run is mixed in
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    code, _, err = cli("run", str(s), "--out", str(foreign))
+    assert code == 2
+    one_error_line(err, str(foreign))
+    assert (foreign / "notes.txt").read_text() == "keep me"
+
+
+def test_reliab_failed_run_keeps_the_old_results(tmp_path, cli, monkeypatch):
+    s = tmp_path / "s.toml"
+    s.write_text(STORAGE.format(duration=0.001))
+    out = tmp_path / "o"
+    assert cli("run", str(s), "--out", str(out))[0] == 0
+    before = (out / "summary.json").read_text()
+    import hmsim.results
+
+    def full(path, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    real = hmsim.results._atomic_write
+
+    def failing(path, write, mode="w"):
+        if path.name == "summary.json":
+            return real(path, lambda f: full(path, None), mode)
+        return real(path, write, mode)
+
+    monkeypatch.setattr(hmsim.results, "_atomic_write", failing)
+    code, _, err = cli("run", str(s), "--out", str(out))
+    assert code == 2
+    one_error_line(err, "summary.json")
+    assert "summary.json: write: No space left on device" in err
+    assert (out / "summary.json").read_text() == before
+    assert not list(tmp_path.glob(".o.*"))
+
+
+def test_reliab_result_files_follow_the_umask(tmp_path):
+    s = tmp_path / "s.toml"
+    s.write_text(STORAGE.format(duration=0.001))
+    code = (
+        "import os; os.umask(0o027); from hmsim.cli import main; "
+        f"raise SystemExit(main(['run', {str(s)!r}, '--out', {str(tmp_path / 'o')!r}]))"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    for f in (tmp_path / "o").iterdir():
+        assert f.stat().st_mode & 0o777 == 0o640, f
+    assert (tmp_path / "o").stat().st_mode & 0o777 == 0o750
+
+
+# ---------------------------------------------------------------- signals: kill and resume
+
+
+def _hmsim(*args: str) -> subprocess.Popen:
+    exe = Path(sys.executable).parent / "hmsim"
+    return subprocess.Popen([str(exe), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(pred, timeout: float = 60.0) -> None:
+    end = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > end:
+            raise AssertionError("timed out")
+        time.sleep(0.05)
+
+
+def test_reliab_sigterm_during_a_sweep_keeps_points_and_resumes(tmp_path):
+    (tmp_path / "s.toml").write_text(STORAGE.format(duration=0.05))
+    sw = tmp_path / "sw.toml"
+    sw.write_text('scenario = "s.toml"\n[axes]\n"job.queue_depth" = [1, 2, 3, 4, 5, 6, 7, 8]\n')
+    out = tmp_path / "o"
+    p = _hmsim("sweep", str(sw), "--out", str(out), "--workers", "1")
+    _wait_for(lambda: len(list((out / "points").glob("*.json"))) >= 1 or p.poll() is not None)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=120)
+    if p.returncode == 0:
+        pytest.skip("the sweep finished before the signal")
+    assert p.returncode == 143, err
+    assert "Traceback" not in err and "resume" in err, err
+    assert not (out / "summary.json").exists()  # not a finished sweep
+    assert not list((out / "points").glob(".*.tmp"))
+    kept = len(list((out / "points").glob("*.json")))
+    assert kept >= 1
+    p = _hmsim("sweep", str(sw), "--out", str(out), "--workers", "1")
+    so, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert f"{kept} reused" in so, so
+    assert (out / "summary.json").exists()
+
+
+def test_reliab_sigterm_during_a_run_leaves_no_partial_folder(tmp_path):
+    s = tmp_path / "s.toml"
+    s.write_text(STORAGE.format(duration=30.0))  # long enough to be interrupted
+    out = tmp_path / "o"
+    p = _hmsim("run", str(s), "--out", str(out))
+    _wait_for(lambda: (tmp_path / ".o.lock").exists() or p.poll() is not None)
+    time.sleep(0.3)
+    start = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 143, err
+    assert time.monotonic() - start < 10, "the signal takes effect promptly"
+    assert "Traceback" not in err
+    assert not out.exists()
+    assert [x.name for x in tmp_path.iterdir()] == ["s.toml"]
+    # SIGKILL cannot be handled: it leaves a stale lock file, which the next run takes over.
+    p = _hmsim("run", str(s), "--out", str(out))
+    _wait_for(lambda: (tmp_path / ".o.lock").exists() or p.poll() is not None)
+    p.kill()
+    p.communicate(timeout=60)
+    s.write_text(STORAGE.format(duration=0.001))
+    p = _hmsim("run", str(s), "--out", str(out))
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["o", "s.toml"]
+
+
+def test_reliab_sigint_during_start_up_is_clean(tmp_path):
+    p = _hmsim("devices")
+    time.sleep(0.4)  # inside hmsim's imports (before that, Python itself is starting)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode in (0, 130), err
+    assert "Traceback" not in err
+
+
+# ---------------------------------------------------------------- Python API misuse
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: hmsim.run(t / "s.toml", set="job.queue_depth=4"),
+        lambda t: hmsim.run(t / "s.toml", set=[("job.queue_depth", 4)]),
+        lambda t: hmsim.run(t / "s.toml", set={1: 2}),
+        lambda t: hmsim.run(t / "s.toml", set={"job.queue_depth": object()}),
+        lambda t: hmsim.run(t / "s.toml", devices="/tmp"),
+        lambda t: hmsim.run(t / "s.toml", devices=5),
+        lambda t: hmsim.run(t / "s.toml", out=5),
+        lambda t: hmsim.run(12),
+        lambda t: hmsim.run(None),
+        lambda t: hmsim.run(t),
+        lambda t: hmsim.run({"module": "storage", "x": object()}),
+        lambda t: hmsim.run_sweep(t / "sw.toml", out=t / "o", workers=-1),
+        lambda t: hmsim.run_sweep(t / "sw.toml", out=t / "o", workers=2.5),
+        lambda t: hmsim.run_sweep(t / "sw.toml", out=t / "o", workers=10**30),
+        lambda t: hmsim.run_sweep(t / "sw.toml", out=None),
+        lambda t: hmsim.run_sweep(t / "sw.toml", out=t / "o", backend="dask"),
+        lambda t: hmsim.lifetime.lifetime(t / "x.lackey", device=3),
+        lambda t: hmsim.lifetime.lifetime(t / "x.lackey", cores=-1),
+        lambda t: hmsim.lifetime.lifetime(t / "x.lackey", cores=float("nan")),
+        lambda t: hmsim.lifetime.lifetime(t / "x.lackey", fmt=7),
+        lambda t: hmsim.devices("/tmp"),
+        lambda t: hmsim.reproduce("storage", out=t / "r", workers=0),
+        lambda t: hmsim.reproduce("storage", out=t / "r", quick="yes"),
+        lambda t: hmsim.reproduce(["storage"], out=t / "r"),
+        lambda t: hmsim.reproduce("nope", out=t / "r"),
+        lambda t: hmsim.trace.info(t / "x.lackey", top=-1),
+        lambda t: hmsim.trace.info(t / "x.lackey", fmt=3),
+        lambda t: hmsim.trace.convert(t / "x.lackey", None),
+        lambda t: hmsim.trace.convert(t / "x.lackey", t / "y", to=["native"]),
+    ],
+)
+def test_reliab_api_misuse_is_a_config_error(tmp_path, call):
+    import hmsim.lifetime
+    import hmsim.trace
+
+    (tmp_path / "s.toml").write_text(STORAGE.format(duration=0.001))
+    (tmp_path / "sw.toml").write_text('scenario = "s.toml"\n[axes]\n"job.queue_depth" = [1]\n')
+    (tmp_path / "x.lackey").write_text(" L 1000,8\n")
+    with pytest.raises(hmsim.ConfigError) as e:
+        call(tmp_path)
+    assert str(e.value) and "\n" not in str(e.value)
