@@ -351,7 +351,12 @@ def _finish_sweep(
         raise HmsimError(str(out), "exists and is a file; --out needs a folder")
     (out / "summary.json").unlink(missing_ok=True)
     res = run_points(points, out, workers=workers, label=meta["name"], devices=devices, backend=backend)
-    _write_sweep(out, points, meta, res, start)
+    try:
+        _write_sweep(out, points, meta, res, start)
+    except KeyboardInterrupt:
+        # Every point is saved; only the combined files are missing, and a re-run writes them.
+        n = len({p.id for p in points})
+        raise SweepInterrupted(n, n, out) from None
     return res
 
 

@@ -53,6 +53,8 @@ pub fn line_of_key(text: &str, key: &str) -> Option<usize> {
 /// physical count, size or time hmsim models (an exabyte, 30 years in ns), so a larger value
 /// is a typo or an attack, and would only overflow or run for ages.
 pub const MAX_MAGNITUDE: f64 = 1e18;
+/// Keys whose value may be +inf: thresholds, where infinity means "never".
+const INFINITE_OK: &[&str] = &["threshold_us"];
 /// Longest `name` value: names become table labels and file names.
 pub const MAX_NAME_CHARS: usize = 128;
 /// Longest string value of any key.
@@ -68,6 +70,8 @@ fn insane(value: &toml::Value, path: &mut Vec<String>) -> Option<(String, String
                 (key(), format!("{i} is beyond any count, size or time hmsim models (at most 1e18 in magnitude)"))
             })
         }
+        // A threshold of +inf is meaningful ("never", e.g. smart_EPF that never signals).
+        toml::Value::Float(f) if *f == f64::INFINITY && INFINITE_OK.contains(&last) => None,
         toml::Value::Float(f) if f.abs() > MAX_MAGNITUDE => Some((
             key(),
             format!("{f} is beyond any count, size or time hmsim models (at most 1e18 in magnitude)"),
@@ -197,6 +201,10 @@ mod tests {
         let e = parse_toml::<Top>(text, "s.toml").unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("job.queue_depth", Some(3)));
         assert!(e.message.contains("1e18"), "{e}");
+        // +inf is "never" for a threshold, and absurd elsewhere.
+        assert!(parse_toml::<toml::Table>("[[p]]\nthreshold_us = inf\n", "s.toml").is_ok());
+        let e = parse_toml::<toml::Table>("[job]\nduration_s = inf\n", "s.toml").unwrap_err();
+        assert_eq!(e.key, "job.duration_s");
         let e = parse_toml::<toml::Table>("[[t]]\nname = \"../x\"\n", "s.toml").unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("t.0.name", Some(2)));
         let long = format!("name = \"{}\"\n", "a".repeat(200));
