@@ -422,8 +422,12 @@ def placement_figure(out: Path, df: pd.DataFrame) -> list[Path]:
                             f"{tier}: {last[f'{tier}_bottleneck']} at {last[col]:.0%}",
                             (last.alt_hot_share, last[f"{tier}_latency_ns"]),
                             fontsize=7,
-                            xytext=(4, 4),
+                            # Below and left of the last saturated point, inside the panel
+                            # (to its right the legend begins).
+                            xytext=(-4, -10),
                             textcoords="offset points",
+                            ha="right",
+                            va="top",
                         )
             c = cont[cont.intensity == i]
             for _, r in c.iterrows():
