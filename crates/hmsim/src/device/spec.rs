@@ -25,6 +25,10 @@ pub struct DeviceSpec {
     /// Media technology: `stt-mram`, `3d-xpoint`, `nand-tlc`, `nand-mlc`, `dram`, `pcm`, ...
     pub technology: String,
     pub capacity_bytes: u64,
+    /// Capacity software can use, where the module keeps some for itself (an Optane DIMM's
+    /// 256 GB shows as 252 GiB); default `capacity_bytes`. NUMA modules default to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usable_capacity_bytes: Option<u64>,
     /// Bytes per media access for memory media (64 for a cache line); unused for block devices.
     #[serde(default = "default_access_bytes")]
     pub access_bytes: u64,
@@ -224,6 +228,9 @@ impl Validate for DeviceSpec {
                 "capacity_bytes",
                 "0 is not allowed; expected a positive size in bytes",
             );
+        }
+        if let Some(u) = self.usable_capacity_bytes {
+            v.range("usable_capacity_bytes", u, 1, self.capacity_bytes, "bytes");
         }
         v.range("access_bytes", self.access_bytes, 1, 1 << 30, "bytes");
         v.nested("read", &self.read);

@@ -64,6 +64,32 @@ fn preset_capacities_match_the_spec() {
 }
 
 #[test]
+fn module_capacity_comes_from_the_catalog_unless_given() {
+    // The preset names no sizes: 252 GiB usable and 256 GiB raw from `optane-pmem`.
+    let m = preset();
+    let far: Vec<_> = m
+        .nodes
+        .iter()
+        .filter(|n| n.raw_bytes != n.capacity_bytes)
+        .collect();
+    assert_eq!(far.len(), 12);
+    assert!(far
+        .iter()
+        .all(|n| n.capacity_bytes == 252 * GIB && n.raw_bytes == 256 * GIB));
+    // A size written in the topology wins, and its raw size defaults to it.
+    let mut spec: topology::Topology =
+        crate::config::parse_toml(topology::PRESETS[0].1, "p").unwrap();
+    spec.controllers[0].modules[0].bytes = Some(100 * GIB);
+    let m = Machine::build(spec, "p", "", "", &Catalog::builtin()).unwrap();
+    let n = m
+        .nodes
+        .iter()
+        .find(|n| n.capacity_bytes == 100 * GIB)
+        .unwrap();
+    assert_eq!(n.raw_bytes, 100 * GIB);
+}
+
+#[test]
 fn capacity_is_usable_minus_struct_page_reserves_and_metadata() {
     let m = preset();
     // min_free_kbytes = sqrt(16 × managed KiB) is far above its 64 MiB cap on 3.3 TiB.
@@ -233,7 +259,7 @@ fn small_machine(dram: u64, pmem: u64) -> Machine {
     for c in &mut spec.controllers {
         c.dram_bytes = dram * 4096;
         for (k, md) in c.modules.iter_mut().enumerate() {
-            md.bytes = (pmem + k as u64) * 4096;
+            md.bytes = Some((pmem + k as u64) * 4096);
             md.raw_bytes = None;
         }
     }

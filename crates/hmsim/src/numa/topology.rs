@@ -68,9 +68,12 @@ fn d_dram() -> String {
 #[serde(deny_unknown_fields)]
 pub struct Module {
     pub medium: String,
-    /// Capacity the OS can hot-add (App Direct / KMEM_DAX).
-    pub bytes: u64,
-    /// Raw capacity (what Memory Mode exposes); default `bytes`.
+    /// Usable capacity, the same in App Direct (KMEM_DAX) and Memory Mode; default the
+    /// medium's catalog device's `usable_capacity_bytes` (else its `capacity_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Raw capacity, reported only; default `bytes` when `bytes` is given, else the catalog
+    /// device's `capacity_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_bytes: Option<u64>,
 }
@@ -228,16 +231,13 @@ impl Validate for Topology {
                 if !self.media.contains_key(&m.medium) {
                     v.fail(&format!("{mk}.medium"), self.unknown_medium(&m.medium));
                 }
-                if m.bytes < self.page_bytes {
+                if let Some(b) = m.bytes.filter(|&b| b < self.page_bytes) {
                     v.fail(
                         &format!("{mk}.bytes"),
-                        format!(
-                            "{} is less than one page ({} bytes)",
-                            m.bytes, self.page_bytes
-                        ),
+                        format!("{b} is less than one page ({} bytes)", self.page_bytes),
                     );
                 }
-                if m.raw_bytes.is_some_and(|r| r < m.bytes) {
+                if m.raw_bytes.zip(m.bytes).is_some_and(|(r, b)| r < b) {
                     v.fail(&format!("{mk}.raw_bytes"), "smaller than the usable bytes");
                 }
             }
@@ -399,15 +399,41 @@ impl Machine {
             }
         }
         for (c, ctl) in spec.controllers.iter().enumerate() {
-            for m in &ctl.modules {
+            for (j, m) in ctl.modules.iter().enumerate() {
+                let (bytes, raw_bytes) = match m.bytes {
+                    Some(b) => (b, m.raw_bytes.unwrap_or(b)),
+                    None => {
+                        // The module's capacity from the catalog: usable (after the
+                        // module's own metadata) and raw.
+                        let mk = key(&format!("controllers.{c}.modules.{j}"));
+                        let d = catalog.require(&spec.media[&m.medium].device, file, &mk)?;
+                        let b = d.usable_capacity_bytes.unwrap_or(d.capacity_bytes);
+                        let mut v = Validator::new(file, text);
+                        if b < spec.page_bytes {
+                            v.fail(
+                                &format!("{mk}.bytes"),
+                                format!(
+                                    "the catalog's {b} bytes of '{}' are less than one page",
+                                    d.name
+                                ),
+                            );
+                        }
+                        let raw = m.raw_bytes.unwrap_or(d.capacity_bytes.max(b));
+                        if raw < b {
+                            v.fail(&format!("{mk}.raw_bytes"), "smaller than the usable bytes");
+                        }
+                        v.finish()?;
+                        (b, raw)
+                    }
+                };
                 nodes.push(Node {
                     id: nodes.len(),
                     kind: NodeKind::Far,
                     socket: ctl.socket,
                     controller: c,
                     medium: m.medium.clone(),
-                    capacity_bytes: m.bytes,
-                    raw_bytes: m.raw_bytes.unwrap_or(m.bytes),
+                    capacity_bytes: bytes,
+                    raw_bytes,
                     media: media[&m.medium],
                 });
             }
