@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Check that refactoring left every study's and example's results unchanged.
+
+Runs every `hmsim reproduce NAME --quick` and every example scenario or sweep in
+`examples/`, then fingerprints each CSV it wrote (SHA-256 of its text with the measured
+wall-clock columns removed; they differ from run to run by nature). `--record FILE`
+stores the fingerprints; `--check FILE` compares with stored ones and names every CSV
+that changed, with its first differing line.
+
+    python scripts/results_identical.py --record before.json     # on the old commit
+    python scripts/results_identical.py --check before.json      # on the new one
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# Columns measured with the host's clock: how long this machine took, not a simulated result.
+WALL_CLOCK_COLUMNS = {"wall_s", "cpu_s", "cores_used", "elapsed_wall_s", "runtime_s"}
+# Rows whose clock column says "wall" report host-measured throughput too.
+WALL_ROW_COLUMNS = {"throughput_mops", "ns_per_op", "mean_ns", "p50_ns", "p99_ns"}
+
+
+def _hmsim() -> str:
+    exe = shutil.which("hmsim")
+    if exe is None:
+        sys.exit("results_identical: `hmsim` is not on PATH (run inside the project's .venv)")
+    return exe
+
+
+def _run(args: list[str]) -> None:
+    done = subprocess.run(args, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"results_identical: {' '.join(args)} failed:\n{done.stderr[-2000:]}")
+
+
+def produce(out: Path) -> None:
+    """Run every quick study and every example into `out`."""
+    exe = _hmsim()
+    _run([exe, "reproduce", "all", "--quick", "--workers", "2", "--out", str(out / "reproduce")])
+    devices = ["--device-dir", str(ROOT / "examples" / "devices")]
+    for ex in sorted((ROOT / "examples").glob("*.toml")):
+        text = ex.read_text()
+        dest = out / "examples" / ex.stem
+        if "[axes]" in text:
+            _run([exe, "sweep", str(ex), "--workers", "2", "--out", str(dest), *devices])
+        else:
+            _run([exe, "run", str(ex), "--out", str(dest), *devices])
+
+
+def fingerprint(path: Path) -> tuple[str, list[str]]:
+    """SHA-256 of a CSV without its wall-clock values, and the normalised lines."""
+    rows = list(csv.reader(io.StringIO(path.read_text())))
+    if not rows:
+        return hashlib.sha256(b"").hexdigest(), []
+    header = rows[0]
+    keep = [i for i, c in enumerate(header) if c not in WALL_CLOCK_COLUMNS]
+    clock = header.index("clock") if "clock" in header else None
+    lines = []
+    for r in rows:
+        wall_row = clock is not None and clock < len(r) and r[clock] == "wall"
+        cells = [
+            "" if wall_row and header[i] in WALL_ROW_COLUMNS else (r[i] if i < len(r) else "")
+            for i in keep
+        ]
+        lines.append(",".join(cells))
+    text = "\n".join(lines)
+    return hashlib.sha256(text.encode()).hexdigest(), lines
+
+
+def collect(out: Path) -> dict[str, dict]:
+    found = {}
+    for p in sorted(out.rglob("*.csv")):
+        rel = p.relative_to(out).as_posix()
+        if "/points/" in rel or rel.endswith("comparison.csv"):
+            continue  # sweep points are merged into results.csv; comparison holds published ratios
+        digest, lines = fingerprint(p)
+        found[rel] = {"sha256": digest, "lines": lines}
+    return found
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--record", type=Path, help="write the fingerprints to this JSON file")
+    g.add_argument("--check", type=Path, help="compare with fingerprints in this JSON file")
+    ap.add_argument("--keep", type=Path, help="run into this directory and keep it")
+    a = ap.parse_args()
+    out = a.keep or Path(tempfile.mkdtemp(prefix="hmsim-identical-"))
+    try:
+        produce(out)
+        now = collect(out)
+    finally:
+        if a.keep is None:
+            shutil.rmtree(out, ignore_errors=True)
+    if a.record:
+        stored = {k: {"sha256": v["sha256"], "lines": v["lines"]} for k, v in now.items()}
+        tmp = a.record.with_suffix(".tmp")
+        tmp.write_text(json.dumps(stored, indent=0, sort_keys=True) + "\n")
+        os.replace(tmp, a.record)
+        print(f"results identical: recorded {len(now)} CSV files into {a.record}")
+        return 0
+    before = json.loads(a.check.read_text())
+    bad = 0
+    for rel in sorted(set(before) | set(now)):
+        if rel not in now:
+            print(f"MISSING  {rel}")
+            bad += 1
+        elif rel not in before:
+            print(f"NEW      {rel}")
+            bad += 1
+        elif before[rel]["sha256"] != now[rel]["sha256"]:
+            old, new = before[rel]["lines"], now[rel]["lines"]
+            i = next((j for j in range(min(len(old), len(new))) if old[j] != new[j]), min(len(old), len(new)))
+            print(f"CHANGED  {rel} (line {i + 1})")
+            print(f"   before: {old[i] if i < len(old) else '<end>'}")
+            print(f"   after:  {new[i] if i < len(new) else '<end>'}")
+            bad += 1
+    same = len(set(before) & set(now)) - sum(
+        1 for r in set(before) & set(now) if before[r]["sha256"] != now[r]["sha256"]
+    )
+    verdict = "identical" if bad == 0 else "DIFFERENT"
+    print(f"results {verdict}: {same} of {len(before)} CSV files unchanged")
+    return 0 if bad == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
