@@ -27,9 +27,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # Columns measured with the host's clock: how long this machine took, not a simulated result.
-WALL_CLOCK_COLUMNS = {"wall_s", "cpu_s", "cores_used", "elapsed_wall_s", "runtime_s"}
-# Rows whose clock column says "wall" report host-measured throughput too.
-WALL_ROW_COLUMNS = {"throughput_mops", "ns_per_op", "mean_ns", "p50_ns", "p99_ns"}
+WALL_CLOCK_COLUMNS = {"wall_s", "cpu_s", "cores_used", "mops_per_cpu_s", "real_throughput_gain"}
+
+
+def _wall_columns(header: list[str]) -> set[str]:
+    # Beside a simulated `sim_throughput_mops`, `throughput_mops` is the host's measured rate.
+    extra = {"throughput_mops"} if "sim_throughput_mops" in header else set()
+    return WALL_CLOCK_COLUMNS | extra
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
 
 
 def _hmsim() -> str:
@@ -65,15 +77,17 @@ def fingerprint(path: Path) -> tuple[str, list[str]]:
     if not rows:
         return hashlib.sha256(b"").hexdigest(), []
     header = rows[0]
-    keep = [i for i, c in enumerate(header) if c not in WALL_CLOCK_COLUMNS]
-    clock = header.index("clock") if "clock" in header else None
-    lines = []
-    for r in rows:
-        wall_row = clock is not None and clock < len(r) and r[clock] == "wall"
-        cells = [
-            "" if wall_row and header[i] in WALL_ROW_COLUMNS else (r[i] if i < len(r) else "")
-            for i in keep
-        ]
+    wall = _wall_columns(header)
+    keep = [i for i, c in enumerate(header) if c not in wall]
+    # Rows measured on the host (a real allocator or index run against the wall clock): only
+    # their labels are results; every number in them is a measurement of this machine.
+    markers = [header.index(c) for c in ("clock", "source") if c in header]
+    lines = [",".join(header[i] for i in keep)]
+    for r in rows[1:]:
+        measured = any(m < len(r) and r[m] in ("wall", "real") for m in markers)
+        cells = [r[i] if i < len(r) else "" for i in keep]
+        if measured:
+            cells = ["" if _is_number(c) else c for c in cells]
         lines.append(",".join(cells))
     text = "\n".join(lines)
     return hashlib.sha256(text.encode()).hexdigest(), lines
