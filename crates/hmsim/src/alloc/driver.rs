@@ -11,7 +11,6 @@
 //! modelled time can see a lock as held by a request that arrived earlier but would, on
 //! real hardware, have started later.
 
-use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::cost::{CostTable, Ctx, OpCounts};
@@ -19,72 +18,19 @@ use super::machine::{LineSources, Machine};
 use super::wear::{fairness, Fairness};
 use super::workload::{Op, Workload};
 use super::{allocate, release, PageAllocator, MAX_ORDER};
+use crate::stats::{quantiles, Distribution, Summary};
 
 /// Summary of a latency distribution in modelled cycles.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
-pub struct CycleStats {
-    pub count: u64,
-    pub mean: f64,
-    pub std: f64,
-    pub p50: u64,
-    pub p99: u64,
-    pub p999: u64,
-    pub max: u64,
-}
+pub type CycleStats = Summary;
 
 /// Quantiles reported for response-time distributions.
 pub const QUANTILES: [f64; 13] = [
     0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9999, 1.0,
 ];
 
-/// `(quantile, cycles)` of a latency histogram at [`QUANTILES`].
-pub fn quantiles(h: &Histogram<u64>) -> Vec<(f64, u64)> {
-    if h.is_empty() {
-        return Vec::new();
-    }
-    QUANTILES
-        .iter()
-        .map(|&q| (q, h.value_at_quantile(q)))
-        .collect()
-}
-
-struct Acc {
-    hist: Histogram<u64>,
-    sum: f64,
-    sq: f64,
-}
-
-impl Acc {
-    fn new() -> Acc {
-        Acc {
-            hist: Histogram::new_with_bounds(1, 1 << 40, 3).expect("valid bounds"),
-            sum: 0.0,
-            sq: 0.0,
-        }
-    }
-
-    fn record(&mut self, c: u64) {
-        self.hist.saturating_record(c.max(1));
-        self.sum += c as f64;
-        self.sq += c as f64 * c as f64;
-    }
-
-    fn stats(&self) -> CycleStats {
-        let n = self.hist.len();
-        if n == 0 {
-            return CycleStats::default();
-        }
-        let mean = self.sum / n as f64;
-        CycleStats {
-            count: n,
-            mean,
-            std: (self.sq / n as f64 - mean * mean).max(0.0).sqrt(),
-            p50: self.hist.value_at_quantile(0.5),
-            p99: self.hist.value_at_quantile(0.99),
-            p999: self.hist.value_at_quantile(0.999),
-            max: self.hist.max(),
-        }
-    }
+/// A distribution of request costs in cycles (up to 2^40).
+fn cycles() -> Distribution {
+    Distribution::new(1 << 40)
 }
 
 /// Order-k requests issued after the run, to see what fragmentation left.
@@ -163,7 +109,7 @@ pub fn run(
     let cores = model.machine.cores.max(1) as usize;
     let mut clocks = vec![0u64; cores];
     let mut blocks: Vec<Option<(u64, u8)>> = vec![None; w.blocks as usize];
-    let (mut all_acc, mut alloc_acc, mut free_acc) = (Acc::new(), Acc::new(), Acc::new());
+    let (mut all_acc, mut alloc_acc, mut free_acc) = (cycles(), cycles(), cycles());
     let mut r = RunResult {
         requests: 0,
         allocs: 0,
@@ -221,10 +167,10 @@ pub fn run(
         clocks[c] = ctx.now;
         ctx.after_request(handed_out);
     }
-    r.all = all_acc.stats();
-    r.quantiles = quantiles(&all_acc.hist);
-    r.alloc = alloc_acc.stats();
-    r.free = free_acc.stats();
+    r.all = all_acc.summary();
+    r.quantiles = quantiles(all_acc.histogram(), &QUANTILES);
+    r.alloc = alloc_acc.summary();
+    r.free = free_acc.summary();
     r.ops = ctx.ops;
     r.sources = ctx.sources();
     r.fairness = fairness(&ctx.wear);
@@ -234,7 +180,7 @@ pub fn run(
     for &k in probe_orders {
         let free_blocks = a.free_blocks(k);
         let mut got = Vec::new();
-        let mut acc = Acc::new();
+        let mut acc = cycles();
         ctx.migratetype = 1;
         for _ in 0..probe_requests {
             ctx.now = t_end;
@@ -254,7 +200,7 @@ pub fn run(
             free_blocks,
             attempts: probe_requests,
             successes: got.len() as u32,
-            mean_cycles: acc.stats().mean,
+            mean_cycles: acc.summary().mean,
         });
     }
     r

@@ -31,11 +31,12 @@ use hdrhistogram::Histogram;
 
 use super::buddy::Buddy;
 use super::cost::{CostTable, Ctx};
-use super::driver::CycleStats;
+use super::driver::{CycleStats, QUANTILES};
 use super::ibuddy::IBuddy;
 use super::spec::AllocatorSpec;
 use super::workload::{Op, Workload};
 use super::PageAllocator;
+use crate::stats::{quantiles, Summary};
 
 /// Cycle counter: TSC ticks on x86-64.
 #[inline]
@@ -283,54 +284,22 @@ pub struct RealResult {
     pub wear: Vec<u32>,
 }
 
-/// Stats of the values up to `limit` (the histogram's bucket values: 3 significant
-/// digits), with quantiles and max over every value.
-fn stats(h: &Histogram<u64>, limit: u64) -> CycleStats {
-    let (mut n, mut sum, mut sq) = (0u64, 0f64, 0f64);
-    for v in h.iter_recorded() {
-        let x = h.median_equivalent(v.value_iterated_to());
-        if x <= limit {
-            let c = v.count_at_value();
-            n += c;
-            sum += c as f64 * x as f64;
-            sq += c as f64 * x as f64 * x as f64;
-        }
-    }
-    if n == 0 {
-        return CycleStats::default();
-    }
-    let mean = sum / n as f64;
-    CycleStats {
-        count: h.len(),
-        mean,
-        std: (sq / n as f64 - mean * mean).max(0.0).sqrt(),
-        p50: h.value_at_quantile(0.5),
-        p99: h.value_at_quantile(0.99),
-        p999: h.value_at_quantile(0.999),
-        max: h.max(),
-    }
-}
-
 struct ThreadOut {
-    alloc: (Histogram<u64>, f64, f64),
-    free: (Histogram<u64>, f64, f64),
+    alloc: Histogram<u64>,
+    free: Histogram<u64>,
     failures: u64,
     violations: u64,
     allocated: Vec<(u64, u8)>,
 }
 
-fn hist() -> (Histogram<u64>, f64, f64) {
-    (
-        Histogram::new_with_bounds(1, 1 << 40, 3).expect("valid bounds"),
-        0.0,
-        0.0,
-    )
+/// Request costs in cycles (up to 2^40); mean and σ come from the histogram once the
+/// outlier limit is known.
+fn hist() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 1 << 40, 3).expect("valid bounds")
 }
 
-fn rec(h: &mut (Histogram<u64>, f64, f64), c: u64) {
-    h.0.saturating_record(c.max(1));
-    h.1 += c as f64;
-    h.2 += c as f64 * c as f64;
+fn rec(h: &mut Histogram<u64>, c: u64) {
+    h.saturating_record(c.max(1));
 }
 
 /// Run `w` on `w.cpus` real threads, each issuing its CPU's requests back to back (the
@@ -356,12 +325,8 @@ pub fn run(spec: &AllocatorSpec, frames: u64, w: &Workload) -> RealResult {
     let (mut failures, mut violations) = (0, 0);
     let mut wear = vec![0u32; frames as usize];
     for o in outs {
-        a.0.add(&o.alloc.0).expect("same bounds");
-        a.1 += o.alloc.1;
-        a.2 += o.alloc.2;
-        f.0.add(&o.free.0).expect("same bounds");
-        f.1 += o.free.1;
-        f.2 += o.free.2;
+        a.add(&o.alloc).expect("same bounds");
+        f.add(&o.free).expect("same bounds");
         failures += o.failures;
         violations += o.violations;
         for (p, order) in o.allocated {
@@ -370,15 +335,15 @@ pub fn run(spec: &AllocatorSpec, frames: u64, w: &Workload) -> RealResult {
             }
         }
     }
-    let mut all = a.0.clone();
-    all.add(&f.0).expect("same bounds");
+    let mut all = a.clone();
+    all.add(&f).expect("same bounds");
     let limit = all.value_at_quantile(0.5).saturating_mul(100);
     RealResult {
-        all: stats(&all, limit),
-        quantiles: super::driver::quantiles(&all),
+        all: Summary::of_histogram_up_to(&all, limit),
+        quantiles: quantiles(&all, &QUANTILES),
         outliers: all.count_between(limit.saturating_add(1), u64::MAX),
-        alloc: stats(&a.0, limit),
-        free: stats(&f.0, limit),
+        alloc: Summary::of_histogram_up_to(&a, limit),
+        free: Summary::of_histogram_up_to(&f, limit),
         failures,
         violations,
         free_frames_end: shared.free_frames(),

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::startgap::lifetime_runs;
 use crate::config::{Validate, Validator};
+use crate::stats::Moments;
 
 /// Fairness of an allocation-count distribution over all frames (frames never allocated
 /// count as 0).
@@ -24,28 +25,15 @@ pub struct Fairness {
 }
 
 pub fn fairness(counts: &[u32]) -> Fairness {
-    let n = counts.len().max(1) as f64;
-    let (mut sum, mut sq, mut max, mut touched) = (0f64, 0f64, 0u32, 0u64);
-    for &c in counts {
-        let x = c as f64;
-        sum += x;
-        sq += x * x;
-        max = max.max(c);
-        touched += (c > 0) as u64;
-    }
-    let mean = sum / n;
-    let var = (sq / n - mean * mean).max(0.0);
-    let (mom, cov) = if mean > 0.0 {
-        (max as f64 / mean, var.sqrt() / mean)
-    } else {
-        (0.0, 0.0)
-    };
+    let m = Moments::of(counts.iter().map(|&c| c as f64));
+    let max = counts.iter().copied().max().unwrap_or(0);
+    let mean = m.mean();
     Fairness {
         max,
         mean,
-        max_over_mean: mom,
-        cov,
-        touched,
+        max_over_mean: if mean > 0.0 { max as f64 / mean } else { 0.0 },
+        cov: m.cov(),
+        touched: counts.iter().filter(|&&c| c > 0).count() as u64,
     }
 }
 

@@ -1,12 +1,15 @@
 //! The one cache model: set-associative, write-back caches and a multi-core hierarchy
-//! (private L1/L2 per core, shared LLC) with the x86 persistence instructions.
+//! (private L1/L2 per core, shared LLC) with the x86 persistence instructions, and the
+//! recency order of small fully associative buffers (XPBuffer, UMD DRAM cache, TLB).
 
 mod hierarchy;
+mod lru;
 mod set_assoc;
 
 pub use hierarchy::{
     CacheConfig, FlushKind, Hierarchy, Level, LevelConfig, MemorySink, WriteCause,
 };
+pub use lru::LruOrder;
 pub use set_assoc::{CacheStats, Replacement, SetAssocCache};
 
 /// Bytes in a cache line.

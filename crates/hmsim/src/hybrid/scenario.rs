@@ -15,6 +15,7 @@ use crate::device::Catalog;
 use crate::error::ConfigError;
 use crate::flash::{build_gc, preset, Ftl, Geometry, GC_POLICIES, NAND_PRESETS};
 use crate::registry::RunOutput;
+use crate::stats::nearest_rank;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -438,12 +439,9 @@ fn ratio(a: u64, b: u64) -> Value {
     }
 }
 
-fn percentile(sorted: &[u64], q: f64) -> Value {
-    if sorted.is_empty() {
-        return Value::Null;
-    }
-    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
-    json!(sorted[i] as f64 / 1e3)
+/// The `q` quantile of sorted service times in ns, in µs (null when there are none).
+fn percentile_us(sorted_ns: &[u64], q: f64) -> Value {
+    nearest_rank(sorted_ns, q).map_or(Value::Null, |ns| json!(ns as f64 / 1e3))
 }
 
 /// Internal faults served within the smart threshold's default (no program, erase or queue
@@ -524,9 +522,9 @@ fn row(sc: &HybridScenario, w: &Workload, p: &PolicySpec, r: &PolicyRun) -> Map<
     put("flash_waf", r.waf.map_or(Value::Null, |x| json!(x)));
     put("erases", json!(r.erases));
     put("max_erase_count", json!(r.max_erase_count));
-    put("service_p50_us", percentile(&service, 0.5));
-    put("service_p99_us", percentile(&service, 0.99));
-    put("service_max_us", percentile(&service, 1.0));
+    put("service_p50_us", percentile_us(&service, 0.5));
+    put("service_p99_us", percentile_us(&service, 0.99));
+    put("service_max_us", percentile_us(&service, 1.0));
     put(
         "service_over_estimate_share",
         ratio(over, s.service.len() as u64),

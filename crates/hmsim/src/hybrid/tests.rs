@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use super::cache::DramCache;
+use super::cache::UmdDramCache;
 use super::host::{Host, HostConfig};
 use super::pigz::{measured_ratio, PigzLike, CHECKER, INFLATER, READER, WRITER};
 use super::policy::{EpfPolicy, FaultView, PolicySpec};
@@ -26,7 +26,7 @@ fn small_ftl(logical: u32) -> Ftl {
 
 #[test]
 fn hybrid_lru_evicts_least_recently_used_and_tracks_dirty() {
-    let mut c = DramCache::new(3);
+    let mut c = UmdDramCache::new(3);
     for lpn in [10, 11, 12] {
         let f = c.take_free().unwrap();
         c.install(f, lpn, false);

@@ -1,5 +1,7 @@
 //! A fully associative TLB with LRU replacement, caching virtual page → UMD DRAM frame.
+//! Empty entries are filled before any valid one is replaced, lowest index first.
 
+use crate::cache::LruOrder;
 use crate::flash::NONE;
 
 const HINTS: usize = 64;
@@ -9,8 +11,7 @@ pub struct Tlb {
     hint: [u8; HINTS],
     vpage: Vec<u64>,
     frame: Vec<u32>,
-    stamp: Vec<u64>,
-    clock: u64,
+    order: LruOrder,
     pub misses: u64,
 }
 
@@ -21,25 +22,23 @@ impl Tlb {
             hint: [0; HINTS],
             vpage: vec![u64::MAX; entries],
             frame: vec![NONE; entries],
-            stamp: vec![0; entries],
-            clock: 0,
+            order: LruOrder::new(entries as u32),
             misses: 0,
         }
     }
 
     #[inline(always)]
     pub fn lookup(&mut self, vp: u64) -> Option<u32> {
-        self.clock += 1;
         let h = vp as usize % HINTS;
         let i = self.hint[h] as usize;
         if self.vpage[i] == vp {
-            self.stamp[i] = self.clock;
+            self.order.touch(i as u32);
             return Some(self.frame[i]);
         }
         match self.vpage.iter().position(|&v| v == vp) {
             Some(i) => {
                 self.hint[h] = i as u8;
-                self.stamp[i] = self.clock;
+                self.order.touch(i as u32);
                 Some(self.frame[i])
             }
             None => {
@@ -49,25 +48,28 @@ impl Tlb {
         }
     }
 
-    /// Inserts over the least recently used entry.
+    /// Inserts into an empty entry, or over the least recently used one.
     pub fn fill(&mut self, vp: u64, frame: u32) {
-        let i = (0..self.stamp.len())
-            .min_by_key(|&i| self.stamp[i])
-            .expect("a TLB has entries");
-        self.vpage[i] = vp;
-        self.frame[i] = frame;
+        let i = match self.order.take_free() {
+            Some(i) => i,
+            None => {
+                let i = self.order.lru().expect("a TLB has entries");
+                self.order.touch(i);
+                i
+            }
+        };
+        self.vpage[i as usize] = vp;
+        self.frame[i as usize] = frame;
         self.hint[vp as usize % HINTS] = i as u8;
-        self.clock += 1;
-        self.stamp[i] = self.clock;
     }
 
     /// Drops entries pointing at `frame` (the device evicted its page).
     pub fn invalidate_frame(&mut self, frame: u32) {
         for i in 0..self.frame.len() {
-            if self.frame[i] == frame {
+            if self.frame[i] == frame && self.vpage[i] != u64::MAX {
                 self.vpage[i] = u64::MAX;
                 self.frame[i] = NONE;
-                self.stamp[i] = 0;
+                self.order.release(i as u32);
             }
         }
     }
@@ -76,6 +78,6 @@ impl Tlb {
     pub fn flush(&mut self) {
         self.vpage.fill(u64::MAX);
         self.frame.fill(NONE);
-        self.stamp.fill(0);
+        self.order.clear();
     }
 }

@@ -2,7 +2,7 @@
 //! the L2P from logical pages to DRAM frames or flash pages, the modified page walk and
 //! internal page faults with their service-time estimate.
 
-use super::cache::DramCache;
+use super::cache::UmdDramCache;
 use crate::flash::{FlashOp, Ftl, Units, NONE};
 
 /// What the modified page walk finds for a logical page.
@@ -34,7 +34,7 @@ pub struct Umd {
     /// A dirty victim's frame is reused once its data is in the die's page register,
     /// not when its program is done (`victim_release = "page_register"`).
     pub release_at_register: bool,
-    pub cache: DramCache,
+    pub cache: UmdDramCache,
     pub ftl: Ftl,
     units: Units,
     frame_of: Vec<u32>,
@@ -53,7 +53,7 @@ impl Umd {
         let g = *ftl.geometry();
         Umd {
             release_at_register: false,
-            cache: DramCache::new(dram_frames),
+            cache: UmdDramCache::new(dram_frames),
             units: Units::new(g.channels, g.dies()),
             frame_of: vec![NONE; g.logical_pages as usize],
             ready_ns: vec![0; dram_frames as usize],

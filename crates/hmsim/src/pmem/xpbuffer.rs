@@ -10,10 +10,10 @@
 
 use rand::Rng;
 
+use crate::cache::LruOrder;
 use crate::hash::FastMap;
 use crate::rng::SimRng;
 
-const NONE: u32 = u32::MAX;
 pub(crate) const FULL: u8 = 0b1111;
 
 /// A 256 B media write the buffer issues: which XPLine, and whether it needed a fill read.
@@ -26,17 +26,13 @@ pub struct MediaWrite {
 }
 
 pub struct XpBuffer {
-    cap: usize,
     eager: bool,
     /// Victim choice when full: None = least recently used; Some = uniformly random entry.
     random_victim: Option<SimRng>,
     map: FastMap<u64, u32>,
+    order: LruOrder,
     xpline: Vec<u64>,
     mask: Vec<u8>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    head: u32, // most recent
-    tail: u32, // least recent
     /// 64 B writes merged into an XPLine already resident.
     pub merged_writes: u64,
     /// Entries holding data not yet on media.
@@ -50,16 +46,12 @@ pub struct XpBuffer {
 impl XpBuffer {
     pub fn new(entries: usize, eager_full_writeback: bool) -> XpBuffer {
         XpBuffer {
-            cap: entries,
             eager: eager_full_writeback,
             random_victim: None,
             map: FastMap::default(),
-            xpline: Vec::with_capacity(entries),
-            mask: Vec::with_capacity(entries),
-            prev: Vec::with_capacity(entries),
-            next: Vec::with_capacity(entries),
-            head: NONE,
-            tail: NONE,
+            order: LruOrder::new(entries as u32),
+            xpline: vec![0; entries],
+            mask: vec![0; entries],
             merged_writes: 0,
             dirty: 0,
             early_writebacks: 0,
@@ -74,71 +66,34 @@ impl XpBuffer {
         self
     }
 
-    fn unlink(&mut self, i: u32) {
-        let (p, n) = (self.prev[i as usize], self.next[i as usize]);
-        if p != NONE {
-            self.next[p as usize] = n
-        } else {
-            self.head = n
-        }
-        if n != NONE {
-            self.prev[n as usize] = p
-        } else {
-            self.tail = p
-        }
-    }
-
-    fn push_front(&mut self, i: u32) {
-        self.prev[i as usize] = NONE;
-        self.next[i as usize] = self.head;
-        if self.head != NONE {
-            self.prev[self.head as usize] = i;
-        }
-        self.head = i;
-        if self.tail == NONE {
-            self.tail = i;
-        }
-    }
-
-    fn touch(&mut self, i: u32) {
-        if self.head != i {
-            self.unlink(i);
-            self.push_front(i);
-        }
-    }
-
     /// Take a slot for `xpline` (evicting the LRU entry if full); returns (slot, write-back).
     fn allocate(&mut self, xpline: u64, mask: u8) -> (u32, Option<MediaWrite>) {
         let mut out = None;
-        let slot = if self.xpline.len() < self.cap {
-            self.xpline.push(xpline);
-            self.mask.push(mask);
-            self.prev.push(NONE);
-            self.next.push(NONE);
-            (self.xpline.len() - 1) as u32
-        } else {
-            let v = match &mut self.random_victim {
-                Some(r) => r.random_range(0..self.cap as u32),
-                None => self.tail,
-            };
-            self.unlink(v);
-            let old = self.xpline[v as usize];
-            self.map.remove(&old);
-            let m = self.mask[v as usize];
-            if m != 0 {
-                self.dirty -= 1;
-                out = Some(MediaWrite {
-                    xpline: old,
-                    rmw_read: m != FULL,
-                    mask: m,
-                });
+        let slot = match self.order.take_free() {
+            Some(s) => s,
+            None => {
+                let v = match &mut self.random_victim {
+                    Some(r) => r.random_range(0..self.order.capacity()),
+                    None => self.order.lru().expect("a full buffer has entries"),
+                };
+                self.order.touch(v);
+                let old = self.xpline[v as usize];
+                self.map.remove(&old);
+                let m = self.mask[v as usize];
+                if m != 0 {
+                    self.dirty -= 1;
+                    out = Some(MediaWrite {
+                        xpline: old,
+                        rmw_read: m != FULL,
+                        mask: m,
+                    });
+                }
+                v
             }
-            self.xpline[v as usize] = xpline;
-            self.mask[v as usize] = mask;
-            v
         };
+        self.xpline[slot as usize] = xpline;
+        self.mask[slot as usize] = mask;
         self.map.insert(xpline, slot);
-        self.push_front(slot);
         self.dirty += (mask != 0) as usize;
         (slot, out)
     }
@@ -146,22 +101,18 @@ impl XpBuffer {
     /// Write back the least recently used entry holding unwritten data (it stays resident,
     /// clean, for reads).
     fn write_back_oldest_dirty(&mut self) -> Option<MediaWrite> {
-        let mut i = self.tail;
-        while i != NONE {
-            let m = self.mask[i as usize];
-            if m != 0 {
-                self.mask[i as usize] = 0;
-                self.dirty -= 1;
-                self.early_writebacks += (m != FULL) as u64;
-                return Some(MediaWrite {
-                    xpline: self.xpline[i as usize],
-                    rmw_read: m != FULL,
-                    mask: m,
-                });
-            }
-            i = self.prev[i as usize];
-        }
-        None
+        let i = self
+            .order
+            .iter_from_lru()
+            .find(|&i| self.mask[i as usize] != 0)? as usize;
+        let m = std::mem::take(&mut self.mask[i]);
+        self.dirty -= 1;
+        self.early_writebacks += (m != FULL) as u64;
+        Some(MediaWrite {
+            xpline: self.xpline[i],
+            rmw_read: m != FULL,
+            mask: m,
+        })
     }
 
     /// A 64 B write request to sub-line `sub` (0..4) of `xpline`; returns the media write
@@ -183,7 +134,7 @@ impl XpBuffer {
     ) -> [Option<MediaWrite>; 2] {
         let bit = 1u8 << sub;
         if let Some(&i) = self.map.get(&xpline) {
-            self.touch(i);
+            self.order.touch(i);
             let m = &mut self.mask[i as usize];
             if *m != 0 {
                 self.merged_writes += 1;
@@ -222,7 +173,7 @@ impl XpBuffer {
     #[inline]
     pub fn read(&mut self, xpline: u64) -> (bool, Option<MediaWrite>) {
         if let Some(&i) = self.map.get(&xpline) {
-            self.touch(i);
+            self.order.touch(i);
             self.read_hits += 1;
             return (true, None);
         }

@@ -3,9 +3,11 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use super::Moments;
+
 pub struct LatencyHistogram {
     hist: Histogram<u64>,
-    sum_ns: f64,
+    moments_ns: Moments,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
@@ -23,7 +25,10 @@ impl Default for LatencyHistogram {
     fn default() -> Self {
         // 1 ns to 1 hour at 3 significant digits; longer latencies saturate at 1 hour.
         let hist = Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
-        LatencyHistogram { hist, sum_ns: 0.0 }
+        LatencyHistogram {
+            hist,
+            moments_ns: Moments::default(),
+        }
     }
 }
 
@@ -31,7 +36,7 @@ impl LatencyHistogram {
     #[inline]
     pub fn record_ns(&mut self, ns: f64) {
         self.hist.saturating_record(ns.max(1.0) as u64);
-        self.sum_ns += ns;
+        self.moments_ns.add(ns);
     }
 
     pub fn summary(&self) -> LatencySummary {
@@ -40,11 +45,7 @@ impl LatencyHistogram {
         LatencySummary {
             count: n,
             // Exact mean from the running sum, not the bucketed one (Little's law checks).
-            mean_us: if n > 0 {
-                self.sum_ns / n as f64 / 1e3
-            } else {
-                0.0
-            },
+            mean_us: self.moments_ns.mean() / 1e3,
             p50_us: q(0.50),
             p99_us: q(0.99),
             p999_us: q(0.999),

@@ -1,0 +1,148 @@
+//! A distribution of integer values (modelled cycles, nanoseconds): an HDR histogram for
+//! quantiles (3 significant digits) beside exact running moments for mean and σ.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use super::Moments;
+
+/// Count, mean, σ and quantiles of a distribution (in the unit it recorded).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct Summary {
+    pub count: u64,
+    pub mean: f64,
+    /// Population standard deviation.
+    pub std: f64,
+    pub p50: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+impl Summary {
+    /// From a histogram alone: mean and σ of the recorded values up to `limit` (each value
+    /// at its bucket's median, i.e. 3 significant digits), count, quantiles and max over
+    /// every value. Leaves rare outliers (a host's page fault or preemption) out of the
+    /// moments without hiding them from the tail.
+    pub fn of_histogram_up_to(h: &Histogram<u64>, limit: u64) -> Summary {
+        let mut m = Moments::default();
+        for v in h.iter_recorded() {
+            let x = h.median_equivalent(v.value_iterated_to());
+            if x <= limit {
+                m.add_weighted(x as f64, v.count_at_value());
+            }
+        }
+        if m.count() == 0 {
+            return Summary::default();
+        }
+        Summary {
+            count: h.len(),
+            ..Summary::of(h, &m)
+        }
+    }
+
+    fn of(h: &Histogram<u64>, m: &Moments) -> Summary {
+        Summary {
+            count: m.count(),
+            mean: m.mean(),
+            std: m.std_dev(),
+            p50: h.value_at_quantile(0.5),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+        }
+    }
+}
+
+/// `(quantile, value)` of a histogram at each of `qs`; empty for an empty histogram.
+pub fn quantiles(h: &Histogram<u64>, qs: &[f64]) -> Vec<(f64, u64)> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    qs.iter().map(|&q| (q, h.value_at_quantile(q))).collect()
+}
+
+/// Recorded values with their histogram and moments.
+pub struct Distribution {
+    hist: Histogram<u64>,
+    moments: Moments,
+}
+
+impl Distribution {
+    /// Values from 1 to `max_value` at 3 significant digits; larger ones saturate in the
+    /// histogram (the moments keep them exactly).
+    pub fn new(max_value: u64) -> Distribution {
+        Distribution {
+            hist: Histogram::new_with_bounds(1, max_value, 3).expect("valid bounds"),
+            moments: Moments::default(),
+        }
+    }
+
+    /// Records `v` (a 0 counts as 1 in the histogram, whose lowest value is 1, and as 0 in
+    /// the moments).
+    #[inline]
+    pub fn record(&mut self, v: u64) {
+        self.hist.saturating_record(v.max(1));
+        self.moments.add(v as f64);
+    }
+
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.hist
+    }
+
+    pub fn moments(&self) -> &Moments {
+        &self.moments
+    }
+
+    pub fn summary(&self) -> Summary {
+        if self.moments.count() == 0 {
+            return Summary::default();
+        }
+        Summary::of(&self.hist, &self.moments)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_of_one_to_a_thousand() {
+        let mut d = Distribution::new(1 << 20);
+        for v in 1..=1000 {
+            d.record(v);
+        }
+        let s = d.summary();
+        assert_eq!((s.count, s.mean, s.max), (1000, 500.5, 1000));
+        // σ of the discrete uniform 1..=n: sqrt((n² − 1)/12).
+        assert!((s.std - (999_999f64 / 12.0).sqrt()).abs() < 1e-9);
+        assert_eq!((s.p50, s.p99, s.p999), (500, 990, 999));
+        assert_eq!(
+            quantiles(d.histogram(), &[0.5, 1.0]),
+            vec![(0.5, 500), (1.0, 1000)]
+        );
+    }
+
+    #[test]
+    fn outliers_above_the_limit_stay_out_of_the_moments_only() {
+        let mut d = Distribution::new(1 << 30);
+        for _ in 0..99 {
+            d.record(100);
+        }
+        d.record(1_000_000);
+        let s = Summary::of_histogram_up_to(d.histogram(), 10_000);
+        assert_eq!((s.count, s.mean, s.std), (100, 100.0, 0.0));
+        assert!(s.max >= 1_000_000 && s.p50 == 100);
+        assert_eq!(
+            Summary::of_histogram_up_to(d.histogram(), 10),
+            Summary::default()
+        );
+    }
+
+    #[test]
+    fn empty_distribution() {
+        let d = Distribution::new(1000);
+        assert_eq!(d.summary(), Summary::default());
+        assert!(quantiles(d.histogram(), &[0.5]).is_empty());
+    }
+}
