@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::cost::{CostTable, Ctx};
 use super::driver;
 use super::spec::{build, AllocatorSpec};
-use super::workload::Workload;
+use super::workload::AllocWorkload;
 use super::PageAllocator;
 use crate::bench::BenchResult;
 
@@ -57,7 +57,7 @@ pub fn order0_pair(name: &str, pairs: u64) -> BenchResult {
 }
 
 /// Requests per wall second replayed through the cost model (generation excluded).
-pub fn replay(name: &str, w: &Workload) -> BenchResult {
+pub fn replay(name: &str, w: &AllocWorkload) -> BenchResult {
     let mut a = named(name);
     let start = Instant::now();
     let r = driver::run(a.as_mut(), w, &driver::CostModel::default(), &[], 0);
@@ -73,7 +73,7 @@ pub fn replay(name: &str, w: &Workload) -> BenchResult {
 }
 
 /// The replay benchmark's stream: kernel-compile shape, 4 threads.
-pub fn replay_stream(allocs_per_thread: u32) -> Workload {
+pub fn replay_stream(allocs_per_thread: u32) -> AllocWorkload {
     super::workload::Synthetic {
         threads: 4,
         allocs_per_thread,

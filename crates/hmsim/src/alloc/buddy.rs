@@ -20,7 +20,7 @@
 
 use super::cost::Ctx;
 use super::layout;
-use super::lists::{FrameLists, Policy};
+use super::lists::{FrameLists, FreeListPolicy};
 use super::{PageAllocator, MAX_ORDER};
 
 const NOT_FREE: u8 = 0;
@@ -45,16 +45,16 @@ const ORDERS: usize = MAX_ORDER as usize + 1;
 
 impl Buddy {
     /// A buddy over `frames` frames, all free, using lock `lock` of the context.
-    pub fn new(frames: u64, policy: Policy, lock: usize) -> Buddy {
+    pub fn new(frames: u64, policy: FreeListPolicy, lock: usize) -> Buddy {
         Self::build(frames, policy, lock, 1)
     }
 
     /// A buddy with Linux's three main migratetypes.
-    pub fn with_migratetypes(frames: u64, policy: Policy, lock: usize) -> Buddy {
+    pub fn with_migratetypes(frames: u64, policy: FreeListPolicy, lock: usize) -> Buddy {
         Self::build(frames, policy, lock, 3)
     }
 
-    fn build(frames: u64, policy: Policy, lock: usize, types: usize) -> Buddy {
+    fn build(frames: u64, policy: FreeListPolicy, lock: usize, types: usize) -> Buddy {
         let mut ctx = Ctx::new(frames as usize, Default::default());
         let blocks = (frames >> MAX_ORDER) as usize + 1;
         let mut b = Buddy {

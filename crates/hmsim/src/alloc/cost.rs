@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::layout;
-use super::machine::{LineSources, Machine, MachineState};
+use super::machine::{AllocMachine, LineSources, MachineState};
 use crate::config::{Validate, Validator};
 
 /// Cycles of the instructions around the memory accesses. Defaults for a Nehalem/
@@ -126,7 +126,7 @@ impl Ctx {
     }
 
     /// A context whose line accesses go through `machine`'s caches.
-    pub fn with_machine(frames: usize, cost: CostTable, machine: Machine, seed: u64) -> Ctx {
+    pub fn with_machine(frames: usize, cost: CostTable, machine: AllocMachine, seed: u64) -> Ctx {
         let mut c = Ctx::new(frames, cost);
         c.machine = Some(Box::new(MachineState::new(machine, seed)));
         c

@@ -1,7 +1,7 @@
 //! Runs a workload through an allocator and measures it with the cost model.
 //!
 //! Requests are served in the workload's time order. Workload thread `t` runs on core
-//! `t % cores` of the [`Machine`]: threads beyond the core count are time-sliced (they
+//! `t % cores` of the [`AllocMachine`]: threads beyond the core count are time-sliced (they
 //! share the core's clock, caches and per-CPU lists). Each core has its own modelled cycle
 //! clock: a request starts at `max(its core's clock, ts_ns × cpu_ghz)`, costs what its
 //! code path costs (lines through the core's caches, instructions), and waits for locks
@@ -14,11 +14,11 @@
 use serde::Serialize;
 
 use super::cost::{CostTable, Ctx, OpCounts};
-use super::machine::{LineSources, Machine};
+use super::machine::{AllocMachine, LineSources};
 use super::wear::{fairness, Fairness};
-use super::workload::{Op, Workload};
+use super::workload::{AllocOp, AllocWorkload};
 use super::{allocate, release, PageAllocator, MAX_ORDER};
-use crate::stats::{quantiles, Distribution, Summary};
+use crate::stats::{quantiles, IntHistogram, Summary};
 
 /// Summary of a latency distribution in modelled cycles.
 pub type CycleStats = Summary;
@@ -29,8 +29,8 @@ pub const QUANTILES: [f64; 13] = [
 ];
 
 /// A distribution of request costs in cycles (up to 2^40).
-fn cycles() -> Distribution {
-    Distribution::new(1 << 40)
+fn cycles() -> IntHistogram {
+    IntHistogram::new(1 << 40)
 }
 
 /// Order-k requests issued after the run, to see what fragmentation left.
@@ -76,7 +76,7 @@ pub struct RunResult {
 #[derive(Debug, Clone, Copy)]
 pub struct CostModel {
     pub cost: CostTable,
-    pub machine: Machine,
+    pub machine: AllocMachine,
     /// Converts request timestamps (ns) to cycles.
     pub cpu_ghz: f64,
     /// Seeds the machine's random streams (application lines, cache replacement).
@@ -87,7 +87,7 @@ impl Default for CostModel {
     fn default() -> Self {
         CostModel {
             cost: CostTable::default(),
-            machine: Machine::default(),
+            machine: AllocMachine::default(),
             cpu_ghz: 2.4,
             seed: 1,
         }
@@ -98,7 +98,7 @@ impl Default for CostModel {
 /// `probe_orders` (all freed afterwards).
 pub fn run(
     a: &mut dyn PageAllocator,
-    w: &Workload,
+    w: &AllocWorkload,
     model: &CostModel,
     probe_orders: &[u8],
     probe_requests: u32,
@@ -137,7 +137,7 @@ pub fn run(
         ctx.begin(c);
         let mut handed_out = None;
         match q.op {
-            Op::Alloc { order } => {
+            AllocOp::Alloc { order } => {
                 ctx.migratetype = w.alloc_mt.get(q.id as usize).copied().unwrap_or(1);
                 r.requests += 1;
                 r.order_attempts[order as usize] += 1;
@@ -153,7 +153,7 @@ pub fn run(
                 alloc_acc.record(ctx.now - start);
                 all_acc.record(ctx.now - start);
             }
-            Op::Free => match blocks[q.id as usize].take() {
+            AllocOp::Free => match blocks[q.id as usize].take() {
                 Some((p, order)) => {
                     r.requests += 1;
                     r.frees += 1;

@@ -35,7 +35,7 @@
 
 use super::cost::Ctx;
 use super::layout;
-use super::lists::{FrameLists, Policy};
+use super::lists::{FrameLists, FreeListPolicy};
 use super::{PageAllocator, MAX_ORDER};
 
 const LEVELS: usize = MAX_ORDER as usize + 1;
@@ -55,7 +55,7 @@ pub struct IBuddy {
 
 impl IBuddy {
     /// `frames` must be a multiple of `64 * spaces` (checked by the scenario).
-    pub fn new(frames: u64, spaces: usize, policy: Policy) -> IBuddy {
+    pub fn new(frames: u64, spaces: usize, policy: FreeListPolicy) -> IBuddy {
         assert!(spaces >= 1 && frames.is_multiple_of(64 * spaces as u64));
         let space_frames = frames / spaces as u64;
         let mut ctx = Ctx::new(frames as usize, Default::default());
@@ -67,7 +67,7 @@ impl IBuddy {
             lists: FrameLists::new(frames as usize, spaces * LEVELS, policy),
             next_level: vec![0; spaces],
             free: vec![space_frames; spaces],
-            fair: policy != Policy::Lifo,
+            fair: policy != FreeListPolicy::Lifo,
         };
         for s in 0..spaces {
             for level in 0..LEVELS {

@@ -16,7 +16,7 @@
 
 use super::cost::Ctx;
 use super::layout;
-use super::lists::{FrameLists, Policy};
+use super::lists::{FrameLists, FreeListPolicy};
 use super::PageAllocator;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub struct Lazy<A: PageAllocator> {
 }
 
 impl<A: PageAllocator> Lazy<A> {
-    pub fn new(inner: A, mode: LazyMode, cpus: usize, policy: Policy) -> Lazy<A> {
+    pub fn new(inner: A, mode: LazyMode, cpus: usize, policy: FreeListPolicy) -> Lazy<A> {
         let frames = inner.frames() as usize;
         let mut lists = FrameLists::new(frames, cpus, policy);
         for c in 0..cpus {

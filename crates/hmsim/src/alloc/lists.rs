@@ -14,7 +14,7 @@ use super::cost::Ctx;
 /// Which free frame (or block, by its first frame) is reused first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
-pub enum Policy {
+pub enum FreeListPolicy {
     /// Linux's: the most recently freed frame first (cache-warm, wear-concentrating).
     #[default]
     Lifo,
@@ -26,20 +26,20 @@ pub enum Policy {
     LeastAllocated,
 }
 
-impl Policy {
+impl FreeListPolicy {
     pub const NAMES: [&'static str; 3] = ["lifo", "fifo", "least-allocated"];
 
     pub fn name(self) -> &'static str {
         match self {
-            Policy::Lifo => "lifo",
-            Policy::Fifo => "fifo",
-            Policy::LeastAllocated => "least-allocated",
+            FreeListPolicy::Lifo => "lifo",
+            FreeListPolicy::Fifo => "fifo",
+            FreeListPolicy::LeastAllocated => "least-allocated",
         }
     }
 
     fn bins(self) -> usize {
         match self {
-            Policy::LeastAllocated => BINS,
+            FreeListPolicy::LeastAllocated => BINS,
             _ => 1,
         }
     }
@@ -51,7 +51,7 @@ const NIL: u32 = u32::MAX;
 /// `lists` logical lists over `frames` frames; a frame is on at most one list.
 #[derive(Clone)]
 pub struct FrameLists {
-    policy: Policy,
+    policy: FreeListPolicy,
     bins: usize,
     /// One node per frame, links and list together: one cache line per touched frame.
     nodes: Vec<Node>,
@@ -80,7 +80,7 @@ fn bin_of(count: u32) -> usize {
 }
 
 impl FrameLists {
-    pub fn new(frames: usize, lists: usize, policy: Policy) -> FrameLists {
+    pub fn new(frames: usize, lists: usize, policy: FreeListPolicy) -> FrameLists {
         let bins = policy.bins();
         FrameLists {
             policy,
@@ -143,7 +143,7 @@ impl FrameLists {
     /// Put `pfn` on `list` where the policy wants it.
     pub fn push(&mut self, list: usize, pfn: u64, ctx: &mut Ctx) {
         let bin = match self.policy {
-            Policy::LeastAllocated => bin_of(ctx.wear[pfn as usize]),
+            FreeListPolicy::LeastAllocated => bin_of(ctx.wear[pfn as usize]),
             _ => 0,
         };
         let phys = list * self.bins + bin;
@@ -155,7 +155,7 @@ impl FrameLists {
         self.nodes[pfn as usize].on = phys as u32;
         ctx.touch_page(pfn, true);
         self.touch_head(list, ctx);
-        if self.policy == Policy::Lifo {
+        if self.policy == FreeListPolicy::Lifo {
             let h = self.head[phys];
             self.nodes[pfn as usize].prev = NIL;
             self.nodes[pfn as usize].next = h;
@@ -209,9 +209,9 @@ impl FrameLists {
             return None;
         }
         let f = match self.policy {
-            Policy::Lifo => self.tail[list],
-            Policy::Fifo => self.head[list],
-            Policy::LeastAllocated => {
+            FreeListPolicy::Lifo => self.tail[list],
+            FreeListPolicy::Fifo => self.head[list],
+            FreeListPolicy::LeastAllocated => {
                 self.head[list * self.bins + (31 - m.leading_zeros()) as usize]
             }
         } as u64;
@@ -259,20 +259,20 @@ mod tests {
     #[test]
     fn lifo_fifo_and_bins() {
         let mut ctx = Ctx::new(8, CostTable::default());
-        let mut l = FrameLists::new(8, 1, Policy::Lifo);
+        let mut l = FrameLists::new(8, 1, FreeListPolicy::Lifo);
         for p in [1, 2, 3] {
             l.push(0, p, &mut ctx);
         }
         assert_eq!(l.pop(0, &mut ctx), Some(3));
         assert_eq!(l.pop_cold(0, &mut ctx), Some(1));
-        let mut l = FrameLists::new(8, 1, Policy::Fifo);
+        let mut l = FrameLists::new(8, 1, FreeListPolicy::Fifo);
         for p in [1, 2, 3] {
             l.push(0, p, &mut ctx);
         }
         assert_eq!(l.pop(0, &mut ctx), Some(1));
         ctx.wear[5] = 10;
         ctx.wear[6] = 0;
-        let mut l = FrameLists::new(8, 2, Policy::LeastAllocated);
+        let mut l = FrameLists::new(8, 2, FreeListPolicy::LeastAllocated);
         l.push(1, 5, &mut ctx);
         l.push(1, 6, &mut ctx);
         assert_eq!(l.len(1), 2);

@@ -12,7 +12,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::cache::{
-    CacheConfig, Hierarchy, Level, LevelConfig, MemorySink, Replacement, WriteCause,
+    CacheConfig, Hierarchy, HitLevel, LevelConfig, MemorySink, Replacement, WriteCause, LINE_BYTES,
 };
 use crate::config::{Validate, Validator};
 use crate::rng::SimRng;
@@ -20,7 +20,7 @@ use crate::rng::SimRng;
 /// Cores, cache sizes, latencies and what the application does between requests.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Machine {
+pub struct AllocMachine {
     /// Cores; threads beyond this share cores (time-sliced), per-CPU lists belong to cores.
     pub cores: u32,
     pub l1_bytes: u64,
@@ -49,9 +49,9 @@ pub struct Machine {
     pub app_footprint_bytes: u64,
 }
 
-impl Default for Machine {
+impl Default for AllocMachine {
     fn default() -> Self {
-        Machine {
+        AllocMachine {
             cores: 8,
             l1_bytes: 32 << 10,
             l1_ways: 8,
@@ -72,7 +72,7 @@ impl Default for Machine {
     }
 }
 
-impl Validate for Machine {
+impl Validate for AllocMachine {
     fn validate(&self, v: &mut Validator) {
         v.range("cores", self.cores, 1, super::MAX_CPUS as u32, "cores");
         for (k, b, w) in [
@@ -134,7 +134,7 @@ pub struct LineSources {
 
 /// A machine in use: its caches and the application's pollution stream.
 pub struct MachineState {
-    pub m: Machine,
+    pub m: AllocMachine,
     hier: Hierarchy,
     rng: SimRng,
     pub sources: LineSources,
@@ -146,7 +146,7 @@ pub const PAGE_DATA_BASE: u64 = 1 << 44;
 pub const APP_BASE: u64 = 1 << 45;
 
 impl MachineState {
-    pub fn new(m: Machine, seed: u64) -> MachineState {
+    pub fn new(m: AllocMachine, seed: u64) -> MachineState {
         let lvl = |size_bytes, ways| LevelConfig { size_bytes, ways };
         let cfg = CacheConfig {
             l1: lvl(m.l1_bytes, m.l1_ways),
@@ -171,22 +171,22 @@ impl MachineState {
             return self.m.cross_core_cycles;
         }
         match level {
-            Level::L1 => {
+            HitLevel::L1 => {
                 self.sources.l1 += 1;
                 self.m.l1_cycles
             }
-            Level::L2 => {
+            HitLevel::L2 => {
                 self.sources.l2 += 1;
                 self.m.l2_cycles
             }
-            Level::Llc => {
+            HitLevel::Llc => {
                 self.sources.llc += 1;
                 self.m.llc_cycles
             }
-            Level::Memory => {
+            HitLevel::Memory => {
                 self.sources.dram += 1;
                 if self.m.adjacent_line_prefetch {
-                    self.hier.prefetch_to_l2(core, addr ^ 64, &mut Dram);
+                    self.hier.prefetch_to_l2(core, addr ^ LINE_BYTES, &mut Dram);
                 }
                 self.m.dram_cycles
             }
@@ -201,12 +201,12 @@ impl MachineState {
                 let start = PAGE_DATA_BASE + pfn * 4096;
                 // Plain stores: page contents are never allocator metadata, so the other
                 // cores' copies need no search (a stale copy there only ages out).
-                for a in (start..start + (4096u64 << order)).step_by(64) {
+                for a in (start..start + (4096u64 << order)).step_by(LINE_BYTES as usize) {
                     self.hier.store(core, a, &mut Dram);
                 }
             }
         }
-        let lines = self.m.app_footprint_bytes / 64;
+        let lines = self.m.app_footprint_bytes / LINE_BYTES;
         for _ in 0..self.m.app_lines_per_request {
             let l = self.rng.random_range(0..lines);
             // A core's own data: each core has its own footprint.

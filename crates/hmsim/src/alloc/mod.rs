@@ -8,7 +8,7 @@
 //! - [`cost`]: what a path does (lines touched, list and bitmap work, locks) → cycles,
 //!   lock hold/wait; [`machine`]: cores and caches the lines are costed through;
 //!   [`layout`]: where each structure lives (Linux 2.6.32's layout).
-//! - [`lists`]: intrusive free lists and the reuse [`Policy`] (LIFO, FIFO,
+//! - [`lists`]: intrusive free lists and the reuse [`FreeListPolicy`] (LIFO, FIFO,
 //!   least-allocated-first).
 //! - [`workload`]: kmem trace replay and the synthetic kernel-compile generator.
 //! - [`driver`]: runs a workload through an allocator; [`wear`]: fairness and lifetime.
@@ -35,8 +35,8 @@ pub mod workload;
 mod tests;
 
 pub use cost::{CostTable, Ctx, OpCounts};
-pub use lists::Policy;
-pub use machine::Machine;
+pub use lists::FreeListPolicy;
+pub use machine::AllocMachine;
 pub use scenario::{run, AllocScenario};
 pub use spec::{build, AllocatorSpec, ALLOCATORS};
 

@@ -34,7 +34,7 @@ use super::cost::{CostTable, Ctx};
 use super::driver::{CycleStats, QUANTILES};
 use super::ibuddy::IBuddy;
 use super::spec::AllocatorSpec;
-use super::workload::{Op, Workload};
+use super::workload::{AllocOp, AllocWorkload};
 use super::PageAllocator;
 use crate::stats::{quantiles, Summary};
 
@@ -305,7 +305,7 @@ fn rec(h: &mut Histogram<u64>, c: u64) {
 /// Run `w` on `w.cpus` real threads, each issuing its CPU's requests back to back (the
 /// timestamps are ignored: a stress run). A free on another CPU than its allocation is
 /// skipped (the synthetic generator never makes one).
-pub fn run(spec: &AllocatorSpec, frames: u64, w: &Workload) -> RealResult {
+pub fn run(spec: &AllocatorSpec, frames: u64, w: &AllocWorkload) -> RealResult {
     let shared = Shared::new(spec, frames);
     let owned: Vec<AtomicBool> = (0..frames).map(|_| AtomicBool::new(false)).collect();
     let threads = w.cpus.max(1) as usize;
@@ -354,7 +354,7 @@ pub fn run(spec: &AllocatorSpec, frames: u64, w: &Workload) -> RealResult {
 fn thread_body(
     shared: &Shared,
     owned: &[AtomicBool],
-    w: &Workload,
+    w: &AllocWorkload,
     t: usize,
     frames: u64,
 ) -> ThreadOut {
@@ -380,7 +380,7 @@ fn thread_body(
     };
     for q in w.reqs.iter().filter(|q| q.cpu as usize == t) {
         match q.op {
-            Op::Alloc { order } => {
+            AllocOp::Alloc { order } => {
                 let c0 = cycles();
                 let r = shared.alloc(order, t, &mut cache, &mut ctx);
                 let c1 = cycles();
@@ -394,7 +394,7 @@ fn thread_body(
                     None => out.failures += 1,
                 }
             }
-            Op::Free => {
+            AllocOp::Free => {
                 if let Some((p, order)) = blocks.remove(&q.id) {
                     out.violations += claim(p, order, false);
                     let c0 = cycles();

@@ -7,11 +7,11 @@ use serde_json::{json, Map, Value};
 
 use super::cost::CostTable;
 use super::driver::{self, CostModel, RunResult};
-use super::machine::Machine;
+use super::machine::AllocMachine;
 use super::shapes::SyntheticSpec;
 use super::spec::{build, AllocatorSpec};
 use super::wear::WearModel;
-use super::workload::{from_trace_as, Kernel, Workload};
+use super::workload::{from_trace_as, AllocWorkload, Kernel};
 use super::MAX_ORDER;
 use crate::config::{parse_toml, Validate, Validator};
 use crate::device::Catalog;
@@ -43,12 +43,12 @@ pub struct AllocScenario {
     #[serde(default = "default_allocators")]
     pub allocators: Vec<AllocatorSpec>,
     #[serde(default)]
-    pub workload: WorkloadSpec,
+    pub workload: AllocWorkloadSpec,
     #[serde(default)]
     pub cost: CostTable,
     /// Cores and caches the cost model runs on.
     #[serde(default)]
-    pub machine: Machine,
+    pub machine: AllocMachine,
     #[serde(default)]
     pub wear: WearModel,
     /// Also run each allocator on real threads (one per workload CPU), timing every request
@@ -80,7 +80,7 @@ fn default_allocators() -> Vec<AllocatorSpec> {
 /// generator (`[workload.synthetic]`, the default).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct WorkloadSpec {
+pub struct AllocWorkloadSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,7 +93,7 @@ pub struct WorkloadSpec {
     pub synthetic: Option<SyntheticSpec>,
 }
 
-impl Validate for WorkloadSpec {
+impl Validate for AllocWorkloadSpec {
     fn validate(&self, v: &mut Validator) {
         if self.trace.is_some() && self.synthetic.is_some() {
             v.fail(
@@ -138,7 +138,7 @@ impl Validate for Frames<'_> {
     }
 }
 
-fn load_workload(sc: &AllocScenario, file: &str) -> Result<Workload, ConfigError> {
+fn load_workload(sc: &AllocScenario, file: &str) -> Result<AllocWorkload, ConfigError> {
     let mut w = match &sc.workload.trace {
         Some(rel) => {
             let base: PathBuf = Path::new(file)
@@ -169,7 +169,7 @@ fn finite(x: f64) -> Value {
 
 fn row(
     spec: &AllocatorSpec,
-    w: &Workload,
+    w: &AllocWorkload,
     sc: &AllocScenario,
     r: &RunResult,
 ) -> Map<String, Value> {
@@ -281,7 +281,7 @@ fn row(
 /// are left out.
 fn real_row(
     spec: &AllocatorSpec,
-    w: &Workload,
+    w: &AllocWorkload,
     sc: &AllocScenario,
 ) -> (Map<String, Value>, RunResult) {
     let rr = super::real::run(spec, sc.frames, w);

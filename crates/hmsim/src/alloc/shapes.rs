@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::workload::{Op, Synthetic, Workload};
+use super::workload::{AllocOp, AllocWorkload, Synthetic};
 use super::MAX_ORDER;
 use crate::config::{Validate, Validator};
 
@@ -162,7 +162,7 @@ impl Validate for SyntheticSpec {
 /// gaps under [`BURST_GAP_NS`] are in-burst gaps and longer ones idle gaps; blocks freed
 /// within the trace are the short-lived ones (exponential mean = median / ln 2); the rest
 /// live to the end, so their mean lifetime is the trace's duration.
-pub fn fit(w: &Workload) -> Synthetic {
+pub fn fit(w: &AllocWorkload) -> Synthetic {
     let mut orders = [0u64; MAX_ORDER as usize + 1];
     let mut alloc_at = vec![u64::MAX; w.blocks as usize];
     let mut last = vec![None::<u64>; w.cpus.max(1) as usize];
@@ -171,7 +171,7 @@ pub fn fit(w: &Workload) -> Synthetic {
     let mut allocs = 0u64;
     for q in &w.reqs {
         match q.op {
-            Op::Alloc { order } => {
+            AllocOp::Alloc { order } => {
                 allocs += 1;
                 orders[order as usize] += 1;
                 alloc_at[q.id as usize] = q.ts_ns;
@@ -187,7 +187,7 @@ pub fn fit(w: &Workload) -> Synthetic {
                 }
                 last[q.cpu as usize] = Some(q.ts_ns);
             }
-            Op::Free => {
+            AllocOp::Free => {
                 let t = alloc_at[q.id as usize];
                 if t != u64::MAX {
                     lifetimes.push(q.ts_ns - t);
@@ -220,7 +220,7 @@ mod tests {
     use crate::alloc::workload::from_trace;
     use std::path::Path;
 
-    fn trace(name: &str) -> Workload {
+    fn trace(name: &str) -> AllocWorkload {
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/traces")
             .join(name);

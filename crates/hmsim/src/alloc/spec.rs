@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::buddy::Buddy;
 use super::ibuddy::IBuddy;
 use super::lazy::{Lazy, LazyMode};
-use super::lists::Policy;
+use super::lists::FreeListPolicy;
 use super::{PageAllocator, MAX_CPUS};
 use crate::config::Validator;
 
@@ -28,7 +28,7 @@ pub struct AllocatorSpec {
     pub high: Option<u32>,
     /// Reuse policy of every free list of this allocator.
     #[serde(default)]
-    pub policy: Policy,
+    pub policy: FreeListPolicy,
     /// iBuddy: number of buddy spaces, each with its own lock.
     #[serde(default = "default_spaces")]
     pub spaces: u32,
@@ -52,7 +52,7 @@ impl AllocatorSpec {
             name: name.to_string(),
             batch: default_batch(),
             high: None,
-            policy: Policy::Lifo,
+            policy: FreeListPolicy::Lifo,
             spaces: default_spaces(),
             migratetypes: false,
         }
@@ -94,7 +94,7 @@ impl AllocatorSpec {
         if self.migratetypes {
             s = format!("{s}+migratetypes");
         }
-        if self.policy != Policy::Lifo {
+        if self.policy != FreeListPolicy::Lifo {
             s = format!("{s}/{}", self.policy.name());
         }
         s

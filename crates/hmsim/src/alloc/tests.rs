@@ -6,15 +6,19 @@ use proptest::prelude::*;
 use super::buddy::Buddy;
 use super::cost::{CostTable, Ctx};
 use super::ibuddy::IBuddy;
-use super::lists::Policy;
-use super::machine::Machine;
+use super::lists::FreeListPolicy;
+use super::machine::AllocMachine;
 use super::spec::{build, AllocatorSpec, ALLOCATORS};
 use super::{allocate, release, PageAllocator, MAX_ORDER};
 use crate::device::Catalog;
 
 fn specs() -> Vec<AllocatorSpec> {
     let mut v = Vec::new();
-    for p in [Policy::Lifo, Policy::Fifo, Policy::LeastAllocated] {
+    for p in [
+        FreeListPolicy::Lifo,
+        FreeListPolicy::Fifo,
+        FreeListPolicy::LeastAllocated,
+    ] {
         let mut b = AllocatorSpec::named("buddy");
         b.policy = p;
         v.push(b.clone());
@@ -146,7 +150,7 @@ proptest! {
 
     #[test]
     fn buddy_on_odd_sized_arrays(frames in 1u64..5000, ops in proptest::collection::vec(op(), 1..200)) {
-        let mut a = Buddy::new(frames, Policy::Lifo, 0);
+        let mut a = Buddy::new(frames, FreeListPolicy::Lifo, 0);
         // Only the orders that fit; the max-order check is skipped for small arrays.
         let ops: Vec<_> = ops.into_iter().map(|(b, o, c, i)| (b, o.min(3), c, i)).collect();
         let mut ctx = Ctx::new(frames as usize, CostTable::default());
@@ -212,7 +216,7 @@ fn struct_page_lines(k: u8) -> u64 {
 fn split_and_coalesce_line_counts_in_closed_form() {
     let t = CostTable::default();
     for k in 3..=MAX_ORDER {
-        let mut b = Buddy::new(1 << k, Policy::Lifo, 0);
+        let mut b = Buddy::new(1 << k, FreeListPolicy::Lifo, 0);
         let mut ctx = Ctx::new(1 << k, t);
         ctx.begin(0);
         let p = b.alloc(0, 0, &mut ctx).unwrap();
@@ -237,7 +241,7 @@ fn split_and_coalesce_line_counts_in_closed_form() {
 #[test]
 fn ibuddy_single_page_is_constant_time() {
     let t = CostTable::default();
-    let mut ib = IBuddy::new(1024, 1, Policy::Lifo);
+    let mut ib = IBuddy::new(1024, 1, FreeListPolicy::Lifo);
     let mut ctx = Ctx::new(1024, t);
     ctx.begin(0);
     let p = ib.alloc(0, 0, &mut ctx).unwrap();
@@ -255,7 +259,7 @@ fn ibuddy_single_page_is_constant_time() {
     let expect = t.lock_cycles + t.list_op_cycles + t.bitmap_word_cycles + lines * t.line_cycles;
     assert_eq!(ctx.now, expect);
     // The same after many frames were taken: no dependence on memory size.
-    let mut ib = IBuddy::new(1 << 16, 1, Policy::Lifo);
+    let mut ib = IBuddy::new(1 << 16, 1, FreeListPolicy::Lifo);
     let mut ctx = Ctx::new(1 << 16, t);
     for _ in 0..1000 {
         ib.alloc(0, 0, &mut ctx).unwrap();
@@ -270,7 +274,7 @@ fn ibuddy_single_page_is_constant_time() {
 fn a_second_identical_request_is_cheaper_hot_than_cold() {
     for name in ALLOCATORS {
         let mut a = build(&AllocatorSpec::named(name), 4096);
-        let mut ctx = Ctx::with_machine(4096, CostTable::default(), Machine::default(), 1);
+        let mut ctx = Ctx::with_machine(4096, CostTable::default(), AllocMachine::default(), 1);
         let mut cost = || {
             ctx.begin(0);
             let t0 = ctx.now;
@@ -285,8 +289,8 @@ fn a_second_identical_request_is_cheaper_hot_than_cold() {
 
 #[test]
 fn lines_another_core_wrote_cost_a_cross_core_transfer() {
-    let mut b = Buddy::new(4096, Policy::Lifo, 0);
-    let mut ctx = Ctx::with_machine(4096, CostTable::default(), Machine::default(), 1);
+    let mut b = Buddy::new(4096, FreeListPolicy::Lifo, 0);
+    let mut ctx = Ctx::with_machine(4096, CostTable::default(), AllocMachine::default(), 1);
     ctx.begin(0);
     let p = b.alloc(0, 0, &mut ctx).unwrap();
     assert_eq!(ctx.sources().cross_core, 0);
@@ -497,12 +501,12 @@ fn synthetic_stream_pairs_every_alloc_with_one_later_free() {
         last = q.ts_ns;
         let st = &mut state[q.id as usize];
         match q.op {
-            super::workload::Op::Alloc { order } => {
+            super::workload::AllocOp::Alloc { order } => {
                 assert!(order <= 2);
                 assert_eq!(*st, 0);
                 *st = 1;
             }
-            super::workload::Op::Free => {
+            super::workload::AllocOp::Free => {
                 assert_eq!(*st, 1);
                 *st = 2;
             }
@@ -526,7 +530,7 @@ fn oversized_runs_are_errors() {
 
 #[test]
 fn one_zone_lock_contends_where_per_space_locks_do_not() {
-    use super::workload::{Op, Req, Workload};
+    use super::workload::{AllocOp, AllocWorkload, Req};
     // Four CPUs allocate single pages all at once, then free them.
     let mut reqs = Vec::new();
     for i in 0..4000u32 {
@@ -534,7 +538,7 @@ fn one_zone_lock_contends_where_per_space_locks_do_not() {
             ts_ns: 0,
             cpu: (i % 4) as u16,
             id: i,
-            op: Op::Alloc { order: 0 },
+            op: AllocOp::Alloc { order: 0 },
         });
     }
     for i in 0..4000u32 {
@@ -542,10 +546,10 @@ fn one_zone_lock_contends_where_per_space_locks_do_not() {
             ts_ns: 0,
             cpu: (i % 4) as u16,
             id: i,
-            op: Op::Free,
+            op: AllocOp::Free,
         });
     }
-    let w = Workload {
+    let w = AllocWorkload {
         name: "burst".into(),
         reqs,
         blocks: 4000,
@@ -624,7 +628,7 @@ fn wear_endurance_from_a_catalog_device() {
 
 #[test]
 fn migratetypes_group_unmovable_pages_in_their_own_pageblock() {
-    let mut b = Buddy::with_migratetypes(4 << 10, Policy::Lifo, 0);
+    let mut b = Buddy::with_migratetypes(4 << 10, FreeListPolicy::Lifo, 0);
     let mut ctx = Ctx::new(4 << 10, CostTable::default());
     ctx.migratetype = 0;
     let u1 = b.alloc(0, 0, &mut ctx).unwrap();
@@ -647,7 +651,7 @@ fn migratetypes_group_unmovable_pages_in_their_own_pageblock() {
     }
     assert_eq!(b.free_blocks(MAX_ORDER), 4);
     // Without migratetypes the three pages share a pageblock.
-    let mut plain = Buddy::new(4 << 10, Policy::Lifo, 0);
+    let mut plain = Buddy::new(4 << 10, FreeListPolicy::Lifo, 0);
     let a: Vec<u64> = (0..3)
         .map(|_| plain.alloc(0, 0, &mut ctx).unwrap())
         .collect();
@@ -689,12 +693,12 @@ fn lazy_layers_thrash_when_memory_is_exhausted() {
 #[test]
 fn a_dram_miss_brings_the_adjacent_line_into_l2() {
     use super::machine::MachineState;
-    let m = Machine::default();
+    let m = AllocMachine::default();
     let mut st = MachineState::new(m, 1);
     assert_eq!(st.access(0, 1 << 20, false), m.dram_cycles);
     assert_eq!(st.access(0, (1 << 20) + 64, false), m.l2_cycles);
     let mut st = MachineState::new(
-        Machine {
+        AllocMachine {
             adjacent_line_prefetch: false,
             ..m
         },
@@ -725,7 +729,7 @@ fn threads_beyond_the_cores_share_them() {
 
 #[test]
 fn the_2_6_32_replay_splits_page_frags_and_folios_only() {
-    use super::workload::{from_trace, from_trace_as, split_in_2_6_32, Kernel, Op};
+    use super::workload::{from_trace, from_trace_as, split_in_2_6_32, AllocOp, Kernel};
     use crate::trace::gfp;
     let frag = gfp::KERNEL | gfp::COMP | gfp::NOWARN | gfp::NORETRY;
     assert!(split_in_2_6_32(3, frag));
@@ -747,17 +751,17 @@ fn the_2_6_32_replay_splits_page_frags_and_folios_only() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/tbench.kmem.hmt");
     let rec = from_trace(&p, "t", "k").unwrap();
     let old = from_trace_as(&p, "t", "k", Kernel::Linux2632).unwrap();
-    let pages = |w: &super::workload::Workload| -> (u64, u64, u64) {
+    let pages = |w: &super::workload::AllocWorkload| -> (u64, u64, u64) {
         let mut order: Vec<u8> = vec![0; w.blocks as usize];
         let (mut a, mut f, mut multi) = (0, 0, 0);
         for q in &w.reqs {
             match q.op {
-                Op::Alloc { order: o } => {
+                AllocOp::Alloc { order: o } => {
                     order[q.id as usize] = o;
                     a += 1 << o;
                     multi += (o > 0) as u64;
                 }
-                Op::Free => f += 1u64 << order[q.id as usize],
+                AllocOp::Free => f += 1u64 << order[q.id as usize],
             }
         }
         (a, f, multi)

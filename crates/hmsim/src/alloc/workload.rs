@@ -20,7 +20,7 @@ use crate::hash::FastMap;
 use crate::trace::{gfp, open_trace, Kind, KMEM_PAGE_BYTES, NO_ID, NO_TIME};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub enum AllocOp {
     Alloc { order: u8 },
     Free,
 }
@@ -30,12 +30,12 @@ pub struct Req {
     pub ts_ns: u64,
     pub cpu: u16,
     pub id: u32,
-    pub op: Op,
+    pub op: AllocOp,
 }
 
 /// A request stream and what was dropped while building it.
 #[derive(Debug, Clone, Default)]
-pub struct Workload {
+pub struct AllocWorkload {
     pub name: String,
     pub reqs: Vec<Req>,
     /// Number of block ids used (ids are `0..blocks`).
@@ -92,7 +92,7 @@ pub fn split_in_2_6_32(order: u8, flags: u32) -> bool {
 /// Read a kmem trace (`Alloc`/`Free` records; others ignored). Traced CPU ids become
 /// dense ids `0..cpus` in order of first appearance; timestamps are made relative to the
 /// first record and non-decreasing (a record without time takes the previous one's).
-pub fn from_trace(path: &Path, file: &str, key: &str) -> Result<Workload, ConfigError> {
+pub fn from_trace(path: &Path, file: &str, key: &str) -> Result<AllocWorkload, ConfigError> {
     from_trace_as(path, file, key, Kernel::AsRecorded)
 }
 
@@ -104,7 +104,7 @@ pub fn from_trace_as(
     file: &str,
     key: &str,
     kernel: Kernel,
-) -> Result<Workload, ConfigError> {
+) -> Result<AllocWorkload, ConfigError> {
     let reader = open_trace(path, None).map_err(|e| {
         ConfigError::new(
             file,
@@ -112,7 +112,7 @@ pub fn from_trace_as(
             format!("cannot read trace '{}': {e}", path.display()),
         )
     })?;
-    let mut w = Workload {
+    let mut w = AllocWorkload {
         name: path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -168,7 +168,7 @@ pub fn from_trace_as(
                     ts_ns: ts,
                     cpu,
                     id: id + i,
-                    op: Op::Alloc { order },
+                    op: AllocOp::Alloc { order },
                 });
             }
         } else {
@@ -181,7 +181,7 @@ pub fn from_trace_as(
                             ts_ns: ts,
                             cpu,
                             id: id + i,
-                            op: Op::Free,
+                            op: AllocOp::Free,
                         });
                     }
                 }
@@ -313,7 +313,7 @@ impl Synthetic {
         1 + ((1.0 - u).ln() / (1.0 - p).ln()) as u64
     }
 
-    pub fn generate(&self, seed: u64, name: &str) -> Workload {
+    pub fn generate(&self, seed: u64, name: &str) -> AllocWorkload {
         let total: f64 = self.order_mix.iter().sum();
         let mut cdf = Vec::new();
         let mut acc = 0.0;
@@ -337,7 +337,7 @@ impl Synthetic {
                             ts_ns: d,
                             cpu: t as u16,
                             id,
-                            op: Op::Free,
+                            op: AllocOp::Free,
                         });
                     }
                     (_, Some(at)) => {
@@ -349,7 +349,7 @@ impl Synthetic {
                             ts_ns: at,
                             cpu: t as u16,
                             id,
-                            op: Op::Alloc { order: order as u8 },
+                            op: AllocOp::Alloc { order: order as u8 },
                         });
                         let short = rng.random::<f64>() < self.short_lived_fraction;
                         let life = exp(
@@ -377,7 +377,7 @@ impl Synthetic {
         // Stable: each thread's own order survives equal timestamps.
         reqs.sort_by_key(|r| r.ts_ns);
         let duration_ns = reqs.last().map_or(0, |r| r.ts_ns);
-        Workload {
+        AllocWorkload {
             name: name.to_string(),
             reqs,
             blocks: self.threads * self.allocs_per_thread,

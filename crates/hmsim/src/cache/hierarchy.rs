@@ -34,7 +34,7 @@ pub enum FlushKind {
 
 /// Where a load or store found its line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
+pub enum HitLevel {
     L1,
     L2,
     Llc,
@@ -214,9 +214,15 @@ impl Hierarchy {
     }
 
     #[inline]
-    fn access(&mut self, core: usize, line: u64, write: bool, sink: &mut impl MemorySink) -> Level {
+    fn access(
+        &mut self,
+        core: usize,
+        line: u64,
+        write: bool,
+        sink: &mut impl MemorySink,
+    ) -> HitLevel {
         if self.l1[core].lookup(line, write) {
-            return Level::L1;
+            return HitLevel::L1;
         }
         // An L1 miss looks in L2 and then the LLC: fetch both sets from host memory at once.
         self.l2[core].prefetch(line);
@@ -224,16 +230,16 @@ impl Hierarchy {
         if self.l2[core].lookup(line, false) {
             let d = self.l2[core].invalidate(line).unwrap_or(false);
             self.fill_l1(core, line, d || write, sink);
-            return Level::L2;
+            return HitLevel::L2;
         }
         if self.llc.lookup(line, false) {
             let d = self.llc.invalidate(line).unwrap_or(false);
             self.fill_l1(core, line, d || write, sink);
-            return Level::Llc;
+            return HitLevel::Llc;
         }
         sink.mem_read(line, core);
         self.fill_l1(core, line, write, sink);
-        Level::Memory
+        HitLevel::Memory
     }
 
     /// A load (or store) of the line holding `addr` that hits `core`'s L1: the hit
@@ -246,13 +252,13 @@ impl Hierarchy {
 
     /// A load of the 64 B line holding byte address `addr`.
     #[inline]
-    pub fn load(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) -> Level {
+    pub fn load(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) -> HitLevel {
         self.access(core, addr >> 6, false, sink)
     }
 
     /// A store to the line holding `addr` (write-allocate: a miss reads the line first).
     #[inline]
-    pub fn store(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) -> Level {
+    pub fn store(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) -> HitLevel {
         self.access(core, addr >> 6, true, sink)
     }
 
@@ -261,7 +267,7 @@ impl Hierarchy {
     /// uses): a line missing from `core`'s L1 and L2 but held in another core's private
     /// cache moves from there, dirty state included, instead of coming from the LLC or
     /// memory. Returns where the line was found and whether that was another core's cache
-    /// (then `Level::Llc`: it crossed the shared level). A line read by several cores is
+    /// (then `HitLevel::Llc`: it crossed the shared level). A line read by several cores is
     /// not kept shared: each use by another core moves it again. `load`/`store` are
     /// unchanged: the persistence models use per-thread lines and no coherence.
     pub fn access_coherent(
@@ -270,17 +276,17 @@ impl Hierarchy {
         addr: u64,
         write: bool,
         sink: &mut impl MemorySink,
-    ) -> (Level, bool) {
+    ) -> (HitLevel, bool) {
         let line = addr >> 6;
         if self.l1[core].lookup(line, write) {
-            return (Level::L1, false);
+            return (HitLevel::L1, false);
         }
         self.l2[core].prefetch(line);
         self.llc.prefetch(line);
         if self.l2[core].lookup(line, false) {
             let d = self.l2[core].invalidate(line).unwrap_or(false);
             self.fill_l1(core, line, d || write, sink);
-            return (Level::L2, false);
+            return (HitLevel::L2, false);
         }
         for other in 0..self.l1.len() {
             if other == core {
@@ -292,17 +298,17 @@ impl Hierarchy {
             };
             if let Some(d) = held {
                 self.fill_l1(core, line, d || write, sink);
-                return (Level::Llc, true);
+                return (HitLevel::Llc, true);
             }
         }
         if self.llc.lookup(line, false) {
             let d = self.llc.invalidate(line).unwrap_or(false);
             self.fill_l1(core, line, d || write, sink);
-            return (Level::Llc, false);
+            return (HitLevel::Llc, false);
         }
         sink.mem_read(line, core);
         self.fill_l1(core, line, write, sink);
-        (Level::Memory, false)
+        (HitLevel::Memory, false)
     }
 
     /// A hardware prefetch of the line holding `addr` into `core`'s L2 (the adjacent-line
@@ -419,7 +425,7 @@ mod tests {
     fn store_then_flush_writes_once_and_a_clean_flush_writes_nothing() {
         let mut h = small(true);
         let mut m = Count::default();
-        assert_eq!(h.store(0, 0x1000, &mut m), Level::Memory);
+        assert_eq!(h.store(0, 0x1000, &mut m), HitLevel::Memory);
         assert!(!h.durable(0, 0x1000, false));
         assert!(
             h.durable(0, 0x1000, true),

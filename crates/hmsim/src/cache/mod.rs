@@ -7,7 +7,7 @@ mod lru;
 mod set_assoc;
 
 pub use hierarchy::{
-    CacheConfig, FlushKind, Hierarchy, Level, LevelConfig, MemorySink, WriteCause,
+    CacheConfig, FlushKind, Hierarchy, HitLevel, LevelConfig, MemorySink, WriteCause,
 };
 pub use lru::LruOrder;
 pub use set_assoc::{CacheStats, Replacement, SetAssocCache};

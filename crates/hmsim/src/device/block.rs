@@ -11,7 +11,7 @@
 use super::spec::{DeviceSpec, DirectionSpec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub enum BlockOp {
     Read,
     Write,
 }
@@ -119,10 +119,10 @@ impl BlockDevice {
 
     /// Submit a request at `now_ns`; returns its completion time in ns.
     #[inline]
-    pub fn submit(&mut self, op: Op, offset: u64, bytes: u64, now_ns: f64) -> f64 {
+    pub fn submit(&mut self, op: BlockOp, offset: u64, bytes: u64, now_ns: f64) -> f64 {
         let timing = match op {
-            Op::Read => self.read,
-            Op::Write => {
+            BlockOp::Read => self.read,
+            BlockOp::Write => {
                 if self.cache_left_bytes >= bytes {
                     self.cache_left_bytes = self.cache_left_bytes.saturating_sub(bytes);
                     self.write
@@ -135,16 +135,16 @@ impl BlockDevice {
         let mut t = now_ns.max(self.controller_free_ns) + timing.command_ns;
         self.controller_free_ns = t;
         let xfer_ns = bytes as f64 * self.link_ns_per_byte;
-        if op == Op::Write {
+        if op == BlockOp::Write {
             t = t.max(self.link_up_free_ns) + xfer_ns;
             self.link_up_free_ns = t;
         }
         let (media_done, busy) = self.media(timing, offset, bytes, t);
         match op {
-            Op::Read => self.read_busy_ns += busy,
-            Op::Write => self.write_busy_ns += busy,
+            BlockOp::Read => self.read_busy_ns += busy,
+            BlockOp::Write => self.write_busy_ns += busy,
         }
-        if op == Op::Read {
+        if op == BlockOp::Read {
             let done = media_done.max(self.link_down_free_ns) + xfer_ns;
             self.link_down_free_ns = done;
             done
@@ -196,7 +196,7 @@ mod tests {
     #[test]
     fn unloaded_read_latency_is_the_sum_of_stages() {
         let (spec, mut d) = dev("intel-optane-900p");
-        let done = d.submit(Op::Read, 0, 4096, 0.0);
+        let done = d.submit(BlockOp::Read, 0, 4096, 0.0);
         let units = spec.parallelism.as_ref().unwrap().units as f64;
         let expect = 1e9 / spec.read.max_iops.unwrap()
             + units * 4096.0 / spec.read.bandwidth_gbps

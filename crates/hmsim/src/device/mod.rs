@@ -16,5 +16,5 @@ mod block;
 mod energy;
 pub mod thermal;
 
-pub use block::{BlockDevice, Op};
+pub use block::{BlockDevice, BlockOp};
 pub use energy::EnergyReport;

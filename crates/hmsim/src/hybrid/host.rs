@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::policy::{EpfPolicy, FaultView};
 use super::tlb::Tlb;
 use super::umd::{Fault, Umd, Walk};
-use super::workload::Workload;
+use super::workload::HybridWorkload;
 use crate::config::{Validate, Validator};
 use crate::flash::NONE;
 
@@ -233,7 +233,7 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 }
 
 /// Logical pages the OS hands out for `w`: every process's data and code pages.
-pub fn pages_needed(w: &Workload, cfg: &HostConfig) -> u64 {
+pub fn pages_needed(w: &HybridWorkload, cfg: &HostConfig) -> u64 {
     w.footprint_pages() + w.process_pages.len() as u64 * cfg.code_pages as u64
 }
 
@@ -242,7 +242,7 @@ impl<'a> Host<'a> {
         cfg: HostConfig,
         umd: &'a mut Umd,
         policy: &'a dyn EpfPolicy,
-        w: &Workload,
+        w: &HybridWorkload,
         seed: u64,
     ) -> Host<'a> {
         let mut data_base = Vec::new();
@@ -342,7 +342,7 @@ impl<'a> Host<'a> {
 
     /// Whether thread `i` may run its next event; if it must wait for another thread's
     /// hand-off it is parked on that thread (a futex wait) and `false` is returned.
-    fn handoffs_done(&mut self, i: usize, w: &Workload) -> bool {
+    fn handoffs_done(&mut self, i: usize, w: &HybridWorkload) -> bool {
         let deps = &w.threads[i].deps;
         loop {
             let th = self.threads[i];
@@ -376,7 +376,7 @@ impl<'a> Host<'a> {
         }
     }
 
-    pub fn run(mut self, w: &Workload) -> HostStats {
+    pub fn run(mut self, w: &HybridWorkload) -> HostStats {
         let ns_per_instr = self.cfg.cpi / self.cfg.core_ghz;
         let slice_ns = (self.cfg.time_slice_us * 1e3) as u64;
         let mut last: Option<usize> = None;

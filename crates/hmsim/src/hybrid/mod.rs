@@ -25,7 +25,7 @@ mod tests;
 
 pub use host::{Host, HostConfig, HostStats};
 pub use pigz::PigzLike;
-pub use policy::{EpfPolicy, FaultView, PolicySpec, EPF_POLICIES};
+pub use policy::{EpfPolicy, EpfPolicySpec, FaultView, EPF_POLICIES};
 pub use scenario::{run, HybridScenario};
 pub use umd::{Fault, Umd, Walk};
-pub use workload::Workload;
+pub use workload::HybridWorkload;

@@ -25,7 +25,7 @@ use flate2::Compression;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::workload::{Dep, Ev, ThreadSpec, Workload, MB, PAGE_BYTES};
+use super::workload::{Dep, Ev, HybridWorkload, ThreadSpec, MB, PAGE_BYTES};
 use crate::config::{Validate, Validator};
 use crate::rng::SimRng;
 
@@ -220,7 +220,7 @@ impl PigzLike {
     }
 
     /// The four threads of one `pigz -d` process.
-    pub fn generate(&self, seed: u64) -> Workload {
+    pub fn generate(&self, seed: u64) -> HybridWorkload {
         let pages_of = |kb: u32| ((kb as u64 * 1024).div_ceil(PAGE_BYTES)).max(1) as u32;
         let mb_pages = |mb: f64| (mb * MB as f64 / PAGE_BYTES as f64).ceil() as u32;
         let ratio = self.ratio(seed);
@@ -371,7 +371,7 @@ impl PigzLike {
                 events: Arc::new(s.ev),
             })
             .collect();
-        Workload {
+        HybridWorkload {
             name: format!("pigz-d-{}MB", self.input_mb),
             threads,
             process_pages: vec![l.end],

@@ -68,7 +68,7 @@ pub const EPF_POLICIES: &[&str] = &["no_EPF", "all_EPF", "smart_EPF"];
 /// A policy as a scenario names it: `{ name = "smart_EPF", threshold_us = 50 }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PolicySpec {
+pub struct EpfPolicySpec {
     pub name: String,
     /// Only for `smart_EPF`; `inf` never raises.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -77,9 +77,9 @@ pub struct PolicySpec {
 
 pub const DEFAULT_THRESHOLD_US: f64 = 50.0;
 
-impl PolicySpec {
-    pub fn named(name: &str) -> PolicySpec {
-        PolicySpec {
+impl EpfPolicySpec {
+    pub fn named(name: &str) -> EpfPolicySpec {
+        EpfPolicySpec {
             name: name.into(),
             threshold_us: None,
         }
@@ -112,7 +112,7 @@ impl PolicySpec {
     }
 }
 
-impl Validate for PolicySpec {
+impl Validate for EpfPolicySpec {
     fn validate(&self, v: &mut Validator) {
         v.one_of("name", &self.name, EPF_POLICIES);
         if let Some(t) = self.threshold_us {

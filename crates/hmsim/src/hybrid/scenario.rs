@@ -7,9 +7,9 @@ use serde_json::{json, Map, Value};
 
 use super::host::{pages_needed, Host, HostConfig, HostStats};
 use super::pigz::PigzLike;
-use super::policy::PolicySpec;
+use super::policy::EpfPolicySpec;
 use super::umd::Umd;
-use super::workload::{from_trace, Workload, MB, PAGE_BYTES};
+use super::workload::{from_trace, HybridWorkload, MB, PAGE_BYTES};
 use crate::config::{parse_toml, Validate, Validator};
 use crate::device::Catalog;
 use crate::error::ConfigError;
@@ -28,7 +28,7 @@ pub struct HybridScenario {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     #[serde(default)]
-    pub device: DeviceSpec,
+    pub device: HybridDeviceConfig,
     #[serde(default)]
     pub flash: FlashSpec,
     #[serde(default)]
@@ -36,22 +36,22 @@ pub struct HybridScenario {
     #[serde(default)]
     pub host: HostConfig,
     #[serde(default)]
-    pub workload: WorkloadSpec,
+    pub workload: HybridWorkloadSpec,
     #[serde(default = "default_policies")]
-    pub policies: Vec<PolicySpec>,
+    pub policies: Vec<EpfPolicySpec>,
 }
 
-fn default_policies() -> Vec<PolicySpec> {
+fn default_policies() -> Vec<EpfPolicySpec> {
     ["no_EPF", "all_EPF", "smart_EPF"]
         .iter()
-        .map(|n| PolicySpec::named(n))
+        .map(|n| EpfPolicySpec::named(n))
         .collect()
 }
 
 /// The UMD: logical capacity (what the OS sees) and its DRAM cache.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct DeviceSpec {
+pub struct HybridDeviceConfig {
     #[serde(default = "d_cap")]
     pub capacity_mb: f64,
     #[serde(default = "d_dram")]
@@ -80,9 +80,9 @@ fn d_dram() -> f64 {
 fn d_50() -> u64 {
     50
 }
-impl Default for DeviceSpec {
+impl Default for HybridDeviceConfig {
     fn default() -> Self {
-        DeviceSpec {
+        HybridDeviceConfig {
             capacity_mb: d_cap(),
             dram_mb: d_dram(),
             dram_read_ns: 50,
@@ -190,7 +190,7 @@ impl Default for Precondition {
 /// A trace (`trace = "path"`, relative to the scenario file) or the pigz-like generator.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct WorkloadSpec {
+pub struct HybridWorkloadSpec {
     #[serde(default = "d_threads")]
     pub threads: u16,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -207,9 +207,9 @@ pub struct WorkloadSpec {
 fn d_threads() -> u16 {
     5
 }
-impl Default for WorkloadSpec {
+impl Default for HybridWorkloadSpec {
     fn default() -> Self {
-        WorkloadSpec {
+        HybridWorkloadSpec {
             threads: 5,
             trace: None,
             share_address_space: false,
@@ -219,7 +219,7 @@ impl Default for WorkloadSpec {
     }
 }
 
-impl Validate for DeviceSpec {
+impl Validate for HybridDeviceConfig {
     fn validate(&self, v: &mut Validator) {
         v.range(
             "capacity_mb",
@@ -279,7 +279,7 @@ impl Validate for Precondition {
     }
 }
 
-impl Validate for WorkloadSpec {
+impl Validate for HybridWorkloadSpec {
     fn validate(&self, v: &mut Validator) {
         v.range("threads", self.threads, 1, 4096, "");
         if self.trace.is_some() && self.pigz.is_some() {
@@ -383,7 +383,7 @@ impl HybridScenario {
         umd
     }
 
-    pub fn load_workload(&self, file: &str) -> Result<Workload, ConfigError> {
+    pub fn load_workload(&self, file: &str) -> Result<HybridWorkload, ConfigError> {
         let w = &self.workload;
         match &w.trace {
             Some(rel) => {
@@ -416,7 +416,7 @@ pub struct PolicyRun {
     pub stale_reads: u64,
 }
 
-pub fn simulate(sc: &HybridScenario, w: &Workload, p: &PolicySpec) -> PolicyRun {
+pub fn simulate(sc: &HybridScenario, w: &HybridWorkload, p: &EpfPolicySpec) -> PolicyRun {
     let mut umd = sc.build_umd();
     let policy = p.build();
     let stats = Host::new(sc.host, &mut umd, policy.as_ref(), w, sc.seed).run(w);
@@ -451,7 +451,12 @@ fn short_faults(s: &HostStats) -> u64 {
     s.service.iter().filter(|x| x.1 <= limit).count() as u64
 }
 
-fn row(sc: &HybridScenario, w: &Workload, p: &PolicySpec, r: &PolicyRun) -> Map<String, Value> {
+fn row(
+    sc: &HybridScenario,
+    w: &HybridWorkload,
+    p: &EpfPolicySpec,
+    r: &PolicyRun,
+) -> Map<String, Value> {
     let s = &r.stats;
     let mut service: Vec<u64> = s.service.iter().map(|x| x.1).collect();
     service.sort_unstable();

@@ -3,10 +3,10 @@ use std::sync::Arc;
 use super::cache::UmdDramCache;
 use super::host::{Host, HostConfig};
 use super::pigz::{measured_ratio, PigzLike, CHECKER, INFLATER, READER, WRITER};
-use super::policy::{EpfPolicy, FaultView, PolicySpec};
+use super::policy::{EpfPolicy, EpfPolicySpec, FaultView};
 use super::scenario::simulate;
 use super::umd::{Umd, Walk};
-use super::workload::{Ev, ThreadSpec, Workload, MB, PAGE_BYTES};
+use super::workload::{Ev, HybridWorkload, ThreadSpec, MB, PAGE_BYTES};
 use super::HybridScenario;
 use crate::flash::{build_gc, preset, Ftl, Geometry};
 
@@ -95,7 +95,10 @@ fn tiny_scenario(policy: &str, extra: &str) -> HybridScenario {
     crate::config::parse_toml(&text, "t.toml").unwrap()
 }
 
-fn fingerprint(sc: &HybridScenario, p: &PolicySpec) -> (u64, u64, u64, u64, u64, Vec<(u64, u64)>) {
+fn fingerprint(
+    sc: &HybridScenario,
+    p: &EpfPolicySpec,
+) -> (u64, u64, u64, u64, u64, Vec<(u64, u64)>) {
     let w = sc.load_workload("t.toml").unwrap();
     let r = simulate(sc, &w, p);
     let s = r.stats;
@@ -112,12 +115,12 @@ fn fingerprint(sc: &HybridScenario, p: &PolicySpec) -> (u64, u64, u64, u64, u64,
 #[test]
 fn hybrid_smart_threshold_infinite_is_no_and_zero_weighs_cost() {
     let sc = tiny_scenario("smart_EPF", "");
-    let smart = |t: f64| PolicySpec {
+    let smart = |t: f64| EpfPolicySpec {
         name: "smart_EPF".into(),
         threshold_us: Some(t),
     };
-    let all = fingerprint(&sc, &PolicySpec::named("all_EPF"));
-    let no = fingerprint(&sc, &PolicySpec::named("no_EPF"));
+    let all = fingerprint(&sc, &EpfPolicySpec::named("all_EPF"));
+    let no = fingerprint(&sc, &EpfPolicySpec::named("no_EPF"));
     assert!(all.1 > 0, "the tiny run must have internal faults");
     assert!(all.2 > 0 && no.2 == 0);
     assert_eq!(fingerprint(&sc, &smart(f64::INFINITY)), no);
@@ -132,19 +135,19 @@ fn hybrid_nonpreemptible_sections_never_block() {
     // Every access non-preemptible: all_EPF cannot raise and behaves as no_EPF.
     let mut sc = tiny_scenario("all_EPF", "");
     sc.host.nonpreemptible_fraction = 1.0;
-    let all = fingerprint(&sc, &PolicySpec::named("all_EPF"));
+    let all = fingerprint(&sc, &EpfPolicySpec::named("all_EPF"));
     assert_eq!(all.2, 0);
-    assert_eq!(all, fingerprint(&sc, &PolicySpec::named("no_EPF")));
+    assert_eq!(all, fingerprint(&sc, &EpfPolicySpec::named("no_EPF")));
     // Some non-preemptible accesses: fewer EPFs than internal faults.
     sc.host.nonpreemptible_fraction = 0.5;
-    let half = fingerprint(&sc, &PolicySpec::named("all_EPF"));
+    let half = fingerprint(&sc, &EpfPolicySpec::named("all_EPF"));
     assert!(half.2 > 0 && half.2 < half.1, "{} of {}", half.2, half.1);
 }
 
 #[test]
 fn hybrid_runs_are_deterministic_and_seed_dependent() {
     let sc = tiny_scenario("smart_EPF", "");
-    let p = PolicySpec::named("smart_EPF");
+    let p = EpfPolicySpec::named("smart_EPF");
     assert_eq!(fingerprint(&sc, &p), fingerprint(&sc, &p));
     let mut other = sc.clone();
     other.seed = 8;
@@ -162,7 +165,7 @@ fn hybrid_host_closed_form_no_epf() {
         gap: 0,
         write,
     };
-    let w = Workload {
+    let w = HybridWorkload {
         name: "t".into(),
         threads: vec![ThreadSpec {
             process: 0,
@@ -178,7 +181,7 @@ fn hybrid_host_closed_form_no_epf() {
         code_pages: 1,
         ..HostConfig::default()
     };
-    let p = PolicySpec::named("no_EPF").build();
+    let p = EpfPolicySpec::named("no_EPF").build();
     let s = Host::new(cfg, &mut umd, p.as_ref(), &w, 1).run(&w);
     // Code page, page 0, page 1, page 0 again: each displaces the single frame's page.
     // Faults with flash work: page 0 (evicts the dirty code page: program), page 1
@@ -196,7 +199,7 @@ fn hybrid_host_closed_form_no_epf() {
 
 #[test]
 fn hybrid_policies_by_name_and_bad_config_errors() {
-    let p: Box<dyn EpfPolicy> = PolicySpec::named("smart_EPF").build();
+    let p: Box<dyn EpfPolicy> = EpfPolicySpec::named("smart_EPF").build();
     assert_eq!(p.name(), "smart_EPF");
     let f = |estimate_ns, gain_ns, cost_ns| FaultView {
         estimate_ns,
@@ -238,7 +241,7 @@ fn short_fault_run(
         .iter()
         .map(|t| t.iter().map(|e| e.page + 1).max().unwrap_or(1))
         .collect();
-    let w = Workload {
+    let w = HybridWorkload {
         name: "t".into(),
         threads: threads
             .into_iter()
@@ -259,7 +262,7 @@ fn short_fault_run(
         code_pages: 1,
         ..HostConfig::default()
     };
-    let p = PolicySpec::named(policy).build();
+    let p = EpfPolicySpec::named(policy).build();
     (Host::new(cfg, &mut umd, p.as_ref(), &w, 1).run(&w), cfg)
 }
 
@@ -354,7 +357,7 @@ fn hybrid_short_fault_reads_a_recycled_pages_stale_copy() {
     assert!(!f.flash_work && f.estimate_ns == 0);
 }
 
-fn pigz(input_mb: f64, os_mb: f64) -> Workload {
+fn pigz(input_mb: f64, os_mb: f64) -> HybridWorkload {
     PigzLike {
         input_mb,
         os_resident_mb: os_mb,
@@ -405,14 +408,14 @@ fn hybrid_pigz_run_finishes_every_thread_deterministically() {
     sc.host.nonpreemptible_fraction = 0.0;
     let runs: Vec<_> = ["no_EPF", "all_EPF", "smart_EPF"]
         .iter()
-        .map(|p| simulate(&sc, &w, &PolicySpec::named(p)).stats)
+        .map(|p| simulate(&sc, &w, &EpfPolicySpec::named(p)).stats)
         .collect();
     for s in &runs {
         assert_eq!(s.umd_accesses, w.events(), "every thread ran to its end");
         assert!(s.handoff_waits > 0);
         assert!(s.internal_faults > 0);
     }
-    let again = simulate(&sc, &w, &PolicySpec::named("smart_EPF")).stats;
+    let again = simulate(&sc, &w, &EpfPolicySpec::named("smart_EPF")).stats;
     assert_eq!(again.runtime_ns, runs[2].runtime_ns);
     assert_eq!(again.service, runs[2].service);
     assert_eq!(w.threads[0].events, pigz(0.25, 0.5).threads[0].events);

@@ -41,7 +41,7 @@ pub struct ThreadSpec {
 }
 
 #[derive(Debug, Clone)]
-pub struct Workload {
+pub struct HybridWorkload {
     pub name: String,
     pub threads: Vec<ThreadSpec>,
     /// Distinct data pages of each process (page ids are `0..pages`).
@@ -56,7 +56,7 @@ pub struct Workload {
     pub output_ratio: f64,
 }
 
-impl Workload {
+impl HybridWorkload {
     pub fn events(&self) -> u64 {
         self.threads.iter().map(|t| t.events.len() as u64).sum()
     }
@@ -74,10 +74,10 @@ impl Workload {
         threads: u16,
         shared: bool,
         input_mb: f64,
-    ) -> Workload {
+    ) -> HybridWorkload {
         let events = Arc::new(events);
         let procs = if shared { 1 } else { threads };
-        Workload {
+        HybridWorkload {
             name,
             threads: (0..threads)
                 .map(|t| ThreadSpec {
@@ -103,7 +103,7 @@ pub fn from_trace(
     threads: u16,
     shared: bool,
     input_mb: f64,
-) -> Result<Workload, ConfigError> {
+) -> Result<HybridWorkload, ConfigError> {
     let err = |m: String| {
         ConfigError::new(
             file,
@@ -137,7 +137,7 @@ pub fn from_trace(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    Ok(Workload::replicate(
+    Ok(HybridWorkload::replicate(
         name,
         events,
         ids.len() as u32,

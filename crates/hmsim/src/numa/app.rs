@@ -13,9 +13,9 @@ use crate::tier::params::{ANTAGONIST_READS_PER_CORE, GUPS_MLP};
 use crate::tier::{solve_fixed_point, LatencyCurve, Source, TierSpec};
 
 use super::cost::{backing_bandwidth, SwapSpec};
-use super::mmcache::{steady_state, MemoryModeSpec, Pattern, SimCounts};
+use super::mmcache::{steady_state, MemoryModePattern, MemoryModeSpec, SimCounts};
 use super::pool::{Placement, Pool};
-use super::topology::Machine;
+use super::topology::NumaMachine;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -228,7 +228,7 @@ fn tier(name: String, lat: f64, bw: f64, mix_penalty: f64) -> TierSpec {
 fn cache_counts(
     pool: &Pool,
     pl: &Placement,
-    pattern: Pattern,
+    pattern: MemoryModePattern,
     rf: f64,
     mm: &MemoryModeSpec,
     seed: u64,
@@ -258,11 +258,11 @@ fn cache_counts(
 /// paths on Memory Mode nodes (`counts`: the cache model's steady state per node).
 #[allow(clippy::too_many_arguments)]
 fn tiers(
-    m: &Machine,
+    m: &NumaMachine,
     pool: &Pool,
     pl: &Placement,
     socket: usize,
-    pattern: Pattern,
+    pattern: MemoryModePattern,
     rf: f64,
     mm: &MemoryModeSpec,
     counts: &[Option<SimCounts>],
@@ -278,8 +278,8 @@ fn tiers(
         let share = p as f64 / resident as f64;
         let path = m.path(socket, n.topo);
         let lat = |pa: &super::topology::Path| match pattern {
-            Pattern::Stream => pa.read_latency_ns,
-            Pattern::Random => pa.random_read_latency_ns,
+            MemoryModePattern::Stream => pa.read_latency_ns,
+            MemoryModePattern::Random => pa.random_read_latency_ns,
         };
         let media = m.nodes[n.topo].media;
         if n.cache_bytes == 0 {
@@ -376,7 +376,7 @@ fn tiers(
 /// Run `app` over the pages of `pl` (allocated by a task on `socket`).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
-    m: &Machine,
+    m: &NumaMachine,
     pool: &Pool,
     pl: &Placement,
     socket: usize,
@@ -399,8 +399,16 @@ pub fn run(
     let mut moved = 0.0;
     let mut hit_acc = (0.0, 0.0);
     for (pattern, frac, mlp) in [
-        (Pattern::Stream, 1.0 - mix.random_fraction, app.stream_mlp),
-        (Pattern::Random, mix.random_fraction, app.random_mlp),
+        (
+            MemoryModePattern::Stream,
+            1.0 - mix.random_fraction,
+            app.stream_mlp,
+        ),
+        (
+            MemoryModePattern::Random,
+            mix.random_fraction,
+            app.random_mlp,
+        ),
     ] {
         if frac <= 0.0 {
             continue;
@@ -440,7 +448,7 @@ pub fn run(
             .zip(&fp.tiers)
             .map(|(t, p)| t.share * p.latency_ns)
             .sum();
-        if pattern == Pattern::Random || mix.random_fraction <= 0.0 {
+        if pattern == MemoryModePattern::Random || mix.random_fraction <= 0.0 {
             res.latency_ns = lat;
         }
         for t in ts.iter().filter(|t| t.far) {
@@ -453,14 +461,32 @@ pub fn run(
         }
     }
     // Idle random-read latency where the pages are (what a pointer chase would see).
-    let counts = cache_counts(pool, pl, Pattern::Random, 1.0, mm, seed);
-    let (ts, _) = tiers(m, pool, pl, socket, Pattern::Random, 1.0, mm, &counts);
+    let counts = cache_counts(pool, pl, MemoryModePattern::Random, 1.0, mm, seed);
+    let (ts, _) = tiers(
+        m,
+        pool,
+        pl,
+        socket,
+        MemoryModePattern::Random,
+        1.0,
+        mm,
+        &counts,
+    );
     res.idle_latency_ns = ts
         .iter()
         .map(|t| t.share * t.spec.unloaded_latency_ns)
         .sum();
-    let counts = cache_counts(pool, pl, Pattern::Stream, 1.0, mm, seed);
-    let (ts, _) = tiers(m, pool, pl, socket, Pattern::Stream, 1.0, mm, &counts);
+    let counts = cache_counts(pool, pl, MemoryModePattern::Stream, 1.0, mm, seed);
+    let (ts, _) = tiers(
+        m,
+        pool,
+        pl,
+        socket,
+        MemoryModePattern::Stream,
+        1.0,
+        mm,
+        &counts,
+    );
     res.idle_seq_latency_ns = ts
         .iter()
         .map(|t| t.share * t.spec.unloaded_latency_ns)

@@ -5,10 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cache::LINE_BYTES;
 use crate::config::{Validate, Validator};
 
 use super::pool::{Placement, Pool};
-use super::topology::Machine;
+use super::topology::NumaMachine;
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -100,14 +101,14 @@ impl AllocCost {
     /// One core's zeroing bandwidth (GB/s) over a path whose store completes after
     /// `latency_ns`: lines in flight × 64 B ÷ latency (Little's law).
     pub fn latency_bound_gb_s(&self, latency_ns: f64) -> f64 {
-        self.lines_in_flight * 64.0 / latency_ns
+        self.lines_in_flight * LINE_BYTES as f64 / latency_ns
     }
 }
 
 /// Time to allocate and zero `pl` for a task on `socket`; `used_before` pages were on each
 /// pool node before (a Memory Mode cache holds the first `cache` bytes of a node's pages).
 pub fn alloc_time(
-    m: &Machine,
+    m: &NumaMachine,
     pool: &Pool,
     pl: &Placement,
     used_before: &[u64],
@@ -172,7 +173,7 @@ pub fn alloc_time(
 }
 
 /// Aggregate (read, write) bandwidth of far modules seen from `socket` (interleaved).
-pub fn backing_bandwidth(m: &Machine, socket: usize, modules: &[usize]) -> (f64, f64) {
+pub fn backing_bandwidth(m: &NumaMachine, socket: usize, modules: &[usize]) -> (f64, f64) {
     let mut r = 0.0;
     let mut w = 0.0;
     let mut remote = false;

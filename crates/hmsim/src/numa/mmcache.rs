@@ -15,7 +15,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::cache::{Replacement, SetAssocCache};
+use crate::cache::{Replacement, SetAssocCache, LINE_BYTES};
 use crate::config::{Validate, Validator};
 use crate::rng::SimRng;
 
@@ -109,7 +109,7 @@ impl Validate for MemoryModeSpec {
 
 /// The access pattern whose hit ratio is wanted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pattern {
+pub enum MemoryModePattern {
     /// Repeated sequential passes over the footprint.
     Stream,
     /// Uniform random 64 B accesses over the footprint.
@@ -122,7 +122,7 @@ pub enum Pattern {
 /// of `granule` consecutive pages (a shuffled 4 MiB block) is the page-by-page case counted
 /// in granules: a granule's pages map to consecutive slots of one granule-sized slot group.
 pub fn hit_ratio_granular(
-    pattern: Pattern,
+    pattern: MemoryModePattern,
     order: FrameOrder,
     pages: u64,
     cache_pages: u64,
@@ -146,7 +146,7 @@ pub fn hit_ratio_granular(
 
 /// [`hit_ratio_granular`] for pages placed one by one (`Shuffled` counts as `Random`).
 pub fn hit_ratio(
-    pattern: Pattern,
+    pattern: MemoryModePattern,
     order: FrameOrder,
     pages: u64,
     cache_pages: u64,
@@ -161,7 +161,7 @@ pub fn hit_ratio(
     }
     let (p, s) = (pages as f64, cache_pages as f64);
     let page_hit = match (pattern, order) {
-        (Pattern::Stream, FrameOrder::Sequential) => {
+        (MemoryModePattern::Stream, FrameOrder::Sequential) => {
             // Consecutive frames: slots get ⌊p/s⌋ or ⌈p/s⌉ pages; only single-page slots hit.
             if pages <= cache_pages {
                 1.0
@@ -171,14 +171,14 @@ pub fn hit_ratio(
                 0.0
             }
         }
-        (Pattern::Random, FrameOrder::Sequential) => (s / p).min(1.0),
-        (Pattern::Stream, FrameOrder::Random | FrameOrder::Shuffled) => {
+        (MemoryModePattern::Random, FrameOrder::Sequential) => (s / p).min(1.0),
+        (MemoryModePattern::Stream, FrameOrder::Random | FrameOrder::Shuffled) => {
             // A page hits when none of the other frames of its slot holds a footprint page.
             let m = (node_pages as f64 / s).max(1.0);
             let q = ((p - 1.0) / (node_pages as f64 - 1.0).max(1.0)).min(1.0);
             (1.0 - q).powf(m - 1.0)
         }
-        (Pattern::Random, FrameOrder::Random | FrameOrder::Shuffled) => {
+        (MemoryModePattern::Random, FrameOrder::Random | FrameOrder::Shuffled) => {
             // Hit ratio = occupied slots / pages.
             let m = (node_pages as f64 / s).max(1.0);
             let empty = (1.0 - (p / node_pages as f64).min(1.0)).powf(m);
@@ -187,8 +187,8 @@ pub fn hit_ratio(
     };
     match pattern {
         // A stream uses every 64 B of a block it brought in: misses per access scale 64/B.
-        Pattern::Stream => 1.0 - (1.0 - page_hit) * 64.0 / block_bytes as f64,
-        Pattern::Random => page_hit,
+        MemoryModePattern::Stream => 1.0 - (1.0 - page_hit) * 64.0 / block_bytes as f64,
+        MemoryModePattern::Random => page_hit,
     }
 }
 
@@ -214,18 +214,18 @@ impl SimCounts {
 
 /// A direct-mapped DRAM cache over PMem addresses: the project's set-associative cache with
 /// one way, indexed by block number.
-pub struct DramCache {
+pub struct MemoryModeCache {
     cache: SetAssocCache,
     block_shift: u32,
     pub counts: SimCounts,
 }
 
-impl DramCache {
-    pub fn new(cache_bytes: u64, block_bytes: u64, rng: SimRng) -> DramCache {
+impl MemoryModeCache {
+    pub fn new(cache_bytes: u64, block_bytes: u64, rng: SimRng) -> MemoryModeCache {
         let blocks = (cache_bytes / block_bytes).max(1);
-        DramCache {
-            // SetAssocCache sizes sets as bytes / 64: pass 64 B per block.
-            cache: SetAssocCache::new(blocks * 64, 1, Replacement::Lru, rng),
+        MemoryModeCache {
+            // SetAssocCache sizes sets in lines: pass one line per block.
+            cache: SetAssocCache::new(blocks * LINE_BYTES, 1, Replacement::Lru, rng),
             block_shift: block_bytes.trailing_zeros(),
             counts: SimCounts::default(),
         }
@@ -257,7 +257,7 @@ impl DramCache {
 /// warm-up. `write_every` > 0 makes every n-th access a write.
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
-    pattern: Pattern,
+    pattern: MemoryModePattern,
     order: FrameOrder,
     pages: u64,
     cache_pages: u64,
@@ -285,15 +285,15 @@ pub fn simulate(
             all
         }
     };
-    let mut c = DramCache::new(s * page_bytes, block_bytes, rng.clone());
-    let lines_per_page = page_bytes / 64;
+    let mut c = MemoryModeCache::new(s * page_bytes, block_bytes, rng.clone());
+    let lines_per_page = page_bytes / LINE_BYTES;
     let mut n = 0u64;
     let write = |n: &mut u64| {
         *n += 1;
         write_every > 0 && (*n).is_multiple_of(write_every)
     };
     match pattern {
-        Pattern::Stream => {
+        MemoryModePattern::Stream => {
             for pass in 0..passes.max(2) {
                 if pass == 1 {
                     c.reset_counts();
@@ -301,12 +301,12 @@ pub fn simulate(
                 for &fr in &frames {
                     for l in 0..lines_per_page {
                         let w = write(&mut n);
-                        c.access(fr * page_bytes + l * 64, w);
+                        c.access(fr * page_bytes + l * LINE_BYTES, w);
                     }
                 }
             }
         }
-        Pattern::Random => {
+        MemoryModePattern::Random => {
             let total = p * lines_per_page;
             for i in 0..2 * accesses {
                 if i == accesses {
@@ -316,7 +316,7 @@ pub fn simulate(
                 let w = write(&mut n);
                 c.access(
                     frames[(line / lines_per_page) as usize] * page_bytes
-                        + (line % lines_per_page) * 64,
+                        + (line % lines_per_page) * LINE_BYTES,
                     w,
                 );
             }
@@ -337,7 +337,7 @@ const SIM_RANDOM_ACCESSES: u64 = 200_000;
 /// page) are simulated as units of a few lines each, scaled to at most [`SIM_SLOTS`] slot
 /// groups; every ⌈1/(1 − read_fraction)⌉-th access is a write (dirty victims).
 pub fn steady_state(
-    pattern: Pattern,
+    pattern: MemoryModePattern,
     mm: &MemoryModeSpec,
     pages: u64,
     cache_pages: u64,

@@ -22,7 +22,7 @@ pub mod topology;
 #[cfg(test)]
 mod tests;
 
-pub use policy::{Policy, Stage, POLICIES};
+pub use policy::{NumaPolicy, Stage, POLICIES};
 pub use pool::{Placement, Placer, Pool, Task};
-pub use scenario::{allocate, run, AllocationSpec, NumaScenario, Outcome};
-pub use topology::{Machine, Topology, PRESETS};
+pub use scenario::{allocate, run, AllocationSpec, NumaOutcome, NumaScenario};
+pub use topology::{NumaMachine, Topology, PRESETS};

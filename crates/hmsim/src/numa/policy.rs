@@ -32,7 +32,7 @@ impl Stage {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Policy {
+pub enum NumaPolicy {
     LinuxDefault,
     KmemDax,
     KmemDaxAll,
@@ -44,9 +44,9 @@ pub enum Policy {
     Interleave(Vec<usize>),
 }
 
-impl Policy {
+impl NumaPolicy {
     /// Parse a policy name; `nodes` is the number of topology nodes (for `bind:`/`interleave:`).
-    pub fn parse(s: &str, nodes: usize) -> Result<Policy, String> {
+    pub fn parse(s: &str, nodes: usize) -> Result<NumaPolicy, String> {
         let list = |rest: &str| -> Result<Vec<usize>, String> {
             let v: Result<Vec<usize>, _> =
                 rest.split(',').map(|x| x.trim().parse::<usize>()).collect();
@@ -59,18 +59,18 @@ impl Policy {
             }
         };
         Ok(match s {
-            "linux-default" => Policy::LinuxDefault,
-            "kmem-dax" => Policy::KmemDax,
-            "kmem-dax-all" => Policy::KmemDaxAll,
-            "kmem-dax-preferred" => Policy::KmemDaxPreferred,
-            "interleave-all" => Policy::InterleaveAll,
-            "memory-mode" => Policy::MemoryMode,
-            "aliusm" => Policy::AliusM,
+            "linux-default" => NumaPolicy::LinuxDefault,
+            "kmem-dax" => NumaPolicy::KmemDax,
+            "kmem-dax-all" => NumaPolicy::KmemDaxAll,
+            "kmem-dax-preferred" => NumaPolicy::KmemDaxPreferred,
+            "interleave-all" => NumaPolicy::InterleaveAll,
+            "memory-mode" => NumaPolicy::MemoryMode,
+            "aliusm" => NumaPolicy::AliusM,
             _ => {
                 if let Some(r) = s.strip_prefix("bind:") {
-                    Policy::Bind(list(r)?)
+                    NumaPolicy::Bind(list(r)?)
                 } else if let Some(r) = s.strip_prefix("interleave:") {
-                    Policy::Interleave(list(r)?)
+                    NumaPolicy::Interleave(list(r)?)
                 } else {
                     return Err(format!(
                         "unknown policy '{s}'; allowed: {}",
@@ -82,7 +82,7 @@ impl Policy {
     }
 
     pub fn memory_mode(&self) -> bool {
-        *self == Policy::MemoryMode
+        *self == NumaPolicy::MemoryMode
     }
 
     /// The stages for a task whose home node is `home` on `socket`; `flagged` is aliusM's
@@ -98,8 +98,10 @@ impl Policy {
         let far = |n: &PoolNode| !n.cpu;
         let dram = |n: &PoolNode| n.cpu;
         match self {
-            Policy::LinuxDefault | Policy::MemoryMode => vec![Stage::Fill(by_dist(&|_| true))],
-            Policy::KmemDax => {
+            NumaPolicy::LinuxDefault | NumaPolicy::MemoryMode => {
+                vec![Stage::Fill(by_dist(&|_| true))]
+            }
+            NumaPolicy::KmemDax => {
                 let all = by_dist(&far);
                 let d = all.first().map(|&i| pool.distance(home, i));
                 vec![Stage::Fill(
@@ -108,8 +110,8 @@ impl Policy {
                         .collect(),
                 )]
             }
-            Policy::KmemDaxAll => vec![Stage::Fill(by_dist(&far))],
-            Policy::KmemDaxPreferred => {
+            NumaPolicy::KmemDaxAll => vec![Stage::Fill(by_dist(&far))],
+            NumaPolicy::KmemDaxPreferred => {
                 // Spec: nearest PMem, then nearest DRAM, then far PMem, then far DRAM.
                 let f = by_dist(&far);
                 let d = f.first().map(|&i| pool.distance(home, i));
@@ -121,8 +123,8 @@ impl Policy {
                     .partition(|&i| pool.nodes[i].socket == socket);
                 vec![Stage::Fill([near_f, near_d, far_f, far_d].concat())]
             }
-            Policy::InterleaveAll => vec![Stage::RoundRobin((0..pool.nodes.len()).collect())],
-            Policy::AliusM => {
+            NumaPolicy::InterleaveAll => vec![Stage::RoundRobin((0..pool.nodes.len()).collect())],
+            NumaPolicy::AliusM => {
                 let (local, remote): (Vec<usize>, Vec<usize>) = by_dist(&far)
                     .into_iter()
                     .partition(|&i| pool.nodes[i].socket == socket);
@@ -136,8 +138,8 @@ impl Policy {
                 s.push(Stage::RoundRobin(remote));
                 s
             }
-            Policy::Bind(n) => vec![Stage::Fill(pool.map_nodes(n))],
-            Policy::Interleave(n) => vec![Stage::RoundRobin(pool.map_nodes(n))],
+            NumaPolicy::Bind(n) => vec![Stage::Fill(pool.map_nodes(n))],
+            NumaPolicy::Interleave(n) => vec![Stage::RoundRobin(pool.map_nodes(n))],
         }
     }
 }

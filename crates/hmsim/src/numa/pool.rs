@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::capacity::{min_free_bytes, struct_page_bytes, NodeBudget};
-use super::policy::{Policy, Stage};
-use super::topology::{Machine, NodeKind};
+use super::policy::{NumaPolicy, Stage};
+use super::topology::{NodeKind, NumaMachine};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PoolNode {
@@ -51,7 +51,7 @@ fn node(topo: usize, socket: usize, cpu: bool, managed: u64) -> PoolNode {
 impl Pool {
     /// Flat mode (App Direct + KMEM_DAX, or CXL): every topology node is a NUMA node; a
     /// module's usable capacity is what it adds.
-    pub fn flat(m: &Machine) -> Pool {
+    pub fn flat(m: &NumaMachine) -> Pool {
         let nodes = m
             .nodes
             .iter()
@@ -63,7 +63,7 @@ impl Pool {
     /// Memory Mode: a controller's DRAM caches its cacheable far modules, whose usable
     /// capacity (the same as in App Direct) becomes the node; other far modules stay
     /// CPU-less nodes.
-    pub fn memory_mode(m: &Machine) -> Pool {
+    pub fn memory_mode(m: &NumaMachine) -> Pool {
         let mut nodes = Vec::new();
         for d in m.nodes.iter().filter(|n| n.kind == NodeKind::Dram) {
             let backing: Vec<usize> = m
@@ -99,7 +99,7 @@ impl Pool {
     /// when it hot-adds the module, on the nearest node with memory (the same controller's
     /// DRAM first; memmap_on_memory came in 5.13); boot reserves on CPU nodes; the min
     /// watermark split by size.
-    fn charge(m: &Machine, nodes: &mut [PoolNode]) {
+    fn charge(m: &NumaMachine, nodes: &mut [PoolNode]) {
         let total: u64 = nodes.iter().map(|n| n.budget.managed_bytes).sum();
         let wm = min_free_bytes(total) as f64;
         for i in 0..nodes.len() {
@@ -129,7 +129,7 @@ impl Pool {
         }
     }
 
-    fn with(m: &Machine, mut nodes: Vec<PoolNode>) -> Pool {
+    fn with(m: &NumaMachine, mut nodes: Vec<PoolNode>) -> Pool {
         Pool::charge(m, &mut nodes);
         let dist = nodes
             .iter()
@@ -144,7 +144,7 @@ impl Pool {
         }
     }
 
-    pub fn for_policy(m: &Machine, p: &Policy) -> Pool {
+    pub fn for_policy(m: &NumaMachine, p: &NumaPolicy) -> Pool {
         if p.memory_mode() {
             Pool::memory_mode(m)
         } else {
@@ -218,7 +218,7 @@ impl Placer {
 
     /// Place `pages` pages for `task` under `policy`, as the kernel would page by page, in
     /// O(stages × nodes²) time whatever the page count.
-    pub fn place(&mut self, pool: &Pool, policy: &Policy, task: Task, pages: u64) -> Placement {
+    pub fn place(&mut self, pool: &Pool, policy: &NumaPolicy, task: Task, pages: u64) -> Placement {
         let stages = policy.stages(
             pool,
             task.socket,
@@ -261,7 +261,7 @@ impl Placer {
                 }
             }
         }
-        if *policy == Policy::AliusM
+        if *policy == NumaPolicy::AliusM
             && pool
                 .nodes
                 .iter()

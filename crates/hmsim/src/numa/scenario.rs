@@ -8,9 +8,9 @@ use super::app::{self, AppKind, AppSpec, Mix};
 use super::capacity::metadata_pages;
 use super::cost::{alloc_time, AllocCost, AllocTime, SwapSpec};
 use super::mmcache::MemoryModeSpec;
-use super::policy::{Policy, POLICIES};
+use super::policy::{NumaPolicy, POLICIES};
 use super::pool::{Placement, Placer, Pool, PoolNode, Task};
-use super::topology::{self, Machine, NodeKind, Topology};
+use super::topology::{self, NodeKind, NumaMachine, Topology};
 use crate::config::{parse_toml, Validate, Validator};
 use crate::device::Catalog;
 use crate::error::ConfigError;
@@ -137,7 +137,7 @@ impl Validate for MM<'_> {
 }
 
 /// Placement, cost and pool of one policy's run.
-pub struct Outcome {
+pub struct NumaOutcome {
     pub pool: Pool,
     pub placement: Placement,
     pub time: AllocTime,
@@ -150,12 +150,12 @@ pub struct Outcome {
 
 /// Allocate `a` under `policy` on `m`: tasks in turn, a chunk at a time.
 pub fn allocate(
-    m: &Machine,
-    policy: &Policy,
+    m: &NumaMachine,
+    policy: &NumaPolicy,
     a: &AllocationSpec,
     cost: &AllocCost,
     swap: &SwapSpec,
-) -> Outcome {
+) -> NumaOutcome {
     let pool = Pool::for_policy(m, policy);
     let pb = m.spec.page_bytes;
     let mut placer = Placer::new(&pool, swap.bytes / pb);
@@ -189,7 +189,7 @@ pub fn allocate(
         // local node first by distance, never swapped).
         let meta = metadata_pages(n, pb);
         let swap_free = std::mem::replace(&mut placer.swap_free, 0);
-        let mp = placer.place(&pool, &Policy::LinuxDefault, t, meta);
+        let mp = placer.place(&pool, &NumaPolicy::LinuxDefault, t, meta);
         placer.swap_free = swap_free;
         meta_total += meta - mp.failed_pages;
         if !mp.ok() {
@@ -221,7 +221,7 @@ pub fn allocate(
         }
         i += 1;
     }
-    Outcome {
+    NumaOutcome {
         pool,
         placement: total,
         time,
@@ -277,7 +277,7 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
     let mut policies = Vec::new();
     for (i, p) in sc.policies.iter().enumerate() {
         let mut v = Validator::new(file, text);
-        match Policy::parse(p, m.nodes.len()) {
+        match NumaPolicy::parse(p, m.nodes.len()) {
             Ok(x) => policies.push((p.clone(), x)),
             Err(e) => v.fail(&format!("policies.{i}"), e),
         }

@@ -2,21 +2,21 @@ use proptest::prelude::*;
 
 use super::capacity::{metadata_pages, min_free_bytes};
 use super::mmcache::{
-    hit_ratio, hit_ratio_granular, simulate, steady_state, DramCache, FrameOrder, MemoryModeSpec,
-    Pattern,
+    hit_ratio, hit_ratio_granular, simulate, steady_state, FrameOrder, MemoryModeCache,
+    MemoryModePattern, MemoryModeSpec,
 };
-use super::policy::{Policy, Stage};
+use super::policy::{NumaPolicy, Stage};
 use super::pool::{Placement, Placer, Pool, Task};
-use super::topology::{self, Machine};
+use super::topology::{self, NumaMachine};
 use crate::device::Catalog;
 
 const GIB: u64 = 1 << 30;
 
-fn preset() -> Machine {
+fn preset() -> NumaMachine {
     topology::load(None, Some("aliusm-2s"), "t.toml", "", &Catalog::builtin()).unwrap()
 }
 
-fn all_policies() -> Vec<Policy> {
+fn all_policies() -> Vec<NumaPolicy> {
     [
         "linux-default",
         "kmem-dax",
@@ -27,11 +27,11 @@ fn all_policies() -> Vec<Policy> {
         "aliusm",
     ]
     .iter()
-    .map(|p| Policy::parse(p, 16).unwrap())
+    .map(|p| NumaPolicy::parse(p, 16).unwrap())
     .collect()
 }
 
-fn place(m: &Machine, p: &Policy, core: u32, bytes: u64) -> (Pool, Placement) {
+fn place(m: &NumaMachine, p: &NumaPolicy, core: u32, bytes: u64) -> (Pool, Placement) {
     let pool = Pool::for_policy(m, p);
     let mut pl = Placer::new(&pool, 0);
     let (socket, home) = m.home_of_core(core);
@@ -80,7 +80,7 @@ fn module_capacity_comes_from_the_catalog_unless_given() {
     let mut spec: topology::Topology =
         crate::config::parse_toml(topology::PRESETS[0].1, "p").unwrap();
     spec.controllers[0].modules[0].bytes = Some(100 * GIB);
-    let m = Machine::build(spec, "p", "", "", &Catalog::builtin()).unwrap();
+    let m = NumaMachine::build(spec, "p", "", "", &Catalog::builtin()).unwrap();
     let n = m
         .nodes
         .iter()
@@ -139,7 +139,7 @@ fn capacity_each_policy_can_place_before_oom() {
         ("aliusm", flat_all),
     ];
     for (name, cap) in expect {
-        let p = Policy::parse(name, 16).unwrap();
+        let p = NumaPolicy::parse(name, 16).unwrap();
         let (_, fits) = place(&m, &p, 0, cap);
         assert!(fits.ok(), "{name} should fit {cap}");
         let (_, over) = place(&m, &p, 0, cap + 4096);
@@ -148,7 +148,7 @@ fn capacity_each_policy_can_place_before_oom() {
         assert_eq!(over.pages.iter().sum::<u64>() * 4096, cap, "{name}");
     }
     // KMEM_DAX runs out on the socket's six PMem modules while DRAM is free.
-    let (_, r) = place(&m, &Policy::KmemDax, 0, 2000 * GIB);
+    let (_, r) = place(&m, &NumaPolicy::KmemDax, 0, 2000 * GIB);
     assert_eq!(r.exhausted, vec![4, 5, 6, 7, 8, 9]);
     assert_eq!(r.pages[..4].iter().sum::<u64>(), 0);
 }
@@ -173,12 +173,12 @@ fn memory_mode_cannot_hold_3000_gib_and_says_why() {
 #[test]
 fn linux_default_falls_back_by_distance() {
     let m = preset();
-    let (_, r) = place(&m, &Policy::LinuxDefault, 0, 200 * GIB);
+    let (_, r) = place(&m, &NumaPolicy::LinuxDefault, 0, 200 * GIB);
     let g = |n: usize| r.pages[n] * 4096 / GIB;
     // A DRAM node gives 96 - 1.5 (its struct page) - 11.8 (its modules') - 4 GiB.
     assert_eq!((g(0), g(1), g(4), g(2)), (78, 78, 42, 0));
     // PREFERRED: nearest PMem before any DRAM.
-    let (_, r) = place(&m, &Policy::KmemDaxPreferred, 0, 1600 * GIB);
+    let (_, r) = place(&m, &NumaPolicy::KmemDaxPreferred, 0, 1600 * GIB);
     let g = |n: usize| r.pages[n] * 4096 / GIB;
     assert_eq!((g(4), g(9), g(0), g(1), g(10)), (251, 251, 78, 9, 0));
 }
@@ -197,11 +197,11 @@ fn aliusm_round_robins_over_its_sockets_modules_after_dram() {
         };
         // Exhaust all DRAM (remote too: DRAM first, as Linux does).
         let free_dram: u64 = (0..4).map(|n| pl.free[n]).sum();
-        let r = pl.place(&pool, &Policy::AliusM, t, free_dram);
+        let r = pl.place(&pool, &NumaPolicy::AliusM, t, free_dram);
         assert!(r.pages[4..].iter().all(|&p| p == 0));
         let mut order = Vec::new();
         for _ in 0..13 {
-            let r = pl.place(&pool, &Policy::AliusM, t, 1);
+            let r = pl.place(&pool, &NumaPolicy::AliusM, t, 1);
             order.push(r.pages.iter().position(|&p| p == 1).unwrap());
         }
         let want: Vec<usize> = (0..13).map(|i| first + i % 6).collect();
@@ -212,7 +212,7 @@ fn aliusm_round_robins_over_its_sockets_modules_after_dram() {
 /// Page-by-page reference of the kernel's walk, to check the run-length placer.
 fn reference(
     pool: &Pool,
-    policy: &Policy,
+    policy: &NumaPolicy,
     free: &mut [u64],
     cursors: &mut std::collections::BTreeMap<(u32, Vec<usize>), usize>,
     flagged: &mut std::collections::BTreeSet<u32>,
@@ -246,13 +246,13 @@ fn reference(
             }
         }
     }
-    if *policy == Policy::AliusM && pool.nodes.iter().zip(&got).any(|(n, &p)| !n.cpu && p > 0) {
+    if *policy == NumaPolicy::AliusM && pool.nodes.iter().zip(&got).any(|(n, &p)| !n.cpu && p > 0) {
         flagged.insert(t.id);
     }
     got
 }
 
-fn small_machine(dram: u64, pmem: u64) -> Machine {
+fn small_machine(dram: u64, pmem: u64) -> NumaMachine {
     let mut spec: topology::Topology =
         crate::config::parse_toml(topology::PRESETS[0].1, "p").unwrap();
     spec.kernel_reserved_bytes = 0;
@@ -263,7 +263,7 @@ fn small_machine(dram: u64, pmem: u64) -> Machine {
             md.raw_bytes = None;
         }
     }
-    Machine::build(spec, "p", "", "", &Catalog::builtin()).unwrap()
+    NumaMachine::build(spec, "p", "", "", &Catalog::builtin()).unwrap()
 }
 
 proptest! {
@@ -296,7 +296,7 @@ proptest! {
         let mut spec: topology::Topology = crate::config::parse_toml(topology::PRESETS[0].1, "p").unwrap();
         let row = spec.distances[0].clone();
         spec.distances.resize(rows, row);
-        let r = Machine::build(spec, "p", "", "", &Catalog::builtin());
+        let r = NumaMachine::build(spec, "p", "", "", &Catalog::builtin());
         if rows == 16 {
             prop_assert!(r.is_ok());
         } else {
@@ -311,28 +311,73 @@ fn memory_mode_closed_form_hit_ratios() {
     let s = 1000;
     // Footprint within the cache on fresh (consecutive) frames: every access hits.
     assert_eq!(
-        hit_ratio(Pattern::Stream, FrameOrder::Sequential, 1000, s, 8000, 64),
+        hit_ratio(
+            MemoryModePattern::Stream,
+            FrameOrder::Sequential,
+            1000,
+            s,
+            8000,
+            64
+        ),
         1.0
     );
     assert_eq!(
-        hit_ratio(Pattern::Random, FrameOrder::Sequential, 800, s, 8000, 64),
+        hit_ratio(
+            MemoryModePattern::Random,
+            FrameOrder::Sequential,
+            800,
+            s,
+            8000,
+            64
+        ),
         1.0
     );
     // Twice the cache: every slot holds two pages; a stream never hits.
     assert_eq!(
-        hit_ratio(Pattern::Stream, FrameOrder::Sequential, 2000, s, 8000, 64),
+        hit_ratio(
+            MemoryModePattern::Stream,
+            FrameOrder::Sequential,
+            2000,
+            s,
+            8000,
+            64
+        ),
         0.0
     );
     // Random accesses hit with 1/k: s/p.
     assert!(
-        (hit_ratio(Pattern::Random, FrameOrder::Sequential, 4000, s, 8000, 64) - 0.25).abs()
+        (hit_ratio(
+            MemoryModePattern::Random,
+            FrameOrder::Sequential,
+            4000,
+            s,
+            8000,
+            64
+        ) - 0.25)
+            .abs()
             < 1e-12
     );
     // Random frames alias even when the footprint fits.
-    assert!(hit_ratio(Pattern::Stream, FrameOrder::Random, 500, s, 8000, 64) < 0.8);
+    assert!(
+        hit_ratio(
+            MemoryModePattern::Stream,
+            FrameOrder::Random,
+            500,
+            s,
+            8000,
+            64
+        ) < 0.8
+    );
     // Bigger blocks: a stream's misses per access shrink by 64/B.
     assert_eq!(
-        hit_ratio(Pattern::Stream, FrameOrder::Sequential, 2000, s, 8000, 256),
+        hit_ratio(
+            MemoryModePattern::Stream,
+            FrameOrder::Sequential,
+            2000,
+            s,
+            8000,
+            256
+        ),
         0.75
     );
 }
@@ -342,7 +387,7 @@ fn memory_mode_simulation_agrees_with_the_closed_form() {
     let mut rng = crate::rng::stream(7, "mm");
     // Footprint fits: ~100 % after warm-up.
     let c = simulate(
-        Pattern::Stream,
+        MemoryModePattern::Stream,
         FrameOrder::Sequential,
         256,
         256,
@@ -360,7 +405,7 @@ fn memory_mode_simulation_agrees_with_the_closed_form() {
     // Two streams whose pages alias (footprint = 2 × cache): every access a conflict miss,
     // and dirty victims written back.
     let c = simulate(
-        Pattern::Stream,
+        MemoryModePattern::Stream,
         FrameOrder::Sequential,
         512,
         256,
@@ -376,10 +421,10 @@ fn memory_mode_simulation_agrees_with_the_closed_form() {
     assert_eq!(c.hit_ratio(), 0.0);
     assert!(c.writebacks > 0 && c.fills == c.accesses);
     for (pat, order, p) in [
-        (Pattern::Random, FrameOrder::Sequential, 700),
-        (Pattern::Random, FrameOrder::Random, 200),
-        (Pattern::Stream, FrameOrder::Random, 150),
-        (Pattern::Random, FrameOrder::Random, 600),
+        (MemoryModePattern::Random, FrameOrder::Sequential, 700),
+        (MemoryModePattern::Random, FrameOrder::Random, 200),
+        (MemoryModePattern::Stream, FrameOrder::Random, 150),
+        (MemoryModePattern::Random, FrameOrder::Random, 600),
     ] {
         let mut sum = 0.0;
         for k in 0..4 {
@@ -450,7 +495,7 @@ fn allocation_time_is_pages_times_cost_plus_zeroing() {
 fn direct_mapped_conflict_two_pages_on_one_slot_always_miss() {
     // A 16-page cache; pages 3 and 3 + 16 share slot 3. Alternating between them, every
     // access misses, and with writes every victim is dirty.
-    let mut c = DramCache::new(16 * 4096, 64, crate::rng::stream(1, "t"));
+    let mut c = MemoryModeCache::new(16 * 4096, 64, crate::rng::stream(1, "t"));
     for round in 0..100u64 {
         for page in [3u64, 19] {
             for line in 0..64u64 {
@@ -465,7 +510,7 @@ fn direct_mapped_conflict_two_pages_on_one_slot_always_miss() {
     assert_eq!(c.counts.fills, c.counts.accesses);
     assert_eq!(c.counts.writebacks, c.counts.accesses);
     // Two pages on different slots: every access after the first round hits.
-    let mut c = DramCache::new(16 * 4096, 64, crate::rng::stream(1, "t"));
+    let mut c = MemoryModeCache::new(16 * 4096, 64, crate::rng::stream(1, "t"));
     for round in 0..10u64 {
         for page in [3u64, 20] {
             for line in 0..64u64 {
@@ -494,7 +539,7 @@ fn random_placement_hit_ratio_is_balls_into_bins() {
         for k in 0..4 {
             let mut rng = crate::rng::stream(k, "bins");
             r += simulate(
-                Pattern::Random,
+                MemoryModePattern::Random,
                 FrameOrder::Random,
                 f,
                 c,
@@ -509,7 +554,7 @@ fn random_placement_hit_ratio_is_balls_into_bins() {
             )
             .hit_ratio();
             s += simulate(
-                Pattern::Stream,
+                MemoryModePattern::Stream,
                 FrameOrder::Random,
                 f,
                 c,
@@ -528,7 +573,14 @@ fn random_placement_hit_ratio_is_balls_into_bins() {
         assert!((r - want_random).abs() < 0.03, "{f}: {r} vs {want_random}");
         assert!((s - want_stream).abs() < 0.03, "{f}: {s} vs {want_stream}");
         // The closed form the docs give agrees with balls into bins at this scale.
-        let closed = hit_ratio(Pattern::Random, FrameOrder::Random, f, c, node, 64);
+        let closed = hit_ratio(
+            MemoryModePattern::Random,
+            FrameOrder::Random,
+            f,
+            c,
+            node,
+            64,
+        );
         assert!((closed - want_random).abs() < 0.01);
     }
 }
@@ -544,7 +596,7 @@ fn shuffled_blocks_alias_like_random_pages_counted_in_blocks() {
     };
     let (pages, cache, node) = (8 << 20, 24 << 20, 192 << 20);
     let cf = hit_ratio_granular(
-        Pattern::Stream,
+        MemoryModePattern::Stream,
         FrameOrder::Shuffled,
         pages,
         cache,
@@ -554,7 +606,7 @@ fn shuffled_blocks_alias_like_random_pages_counted_in_blocks() {
     );
     let mut rng = crate::rng::stream(5, "shuffle");
     let sim = steady_state(
-        Pattern::Stream,
+        MemoryModePattern::Stream,
         &mm,
         pages,
         cache,
@@ -576,7 +628,7 @@ fn shuffled_blocks_alias_like_random_pages_counted_in_blocks() {
         ..MemoryModeSpec::default()
     };
     let sim = steady_state(
-        Pattern::Stream,
+        MemoryModePattern::Stream,
         &seq,
         pages,
         cache,
@@ -675,11 +727,11 @@ fn cxl_box_expanders_are_cpu_less_nodes_and_never_cached() {
     assert_eq!(pool.nodes.len(), 4);
     // Linux default: both DRAM nodes (minus the kernel's 2 GiB and their 2 GiB struct page
     // each; node 0, nearest of the two, also holds the expanders' 8 GiB), then the expanders.
-    let (_, r) = place(&m, &Policy::LinuxDefault, 0, 300 * GIB);
+    let (_, r) = place(&m, &NumaPolicy::LinuxDefault, 0, 300 * GIB);
     let g = |n: usize| r.pages[n] * 4096 / GIB;
     assert_eq!((g(0), g(1), g(2), g(3)), (115, 123, 60, 0));
     // aliusM interleaves the expanders once DRAM is full.
-    let (_, r) = place(&m, &Policy::AliusM, 0, 352 * GIB);
+    let (_, r) = place(&m, &NumaPolicy::AliusM, 0, 352 * GIB);
     assert_eq!((r.pages[2] * 4096 / GIB, r.pages[3] * 4096 / GIB), (56, 56));
 }
 

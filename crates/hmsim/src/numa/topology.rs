@@ -176,7 +176,7 @@ pub struct Node {
 
 /// A validated topology with its nodes numbered the Linux way.
 #[derive(Debug, Clone)]
-pub struct Machine {
+pub struct NumaMachine {
     pub spec: Topology,
     pub nodes: Vec<Node>,
 }
@@ -340,7 +340,7 @@ impl Topology {
     }
 }
 
-impl Machine {
+impl NumaMachine {
     /// Validate `spec` (read from `file`, `text`, with keys under `prefix`) and resolve its
     /// media against the catalog.
     pub fn build(
@@ -349,7 +349,7 @@ impl Machine {
         text: &str,
         prefix: &str,
         catalog: &Catalog,
-    ) -> Result<Machine, ConfigError> {
+    ) -> Result<NumaMachine, ConfigError> {
         let mut v = Validator::new(file, text);
         if prefix.is_empty() {
             spec.validate(&mut v);
@@ -438,7 +438,7 @@ impl Machine {
                 });
             }
         }
-        Ok(Machine { spec, nodes })
+        Ok(NumaMachine { spec, nodes })
     }
 
     pub fn distance(&self, a: usize, b: usize) -> u32 {
@@ -541,7 +541,7 @@ pub fn load(
     file: &str,
     text: &str,
     catalog: &Catalog,
-) -> Result<Machine, ConfigError> {
+) -> Result<NumaMachine, ConfigError> {
     match (inline, preset) {
         (Some(_), Some(_)) => Err(ConfigError::new(
             file,
@@ -549,7 +549,7 @@ pub fn load(
             "give either topology_preset or [topology], not both",
         )
         .at_line(crate::config::line_of_key(text, "topology_preset"))),
-        (Some(t), None) => Machine::build(t.clone(), file, text, "topology", catalog),
+        (Some(t), None) => NumaMachine::build(t.clone(), file, text, "topology", catalog),
         (None, p) => {
             let p = p.unwrap_or("aliusm-2s");
             let (tfile, ttext) = match PRESETS.iter().find(|(n, _)| *n == p) {
@@ -575,7 +575,7 @@ pub fn load(
                 }
             };
             let spec: Topology = crate::config::parse_toml(&ttext, &tfile)?;
-            Machine::build(spec, &tfile, &ttext, "", catalog)
+            NumaMachine::build(spec, &tfile, &ttext, "", catalog)
         }
     }
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{PmemConfig, PmemTiming};
 use super::system::{Counters, PmemSystem};
-use crate::cache::{CacheConfig, FlushKind, Hierarchy, Level};
+use crate::cache::{CacheConfig, FlushKind, Hierarchy, HitLevel};
 use crate::config::{Validate, Validator};
 use crate::rng;
 use crate::stats::{LatencyHistogram, LatencySummary};
@@ -211,13 +211,13 @@ impl Machine {
         self.sys.op_wait_ns = 0.0;
     }
 
-    fn level_ns(&self, level: Level) -> f64 {
+    fn level_ns(&self, level: HitLevel) -> f64 {
         match level {
-            Level::L1 => self.t.l1_hit_ns,
-            Level::L2 => self.t.l2_hit_ns,
-            Level::Llc => self.t.llc_hit_ns,
+            HitLevel::L1 => self.t.l1_hit_ns,
+            HitLevel::L2 => self.t.l2_hit_ns,
+            HitLevel::Llc => self.t.llc_hit_ns,
             // Memory reads are priced from the PMem side's hit/miss counts in `finish`.
-            Level::Memory => 0.0,
+            HitLevel::Memory => 0.0,
         }
     }
 

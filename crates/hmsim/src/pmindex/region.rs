@@ -19,7 +19,7 @@ use crate::rng::SimRng;
 /// Byte offset into a region; 0 is the null offset (the header lives there).
 pub type POff = u64;
 
-pub const LINE: u64 = 64;
+pub const LINE: u64 = crate::cache::LINE_BYTES;
 
 /// What went wrong inside a region.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use super::region::{CrashCapture, PmRegion, PmStats, RegionConfig};
 use super::shared::{run_threads, SharedIndex, ThreadRun, DEFAULT_SHARDS, MAX_SHARDS};
 use super::sim::ModelObserver;
 use super::testing::random_ops;
-use super::ycsb::{load_ops, run_ops, Distribution, Workload, YcsbSpec};
+use super::ycsb::{load_ops, run_ops, Distribution, YcsbSpec, YcsbWorkload};
 use crate::cache::CacheConfig;
 use crate::config::{parse_toml, Validate, Validator};
 use crate::device::{Catalog, DeviceKind};
@@ -47,7 +47,7 @@ fn hint() -> u64 {
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSection {
     #[serde(default = "load")]
-    pub kind: Workload,
+    pub kind: YcsbWorkload,
     #[serde(default = "uniform")]
     pub distribution: Distribution,
     #[serde(default = "theta")]
@@ -65,8 +65,8 @@ pub struct WorkloadSection {
     pub scan_max: usize,
 }
 
-fn load() -> Workload {
-    Workload::Load
+fn load() -> YcsbWorkload {
+    YcsbWorkload::Load
 }
 fn uniform() -> Distribution {
     Distribution::Uniform
@@ -242,7 +242,7 @@ impl Validate for PmIndexScenario {
                         ),
                     );
                 }
-                if self.workload.kind == Workload::E && !spec.ordered() {
+                if self.workload.kind == YcsbWorkload::E && !spec.ordered() {
                     v.fail(
                         "workload.kind",
                         format!(
@@ -334,7 +334,7 @@ pub fn measure(
         let m = observer_as_model(o);
         (s, m.m.sys.counters(), m.llc_misses(), m.m.elapsed_ns())
     };
-    let measured: &[Op] = if sc.workload.kind == Workload::Load {
+    let measured: &[Op] = if sc.workload.kind == YcsbWorkload::Load {
         load
     } else {
         run_phase(idx.as_mut(), &mut pm, load, threads)?;
@@ -380,7 +380,7 @@ pub fn real_throughput(
 ) -> Result<f64, String> {
     let mut pm = PmRegion::anonymous(sc.pm.clone()).map_err(|e| e.to_string())?;
     let mut idx = (spec.create)(&mut pm, &options(sc)).map_err(|e| e.to_string())?;
-    let measured: &[Op] = if sc.workload.kind == Workload::Load {
+    let measured: &[Op] = if sc.workload.kind == YcsbWorkload::Load {
         load
     } else {
         run_phase(idx.as_mut(), &mut pm, load, 1)?;
@@ -405,7 +405,7 @@ pub fn real_threads_throughput(
     for _ in 0..sc.throughput.repeats.max(1) {
         let idx = SharedIndex::create(spec, &options(sc), &sc.pm, sc.throughput.shards)
             .map_err(|e| e.to_string())?;
-        let measured = if sc.workload.kind == Workload::Load {
+        let measured = if sc.workload.kind == YcsbWorkload::Load {
             load
         } else {
             run_threads(&idx, load, threads)?;
@@ -552,7 +552,7 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
         scan_max: w.scan_max,
     };
     let load = load_ops(&y, sc.seed);
-    let run_o = if w.kind == Workload::Load {
+    let run_o = if w.kind == YcsbWorkload::Load {
         Vec::new()
     } else {
         run_ops(&y, sc.seed)

@@ -12,7 +12,7 @@ use crate::rng::{self, SimRng};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Workload {
+pub enum YcsbWorkload {
     Load,
     A,
     B,
@@ -20,14 +20,14 @@ pub enum Workload {
     E,
 }
 
-impl Workload {
+impl YcsbWorkload {
     pub fn name(self) -> &'static str {
         match self {
-            Workload::Load => "load",
-            Workload::A => "a",
-            Workload::B => "b",
-            Workload::C => "c",
-            Workload::E => "e",
+            YcsbWorkload::Load => "load",
+            YcsbWorkload::A => "a",
+            YcsbWorkload::B => "b",
+            YcsbWorkload::C => "c",
+            YcsbWorkload::E => "e",
         }
     }
 }
@@ -96,7 +96,7 @@ impl Zipf {
 /// The operations of one phase.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct YcsbSpec {
-    pub workload: Workload,
+    pub workload: YcsbWorkload,
     pub key_type: KeyType,
     pub distribution: Distribution,
     pub zipf_theta: f64,
@@ -130,20 +130,20 @@ pub fn run_ops(s: &YcsbSpec, seed: u64) -> Vec<Op> {
             let x: f64 = r.random();
             let k = key_of(s.key_type, pick(&mut r));
             match s.workload {
-                Workload::Load => {
+                YcsbWorkload::Load => {
                     let op = Op::Insert(key_of(s.key_type, next_insert), r.random());
                     next_insert += 1;
                     op
                 }
-                Workload::A if x < 0.5 => Op::Update(k, r.random()),
-                Workload::B if x < 0.05 => Op::Update(k, r.random()),
-                Workload::A | Workload::B | Workload::C => Op::Lookup(k),
-                Workload::E if x < 0.05 => {
+                YcsbWorkload::A if x < 0.5 => Op::Update(k, r.random()),
+                YcsbWorkload::B if x < 0.05 => Op::Update(k, r.random()),
+                YcsbWorkload::A | YcsbWorkload::B | YcsbWorkload::C => Op::Lookup(k),
+                YcsbWorkload::E if x < 0.05 => {
                     let op = Op::Insert(key_of(s.key_type, next_insert), r.random());
                     next_insert += 1;
                     op
                 }
-                Workload::E => Op::Scan(k, r.random_range(1..=s.scan_max.max(1))),
+                YcsbWorkload::E => Op::Scan(k, r.random_range(1..=s.scan_max.max(1))),
             }
         })
         .collect()
@@ -153,7 +153,7 @@ pub fn run_ops(s: &YcsbSpec, seed: u64) -> Vec<Op> {
 mod tests {
     use super::*;
 
-    fn spec(w: Workload, d: Distribution) -> YcsbSpec {
+    fn spec(w: YcsbWorkload, d: Distribution) -> YcsbSpec {
         YcsbSpec {
             workload: w,
             key_type: KeyType::Int,
@@ -167,19 +167,23 @@ mod tests {
 
     #[test]
     fn mixes_match_the_workload_definitions_and_are_deterministic() {
-        for (w, updates) in [(Workload::A, 0.5), (Workload::B, 0.05), (Workload::C, 0.0)] {
+        for (w, updates) in [
+            (YcsbWorkload::A, 0.5),
+            (YcsbWorkload::B, 0.05),
+            (YcsbWorkload::C, 0.0),
+        ] {
             let ops = run_ops(&spec(w, Distribution::Uniform), 3);
             let u = ops.iter().filter(|o| matches!(o, Op::Update(..))).count() as f64;
             assert!((u / 20_000.0 - updates).abs() < 0.02, "{w:?}");
             assert_eq!(ops, run_ops(&spec(w, Distribution::Uniform), 3));
         }
-        let e = run_ops(&spec(Workload::E, Distribution::Uniform), 3);
+        let e = run_ops(&spec(YcsbWorkload::E, Distribution::Uniform), 3);
         assert!(e.iter().all(|o| match o {
             Op::Scan(_, n) => (1..=100).contains(n),
             Op::Insert(..) => true,
             _ => false,
         }));
-        let load = load_ops(&spec(Workload::Load, Distribution::Uniform), 1);
+        let load = load_ops(&spec(YcsbWorkload::Load, Distribution::Uniform), 1);
         let distinct: std::collections::HashSet<_> = load.iter().map(|o| o.key()).collect();
         assert_eq!(distinct.len(), 1000);
     }

@@ -63,16 +63,16 @@ pub fn quantiles(h: &Histogram<u64>, qs: &[f64]) -> Vec<(f64, u64)> {
 }
 
 /// Recorded values with their histogram and moments.
-pub struct Distribution {
+pub struct IntHistogram {
     hist: Histogram<u64>,
     moments: Moments,
 }
 
-impl Distribution {
+impl IntHistogram {
     /// Values from 1 to `max_value` at 3 significant digits; larger ones saturate in the
     /// histogram (the moments keep them exactly).
-    pub fn new(max_value: u64) -> Distribution {
-        Distribution {
+    pub fn new(max_value: u64) -> IntHistogram {
+        IntHistogram {
             hist: Histogram::new_with_bounds(1, max_value, 3).expect("valid bounds"),
             moments: Moments::default(),
         }
@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn summary_of_one_to_a_thousand() {
-        let mut d = Distribution::new(1 << 20);
+        let mut d = IntHistogram::new(1 << 20);
         for v in 1..=1000 {
             d.record(v);
         }
@@ -125,7 +125,7 @@ mod tests {
 
     #[test]
     fn outliers_above_the_limit_stay_out_of_the_moments_only() {
-        let mut d = Distribution::new(1 << 30);
+        let mut d = IntHistogram::new(1 << 30);
         for _ in 0..99 {
             d.record(100);
         }
@@ -141,7 +141,7 @@ mod tests {
 
     #[test]
     fn empty_distribution() {
-        let d = Distribution::new(1000);
+        let d = IntHistogram::new(1000);
         assert_eq!(d.summary(), Summary::default());
         assert!(quantiles(d.histogram(), &[0.5]).is_empty());
     }

@@ -9,7 +9,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Validate, Validator};
-use crate::device::{BlockDevice, EnergyReport, Op, PowerSpec};
+use crate::device::{BlockDevice, BlockOp, EnergyReport, PowerSpec};
 use crate::rng::SimRng;
 use crate::stats::{LatencyHistogram, LatencySummary};
 use crate::units::{gbps, mib_per_s};
@@ -157,13 +157,13 @@ pub fn run_job(
             Pattern::Random => rng.random_range(0..blocks),
         };
         let op = match job.op {
-            OpMix::Read => Op::Read,
-            OpMix::Write => Op::Write,
+            OpMix::Read => BlockOp::Read,
+            OpMix::Write => BlockOp::Write,
             OpMix::Mix => {
                 if rng.random::<f64>() < job.read_fraction {
-                    Op::Read
+                    BlockOp::Read
                 } else {
-                    Op::Write
+                    BlockOp::Write
                 }
             }
         };

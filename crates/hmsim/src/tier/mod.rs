@@ -39,4 +39,4 @@ pub use sim::{
 pub use workload::{Gups, GupsSpec};
 
 /// Bytes per cache line, the unit of memory traffic.
-pub const LINE_BYTES: f64 = 64.0;
+pub const LINE_BYTES: f64 = crate::cache::LINE_BYTES as f64;

@@ -12,7 +12,7 @@ use rand::Rng;
 pub use super::adapter::{Adapted, Instr, Peek};
 
 /// Bytes in a cache line (the unit of flushes).
-pub const LINE: u64 = 64;
+pub const LINE: u64 = crate::cache::LINE_BYTES;
 
 /// Persistent memory as an index sees it: 8 B loads/stores, allocation, and the
 /// persistence primitives. `persist` = flush every line covering the range, then fence.
