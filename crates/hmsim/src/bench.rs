@@ -408,10 +408,10 @@ pub fn pmindex_native(index: &str, n: u64) -> [BenchResult; 2] {
 /// NUMA placement: 3,000 GiB in 4 KiB pages (≈ 786 M pages) placed by 56 tasks in 1 GiB
 /// vmalloc chunks on the aliusM machine under `policy`, with allocation cost; pages per second.
 pub fn numa_place(policy: &str, gib: u64) -> BenchResult {
-    use crate::numa::{allocate, topology, AllocationSpec, NumaPolicy};
+    use crate::numa::{allocate, parse_policy, topology, AllocationSpec};
     let m = topology::load(None, Some("aliusm-2s"), "<bench>", "", &Catalog::builtin())
         .expect("built-in preset");
-    let p = NumaPolicy::parse(policy, m.nodes.len()).expect("known policy");
+    let p = parse_policy(policy, m.nodes.len()).expect("known policy");
     let a = AllocationSpec {
         size_bytes: gib << 30,
         tasks: 56,
@@ -438,16 +438,18 @@ pub fn numa_place(policy: &str, gib: u64) -> BenchResult {
 /// smart_EPF: the pigz-like `pigz -d` (45 MB input, inflater and 3 helpers) on a 512 MB device with
 /// 100 MB of DRAM, `runs` times. Preconditioning and workload generation are not timed.
 pub fn hybrid_pigz(runs: u64) -> BenchResult {
-    use crate::hybrid::{EpfPolicySpec, Host, HybridScenario};
-    let text = "module = \"hybrid\"\nseed = 1\n[device]\ncapacity_mb = 512\ndram_mb = 100\n";
-    let sc: HybridScenario = crate::config::parse_toml(text, "<bench>").expect("valid");
-    let w = sc.load_workload("<bench>").expect("synthetic");
-    let policy = EpfPolicySpec::named("smart_EPF").build();
+    use crate::hybrid::{EpfPolicySpec, Host, HybridConfig};
+    let (text, seed) = ("[device]\ncapacity_mb = 512\ndram_mb = 100\n", 1);
+    let sc: HybridConfig = crate::config::parse_toml(text, "<bench>").expect("valid");
+    let w = sc.load_workload("<bench>", seed).expect("synthetic");
+    let policy = EpfPolicySpec::named("smart_EPF")
+        .build()
+        .expect("registered");
     let (mut events, mut wall_s) = (0u64, 0.0);
     for _ in 0..runs {
-        let mut umd = sc.build_umd();
+        let mut umd = sc.build_umd(seed);
         let start = Instant::now();
-        let s = Host::new(sc.host, &mut umd, policy.as_ref(), &w, sc.seed).run(&w);
+        let s = Host::new(sc.host, &mut umd, policy.as_ref(), &w, seed).run(&w);
         wall_s += start.elapsed().as_secs_f64();
         events += s.umd_accesses;
     }

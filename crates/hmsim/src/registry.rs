@@ -43,14 +43,14 @@ pub static MODULES: Registry<Runner> = Registry::new(
             make: |t, f, c, _| crate::pmindex::run(t, f, c),
         },
         Entry {
-            name: "numa",
-            about: "NUMA machines with DRAM, CXL and PMem nodes; Memory Mode",
-            make: |t, f, c, _| crate::numa::run(t, f, c),
+            name: crate::numa::Numa::MODULE,
+            about: crate::numa::Numa::ABOUT,
+            make: scenario::run::<crate::numa::Numa>,
         },
         Entry {
-            name: "hybrid",
-            about: "DRAM-cached flash devices: internal faults and the host's EPF policies",
-            make: |t, f, c, _| crate::hybrid::run(t, f, c),
+            name: crate::hybrid::Hybrid::MODULE,
+            about: crate::hybrid::Hybrid::ABOUT,
+            make: scenario::run::<crate::hybrid::Hybrid>,
         },
     ],
 );

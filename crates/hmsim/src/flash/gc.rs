@@ -3,6 +3,7 @@
 use rand::Rng;
 
 use crate::rng::SimRng;
+use crate::scenario::{Entry, Registry};
 
 /// Picks the block to clean among `candidates` (full, not the write block). `valid[b]` is
 /// the valid pages of block `b`, `stamp[b]` the write sequence number of its last program
@@ -83,18 +84,37 @@ impl GcPolicy for RandomGreedy {
     }
 }
 
-/// Registered GC policy names.
-pub const GC_POLICIES: &[&str] = &["greedy", "cost_benefit", "random_greedy"];
+/// Makes a GC policy; `seed` feeds randomized ones.
+pub type MakeGc = fn(seed: u64) -> Result<Box<dyn GcPolicy>, String>;
+
+/// Every GC policy, by the name `flash.gc` takes.
+pub static GC_POLICIES: Registry<MakeGc> = Registry::new(
+    "GC policy",
+    &[
+        Entry {
+            name: "greedy",
+            about: "the block with the fewest valid pages",
+            make: |_| Ok(Box::new(Greedy)),
+        },
+        Entry {
+            name: "cost_benefit",
+            about: "LFS cost-benefit: age × (1 − u) / 2u",
+            make: |_| Ok(Box::new(CostBenefit)),
+        },
+        Entry {
+            name: "random_greedy",
+            about: "the fewest-valid of 8 randomly sampled blocks",
+            make: |seed| {
+                Ok(Box::new(RandomGreedy {
+                    d: 8,
+                    rng: crate::rng::stream(seed, "flash-gc"),
+                }))
+            },
+        },
+    ],
+);
 
 /// The GC policy `name` (one of [`GC_POLICIES`]); `seed` feeds randomized ones.
 pub fn build_gc(name: &str, seed: u64) -> Option<Box<dyn GcPolicy>> {
-    match name {
-        "greedy" => Some(Box::new(Greedy)),
-        "cost_benefit" => Some(Box::new(CostBenefit)),
-        "random_greedy" => Some(Box::new(RandomGreedy {
-            d: 8,
-            rng: crate::rng::stream(seed, "flash-gc"),
-        })),
-        _ => None,
-    }
+    GC_POLICIES.get(name).and_then(|make| make(seed).ok())
 }

@@ -100,7 +100,7 @@ proptest! {
         op in 0.0f64..0.3,
         dies in prop_oneof![Just(1u32), Just(2), Just(4)],
     ) {
-        let mut f = ftl(geo_dies(200, ppb, op, 2, dies), GC_POLICIES[gc]);
+        let mut f = ftl(geo_dies(200, ppb, op, 2, dies), GC_POLICIES.names()[gc]);
         let mut live = std::collections::BTreeSet::new();
         let mut ops = Vec::new();
         for &(lpn, trim) in &writes {

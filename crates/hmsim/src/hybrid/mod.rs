@@ -26,6 +26,6 @@ mod tests;
 pub use host::{Host, HostConfig, HostStats};
 pub use pigz::PigzLike;
 pub use policy::{EpfPolicy, EpfPolicySpec, FaultView, EPF_POLICIES};
-pub use scenario::{run, HybridScenario};
+pub use scenario::{Hybrid, HybridConfig, HybridRow, ServiceRow};
 pub use umd::{Fault, Umd, Walk};
 pub use workload::HybridWorkload;

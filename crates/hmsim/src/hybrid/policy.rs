@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Validate, Validator};
+use crate::scenario::{Entry, Registry};
 
 /// What the host knows when an internal fault could be signalled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,8 +63,34 @@ impl EpfPolicy for SmartEpf {
     }
 }
 
-/// Registered policy names.
-pub const EPF_POLICIES: &[&str] = &["no_EPF", "all_EPF", "smart_EPF"];
+/// Makes an EPF policy from its scenario entry.
+pub type MakeEpf = fn(&EpfPolicySpec) -> Result<Box<dyn EpfPolicy>, String>;
+
+/// Every EPF policy, by the name a scenario's `[[policies]]` take.
+pub static EPF_POLICIES: Registry<MakeEpf> = Registry::new(
+    "EPF policy",
+    &[
+        Entry {
+            name: "no_EPF",
+            about: "never raise: the core stalls through every internal fault",
+            make: |_| Ok(Box::new(NoEpf)),
+        },
+        Entry {
+            name: "all_EPF",
+            about: "raise on every internal fault",
+            make: |_| Ok(Box::new(AllEpf)),
+        },
+        Entry {
+            name: "smart_EPF",
+            about: "raise when the estimate exceeds threshold_us and the gain the cost",
+            make: |p| {
+                Ok(Box::new(SmartEpf {
+                    threshold_ns: p.threshold_us() * 1e3,
+                }))
+            },
+        },
+    ],
+);
 
 /// A policy as a scenario names it: `{ name = "smart_EPF", threshold_us = 50 }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,21 +127,22 @@ impl EpfPolicySpec {
         }
     }
 
-    pub fn build(&self) -> Box<dyn EpfPolicy> {
-        match self.name.as_str() {
-            "no_EPF" => Box::new(NoEpf),
-            "all_EPF" => Box::new(AllEpf),
-            "smart_EPF" => Box::new(SmartEpf {
-                threshold_ns: self.threshold_us() * 1e3,
-            }),
-            other => panic!("unvalidated EPF policy {other}"),
+    /// The policy this entry names.
+    pub fn build(&self) -> Result<Box<dyn EpfPolicy>, String> {
+        match EPF_POLICIES.get(&self.name) {
+            Some(make) => make(self),
+            None => Err(format!(
+                "unknown EPF policy '{}'; allowed: {}",
+                self.name,
+                EPF_POLICIES.names().join(", ")
+            )),
         }
     }
 }
 
 impl Validate for EpfPolicySpec {
     fn validate(&self, v: &mut Validator) {
-        v.one_of("name", &self.name, EPF_POLICIES);
+        v.one_of("name", &self.name, &EPF_POLICIES.names());
         if let Some(t) = self.threshold_us {
             if self.name != "smart_EPF" {
                 v.fail("threshold_us", "only smart_EPF takes a threshold");

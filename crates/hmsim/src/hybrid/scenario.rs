@@ -1,32 +1,26 @@
 //! The `hybrid` scenario: one workload on one UMD under each listed EPF policy.
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 use super::host::{pages_needed, Host, HostConfig, HostStats};
 use super::pigz::PigzLike;
 use super::policy::EpfPolicySpec;
 use super::umd::Umd;
 use super::workload::{from_trace, HybridWorkload, MB, PAGE_BYTES};
-use crate::config::{parse_toml, Validate, Validator};
-use crate::device::Catalog;
-use crate::error::ConfigError;
+use crate::config::{Validate, Validator};
+use crate::error::RunError;
 use crate::flash::{build_gc, preset, Ftl, Geometry, GC_POLICIES, NAND_PRESETS};
-use crate::registry::RunOutput;
+use crate::result_row;
+use crate::scenario::{Ctx, Output, Scenario};
 use crate::stats::nearest_rank;
+
+/// The `hybrid` module.
+pub struct Hybrid;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HybridScenario {
-    pub module: String,
-    #[serde(default)]
-    pub seed: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+pub struct HybridConfig {
     #[serde(default)]
     pub device: HybridDeviceConfig,
     #[serde(default)]
@@ -261,7 +255,7 @@ impl Validate for FlashSpec {
         if let Some(g) = self.channel_gbps {
             v.range("channel_gb_s", g, 1e-6, 1e6, "GB/s");
         }
-        v.one_of("gc", &self.gc, GC_POLICIES);
+        v.one_of("gc", &self.gc, &GC_POLICIES.names());
         v.range("gc_free_blocks", self.gc_free_blocks, 1, 1 << 20, "blocks");
     }
 }
@@ -300,7 +294,7 @@ impl Validate for HybridWorkloadSpec {
     }
 }
 
-impl Validate for HybridScenario {
+impl Validate for HybridConfig {
     fn validate(&self, v: &mut Validator) {
         v.nested("device", &self.device);
         v.nested("flash", &self.flash);
@@ -325,7 +319,7 @@ impl Validate for HybridScenario {
     }
 }
 
-impl HybridScenario {
+impl HybridConfig {
     pub fn logical_pages(&self) -> u32 {
         (self.device.capacity_mb * MB as f64 / PAGE_BYTES as f64) as u32
     }
@@ -348,8 +342,8 @@ impl HybridScenario {
         }
     }
 
-    /// A preconditioned UMD with an empty DRAM cache.
-    pub fn build_umd(&self) -> Umd {
+    /// A preconditioned UMD with an empty DRAM cache (random streams from `seed`).
+    pub fn build_umd(&self, seed: u64) -> Umd {
         let f = &self.flash;
         let mut nand = preset(&f.nand).expect("validated");
         let us = |x: f64| (x * 1e3).round() as u64;
@@ -365,13 +359,13 @@ impl HybridScenario {
         let mut ftl = Ftl::new(
             self.geometry(),
             nand,
-            build_gc(&f.gc, self.seed).expect("validated"),
+            build_gc(&f.gc, seed).expect("validated"),
         );
         let p = self.precondition;
         ftl.precondition(
             p.sequential_fraction,
             p.random_fraction,
-            &mut crate::rng::stream(self.seed, "hybrid-precondition"),
+            &mut crate::rng::stream(seed, "hybrid-precondition"),
         );
         let mut umd = Umd::new(
             ftl,
@@ -383,13 +377,15 @@ impl HybridScenario {
         umd
     }
 
-    pub fn load_workload(&self, file: &str) -> Result<HybridWorkload, ConfigError> {
+    /// The trace (`workload.trace`, relative to the scenario `file`) or the pigz-like
+    /// workload generated from `seed`.
+    pub fn load_workload(&self, file: &str, seed: u64) -> Result<HybridWorkload, RunError> {
         let w = &self.workload;
         match &w.trace {
             Some(rel) => {
-                let base = Path::new(file)
+                let base = std::path::Path::new(file)
                     .parent()
-                    .map(Path::to_path_buf)
+                    .map(std::path::Path::to_path_buf)
                     .unwrap_or_default();
                 from_trace(
                     &base.join(rel),
@@ -400,7 +396,7 @@ impl HybridScenario {
                     w.input_mb.unwrap_or(0.0),
                 )
             }
-            None => Ok(w.pigz.clone().unwrap_or_default().generate(self.seed)),
+            None => Ok(w.pigz.clone().unwrap_or_default().generate(seed)),
         }
     }
 }
@@ -416,11 +412,17 @@ pub struct PolicyRun {
     pub stale_reads: u64,
 }
 
-pub fn simulate(sc: &HybridScenario, w: &HybridWorkload, p: &EpfPolicySpec) -> PolicyRun {
-    let mut umd = sc.build_umd();
-    let policy = p.build();
-    let stats = Host::new(sc.host, &mut umd, policy.as_ref(), w, sc.seed).run(w);
-    PolicyRun {
+/// `w` on a fresh UMD under policy `p`; `Err` names an unregistered policy.
+pub fn simulate(
+    sc: &HybridConfig,
+    w: &HybridWorkload,
+    p: &EpfPolicySpec,
+    seed: u64,
+) -> Result<PolicyRun, String> {
+    let mut umd = sc.build_umd(seed);
+    let policy = p.build()?;
+    let stats = Host::new(sc.host, &mut umd, policy.as_ref(), w, seed).run(w);
+    Ok(PolicyRun {
         stats,
         gc_runs: umd.ftl.stats.gc_runs,
         waf: umd.ftl.stats.waf(),
@@ -428,20 +430,16 @@ pub fn simulate(sc: &HybridScenario, w: &HybridWorkload, p: &EpfPolicySpec) -> P
         max_erase_count: umd.ftl.erase_counts().iter().copied().max().unwrap_or(0),
         writebacks: umd.writebacks,
         stale_reads: umd.stale_reads,
-    }
+    })
 }
 
-fn ratio(a: u64, b: u64) -> Value {
-    if b == 0 {
-        Value::Null
-    } else {
-        json!(a as f64 / b as f64)
-    }
+fn ratio(a: u64, b: u64) -> Option<f64> {
+    (b != 0).then(|| a as f64 / b as f64)
 }
 
-/// The `q` quantile of sorted service times in ns, in µs (null when there are none).
-fn percentile_us(sorted_ns: &[u64], q: f64) -> Value {
-    nearest_rank(sorted_ns, q).map_or(Value::Null, |ns| json!(ns as f64 / 1e3))
+/// The `q` quantile of sorted service times in ns, in µs (empty when there are none).
+fn percentile_us(sorted_ns: &[u64], q: f64) -> Option<f64> {
+    nearest_rank(sorted_ns, q).map(|ns| ns as f64 / 1e3)
 }
 
 /// Internal faults served within the smart threshold's default (no program, erase or queue
@@ -451,94 +449,120 @@ fn short_faults(s: &HostStats) -> u64 {
     s.service.iter().filter(|x| x.1 <= limit).count() as u64
 }
 
-fn row(
-    sc: &HybridScenario,
-    w: &HybridWorkload,
-    p: &EpfPolicySpec,
-    r: &PolicyRun,
-) -> Map<String, Value> {
+result_row! {
+    /// One EPF policy's run of the workload (`results.csv`).
+    pub struct HybridRow {
+        policy: String ["", "EPF policy"],
+        label: String ["", "policy with its threshold"],
+        threshold_us: Option<f64> ["us", "smart_EPF's threshold (empty for the others)"],
+        workload: String ["", "workload name"],
+        dram_mb: f64 ["MB", "UMD DRAM cache"],
+        capacity_mb: f64 ["MB", "UMD logical capacity"],
+        input_mb: f64 ["MB", "input size the workload stands for"],
+        footprint_mb: f64 ["MB", "pages the workload touches"],
+        threads: usize ["threads", "workload threads"],
+        output_ratio: Option<f64> ["", "output / input size (empty: none)"],
+        resident_os_mb: f64 ["MB", "pages resident before the run"],
+        gc_policy: String ["", "flash GC policy"],
+        nand: String ["", "NAND timing preset"],
+        runtime_s: f64 ["s", "simulated runtime"],
+        umd_accesses: u64 ["accesses", "page-level accesses to the UMD"],
+        internal_faults: u64 ["faults", "accesses missing the UMD DRAM"],
+        internal_fault_share: Option<f64> ["", "internal faults per access"],
+        short_faults: u64 ["faults", "internal faults served within 50 us"],
+        stale_reads: u64 ["reads", "flash reads of pages the OS had freed"],
+        epf_raised: u64 ["faults", "internal faults signalled as EPFs"],
+        epf_share: Option<f64> ["", "EPFs per internal fault"],
+        epf_reraised: u64 ["faults", "EPFs raised again after a wake-up"],
+        fault_waits: u64 ["waits", "accesses waiting on another thread's fault"],
+        stall_s: f64 ["s", "core time stalled on internal faults"],
+        idle_s: f64 ["s", "core time idle"],
+        context_switches: u64 ["switches", "context switches"],
+        idle_switches: u64 ["switches", "switches to and from idle"],
+        wakeups: u64 ["wakeups", "blocked threads woken"],
+        timer_interrupts: u64 ["interrupts", "timer interrupts ending blocks"],
+        handoff_waits: u64 ["waits", "waits for another thread's data"],
+        os_faults: u64 ["faults", "OS page faults"],
+        itlb_misses: u64 ["misses", "instruction TLB misses"],
+        dtlb_misses: u64 ["misses", "data TLB misses"],
+        victim_writebacks: u64 ["pages", "dirty DRAM victims programmed to flash"],
+        gc_runs: u64 ["runs", "flash GC runs"],
+        gc_runs_in_faults: u64 ["runs", "GC runs inside an internal fault"],
+        flash_waf: Option<f64> ["", "flash write amplification"],
+        erases: u64 ["blocks", "block erases"],
+        max_erase_count: u32 ["erases", "most erases of one block"],
+        service_p50_us: Option<f64> ["us", "median internal-fault service time"],
+        service_p99_us: Option<f64> ["us", "99th percentile internal-fault service time"],
+        service_max_us: Option<f64> ["us", "longest internal-fault service time"],
+        service_over_estimate_share: Option<f64> ["", "faults served later than estimated"],
+    }
+}
+
+result_row! {
+    /// Internal faults per log2 service-time bin, per policy (`service.csv`).
+    pub struct ServiceRow {
+        label: String ["", "policy with its threshold"],
+        dram_mb: f64 ["MB", "UMD DRAM cache"],
+        service_lo_us: u64 ["us", "bin start"],
+        service_hi_us: u64 ["us", "bin end"],
+        faults: u64 ["faults", "internal faults in the bin"],
+    }
+}
+
+fn row(sc: &HybridConfig, w: &HybridWorkload, p: &EpfPolicySpec, r: &PolicyRun) -> HybridRow {
     let s = &r.stats;
     let mut service: Vec<u64> = s.service.iter().map(|x| x.1).collect();
     service.sort_unstable();
     let over = s.service.iter().filter(|x| x.1 > x.0).count() as u64;
-    let mut m = Map::new();
-    let mut put = |k: &str, v: Value| {
-        m.insert(k.to_string(), v);
-    };
-    put("policy", json!(p.name));
-    put("label", json!(p.label()));
-    put(
-        "threshold_us",
-        if p.name == "smart_EPF" {
-            json!(p.threshold_us())
-        } else {
-            Value::Null
-        },
-    );
-    put("workload", json!(w.name));
-    put("dram_mb", json!(sc.device.dram_mb));
-    put("capacity_mb", json!(sc.device.capacity_mb));
-    put("input_mb", json!(w.input_mb));
-    put(
-        "footprint_mb",
-        json!(w.footprint_pages() as f64 * PAGE_BYTES as f64 / MB as f64),
-    );
-    put("threads", json!(w.threads.len()));
-    put(
-        "output_ratio",
-        if w.output_ratio > 0.0 {
-            json!(w.output_ratio)
-        } else {
-            Value::Null
-        },
-    );
-    put(
-        "resident_os_mb",
-        json!(w.resident_pages as f64 * PAGE_BYTES as f64 / MB as f64),
-    );
-    put("gc_policy", json!(sc.flash.gc));
-    put("nand", json!(sc.flash.nand));
-    put("runtime_s", json!(s.runtime_ns as f64 / 1e9));
-    put("umd_accesses", json!(s.umd_accesses));
-    put("internal_faults", json!(s.internal_faults));
-    put(
-        "internal_fault_share",
-        ratio(s.internal_faults, s.umd_accesses),
-    );
-    put("short_faults", json!(short_faults(s)));
-    put("stale_reads", json!(r.stale_reads));
-    put("epf_raised", json!(s.epf_raised));
-    put("epf_share", ratio(s.epf_raised, s.internal_faults));
-    put("epf_reraised", json!(s.epf_reraised));
-    put("fault_waits", json!(s.fault_waits));
-    put("stall_s", json!(s.stall_ns as f64 / 1e9));
-    put("idle_s", json!(s.idle_ns as f64 / 1e9));
-    put("context_switches", json!(s.context_switches));
-    put("idle_switches", json!(s.idle_switches));
-    put("wakeups", json!(s.wakeups));
-    put("timer_interrupts", json!(s.timer_interrupts));
-    put("handoff_waits", json!(s.handoff_waits));
-    put("os_faults", json!(s.os_faults));
-    put("itlb_misses", json!(s.itlb_misses));
-    put("dtlb_misses", json!(s.dtlb_misses));
-    put("victim_writebacks", json!(r.writebacks));
-    put("gc_runs", json!(r.gc_runs));
-    put("gc_runs_in_faults", json!(s.gc_runs_in_faults));
-    put("flash_waf", r.waf.map_or(Value::Null, |x| json!(x)));
-    put("erases", json!(r.erases));
-    put("max_erase_count", json!(r.max_erase_count));
-    put("service_p50_us", percentile_us(&service, 0.5));
-    put("service_p99_us", percentile_us(&service, 0.99));
-    put("service_max_us", percentile_us(&service, 1.0));
-    put(
-        "service_over_estimate_share",
-        ratio(over, s.service.len() as u64),
-    );
-    m
+    HybridRow {
+        policy: p.name.clone(),
+        label: p.label(),
+        threshold_us: (p.name == "smart_EPF").then(|| p.threshold_us()),
+        workload: w.name.clone(),
+        dram_mb: sc.device.dram_mb,
+        capacity_mb: sc.device.capacity_mb,
+        input_mb: w.input_mb,
+        footprint_mb: w.footprint_pages() as f64 * PAGE_BYTES as f64 / MB as f64,
+        threads: w.threads.len(),
+        output_ratio: (w.output_ratio > 0.0).then_some(w.output_ratio),
+        resident_os_mb: w.resident_pages as f64 * PAGE_BYTES as f64 / MB as f64,
+        gc_policy: sc.flash.gc.clone(),
+        nand: sc.flash.nand.clone(),
+        runtime_s: s.runtime_ns as f64 / 1e9,
+        umd_accesses: s.umd_accesses,
+        internal_faults: s.internal_faults,
+        internal_fault_share: ratio(s.internal_faults, s.umd_accesses),
+        short_faults: short_faults(s),
+        stale_reads: r.stale_reads,
+        epf_raised: s.epf_raised,
+        epf_share: ratio(s.epf_raised, s.internal_faults),
+        epf_reraised: s.epf_reraised,
+        fault_waits: s.fault_waits,
+        stall_s: s.stall_ns as f64 / 1e9,
+        idle_s: s.idle_ns as f64 / 1e9,
+        context_switches: s.context_switches,
+        idle_switches: s.idle_switches,
+        wakeups: s.wakeups,
+        timer_interrupts: s.timer_interrupts,
+        handoff_waits: s.handoff_waits,
+        os_faults: s.os_faults,
+        itlb_misses: s.itlb_misses,
+        dtlb_misses: s.dtlb_misses,
+        victim_writebacks: r.writebacks,
+        gc_runs: r.gc_runs,
+        gc_runs_in_faults: s.gc_runs_in_faults,
+        flash_waf: r.waf,
+        erases: r.erases,
+        max_erase_count: r.max_erase_count,
+        service_p50_us: percentile_us(&service, 0.5),
+        service_p99_us: percentile_us(&service, 0.99),
+        service_max_us: percentile_us(&service, 1.0),
+        service_over_estimate_share: ratio(over, s.service.len() as u64),
+    }
 }
 
 /// Internal-fault service times in log2 µs bins, per policy (the distribution figure).
-fn service_rows(label: &str, dram_mb: f64, s: &HostStats) -> Vec<Map<String, Value>> {
+fn service_rows(label: &str, dram_mb: f64, s: &HostStats) -> Vec<ServiceRow> {
     let mut bins = [0u64; 40];
     for &(_, ns) in &s.service {
         let us = (ns / 1000).max(1);
@@ -547,54 +571,55 @@ fn service_rows(label: &str, dram_mb: f64, s: &HostStats) -> Vec<Map<String, Val
     bins.iter()
         .enumerate()
         .filter(|(_, &n)| n > 0)
-        .map(|(b, &n)| {
-            let mut m = Map::new();
-            m.insert("label".into(), json!(label));
-            m.insert("dram_mb".into(), json!(dram_mb));
-            m.insert("service_lo_us".into(), json!(1u64 << b));
-            m.insert("service_hi_us".into(), json!(1u64 << (b + 1)));
-            m.insert("faults".into(), json!(n));
-            m
+        .map(|(b, &n)| ServiceRow {
+            label: label.to_string(),
+            dram_mb,
+            service_lo_us: 1u64 << b,
+            service_hi_us: 1u64 << (b + 1),
+            faults: n,
         })
         .collect()
 }
 
-pub fn run(text: &str, file: &str, _catalog: &Catalog) -> Result<RunOutput, ConfigError> {
-    let sc: HybridScenario = parse_toml(text, file)?;
-    Validator::check(file, text, &sc)?;
-    let w = sc.load_workload(file)?;
-    let need = pages_needed(&w, &sc.host);
-    if need > sc.logical_pages() as u64 {
-        return Err(ConfigError::new(
-            file,
-            "device.capacity_mb",
-            format!(
-                "the workload needs {need} pages ({:.1} MB) but the device holds {} pages; raise capacity_mb",
-                need as f64 * PAGE_BYTES as f64 / MB as f64,
-                sc.logical_pages()
-            ),
-        )
-        .at_line(crate::config::line_of_key(text, "device.capacity_mb")));
+impl Scenario for Hybrid {
+    const MODULE: &'static str = "hybrid";
+    const ABOUT: &'static str =
+        "DRAM-cached flash devices: internal faults and the host's EPF policies";
+    type Config = HybridConfig;
+    type Row = HybridRow;
+
+    fn run(sc: &HybridConfig, ctx: &Ctx) -> Result<Output<HybridRow>, RunError> {
+        let w = sc.load_workload(ctx.file(), ctx.seed())?;
+        let need = pages_needed(&w, &sc.host);
+        if need > sc.logical_pages() as u64 {
+            return Err(ctx.error(
+                "device.capacity_mb",
+                format!(
+                    "the workload needs {need} pages ({:.1} MB) but the device holds {} pages; raise capacity_mb",
+                    need as f64 * PAGE_BYTES as f64 / MB as f64,
+                    sc.logical_pages()
+                ),
+            ));
+        }
+        let (mut rows, mut service) = (Vec::new(), Vec::new());
+        let mut headline = serde_json::Map::new();
+        for (i, p) in sc.policies.iter().enumerate() {
+            let r = simulate(sc, &w, p, ctx.seed())
+                .map_err(|e| ctx.error(&format!("policies.{i}.name"), e))?;
+            rows.push(row(sc, &w, p, &r));
+            service.extend(service_rows(&p.label(), sc.device.dram_mb, &r.stats));
+            headline.insert(
+                format!("runtime_s[{}]", p.label()),
+                json!(r.stats.runtime_ns as f64 / 1e9),
+            );
+        }
+        let mut out = Output::new(rows);
+        out.table("service", &service);
+        out.headline = headline;
+        let h = &mut out.headline;
+        h.insert("workload".into(), json!(w.name));
+        h.insert("events".into(), json!(w.events()));
+        h.insert("dram_mb".into(), json!(sc.device.dram_mb));
+        Ok(out)
     }
-    let mut out = RunOutput::new(
-        "hybrid",
-        sc.seed,
-        serde_json::to_value(&sc).unwrap_or(Value::Null),
-    );
-    let mut service = Vec::new();
-    for p in &sc.policies {
-        let r = simulate(&sc, &w, p);
-        out.rows.push(row(&sc, &w, p, &r));
-        service.extend(service_rows(&p.label(), sc.device.dram_mb, &r.stats));
-        out.headline.insert(
-            format!("runtime_s[{}]", p.label()),
-            json!(r.stats.runtime_ns as f64 / 1e9),
-        );
-    }
-    out.tables.insert("service".into(), service);
-    let h = &mut out.headline;
-    h.insert("workload".into(), json!(w.name));
-    h.insert("events".into(), json!(w.events()));
-    h.insert("dram_mb".into(), json!(sc.device.dram_mb));
-    Ok(out)
 }

@@ -7,7 +7,7 @@ use super::policy::{EpfPolicy, EpfPolicySpec, FaultView};
 use super::scenario::simulate;
 use super::umd::{Umd, Walk};
 use super::workload::{Ev, HybridWorkload, ThreadSpec, MB, PAGE_BYTES};
-use super::HybridScenario;
+use super::HybridConfig;
 use crate::flash::{build_gc, preset, Ftl, Geometry};
 
 fn small_ftl(logical: u32) -> Ftl {
@@ -86,21 +86,27 @@ fn hybrid_estimate_equals_service_time_on_an_idle_device() {
     }
 }
 
-fn tiny_scenario(policy: &str, extra: &str) -> HybridScenario {
+fn tiny_scenario(policy: &str, extra: &str) -> HybridConfig {
     let text = format!(
-        "module = \"hybrid\"\nseed = 7\n[device]\ncapacity_mb = 16\ndram_mb = 0.5\n\
+        "[device]\ncapacity_mb = 16\ndram_mb = 0.5\n\
          [host]\nnonpreemptible_fraction = 0.1\n[workload]\nthreads = 3\n\
          [workload.pigz]\ninput_mb = 0.5\n{extra}[[policies]]\nname = \"{policy}\"\n"
     );
     crate::config::parse_toml(&text, "t.toml").unwrap()
 }
 
-fn fingerprint(
-    sc: &HybridScenario,
-    p: &EpfPolicySpec,
-) -> (u64, u64, u64, u64, u64, Vec<(u64, u64)>) {
-    let w = sc.load_workload("t.toml").unwrap();
-    let r = simulate(sc, &w, p);
+type Fingerprint = (u64, u64, u64, u64, u64, Vec<(u64, u64)>);
+
+/// The tiny scenarios' seed.
+const SEED: u64 = 7;
+
+fn fingerprint(sc: &HybridConfig, p: &EpfPolicySpec) -> Fingerprint {
+    fingerprint_at(sc, p, SEED)
+}
+
+fn fingerprint_at(sc: &HybridConfig, p: &EpfPolicySpec, seed: u64) -> Fingerprint {
+    let w = sc.load_workload("t.toml", seed).unwrap();
+    let r = simulate(sc, &w, p, seed).unwrap();
     let s = r.stats;
     (
         s.runtime_ns,
@@ -149,9 +155,7 @@ fn hybrid_runs_are_deterministic_and_seed_dependent() {
     let sc = tiny_scenario("smart_EPF", "");
     let p = EpfPolicySpec::named("smart_EPF");
     assert_eq!(fingerprint(&sc, &p), fingerprint(&sc, &p));
-    let mut other = sc.clone();
-    other.seed = 8;
-    assert_ne!(fingerprint(&sc, &p).5, fingerprint(&other, &p).5);
+    assert_ne!(fingerprint(&sc, &p).5, fingerprint_at(&sc, &p, 8).5);
 }
 
 /// One thread, two pages, DRAM of one frame: every access after the first two faults.
@@ -181,7 +185,7 @@ fn hybrid_host_closed_form_no_epf() {
         code_pages: 1,
         ..HostConfig::default()
     };
-    let p = EpfPolicySpec::named("no_EPF").build();
+    let p = EpfPolicySpec::named("no_EPF").build().unwrap();
     let s = Host::new(cfg, &mut umd, p.as_ref(), &w, 1).run(&w);
     // Code page, page 0, page 1, page 0 again: each displaces the single frame's page.
     // Faults with flash work: page 0 (evicts the dirty code page: program), page 1
@@ -199,7 +203,7 @@ fn hybrid_host_closed_form_no_epf() {
 
 #[test]
 fn hybrid_policies_by_name_and_bad_config_errors() {
-    let p: Box<dyn EpfPolicy> = EpfPolicySpec::named("smart_EPF").build();
+    let p: Box<dyn EpfPolicy> = EpfPolicySpec::named("smart_EPF").build().unwrap();
     assert_eq!(p.name(), "smart_EPF");
     let f = |estimate_ns, gain_ns, cost_ns| FaultView {
         estimate_ns,
@@ -262,7 +266,7 @@ fn short_fault_run(
         code_pages: 1,
         ..HostConfig::default()
     };
-    let p = EpfPolicySpec::named(policy).build();
+    let p = EpfPolicySpec::named(policy).build().unwrap();
     (Host::new(cfg, &mut umd, p.as_ref(), &w, 1).run(&w), cfg)
 }
 
@@ -408,14 +412,20 @@ fn hybrid_pigz_run_finishes_every_thread_deterministically() {
     sc.host.nonpreemptible_fraction = 0.0;
     let runs: Vec<_> = ["no_EPF", "all_EPF", "smart_EPF"]
         .iter()
-        .map(|p| simulate(&sc, &w, &EpfPolicySpec::named(p)).stats)
+        .map(|p| {
+            simulate(&sc, &w, &EpfPolicySpec::named(p), SEED)
+                .unwrap()
+                .stats
+        })
         .collect();
     for s in &runs {
         assert_eq!(s.umd_accesses, w.events(), "every thread ran to its end");
         assert!(s.handoff_waits > 0);
         assert!(s.internal_faults > 0);
     }
-    let again = simulate(&sc, &w, &EpfPolicySpec::named("smart_EPF")).stats;
+    let again = simulate(&sc, &w, &EpfPolicySpec::named("smart_EPF"), SEED)
+        .unwrap()
+        .stats;
     assert_eq!(again.runtime_ns, runs[2].runtime_ns);
     assert_eq!(again.service, runs[2].service);
     assert_eq!(w.threads[0].events, pigz(0.25, 0.5).threads[0].events);

@@ -2,8 +2,8 @@
 //!
 //! - [`topology`]: sockets, controllers (SNC nodes), DRAM and far-memory modules, SLIT
 //!   distances and per-path latency/bandwidth, in TOML; presets `aliusm-2s` and `cxl-box`.
-//! - [`pool`] and [`policy`]: the NUMA nodes the OS allocates from and the placement
-//!   policies (Linux default, KMEM_DAX ×3, interleave, Memory Mode, aliusM), run-length
+//! - [`pool`], [`policy`] and [`policies`]: the NUMA nodes the OS allocates from, the
+//!   placement-policy trait and the policies (Linux default, KMEM_DAX ×3, interleave, Memory Mode, aliusM), run-length
 //!   placement with swap and out-of-memory.
 //! - [`mmcache`]: the Memory Mode direct-mapped DRAM cache (closed form and simulated).
 //! - [`capacity`]: the kernel's own memory (`struct page`, reserves, page tables).
@@ -14,6 +14,7 @@ pub mod app;
 pub mod capacity;
 pub mod cost;
 pub mod mmcache;
+pub mod policies;
 pub mod policy;
 pub mod pool;
 mod scenario;
@@ -22,7 +23,8 @@ pub mod topology;
 #[cfg(test)]
 mod tests;
 
-pub use policy::{NumaPolicy, Stage, POLICIES};
+pub use policies::{parse_policy, policy_names, PLACEMENT_POLICIES};
+pub use policy::{PlacementPolicy, Stage};
 pub use pool::{Placement, Placer, Pool, Task};
-pub use scenario::{allocate, run, AllocationSpec, NumaOutcome, NumaScenario};
+pub use scenario::{allocate, AllocationSpec, NodeRow, Numa, NumaConfig, NumaOutcome, NumaRow};
 pub use topology::{NumaMachine, Topology, PRESETS};

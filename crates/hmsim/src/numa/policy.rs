@@ -1,21 +1,11 @@
-//! Placement policies: each is a list of stages the kernel walks page by page. A `Fill`
-//! stage takes the first node of its list with a free page (Linux zonelist fallback); a
-//! `RoundRobin` stage takes the next node with a free page after the task's cursor (interleave).
+//! The placement-policy trait: a policy is a list of stages the kernel walks page by page.
+//! A `Fill` stage takes the first node of its list with a free page (Linux zonelist
+//! fallback); a `RoundRobin` stage takes the next node with a free page after the task's
+//! cursor (interleave). The policies are in [`super::policies`], registered by name there.
 
-use super::pool::{Pool, PoolNode};
+use std::fmt::Debug;
 
-/// Policy names a scenario may list (`bind:N,M` and `interleave:N,M` name nodes).
-pub const POLICIES: &[&str] = &[
-    "linux-default",
-    "kmem-dax",
-    "kmem-dax-all",
-    "kmem-dax-preferred",
-    "interleave-all",
-    "memory-mode",
-    "aliusm",
-    "bind:NODES",
-    "interleave:NODES",
-];
+use super::pool::Pool;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stage {
@@ -31,115 +21,33 @@ impl Stage {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NumaPolicy {
-    LinuxDefault,
-    KmemDax,
-    KmemDaxAll,
-    KmemDaxPreferred,
-    InterleaveAll,
-    MemoryMode,
-    AliusM,
-    Bind(Vec<usize>),
-    Interleave(Vec<usize>),
+/// Where a task's pages go.
+pub trait PlacementPolicy: Debug + Send + Sync {
+    /// The policy runs on the Memory Mode pool (DRAM as a direct-mapped cache in front of
+    /// the far memory) instead of the flat one.
+    fn memory_mode(&self) -> bool {
+        false
+    }
+
+    /// The stages for a task whose home node is `home` on `socket`; `flagged`: an earlier
+    /// placement of this task made [`Self::flags_task`] true (per-task state the placer
+    /// keeps for the policy).
+    fn stages(&self, pool: &Pool, socket: usize, home: usize, flagged: bool) -> Vec<Stage>;
+
+    /// Whether a placement of `pages` (per pool node) flags its task for later placements.
+    fn flags_task(&self, _pool: &Pool, _pages: &[u64]) -> bool {
+        false
+    }
 }
 
-impl NumaPolicy {
-    /// Parse a policy name; `nodes` is the number of topology nodes (for `bind:`/`interleave:`).
-    pub fn parse(s: &str, nodes: usize) -> Result<NumaPolicy, String> {
-        let list = |rest: &str| -> Result<Vec<usize>, String> {
-            let v: Result<Vec<usize>, _> =
-                rest.split(',').map(|x| x.trim().parse::<usize>()).collect();
-            match v {
-                Ok(v) if !v.is_empty() && v.iter().all(|&n| n < nodes) => Ok(v),
-                _ => Err(format!(
-                    "'{s}': expected comma-separated node ids 0 to {}",
-                    nodes - 1
-                )),
-            }
-        };
-        Ok(match s {
-            "linux-default" => NumaPolicy::LinuxDefault,
-            "kmem-dax" => NumaPolicy::KmemDax,
-            "kmem-dax-all" => NumaPolicy::KmemDaxAll,
-            "kmem-dax-preferred" => NumaPolicy::KmemDaxPreferred,
-            "interleave-all" => NumaPolicy::InterleaveAll,
-            "memory-mode" => NumaPolicy::MemoryMode,
-            "aliusm" => NumaPolicy::AliusM,
-            _ => {
-                if let Some(r) = s.strip_prefix("bind:") {
-                    NumaPolicy::Bind(list(r)?)
-                } else if let Some(r) = s.strip_prefix("interleave:") {
-                    NumaPolicy::Interleave(list(r)?)
-                } else {
-                    return Err(format!(
-                        "unknown policy '{s}'; allowed: {}",
-                        POLICIES.join(", ")
-                    ));
-                }
-            }
-        })
+impl<P: PlacementPolicy + ?Sized> PlacementPolicy for Box<P> {
+    fn memory_mode(&self) -> bool {
+        (**self).memory_mode()
     }
-
-    pub fn memory_mode(&self) -> bool {
-        *self == NumaPolicy::MemoryMode
+    fn stages(&self, pool: &Pool, socket: usize, home: usize, flagged: bool) -> Vec<Stage> {
+        (**self).stages(pool, socket, home, flagged)
     }
-
-    /// The stages for a task whose home node is `home` on `socket`; `flagged` is aliusM's
-    /// per-task flag (set once one of its pages landed on far memory).
-    pub fn stages(&self, pool: &Pool, socket: usize, home: usize, flagged: bool) -> Vec<Stage> {
-        let by_dist = |pred: &dyn Fn(&PoolNode) -> bool| -> Vec<usize> {
-            let mut v: Vec<usize> = (0..pool.nodes.len())
-                .filter(|&i| pred(&pool.nodes[i]))
-                .collect();
-            v.sort_by_key(|&i| (pool.distance(home, i), i));
-            v
-        };
-        let far = |n: &PoolNode| !n.cpu;
-        let dram = |n: &PoolNode| n.cpu;
-        match self {
-            NumaPolicy::LinuxDefault | NumaPolicy::MemoryMode => {
-                vec![Stage::Fill(by_dist(&|_| true))]
-            }
-            NumaPolicy::KmemDax => {
-                let all = by_dist(&far);
-                let d = all.first().map(|&i| pool.distance(home, i));
-                vec![Stage::Fill(
-                    all.into_iter()
-                        .filter(|&i| Some(pool.distance(home, i)) == d)
-                        .collect(),
-                )]
-            }
-            NumaPolicy::KmemDaxAll => vec![Stage::Fill(by_dist(&far))],
-            NumaPolicy::KmemDaxPreferred => {
-                // Spec: nearest PMem, then nearest DRAM, then far PMem, then far DRAM.
-                let f = by_dist(&far);
-                let d = f.first().map(|&i| pool.distance(home, i));
-                let (near_f, far_f): (Vec<usize>, Vec<usize>) = f
-                    .into_iter()
-                    .partition(|&i| Some(pool.distance(home, i)) == d);
-                let (near_d, far_d): (Vec<usize>, Vec<usize>) = by_dist(&dram)
-                    .into_iter()
-                    .partition(|&i| pool.nodes[i].socket == socket);
-                vec![Stage::Fill([near_f, near_d, far_f, far_d].concat())]
-            }
-            NumaPolicy::InterleaveAll => vec![Stage::RoundRobin((0..pool.nodes.len()).collect())],
-            NumaPolicy::AliusM => {
-                let (local, remote): (Vec<usize>, Vec<usize>) = by_dist(&far)
-                    .into_iter()
-                    .partition(|&i| pool.nodes[i].socket == socket);
-                let mut local = local;
-                local.sort_unstable();
-                let mut s = Vec::new();
-                if !flagged {
-                    s.push(Stage::Fill(by_dist(&dram)));
-                }
-                s.push(Stage::RoundRobin(local));
-                s.push(Stage::RoundRobin(remote));
-                s
-            }
-            NumaPolicy::Bind(n) => vec![Stage::Fill(pool.map_nodes(n))],
-            NumaPolicy::Interleave(n) => vec![Stage::RoundRobin(pool.map_nodes(n))],
-        }
+    fn flags_task(&self, pool: &Pool, pages: &[u64]) -> bool {
+        (**self).flags_task(pool, pages)
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::capacity::{min_free_bytes, struct_page_bytes, NodeBudget};
-use super::policy::{NumaPolicy, Stage};
+use super::policy::{PlacementPolicy, Stage};
 use super::topology::{NodeKind, NumaMachine};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -144,7 +144,7 @@ impl Pool {
         }
     }
 
-    pub fn for_policy(m: &NumaMachine, p: &NumaPolicy) -> Pool {
+    pub fn for_policy(m: &NumaMachine, p: &dyn PlacementPolicy) -> Pool {
         if p.memory_mode() {
             Pool::memory_mode(m)
         } else {
@@ -218,7 +218,13 @@ impl Placer {
 
     /// Place `pages` pages for `task` under `policy`, as the kernel would page by page, in
     /// O(stages × nodes²) time whatever the page count.
-    pub fn place(&mut self, pool: &Pool, policy: &NumaPolicy, task: Task, pages: u64) -> Placement {
+    pub fn place(
+        &mut self,
+        pool: &Pool,
+        policy: &dyn PlacementPolicy,
+        task: Task,
+        pages: u64,
+    ) -> Placement {
         let stages = policy.stages(
             pool,
             task.socket,
@@ -261,13 +267,7 @@ impl Placer {
                 }
             }
         }
-        if *policy == NumaPolicy::AliusM
-            && pool
-                .nodes
-                .iter()
-                .zip(&out.pages)
-                .any(|(n, &p)| !n.cpu && p > 0)
-        {
+        if policy.flags_task(pool, &out.pages) {
             self.flagged.insert(task.id);
         }
         let swapped = self.swap_free.min(left);

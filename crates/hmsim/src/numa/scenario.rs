@@ -2,30 +2,27 @@
 //! policy on one topology, its cost, where it landed, and an application run over it.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 use super::app::{self, AppKind, AppSpec, Mix};
 use super::capacity::metadata_pages;
 use super::cost::{alloc_time, AllocCost, AllocTime, SwapSpec};
 use super::mmcache::MemoryModeSpec;
-use super::policy::{NumaPolicy, POLICIES};
+use super::policies::{parse_policy, policy_names, LinuxDefault};
+use super::policy::PlacementPolicy;
 use super::pool::{Placement, Placer, Pool, PoolNode, Task};
 use super::topology::{self, NodeKind, NumaMachine, Topology};
-use crate::config::{parse_toml, Validate, Validator};
-use crate::device::Catalog;
-use crate::error::ConfigError;
-use crate::registry::RunOutput;
+use crate::config::{Validate, Validator};
+use crate::error::RunError;
+use crate::result_row;
+use crate::scenario::{Ctx, Output, Scenario};
+
+/// The `numa` module.
+pub struct Numa;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct NumaScenario {
-    pub module: String,
-    #[serde(default)]
-    pub seed: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+pub struct NumaConfig {
     /// A built-in preset (`aliusm-2s`, `cxl-box`) or a topology TOML file; default aliusm-2s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology_preset: Option<String>,
@@ -112,12 +109,12 @@ impl Validate for AllocationSpec {
     }
 }
 
-impl Validate for NumaScenario {
+impl Validate for NumaConfig {
     fn validate(&self, v: &mut Validator) {
         if self.policies.is_empty() {
             v.fail(
                 "policies",
-                format!("empty; allowed: {}", POLICIES.join(", ")),
+                format!("empty; allowed: {}", policy_names().join(", ")),
             );
         }
         v.distinct("policies", &self.policies);
@@ -151,7 +148,7 @@ pub struct NumaOutcome {
 /// Allocate `a` under `policy` on `m`: tasks in turn, a chunk at a time.
 pub fn allocate(
     m: &NumaMachine,
-    policy: &NumaPolicy,
+    policy: &dyn PlacementPolicy,
     a: &AllocationSpec,
     cost: &AllocCost,
     swap: &SwapSpec,
@@ -189,7 +186,7 @@ pub fn allocate(
         // local node first by distance, never swapped).
         let meta = metadata_pages(n, pb);
         let swap_free = std::mem::replace(&mut placer.swap_free, 0);
-        let mp = placer.place(&pool, &NumaPolicy::LinuxDefault, t, meta);
+        let mp = placer.place(&pool, &LinuxDefault, t, meta);
         placer.swap_free = swap_free;
         meta_total += meta - mp.failed_pages;
         if !mp.ok() {
@@ -251,23 +248,79 @@ fn oom_reason_for(pool: &Pool, nodes: &[usize], size_bytes: u64, meta: u64, pb: 
     )
 }
 
-fn finite(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        Value::Null
+result_row! {
+    /// One policy's allocation and application run (`results.csv`).
+    pub struct NumaRow {
+        experiment: String ["", "the scenario's name"],
+        policy: String ["", "placement policy"],
+        topology: String ["", "machine topology"],
+        size_gib: f64 ["GiB", "allocation size"],
+        size_gb: f64 ["GB", "allocation size"],
+        size_bytes: u64 ["B", "allocation size"],
+        tasks: u32 ["tasks", "tasks allocating in turn"],
+        ok: bool ["", "the allocation succeeded"],
+        oom_nodes: String ["", "nodes full when it failed, then swap (empty: succeeded)"],
+        oom_reason: String ["", "why it failed (empty: succeeded)"],
+        usable_gib: f64 ["GiB", "usable capacity of the pool's nodes"],
+        struct_page_gib: f64 ["GiB", "memory the kernel's struct page takes"],
+        reserve_gib: f64 ["GiB", "kernel reserves (min_free)"],
+        metadata_gib: f64 ["GiB", "page tables and page array of the allocation"],
+        placed_gib: f64 ["GiB", "memory placed, swap included"],
+        swap_gib: f64 ["GiB", "memory placed in swap"],
+        alloc_time_s: f64 ["s", "allocation time"],
+        alloc_zero_s: f64 ["s", "of which zeroing pages"],
+        alloc_remote_s: f64 ["s", "of which remote-node overhead"],
+        alloc_swap_s: f64 ["s", "of which swapping out"],
+        dram_share: f64 ["", "share of placed pages in DRAM"],
+        pmem_share: f64 ["", "share of placed pages in far memory"],
+        swap_share: f64 ["", "share of placed pages in swap"],
+        remote_share: f64 ["", "share of placed pages on the other socket"],
+        app: String ["", "application kind (none: allocation only)"],
+        threads: u32 ["threads", "application threads"],
+        runtime_s: Option<f64> ["s", "application runtime"],
+        bandwidth_gb_s: Option<f64> ["GB/s", "application memory bandwidth"],
+        latency_ns: Option<f64> ["ns", "mean loaded memory latency"],
+        idle_latency_ns: Option<f64> ["ns", "mean idle random-read latency over the placement"],
+        idle_seq_latency_ns: Option<f64> ["ns", "mean idle sequential-read latency over the placement"],
+        cache_hit_ratio: Option<f64> ["", "Memory Mode DRAM cache hit ratio"],
+        pmem_read_gib: Option<f64> ["GiB", "far-memory reads"],
+        pmem_write_gib: Option<f64> ["GiB", "far-memory writes"],
+        swap_fault_s: Option<f64> ["s", "time in swap faults"],
     }
 }
 
-pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, ConfigError> {
-    let sc: NumaScenario = parse_toml(text, file)?;
-    Validator::check(file, text, &sc)?;
+result_row! {
+    /// Pages of one policy's allocation on one node (`nodes.csv`).
+    pub struct NodeRow {
+        policy: String ["", "placement policy"],
+        node: usize ["", "topology node id"],
+        kind: &'static str ["", "dram, far or memory-mode"],
+        socket: usize ["", "socket of the node"],
+        pages: u64 ["pages", "pages placed on the node"],
+        gib: f64 ["GiB", "memory placed on the node"],
+        capacity_gib: f64 ["GiB", "usable capacity of the node"],
+    }
+}
+
+impl Scenario for Numa {
+    const MODULE: &'static str = "numa";
+    const ABOUT: &'static str = "NUMA machines with DRAM, CXL and PMem nodes; Memory Mode";
+    type Config = NumaConfig;
+    type Row = NumaRow;
+
+    fn run(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
+        run_numa(sc, ctx)
+    }
+}
+
+fn run_numa(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
+    let (file, text) = (ctx.file(), ctx.text());
     let m = topology::load(
         sc.topology.as_ref(),
         sc.topology_preset.as_deref(),
         file,
         text,
-        catalog,
+        ctx.catalog(),
     )?;
     {
         let mut v = Validator::new(file, text);
@@ -277,7 +330,7 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
     let mut policies = Vec::new();
     for (i, p) in sc.policies.iter().enumerate() {
         let mut v = Validator::new(file, text);
-        match NumaPolicy::parse(p, m.nodes.len()) {
+        match parse_policy(p, m.nodes.len()) {
             Ok(x) => policies.push((p.clone(), x)),
             Err(e) => v.fail(&format!("policies.{i}"), e),
         }
@@ -287,26 +340,18 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
         AppKind::None => None,
         AppKind::Trace => {
             let rel = sc.app.trace.as_deref().unwrap_or_default();
-            let base = std::path::Path::new(file)
-                .parent()
-                .unwrap_or(std::path::Path::new(""));
-            let mut mx = app::trace_mix(&base.join(rel), file)?;
+            let mut mx = app::trace_mix(&ctx.path(rel), file)?;
             mx.passes = sc.app.passes.max(mx.passes);
             Some(mx)
         }
         _ => Some(sc.app.mix()),
     };
-    let mut out = RunOutput::new(
-        "numa",
-        sc.seed,
-        serde_json::to_value(&sc).unwrap_or(Value::Null),
-    );
-    let experiment = sc.name.clone().unwrap_or_else(|| "run".into());
+    let experiment = ctx.header().name.clone().unwrap_or_else(|| "run".into());
     let pb = m.spec.page_bytes as f64;
     let gib = (1u64 << 30) as f64;
-    let mut node_rows = Vec::new();
+    let (mut rows, mut node_rows) = (Vec::new(), Vec::new());
     for (label, policy) in &policies {
-        let o = allocate(&m, policy, &sc.allocation, &sc.cost, &sc.swap);
+        let o = allocate(&m, policy.as_ref(), &sc.allocation, &sc.cost, &sc.swap);
         let pl = &o.placement;
         let placed: u64 = pl.pages.iter().sum::<u64>() + pl.swap_pages;
         let share = |pred: &dyn Fn(usize) -> bool| -> f64 {
@@ -325,73 +370,7 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
             let n = &o.pool.nodes[i];
             n.cache_bytes > 0 || m.nodes[n.topo].kind == NodeKind::Far
         };
-        let dram_share = share(&|i| !is_far(i));
-        let far_share = share(&is_far);
-        let remote_share = share(&|i| o.pool.nodes[i].socket != o.socket);
-        let mut r = Map::new();
-        let mut put = |k: &str, v: Value| {
-            r.insert(k.to_string(), v);
-        };
-        put("experiment", json!(experiment));
-        put("policy", json!(label));
-        put("topology", json!(m.spec.name));
-        put("size_gib", json!(sc.allocation.size_bytes as f64 / gib));
-        put("size_gb", json!(sc.allocation.size_bytes as f64 * 1e-9));
-        put("size_bytes", json!(sc.allocation.size_bytes));
-        put("tasks", json!(sc.allocation.tasks));
-        put("ok", json!(pl.ok()));
-        put(
-            "oom_nodes",
-            json!(if pl.ok() {
-                String::new()
-            } else {
-                let ids: Vec<String> = pl.exhausted.iter().map(|n| n.to_string()).collect();
-                format!("{} + swap", ids.join(" "))
-            }),
-        );
-        put("oom_reason", json!(o.oom_reason));
         let usable: u64 = o.pool.nodes.iter().map(|n| n.capacity_pages).sum();
-        put("usable_gib", json!(usable as f64 * pb / gib));
-        put(
-            "struct_page_gib",
-            json!(
-                o.pool
-                    .nodes
-                    .iter()
-                    .map(|n| n.budget.struct_page_bytes)
-                    .sum::<u64>() as f64
-                    / gib
-            ),
-        );
-        put(
-            "reserve_gib",
-            json!(
-                o.pool
-                    .nodes
-                    .iter()
-                    .map(|n| n.budget.reserve_bytes)
-                    .sum::<u64>() as f64
-                    / gib
-            ),
-        );
-        put("metadata_gib", json!(o.metadata_pages as f64 * pb / gib));
-        put("placed_gib", json!(placed as f64 * pb / gib));
-        put("swap_gib", json!(pl.swap_pages as f64 * pb / gib));
-        put("alloc_time_s", json!(o.time.total_ns() * 1e-9));
-        put("alloc_zero_s", json!(o.time.zero_ns * 1e-9));
-        put("alloc_remote_s", json!(o.time.remote_ns * 1e-9));
-        put("alloc_swap_s", json!(o.time.swap_ns * 1e-9));
-        put("dram_share", json!(dram_share));
-        put("pmem_share", json!(far_share));
-        put(
-            "swap_share",
-            json!(if placed == 0 {
-                0.0
-            } else {
-                pl.swap_pages as f64 / placed as f64
-            }),
-        );
-        put("remote_share", json!(remote_share));
         let app_res = match (&mix, pl.ok()) {
             (Some(mx), true) => Some(app::run(
                 &m,
@@ -402,61 +381,95 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
                 &sc.app,
                 &sc.memory_mode,
                 &sc.swap,
-                sc.seed,
+                ctx.seed(),
             )),
             _ => None,
         };
         let a = app_res.unwrap_or_default();
-        let has = app_res.is_some();
-        let opt = |x: f64| if has { finite(x) } else { Value::Null };
-        put(
-            "app",
-            json!(if mix.is_some() {
+        let opt = |x: f64| app_res.is_some().then_some(x);
+        rows.push(NumaRow {
+            experiment: experiment.clone(),
+            policy: label.clone(),
+            topology: m.spec.name.clone(),
+            size_gib: sc.allocation.size_bytes as f64 / gib,
+            size_gb: sc.allocation.size_bytes as f64 * 1e-9,
+            size_bytes: sc.allocation.size_bytes,
+            tasks: sc.allocation.tasks,
+            ok: pl.ok(),
+            oom_nodes: if pl.ok() {
+                String::new()
+            } else {
+                let ids: Vec<String> = pl.exhausted.iter().map(|n| n.to_string()).collect();
+                format!("{} + swap", ids.join(" "))
+            },
+            oom_reason: o.oom_reason.clone(),
+            usable_gib: usable as f64 * pb / gib,
+            struct_page_gib: o
+                .pool
+                .nodes
+                .iter()
+                .map(|n| n.budget.struct_page_bytes)
+                .sum::<u64>() as f64
+                / gib,
+            reserve_gib: o
+                .pool
+                .nodes
+                .iter()
+                .map(|n| n.budget.reserve_bytes)
+                .sum::<u64>() as f64
+                / gib,
+            metadata_gib: o.metadata_pages as f64 * pb / gib,
+            placed_gib: placed as f64 * pb / gib,
+            swap_gib: pl.swap_pages as f64 * pb / gib,
+            alloc_time_s: o.time.total_ns() * 1e-9,
+            alloc_zero_s: o.time.zero_ns * 1e-9,
+            alloc_remote_s: o.time.remote_ns * 1e-9,
+            alloc_swap_s: o.time.swap_ns * 1e-9,
+            dram_share: share(&|i| !is_far(i)),
+            pmem_share: share(&is_far),
+            swap_share: if placed == 0 {
+                0.0
+            } else {
+                pl.swap_pages as f64 / placed as f64
+            },
+            remote_share: share(&|i| o.pool.nodes[i].socket != o.socket),
+            app: if mix.is_some() {
                 format!("{:?}", sc.app.kind).to_lowercase()
             } else {
                 "none".into()
-            }),
-        );
-        put("threads", json!(sc.app.threads));
-        put("runtime_s", opt(a.runtime_ns * 1e-9));
-        put("bandwidth_gb_s", opt(a.bandwidth_gb_s));
-        put("latency_ns", opt(a.latency_ns));
-        put("idle_latency_ns", opt(a.idle_latency_ns));
-        put("idle_seq_latency_ns", opt(a.idle_seq_latency_ns));
-        put(
-            "cache_hit_ratio",
-            a.cache_hit_ratio.map_or(Value::Null, finite),
-        );
-        put("pmem_read_gib", opt(a.far_read_bytes / gib));
-        put("pmem_write_gib", opt(a.far_write_bytes / gib));
-        put("swap_fault_s", opt(a.swap_ns * 1e-9));
-        out.rows.push(r);
+            },
+            threads: sc.app.threads,
+            runtime_s: opt(a.runtime_ns * 1e-9),
+            bandwidth_gb_s: opt(a.bandwidth_gb_s),
+            latency_ns: opt(a.latency_ns),
+            idle_latency_ns: opt(a.idle_latency_ns),
+            idle_seq_latency_ns: opt(a.idle_seq_latency_ns),
+            cache_hit_ratio: a.cache_hit_ratio,
+            pmem_read_gib: opt(a.far_read_bytes / gib),
+            pmem_write_gib: opt(a.far_write_bytes / gib),
+            swap_fault_s: opt(a.swap_ns * 1e-9),
+        });
         for (i, &p) in pl.pages.iter().enumerate() {
             let n = &o.pool.nodes[i];
-            let mut nr = Map::new();
-            nr.insert("policy".into(), json!(label));
-            nr.insert("node".into(), json!(n.topo));
-            nr.insert(
-                "kind".into(),
-                json!(if n.cache_bytes > 0 {
+            node_rows.push(NodeRow {
+                policy: label.clone(),
+                node: n.topo,
+                kind: if n.cache_bytes > 0 {
                     "memory-mode"
                 } else if m.nodes[n.topo].kind == NodeKind::Far {
                     "far"
                 } else {
                     "dram"
-                }),
-            );
-            nr.insert("socket".into(), json!(n.socket));
-            nr.insert("pages".into(), json!(p));
-            nr.insert("gib".into(), json!(p as f64 * pb / gib));
-            nr.insert(
-                "capacity_gib".into(),
-                json!(n.capacity_pages as f64 * pb / gib),
-            );
-            node_rows.push(nr);
+                },
+                socket: n.socket,
+                pages: p,
+                gib: p as f64 * pb / gib,
+                capacity_gib: n.capacity_pages as f64 * pb / gib,
+            });
         }
     }
-    out.tables.insert("nodes".into(), node_rows);
+    let mut out = Output::new(rows);
+    out.table("nodes", &node_rows);
     let h = &mut out.headline;
     h.insert("topology".into(), json!(m.spec.name));
     h.insert("nodes".into(), json!(m.nodes.len()));

@@ -5,7 +5,8 @@ use super::mmcache::{
     hit_ratio, hit_ratio_granular, simulate, steady_state, FrameOrder, MemoryModeCache,
     MemoryModePattern, MemoryModeSpec,
 };
-use super::policy::{NumaPolicy, Stage};
+use super::policies::{parse_policy, AliusM, KmemDax, KmemDaxPreferred, LinuxDefault};
+use super::policy::{PlacementPolicy, Stage};
 use super::pool::{Placement, Placer, Pool, Task};
 use super::topology::{self, NumaMachine};
 use crate::device::Catalog;
@@ -16,7 +17,7 @@ fn preset() -> NumaMachine {
     topology::load(None, Some("aliusm-2s"), "t.toml", "", &Catalog::builtin()).unwrap()
 }
 
-fn all_policies() -> Vec<NumaPolicy> {
+fn all_policies() -> Vec<Box<dyn PlacementPolicy>> {
     [
         "linux-default",
         "kmem-dax",
@@ -27,11 +28,11 @@ fn all_policies() -> Vec<NumaPolicy> {
         "aliusm",
     ]
     .iter()
-    .map(|p| NumaPolicy::parse(p, 16).unwrap())
+    .map(|p| parse_policy(p, 16).unwrap())
     .collect()
 }
 
-fn place(m: &NumaMachine, p: &NumaPolicy, core: u32, bytes: u64) -> (Pool, Placement) {
+fn place(m: &NumaMachine, p: &dyn PlacementPolicy, core: u32, bytes: u64) -> (Pool, Placement) {
     let pool = Pool::for_policy(m, p);
     let mut pl = Placer::new(&pool, 0);
     let (socket, home) = m.home_of_core(core);
@@ -139,7 +140,7 @@ fn capacity_each_policy_can_place_before_oom() {
         ("aliusm", flat_all),
     ];
     for (name, cap) in expect {
-        let p = NumaPolicy::parse(name, 16).unwrap();
+        let p = parse_policy(name, 16).unwrap();
         let (_, fits) = place(&m, &p, 0, cap);
         assert!(fits.ok(), "{name} should fit {cap}");
         let (_, over) = place(&m, &p, 0, cap + 4096);
@@ -148,7 +149,7 @@ fn capacity_each_policy_can_place_before_oom() {
         assert_eq!(over.pages.iter().sum::<u64>() * 4096, cap, "{name}");
     }
     // KMEM_DAX runs out on the socket's six PMem modules while DRAM is free.
-    let (_, r) = place(&m, &NumaPolicy::KmemDax, 0, 2000 * GIB);
+    let (_, r) = place(&m, &KmemDax, 0, 2000 * GIB);
     assert_eq!(r.exhausted, vec![4, 5, 6, 7, 8, 9]);
     assert_eq!(r.pages[..4].iter().sum::<u64>(), 0);
 }
@@ -173,12 +174,12 @@ fn memory_mode_cannot_hold_3000_gib_and_says_why() {
 #[test]
 fn linux_default_falls_back_by_distance() {
     let m = preset();
-    let (_, r) = place(&m, &NumaPolicy::LinuxDefault, 0, 200 * GIB);
+    let (_, r) = place(&m, &LinuxDefault, 0, 200 * GIB);
     let g = |n: usize| r.pages[n] * 4096 / GIB;
     // A DRAM node gives 96 - 1.5 (its struct page) - 11.8 (its modules') - 4 GiB.
     assert_eq!((g(0), g(1), g(4), g(2)), (78, 78, 42, 0));
     // PREFERRED: nearest PMem before any DRAM.
-    let (_, r) = place(&m, &NumaPolicy::KmemDaxPreferred, 0, 1600 * GIB);
+    let (_, r) = place(&m, &KmemDaxPreferred, 0, 1600 * GIB);
     let g = |n: usize| r.pages[n] * 4096 / GIB;
     assert_eq!((g(4), g(9), g(0), g(1), g(10)), (251, 251, 78, 9, 0));
 }
@@ -197,11 +198,11 @@ fn aliusm_round_robins_over_its_sockets_modules_after_dram() {
         };
         // Exhaust all DRAM (remote too: DRAM first, as Linux does).
         let free_dram: u64 = (0..4).map(|n| pl.free[n]).sum();
-        let r = pl.place(&pool, &NumaPolicy::AliusM, t, free_dram);
+        let r = pl.place(&pool, &AliusM, t, free_dram);
         assert!(r.pages[4..].iter().all(|&p| p == 0));
         let mut order = Vec::new();
         for _ in 0..13 {
-            let r = pl.place(&pool, &NumaPolicy::AliusM, t, 1);
+            let r = pl.place(&pool, &AliusM, t, 1);
             order.push(r.pages.iter().position(|&p| p == 1).unwrap());
         }
         let want: Vec<usize> = (0..13).map(|i| first + i % 6).collect();
@@ -212,7 +213,7 @@ fn aliusm_round_robins_over_its_sockets_modules_after_dram() {
 /// Page-by-page reference of the kernel's walk, to check the run-length placer.
 fn reference(
     pool: &Pool,
-    policy: &NumaPolicy,
+    policy: &dyn PlacementPolicy,
     free: &mut [u64],
     cursors: &mut std::collections::BTreeMap<(u32, Vec<usize>), usize>,
     flagged: &mut std::collections::BTreeSet<u32>,
@@ -246,7 +247,7 @@ fn reference(
             }
         }
     }
-    if *policy == NumaPolicy::AliusM && pool.nodes.iter().zip(&got).any(|(n, &p)| !n.cpu && p > 0) {
+    if policy.flags_task(pool, &got) {
         flagged.insert(t.id);
     }
     got
@@ -727,11 +728,11 @@ fn cxl_box_expanders_are_cpu_less_nodes_and_never_cached() {
     assert_eq!(pool.nodes.len(), 4);
     // Linux default: both DRAM nodes (minus the kernel's 2 GiB and their 2 GiB struct page
     // each; node 0, nearest of the two, also holds the expanders' 8 GiB), then the expanders.
-    let (_, r) = place(&m, &NumaPolicy::LinuxDefault, 0, 300 * GIB);
+    let (_, r) = place(&m, &LinuxDefault, 0, 300 * GIB);
     let g = |n: usize| r.pages[n] * 4096 / GIB;
     assert_eq!((g(0), g(1), g(2), g(3)), (115, 123, 60, 0));
     // aliusM interleaves the expanders once DRAM is full.
-    let (_, r) = place(&m, &NumaPolicy::AliusM, 0, 352 * GIB);
+    let (_, r) = place(&m, &AliusM, 0, 352 * GIB);
     assert_eq!((r.pages[2] * 4096 / GIB, r.pages[3] * 4096 / GIB), (56, 56));
 }
 
