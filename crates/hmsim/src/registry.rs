@@ -33,9 +33,9 @@ pub static MODULES: Registry<Runner> = Registry::new(
             make: |t, f, c, _| crate::tier::run(t, f, c),
         },
         Entry {
-            name: "allocators",
-            about: "page allocators: buddy, per-CPU lists, iBuddy; latency and wear",
-            make: |t, f, c, _| crate::alloc::run(t, f, c),
+            name: crate::alloc::Allocators::MODULE,
+            about: crate::alloc::Allocators::ABOUT,
+            make: scenario::run::<crate::alloc::Allocators>,
         },
         Entry {
             name: "pm-index",

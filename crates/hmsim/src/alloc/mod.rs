@@ -24,6 +24,7 @@ pub mod lazy;
 pub mod lists;
 pub mod machine;
 pub mod real;
+mod rows;
 mod scenario;
 pub mod shapes;
 pub mod spec;
@@ -37,7 +38,8 @@ mod tests;
 pub use cost::{CostTable, Ctx, OpCounts};
 pub use lists::FreeListPolicy;
 pub use machine::AllocMachine;
-pub use scenario::{run, AllocScenario};
+pub use rows::{AllocRow, LatencyRow, WearRow};
+pub use scenario::{AllocConfig, Allocators};
 pub use spec::{build, AllocatorSpec, ALLOCATORS};
 
 /// Largest order: blocks of 2^10 frames (4 MiB of 4 KiB pages), as Linux's `MAX_ORDER - 1`.

@@ -1,33 +1,27 @@
 //! The `allocators` scenario: one workload through each listed allocator.
 
-use std::path::{Path, PathBuf};
-
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 use super::cost::CostTable;
 use super::driver::{self, CostModel, RunResult};
 use super::machine::AllocMachine;
+use super::rows::{AllocRow, LatencyRow, WearRow};
 use super::shapes::SyntheticSpec;
 use super::spec::{build, AllocatorSpec};
 use super::wear::WearModel;
 use super::workload::{from_trace_as, AllocWorkload, Kernel};
 use super::MAX_ORDER;
-use crate::config::{parse_toml, Validate, Validator};
-use crate::device::Catalog;
-use crate::error::ConfigError;
-use crate::registry::RunOutput;
+use crate::config::{Validate, Validator};
+use crate::error::RunError;
+use crate::scenario::{Ctx, Output, Scenario};
+
+/// The `allocators` module.
+pub struct Allocators;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AllocScenario {
-    pub module: String,
-    #[serde(default)]
-    pub seed: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+pub struct AllocConfig {
     /// Frames (4 KiB pages) in the simulated array.
     #[serde(default = "default_frames")]
     pub frames: u64,
@@ -107,7 +101,7 @@ impl Validate for AllocWorkloadSpec {
     }
 }
 
-impl Validate for AllocScenario {
+impl Validate for AllocConfig {
     fn validate(&self, v: &mut Validator) {
         // Free lists cost 12 bytes per frame (per layer): 2^25 frames (128 GiB of 4 KiB
         // pages) needs under 1 GB.
@@ -138,19 +132,18 @@ impl Validate for Frames<'_> {
     }
 }
 
-fn load_workload(sc: &AllocScenario, file: &str) -> Result<AllocWorkload, ConfigError> {
+fn load_workload(sc: &AllocConfig, ctx: &Ctx) -> Result<AllocWorkload, RunError> {
     let mut w = match &sc.workload.trace {
-        Some(rel) => {
-            let base: PathBuf = Path::new(file)
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default();
-            from_trace_as(&base.join(rel), file, "workload.trace", sc.workload.kernel)?
-        }
+        Some(rel) => from_trace_as(
+            &ctx.path(rel),
+            ctx.file(),
+            "workload.trace",
+            sc.workload.kernel,
+        )?,
         None => {
             let spec = sc.workload.synthetic.clone().unwrap_or_default();
             let name = format!("synthetic-{}", spec.shape_name());
-            spec.resolve().generate(sc.seed, &name)
+            spec.resolve().generate(ctx.seed(), &name)
         }
     };
     if let Some(n) = &sc.workload.name {
@@ -159,131 +152,85 @@ fn load_workload(sc: &AllocScenario, file: &str) -> Result<AllocWorkload, Config
     Ok(w)
 }
 
-fn finite(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        Value::Null
-    }
-}
-
-fn row(
-    spec: &AllocatorSpec,
-    w: &AllocWorkload,
-    sc: &AllocScenario,
-    r: &RunResult,
-) -> Map<String, Value> {
+fn row(spec: &AllocatorSpec, w: &AllocWorkload, sc: &AllocConfig, r: &RunResult) -> AllocRow {
     let life = sc.wear.lifetime_with_start_gap(&r.wear, w.duration_ns);
-    let per_req = |x: u64| {
-        if r.requests == 0 {
-            Value::Null
-        } else {
-            json!(x as f64 / r.requests as f64)
-        }
-    };
-    let mut m = Map::new();
-    let mut put = |k: &str, v: Value| {
-        m.insert(k.to_string(), v);
-    };
-    put("allocator", json!(spec.label()));
-    put("name", json!(spec.name));
-    put("batch", json!(spec.batch_column()));
-    put("policy", json!(spec.policy.name()));
-    put("workload", json!(w.name));
-    put("source", json!("model"));
-    put("threads", json!(w.cpus));
-    put("frames", json!(sc.frames));
-    put("requests", json!(r.requests));
-    put("allocs", json!(r.allocs));
-    put("frees", json!(r.frees));
-    put("failures", json!(r.failures));
-    put("cores", json!(sc.machine.cores));
-    // The study's quantity: every memory request, allocations and frees together.
-    put("mean_cycles", json!(r.all.mean));
-    put("std_cycles", json!(r.all.std));
-    put("p50_cycles", json!(r.all.p50));
-    put("p99_cycles", json!(r.all.p99));
-    put("p999_cycles", json!(r.all.p999));
-    put("alloc_mean_cycles", json!(r.alloc.mean));
-    put("alloc_std_cycles", json!(r.alloc.std));
-    put("alloc_p99_cycles", json!(r.alloc.p99));
-    put("free_mean_cycles", json!(r.free.mean));
-    put("free_std_cycles", json!(r.free.std));
-    put("free_p99_cycles", json!(r.free.p99));
-    put("alloc_count_max", json!(r.fairness.max));
-    put("alloc_count_mean", json!(r.fairness.mean));
-    put("alloc_count_max_over_mean", json!(r.fairness.max_over_mean));
-    put("alloc_count_cov", json!(r.fairness.cov));
-    put("frames_touched", json!(r.fairness.touched));
-    put("lifetime_runs", finite(life.runs));
-    put("lifetime_ideal_runs", finite(life.ideal_runs));
-    put("lifetime_years", life.years.map_or(Value::Null, finite));
-    put(
-        "lifetime_start_gap_runs",
-        life.start_gap_runs.map_or(Value::Null, finite),
-    );
-    put(
-        "lifetime_start_gap_random_runs",
-        life.start_gap_random_runs.map_or(Value::Null, finite),
-    );
-    put("locks_per_request", per_req(r.ops.locks));
-    put("contended_locks", json!(r.ops.contended_locks));
-    put("lock_wait_cycles", json!(r.ops.wait_cycles));
-    put("list_ops_per_request", per_req(r.ops.list_ops));
-    put("bitmap_words_per_request", per_req(r.ops.bitmap_words));
-    put("lines_per_request", per_req(r.ops.lines));
+    let per_req = |x: u64| Some((r.requests != 0).then(|| x as f64 / r.requests as f64));
     let src = r.sources;
-    for (k, n) in [
-        ("l1", src.l1),
-        ("l2", src.l2),
-        ("llc", src.llc),
-        ("cross_core", src.cross_core),
-        ("dram", src.dram),
-    ] {
-        put(&format!("{k}_lines_per_request"), per_req(n));
-    }
-    put("splits", json!(r.ops.splits));
-    put("merges", json!(r.ops.merges));
-    put("refills", json!(r.ops.refills));
-    put("drains", json!(r.ops.drains));
-    put("migratetype_steals", json!(r.ops.steals));
+    let mut row = AllocRow {
+        allocator: spec.label(),
+        name: spec.name.clone(),
+        batch: spec.batch_column(),
+        policy: spec.policy.name(),
+        workload: w.name.clone(),
+        source: "model",
+        threads: w.cpus,
+        frames: sc.frames,
+        requests: r.requests,
+        allocs: r.allocs,
+        frees: r.frees,
+        failures: r.failures,
+        cores: sc.machine.cores,
+        // The study's quantity: every memory request, allocations and frees together.
+        mean_cycles: r.all.mean,
+        std_cycles: r.all.std,
+        p50_cycles: r.all.p50,
+        p99_cycles: r.all.p99,
+        p999_cycles: r.all.p999,
+        alloc_mean_cycles: r.alloc.mean,
+        alloc_std_cycles: r.alloc.std,
+        alloc_p99_cycles: r.alloc.p99,
+        free_mean_cycles: r.free.mean,
+        free_std_cycles: r.free.std,
+        free_p99_cycles: r.free.p99,
+        alloc_count_max: r.fairness.max,
+        alloc_count_mean: r.fairness.mean,
+        alloc_count_max_over_mean: r.fairness.max_over_mean,
+        alloc_count_cov: r.fairness.cov,
+        frames_touched: r.fairness.touched,
+        lifetime_runs: life.runs,
+        lifetime_ideal_runs: life.ideal_runs,
+        lifetime_years: life.years,
+        lifetime_start_gap_runs: life.start_gap_runs,
+        lifetime_start_gap_random_runs: life.start_gap_random_runs,
+        locks_per_request: per_req(r.ops.locks),
+        contended_locks: Some(r.ops.contended_locks),
+        lock_wait_cycles: Some(r.ops.wait_cycles),
+        list_ops_per_request: per_req(r.ops.list_ops),
+        bitmap_words_per_request: per_req(r.ops.bitmap_words),
+        lines_per_request: per_req(r.ops.lines),
+        l1_lines_per_request: per_req(src.l1),
+        l2_lines_per_request: per_req(src.l2),
+        llc_lines_per_request: per_req(src.llc),
+        cross_core_lines_per_request: per_req(src.cross_core),
+        dram_lines_per_request: per_req(src.dram),
+        splits: Some(r.ops.splits),
+        merges: Some(r.ops.merges),
+        refills: Some(r.ops.refills),
+        drains: Some(r.ops.drains),
+        migratetype_steals: Some(r.ops.steals),
+        trace_skipped_frees: w.skipped_frees,
+        trace_order_mismatch_frees: w.order_mismatch_frees,
+        trace_allocs_over_live: w.allocs_over_live,
+        trace_orders_above_max: w.orders_above_max,
+        ..AllocRow::default()
+    };
     // The orders the workload asks for (the same set for every allocator).
     for k in 0..=MAX_ORDER as usize {
         let a = r.order_attempts[k];
         if a > 0 {
-            put(
-                &format!("order{k}_success_rate"),
-                json!(r.order_successes[k] as f64 / a as f64),
-            );
+            row.set_order_success_rate(k, r.order_successes[k] as f64 / a as f64);
         }
     }
     for p in &r.probes {
-        let k = p.order;
-        put(&format!("probe_order{k}_free_blocks"), json!(p.free_blocks));
-        put(
-            &format!("probe_order{k}_success_rate"),
-            if p.attempts == 0 {
-                Value::Null
-            } else {
-                json!(p.successes as f64 / p.attempts as f64)
-            },
-        );
-        put(&format!("probe_order{k}_mean_cycles"), json!(p.mean_cycles));
+        let rate = (p.attempts != 0).then(|| p.successes as f64 / p.attempts as f64);
+        row.set_probe(p.order, p.free_blocks, rate, p.mean_cycles);
     }
-    put("trace_skipped_frees", json!(w.skipped_frees));
-    put("trace_order_mismatch_frees", json!(w.order_mismatch_frees));
-    put("trace_allocs_over_live", json!(w.allocs_over_live));
-    put("trace_orders_above_max", json!(w.orders_above_max));
-    m
+    row
 }
 
 /// One allocator on real threads; model-only columns (primitive operation counts, probes)
 /// are left out.
-fn real_row(
-    spec: &AllocatorSpec,
-    w: &AllocWorkload,
-    sc: &AllocScenario,
-) -> (Map<String, Value>, RunResult) {
+fn real_row(spec: &AllocatorSpec, w: &AllocWorkload, sc: &AllocConfig) -> (AllocRow, RunResult) {
     let rr = super::real::run(spec, sc.frames, w);
     let allocs = rr.alloc.count - rr.failures;
     let r = RunResult {
@@ -305,45 +252,49 @@ fn real_row(
         free_frames_end: rr.free_frames_end,
         wear: rr.wear,
     };
-    let mut m = row(spec, w, sc, &r);
-    m.retain(|k, _| {
-        !(k.ends_with("_per_request")
-            || k.starts_with("probe_")
-            || matches!(
-                k.as_str(),
-                "contended_locks"
-                    | "lock_wait_cycles"
-                    | "splits"
-                    | "merges"
-                    | "refills"
-                    | "drains"
-                    | "migratetype_steals"
-            ))
-    });
-    m.insert("source".into(), json!("real"));
-    m.insert("checker_violations".into(), json!(rr.violations));
-    m.insert("outliers".into(), json!(rr.outliers));
-    m.insert("free_frames_end".into(), json!(rr.free_frames_end));
+    let model = row(spec, w, sc, &r);
+    let m = AllocRow {
+        source: "real",
+        checker_violations: Some(rr.violations),
+        outliers: Some(rr.outliers),
+        free_frames_end: Some(rr.free_frames_end),
+        // Everything the model counts and a real run cannot see.
+        locks_per_request: None,
+        contended_locks: None,
+        lock_wait_cycles: None,
+        list_ops_per_request: None,
+        bitmap_words_per_request: None,
+        lines_per_request: None,
+        l1_lines_per_request: None,
+        l2_lines_per_request: None,
+        llc_lines_per_request: None,
+        cross_core_lines_per_request: None,
+        dram_lines_per_request: None,
+        splits: None,
+        merges: None,
+        refills: None,
+        drains: None,
+        migratetype_steals: None,
+        ..model
+    };
     (m, r)
 }
 
 /// The response-time distribution of one run's requests, one row per quantile.
-fn latency_rows(label: &str, source: &str, r: &RunResult) -> Vec<Map<String, Value>> {
+fn latency_rows(label: &str, source: &'static str, r: &RunResult) -> Vec<LatencyRow> {
     r.quantiles
         .iter()
-        .map(|&(q, c)| {
-            let mut m = Map::new();
-            m.insert("allocator".into(), json!(label));
-            m.insert("source".into(), json!(source));
-            m.insert("quantile".into(), json!(q));
-            m.insert("cycles".into(), json!(c));
-            m
+        .map(|&(q, c)| LatencyRow {
+            allocator: label.to_string(),
+            source,
+            quantile: q,
+            cycles: c,
         })
         .collect()
 }
 
 /// Allocation-count histogram (log2 bins) per allocator.
-fn wear_rows(label: &str, wear: &[u32]) -> Vec<Map<String, Value>> {
+fn wear_rows(label: &str, wear: &[u32]) -> Vec<WearRow> {
     let mut bins = [0u64; 33];
     for &c in wear {
         let b = if c == 0 {
@@ -363,80 +314,81 @@ fn wear_rows(label: &str, wear: &[u32]) -> Vec<Map<String, Value>> {
         } else {
             (1u64 << (b - 1), (1u64 << b) - 1)
         };
-        let mut m = Map::new();
-        m.insert("allocator".into(), json!(label));
-        m.insert("alloc_count_lo".into(), json!(lo));
-        m.insert("alloc_count_hi".into(), json!(hi));
-        m.insert("frames".into(), json!(n));
-        rows.push(m);
+        rows.push(WearRow {
+            allocator: label.to_string(),
+            alloc_count_lo: lo,
+            alloc_count_hi: hi,
+            frames: n,
+        });
     }
     rows
 }
 
-pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, ConfigError> {
-    let mut sc: AllocScenario = parse_toml(text, file)?;
-    Validator::check(file, text, &sc)?;
-    if let Some(d) = &sc.wear.device {
-        let spec = catalog.require(d, file, "wear.device")?;
-        sc.wear.endurance_writes = spec
-            .endurance
-            .as_ref()
-            .and_then(|e| e.write_cycles)
-            .ok_or_else(|| {
-                ConfigError::new(
-                    file,
-                    "wear.device",
-                    format!("device '{d}' has no endurance.write_cycles; give wear.endurance_writes instead"),
-                )
-            })?;
-    }
-    let w = load_workload(&sc, file)?;
-    let mut out = RunOutput::new(
-        "allocators",
-        sc.seed,
-        serde_json::to_value(&sc).unwrap_or(Value::Null),
-    );
-    let (mut wear, mut latency) = (Vec::new(), Vec::new());
-    let mut best: Option<(f64, String)> = None;
-    let mut fairest: Option<(f64, String)> = None;
-    for spec in &sc.allocators {
-        let mut a = build(spec, sc.frames);
-        let model = CostModel {
-            cost: sc.cost,
-            machine: sc.machine,
-            cpu_ghz: sc.cpu_ghz,
-            seed: sc.seed,
-        };
-        let r = driver::run(a.as_mut(), &w, &model, &sc.probe_orders, sc.probe_requests);
-        let label = spec.label();
-        if best.as_ref().is_none_or(|b| r.all.mean < b.0) {
-            best = Some((r.all.mean, label.clone()));
+impl Scenario for Allocators {
+    const MODULE: &'static str = "allocators";
+    const ABOUT: &'static str = "page allocators: buddy, per-CPU lists, iBuddy; latency and wear";
+    type Config = AllocConfig;
+    type Row = AllocRow;
+
+    fn run(cfg: &AllocConfig, ctx: &Ctx) -> Result<Output<AllocRow>, RunError> {
+        let mut sc = cfg.clone();
+        if let Some(d) = &sc.wear.device {
+            let spec = ctx.device(d, "wear.device")?;
+            sc.wear.endurance_writes = spec
+                .endurance
+                .as_ref()
+                .and_then(|e| e.write_cycles)
+                .ok_or_else(|| {
+                    ctx.error(
+                        "wear.device",
+                        format!("device '{d}' has no endurance.write_cycles; give wear.endurance_writes instead"),
+                    )
+                })?;
         }
-        if fairest.as_ref().is_none_or(|b| r.fairness.cov < b.0) {
-            fairest = Some((r.fairness.cov, label.clone()));
+        let w = load_workload(&sc, ctx)?;
+        let (mut rows, mut wear, mut latency) = (Vec::new(), Vec::new(), Vec::new());
+        let mut best: Option<(f64, String)> = None;
+        let mut fairest: Option<(f64, String)> = None;
+        for spec in &sc.allocators {
+            let mut a = build(spec, sc.frames);
+            let model = CostModel {
+                cost: sc.cost,
+                machine: sc.machine,
+                cpu_ghz: sc.cpu_ghz,
+                seed: ctx.seed(),
+            };
+            let r = driver::run(a.as_mut(), &w, &model, &sc.probe_orders, sc.probe_requests);
+            let label = spec.label();
+            if best.as_ref().is_none_or(|b| r.all.mean < b.0) {
+                best = Some((r.all.mean, label.clone()));
+            }
+            if fairest.as_ref().is_none_or(|b| r.fairness.cov < b.0) {
+                fairest = Some((r.fairness.cov, label.clone()));
+            }
+            rows.push(row(spec, &w, &sc, &r));
+            wear.extend(wear_rows(&label, &r.wear));
+            latency.extend(latency_rows(&label, "model", &r));
+            if sc.real {
+                let (m, rr) = real_row(spec, &w, &sc);
+                rows.push(m);
+                latency.extend(latency_rows(&label, "real", &rr));
+            }
         }
-        out.rows.push(row(spec, &w, &sc, &r));
-        wear.extend(wear_rows(&label, &r.wear));
-        latency.extend(latency_rows(&label, "model", &r));
-        if sc.real {
-            let (m, rr) = real_row(spec, &w, &sc);
-            out.rows.push(m);
-            latency.extend(latency_rows(&label, "real", &rr));
+        let mut out = Output::new(rows);
+        out.table("wear", &wear);
+        out.table("latency", &latency);
+        let h = &mut out.headline;
+        h.insert("workload".into(), json!(w.name));
+        h.insert("endurance_writes".into(), json!(sc.wear.endurance_writes));
+        h.insert("requests".into(), json!(w.reqs.len()));
+        if let Some((c, l)) = best {
+            h.insert("fastest_allocator".into(), json!(l));
+            h.insert("fastest_mean_cycles".into(), json!(c));
         }
+        if let Some((c, l)) = fairest {
+            h.insert("fairest_allocator".into(), json!(l));
+            h.insert("fairest_alloc_count_cov".into(), json!(c));
+        }
+        Ok(out)
     }
-    out.tables.insert("wear".into(), wear);
-    out.tables.insert("latency".into(), latency);
-    let h = &mut out.headline;
-    h.insert("workload".into(), json!(w.name));
-    h.insert("endurance_writes".into(), json!(sc.wear.endurance_writes));
-    h.insert("requests".into(), json!(w.reqs.len()));
-    if let Some((c, l)) = best {
-        h.insert("fastest_allocator".into(), json!(l));
-        h.insert("fastest_mean_cycles".into(), json!(c));
-    }
-    if let Some((c, l)) = fairest {
-        h.insert("fairest_allocator".into(), json!(l));
-        h.insert("fairest_alloc_count_cov".into(), json!(c));
-    }
-    Ok(out)
 }

@@ -338,7 +338,12 @@ allocs_per_thread = 3000
 "#;
 
 fn run(text: &str) -> Result<crate::RunOutput, crate::ConfigError> {
-    super::run(text, "s.toml", &Catalog::load(&[]).unwrap())
+    crate::scenario::run::<super::Allocators>(
+        text,
+        "s.toml",
+        &Catalog::load(&[]).unwrap(),
+        &crate::scenario::NoProgress,
+    )
 }
 
 #[test]
