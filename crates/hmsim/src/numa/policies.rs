@@ -147,9 +147,12 @@ impl PlacementPolicy for Interleave {
 /// How a registered policy is made: by name alone, or from a list of topology nodes
 /// (`name:N,M`).
 pub enum MakePolicy {
-    Plain(fn() -> Result<Box<dyn PlacementPolicy>, String>),
-    Nodes(fn(Vec<usize>) -> Result<Box<dyn PlacementPolicy>, String>),
+    Plain(fn() -> PolicyResult),
+    Nodes(fn(Vec<usize>) -> PolicyResult),
 }
+
+/// A made policy, or why not.
+pub type PolicyResult = Result<Box<dyn PlacementPolicy>, String>;
 
 /// Every placement policy, by the name a scenario's `policies` lists.
 pub static PLACEMENT_POLICIES: Registry<MakePolicy> = Registry::new(
@@ -215,7 +218,7 @@ pub fn policy_names() -> Vec<String> {
 }
 
 /// The policy `s` (`name` or `name:N,M`); `nodes` is the number of topology nodes.
-pub fn parse_policy(s: &str, nodes: usize) -> Result<Box<dyn PlacementPolicy>, String> {
+pub fn parse_policy(s: &str, nodes: usize) -> PolicyResult {
     let unknown = || {
         format!(
             "unknown policy '{s}'; allowed: {}",
