@@ -1,31 +1,52 @@
 //! Thin PyO3 bindings: strings and JSON across the boundary, no models here.
 
+mod progress;
+
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use hmsim::scenario::{NoProgress, Progress};
 use hmsim::trace::{self, Format};
 
-use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
-create_exception!(
-    hmsim,
-    ConfigError,
-    PyException,
-    "Bad input: file, line, key path and what is allowed."
-);
+/// The Python exception for a core error: `hmsim.errors.from_kind` picks the class by the
+/// error's kind (`ConfigError`, `InputDataError`, `SimulationError`, all `HmsimError`s), so
+/// the classes are defined once, on the Python side.
+fn raise_as(kind: &str, e: hmsim::ConfigError) -> PyErr {
+    Python::attach(|py| {
+        let made = py
+            .import("hmsim.errors")
+            .and_then(|m| m.getattr("from_kind"))
+            .and_then(|f| f.call1((kind, &e.file, &e.message, &e.key, e.line)));
+        match made {
+            Ok(exc) => PyErr::from_value(exc),
+            Err(err) => err,
+        }
+    })
+}
 
 fn config_err(e: hmsim::ConfigError) -> PyErr {
-    let err = ConfigError::new_err(e.to_string());
-    Python::attach(|py| {
-        let v = err.value(py);
-        let _ = v.setattr("file", e.file.clone());
-        let _ = v.setattr("line", e.line);
-        let _ = v.setattr("key", e.key.clone());
-        let _ = v.setattr("detail", e.message.clone());
-    });
-    err
+    raise_as("config", e)
+}
+
+/// A core error raised as the class of its kind.
+fn run_err(e: hmsim::error::RunError) -> PyErr {
+    raise_as(e.kind.name(), e)
+}
+
+/// A trace that cannot be read: bad input data, not bad configuration.
+fn input_err(e: hmsim::trace::TraceError) -> PyErr {
+    raise_as("input_data", e.into())
+}
+
+/// The receiver of long work's progress: a Python `hmsim.progress.CoreProgress`, or nobody.
+fn receiver(progress: Option<Py<PyAny>>) -> Box<dyn Progress + Send> {
+    match progress {
+        Some(p) => Box::new(progress::PyProgress::new(p)),
+        None => Box::new(NoProgress),
+    }
 }
 
 fn paths(device_paths: Vec<String>) -> Vec<PathBuf> {
@@ -75,8 +96,10 @@ fn devices(device_paths: Vec<String>) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(name = "bench", signature = (module=None, scale=1.0))]
 fn run_bench(py: Python<'_>, module: Option<String>, scale: f64) -> PyResult<String> {
-    let res = py.detach(move || hmsim::bench::run(module.as_deref(), scale));
-    serde_json::to_string(&res).map_err(|e| PyException::new_err(e.to_string()))
+    let res = py
+        .detach(move || hmsim::bench::run(module.as_deref(), scale))
+        .map_err(run_err)?;
+    to_json(&res)
 }
 
 fn format_arg(name: Option<String>, flag: &str) -> PyResult<Option<Format>> {
@@ -100,13 +123,13 @@ fn trace_info(
     let fmt = format_arg(format, "--format")?;
     let info = py
         .detach(move || trace::trace_info(Path::new(&path), fmt, top))
-        .map_err(|e| config_err(e.into()))?;
+        .map_err(input_err)?;
     to_json(&info)
 }
 
 /// `trace convert`: `src` to `dst` in format `to`.
 #[pyfunction]
-#[pyo3(signature = (src, dst, to="native".to_string(), format=None, synthetic_cycles=None))]
+#[pyo3(signature = (src, dst, to="native".to_string(), format=None, synthetic_cycles=None, progress=None))]
 fn trace_convert(
     py: Python<'_>,
     src: String,
@@ -114,22 +137,27 @@ fn trace_convert(
     to: String,
     format: Option<String>,
     synthetic_cycles: Option<u64>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let from = format_arg(format, "--from")?;
     let to = format_arg(Some(to), "--to")?.expect("given");
     let options = trace::ConvertOptions {
         synthetic_cycle_step: synthetic_cycles,
     };
+    let progress = receiver(progress);
     let rep = py
-        .detach(move || trace::convert_with(Path::new(&src), Path::new(&dst), to, from, options))
-        .map_err(|e| config_err(e.into()))?;
+        .detach(move || {
+            let (src, dst) = (Path::new(&src), Path::new(&dst));
+            trace::convert_watched(src, dst, to, from, options, progress.as_ref())
+        })
+        .map_err(input_err)?;
     to_json(&rep)
 }
 
 /// Read a trace of `format` as it arrives on `src` (a FIFO from a running tracer) and write
 /// it to `dst` in the native format, optionally reduced to page-level events.
 #[pyfunction]
-#[pyo3(signature = (src, dst, format, page_level=false, source=String::new()))]
+#[pyo3(signature = (src, dst, format, page_level=false, source=String::new(), progress=None))]
 fn trace_record_stream(
     py: Python<'_>,
     src: String,
@@ -137,14 +165,24 @@ fn trace_record_stream(
     format: String,
     page_level: bool,
     source: String,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let fmt = format_arg(Some(format), "--kind")?;
+    let progress = receiver(progress);
     let rep = py
         .detach(move || -> Result<trace::ConvertReport, trace::TraceError> {
             let file = std::fs::File::open(&src).map_err(|e| {
                 trace::TraceError::new(&src, trace::Location::File, format!("cannot open: {e}"))
             })?;
-            let mut reader = trace::open_reader(Box::new(file), &source, fmt)?;
+            // A FIFO's size is 0: the bar then counts bytes with no total.
+            let total_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+            let mut reader = trace::open_reader_watched(
+                Box::new(file),
+                &source,
+                fmt,
+                total_bytes,
+                progress.as_ref(),
+            )?;
             let out = Path::new(&dst);
             if page_level {
                 let mut reduced = trace::PageLevel::new(reader, 4096);
@@ -155,16 +193,16 @@ fn trace_record_stream(
                     &format!("{source} (page level)"),
                 )
             } else {
-                trace::convert_reader(reader.as_mut(), out, Format::Native, &source)
+                trace::convert_reader(&mut reader, out, Format::Native, &source)
             }
         })
-        .map_err(|e| config_err(e.into()))?;
+        .map_err(input_err)?;
     to_json(&rep)
 }
 
 /// `hmsim lifetime`: replay a trace through caches and the PMem path on `device`.
 #[pyfunction]
-#[pyo3(signature = (path, device, options="{}".to_string(), format=None, device_paths=Vec::new()))]
+#[pyo3(signature = (path, device, options="{}".to_string(), format=None, device_paths=Vec::new(), progress=None))]
 fn lifetime_trace(
     py: Python<'_>,
     path: String,
@@ -172,14 +210,16 @@ fn lifetime_trace(
     options: String,
     format: Option<String>,
     device_paths: Vec<String>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let fmt = format_arg(format, "--format")?;
     let dirs = paths(device_paths);
+    let progress = receiver(progress);
     let out = py
         .detach(move || -> Result<hmsim::RunOutput, hmsim::ConfigError> {
             let catalog = hmsim::device::Catalog::load(&dirs)?;
-            let mut reader = trace::open_trace(Path::new(&path), fmt)?;
-            hmsim::pmem::lifetime_trace(reader.as_mut(), &path, &device, &options, &catalog)
+            let mut reader = trace::open_trace_watched(Path::new(&path), fmt, progress.as_ref())?;
+            hmsim::pmem::lifetime_trace(&mut reader, &path, &device, &options, &catalog)
         })
         .map_err(config_err)?;
     to_json(&out)
@@ -300,7 +340,6 @@ fn pm_indexes() -> PyResult<String> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", hmsim::VERSION)?;
-    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;
