@@ -19,6 +19,7 @@ import tomli_w
 from hmsim import _core, check
 from hmsim.catalog import device_paths
 from hmsim.errors import ConfigError, read_text
+from hmsim.progress import CoreProgress, core_progress
 from hmsim.signals import interruptible
 
 Overrides = Mapping[str, Any] | Iterable[str] | None
@@ -113,10 +114,13 @@ def output_from_json(raw: str | dict, wall_time_s: float = 0.0) -> RunResult:
     )
 
 
-def run_raw(text: str, file: str, overrides: list[tuple[str, str]], devices: list[str]) -> dict:
-    """Run in the core; returns the raw output dict (used by the sweep runner too)."""
+def run_raw(
+    text: str, file: str, overrides: list[tuple[str, str]], devices: list[str], progress: CoreProgress | None = None
+) -> dict:
+    """Run in the core; returns the raw output dict (used by the sweep runner too, whose
+    points report no progress of their own: the sweep's bar counts points)."""
     start = time.perf_counter()
-    out = json.loads(interruptible(_core.run_scenario, text, file, overrides, devices))
+    out = json.loads(interruptible(_core.run_scenario, text, file, overrides, devices, progress))
     out["wall_time_s"] = time.perf_counter() - start
     return out
 
@@ -135,7 +139,11 @@ def run(
     with exclusive(out) if out is not None else contextlib.nullcontext():
         ov = parse_overrides(set)
         hooked = python_policy(text, file, ov)
-        raw = run_python_policy(*hooked) if hooked is not None else run_raw(text, file, ov, device_paths(devices))
+        if hooked is not None:
+            raw = run_python_policy(*hooked)
+        else:
+            with core_progress(f"running {Path(file).name}") as bar:
+                raw = run_raw(text, file, ov, device_paths(devices), bar)
         result = output_from_json(raw, raw["wall_time_s"])
         if out is not None:
             write_run(result, out, file)

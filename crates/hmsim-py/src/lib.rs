@@ -5,6 +5,7 @@ mod progress;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use hmsim::error::RunError;
 use hmsim::scenario::{NoProgress, Progress};
 use hmsim::trace::{self, Format};
 
@@ -14,12 +15,12 @@ use pyo3::prelude::*;
 /// The Python exception for a core error: `hmsim.errors.from_kind` picks the class by the
 /// error's kind (`ConfigError`, `InputDataError`, `SimulationError`, all `HmsimError`s), so
 /// the classes are defined once, on the Python side.
-fn raise_as(kind: &str, e: hmsim::ConfigError) -> PyErr {
+fn run_err(e: RunError) -> PyErr {
     Python::attach(|py| {
         let made = py
             .import("hmsim.errors")
             .and_then(|m| m.getattr("from_kind"))
-            .and_then(|f| f.call1((kind, &e.file, &e.message, &e.key, e.line)));
+            .and_then(|f| f.call1((e.kind.name(), &e.file, &e.message, &e.key, e.line)));
         match made {
             Ok(exc) => PyErr::from_value(exc),
             Err(err) => err,
@@ -27,18 +28,9 @@ fn raise_as(kind: &str, e: hmsim::ConfigError) -> PyErr {
     })
 }
 
-fn config_err(e: hmsim::ConfigError) -> PyErr {
-    raise_as("config", e)
-}
-
-/// A core error raised as the class of its kind.
-fn run_err(e: hmsim::error::RunError) -> PyErr {
-    raise_as(e.kind.name(), e)
-}
-
-/// A trace that cannot be read: bad input data, not bad configuration.
-fn input_err(e: hmsim::trace::TraceError) -> PyErr {
-    raise_as("input_data", e.into())
+/// A trace that cannot be read: an input-data error.
+fn input_err(e: trace::TraceError) -> PyErr {
+    run_err(e.into())
 }
 
 /// The receiver of long work's progress: a Python `hmsim.progress.CoreProgress`, or nobody.
@@ -55,18 +47,28 @@ fn paths(device_paths: Vec<String>) -> Vec<PathBuf> {
 
 /// Run one scenario; returns the run output as JSON text.
 #[pyfunction]
-#[pyo3(signature = (text, file, overrides=Vec::new(), device_paths=Vec::new()))]
+#[pyo3(signature = (text, file, overrides=Vec::new(), device_paths=Vec::new(), progress=None))]
 fn run_scenario(
     py: Python<'_>,
     text: String,
     file: String,
     overrides: Vec<(String, String)>,
     device_paths: Vec<String>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let dirs = paths(device_paths);
+    let progress = receiver(progress);
     let out = py
-        .detach(move || hmsim::run_scenario(&text, &file, &overrides, &dirs))
-        .map_err(config_err)?;
+        .detach(move || {
+            hmsim::registry::run_scenario_with_progress(
+                &text,
+                &file,
+                &overrides,
+                &dirs,
+                progress.as_ref(),
+            )
+        })
+        .map_err(run_err)?;
     serde_json::to_string(&out).map_err(|e| PyException::new_err(e.to_string()))
 }
 
@@ -77,14 +79,14 @@ fn apply_overrides(
     file: String,
     overrides: Vec<(String, String)>,
 ) -> PyResult<String> {
-    hmsim::config::apply_overrides(&text, &file, &overrides).map_err(config_err)
+    hmsim::config::apply_overrides(&text, &file, &overrides).map_err(run_err)
 }
 
 /// The device catalog as JSON: a list of {"device": spec, "file": source}.
 #[pyfunction]
 #[pyo3(signature = (device_paths=Vec::new()))]
 fn devices(device_paths: Vec<String>) -> PyResult<String> {
-    let catalog = hmsim::device::Catalog::load(&paths(device_paths)).map_err(config_err)?;
+    let catalog = hmsim::device::Catalog::load(&paths(device_paths)).map_err(run_err)?;
     let list: Vec<serde_json::Value> = catalog
         .iter()
         .map(|(d, f)| serde_json::json!({"device": d, "file": f}))
@@ -103,7 +105,7 @@ fn run_bench(py: Python<'_>, module: Option<String>, scale: f64) -> PyResult<Str
 }
 
 fn format_arg(name: Option<String>, flag: &str) -> PyResult<Option<Format>> {
-    name.map(|n| Format::from_str(&n).map_err(|m| config_err(hmsim::ConfigError::new(flag, "", m))))
+    name.map(|n| Format::from_str(&n).map_err(|m| run_err(RunError::new(flag, "", m))))
         .transpose()
 }
 
@@ -216,12 +218,12 @@ fn lifetime_trace(
     let dirs = paths(device_paths);
     let progress = receiver(progress);
     let out = py
-        .detach(move || -> Result<hmsim::RunOutput, hmsim::ConfigError> {
+        .detach(move || -> Result<hmsim::RunOutput, RunError> {
             let catalog = hmsim::device::Catalog::load(&dirs)?;
             let mut reader = trace::open_trace_watched(Path::new(&path), fmt, progress.as_ref())?;
             hmsim::pmem::lifetime_trace(&mut reader, &path, &device, &options, &catalog)
         })
-        .map_err(config_err)?;
+        .map_err(run_err)?;
     to_json(&out)
 }
 
@@ -306,12 +308,25 @@ fn tier_run_with_hook(
                 error: error.clone(),
             })
         };
-        hmsim::tier::run_with_policy(&text, &file, (&name, &mut make)).map_err(config_err)?
+        hmsim::tier::run_with_policy(&text, &file, (&name, &mut make)).map_err(run_err)?
     };
     if let Some(e) = error.borrow_mut().take() {
         return Err(e);
     }
     to_json(&out)
+}
+
+/// The declared result columns of `module`'s `results.csv` as JSON (a list of {name, unit,
+/// dtype, nullable, measured, doc}), or `None` for a module that declares none.
+#[pyfunction]
+fn columns(py: Python<'_>, module: String) -> PyResult<Py<PyAny>> {
+    match hmsim::registry::columns(&module) {
+        Some(cols) => {
+            let json = py.import("json")?;
+            Ok(json.call_method1("loads", (to_json(&cols)?,))?.unbind())
+        }
+        None => Ok(py.None()),
+    }
 }
 
 /// Names of the modules a scenario can name in `module = "..."`.
@@ -345,6 +360,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(module_names, m)?)?;
+    m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_record_stream, m)?)?;
