@@ -56,6 +56,13 @@ def test_a_malformed_trace_is_an_input_data_error(tmp_path):
         hmsim.lifetime.lifetime(t, fmt="ramulator2")
 
 
+def test_a_conversion_target_that_cannot_be_written_is_a_config_error(tmp_path):
+    t = tmp_path / "t.txt"
+    t.write_text("LD 0x1000\nST 0x2000\n")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        hmsim.trace.convert(t, tmp_path, fmt="ramulator2")
+
+
 def test_cli_input_data_errors_are_one_line_and_status_2(tmp_path, cli):
     t = _garbage_trace(tmp_path)
     code, _, err = cli("trace", "convert", str(t), str(tmp_path / "o.hmt"), "--from", "ramulator2")
@@ -94,7 +101,7 @@ def test_typed_frame_casts_present_columns_and_keeps_gaps_nullable():
     ]
     df = typed_frame(rows, COLUMNS, "t")
     assert str(df.requests.dtype) == "Int64" and df.requests.iloc[0] == 3 and df.requests.isna().iloc[1]
-    assert df.bandwidth_gb_s.dtype == "float64" and str(df.throttled.dtype) == "boolean"
+    assert df.bandwidth_gb_s.dtype == "float64" and df.throttled.dtype == object
     full = typed_frame([rows[0]], COLUMNS, "t")
     assert full.requests.dtype == "int64" and full.throttled.dtype == "bool"
     # Declared columns absent from every row stay absent (as in the CSV).

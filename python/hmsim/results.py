@@ -7,7 +7,7 @@ disk, a read-only folder) is one line naming the file and the operation.
 Each module declares its result columns (name, unit, dtype, nullable, measured) beside its
 row struct in the core; a run's output carries them (`columns`, per table). `typed_frame`
 builds the DataFrame from the rows as pandas always did, then casts each present column to
-its declared dtype (nullable `Int64`/`boolean` where a column has gaps) and refuses a column
+its declared dtype (pandas' nullable `Int64` where an integer column has gaps) and refuses a column
 the module did not declare. Outputs without declarations (results stored by an older
 version) keep pandas' inferred dtypes.
 """
@@ -84,8 +84,10 @@ def _cast(col: pd.Series, dtype: str) -> pd.Series:
         if col.dtype.kind in "iu" and not gaps:
             return col  # int64, or uint64 for values past 2^63
         return col.astype("Int64" if (col.dropna() < 2**63).all() else "UInt64")
-    if dtype == "bool":
-        return col.astype("boolean" if gaps else "bool")
+    if dtype == "bool" and not gaps:
+        return col.astype("bool")
+    # Booleans with gaps stay Python objects (True/False/None), as pandas made them: code
+    # such as `fan.astype(bool)` reads a gap as False, where pandas' `boolean` would raise.
     return col  # str: pandas' object strings, as before
 
 

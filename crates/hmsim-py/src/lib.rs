@@ -5,7 +5,7 @@ mod progress;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use hmsim::error::RunError;
+use hmsim::error::{ErrorKind, RunError};
 use hmsim::scenario::{NoProgress, Progress};
 use hmsim::trace::{self, Format};
 
@@ -31,6 +31,18 @@ fn run_err(e: RunError) -> PyErr {
 /// A trace that cannot be read: an input-data error.
 fn input_err(e: trace::TraceError) -> PyErr {
     run_err(e.into())
+}
+
+/// An error of a conversion to `dst`: about the output (it exists as a folder, the target
+/// format cannot express the records) a configuration error, else about the input trace.
+fn convert_err(dst: &str) -> impl Fn(trace::TraceError) -> PyErr + '_ {
+    move |e| {
+        if e.file() == dst {
+            run_err(RunError::from(e).with_kind(ErrorKind::Config))
+        } else {
+            input_err(e)
+        }
+    }
 }
 
 /// The receiver of long work's progress: a Python `hmsim.progress.CoreProgress`, or nobody.
@@ -147,12 +159,13 @@ fn trace_convert(
         synthetic_cycle_step: synthetic_cycles,
     };
     let progress = receiver(progress);
+    let out = dst.clone();
     let rep = py
         .detach(move || {
             let (src, dst) = (Path::new(&src), Path::new(&dst));
             trace::convert_watched(src, dst, to, from, options, progress.as_ref())
         })
-        .map_err(input_err)?;
+        .map_err(convert_err(&out))?;
     to_json(&rep)
 }
 
@@ -171,6 +184,7 @@ fn trace_record_stream(
 ) -> PyResult<String> {
     let fmt = format_arg(Some(format), "--kind")?;
     let progress = receiver(progress);
+    let out_name = dst.clone();
     let rep = py
         .detach(move || -> Result<trace::ConvertReport, trace::TraceError> {
             let file = std::fs::File::open(&src).map_err(|e| {
@@ -198,7 +212,7 @@ fn trace_record_stream(
                 trace::convert_reader(&mut reader, out, Format::Native, &source)
             }
         })
-        .map_err(input_err)?;
+        .map_err(convert_err(&out_name))?;
     to_json(&rep)
 }
 
