@@ -45,7 +45,11 @@ impl Progress for PyProgress {
         {
             let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
             p.units = 0;
-            p.step = if total == 0 { u64::MAX } else { total.div_ceil(100) };
+            p.step = if total == 0 {
+                u64::MAX
+            } else {
+                total.div_ceil(100)
+            };
             p.last_call = Instant::now();
         }
         // A failing receiver (a closed terminal) must not fail the simulation: drop its error.

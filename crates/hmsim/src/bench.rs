@@ -585,7 +585,7 @@ fn hybrid_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
 
 fn trace_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
     Ok(vec![trace_native_read(
-        (10_000_000.0 * scale).max(1000.0) as u64,
+        (10_000_000.0 * scale).max(1000.0) as u64
     )])
 }
 

@@ -43,7 +43,8 @@ use std::path::Path;
 
 pub use champsim::{encode_instr as encode_champsim_instr, RECORD_BYTES as CHAMPSIM_RECORD_BYTES};
 pub use convert::{
-    convert, convert_reader, convert_watched, convert_with, write_text, ConvertOptions, ConvertReport,
+    convert, convert_reader, convert_watched, convert_with, write_text, ConvertOptions,
+    ConvertReport,
 };
 pub use decompress::{Compression, Encoder};
 pub use error::{Location, TraceError};
@@ -172,9 +173,9 @@ pub fn open_reader_with_compression(
         Some(f) => f,
         None => sniff::sniff(&head, complete).map_err(file_err)?,
     };
-    let open = formats::FORMATS.get(format.name()).ok_or_else(|| {
-        file_err(format!("no reader is registered for the {format} format"))
-    })?;
+    let open = formats::FORMATS
+        .get(format.name())
+        .ok_or_else(|| file_err(format!("no reader is registered for the {format} format")))?;
     let reader = open(BufReader::with_capacity(BUF_BYTES, stream), name)?;
     Ok((reader, compression))
 }

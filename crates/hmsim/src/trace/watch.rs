@@ -130,7 +130,10 @@ mod tests {
 
     impl Progress for Log {
         fn start(&self, total: u64, unit: &str) {
-            self.0.lock().unwrap().push((format!("start {unit}"), total));
+            self.0
+                .lock()
+                .unwrap()
+                .push((format!("start {unit}"), total));
         }
         fn advance(&self, n: u64) {
             self.0.lock().unwrap().push(("advance".into(), n));
@@ -156,19 +159,28 @@ mod tests {
         assert_eq!(calls[0], ("start bytes".to_string(), text.len() as u64));
         let advanced: u64 = calls[1..].iter().map(|(_, n)| n).sum();
         assert_eq!(advanced, text.len() as u64, "each byte reported once");
-        assert!(calls.len() > 2, "progress arrives during the read: {calls:?}");
+        assert!(
+            calls.len() > 2,
+            "progress arrives during the read: {calls:?}"
+        );
     }
 
     #[test]
     fn record_by_record_reading_reports_too() {
-        let text: String = (0..10_000).map(|i| format!("ST 0x{:x}\n", 64 * i)).collect();
+        let text: String = (0..10_000)
+            .map(|i| format!("ST 0x{:x}\n", 64 * i))
+            .collect();
         let log = Log::default();
         let src = Box::new(io::Cursor::new(text.clone().into_bytes()));
         let r = open_reader_watched(src, "<pipe>", Some(Format::Ramulator2), 0, &log).unwrap();
         let records: Vec<_> = r.collect::<Result<_, _>>().unwrap();
         assert_eq!(records.len(), 10_000);
         let calls = log.0.into_inner().unwrap();
-        assert_eq!(calls[0], ("start bytes".to_string(), 0), "a pipe: total unknown");
+        assert_eq!(
+            calls[0],
+            ("start bytes".to_string(), 0),
+            "a pipe: total unknown"
+        );
         assert!(calls[1..].iter().map(|(_, n)| n).sum::<u64>() > 0);
     }
 }
