@@ -22,7 +22,7 @@ if _sys.argv and _sys.argv[0].endswith("hmsim"):
 import hmsim.sweep as sweep  # callable: hmsim.sweep(base, axes={...}) -> DataFrame
 from hmsim._core import __version__
 from hmsim.catalog import devices
-from hmsim.errors import ConfigError, HmsimError
+from hmsim.errors import ConfigError, HmsimError, InputDataError, SimulationError
 from hmsim.reproduce import reproduce
 from hmsim.scenario import RunResult, run
 from hmsim.sweep import run_sweep
@@ -30,7 +30,9 @@ from hmsim.sweep import run_sweep
 __all__ = [
     "ConfigError",
     "HmsimError",
+    "InputDataError",
     "RunResult",
+    "SimulationError",
     "__version__",
     "devices",
     "reproduce",

@@ -1,4 +1,4 @@
-"""Argument checks for the Python API: a wrong type or value is an `HmsimError` (a
+"""Argument checks for the Python API: a wrong type or value is an `ConfigError` (a
 `ConfigError`) naming the argument and what it takes, never a TypeError from deep inside."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hmsim.errors import HmsimError
+from hmsim.errors import ConfigError
 
 
 def _type(value: Any) -> str:
@@ -18,10 +18,10 @@ def _type(value: Any) -> str:
 def path(value: Any, arg: str) -> Path:
     """A file or folder path: str or os.PathLike, not empty."""
     if isinstance(value, bool) or not isinstance(value, str | os.PathLike):
-        raise HmsimError(arg, f"expected a path (str or pathlib.Path), got {_type(value)} {value!r:.60}")
+        raise ConfigError(arg, f"expected a path (str or pathlib.Path), got {_type(value)} {value!r:.60}")
     p = Path(value)
     if str(value) == "" or "\0" in str(value):
-        raise HmsimError(arg, f"expected a path, got {str(value)!r:.60}")
+        raise ConfigError(arg, f"expected a path, got {str(value)!r:.60}")
     return p
 
 
@@ -32,9 +32,9 @@ def optional_path(value: Any, arg: str) -> Path | None:
 def paths(value: Any, arg: str) -> list[str]:
     """A list of paths. One string is refused: iterating it would give its characters."""
     if isinstance(value, str | bytes | os.PathLike):
-        raise HmsimError(arg, f"expected a list of paths, got one path {str(value)!r:.60}; write [{str(value)!r:.60}]")
+        raise ConfigError(arg, f"expected a list of paths, got one path {str(value)!r:.60}; write [{str(value)!r:.60}]")
     if not isinstance(value, Iterable) or isinstance(value, Mapping):
-        raise HmsimError(arg, f"expected a list of paths, got {_type(value)}")
+        raise ConfigError(arg, f"expected a list of paths, got {_type(value)}")
     return [str(path(v, arg)) for v in value]
 
 
@@ -43,24 +43,24 @@ def workers(value: Any, arg: str = "workers") -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise HmsimError(arg, f"expected a whole number from 1 to 1024 or None, got {_type(value)} {value!r:.60}")
+        raise ConfigError(arg, f"expected a whole number from 1 to 1024 or None, got {_type(value)} {value!r:.60}")
     if not 1 <= value <= 1024:
-        raise HmsimError(arg, f"{value} is out of range; allowed 1 to 1024 (or None: one per core)")
+        raise ConfigError(arg, f"{value} is out of range; allowed 1 to 1024 (or None: one per core)")
     return value
 
 
 def flag(value: Any, arg: str) -> bool:
     if not isinstance(value, bool):
-        raise HmsimError(arg, f"expected True or False, got {_type(value)} {value!r:.60}")
+        raise ConfigError(arg, f"expected True or False, got {_type(value)} {value!r:.60}")
     return value
 
 
 def name(value: Any, arg: str) -> str:
     """A short name (device, study): a non-empty string without path separators."""
     if not isinstance(value, str):
-        raise HmsimError(arg, f"expected a name (str), got {_type(value)} {value!r:.60}")
+        raise ConfigError(arg, f"expected a name (str), got {_type(value)} {value!r:.60}")
     if not value.strip() or len(value) > 128 or any(c in value for c in "/\\\0"):
-        raise HmsimError(arg, f"{value!r:.60} is not a name (1 to 128 characters, no '/' or '\\\\')")
+        raise ConfigError(arg, f"{value!r:.60} is not a name (1 to 128 characters, no '/' or '\\\\')")
     return value
 
 

@@ -1,21 +1,25 @@
-"""User-facing errors. Every bad input becomes one line and exit status 2 in the CLI.
+"""User-facing errors, one class per kind of fault. Every one is one line, and in the CLI
+exit status 2 for bad input.
 
-`ConfigError` (from the Rust core) is the one class to catch: `HmsimError`, raised for bad
-input found on the Python side (sweep files, CLI and API arguments, output folders), is a
-subclass of it.
+`HmsimError` is the one class to catch. Its subclasses say whose fault it is:
+
+- `ConfigError`: a scenario, device file, override, sweep file or API/CLI argument is wrong.
+- `InputDataError`: a data file (a trace, a recorded table) cannot be read as what it claims.
+- `SimulationError`: a valid run could not complete (a model limit reached while running).
+
+The Rust core raises them by its error kind; the Python side raises them directly. Each
+carries `file`, `line`, `key` and `detail` (the message without the location).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from hmsim._core import ConfigError
-
-__all__ = ["ConfigError", "HmsimError", "read_text"]
+__all__ = ["ConfigError", "HmsimError", "InputDataError", "SimulationError", "from_kind", "read_text"]
 
 
-class HmsimError(ConfigError):
-    """Bad input found on the Python side (sweep files, CLI and API arguments, output folders)."""
+class HmsimError(Exception):
+    """An error of hmsim: where (file, line, key path) and what is wrong."""
 
     def __init__(self, where: str, message: str, key: str = "", line: int | None = None):
         self.file = where
@@ -26,24 +30,49 @@ class HmsimError(ConfigError):
         super().__init__(f"{loc}: key '{key}': {message}" if key else f"{loc}: {message}")
 
 
+class ConfigError(HmsimError):
+    """Bad configuration: a scenario, device file, override, sweep file or argument."""
+
+
+class InputDataError(HmsimError):
+    """A data file (a trace, a recorded table) that cannot be read as what it claims to be."""
+
+
+class SimulationError(HmsimError):
+    """A valid run that could not complete: a model limit reached while running."""
+
+
+_KINDS: dict[str, type[HmsimError]] = {
+    "config": ConfigError,
+    "input_data": InputDataError,
+    "runtime": SimulationError,
+}
+
+
+def from_kind(kind: str, file: str, message: str, key: str = "", line: int | None = None) -> HmsimError:
+    """The exception of the core's error kind (`config`, `input_data`, `runtime`); the
+    binding calls this, so the classes are defined once, here."""
+    return _KINDS.get(kind, HmsimError)(file, message, key=key, line=line)
+
+
 def read_text(path: Path, what: str) -> str:
     """A UTF-8 text file (scenario, sweep); a binary or mis-encoded one is one error line
     naming the line of the first bad byte."""
     try:
         data = path.read_bytes()
     except IsADirectoryError:
-        raise HmsimError(str(path), f"cannot read {what}: is a directory") from None
+        raise ConfigError(str(path), f"cannot read {what}: is a directory") from None
     except OSError as e:
-        raise HmsimError(str(path), f"cannot read {what}: {e.strerror}") from None
+        raise ConfigError(str(path), f"cannot read {what}: {e.strerror}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise HmsimError(
+        raise ConfigError(
             str(path), f"not UTF-8 text (byte 0x{data[e.start]:02x} at column {col}): is it a {what}?", line=line
         ) from None
     if "\0" in text:
         line = text.count("\n", 0, text.index("\0")) + 1
-        raise HmsimError(str(path), f"a NUL byte: binary data, not a {what}", line=line)
+        raise ConfigError(str(path), f"a NUL byte: binary data, not a {what}", line=line)
     return text

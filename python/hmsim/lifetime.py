@@ -11,7 +11,8 @@ from typing import Any
 
 from hmsim import _core, check
 from hmsim.catalog import device_paths
-from hmsim.errors import HmsimError
+from hmsim.errors import ConfigError
+from hmsim.progress import core_progress
 from hmsim.scenario import RunResult, output_from_json, write_run
 from hmsim.signals import interruptible
 
@@ -35,14 +36,15 @@ def lifetime(
     check.name(device, "device")
     out = check.optional_path(out, "out")
     if fmt is not None and not isinstance(fmt, str):
-        raise HmsimError("fmt", f"expected a format name (str) or None, got {type(fmt).__name__}")
+        raise ConfigError("fmt", f"expected a format name (str) or None, got {type(fmt).__name__}")
     try:
         opts = json.dumps(options, allow_nan=False)
     except (TypeError, ValueError) as e:
-        raise HmsimError("options", f"replay options must be plain numbers, strings, bools and dicts: {e}") from None
+        raise ConfigError("options", f"replay options must be plain numbers, strings, bools and dicts: {e}") from None
     start = time.perf_counter()
     with exclusive(out) if out is not None else contextlib.nullcontext():
-        raw = interruptible(_core.lifetime_trace, str(trace), device, opts, fmt, device_paths(devices))
+        with core_progress(f"replaying {trace.name}") as bar:
+            raw = interruptible(_core.lifetime_trace, str(trace), device, opts, fmt, device_paths(devices), bar)
         result = output_from_json(raw, time.perf_counter() - start)
         if out is not None:
             write_run(result, out, str(trace))

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from hmsim.errors import HmsimError
+from hmsim.errors import ConfigError, HmsimError
 
 
 def _read_umask() -> int:
@@ -137,7 +137,7 @@ def staged(out: str | Path) -> Iterator[Path]:
     out = Path(out)
     if out.exists() and not _is_result_folder(out):
         what = "a file" if not out.is_dir() else "a folder that is not an hmsim result (no summary.json)"
-        raise HmsimError(str(out), f"exists and is {what}; choose a new or empty --out")
+        raise ConfigError(str(out), f"exists and is {what}; choose a new or empty --out")
     # Folders of a killed earlier writer (the caller holds the lock of `out`).
     for pattern in (f".{out.name}.tmp-*", f".{out.name}.old-*"):
         for left in out.parent.glob(pattern):

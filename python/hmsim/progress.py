@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 
+from rich import filesize
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
 
 
 def interactive() -> bool:
@@ -42,3 +53,48 @@ def progress(total: int, label: str, done: int = 0):
     with Progress(*cols, transient=True) as p:
         task = p.add_task(label, total=total, completed=done)
         yield _Bar(p, task)
+
+
+class CoreProgress:
+    """Receives the Rust core's progress of one long operation (`start(total, unit)` per
+    phase, then `advance(n)`); the core calls it rarely (about every 1 % or 0.2 s), with the
+    GIL taken only then. Draws a bar on an interactive terminal and nothing elsewhere; a
+    total of 0 means unknown (a pipe from a running tracer): the count alone is shown."""
+
+    def __init__(self, label: str, progress: Progress):
+        self._label, self._p = label, progress
+        self._task: int | None = None
+
+    def start(self, total: int, unit: str) -> None:
+        if self._task is not None:
+            self._p.update(self._task, visible=False)
+        self._task = self._p.add_task(self._label, total=total or None, unit=unit)
+
+    def advance(self, n: int) -> None:
+        if self._task is not None:
+            self._p.advance(self._task, n)
+
+
+class _Count(ProgressColumn):
+    """`12.3/45.6 MB` for bytes, `1,234/5,678 records` otherwise; no total: the count."""
+
+    def render(self, task: Task) -> Text:
+        unit = task.fields.get("unit", "")
+        if unit == "bytes":
+            done = filesize.decimal(int(task.completed))
+            return Text(f"{done}/{filesize.decimal(int(task.total))}" if task.total else done)
+        shown = f"{task.completed:,.0f}/{task.total:,.0f}" if task.total else f"{task.completed:,.0f}"
+        return Text(f"{shown} {unit}")
+
+
+@contextmanager
+def core_progress(label: str) -> Iterator[CoreProgress | None]:
+    """A receiver for the core's progress: a bar on an interactive terminal; elsewhere None,
+    so that the core does not report at all."""
+    if not interactive():
+        yield None
+        return
+    cols = (TextColumn("{task.description}"), BarColumn(), _Count(), TimeElapsedColumn())
+    # On stderr, which `interactive()` tested: stdout may be a pipe to another program.
+    with Progress(*cols, transient=True, console=Console(stderr=True)) as p:
+        yield CoreProgress(label, p)

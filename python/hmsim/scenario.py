@@ -18,7 +18,8 @@ import tomli_w
 
 from hmsim import _core, check
 from hmsim.catalog import device_paths
-from hmsim.errors import HmsimError, read_text
+from hmsim.errors import ConfigError, read_text
+from hmsim.progress import CoreProgress, core_progress
 from hmsim.signals import interruptible
 
 Overrides = Mapping[str, Any] | Iterable[str] | None
@@ -56,15 +57,15 @@ def parse_overrides(overrides: Overrides) -> list[tuple[str, str]]:
     if isinstance(overrides, Mapping):
         return [(_key(k), _toml_value(v, k)) for k, v in overrides.items()]
     if isinstance(overrides, str | bytes) or not isinstance(overrides, Iterable):
-        raise HmsimError(
+        raise ConfigError(
             "set", f"expected a mapping {{key: value}} or a list of 'key=value', got {type(overrides).__name__}"
         )
     out = []
     for item in overrides:
         if not isinstance(item, str):
-            raise HmsimError("set", f"expected 'key=value' strings, got {type(item).__name__} {item!r:.60}")
+            raise ConfigError("set", f"expected 'key=value' strings, got {type(item).__name__} {item!r:.60}")
         if "=" not in item:
-            raise HmsimError("--set", f"'{item}' is not key=value (e.g. job.queue_depth=16)")
+            raise ConfigError("--set", f"'{item}' is not key=value (e.g. job.queue_depth=16)")
         k, v = item.split("=", 1)
         out.append((k.strip(), v.strip()))
     return out
@@ -72,7 +73,7 @@ def parse_overrides(overrides: Overrides) -> list[tuple[str, str]]:
 
 def _key(k: Any) -> str:
     if not isinstance(k, str) or not k:
-        raise HmsimError("set", f"expected dotted key paths (str) as keys, got {type(k).__name__} {k!r:.60}")
+        raise ConfigError("set", f"expected dotted key paths (str) as keys, got {type(k).__name__} {k!r:.60}")
     return k
 
 
@@ -81,7 +82,7 @@ def _toml_value(v: Any, key: str = "") -> str:
     try:
         return tomli_w.dumps({"v": v}).split("=", 1)[1].strip()
     except (TypeError, ValueError) as e:
-        raise HmsimError("set", f"{type(v).__name__} {v!r:.60} has no TOML form ({e})", key=key) from None
+        raise ConfigError("set", f"{type(v).__name__} {v!r:.60} has no TOML form ({e})", key=key) from None
 
 
 def scenario_text(scenario: str | Path | Mapping[str, Any]) -> tuple[str, str]:
@@ -90,29 +91,36 @@ def scenario_text(scenario: str | Path | Mapping[str, Any]) -> tuple[str, str]:
         try:
             return tomli_w.dumps(dict(scenario)), "<dict>"
         except (TypeError, ValueError) as e:
-            raise HmsimError("<dict>", f"the scenario has no TOML form: {e}") from None
+            raise ConfigError("<dict>", f"the scenario has no TOML form: {e}") from None
     path = check.path(scenario, "scenario")
     return read_text(path, "scenario"), str(path)
 
 
 def output_from_json(raw: str | dict, wall_time_s: float = 0.0) -> RunResult:
+    """The run output of the core as DataFrames typed by the module's declared columns."""
+    from hmsim.results import typed_frame
+
     d = json.loads(raw) if isinstance(raw, str) else raw
+    columns = d.get("columns", {})
     return RunResult(
         module=d["module"],
         seed=d["seed"],
         version=d["version"],
         resolved=d["resolved"],
-        results=pd.DataFrame(d["rows"]),
-        tables={k: pd.DataFrame(v) for k, v in d["tables"].items()},
+        results=typed_frame(d["rows"], columns.get("results"), f"{d['module']} results"),
+        tables={k: typed_frame(v, columns.get(k), f"{d['module']} table {k}") for k, v in d["tables"].items()},
         headline=d["headline"],
         wall_time_s=wall_time_s,
     )
 
 
-def run_raw(text: str, file: str, overrides: list[tuple[str, str]], devices: list[str]) -> dict:
-    """Run in the core; returns the raw output dict (used by the sweep runner too)."""
+def run_raw(
+    text: str, file: str, overrides: list[tuple[str, str]], devices: list[str], progress: CoreProgress | None = None
+) -> dict:
+    """Run in the core; returns the raw output dict (used by the sweep runner too, whose
+    points report no progress of their own: the sweep's bar counts points)."""
     start = time.perf_counter()
-    out = json.loads(interruptible(_core.run_scenario, text, file, overrides, devices))
+    out = json.loads(interruptible(_core.run_scenario, text, file, overrides, devices, progress))
     out["wall_time_s"] = time.perf_counter() - start
     return out
 
@@ -131,7 +139,11 @@ def run(
     with exclusive(out) if out is not None else contextlib.nullcontext():
         ov = parse_overrides(set)
         hooked = python_policy(text, file, ov)
-        raw = run_python_policy(*hooked) if hooked is not None else run_raw(text, file, ov, device_paths(devices))
+        if hooked is not None:
+            raw = run_python_policy(*hooked)
+        else:
+            with core_progress(f"running {Path(file).name}") as bar:
+                raw = run_raw(text, file, ov, device_paths(devices), bar)
         result = output_from_json(raw, raw["wall_time_s"])
         if out is not None:
             write_run(result, out, file)
@@ -158,11 +170,11 @@ def python_policy(text: str, file: str, overrides: list[tuple[str, str]]) -> tup
     if not hooks:
         return None
     if len(names) != 1:
-        raise HmsimError(file, f"a {PYTHON_POLICY} policy runs alone; found {names}", key="policy.names")
+        raise ConfigError(file, f"a {PYTHON_POLICY} policy runs alone; found {names}", key="policy.names")
     target = hooks[0][len(PYTHON_POLICY) :]
     module, _, attr = target.partition(":")
     if not module or not attr:
-        raise HmsimError(
+        raise ConfigError(
             file, f"'{hooks[0]}' is not python:package.module:Name (e.g. python:mypolicy:Policy)", key="policy.names"
         )
     here = str(Path(file).resolve().parent) if Path(file).exists() else None
@@ -171,13 +183,13 @@ def python_policy(text: str, file: str, overrides: list[tuple[str, str]]) -> tup
             sys.path.insert(0, here)
         obj = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as e:
-        raise HmsimError(file, f"cannot load policy '{target}': {e}", key="policy.names") from None
+        raise ConfigError(file, f"cannot load policy '{target}': {e}", key="policy.names") from None
     finally:
         if here is not None:
             sys.path.remove(here)
     policy = obj() if isinstance(obj, type) else obj
     if not callable(policy):
-        raise HmsimError(
+        raise ConfigError(
             file, f"'{target}' is not callable (a policy maps an observation to moves)", key="policy.names"
         )
     return resolved, file, target, policy

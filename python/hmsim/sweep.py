@@ -43,7 +43,7 @@ import tomli_w
 
 from hmsim import check
 from hmsim.catalog import device_paths
-from hmsim.errors import HmsimError, read_text
+from hmsim.errors import ConfigError, read_text
 from hmsim.outdir import exclusive, sweep_leftovers
 from hmsim.progress import progress
 from hmsim.results import read_json, write_csv, write_json
@@ -92,14 +92,24 @@ def default_workers() -> int:
 
 
 def _combine(points: Sequence[Point], outputs: Sequence[dict]) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """Every point's rows and tables, each row led by its point's labels, typed by the
+    columns the module declares (`hmsim.results.typed_frame`)."""
+    from hmsim.results import typed_frame
+
     rows: list[dict] = []
     tables: dict[str, list[dict]] = {}
+    columns: dict[str, list] = {}
+    labels_seen: set[str] = set()
     for p, o in zip(points, outputs, strict=True):
         labels = dict(p.labels)
+        labels_seen |= set(labels)
         rows += [{**labels, **r} for r in o["rows"]]
         for name, t in o["tables"].items():
             tables.setdefault(name, []).extend({**labels, **r} for r in t)
-    return pd.DataFrame(rows), {k: pd.DataFrame(v) for k, v in tables.items()}
+        for name, cols in o.get("columns", {}).items():
+            columns.setdefault(name, cols)
+    frame = typed_frame(rows, columns.get("results"), "sweep results", labels_seen)
+    return frame, {k: typed_frame(v, columns.get(k), f"sweep table {k}", labels_seen) for k, v in tables.items()}
 
 
 @dataclass(frozen=True)
@@ -163,7 +173,7 @@ def _run_dask(todo: list[Point], dev: list[str], n: int, done: Done, scheduler: 
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise HmsimError("--backend", "dask is not installed (pip install 'dask[distributed]')") from None
+        raise ConfigError("--backend", "dask is not installed (pip install 'dask[distributed]')") from None
     cluster = None
     try:
         if scheduler:
@@ -176,7 +186,7 @@ def _run_dask(todo: list[Point], dev: list[str], n: int, done: Done, scheduler: 
     except (OSError, TimeoutError) as e:
         if cluster is not None:
             cluster.close()
-        raise HmsimError("--scheduler", f"cannot reach the Dask scheduler at {scheduler} within 10 s ({e})") from None
+        raise ConfigError("--scheduler", f"cannot reach the Dask scheduler at {scheduler} within 10 s ({e})") from None
     futures = {}
     try:
         for p in todo:
@@ -221,7 +231,7 @@ def _run_points(
     try:
         store.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise HmsimError(str(store), f"mkdir: {e.strerror}") from None
+        raise ConfigError(str(store), f"mkdir: {e.strerror}") from None
     sweep_leftovers(store)
     dev = device_paths(devices)
     outputs: dict[str, dict] = {}
@@ -260,23 +270,23 @@ def load_sweep(path: str | Path) -> tuple[list[Point], dict]:
     try:
         spec = tomllib.loads(read_text(path, "sweep file"))
     except tomllib.TOMLDecodeError as e:
-        raise HmsimError(str(path), f"not valid TOML: {e}") from None
+        raise ConfigError(str(path), f"not valid TOML: {e}") from None
     allowed = {"scenario", "axes", "set", "name", "description"}
     for k in spec:
         if k not in allowed:
-            raise HmsimError(str(path), f"unknown key; allowed: {', '.join(sorted(allowed))}", key=k)
+            raise ConfigError(str(path), f"unknown key; allowed: {', '.join(sorted(allowed))}", key=k)
     if "name" in spec:
         try:
             check.name(spec["name"], "name")
-        except HmsimError as e:
-            raise HmsimError(str(path), e.detail, key="name") from None
+        except ConfigError as e:
+            raise ConfigError(str(path), e.detail, key="name") from None
     scen = spec.get("scenario")
     if isinstance(scen, str):
         text, file = scenario_text(path.parent / scen)
     elif isinstance(scen, dict):
         text, file = tomli_w.dumps(scen), str(path)
     else:
-        raise HmsimError(str(path), "expected a scenario file name or an inline [scenario] table", key="scenario")
+        raise ConfigError(str(path), "expected a scenario file name or an inline [scenario] table", key="scenario")
     axes = spec.get("axes")
     fixed = spec.get("set", {})
     points = grid_points(text, file, axes, fixed, str(path))
@@ -287,21 +297,21 @@ def grid_points(text: str, file: str, axes: Any, fixed: Any, where: str) -> list
     """The cartesian product of `axes` (key → list of values) over the scenario `text`, each
     point with the `fixed` overrides too; errors name `where` and the offending axis."""
     if not isinstance(axes, Mapping) or not axes:
-        raise HmsimError(where, "expected a non-empty [axes] table of key = [values]", key="axes")
+        raise ConfigError(where, "expected a non-empty [axes] table of key = [values]", key="axes")
     for k, values in axes.items():
         if not isinstance(values, list | tuple) or not values:
-            raise HmsimError(where, "expected a non-empty list of values for this axis", key=f"axes.{k}")
+            raise ConfigError(where, "expected a non-empty list of values for this axis", key=f"axes.{k}")
         kinds = {type(v).__name__ for v in values}
         if len(kinds - {"int", "float"}) > 0 and len(kinds) > 1:
-            raise HmsimError(where, f"values of one axis must share a type, found {sorted(kinds)}", key=f"axes.{k}")
+            raise ConfigError(where, f"values of one axis must share a type, found {sorted(kinds)}", key=f"axes.{k}")
         if len({json.dumps(v, default=str) for v in values}) != len(values):
-            raise HmsimError(where, "axis values repeat", key=f"axes.{k}")
+            raise ConfigError(where, "axis values repeat", key=f"axes.{k}")
     fixed = {} if fixed is None else fixed
     if not isinstance(fixed, Mapping):
-        raise HmsimError(where, "expected a table of key = value", key="set")
+        raise ConfigError(where, "expected a table of key = value", key="set")
     for k in fixed:
         if k in axes:
-            raise HmsimError(where, "set both in [set] and in [axes]", key=f"set.{k}")
+            raise ConfigError(where, "set both in [set] and in [axes]", key=f"set.{k}")
     base = tuple((k, _toml_value(v)) for k, v in fixed.items())
     keys = list(axes)
     points = []
@@ -330,7 +340,7 @@ def run_sweep(
     out = check.path(out, "out")
     workers = check.workers(workers)
     if backend is not None and not isinstance(backend, Backend):
-        raise HmsimError("backend", f"expected hmsim.sweep.Backend or None, got {type(backend).__name__}")
+        raise ConfigError("backend", f"expected hmsim.sweep.Backend or None, got {type(backend).__name__}")
     points, meta = load_sweep(path)
     with exclusive(out):
         return _finish_sweep(points, meta, out, workers, devices, backend, start)
@@ -348,7 +358,7 @@ def _finish_sweep(
     """Runs the points and writes the combined files; summary.json, written last, is the
     completion marker: it is removed first so a folder without it is an unfinished sweep."""
     if out.exists() and not out.is_dir():
-        raise HmsimError(str(out), "exists and is a file; --out needs a folder")
+        raise ConfigError(str(out), "exists and is a file; --out needs a folder")
     (out / "summary.json").unlink(missing_ok=True)
     res = run_points(points, out, workers=workers, label=meta["name"], devices=devices, backend=backend)
     try:

@@ -16,7 +16,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from hmsim import _core, check
-from hmsim.errors import HmsimError
+from hmsim.errors import ConfigError, HmsimError
+from hmsim.progress import CoreProgress, core_progress
 
 
 def info(path: str | Path, fmt: str | None = None, top: int = 10) -> dict:
@@ -24,7 +25,7 @@ def info(path: str | Path, fmt: str | None = None, top: int = 10) -> dict:
     path = check.path(path, "path")
     check.optional_name(fmt, "fmt")
     if isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= 100_000:
-        raise HmsimError("top", f"expected a whole number from 0 to 100000, got {top!r:.60}")
+        raise ConfigError("top", f"expected a whole number from 0 to 100000, got {top!r:.60}")
     return json.loads(_core.trace_info(str(path), fmt, top))
 
 
@@ -40,8 +41,9 @@ def convert(
     if synthetic_cycles is not None and (
         isinstance(synthetic_cycles, bool) or not isinstance(synthetic_cycles, int) or synthetic_cycles < 1
     ):
-        raise HmsimError("synthetic_cycles", f"expected a positive integer, got {synthetic_cycles!r}")
-    return json.loads(_core.trace_convert(str(src), str(dst), to, fmt, synthetic_cycles))
+        raise ConfigError("synthetic_cycles", f"expected a positive integer, got {synthetic_cycles!r}")
+    with core_progress(f"converting {src.name}") as bar:
+        return json.loads(_core.trace_convert(str(src), str(dst), to, fmt, synthetic_cycles, bar))
 
 
 def _atomic_target(out: Path) -> Path:
@@ -55,7 +57,7 @@ def record_lackey(cmd: Sequence[str], out: str | Path, page_level: bool = False)
     """Run `cmd` under Valgrind lackey; its log streams through a FIFO into the native
     writer, so memory stays bounded and no raw log touches the disk."""
     if not cmd:
-        raise HmsimError("trace record", "no command given after --")
+        raise ConfigError("trace record", "no command given after --")
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         raise HmsimError("trace record", "valgrind is not installed (apt-get install valgrind)")
@@ -67,20 +69,22 @@ def record_lackey(cmd: Sequence[str], out: str | Path, page_level: bool = False)
         result: dict = {}
         error: list[BaseException] = []
 
-        def convert_stream() -> None:
+        def convert_stream(bar: CoreProgress | None) -> None:
             try:
                 source = "lackey: " + " ".join(cmd)
                 result.update(
-                    json.loads(_core.trace_record_stream(str(fifo), str(tmp_out), "lackey", page_level, source))
+                    json.loads(_core.trace_record_stream(str(fifo), str(tmp_out), "lackey", page_level, source, bar))
                 )
             except BaseException as e:  # reported after valgrind ends
                 error.append(e)
 
-        reader = threading.Thread(target=convert_stream, daemon=True)
-        reader.start()
         args = [valgrind, "--tool=lackey", "--trace-mem=yes", f"--log-file={fifo}", *cmd]
         try:
-            proc = subprocess.run(args, check=False)
+            with core_progress("recording (lackey log read)") as bar:
+                reader = threading.Thread(target=convert_stream, args=(bar,), daemon=True)
+                reader.start()
+                proc = subprocess.run(args, check=False)
+                reader.join()
         except KeyboardInterrupt:
             reader.join(timeout=30)
             tmp_out.unlink(missing_ok=True)
@@ -92,7 +96,6 @@ def record_lackey(cmd: Sequence[str], out: str | Path, page_level: bool = False)
             reader.join()
             tmp_out.unlink(missing_ok=True)
             raise HmsimError("trace record", f"cannot run valgrind: {e}") from None
-        reader.join()
     if error:
         tmp_out.unlink(missing_ok=True)
         raise error[0]
@@ -142,7 +145,7 @@ def _tracing_state(root: Path, settings: dict[str, str]) -> Iterator[None]:
 def record_kmem(cmd: Sequence[str], out: str | Path, buffer_kb: int = 16384) -> dict:
     """Record kmem page alloc/free events of `cmd` (and its children) via tracefs."""
     if not cmd:
-        raise HmsimError("trace record", "no command given after --")
+        raise ConfigError("trace record", "no command given after --")
     if os.geteuid() != 0:
         raise HmsimError("trace record", "kmem tracing needs root (tracefs writes)")
     root = tracefs_root()
@@ -194,7 +197,8 @@ def record_kmem(cmd: Sequence[str], out: str | Path, buffer_kb: int = 16384) -> 
             tmp_out.unlink(missing_ok=True)
             raise
         source = "kmem: " + " ".join(cmd)
-        report = json.loads(_core.trace_record_stream(str(raw), str(tmp_out), "kmem", False, source))
+        with core_progress("reading the kmem events") as bar:
+            report = json.loads(_core.trace_record_stream(str(raw), str(tmp_out), "kmem", False, source, bar))
     os.replace(tmp_out, out)
     report["exit_status"] = status
     return report

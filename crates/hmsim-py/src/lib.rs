@@ -1,31 +1,56 @@
 //! Thin PyO3 bindings: strings and JSON across the boundary, no models here.
 
+mod progress;
+
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use hmsim::error::{ErrorKind, RunError};
+use hmsim::scenario::{NoProgress, Progress};
 use hmsim::trace::{self, Format};
 
-use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
-create_exception!(
-    hmsim,
-    ConfigError,
-    PyException,
-    "Bad input: file, line, key path and what is allowed."
-);
-
-fn config_err(e: hmsim::ConfigError) -> PyErr {
-    let err = ConfigError::new_err(e.to_string());
+/// The Python exception for a core error: `hmsim.errors.from_kind` picks the class by the
+/// error's kind (`ConfigError`, `InputDataError`, `SimulationError`, all `HmsimError`s), so
+/// the classes are defined once, on the Python side.
+fn run_err(e: RunError) -> PyErr {
     Python::attach(|py| {
-        let v = err.value(py);
-        let _ = v.setattr("file", e.file.clone());
-        let _ = v.setattr("line", e.line);
-        let _ = v.setattr("key", e.key.clone());
-        let _ = v.setattr("detail", e.message.clone());
-    });
-    err
+        let made = py
+            .import("hmsim.errors")
+            .and_then(|m| m.getattr("from_kind"))
+            .and_then(|f| f.call1((e.kind.name(), &e.file, &e.message, &e.key, e.line)));
+        match made {
+            Ok(exc) => PyErr::from_value(exc),
+            Err(err) => err,
+        }
+    })
+}
+
+/// A trace that cannot be read: an input-data error.
+fn input_err(e: trace::TraceError) -> PyErr {
+    run_err(e.into())
+}
+
+/// An error of a conversion to `dst`: about the output (it exists as a folder, the target
+/// format cannot express the records) a configuration error, else about the input trace.
+fn convert_err(dst: &str) -> impl Fn(trace::TraceError) -> PyErr + '_ {
+    move |e| {
+        if e.file() == dst {
+            run_err(RunError::from(e).with_kind(ErrorKind::Config))
+        } else {
+            input_err(e)
+        }
+    }
+}
+
+/// The receiver of long work's progress: a Python `hmsim.progress.CoreProgress`, or nobody.
+fn receiver(progress: Option<Py<PyAny>>) -> Box<dyn Progress + Send> {
+    match progress {
+        Some(p) => Box::new(progress::PyProgress::new(p)),
+        None => Box::new(NoProgress),
+    }
 }
 
 fn paths(device_paths: Vec<String>) -> Vec<PathBuf> {
@@ -34,18 +59,28 @@ fn paths(device_paths: Vec<String>) -> Vec<PathBuf> {
 
 /// Run one scenario; returns the run output as JSON text.
 #[pyfunction]
-#[pyo3(signature = (text, file, overrides=Vec::new(), device_paths=Vec::new()))]
+#[pyo3(signature = (text, file, overrides=Vec::new(), device_paths=Vec::new(), progress=None))]
 fn run_scenario(
     py: Python<'_>,
     text: String,
     file: String,
     overrides: Vec<(String, String)>,
     device_paths: Vec<String>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let dirs = paths(device_paths);
+    let progress = receiver(progress);
     let out = py
-        .detach(move || hmsim::run_scenario(&text, &file, &overrides, &dirs))
-        .map_err(config_err)?;
+        .detach(move || {
+            hmsim::registry::run_scenario_with_progress(
+                &text,
+                &file,
+                &overrides,
+                &dirs,
+                progress.as_ref(),
+            )
+        })
+        .map_err(run_err)?;
     serde_json::to_string(&out).map_err(|e| PyException::new_err(e.to_string()))
 }
 
@@ -56,14 +91,14 @@ fn apply_overrides(
     file: String,
     overrides: Vec<(String, String)>,
 ) -> PyResult<String> {
-    hmsim::config::apply_overrides(&text, &file, &overrides).map_err(config_err)
+    hmsim::config::apply_overrides(&text, &file, &overrides).map_err(run_err)
 }
 
 /// The device catalog as JSON: a list of {"device": spec, "file": source}.
 #[pyfunction]
 #[pyo3(signature = (device_paths=Vec::new()))]
 fn devices(device_paths: Vec<String>) -> PyResult<String> {
-    let catalog = hmsim::device::Catalog::load(&paths(device_paths)).map_err(config_err)?;
+    let catalog = hmsim::device::Catalog::load(&paths(device_paths)).map_err(run_err)?;
     let list: Vec<serde_json::Value> = catalog
         .iter()
         .map(|(d, f)| serde_json::json!({"device": d, "file": f}))
@@ -75,12 +110,14 @@ fn devices(device_paths: Vec<String>) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(name = "bench", signature = (module=None, scale=1.0))]
 fn run_bench(py: Python<'_>, module: Option<String>, scale: f64) -> PyResult<String> {
-    let res = py.detach(move || hmsim::bench::run(module.as_deref(), scale));
-    serde_json::to_string(&res).map_err(|e| PyException::new_err(e.to_string()))
+    let res = py
+        .detach(move || hmsim::bench::run(module.as_deref(), scale))
+        .map_err(run_err)?;
+    to_json(&res)
 }
 
 fn format_arg(name: Option<String>, flag: &str) -> PyResult<Option<Format>> {
-    name.map(|n| Format::from_str(&n).map_err(|m| config_err(hmsim::ConfigError::new(flag, "", m))))
+    name.map(|n| Format::from_str(&n).map_err(|m| run_err(RunError::new(flag, "", m))))
         .transpose()
 }
 
@@ -100,13 +137,13 @@ fn trace_info(
     let fmt = format_arg(format, "--format")?;
     let info = py
         .detach(move || trace::trace_info(Path::new(&path), fmt, top))
-        .map_err(|e| config_err(e.into()))?;
+        .map_err(input_err)?;
     to_json(&info)
 }
 
 /// `trace convert`: `src` to `dst` in format `to`.
 #[pyfunction]
-#[pyo3(signature = (src, dst, to="native".to_string(), format=None, synthetic_cycles=None))]
+#[pyo3(signature = (src, dst, to="native".to_string(), format=None, synthetic_cycles=None, progress=None))]
 fn trace_convert(
     py: Python<'_>,
     src: String,
@@ -114,22 +151,28 @@ fn trace_convert(
     to: String,
     format: Option<String>,
     synthetic_cycles: Option<u64>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let from = format_arg(format, "--from")?;
     let to = format_arg(Some(to), "--to")?.expect("given");
     let options = trace::ConvertOptions {
         synthetic_cycle_step: synthetic_cycles,
     };
+    let progress = receiver(progress);
+    let out = dst.clone();
     let rep = py
-        .detach(move || trace::convert_with(Path::new(&src), Path::new(&dst), to, from, options))
-        .map_err(|e| config_err(e.into()))?;
+        .detach(move || {
+            let (src, dst) = (Path::new(&src), Path::new(&dst));
+            trace::convert_watched(src, dst, to, from, options, progress.as_ref())
+        })
+        .map_err(convert_err(&out))?;
     to_json(&rep)
 }
 
 /// Read a trace of `format` as it arrives on `src` (a FIFO from a running tracer) and write
 /// it to `dst` in the native format, optionally reduced to page-level events.
 #[pyfunction]
-#[pyo3(signature = (src, dst, format, page_level=false, source=String::new()))]
+#[pyo3(signature = (src, dst, format, page_level=false, source=String::new(), progress=None))]
 fn trace_record_stream(
     py: Python<'_>,
     src: String,
@@ -137,14 +180,25 @@ fn trace_record_stream(
     format: String,
     page_level: bool,
     source: String,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let fmt = format_arg(Some(format), "--kind")?;
+    let progress = receiver(progress);
+    let out_name = dst.clone();
     let rep = py
         .detach(move || -> Result<trace::ConvertReport, trace::TraceError> {
             let file = std::fs::File::open(&src).map_err(|e| {
                 trace::TraceError::new(&src, trace::Location::File, format!("cannot open: {e}"))
             })?;
-            let mut reader = trace::open_reader(Box::new(file), &source, fmt)?;
+            // A FIFO's size is 0: the bar then counts bytes with no total.
+            let total_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+            let mut reader = trace::open_reader_watched(
+                Box::new(file),
+                &source,
+                fmt,
+                total_bytes,
+                progress.as_ref(),
+            )?;
             let out = Path::new(&dst);
             if page_level {
                 let mut reduced = trace::PageLevel::new(reader, 4096);
@@ -155,16 +209,16 @@ fn trace_record_stream(
                     &format!("{source} (page level)"),
                 )
             } else {
-                trace::convert_reader(reader.as_mut(), out, Format::Native, &source)
+                trace::convert_reader(&mut reader, out, Format::Native, &source)
             }
         })
-        .map_err(|e| config_err(e.into()))?;
+        .map_err(convert_err(&out_name))?;
     to_json(&rep)
 }
 
 /// `hmsim lifetime`: replay a trace through caches and the PMem path on `device`.
 #[pyfunction]
-#[pyo3(signature = (path, device, options="{}".to_string(), format=None, device_paths=Vec::new()))]
+#[pyo3(signature = (path, device, options="{}".to_string(), format=None, device_paths=Vec::new(), progress=None))]
 fn lifetime_trace(
     py: Python<'_>,
     path: String,
@@ -172,16 +226,18 @@ fn lifetime_trace(
     options: String,
     format: Option<String>,
     device_paths: Vec<String>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let fmt = format_arg(format, "--format")?;
     let dirs = paths(device_paths);
+    let progress = receiver(progress);
     let out = py
-        .detach(move || -> Result<hmsim::RunOutput, hmsim::ConfigError> {
+        .detach(move || -> Result<hmsim::RunOutput, RunError> {
             let catalog = hmsim::device::Catalog::load(&dirs)?;
-            let mut reader = trace::open_trace(Path::new(&path), fmt)?;
-            hmsim::pmem::lifetime_trace(reader.as_mut(), &path, &device, &options, &catalog)
+            let mut reader = trace::open_trace_watched(Path::new(&path), fmt, progress.as_ref())?;
+            hmsim::pmem::lifetime_trace(&mut reader, &path, &device, &options, &catalog)
         })
-        .map_err(config_err)?;
+        .map_err(run_err)?;
     to_json(&out)
 }
 
@@ -266,12 +322,25 @@ fn tier_run_with_hook(
                 error: error.clone(),
             })
         };
-        hmsim::tier::run_with_policy(&text, &file, (&name, &mut make)).map_err(config_err)?
+        hmsim::tier::run_with_policy(&text, &file, (&name, &mut make)).map_err(run_err)?
     };
     if let Some(e) = error.borrow_mut().take() {
         return Err(e);
     }
     to_json(&out)
+}
+
+/// The declared result columns of `module`'s `results.csv` as JSON (a list of {name, unit,
+/// dtype, nullable, measured, doc}), or `None` for a module that declares none.
+#[pyfunction]
+fn columns(py: Python<'_>, module: String) -> PyResult<Py<PyAny>> {
+    match hmsim::registry::columns(&module) {
+        Some(cols) => {
+            let json = py.import("json")?;
+            Ok(json.call_method1("loads", (to_json(&cols)?,))?.unbind())
+        }
+        None => Ok(py.None()),
+    }
 }
 
 /// Names of the modules a scenario can name in `module = "..."`.
@@ -300,12 +369,12 @@ fn pm_indexes() -> PyResult<String> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", hmsim::VERSION)?;
-    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(module_names, m)?)?;
+    m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_record_stream, m)?)?;

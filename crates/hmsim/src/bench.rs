@@ -5,6 +5,8 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::device::{BlockDevice, Catalog};
+use crate::error::RunError;
+use crate::scenario::{Entry, Registry};
 use crate::storage::{run_job, JobSpec, OpMix, Pattern};
 
 #[derive(Debug, Clone, Serialize)]
@@ -144,33 +146,42 @@ pub fn trace_native_read(records: u64) -> BenchResult {
 
 /// Tiering, statistical mode: the reference GUPS scenario (15 cores, 72 GiB, 2 MB pages) under
 /// HeMem for `seconds` simulated seconds; reports simulated seconds per wall second.
-pub fn tiering_gups(seconds: f64) -> BenchResult {
+pub fn tiering_gups(seconds: f64) -> Result<BenchResult, RunError> {
     tiering_gups_policy("hemem", 2 << 20, seconds)
 }
 
 /// Tiering, statistical mode: the reference GUPS scenario under `policy` with `page_bytes`
 /// pages (TPP with 4 KiB pages, MEMTIS with 2 MiB), 1x contention.
-pub fn tiering_gups_policy(policy: &str, page_bytes: u64, seconds: f64) -> BenchResult {
+pub fn tiering_gups_policy(
+    policy: &str,
+    page_bytes: u64,
+    seconds: f64,
+) -> Result<BenchResult, RunError> {
     tiering_gups_with(policy, page_bytes, seconds, "")
 }
 
 /// HeMem with the alternate tier as PMem: every write into it through the PMem path.
-pub fn tiering_gups_pmem(seconds: f64) -> BenchResult {
-    let mut r = tiering_gups_with("hemem", 2 << 20, seconds, "[pmem_tier]\ntier = 1\n");
+pub fn tiering_gups_pmem(seconds: f64) -> Result<BenchResult, RunError> {
+    let mut r = tiering_gups_with("hemem", 2 << 20, seconds, "[pmem_tier]\ntier = 1\n")?;
     r.case += ", PMem alternate tier (sampled write path)";
-    r
+    Ok(r)
 }
 
-fn tiering_gups_with(policy: &str, page_bytes: u64, seconds: f64, extra: &str) -> BenchResult {
+fn tiering_gups_with(
+    policy: &str,
+    page_bytes: u64,
+    seconds: f64,
+    extra: &str,
+) -> Result<BenchResult, RunError> {
     let text = format!(
         "module = \"tiering\"\nseed = 1\n[policy]\nnames = [\"{policy}\"]\n[antagonist]\n\
          intensities = [1]\n[sim]\nduration_s = {seconds}\nmeasure_last_s = 1.0\n\
          page_bytes = {page_bytes}\ntimeline = false\n{extra}"
     );
     let start = Instant::now();
-    crate::registry::run_scenario(&text, "<bench>", &[], &[]).expect("the bench scenario is valid");
+    crate::registry::run_scenario(&text, "<bench>", &[], &[])?;
     let wall_s = start.elapsed().as_secs_f64();
-    BenchResult {
+    Ok(BenchResult {
         module: "tiering".into(),
         case: format!(
             "GUPS 15 cores x 72 GiB, {} KiB pages, {policy}, 1x contention, {seconds} simulated s",
@@ -180,7 +191,7 @@ fn tiering_gups_with(policy: &str, page_bytes: u64, seconds: f64, extra: &str) -
         count: seconds as u64,
         wall_s,
         per_wall_second: seconds / wall_s,
-    }
+    })
 }
 
 /// Tiering, trace-driven mode: `records` accesses of a native trace (4 KiB pages over
@@ -254,27 +265,26 @@ pub fn tiering_trace(records: u64) -> BenchResult {
 
 /// Page-frame allocators: requests (allocations + frees) simulated per wall second through
 /// the buddy allocator on the synthetic kernel-compile stream (4 CPUs, 2^18 frames).
-pub fn allocators_buddy(allocs_per_thread: u64) -> BenchResult {
+pub fn allocators_buddy(allocs_per_thread: u64) -> Result<BenchResult, RunError> {
     let text = format!(
         "module = \"allocators\"\nseed = 1\nframes = 262144\n[[allocators]]\nname = \"buddy\"\n\
          [workload.synthetic]\nthreads = 4\nallocs_per_thread = {allocs_per_thread}\n"
     );
     let start = Instant::now();
-    let out = crate::registry::run_scenario(&text, "<bench>", &[], &[])
-        .expect("the bench scenario is valid");
+    let out = crate::registry::run_scenario(&text, "<bench>", &[], &[])?;
     let wall_s = start.elapsed().as_secs_f64();
     let requests = out.rows[0]
         .get("requests")
         .and_then(|v| v.as_u64())
         .unwrap_or(0);
-    BenchResult {
+    Ok(BenchResult {
         module: "allocators".into(),
         case: "buddy, synthetic kernel-compile stream, 4 CPUs, 2^18 frames".into(),
         unit: "requests".into(),
         count: requests,
         wall_s,
         per_wall_second: requests as f64 / wall_s,
-    }
+    })
 }
 
 /// A YCSB Load of `n` integer keys and an empty `index` in a fresh anonymous region.
@@ -463,65 +473,157 @@ pub fn hybrid_pigz(runs: u64) -> BenchResult {
     }
 }
 
-/// Every benchmark of `module` (or all modules for `None`).
-pub fn run(module: Option<&str>, scale: f64) -> Vec<BenchResult> {
+/// The benchmarks of one module at a work `scale` (1.0: the documented sizes).
+pub type BenchGroup = fn(f64) -> Result<Vec<BenchResult>, RunError>;
+
+/// Every module's benchmarks, by module name (`hmsim bench --module NAME`).
+pub static BENCHMARKS: Registry<BenchGroup> = Registry::new(
+    "benchmark module",
+    &[
+        Entry {
+            name: "storage",
+            about: "4 KiB random reads at QD 16 on the STT-MRAM SSD",
+            make: storage_group,
+        },
+        Entry {
+            name: "pmem",
+            about: "64 B stores + clwb through caches, WPQ, XPBuffer, AIT and media",
+            make: pmem_group,
+        },
+        Entry {
+            name: "tiering",
+            about: "GUPS under HeMem, MEMTIS, TPP and a PMem tier; a trace-driven replay",
+            make: tiering_group,
+        },
+        Entry {
+            name: "allocators",
+            about: "the buddy family on a kernel-compile stream and order-0 pairs",
+            make: allocators_group,
+        },
+        Entry {
+            name: "pm-index",
+            about: "every persistent index: YCSB Load with the PMem model, natively, on threads",
+            make: pmindex_group,
+        },
+        Entry {
+            name: "numa",
+            about: "placing 3,000 GiB in 4 KiB pages under four policies",
+            make: numa_group,
+        },
+        Entry {
+            name: "hybrid",
+            about: "page-level events of pigz -d through TLBs, UMD and FTL",
+            make: hybrid_group,
+        },
+        Entry {
+            name: "trace",
+            about: "reading a native trace",
+            make: trace_group,
+        },
+    ],
+);
+
+fn storage_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+    let requests = (5_000_000.0 * scale).max(1000.0) as u64;
+    Ok(vec![storage_4k_random_qd16(requests)])
+}
+
+fn pmem_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+    let ops = (4_000_000.0 * scale).max(1000.0) as u64;
+    Ok(vec![pmem_clwb(ops, false), pmem_clwb(ops, true)])
+}
+
+fn tiering_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+    let seconds = (100.0 * scale).max(1.0);
+    Ok(vec![
+        tiering_gups(seconds)?,
+        tiering_gups_policy("memtis", 2 << 20, seconds)?,
+        tiering_gups_policy("tpp", 4096, seconds)?,
+        tiering_trace((20_000_000.0 * scale).max(10_000.0) as u64),
+        tiering_gups_pmem(seconds)?,
+    ])
+}
+
+fn allocators_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+    let mut out = vec![allocators_buddy((250_000.0 * scale).max(100.0) as u64)?];
+    let pairs = (5_000_000.0 * scale).max(1000.0) as u64;
+    let w = crate::alloc::benchmarks::replay_stream((500_000.0 * scale).max(100.0) as u32);
+    for a in ["buddy", "lazy-buddy", "ibuddy", "lazy-ibuddy"] {
+        out.push(crate::alloc::benchmarks::order0_pair(a, pairs));
+        out.push(crate::alloc::benchmarks::replay(a, &w));
+    }
+    Ok(out)
+}
+
+fn pmindex_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+    let n = (1_000_000.0 * scale).max(1000.0) as u64;
+    let indexes = crate::pmindex::registry();
     let mut out = Vec::new();
-    if module.is_none() || module == Some("storage") {
-        out.push(storage_4k_random_qd16(
-            (5_000_000.0 * scale).max(1000.0) as u64
-        ));
+    for spec in &indexes {
+        out.push(pmindex_load(spec.name, n, true));
     }
-    if module.is_none() || module == Some("pmem") {
-        let ops = (4_000_000.0 * scale).max(1000.0) as u64;
-        out.push(pmem_clwb(ops, false));
-        out.push(pmem_clwb(ops, true));
+    for spec in &indexes {
+        out.extend(pmindex_native(spec.name, n));
     }
-    if module.is_none() || module == Some("tiering") {
-        out.push(tiering_gups((100.0 * scale).max(1.0)));
-        out.push(tiering_gups_policy(
-            "memtis",
-            2 << 20,
-            (100.0 * scale).max(1.0),
-        ));
-        out.push(tiering_gups_policy("tpp", 4096, (100.0 * scale).max(1.0)));
-        out.push(tiering_trace((20_000_000.0 * scale).max(10_000.0) as u64));
-        out.push(tiering_gups_pmem((100.0 * scale).max(1.0)));
-    }
-    if module.is_none() || module == Some("allocators") {
-        out.push(allocators_buddy((250_000.0 * scale).max(100.0) as u64));
-        let pairs = (5_000_000.0 * scale).max(1000.0) as u64;
-        let w = crate::alloc::benchmarks::replay_stream((500_000.0 * scale).max(100.0) as u32);
-        for a in ["buddy", "lazy-buddy", "ibuddy", "lazy-ibuddy"] {
-            out.push(crate::alloc::benchmarks::order0_pair(a, pairs));
-            out.push(crate::alloc::benchmarks::replay(a, &w));
+    for index in ["p-clht", "cceh", "fast-fair", "p-art"] {
+        for threads in [1, 2] {
+            out.push(pmindex_threads(index, n, threads));
         }
     }
-    if module.is_none() || module == Some("pm-index") {
-        let n = (1_000_000.0 * scale).max(1000.0) as u64;
-        let indexes = crate::pmindex::registry();
-        for spec in &indexes {
-            out.push(pmindex_load(spec.name, n, true));
-        }
-        for spec in &indexes {
-            out.extend(pmindex_native(spec.name, n));
-        }
-        for index in ["p-clht", "cceh", "fast-fair", "p-art"] {
-            for threads in [1, 2] {
-                out.push(pmindex_threads(index, n, threads));
-            }
-        }
+    Ok(out)
+}
+
+fn numa_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+    let gib = (3000.0 * scale).max(1.0) as u64;
+    Ok(["linux-default", "interleave-all", "aliusm", "memory-mode"]
+        .into_iter()
+        .map(|p| numa_place(p, gib))
+        .collect())
+}
+
+fn hybrid_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+    Ok(vec![hybrid_pigz((10.0 * scale).max(1.0) as u64)])
+}
+
+fn trace_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+    Ok(vec![trace_native_read(
+        (10_000_000.0 * scale).max(1000.0) as u64
+    )])
+}
+
+/// Every benchmark of `module` (or of every module for `None`); an unknown module is an
+/// error at `--module` listing the known ones.
+pub fn run(module: Option<&str>, scale: f64) -> Result<Vec<BenchResult>, RunError> {
+    let groups: Vec<&BenchGroup> = match module {
+        Some(m) => vec![BENCHMARKS.require(m, "--module", "")?],
+        None => BENCHMARKS.iter().map(|e| &e.make).collect(),
+    };
+    let mut out = Vec::new();
+    for group in groups {
+        out.extend(group(scale)?);
     }
-    if module.is_none() || module == Some("numa") {
-        let gib = (3000.0 * scale).max(1.0) as u64;
-        for p in ["linux-default", "interleave-all", "aliusm", "memory-mode"] {
-            out.push(numa_place(p, gib));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn benchmark_registry_names_each_module_once_and_refuses_others() {
+        assert!(BENCHMARKS.duplicates().is_empty());
+        for m in crate::registry::module_names() {
+            assert!(BENCHMARKS.get(m).is_some(), "{m} has benchmarks");
         }
+        let e = run(Some("nope"), 1.0).unwrap_err();
+        assert_eq!(e.file, "--module");
+        assert!(e.message.contains("allowed: storage, pmem"), "{e}");
     }
-    if module.is_none() || module == Some("hybrid") {
-        out.push(hybrid_pigz((10.0 * scale).max(1.0) as u64));
+
+    #[test]
+    fn a_small_benchmark_group_runs() {
+        let r = run(Some("storage"), 1e-4).unwrap();
+        assert_eq!(r.len(), 1);
+        assert!(r[0].count >= 1000 && r[0].per_wall_second > 0.0);
     }
-    if module.is_none() || module == Some("trace") {
-        out.push(trace_native_read((10_000_000.0 * scale).max(1000.0) as u64));
-    }
-    out
 }

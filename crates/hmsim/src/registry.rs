@@ -8,7 +8,7 @@ use crate::config::{apply_overrides, line_of_key};
 use crate::device::Catalog;
 use crate::error::{ConfigError, RunError};
 pub use crate::scenario::RunOutput;
-use crate::scenario::{self, Entry, NoProgress, Progress, Registry, Scenario};
+use crate::scenario::{self, Column, Entry, NoProgress, Progress, Registry, ResultRow, Scenario};
 
 /// Runs one module's scenario: (text after overrides, file, catalog, progress).
 pub type Runner = fn(&str, &str, &Catalog, &dyn Progress) -> Result<RunOutput, RunError>;
@@ -149,9 +149,30 @@ fn run_module(
     runner(text, file, &catalog, progress)
 }
 
+/// The declared columns of `module`'s `results.csv` (`hmsim._core.columns`); `None` for a
+/// module not yet on the scenario skeleton. A module moving onto it adds its line here.
+pub fn columns(module: &str) -> Option<&'static [Column]> {
+    fn of<S: Scenario>() -> &'static [Column] {
+        <S::Row as ResultRow>::COLUMNS
+    }
+    match module {
+        "storage" => Some(of::<crate::storage::Storage>()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn declared_columns_are_those_a_run_carries() {
+        let out = run_scenario(SCENARIO, "s.toml", &[], &[]).unwrap();
+        let declared: Vec<&str> = columns("storage").unwrap().iter().map(|c| c.name).collect();
+        let carried: Vec<&str> = out.columns["results"].iter().map(|c| c.name).collect();
+        assert_eq!(declared, carried);
+        assert!(columns("nope").is_none());
+    }
 
     #[test]
     fn every_module_is_registered_once() {

@@ -15,9 +15,9 @@ def names() -> list[str]:
 
 
 def get(name: str) -> Study:
-    from hmsim.errors import HmsimError
+    from hmsim.errors import ConfigError
 
     studies = registry()
     if name not in studies:
-        raise HmsimError("reproduce", f"unknown study '{name}'; allowed: {', '.join([*studies, 'all'])}")
+        raise ConfigError("reproduce", f"unknown study '{name}'; allowed: {', '.join([*studies, 'all'])}")
     return studies[name]

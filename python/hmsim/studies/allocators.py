@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.results import select
 from hmsim.scenario import _toml_value
 from hmsim.studies.base import Study, StudyResult, comparison_frame, register
 from hmsim.sweep import Point, run_points
@@ -299,7 +300,7 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     points = build_points(quick)
     res = run_points(points, out, workers=workers, label="allocators")
     df = res.results
-    df = df[[c for c in KEEP if c in df.columns]].reset_index(drop=True)
+    df = select(df, KEEP, "allocators study")
     syn = _syn(df)
 
     def pivot(col: str) -> pd.DataFrame:

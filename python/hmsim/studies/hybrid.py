@@ -24,6 +24,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.results import select
 from hmsim.scenario import _toml_value
 from hmsim.studies.base import Study, StudyResult, comparison_frame, register
 from hmsim.sweep import Point, run_points
@@ -251,7 +252,7 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
         df = pd.concat([df, tres.results], ignore_index=True)
         service = pd.concat([service, tres.tables.get("service", pd.DataFrame())], ignore_index=True)
     points += tpts
-    df = df[[c for c in COLUMNS if c in df.columns]].reset_index(drop=True)
+    df = select(df, COLUMNS, "hybrid study")
     inp = input_mb(quick)
     return StudyResult(
         name="hybrid",

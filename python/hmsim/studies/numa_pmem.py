@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.results import select
 from hmsim.scenario import _toml_value
 from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
 from hmsim.sweep import Point, run_points
@@ -337,7 +338,7 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     points = build_points(quick)
     res = run_points(points, out, workers=workers, label="numa-pmem")
     df = res.results
-    df = df[[c for c in COLUMNS if c in df.columns]].reset_index(drop=True)
+    df = select(df, COLUMNS, "numa-pmem study")
     nodes = res.tables.get("nodes", pd.DataFrame())
     if not nodes.empty:
         meta = res.results[["point", "experiment", "size_gib"]].drop_duplicates("point")

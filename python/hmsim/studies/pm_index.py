@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.results import select
 from hmsim.scenario import _toml_value
 from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
 from hmsim.sweep import Point, run_points
@@ -298,7 +299,7 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     points = build_points(quick)
     res = run_points(points, out, workers=workers, label="pm-index")
     df = res.results
-    df = df[[c for c in COLUMNS if c in df.columns]].reset_index(drop=True)
+    df = select(df, COLUMNS, "pm-index study")
     tonic = tonic_table(df)
     # Timed alone (one point at a time) so the sweep's other points do not share the cores.
     real = real_table(run_points(real_points(quick), out, workers=1, label="pm-index real").tables.get("real_threads"))

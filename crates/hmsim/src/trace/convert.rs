@@ -13,7 +13,8 @@ use super::champsim::ChampsimWriter;
 use super::error::{Location, TraceError};
 use super::native::{NativeHeader, NativeWriter};
 use super::writers::{TextWriter, WriteError, TEXT_TARGETS};
-use super::{open_trace, Compression, Format, TraceReader};
+use super::{open_trace_watched, Compression, Format, TraceReader};
+use crate::scenario::{NoProgress, Progress};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ConvertReport {
@@ -49,10 +50,22 @@ pub fn convert_with(
     from: Option<Format>,
     options: ConvertOptions,
 ) -> Result<ConvertReport, TraceError> {
+    convert_watched(input, output, to, from, options, &NoProgress)
+}
+
+/// [`convert_with`], reporting progress through the input file to `progress`.
+pub fn convert_watched(
+    input: &Path,
+    output: &Path,
+    to: Format,
+    from: Option<Format>,
+    options: ConvertOptions,
+    progress: &dyn Progress,
+) -> Result<ConvertReport, TraceError> {
     check_target(output, to)?;
-    let mut reader = open_trace(input, from)?;
+    let mut reader = open_trace_watched(input, from, progress)?;
     let source = format!("{}: {}", reader.format(), input.display());
-    convert_reader_with(reader.as_mut(), output, to, &source, options)
+    convert_reader_with(&mut reader, output, to, &source, options)
 }
 
 /// Writes everything `reader` yields to `output` in format `to`: the streaming half of
@@ -236,6 +249,7 @@ pub fn write_text(
 
 #[cfg(test)]
 mod tests {
+    use super::super::open_trace;
     use super::super::tests_util::temp_file;
     use super::*;
 

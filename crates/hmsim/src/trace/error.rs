@@ -102,9 +102,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn trace_error_becomes_config_error_with_line() {
+    fn trace_error_becomes_an_input_data_error_with_line() {
         let e = TraceError::at_line("t.txt", 7, b"garbage here", "expected 'LD|ST <addr>'");
         let c: ConfigError = e.into();
+        assert_eq!(
+            c.kind,
+            crate::error::ErrorKind::InputData,
+            "a bad trace is bad input data"
+        );
         assert_eq!(c.file, "t.txt");
         assert_eq!(c.line, Some(7));
         assert!(

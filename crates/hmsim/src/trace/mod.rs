@@ -15,6 +15,7 @@ mod convert;
 mod decompress;
 mod error;
 mod format;
+mod formats;
 mod info;
 mod kmem;
 mod lackey;
@@ -28,6 +29,7 @@ mod record;
 mod sniff;
 mod text;
 mod varint;
+mod watch;
 mod writers;
 
 #[cfg(test)]
@@ -36,16 +38,18 @@ mod tests;
 mod tests_util;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Cursor, Read};
+use std::io::{BufReader, Cursor, Read};
 use std::path::Path;
 
 pub use champsim::{encode_instr as encode_champsim_instr, RECORD_BYTES as CHAMPSIM_RECORD_BYTES};
 pub use convert::{
-    convert, convert_reader, convert_with, write_text, ConvertOptions, ConvertReport,
+    convert, convert_reader, convert_watched, convert_with, write_text, ConvertOptions,
+    ConvertReport,
 };
 pub use decompress::{Compression, Encoder};
 pub use error::{Location, TraceError};
 pub use format::{Format, TraceKind};
+pub use formats::FORMATS;
 pub use info::{summarise, trace_info, PageCount, TraceInfo, DEFAULT_TOP_PAGES};
 pub use kmem::gfp;
 pub use native::{NativeHeader, NativeReader, NativeWriter};
@@ -54,6 +58,7 @@ pub use record::{
     Kind, TraceRecord, KMEM_PAGE_BYTES, NO_CYCLE, NO_ID, NO_MIGRATETYPE, NO_TIME, SECTOR_BYTES,
 };
 pub use sniff::sniff;
+pub use watch::{open_reader_watched, open_trace_watched, Watched};
 pub use writers::TEXT_TARGETS;
 
 /// A stream of trace records. Iteration stops after the first error.
@@ -112,7 +117,7 @@ pub fn open_trace(path: &Path, format: Option<Format>) -> Result<Box<dyn TraceRe
 
 /// Refuses what is not a trace file: a directory, or a device such as `/dev/zero` whose
 /// endless bytes would be read forever. Pipes are allowed (a tracer writing into a FIFO).
-fn check_file_type(file: &File, name: &str) -> Result<(), TraceError> {
+pub(crate) fn check_file_type(file: &File, name: &str) -> Result<(), TraceError> {
     let err = |m: &str| TraceError::new(name, Location::File, m);
     let kind = file
         .metadata()
@@ -168,30 +173,11 @@ pub fn open_reader_with_compression(
         Some(f) => f,
         None => sniff::sniff(&head, complete).map_err(file_err)?,
     };
-    let buffered = || Box::new(BufReader::with_capacity(BUF_BYTES, stream));
-    let reader: Box<dyn TraceReader> = match format {
-        Format::Lackey => text(buffered(), name, lackey::Lackey::default()),
-        Format::Pinatrace => text(buffered(), name, pin::Pinatrace),
-        Format::Dramsim => text(buffered(), name, memctrl::Dramsim),
-        Format::RamulatorDram => text(buffered(), name, memctrl::RamulatorDram),
-        Format::RamulatorCpu => text(buffered(), name, memctrl::RamulatorCpu::default()),
-        Format::Ramulator2 => text(buffered(), name, memctrl::Ramulator2),
-        Format::Vans => text(buffered(), name, memctrl::Vans::default()),
-        Format::Mqsim => text(buffered(), name, block::Mqsim),
-        Format::Disksim => text(buffered(), name, block::Disksim),
-        Format::Kmem => text(buffered(), name, kmem::Kmem),
-        Format::Champsim => Box::new(champsim::ChampsimReader::new(buffered(), name)),
-        Format::Native => Box::new(NativeReader::new(buffered(), name)?),
-    };
+    let open = formats::FORMATS
+        .get(format.name())
+        .ok_or_else(|| file_err(format!("no reader is registered for the {format} format")))?;
+    let reader = open(BufReader::with_capacity(BUF_BYTES, stream), name)?;
     Ok((reader, compression))
-}
-
-fn text<P: text::LineParser + 'static>(
-    src: Box<dyn BufRead + Send>,
-    name: &str,
-    parser: P,
-) -> Box<dyn TraceReader> {
-    Box::new(text::TextReader::new(src, name, parser))
 }
 
 /// Reads up to `n` bytes and returns them, the stream with them put back, and whether the
