@@ -20,6 +20,7 @@ class Reference:
     # Said plainly when part of the citation is not known to the project.
     note: str = ""
     volume: str = ""  # e.g. "64(3)", printed in the full entry only
+    hint: str = ""  # tells two short forms apart when venue and year are unknown
 
     def short(self) -> str:
         """'Yang et al., FAST 2020': enough to find the entry in the reference list."""
@@ -27,14 +28,15 @@ class Reference:
         names = [n for part in self.authors.removesuffix(" et al.").split(", ") for n in part.split(" and ")]
         last = [n.split()[-1] for n in names]
         who = f"{last[0]} et al." if etal or len(last) > 2 else " & ".join(last)
-        where = " ".join(x for x in (self.venue, str(self.year or "")) if x)
+        where = " ".join(x for x in (self.venue, str(self.year or "")) if x) or self.hint
         return f"{who}, {where}" if where else who
 
     def full(self) -> str:
         venue = " ".join(x for x in (self.venue, self.volume) if x)
         tail = ", ".join(x for x in (venue, str(self.year or "")) if x)
         note = f" ({self.note})" if self.note else ""
-        return f"{self.authors}. *{self.title}*." + (f" {tail}." if tail else "") + note
+        authors = self.authors if self.authors.endswith(".") else f"{self.authors}."
+        return f"{authors} *{self.title}*." + (f" {tail}." if tail else "") + note
 
 
 _ALL = [
@@ -45,6 +47,7 @@ _ALL = [
         "",
         None,
         "Sogang University and ETRI; venue and year not known to the project",
+        hint="STT-MRAM storage study",
     ),
     Reference(
         "yang-fast20",

@@ -329,4 +329,6 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     )
 
 
-STUDY = register(Study("allocators", "Buddy, lazy buddy, iBuddy: response time, fairness, wear", _run))
+STUDY = register(
+    Study("allocators", "Buddy, lazy buddy, iBuddy: response time, fairness, wear", _run, source="ibuddy-tc15")
+)

@@ -269,4 +269,6 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     )
 
 
-STUDY = register(Study("hybrid", "DRAM-cached flash (UMD) with EPF: runtime by policy and DRAM size", _run))
+STUDY = register(
+    Study("hybrid", "DRAM-cached flash (UMD) with EPF: runtime by policy and DRAM size", _run, source="han-shin-umd")
+)

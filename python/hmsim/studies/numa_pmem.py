@@ -219,15 +219,15 @@ def figures(out: Path, df: pd.DataFrame, nodes: pd.DataFrame) -> list[Path]:
 
 def comparison(df: pd.DataFrame, summary: dict) -> list[Published]:
     items = [
-        Published("DRAM capacity", 384, summary["dram_gib"], "GiB", "calibration", "topology input (spec: 384-386 GB)"),
-        Published("PMem capacity (raw)", 3072, summary["far_raw_gib"], "GiB", "calibration", "topology input"),
+        Published("DRAM capacity", 384, summary["dram_gib"], "GiB", "input", "topology preset (published: 384-386 GB)"),
+        Published("PMem capacity (raw)", 3072, summary["far_raw_gib"], "GiB", "input", "topology preset"),
         Published(
             "DRAM + PMem capacity",
             3456,
             summary["dram_gib"] + summary["far_raw_gib"],
             "GiB",
-            "calibration",
-            "topology input",
+            "input",
+            "topology preset",
         ),
     ]
     i = df[df.experiment == "interleave"].set_index("policy")
@@ -242,8 +242,10 @@ def comparison(df: pd.DataFrame, summary: dict) -> list[Published]:
                 6.5,
                 get("PMem, one module", "bandwidth_gb_s"),
                 "GB/s",
-                "calibration",
-                "02-pmem.md, Yang et al.",
+                "input",
+                "the catalog device's read bandwidth",
+                "yang-fast20",
+                "bandwidth vs thread count",
             ),
             Published(
                 "PMem read bandwidth, six interleaved DIMMs",
@@ -251,47 +253,58 @@ def comparison(df: pd.DataFrame, summary: dict) -> list[Published]:
                 get("PMem, socket interleaved", "bandwidth_gb_s"),
                 "GB/s",
                 "validation",
-                "02-pmem.md: 37.6-39.4 (midpoint); model: 6 x the one-DIMM figure, not fitted",
+                "published 37.6-39.4 (midpoint); model: 6 x the one-DIMM figure, not fitted",
+                "yang-fast20",
+                "bandwidth vs thread count, six interleaved DIMMs",
             ),
             Published(
                 "Remote DRAM read bandwidth (UPI-bound)",
                 62.4,
                 get("remote DRAM", "bandwidth_gb_s"),
                 "GB/s",
-                "calibration",
-                "topology input: Cascade Lake 2S, 3 UPI links x 10.4 GT/s x 2 B (Intel product spec)",
+                "input",
+                "topology preset: Cascade Lake 2S, 3 UPI links x 10.4 GT/s x 2 B",
+                "intel-cascade-lake",
             ),
             Published(
                 "PMem idle sequential read latency",
                 169,
                 get("PMem, one module", "idle_seq_latency_ns"),
                 "ns",
-                "calibration",
-                "02-pmem.md",
+                "input",
+                "the catalog device's idle latency",
+                "yang-fast20",
+                "idle latency",
             ),
             Published(
                 "PMem idle random read latency",
                 305,
                 get("PMem, one module", "idle_latency_ns"),
                 "ns",
-                "calibration",
-                "02-pmem.md",
+                "input",
+                "the catalog device's idle latency",
+                "yang-fast20",
+                "idle latency",
             ),
             Published(
                 "DRAM idle sequential read latency",
                 81,
                 get("local DRAM", "idle_seq_latency_ns"),
                 "ns",
-                "calibration",
-                "02-pmem.md",
+                "input",
+                "the catalog device's idle latency",
+                "yang-fast20",
+                "idle latency",
             ),
             Published(
                 "DRAM idle random read latency",
                 101,
                 get("local DRAM", "idle_latency_ns"),
                 "ns",
-                "calibration",
-                "02-pmem.md",
+                "input",
+                "the catalog device's idle latency",
+                "yang-fast20",
+                "idle latency",
             ),
         ]
     return items
@@ -371,4 +384,6 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     )
 
 
-STUDY = register(Study("numa-pmem", "DRAM + PMem as system memory: Memory Mode, KMEM_DAX, aliusM", _run))
+STUDY = register(
+    Study("numa-pmem", "DRAM + PMem as system memory: Memory Mode, KMEM_DAX, aliusM", _run, source="aliusm-kcc21")
+)

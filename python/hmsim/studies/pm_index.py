@@ -328,4 +328,6 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     )
 
 
-STUDY = register(Study("pm-index", "Persistent indexes: lifetime cost per insert (Tonic/RECIPE)", _run))
+STUDY = register(
+    Study("pm-index", "Persistent indexes: lifetime cost per insert (Tonic/RECIPE)", _run, source="tonic-access21")
+)

@@ -273,6 +273,8 @@ def compare(df: pd.DataFrame) -> list[Published]:
             "",
             "validation",
             "published 10-18 thousand; one stall per 896 media writes to a block (VANS)",
+            "wang-micro20",
+            "LENS wear-levelling probe",
         )
     )
     return items
@@ -389,4 +391,4 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     )
 
 
-STUDY = register(Study("pmem-wa", "Write amplification along the Optane PMem write path", _run))
+STUDY = register(Study("pmem-wa", "Write amplification along the Optane PMem write path", _run, source="yang-fast20"))

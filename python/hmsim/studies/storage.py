@@ -344,4 +344,6 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     )
 
 
-STUDY = register(Study("storage", "STT-MRAM vs NAND vs Optane SSDs: bandwidth, energy, heat", _run))
+STUDY = register(
+    Study("storage", "STT-MRAM vs NAND vs Optane SSDs: bandwidth, energy, heat", _run, source="park-stt-mram")
+)

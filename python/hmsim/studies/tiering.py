@@ -259,7 +259,7 @@ def compare(df: pd.DataFrame) -> list[Published]:
             146.0,
             c.loc[3, "alternate_latency_ns"],
             "ns",
-            "calibration",
+            "validation",
             "not fitted: the UPI and remote DRAM run at a few % load here, near unloaded",
         )
     )
@@ -511,4 +511,11 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     )
 
 
-STUDY = register(Study("tiering", "HeMem, TPP and MEMTIS with and without Colloid under memory contention", _run))
+STUDY = register(
+    Study(
+        "tiering",
+        "HeMem, TPP and MEMTIS with and without Colloid under memory contention",
+        _run,
+        source="colloid-sosp24",
+    )
+)
