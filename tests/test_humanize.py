@@ -111,3 +111,14 @@ def test_comparison_table_prints_metrics_verbatim(capsys):
     print_comparison(df, "t [red]", make_console())
     out = capsys.readouterr().out
     assert "runtime [no_EPF] vs [bold]x[/bold]" in out and "t [red]" in out
+
+
+def test_figure_axes_of_durations_use_a_readable_unit():
+    import numpy as np
+
+    from hmsim.figures import _readable_duration
+
+    values, label = _readable_duration("lifetime_years", np.array([0.001, 0.002, 0.004]), "lifetime (years)")
+    assert label == "lifetime (h)" and np.allclose(values, np.array([0.001, 0.002, 0.004]) * SECONDS_PER_YEAR / 3600)
+    values, label = _readable_duration("mean_cycles", np.array([3.0]), "mean alloc (cycles)")
+    assert label == "mean alloc (cycles)" and values[0] == 3.0

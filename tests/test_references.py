@@ -108,3 +108,22 @@ def test_docs_references_page_lists_every_reference():
 
 def test_public_api_keeps_the_report_importable():
     assert hmsim.__version__
+
+
+def test_no_empty_comparison_csv(tmp_path):
+    import pandas as pd
+
+    from hmsim.studies.base import Study
+
+    def body(out, quick, workers, items=()):
+        return StudyResult("t", pd.DataFrame({"x": [1]}), {}, comparison_frame(list(items)), {})
+
+    (tmp_path / "comparison.csv").write_text("stale\n")
+    Study("t", "no numbers", body, source="han-shin-umd").run(tmp_path, echo=False)
+    assert not (tmp_path / "comparison.csv").exists()
+    numbers = [Published("m", 1.0, 1.1, "x")]
+    res = Study(
+        "t", "numbers", lambda out, quick, workers: body(out, quick, workers, numbers), source="yang-fast20"
+    ).run(tmp_path, echo=False)
+    csv = pd.read_csv(tmp_path / "comparison.csv")
+    assert list(csv.source) == ["yang-fast20"] and res.summary["source"] == "yang-fast20"
