@@ -105,6 +105,7 @@ def run(scenario: str, out: str, overrides: tuple[str, ...], device_dirs: tuple[
 @click.option("--scheduler", default=None, metavar="ADDR", help="Dask scheduler, e.g. tcp://host:8786.")
 def reproduce(study: str, out: str, quick: bool, workers: int | None, backend: str, scheduler: str | None) -> None:
     """Reproduce a published study (or `all`), printing simulated vs published numbers."""
+    from hmsim.humanize import duration
     from hmsim.studies import get, names
 
     todo = names() if study == "all" else [get(study).name]
@@ -115,7 +116,7 @@ def reproduce(study: str, out: str, quick: bool, workers: int | None, backend: s
         with using_backend(_backend(backend, scheduler)):
             res = get(name).run(Path(out) / name, quick=quick, workers=workers, echo=True)
         done[name] = res
-        console.print(f"{name}: results in {Path(out) / name}/ ({res.summary['wall_time_s']:.1f} s)")
+        console.print(f"{name}: results in {Path(out) / name}/ ({duration(res.summary['wall_time_s'])})")
     if study == "all":
         from hmsim.report import write_report
 
