@@ -50,3 +50,44 @@ def test_docs_and_catalog_cite_pages_and_papers_only():
         if BAD.search(line)
     ]
     assert not bad, "\n".join(bad)
+
+
+def _comment_text(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every comment and docstring line of a Rust or Python file."""
+    out: list[tuple[int, str]] = []
+    in_doc = False
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        if path.suffix == ".rs":
+            j = line.find("//")
+            if j >= 0:
+                out.append((i, line[j:]))
+            continue
+        quotes = line.count('"""')
+        if in_doc or quotes:
+            out.append((i, line))
+        elif "#" in line:
+            out.append((i, line[line.index("#") :]))
+        if quotes % 2 == 1:
+            in_doc = not in_doc
+    return out
+
+
+# In comments, "spec" alone meant the project's specification (outside the repository);
+# "device spec" and "spec sheet" are fine.
+CODE_BAD = re.compile(BAD.pattern + r"|\b[Ss]pec\b(?![- ]sheet)(?!`)|\b[Ss]pec's\b")
+
+
+def test_code_comments_cite_pages_and_papers_only():
+    files = [
+        *sorted((ROOT / "crates").glob("**/*.rs")),
+        *sorted((ROOT / "python").glob("**/*.py")),
+        *sorted((ROOT / "tests").glob("*.py")),
+    ]
+    bad = [
+        f"{f.relative_to(ROOT)}:{i}: {text.strip()}"
+        for f in files
+        if "target" not in f.parts and f.name != "test_architecture_doc.py"
+        for i, text in _comment_text(f)
+        if CODE_BAD.search(text) and not re.search(r"DeviceSpec|device spec|resolved spec|`spec`|spec\(\)", text)
+    ]
+    assert not bad, "\n".join(bad)

@@ -1,4 +1,4 @@
-"""The `hmsim` command line (contract in spec 00-overview.md)."""
+"""The `hmsim` command line (the commands are described in docs/getting-started.md)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,16 @@
 """Study `numa-pmem`: DRAM + Optane PMem as system memory on a 2-socket NUMA machine — Memory
-Mode, the three memkind KMEM_DAX policies, Linux default, interleave-all and aliusM (spec
-04-numa-pmem.md). Four experiments: (1) vmalloc-style allocation of 100 … 3,000 GiB under
+Mode, the three memkind KMEM_DAX policies, Linux default, interleave-all and aliusM (KCC 2021;
+docs/numa-pmem.md). Four experiments: (1) vmalloc-style allocation of 100 … 3,000 GiB under
 every policy: success or out-of-memory (with the kernel's own memory), and time; (2) a
 SuperPi-like memory-bound run whose footprint fits in DRAM; (3) Memory Mode vs DRAM-first
 runtime and the DRAM cache's hit ratio over footprint × threads × physical frame order;
 (4) PMem bandwidth and latency as one module, interleaved over a socket's modules, and
 remote, against local and remote DRAM. Sizes are GiB (2^30 B) throughout.
 
-The spec publishes capacities, SLIT distances and (in 02-pmem.md) the Optane device
-characterisation; the study's own timings are not published, so the comparison table holds
-the capacities and device figures only, each marked calibration or validation."""
+The study publishes capacities and SLIT distances, Yang et al., USENIX FAST 2020 the Optane
+device characterisation; the study's own timings are not published, so the comparison table
+holds the capacities and device figures only: inputs of the setup (listed, not counted) and
+one validation number."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Study `pmem-wa`: write amplification along the Optane PMem write path (Tonic, IEEE Access
-2021) and the device characterization it rests on (Yang et al., FAST'20); spec 02-pmem.md."""
+2021) and the device characterization it rests on (Yang et al., USENIX FAST 2020); docs/pmem.md."""
 
 from __future__ import annotations
 

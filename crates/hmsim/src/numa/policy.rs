@@ -110,7 +110,8 @@ impl Policy {
             }
             Policy::KmemDaxAll => vec![Stage::Fill(by_dist(&far))],
             Policy::KmemDaxPreferred => {
-                // Spec: nearest PMem, then nearest DRAM, then far PMem, then far DRAM.
+                // memkind's PREFERRED order: nearest PMem, then nearest DRAM, then far PMem, then
+                // far DRAM.
                 let f = by_dist(&far);
                 let d = f.first().map(|&i| pool.distance(home, i));
                 let (near_f, far_f): (Vec<usize>, Vec<usize>) = f
