@@ -89,7 +89,7 @@ def test_hybrid_study_quick(quick_study):
     df = res.results
     assert set(REQUIRED) <= set(df.columns)
     q = res.summary["qualitative"]
-    # The spec: the smaller DRAM gives many long internal faults, the larger fewer. The
+    # The study: the smaller DRAM gives many long internal faults, the larger fewer. The
     # page cache and recycled pages' stale copies keep faults at the larger size too
     # (mostly short ones), so the model's large size is not "few" (docs/hybrid.md).
     assert q["model_long_faults_small"] > 1000

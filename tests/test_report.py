@@ -28,7 +28,8 @@ def test_report_has_every_study_and_its_figures(report):
     for img in images:
         assert (report / img).stat().st_size > 5000, img
     md = (report / "report" / "README.md").read_text()
-    assert "## Validation summary" in md and "| metric | published | simulated | ratio |" in md
+    assert "## Agreement with the published numbers" in md and "| metric | published | simulated | ratio |" in md
+    assert md.index("| validation (not fitted) |") < md.index("| calibration (") and "## References" in md
 
 
 def test_validation_summary_counts(report):

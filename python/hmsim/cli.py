@@ -1,4 +1,4 @@
-"""The `hmsim` command line (contract in spec 00-overview.md)."""
+"""The `hmsim` command line (the commands are described in docs/getting-started.md)."""
 
 from __future__ import annotations
 
@@ -80,13 +80,14 @@ def _ns(ns: float) -> str:
 @device_dir_option
 def run(scenario: str, out: str, overrides: tuple[str, ...], device_dirs: tuple[str, ...]) -> None:
     """Run one scenario; write results.csv, summary.json and figures into OUT."""
+    from hmsim.humanize import duration, headline_value
     from hmsim.scenario import run as run_scenario
 
     res = run_scenario(scenario, out=out, set=list(overrides), devices=device_dirs)
     for k, v in res.headline.items():
         # Keys verbatim: no rich markup ([no_EPF] is a key, not a style).
-        console.print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}", markup=False)
-    console.print(f"results in {out}/ ({res.wall_time_s:.2f} s)")
+        console.print(f"{k:>24}: {headline_value(k, v)}", markup=False)
+    console.print(f"results in {out}/ ({duration(res.wall_time_s)})", markup=False)
 
 
 @cli.command()
@@ -104,6 +105,7 @@ def run(scenario: str, out: str, overrides: tuple[str, ...], device_dirs: tuple[
 @click.option("--scheduler", default=None, metavar="ADDR", help="Dask scheduler, e.g. tcp://host:8786.")
 def reproduce(study: str, out: str, quick: bool, workers: int | None, backend: str, scheduler: str | None) -> None:
     """Reproduce a published study (or `all`), printing simulated vs published numbers."""
+    from hmsim.humanize import duration
     from hmsim.studies import get, names
 
     todo = names() if study == "all" else [get(study).name]
@@ -114,7 +116,7 @@ def reproduce(study: str, out: str, quick: bool, workers: int | None, backend: s
         with using_backend(_backend(backend, scheduler)):
             res = get(name).run(Path(out) / name, quick=quick, workers=workers, echo=True)
         done[name] = res
-        console.print(f"{name}: results in {Path(out) / name}/ ({res.summary['wall_time_s']:.1f} s)")
+        console.print(f"{name}: results in {Path(out) / name}/ ({duration(res.summary['wall_time_s'])})")
     if study == "all":
         from hmsim.report import write_report
 
@@ -234,11 +236,18 @@ def lifetime(
 def lifetime_rows(r) -> list[tuple[str, str]]:
     """The lifetime summary as (label, text); a figure the trace cannot give (no writes, no
     sizes, no time) reads "n/a" with the reason rather than a number made from 0 or 1."""
+    from hmsim.humanize import duration, years
 
     def num(v, spec: str, unit: str = "", why: str = "") -> str:
         if v is None or (isinstance(v, float) and v != v):
             return f"n/a ({why})" if why else "n/a"
         return f"{v:{spec}}{unit}"
+
+    def human(v, fmt, why: str = "") -> str:
+        # Durations in the unit their magnitude calls for (hours, days, years …).
+        if v is None or (isinstance(v, float) and v != v):
+            return f"n/a ({why})" if why else "n/a"
+        return fmt(v)
 
     unsized = "store sizes not in the trace format"
     no_writes = "no writes reach PMem"
@@ -248,7 +257,7 @@ def lifetime_rows(r) -> list[tuple[str, str]]:
     per_byte = unsized if stored is None else "no stores"
     return [
         ("records / instructions", f"{r.records} / {r.instructions}"),
-        ("program time (simulated)", num(r.program_seconds, ".6g", " s")),
+        ("program time (simulated)", human(r.program_seconds, duration)),
         ("bytes stored by the program", num(stored, "", why=unsized)),
         (
             "WPQ inserts (PMM_WPQ_INSERTS)",
@@ -267,9 +276,9 @@ def lifetime_rows(r) -> list[tuple[str, str]]:
         ),
         ("media bytes per hour", num(r.media_bytes_per_hour, ".4g", why="no simulated time")),
         ("rated PBW used per hour", num(r.rated_fraction_per_hour, ".3e", why="no simulated time")),
-        ("lifetime, hottest line, no WL", num(r.lifetime_years_no_wl, ".4g", " years", no_writes)),
-        ("lifetime, simulated AIT WL", num(r.lifetime_years_sim_wl, ".4g", " years", no_writes)),
-        ("lifetime, ideal WL (rated PBW)", num(r.lifetime_years_ideal_wl, ".4g", " years", no_writes)),
+        ("lifetime, hottest line, no WL", human(r.lifetime_years_no_wl, years, no_writes)),
+        ("lifetime, simulated AIT WL", human(r.lifetime_years_sim_wl, years, no_writes)),
+        ("lifetime, ideal WL (rated PBW)", human(r.lifetime_years_ideal_wl, years, no_writes)),
     ]
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
+from hmsim.humanize import axis_unit, key_seconds_per_unit
 from hmsim.plotting import PALETTE, color_for, house_style, outside_legend, save_figure, series_style
 
 
@@ -65,6 +66,16 @@ def _row_labels(df, cols: list[str]) -> list[str]:
     return [" ".join(str(v) for v in row) for row in df[used].itertuples(index=False)]
 
 
+def _readable_duration(col: str, values, axis_label: str):
+    """A duration column drawn in the unit its values read best in (hours, days, years …):
+    the values rescaled and the label's "(unit)" replaced; other columns unchanged."""
+    per = key_seconds_per_unit(col)
+    if per is None or not axis_label.endswith(")"):
+        return values, axis_label
+    name, unit_s = axis_unit(values * per)
+    return values * (per / unit_s), f"{axis_label[: axis_label.rindex('(')]}({name})"
+
+
 def _bar_panels(df, label_cols: list[str], metrics: list[tuple[str, str]], out: Path, name: str, title: str):
     """One panel per (column, axis label) in `metrics`, one horizontal bar per row of `df`,
     each row its own colour (the same in every panel)."""
@@ -81,6 +92,7 @@ def _bar_panels(df, label_cols: list[str], metrics: list[tuple[str, str]], out: 
         y = list(range(len(labels)))
         for i, (ax, (col, axis_label)) in enumerate(zip(axs[0], metrics, strict=True)):
             values = df[col].astype(float).to_numpy()
+            values, axis_label = _readable_duration(col, values, axis_label)
             ax.barh(y, values, color=colors, height=0.7)
             ax.set_xlabel(axis_label)
             ax.grid(axis="y", visible=False)

@@ -27,7 +27,8 @@ def interactive() -> bool:
 
 def make_console() -> Console:
     """The house console: terminal width on a TTY, wide (no wrapping of tables) elsewhere."""
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    # markup=False: printed keys and values are data (`runtime_s[no_EPF]` is a key, not a style).
+    return Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 160)
 
 
 class _Quiet:

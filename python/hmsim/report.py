@@ -1,5 +1,6 @@
 """The reproduction report: one page with every study's figures and its numbers beside the
-published ones, and a validation summary on top (`hmsim reproduce all` writes it)."""
+published ones (validation first, then calibration, inputs apart), the agreement on top and
+the cited papers at the end (`hmsim reproduce all` writes it)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,36 @@ from pathlib import Path
 
 import pandas as pd
 
+from hmsim.humanize import duration
+from hmsim.references import cite
+from hmsim.references import get as get_reference
 from hmsim.results import _atomic_write
 from hmsim.studies.base import StudyResult
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{margin-bottom:.2em} h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
+h3{font-size:1em;margin:1.2em 0 0}
 table{border-collapse:collapse;font-size:.9em;margin:1em 0} td,th{border:1px solid #ddd;padding:.25em .5em}
 th{background:#f4f4f4;text-align:left} td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.ok td.ratio{background:#e3f4e3} tr.near td.ratio{background:#fff4d6} tr.far td.ratio{background:#fbe3e3}
+tr.input td{color:#555}
 .figs img{max-width:100%;border:1px solid #eee;margin:.5em 0} .meta{color:#666;font-size:.9em}
 pre{background:#f7f7f7;padding:.6em;overflow-x:auto;font-size:.85em}
 """
+
+# Validation first: the numbers nothing was fitted to are the model's evidence.
+ROLE_LABELS = {
+    "validation": "validation (not fitted)",
+    "calibration": "calibration (set a parameter: a consistency check)",
+    "all": "all compared (validation + calibration)",
+}
+SECTION_TITLES = {
+    "validation": "Validation: published numbers nothing was fitted to",
+    "calibration": "Calibration: published numbers that set a parameter",
+    "input": "Inputs: numbers of the study's setup copied into the model (echoed, not results)",
+}
+NO_NUMBERS = "No published numbers are compared for this study; its docs page says what the source reports."
 
 
 def _band(ratio: float) -> str:
@@ -28,19 +47,28 @@ def _band(ratio: float) -> str:
     return "ok" if err <= 0.10 else ("near" if err <= 0.25 else "far")
 
 
+def _agreement(g: pd.DataFrame) -> dict[str, int]:
+    return {
+        "numbers": len(g),
+        "within_10pct": int(g.within_10pct.sum()),
+        "within_25pct": int(g.within_25pct.sum()),
+    }
+
+
 def summary_counts(comparisons: dict[str, pd.DataFrame]) -> dict[str, dict[str, int]]:
-    """Published numbers within 10 % / 25 % of the simulation, per role and overall."""
-    out: dict[str, dict[str, int]] = {}
+    """Published numbers within 10 % / 25 % of the simulation: validation, calibration and
+    both together ("all"). Inputs copied from a study's setup are only counted ("input") and
+    never enter the agreement."""
     frames = [c.assign(study=n) for n, c in comparisons.items() if not c.empty]
     if not frames:
-        return out
+        return {}
     df = pd.concat(frames)
-    for role, g in [("all", df), *df.groupby("role")]:
-        out[str(role)] = {
-            "numbers": len(g),
-            "within_10pct": int(g.within_10pct.sum()),
-            "within_25pct": int(g.within_25pct.sum()),
-        }
+    compared = df[df.role != "input"]
+    out = {role: _agreement(compared[compared.role == role]) for role in ("validation", "calibration")}
+    out["all"] = _agreement(compared)
+    inputs = int((df.role == "input").sum())
+    if inputs:
+        out["input"] = {"numbers": inputs}
     return out
 
 
@@ -60,6 +88,52 @@ def _scenarios(study: str) -> list[tuple[str, str]]:
     ]
 
 
+def _source(row) -> str:
+    return cite(getattr(row, "source", "") or "", getattr(row, "where", "") or "")
+
+
+def sources_used(results: dict[str, StudyResult]) -> list[str]:
+    """Reference keys of every study's source and every compared number, in order of use."""
+    keys: list[str] = []
+    for r in results.values():
+        keys.append(r.summary.get("source", ""))
+        if "source" in r.comparison:
+            keys += list(r.comparison.source)
+    return [k for k in dict.fromkeys(keys) if k]
+
+
+def _study_tables(r: StudyResult) -> tuple[list[str], list[str]]:
+    """(HTML, Markdown) of a study's numbers: validation, calibration, then inputs apart."""
+    if r.comparison.empty:
+        return [f"<p class='meta'>{NO_NUMBERS}</p>"], [NO_NUMBERS, ""]
+    h: list[str] = []
+    md: list[str] = []
+    for role in ("validation", "calibration", "input"):
+        rows = r.comparison[r.comparison.role == role]
+        if rows.empty:
+            continue
+        counted = role != "input"
+        head = ["metric", "published", "simulated", *(["ratio"] if counted else []), "source", "note"]
+        h.append(f"<h3>{html.escape(SECTION_TITLES[role])}</h3><table><tr>")
+        h.append("".join(f"<th>{c}</th>" for c in head) + "</tr>")
+        md += [f"### {SECTION_TITLES[role]}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for c in rows.itertuples():
+            unit = f" {c.unit}" if c.unit else ""
+            pub, sim = f"{_fmt(c.published)}{unit}", f"{_fmt(c.simulated)}{unit}"
+            ratio = f"<td class='num ratio'>{c.ratio:.3f}</td>" if counted else ""
+            band = _band(c.ratio) if counted else "input"
+            h.append(
+                f"<tr class='{band}'><td>{html.escape(c.metric)}</td><td class=num>{html.escape(pub)}</td>"
+                f"<td class=num>{html.escape(sim)}</td>{ratio}<td>{html.escape(_source(c))}</td>"
+                f"<td>{html.escape(c.note)}</td></tr>"
+            )
+            cells = [c.metric, pub, sim, *([f"{c.ratio:.3f}"] if counted else []), _source(c), c.note]
+            md.append("| " + " | ".join(cells) + " |")
+        h.append("</table>")
+        md.append("")
+    return h, md
+
+
 def write_report(out: Path, results: dict[str, StudyResult]) -> Path:
     """Write `out/report/index.html` and `out/report/README.md`; returns the HTML path."""
     rep = Path(out) / "report"
@@ -71,72 +145,54 @@ def write_report(out: Path, results: dict[str, StudyResult]) -> Path:
         f"<style>{CSS}</style></head><body>",
         "<h1>hmsim reproduction report</h1>",
         f"<p class='meta'>hmsim {html.escape(version)} · {len(results)} studies</p>",
-        "<h2>Validation summary</h2><table><tr><th>numbers</th><th>count</th><th>within 10 %</th>"
-        "<th>within 25 %</th></tr>",
+        "<h2>Agreement with the published numbers</h2><table><tr><th>numbers</th><th>count</th>"
+        "<th>within 10 %</th><th>within 25 %</th></tr>",
     ]
     md: list[str] = [
         "# hmsim reproduction report",
         "",
         f"hmsim {version}; {len(results)} studies.",
         "",
-        "## Validation summary",
+        "## Agreement with the published numbers",
         "",
         "| numbers | count | within 10 % | within 25 % |",
         "|---|---|---|---|",
     ]
-    for role, c in counts.items():
-        label = {
-            "all": "all published numbers",
-            "calibration": "used for calibration",
-            "validation": "not fitted (validation)",
-        }.get(role, role)
+    for role, label in ROLE_LABELS.items():
+        c = counts.get(role)
+        if c is None:
+            continue
         h.append(
             f"<tr><td>{label}</td><td class=num>{c['numbers']}</td><td class=num>{c['within_10pct']}</td>"
             f"<td class=num>{c['within_25pct']}</td></tr>"
         )
         md.append(f"| {label} | {c['numbers']} | {c['within_10pct']} | {c['within_25pct']} |")
-    h.append(
-        "</table><p class='meta'>Calibration numbers set a device parameter; their agreement checks "
-        "consistency. Validation numbers were not fitted.</p>"
+    inputs = counts.get("input", {}).get("numbers", 0)
+    legend = (
+        "Validation numbers were not fitted: their agreement is the model's evidence. Calibration "
+        "numbers set a parameter; their agreement only checks that the model holds the fit. "
+        f"{inputs} further published numbers are inputs of a study's setup (capacities, link speeds, "
+        "catalog values) that the model echoes: each study lists them apart, and they are not counted. "
+        "Every number names its paper; the full references are at the end."
     )
-    md += [
-        "",
-        "Calibration numbers set a device parameter; their agreement checks consistency. "
-        "Validation numbers were not fitted.",
-        "",
-    ]
+    h.append(f"</table><p class='meta'>{html.escape(legend)}</p>")
+    md += ["", legend, ""]
     for name, r in results.items():
         s = r.summary
         h.append(f"<h2 id='{html.escape(name)}'>{html.escape(name)}: {html.escape(s.get('title', ''))}</h2>")
+        src = cite(s["source"]) if s.get("source") else ""
         meta = (
-            f"seed {s.get('seed')} · {'quick' if s.get('quick') else 'full'} grid · "
-            f"{s.get('points', '?')} points · wall {s.get('wall_time_s', 0):.1f} s · hmsim {s.get('hmsim_version')}"
+            (f"source: {src} · " if src else "")
+            + f"seed {s.get('seed')} · {'quick' if s.get('quick') else 'full'} grid · "
+            + f"{s.get('points', '?')} points · wall {duration(s.get('wall_time_s', 0.0))} · "
+            + f"hmsim {s.get('hmsim_version')}"
         )
         h.append(f"<p class='meta'>{html.escape(meta)}</p>")
         md += [f"## {name}: {s.get('title', '')}", "", meta, ""]
-        if r.comparison.empty:
-            h.append("<p class='meta'>The spec gives no published numbers for this study.</p><div class='figs'>")
-            md += ["The spec gives no published numbers for this study.", ""]
-        else:
-            h.append(
-                "<table><tr><th>metric</th><th>published</th><th>simulated</th><th>ratio</th><th>role</th>"
-                "<th>note</th></tr>"
-            )
-            md += ["| metric | published | simulated | ratio | role | note |", "|---|---|---|---|---|---|"]
-            for c in r.comparison.itertuples():
-                unit = f" {c.unit}" if c.unit else ""
-                h.append(
-                    f"<tr class='{_band(c.ratio)}'><td>{html.escape(c.metric)}</td>"
-                    f"<td class=num>{_fmt(c.published)}{html.escape(unit)}</td>"
-                    f"<td class=num>{_fmt(c.simulated)}{html.escape(unit)}</td>"
-                    f"<td class='num ratio'>{c.ratio:.3f}</td><td>{c.role}</td><td>{html.escape(c.note)}</td></tr>"
-                )
-                md.append(
-                    f"| {c.metric} | {_fmt(c.published)}{unit} | {_fmt(c.simulated)}{unit} | {c.ratio:.3f} "
-                    f"| {c.role} | {c.note} |"
-                )
-            h.append("</table><div class='figs'>")
-        md.append("")
+        th, tmd = _study_tables(r)
+        h += th
+        md += tmd
+        h.append("<div class='figs'>")
         for fig in s.get("figures", []):
             if fig.endswith(".png"):
                 h.append(f"<img src='../{html.escape(name)}/{html.escape(fig)}' alt='{html.escape(fig)}'>")
@@ -144,6 +200,16 @@ def write_report(out: Path, results: dict[str, StudyResult]) -> Path:
         h.append("</div>")
         for fname, text in _scenarios(name):
             h.append(f"<p class='meta'>scenario <code>{html.escape(fname)}</code></p><pre>{html.escape(text)}</pre>")
+        md.append("")
+    used = sources_used(results)
+    if used:
+        h.append("<h2 id='references'>References</h2><ul>")
+        md += ["## References", ""]
+        for key in used:
+            ref = get_reference(key)
+            h.append(f"<li><b>{html.escape(ref.short())}</b>: {html.escape(ref.full()).replace('*', '')}</li>")
+            md.append(f"- **{ref.short()}**: {ref.full()}")
+        h.append("</ul>")
         md.append("")
     h.append("</body></html>")
     html_path = rep / "index.html"
@@ -163,7 +229,7 @@ def write_validation_doc(out: Path, doc: Path) -> None:
         "Generated from a `hmsim reproduce` report by `hmsim.report.write_validation_doc`",
         "(`make validation` runs every study's full grid); each study's line below names the",
         "grid it ran (full or quick) — wall times of resumed runs count only the new points.",
-        "The figures are in `results/report/index.html`.",
+        "The figures are in the report itself (`results/report/index.html` after `make validation`).",
         "",
     ]
     _atomic_write(Path(doc), lambda f: f.write("\n".join(head + body) + "\n"))

@@ -94,7 +94,7 @@ fn apply_overrides(
     hmsim::config::apply_overrides(&text, &file, &overrides).map_err(run_err)
 }
 
-/// The device catalog as JSON: a list of {"device": spec, "file": source}.
+/// The device catalog as JSON: a list of {"device": <resolved device>, "file": <its file>}.
 #[pyfunction]
 #[pyo3(signature = (device_paths=Vec::new()))]
 fn devices(device_paths: Vec<String>) -> PyResult<String> {

@@ -1,5 +1,5 @@
 //! Tier engine: closed forms, Little's law, fixed point, conservation, determinism, and the
-//! spec's contention calibration (05-tiering.md §3) as regression ranges.
+//! contention measurements of Vuppalapati & Agarwal, ACM SOSP 2024 as regression ranges.
 
 use hmsim::tier::colloid::ColloidParams;
 use hmsim::tier::hemem::HeMemParams;
@@ -152,7 +152,7 @@ fn tier_bandwidth_never_exceeds_saturation() {
                 last_l = l;
             }
         }
-        // A 50/50 mix lowers the media's saturation by 28 % (spec).
+        // A 50/50 mix lowers the media's saturation by 28 % (docs/tiering.md, model).
         assert!((t.media_saturation_gb_s(0.5) / t.media_saturation_gb_s(1.0) - 0.72).abs() < 1e-12);
     }
 }
@@ -241,7 +241,8 @@ fn tier_same_seed_same_timeline() {
     assert_ne!(a.pages, c.pages);
 }
 
-/// Spec §3 calibration data, as regression ranges (see the report test for the values).
+/// The Colloid paper's contention measurements, as regression ranges (see the report test for the
+/// values).
 #[test]
 fn tier_contention_calibration() {
     let tiers = reference_tiers();
@@ -267,7 +268,7 @@ fn tier_contention_calibration() {
     assert!((77.0..81.0).contains(&gb), "0x GUPS {gb} GB/s vs 78-80");
 }
 
-/// Issue 6: with no contention and a hot set that fits, every migrating policy converges to
+/// With no contention and a hot set that fits, every migrating policy converges to
 /// "hot set in the default tier".
 #[test]
 fn tier_policies_bring_the_hot_set_to_the_default_tier_without_contention() {
@@ -311,7 +312,8 @@ fn tier_colloid_moves_hot_pages_out_under_contention() {
     );
 }
 
-/// After the hot set moves (spec fig. 4), HeMem finds it again from samples alone.
+/// After the hot set moves (the convergence experiment, docs/tiering.md fig. 4), HeMem finds it
+/// again from samples alone.
 #[test]
 fn tier_hemem_follows_a_moving_hot_set() {
     let p = SimParams {

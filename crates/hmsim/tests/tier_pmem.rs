@@ -1,5 +1,6 @@
-//! PMem as the alternate tier (issue 6, deliverable 9): migrations and application writes
-//! into the PMem tier go through the PMem write path; media writes, WA, lifetime columns.
+//! PMem as the alternate tier (docs/tiering.md, *PMem as the alternate tier*): migrations and
+//! application writes into the PMem tier go through the PMem write path; media writes, WA, lifetime
+//! columns.
 
 use hmsim::registry::run_scenario;
 use serde_json::{Map, Value};

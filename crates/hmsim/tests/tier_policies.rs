@@ -1,4 +1,4 @@
-//! TPP, MEMTIS, Colloid on each and the best case (issue 6): convergence without
+//! TPP, MEMTIS, Colloid on each and the best case (docs/tiering.md): convergence without
 //! contention, page conservation, Colloid's direction under contention, determinism.
 
 use hmsim::tier::params::{reference_tiers, CORES_PER_INTENSITY};
@@ -70,7 +70,7 @@ fn conserved(r: &SimResult, pages: u64) {
     }
 }
 
-/// Issue 6: with no contention and a hot set that fits, every policy converges to "hot set
+/// With no contention and a hot set that fits, every policy converges to "hot set
 /// in the default tier" (GUPS scaled down 8× with fewer cores), and migration conserves
 /// pages. TPP converges slowly (its 1 s hot threshold barely separates GUPS's hot pages,
 /// ~94 accesses/s, from its cold ones, ~3.5/s; the reference run needs ~100 s), so a short

@@ -1,4 +1,4 @@
-//! MEMTIS's skew-driven huge-page split (issue 6, pages: 4 KB, 2 MB, splitting): a huge page
+//! MEMTIS's skew-driven huge-page split (Lee et al., ACM SOSP 2023; docs/tiering.md): a huge page
 //! whose accesses sit on a few 4 KiB sub-pages is split, its hot sub-pages end in the default
 //! tier and its cold remainder leaves it; uniform huge pages never split; runs repeat exactly.
 

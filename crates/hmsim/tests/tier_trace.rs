@@ -1,5 +1,5 @@
-//! Trace-driven tiering (issue 6, deliverable 5): conservation of replayed accesses, a trace
-//! whose hot pages fit converges to hot-in-default, determinism, bad trace paths, and the
+//! Trace-driven tiering (docs/tiering.md, *Trace-driven mode*): conservation of replayed accesses,
+//! a trace whose hot pages fit converges to hot-in-default, determinism, bad trace paths, and the
 //! app analogs through the scenario.
 
 use std::io::Write;

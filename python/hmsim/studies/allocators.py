@@ -1,7 +1,7 @@
 """Study `allocators`: response time, fairness and wear of buddy, lazy buddy, iBuddy and lazy
-iBuddy across thread counts and the study's six workloads (spec 06-allocators.md §4). The
+iBuddy across thread counts and the study's six workloads (Park, Choi, Lee & Noh, IEEE TC 2015; docs/allocators.md). The
 response time is the study's: every memory request, allocations and frees together (alloc-only
-and free-only columns beside it). The spec gives no published numbers for this study, so the
+and free-only columns beside it). The study's public material gives no numbers this grid can be compared with, so the
 comparison table is empty; the results are the model's own (lines costed through a modelled
 8-core Nehalem-class machine, docs/allocators.md) beside real runs (`source = real`: rdtsc
 cycles of these data structures on this machine's cores). A sensitivity sweep shows how the
@@ -330,4 +330,6 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     )
 
 
-STUDY = register(Study("allocators", "Buddy, lazy buddy, iBuddy: response time, fairness, wear", _run))
+STUDY = register(
+    Study("allocators", "Buddy, lazy buddy, iBuddy: response time, fairness, wear", _run, source="ibuddy-tc15")
+)

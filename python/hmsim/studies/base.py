@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hmsim.progress import make_console
+from hmsim.references import get as get_reference
 from hmsim.results import write_csv, write_json
 
 
@@ -23,13 +24,26 @@ class Published:
     published: float
     simulated: float
     unit: str = ""
-    # "calibration": the number set a device parameter (agreement is a consistency check);
-    # "validation": nothing was fitted to it.
+    # "validation": nothing was fitted to it; "calibration": the number set a parameter
+    # (agreement is a consistency check); "input": a number of the study's setup copied
+    # into the model (a capacity, a link speed), echoed back: not a result, never counted.
     role: str = "validation"
     note: str = ""
+    # Key of the paper it comes from (hmsim.references); empty: the study's own source.
+    source: str = ""
+    # Where in that paper (table, figure or experiment), when known.
+    where: str = ""
+
+
+ROLES = ("validation", "calibration", "input")
 
 
 def comparison_frame(items: list[Published]) -> pd.DataFrame:
+    for i in items:
+        if i.role not in ROLES:
+            raise ValueError(f"{i.metric!r}: role {i.role!r} is not one of {', '.join(ROLES)}")
+        if i.source:
+            get_reference(i.source)
     df = pd.DataFrame([vars(i) for i in items])
     if df.empty:
         return df
@@ -79,6 +93,9 @@ class Study:
     title: str
     # run(out_dir, quick, workers) -> (results, tables, comparison items, extra summary, figures)
     body: Callable[..., StudyResult]
+    # Key of the study's source paper (hmsim.references): the source of every published
+    # number that does not name its own.
+    source: str = ""
 
     def run(self, out: Path, quick: bool = True, workers: int | None = None, echo: bool = True) -> StudyResult:
         from hmsim import __version__
@@ -86,6 +103,8 @@ class Study:
         out = Path(out)
         start = time.perf_counter()
         res = self.body(out, quick=quick, workers=workers)
+        if len(res.comparison) and self.source:
+            res.comparison["source"] = res.comparison["source"].replace("", self.source)
         write_csv(out / "results.csv", res.results)
         for name, table in res.tables.items():
             write_csv(out / f"{name}.csv", table)
@@ -98,6 +117,7 @@ class Study:
         res.summary = {
             "study": self.name,
             "title": self.title,
+            "source": self.source,
             "hmsim_version": __version__,
             "quick": quick,
             "wall_time_s": time.perf_counter() - start,

@@ -1,5 +1,5 @@
 """Study `hybrid`: a DRAM-cached flash memory device (UMD) with host-cooperative internal
-page faults (EPF), after Han & Shin (spec 07-hybrid.md §4).
+page faults (EPF), after Han & Shin, KIISE (docs/hybrid.md).
 
 Runtime per EPF policy (no_EPF, all_EPF, smart_EPF at 50 µs) at the study's two DRAM sizes,
 internal faults as a share of UMD accesses, EPFs as a share of internal faults, sweeps over
@@ -10,7 +10,7 @@ uses 8 MB and scales the DRAM sizes by the same factor) and the committed lackey
 `pigz -d` replayed by 5 processes, with DRAM at the same fractions of its footprint as the
 study's sizes have of the generator's.
 
-The spec gives no published runtimes, only qualitative outcomes; the summary states them
+The study gives no published runtimes, only qualitative outcomes; the summary states them
 beside what the model produced (`qualitative`), and the comparison table stays empty.
 """
 
@@ -215,7 +215,7 @@ def figures(out: Path, df: pd.DataFrame, service: pd.DataFrame) -> list[Path]:
 
 
 def qualitative(df: pd.DataFrame) -> dict:
-    """The spec's qualitative statements beside what the model produced."""
+    """The study's qualitative statements beside what the model produced."""
     main = df[df.sweep == "main"].set_index(["dram_mb", "policy"])
     small, large = sorted({d for d, _ in main.index})
     f_small = int(main.loc[(small, "no_EPF"), "internal_faults"])
@@ -270,4 +270,6 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     )
 
 
-STUDY = register(Study("hybrid", "DRAM-cached flash (UMD) with EPF: runtime by policy and DRAM size", _run))
+STUDY = register(
+    Study("hybrid", "DRAM-cached flash (UMD) with EPF: runtime by policy and DRAM size", _run, source="han-shin-umd")
+)

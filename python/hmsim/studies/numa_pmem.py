@@ -1,15 +1,16 @@
 """Study `numa-pmem`: DRAM + Optane PMem as system memory on a 2-socket NUMA machine — Memory
-Mode, the three memkind KMEM_DAX policies, Linux default, interleave-all and aliusM (spec
-04-numa-pmem.md). Four experiments: (1) vmalloc-style allocation of 100 … 3,000 GiB under
+Mode, the three memkind KMEM_DAX policies, Linux default, interleave-all and aliusM (KCC 2021;
+docs/numa-pmem.md). Four experiments: (1) vmalloc-style allocation of 100 … 3,000 GiB under
 every policy: success or out-of-memory (with the kernel's own memory), and time; (2) a
 SuperPi-like memory-bound run whose footprint fits in DRAM; (3) Memory Mode vs DRAM-first
 runtime and the DRAM cache's hit ratio over footprint × threads × physical frame order;
 (4) PMem bandwidth and latency as one module, interleaved over a socket's modules, and
 remote, against local and remote DRAM. Sizes are GiB (2^30 B) throughout.
 
-The spec publishes capacities, SLIT distances and (in 02-pmem.md) the Optane device
-characterisation; the study's own timings are not published, so the comparison table holds
-the capacities and device figures only, each marked calibration or validation."""
+The study publishes capacities and SLIT distances, Yang et al., USENIX FAST 2020 the Optane
+device characterisation; the study's own timings are not published, so the comparison table
+holds the capacities and device figures only: inputs of the setup (listed, not counted) and
+one validation number."""
 
 from __future__ import annotations
 
@@ -220,15 +221,15 @@ def figures(out: Path, df: pd.DataFrame, nodes: pd.DataFrame) -> list[Path]:
 
 def comparison(df: pd.DataFrame, summary: dict) -> list[Published]:
     items = [
-        Published("DRAM capacity", 384, summary["dram_gib"], "GiB", "calibration", "topology input (spec: 384-386 GB)"),
-        Published("PMem capacity (raw)", 3072, summary["far_raw_gib"], "GiB", "calibration", "topology input"),
+        Published("DRAM capacity", 384, summary["dram_gib"], "GiB", "input", "topology preset (published: 384-386 GB)"),
+        Published("PMem capacity (raw)", 3072, summary["far_raw_gib"], "GiB", "input", "topology preset"),
         Published(
             "DRAM + PMem capacity",
             3456,
             summary["dram_gib"] + summary["far_raw_gib"],
             "GiB",
-            "calibration",
-            "topology input",
+            "input",
+            "topology preset",
         ),
     ]
     i = df[df.experiment == "interleave"].set_index("policy")
@@ -243,8 +244,10 @@ def comparison(df: pd.DataFrame, summary: dict) -> list[Published]:
                 6.5,
                 get("PMem, one module", "bandwidth_gb_s"),
                 "GB/s",
-                "calibration",
-                "02-pmem.md, Yang et al.",
+                "input",
+                "the catalog device's read bandwidth",
+                "yang-fast20",
+                "bandwidth vs thread count",
             ),
             Published(
                 "PMem read bandwidth, six interleaved DIMMs",
@@ -252,47 +255,58 @@ def comparison(df: pd.DataFrame, summary: dict) -> list[Published]:
                 get("PMem, socket interleaved", "bandwidth_gb_s"),
                 "GB/s",
                 "validation",
-                "02-pmem.md: 37.6-39.4 (midpoint); model: 6 x the one-DIMM figure, not fitted",
+                "published 37.6-39.4 (midpoint); model: 6 x the one-DIMM figure, not fitted",
+                "yang-fast20",
+                "bandwidth vs thread count, six interleaved DIMMs",
             ),
             Published(
                 "Remote DRAM read bandwidth (UPI-bound)",
                 62.4,
                 get("remote DRAM", "bandwidth_gb_s"),
                 "GB/s",
-                "calibration",
-                "topology input: Cascade Lake 2S, 3 UPI links x 10.4 GT/s x 2 B (Intel product spec)",
+                "input",
+                "topology preset: Cascade Lake 2S, 3 UPI links x 10.4 GT/s x 2 B",
+                "intel-cascade-lake",
             ),
             Published(
                 "PMem idle sequential read latency",
                 169,
                 get("PMem, one module", "idle_seq_latency_ns"),
                 "ns",
-                "calibration",
-                "02-pmem.md",
+                "input",
+                "the catalog device's idle latency",
+                "yang-fast20",
+                "idle latency",
             ),
             Published(
                 "PMem idle random read latency",
                 305,
                 get("PMem, one module", "idle_latency_ns"),
                 "ns",
-                "calibration",
-                "02-pmem.md",
+                "input",
+                "the catalog device's idle latency",
+                "yang-fast20",
+                "idle latency",
             ),
             Published(
                 "DRAM idle sequential read latency",
                 81,
                 get("local DRAM", "idle_seq_latency_ns"),
                 "ns",
-                "calibration",
-                "02-pmem.md",
+                "input",
+                "the catalog device's idle latency",
+                "yang-fast20",
+                "idle latency",
             ),
             Published(
                 "DRAM idle random read latency",
                 101,
                 get("local DRAM", "idle_latency_ns"),
                 "ns",
-                "calibration",
-                "02-pmem.md",
+                "input",
+                "the catalog device's idle latency",
+                "yang-fast20",
+                "idle latency",
             ),
         ]
     return items
@@ -372,4 +386,6 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     )
 
 
-STUDY = register(Study("numa-pmem", "DRAM + PMem as system memory: Memory Mode, KMEM_DAX, aliusM", _run))
+STUDY = register(
+    Study("numa-pmem", "DRAM + PMem as system memory: Memory Mode, KMEM_DAX, aliusM", _run, source="aliusm-kcc21")
+)

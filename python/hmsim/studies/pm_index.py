@@ -1,5 +1,5 @@
 """Study `pm-index`: the lifetime price of an insert in persistent indexes (Tonic's index
-analysis on the RECIPE set; spec 03-pm-index.md). Every registered index runs YCSB through
+analysis on the RECIPE set; Woo et al., IEEE Access 2021; docs/pm-index.md). Every registered index runs YCSB through
 the cache + Optane PMem model: flushes, fences, LLC misses, WPQ inserts, media writes and WA
 per operation, lifetime cost per insert, and Tonic's optimizations before/after."""
 
@@ -329,4 +329,6 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     )
 
 
-STUDY = register(Study("pm-index", "Persistent indexes: lifetime cost per insert (Tonic/RECIPE)", _run))
+STUDY = register(
+    Study("pm-index", "Persistent indexes: lifetime cost per insert (Tonic/RECIPE)", _run, source="tonic-access21")
+)

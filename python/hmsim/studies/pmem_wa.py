@@ -1,5 +1,5 @@
 """Study `pmem-wa`: write amplification along the Optane PMem write path (Tonic, IEEE Access
-2021) and the device characterization it rests on (Yang et al., FAST'20); spec 02-pmem.md."""
+2021) and the device characterization it rests on (Yang et al., USENIX FAST 2020); docs/pmem.md."""
 
 from __future__ import annotations
 
@@ -273,6 +273,8 @@ def compare(df: pd.DataFrame) -> list[Published]:
             "",
             "validation",
             "published 10-18 thousand; one stall per 896 media writes to a block (VANS)",
+            "wang-micro20",
+            "LENS wear-levelling probe",
         )
     )
     return items
@@ -389,4 +391,4 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     )
 
 
-STUDY = register(Study("pmem-wa", "Write amplification along the Optane PMem write path", _run))
+STUDY = register(Study("pmem-wa", "Write amplification along the Optane PMem write path", _run, source="yang-fast20"))

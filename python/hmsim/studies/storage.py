@@ -1,5 +1,5 @@
 """Study `storage`: STT-MRAM vs NAND vs 3D XPoint SSDs on bandwidth, energy and heat
-(Park et al., spec 01-devices.md §5)."""
+(Park et al., STT-MRAM storage study; docs/storage.md)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def _point(text: str, file: str, labels: dict, **overrides) -> Point:
 
 def _fan_start_c(spec: dict) -> float:
     """Start temperature of the no-fan runs: the device's fan-cooled steady state under the
-    sustained write workload at room temperature (the study's start state; spec §4)."""
+    sustained write workload at room temperature (the study's start state; docs/devices.md)."""
     return ROOM_C + spec["power"]["write_active_w"] * spec["thermal"]["r_fan_k_per_w"]
 
 
@@ -344,4 +344,6 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     )
 
 
-STUDY = register(Study("storage", "STT-MRAM vs NAND vs Optane SSDs: bandwidth, energy, heat", _run))
+STUDY = register(
+    Study("storage", "STT-MRAM vs NAND vs Optane SSDs: bandwidth, energy, heat", _run, source="park-stt-mram")
+)

@@ -1,5 +1,5 @@
 """Study `tiering`: HeMem, TPP and MEMTIS with and without Colloid, and the best case, under
-memory contention (Vuppalapati & Agarwal, SOSP'24; spec 05-tiering.md §3): figures 1-6."""
+memory contention (Vuppalapati & Agarwal, ACM SOSP 2024; docs/tiering.md): figures 1-6."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ PAIRS = (("hemem", "colloid-hemem"), ("tpp", "colloid-tpp"), ("memtis", "colloid
 
 
 def _system_overrides(policy: str, quick: bool) -> dict:
-    """Run length and page size per system (spec §3: HeMem 100 s, TPP 600 s, MEMTIS 180 s,
+    """Run length and page size per system (Colloid setup: HeMem 100 s, TPP 600 s, MEMTIS 180 s,
     averaged over the last 30 s). Quick mode shortens them; its TPP uses THP (2 MiB): 4 KiB TPP
     needs ~120 simulated s (~12 CPU s) to settle at full size, and a scaled-down setup (1/8 of
     the pages, same cores) raises every page's access rate 8x, so kswapd finds no page with a
@@ -56,7 +56,7 @@ OBJECT_SIZES = [64, 256, 1024, 4096]
 # Fig. 6 application analogs (trace-driven mode on generated streams): app -> accesses each
 # replayed access stands for, chosen so a 10 ms quantum replays ~10^3 accesses.
 APPS = {"cachelib": 100.0, "silo": 400.0, "pagerank": 5000.0}
-APP_QUICK_SCALE = 0.125  # quick mode: every app (and its default tier) at 1/8 of the spec's size
+APP_QUICK_SCALE = 0.125  # quick mode: every app (and its default tier) at 1/8 of the paper's size
 
 
 def _app_points(text: str, file: str, quick: bool) -> list[Point]:
@@ -156,7 +156,7 @@ def build_points(quick: bool) -> list[Point]:
     lat = [135.0, 192.0] if quick else ALT_LATENCIES_NS
     sizes = [64, 4096] if quick else OBJECT_SIZES
     intens = [0, 3] if quick else [0, 1, 2, 3]
-    # Fig. 3: Colloid's gain over each base system (spec §3), HeMem, TPP and MEMTIS.
+    # Fig. 3: Colloid's gain over each base system (Colloid setup), HeMem, TPP and MEMTIS.
     for policy in (p for pair in PAIRS for p in pair):
         hd = _heatmap_overrides(policy, quick)
         for i in intens:
@@ -259,7 +259,7 @@ def compare(df: pd.DataFrame) -> list[Published]:
             146.0,
             c.loc[3, "alternate_latency_ns"],
             "ns",
-            "calibration",
+            "validation",
             "not fitted: the UPI and remote DRAM run at a few % load here, near unloaded",
         )
     )
@@ -511,4 +511,11 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     )
 
 
-STUDY = register(Study("tiering", "HeMem, TPP and MEMTIS with and without Colloid under memory contention", _run))
+STUDY = register(
+    Study(
+        "tiering",
+        "HeMem, TPP and MEMTIS with and without Colloid under memory contention",
+        _run,
+        source="colloid-sosp24",
+    )
+)

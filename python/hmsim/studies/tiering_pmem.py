@@ -1,4 +1,4 @@
-"""Part of study `tiering`: Optane PMem as the alternate tier (issue 6, deliverable 9).
+"""Part of study `tiering`: Optane PMem as the alternate tier (docs/tiering.md).
 
 Each policy's migrations into PMem and the application's write-backs to it go through the PMem
 write path (crates/hmsim/src/tier/pmem_tier.rs): throughput beside media writes, write

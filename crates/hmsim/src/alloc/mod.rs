@@ -1,7 +1,7 @@
-//! Physical page-frame allocators for SCM main memory (spec `06-allocators.md`): the
-//! binary buddy, the lazy (per-CPU) buddy, iBuddy and the lazy iBuddy, over a simulated
-//! frame array, with wear-aware reuse policies, a deterministic cost model, and replay of
-//! kmem traces and synthetic allocation streams.
+//! Physical page-frame allocators for SCM main memory (docs/allocators.md; Park, Choi, Lee & Noh,
+//! *iBuddy*, IEEE Transactions on Computers 2015): the binary buddy, the lazy (per-CPU) buddy,
+//! iBuddy and the lazy iBuddy, over a simulated frame array, with wear-aware reuse policies, a
+//! deterministic cost model, and replay of kmem traces and synthetic allocation streams.
 //!
 //! - [`PageAllocator`]: the trait every allocator implements; [`build`] makes one from an
 //!   [`AllocatorSpec`] by registered name ([`ALLOCATORS`]).

@@ -16,7 +16,7 @@ pub enum BlockOp {
     Write,
 }
 
-/// Per-direction timing derived from the spec.
+/// Per-direction timing derived from the device's catalog entry.
 #[derive(Debug, Clone, Copy)]
 struct Timing {
     access_ns: f64,

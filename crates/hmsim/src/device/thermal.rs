@@ -10,7 +10,8 @@ use super::spec::ThermalSpec;
 #[derive(Debug, Clone, Copy)]
 pub struct ThermalRun {
     pub ambient_c: f64,
-    /// Device temperature at t = 0 (not necessarily ambient: see spec §4).
+    /// Device temperature at t = 0 (not necessarily ambient: see docs/devices.md, thermal
+    /// calibration).
     pub initial_c: f64,
     pub fan: bool,
     pub duration_s: f64,

@@ -1,4 +1,4 @@
-//! NAND flash behind a page-mapping FTL (spec `07-hybrid.md` §3): blocks and pages on
+//! NAND flash behind a page-mapping FTL (docs/hybrid.md): blocks and pages on
 //! channels and dies, over-provisioning, a free-block pool, garbage collection behind the
 //! [`GcPolicy`] trait (greedy, cost-benefit, randomized greedy), write amplification and
 //! erase counts. Reusable as the inside of an SSD; the `hybrid` module puts it under a

@@ -18,7 +18,7 @@ pub const NAND_PRESETS: &[(&str, NandTiming, &str)] = &[
     (
         "study",
         NandTiming { read_ns: 25_000, program_ns: 200_000, erase_ns: 1_500_000, pe_cycles: 100_000 },
-        "Han & Shin (KIISE), spec 07: read 25 us, program 200 us; erase 1.5 ms as FlashSim",
+        "Han & Shin (KIISE): read 25 us, program 200 us; erase 1.5 ms as FlashSim",
     ),
     (
         "slc",

@@ -1,5 +1,5 @@
 //! A DRAM-cached flash memory device on the DIMM interface with host-cooperative internal
-//! page faults (spec `07-hybrid.md`; Han & Shin's UMD/EPF).
+//! page faults (docs/hybrid.md; Han & Shin's UMD/EPF, KIISE).
 //!
 //! - [`umd`]: the device — DRAM cache ([`cache`]), L2P, the modified page walk, internal
 //!   faults with victim write-back and GC on the critical path, the service-time estimate;

@@ -56,7 +56,7 @@ pub struct HybridDeviceConfig {
     #[serde(default = "d_50")]
     pub dram_write_ns: u64,
     /// When a dirty victim's frame can take the faulting page: `programmed` (its program
-    /// is done; the spec's) or `page_register` (its data is in the die's page register).
+    /// is done; the study's) or `page_register` (its data is in the die's page register).
     #[serde(default = "d_release")]
     pub victim_release: String,
 }

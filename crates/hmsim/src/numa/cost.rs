@@ -14,7 +14,7 @@ use super::topology::NumaMachine;
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AllocCost {
-    /// Page-allocator call + page-table update per 4 KiB page (assumption: the spec gives
+    /// Page-allocator call + page-table update per 4 KiB page (assumption: the study gives
     /// no figure; order of a buddy fast path plus a PTE write).
     #[serde(default = "d_ns")]
     pub ns_per_page: f64,

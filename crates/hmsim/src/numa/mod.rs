@@ -1,4 +1,4 @@
-//! DRAM + PMem (or CXL) as system memory on a NUMA machine (spec 04-numa-pmem.md).
+//! DRAM + PMem (or CXL) as system memory on a NUMA machine (docs/numa-pmem.md; aliusM, KCC 2021).
 //!
 //! - [`topology`]: sockets, controllers (SNC nodes), DRAM and far-memory modules, SLIT
 //!   distances and per-path latency/bandwidth, in TOML; presets `aliusm-2s` and `cxl-box`.

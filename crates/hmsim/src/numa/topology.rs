@@ -122,11 +122,11 @@ pub struct Interconnect {
     pub bandwidth_gb_s: f64,
 }
 
-/// Spec 05-tiering.md §3: remote socket 135 ns vs local 70 ns unloaded.
+/// Vuppalapati & Agarwal, ACM SOSP 2024 (setup): remote socket 135 ns vs local 70 ns unloaded.
 fn d_hop_ns() -> f64 {
     65.0
 }
-/// Spec 05-tiering.md §3: UPI ≈ 75 GB/s per direction.
+/// Vuppalapati & Agarwal, ACM SOSP 2024 (setup): UPI ≈ 75 GB/s per direction.
 fn d_link() -> f64 {
     75.0
 }

@@ -1,5 +1,5 @@
-//! Parameters of the PMem path, with defaults calibrated from spec 02-pmem.md (sources in
-//! docs/pmem.md).
+//! Parameters of the PMem path, with defaults calibrated from Yang et al., USENIX FAST 2020 and
+//! VANS (sources in docs/pmem.md).
 
 use serde::{Deserialize, Serialize};
 
@@ -55,8 +55,8 @@ pub struct XpBufferConfig {
     /// evicted XPLine is a media write of its own, and writers never wait for the media.
     #[serde(default = "yes")]
     pub merge_queued_writes: bool,
-    /// Victim when a new XPLine needs an entry: `lru` (the spec's and VANS's) or `random`
-    /// (the controller's policy is not public; random gives the softer knee of FAST'20's
+    /// Victim when a new XPLine needs an entry: `lru` (the published descriptions' and VANS's) or
+    /// `random` (the controller's policy is not public; random gives the softer knee of FAST'20's
     /// buffer-size probe, docs/pmem.md).
     #[serde(default = "lru")]
     pub replacement: String,

@@ -1,7 +1,7 @@
 //! The persistent-memory write path (Intel Optane DCPMM, App Direct): CPU caches → iMC write
 //! pending queue (ADR domain) → DDR-T requests → XPBuffer (256 B XPLines, write combining,
 //! read-modify-write) → AIT (4 KiB blocks, wear leveling) → 3D-XPoint media with a wear map.
-//! Counters are named as Intel PCM and ipmctl name them. Spec: 02-pmem.md.
+//! Counters are named as Intel PCM and ipmctl name them. See docs/pmem.md.
 
 mod ait;
 mod config;

@@ -1,7 +1,7 @@
-//! Persistent index structures and their lifetime cost (spec 03-pm-index.md, study
-//! `pm-index`).
+//! Persistent index structures and their lifetime cost (docs/pm-index.md; Tonic, Woo et al.,
+//! IEEE Access 2021, over RECIPE, Lee et al., ACM SOSP 2019; study `pm-index`).
 //!
-//! # API (stable; changes are additive and announced in /work/notes/pmindex-api-changes.md)
+//! # API (stable; changes are additive and listed in docs/changelog.md)
 //!
 //! - [`PmRegion`] — a byte range (anonymous memory that grows by doubling, or an mmap'd
 //!   file) addressed by [`POff`] offsets, never raw pointers, so images can be copied for

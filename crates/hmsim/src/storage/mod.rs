@@ -1,5 +1,5 @@
 //! The storage benchmark: fio / fair-lio-like jobs against a block-device model, with
-//! energy and an RC thermal timeline. Study: `storage` (spec 01-devices.md).
+//! energy and an RC thermal timeline. Study: `storage` (docs/storage.md).
 
 mod job;
 mod scenario;

@@ -1,7 +1,8 @@
-//! Application analogs (spec §3 fig. 6) as generated access streams: a CacheLib-like
-//! key-value cache, a Silo/YCSB-C-like store and a PageRank-like graph kernel. Each is a
-//! statistical model of where the application's memory accesses go (sizes and skews from
-//! the spec), not the application: no index structures, no allocator, no real graph.
+//! Application analogs (the Colloid study's applications; docs/tiering.md, fig. 6) as generated
+//! access streams: a CacheLib-like key-value cache, a Silo/YCSB-C-like store and a PageRank-like
+//! graph kernel. Each is a statistical model of where the application's memory accesses go (sizes
+//! and skews from the Colloid paper's setup), not the application: no index structures, no
+//! allocator, no real graph.
 
 use rand::Rng;
 
@@ -22,7 +23,7 @@ pub struct AppShape {
     pub read_fraction: f64,
 }
 
-/// The analog's sizes at `scale` (1 = the spec's sizes).
+/// The analog's sizes at `scale` (1 = the Colloid paper's sizes).
 pub fn shape(app: &str, scale: f64) -> Option<AppShape> {
     let s = |b: f64| (b * scale) as u64;
     Some(match app {

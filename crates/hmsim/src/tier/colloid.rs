@@ -17,16 +17,16 @@ pub enum DeltaMode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ColloidParams {
-    /// Spec §2: ε = 0.01.
+    /// Vuppalapati & Agarwal, ACM SOSP 2024: ε = 0.01.
     #[serde(default = "d_eps")]
     pub epsilon: f64,
-    /// Spec §2: δ = 0.05.
+    /// Vuppalapati & Agarwal, ACM SOSP 2024: δ = 0.05.
     #[serde(default = "d_delta")]
     pub delta: f64,
-    /// Spec §2: the HeMem artifact used the closed form.
+    /// The Colloid artifact's HeMem integration used the closed form.
     #[serde(default = "d_mode")]
     pub mode: DeltaMode,
-    /// Spec §2: HeMem+Colloid moves at most M = 100 MB per quantum.
+    /// Vuppalapati & Agarwal, ACM SOSP 2024: HeMem+Colloid moves at most M = 100 MB per quantum.
     #[serde(default = "d_max")]
     pub max_bytes_per_quantum: u64,
 }
@@ -63,7 +63,7 @@ pub enum Direction {
     ToAlternate,
 }
 
-/// The binary-search state (p_lo, p_hi) of spec §2.
+/// The binary-search state (p_lo, p_hi) of Colloid's algorithm (docs/tiering.md).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Colloid {
     pub params: ColloidParams,

@@ -1,4 +1,4 @@
-//! CPU cost of a policy's work. The spec gives no per-operation costs; these are order-of-
+//! CPU cost of a policy's work. The papers give no per-operation costs; these are order-of-
 //! magnitude estimates (documented in docs/tiering.md as assumptions), applied the same way
 //! to every policy so that policies compare by the work they do.
 

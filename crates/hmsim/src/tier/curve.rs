@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// MESS curve from the spec (05-tiering.md §1): Skylake 6×DDR4-2666, 100 % reads, latency in
-/// CPU cycles, unloaded 94. Points are (bandwidth GB/s, latency cycles); we normalise
+/// MESS curve (Esmaili-Dokht et al., IEEE/ACM MICRO 2024): Skylake 6×DDR4-2666, 100 % reads,
+/// latency in CPU cycles, unloaded 94. Points are (bandwidth GB/s, latency cycles); we normalise
 /// bandwidth by the last point (115.5 GB/s, the saturation) and latency by 94.
 const MESS_SKYLAKE: [(f64, f64); 11] = [
     (8.0, 94.0),

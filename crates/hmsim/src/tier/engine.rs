@@ -24,8 +24,8 @@ pub struct TierSpec {
     pub unloaded_latency_ns: f64,
     /// The media's saturation bandwidth with 100 % reads.
     pub read_bandwidth_gb_s: f64,
-    /// Fractional loss of saturation bandwidth for a 50/50 read/write mix (spec: ~0.28);
-    /// other mixes scale with 4·r·(1−r).
+    /// Fractional loss of saturation bandwidth for a 50/50 read/write mix (MESS-style curves:
+    /// ~0.28); other mixes scale with 4·r·(1−r).
     #[serde(default = "default_mix_penalty")]
     pub mix_penalty: f64,
     /// Queueing term under mixed traffic: factor += q · 4r(1−r) · u² / (1 − u).
@@ -40,12 +40,12 @@ pub struct TierSpec {
     pub path: Vec<PathResource>,
 }
 
-/// Spec 05-tiering.md §1: "a 50/50 read/write mix lowers the saturation bandwidth ~28 %".
+/// A 50/50 read/write mix lowers the saturation bandwidth ~28 % (docs/tiering.md, model).
 pub fn default_mix_penalty() -> f64 {
     0.28
 }
 
-/// Fitted to the spec's contention calibration; see `QUEUE_COEFF` in tier/params.rs.
+/// Fitted to the Colloid paper's contention measurements; see `QUEUE_COEFF` in tier/params.rs.
 pub fn default_queue_coeff() -> f64 {
     super::params::QUEUE_COEFF
 }
@@ -340,7 +340,8 @@ mod tests {
         c.update(&point(100.0, 100.0)); // R = 1/ns
         assert!((c.latency_ns(0).unwrap() - 100.0).abs() < 1e-12);
         c.update(&point(300.0, 100.0)); // R = 3/ns
-                                        // O = 200, R = 2 after one EWMA step: latency stays 100 — O/R of smoothed sums.
+                                        // O = 200, R = 2 after one EWMA step: latency stays 100 —
+                                        // O/R of smoothed sums.
         assert!((c.occupancy[0] - 200.0).abs() < 1e-12);
         assert!((c.latency_ns(0).unwrap() - 100.0).abs() < 1e-12);
         c.update(&point(100.0, 300.0)); // R = 1/3

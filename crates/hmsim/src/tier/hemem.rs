@@ -13,10 +13,10 @@ use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_T
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HeMemParams {
-    /// Spec §2: hot at 8 read samples.
+    /// HeMem (Raybuck et al., ACM SOSP 2021): hot at 8 read samples.
     #[serde(default = "d_hot")]
     pub hot_threshold: u32,
-    /// Spec §2: cooling when a count exceeds 18.
+    /// HeMem: cooling when a count exceeds 18.
     #[serde(default = "d_cool")]
     pub cooling_threshold: u32,
 }

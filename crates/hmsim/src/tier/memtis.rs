@@ -1,11 +1,11 @@
-//! MEMTIS (SOSP'23), optionally with Colloid (spec §2). PEBS samples count per page; pages
-//! sit in a 16-bin log2 histogram of their counts, weighted by size (a 2 MiB page counts as
-//! 512 base pages). Every 100,000 samples the hot threshold becomes the lowest bin whose
-//! pages (with all hotter bins) fit in the default tier less a 3 % watermark; warm = hot − 1.
-//! Every 2,000,000 samples all counts halve. Every 500 ms the migration threads promote hot
-//! alternate-tier pages and demote the coldest default-tier pages to make room (keeping the
-//! watermark free). The sampling period adapts over a ladder from 199 to 19997 to keep the
-//! sampling CPU at or below 3 % of one core.
+//! MEMTIS (Lee et al., ACM SOSP 2023), optionally with Colloid (Vuppalapati & Agarwal, ACM SOSP
+//! 2024). PEBS samples count per page; pages sit in a 16-bin log2 histogram of their counts,
+//! weighted by size (a 2 MiB page counts as 512 base pages). Every 100,000 samples the hot
+//! threshold becomes the lowest bin whose pages (with all hotter bins) fit in the default tier less
+//! a 3 % watermark; warm = hot − 1. Every 2,000,000 samples all counts halve. Every 500 ms the
+//! migration threads promote hot alternate-tier pages and demote the coldest default-tier pages to
+//! make room (keeping the watermark free). The sampling period adapts over a ladder from 199 to
+//! 19997 to keep the sampling CPU at or below 3 % of one core.
 //!
 //! Huge-page splitting (`split`, on by default as in the artifact's run scripts), after
 //! the MEMTIS artifact (`mm/htmm_core.c`): PEBS gives each sample's address, so samples on a
@@ -36,7 +36,7 @@ use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_T
 
 pub(super) const BINS: usize = 16;
 
-/// MEMTIS's sampling periods, from the finest to the coarsest (spec §2: 199 … 19997).
+/// MEMTIS's sampling periods, from the finest to the coarsest (MEMTIS: 199 … 19997).
 pub const PERIOD_LADDER: [u64; 12] = [
     199, 293, 401, 577, 797, 1009, 1999, 3001, 5003, 7001, 10007, 19997,
 ];

@@ -1,6 +1,7 @@
-//! Tiered memory management (spec 05-tiering.md): a tier engine with loaded latency from
-//! closed-loop demand, GUPS in statistical mode, PEBS-like sampling, a page table with
-//! migration, and tiering policies (static, best case, HeMem, TPP, MEMTIS, each with and without Colloid) behind one trait.
+//! Tiered memory management (docs/tiering.md; Vuppalapati & Agarwal, ACM SOSP 2024): a tier engine
+//! with loaded latency from closed-loop demand, GUPS in statistical mode, PEBS-like sampling, a
+//! page table with migration, and tiering policies (static, best case, HeMem, TPP, MEMTIS, each
+//! with and without Colloid) behind one trait.
 
 pub mod apps;
 pub mod colloid;

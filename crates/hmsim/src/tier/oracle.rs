@@ -1,4 +1,4 @@
-//! The best case of spec §2: a static placement with a chosen share of the hot set in the
+//! The best case of the Colloid study: a static placement with a chosen share of the hot set in the
 //! default tier (the rest of that tier filled with cold pages); the scenario sweeps the
 //! share 0–100 % in 10 % steps and keeps the best. It knows the hot set — an oracle, the
 //! study's yardstick, not a policy a system could run.

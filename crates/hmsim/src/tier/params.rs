@@ -1,42 +1,42 @@
-//! Reference parameters and where each comes from. Only the spec's calibration data
-//! (05-tiering.md §3, "Calibration of the contention model") was used to fit the three
-//! fitted values below; no policy result was.
+//! Reference parameters and where each comes from. Only the contention measurements of
+//! Vuppalapati & Agarwal, ACM SOSP 2024 (docs/tiering.md, *Calibration*) were used to fit the
+//! three fitted values below; no policy result was.
 
 use super::curve::LatencyCurve;
 use super::engine::{default_mix_penalty, TierSpec};
 use super::path::PathResource;
 
-/// Spec §3: default tier = local socket, 32 GB, 70 ns unloaded.
+/// Colloid setup: default tier = local socket, 32 GB, 70 ns unloaded.
 pub const DEFAULT_CAPACITY_BYTES: u64 = 32_000_000_000;
 pub const DEFAULT_UNLOADED_NS: f64 = 70.0;
-/// Fitted: read saturation bandwidth of the default tier (8×DDR4-3200, 204.8 GB/s
-/// theoretical). Fitted jointly with `ANTAGONIST_READS_PER_CORE`, `GUPS_MLP` and
-/// `QUEUE_COEFF` (least squares of relative errors over a grid) to the spec's calibration
-/// data only: antagonists alone at 51/61/70 % of this bandwidth at 5/10/15 cores, GUPS with
-/// its hot set in the default tier plus antagonists at 2.5×/3.8×/5× unloaded latency, and
-/// GUPS alone moving 78–80 GB/s (fitted to 79).
+/// Fitted: read saturation bandwidth of the default tier (8×DDR4-3200, 204.8 GB/s theoretical).
+/// Fitted jointly with `ANTAGONIST_READS_PER_CORE`, `GUPS_MLP` and `QUEUE_COEFF` (least squares of
+/// relative errors over a grid) to the Colloid paper's contention measurements only: antagonists
+/// alone at 51/61/70 % of this bandwidth at 5/10/15 cores, GUPS with its hot set in the default
+/// tier plus antagonists at 2.5×/3.8×/5× unloaded latency, and GUPS alone moving 78–80 GB/s (fitted
+/// to 79).
 pub const DEFAULT_READ_BANDWIDTH_GB_S: f64 = 160.0;
 /// Fitted (see above): reads kept in flight per streaming antagonist core (hardware
-/// prefetchers; the spec says "tens per core" of lines: reads plus write-backs here = 31).
+/// prefetchers; the Colloid paper's "tens per core" of lines: reads plus write-backs here = 31).
 pub const ANTAGONIST_READS_PER_CORE: f64 = 15.5;
 /// Fitted (see above): queueing coefficient of mixed read/write traffic (engine.rs).
 pub const QUEUE_COEFF: f64 = 0.2;
 /// Fitted (see above) to GUPS alone moving 78–80 GB/s: effective reads in flight per GUPS
-/// core (below the 10–12 line-fill-buffer bound the spec gives as a ceiling).
+/// core (below the 10–12 line-fill-buffer bound of Intel cores as a ceiling).
 pub const GUPS_MLP: f64 = 4.37;
-/// Spec §3: alternate tier = remote socket, 96 GB, 135 ns unloaded.
+/// Colloid setup: alternate tier = remote socket, 96 GB, 135 ns unloaded.
 pub const ALTERNATE_CAPACITY_BYTES: u64 = 96_000_000_000;
 pub const ALTERNATE_UNLOADED_NS: f64 = 135.0;
-/// The remote socket's DRAM: the same 8 × DDR4-3200 as the local socket (spec §3: "DDR4-3200,
+/// The remote socket's DRAM: the same 8 × DDR4-3200 as the local socket (Colloid setup: "DDR4-3200,
 /// 8 channels per socket"), so the same fitted read saturation, mix penalty and queueing.
 pub const ALTERNATE_READ_BANDWIDTH_GB_S: f64 = DEFAULT_READ_BANDWIDTH_GB_S;
-/// Spec §3: UPI ≈ 75 GB/s per direction. The links are full duplex: a remote access's read
+/// Colloid setup: UPI ≈ 75 GB/s per direction. The links are full duplex: a remote access's read
 /// data flows remote → local, its write-back local → remote, each direction with its own
 /// bandwidth (docs/tiering.md, *Tiers as paths*).
 pub const UPI_GB_S_PER_DIRECTION: f64 = 75.0;
-/// Spec §1: antagonists stream 50 % reads / 50 % writes.
+/// Colloid setup: antagonists stream 50 % reads / 50 % writes.
 pub const ANTAGONIST_READ_FRACTION: f64 = 0.5;
-/// Spec §1: intensity 0×/1×/2×/3× = 0/5/10/15 antagonist cores.
+/// Colloid setup: intensity 0×/1×/2×/3× = 0/5/10/15 antagonist cores.
 pub const CORES_PER_INTENSITY: u32 = 5;
 
 /// The study's two tiers (Ice Lake 8362, 2 sockets).

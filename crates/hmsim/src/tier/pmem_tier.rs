@@ -1,7 +1,7 @@
-//! PMem as the alternate tier (spec 05-tiering.md, deliverable 9): the tiering run's writes
-//! into the PMem tier — pages copied in by migrations and the application's write-backs — go
-//! through the PMem write path (`crate::pmem`: WPQ → XPBuffer → AIT → media) for media
-//! writes, write amplification and lifetime.
+//! PMem as the alternate tier (docs/tiering.md, *PMem as the alternate tier*): the tiering run's
+//! writes into the PMem tier — pages copied in by migrations and the application's write-backs — go
+//! through the PMem write path (`crate::pmem`: WPQ → XPBuffer → AIT → media) for media writes,
+//! write amplification and lifetime.
 //!
 //! Statistical mode knows only write volumes per quantum, so each quantum drives the path with
 //! a scaled, representative sample and the counters are weighted back up by real lines per
@@ -117,7 +117,8 @@ impl Validate for PmemTierSpec {
     }
 }
 
-/// Rated bytes and DIMM layout of the spec's device, checked against the catalog.
+/// Rated bytes and DIMM layout of the study's device (a 256 GB Optane DIMM), checked against the
+/// catalog.
 pub fn dimm_of(
     spec: &PmemTierSpec,
     catalog: &Catalog,

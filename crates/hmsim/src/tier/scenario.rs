@@ -107,7 +107,7 @@ impl Default for AntagonistSpec {
 pub struct PolicySpec {
     #[serde(default = "d_names")]
     pub names: Vec<String>,
-    /// Spec §2: HeMem's PEBS period 5003.
+    /// HeMem's PEBS period 5003 (Raybuck et al., ACM SOSP 2021).
     #[serde(default = "d_period")]
     pub sample_period: u64,
     #[serde(default)]
@@ -697,7 +697,8 @@ fn run_impl(
         .as_deref()
         .and_then(|a| apps::shape(a, sc.workload.scale))
     {
-        // The analog fixes its sizes and demand shape (spec §3 fig. 6).
+        // The analog fixes its sizes and demand shape (the Colloid study's applications;
+        // docs/tiering.md, fig. 6).
         sc.workload.working_set_bytes = sh.working_set_bytes;
         sc.workload.object_size_bytes = sh.object_size_bytes;
         sc.workload.read_fraction = sh.read_fraction;
@@ -800,8 +801,8 @@ fn run_impl(
                     .ok_or_else(no_fit)?;
                 (r, None)
             } else if name == BEST {
-                // Spec §2: 0–100 % of the hot set in the default tier in 10 % steps; keep
-                // the best steady-state throughput.
+                // Colloid's best case: 0–100 % of the hot set in the default tier in 10 % steps;
+                // keep the best steady-state throughput.
                 let default_pages = sc.tiers[0].capacity_bytes / sc.sim.page_bytes;
                 let mut best: Option<(f64, SimResult, f64, Option<PmemFeeder>)> = None;
                 for k in 0..=10 {

@@ -9,10 +9,11 @@
 //! kernel/sched/fair.c (`should_numa_migrate_memory`, `numa_promotion_adjust_threshold`,
 //! `pgdat_free_space_enough`), mm/page_alloc.c (watermarks) of Linux 6.3.
 //!
-//! With Colloid (spec §2): hint faults also on default-tier pages; a faulting page's access
-//! share is estimated as p_page = 1/(Δt·r) (Δt its fault latency, r the application's read
-//! rate); alternate-tier pages are promoted only when L_D < L_A, and default-tier hot pages
-//! are demoted when L_D > L_A, Σ p_page ≤ Δp; the latency monitor takes a dedicated core.
+//! With Colloid (Vuppalapati & Agarwal, ACM SOSP 2024): hint faults also on default-tier pages; a
+//! faulting page's access share is estimated as p_page = 1/(Δt·r) (Δt its fault latency, r the
+//! application's read rate); alternate-tier pages are promoted only when L_D < L_A, and
+//! default-tier hot pages are demoted when L_D > L_A, Σ p_page ≤ Δp; the latency monitor takes a
+//! dedicated core.
 
 use serde::{Deserialize, Serialize};
 

@@ -13,13 +13,13 @@ use super::LINE_BYTES;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GupsSpec {
-    /// Spec §3: 15 GUPS cores.
+    /// Colloid setup: 15 GUPS cores.
     #[serde(default = "d_cores")]
     pub cores: u32,
     /// Reads in flight per core; default fitted to GUPS alone moving 78–80 GB/s.
     #[serde(default = "d_mlp")]
     pub mlp: f64,
-    /// Spec §3: 72 GiB working set, 24 GiB hot set, 90 % of updates to the hot set.
+    /// Colloid setup: 72 GiB working set, 24 GiB hot set, 90 % of updates to the hot set.
     #[serde(default = "d_ws")]
     pub working_set_bytes: u64,
     #[serde(default = "d_hot")]
@@ -29,13 +29,14 @@ pub struct GupsSpec {
     /// Where the hot set starts in the working set; default: its end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_offset_bytes: Option<u64>,
-    /// Spec §3: each update is a 64 B load + store.
+    /// Colloid setup: each update is a 64 B load + store.
     #[serde(default = "d_obj")]
     pub object_size_bytes: u64,
     /// Fraction of line traffic that is reads (load + store of each line: 0.5).
     #[serde(default = "d_rf")]
     pub read_fraction: f64,
-    /// Time at which the hot set moves to the start of the working set (spec fig. 4: 100 s).
+    /// Time at which the hot set moves to the start of the working set (the convergence figure,
+    /// fig. 4 in docs/tiering.md: 100 s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_move_s: Option<f64>,
     /// Trace-driven mode: replay this trace (any format `hmsim trace` reads; relative to the
@@ -47,7 +48,7 @@ pub struct GupsSpec {
     /// sets the working set, object size, read fraction and the default tier's capacity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<String>,
-    /// Size factor for `app` (1 = the spec's sizes; the quick study scales down).
+    /// Size factor for `app` (1 = the Colloid paper's sizes; the quick study scales down).
     #[serde(default = "d_one")]
     pub scale: f64,
     /// Trace-driven mode: application accesses each replayed access stands for (time and
