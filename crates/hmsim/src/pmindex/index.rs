@@ -88,6 +88,10 @@ pub trait PmIndex: Send {
 
 type CreateFn = fn(&mut PmRegion, &IndexOptions) -> PmResult<Box<dyn PmIndex>>;
 
+/// Makes an index in a region: creates an empty one, or recovers one from the region's
+/// contents (an [`IndexSpec`]'s `create` / `recover`, or a test's closure).
+pub type MakeIndex<'a> = dyn Fn(&mut PmRegion, &IndexOptions) -> PmResult<Box<dyn PmIndex>> + 'a;
+
 /// One registered index.
 pub struct IndexSpec {
     /// Name used in scenarios and results (`p-clht`, `cceh`, ...).

@@ -44,12 +44,14 @@
 //! docs/pm-index.md.
 
 mod alloc;
+mod counters;
 pub mod crash;
 pub mod hash;
 pub mod hwflush;
 mod index;
 mod key;
 pub mod keyslot;
+pub mod mem;
 pub mod ops;
 mod region;
 pub mod scenario;
@@ -65,6 +67,7 @@ pub use index::{
     OPT_NO_BLOAT, OPT_XPLINE,
 };
 pub use key::{mix, Key, KeyType};
+pub use mem::{Instr, Peek, PmMem};
 pub use ops::Op;
 pub use region::{
     CrashCapture, CrashImage, EventLog, POff, PmError, PmEvent, PmObserver, PmRegion, PmResult,
