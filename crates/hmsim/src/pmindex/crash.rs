@@ -193,7 +193,6 @@ fn check_image(
 
 #[cfg(test)]
 mod tests {
-    use super::super::hash;
     use super::super::testing::random_ops;
     use super::*;
 
@@ -204,7 +203,7 @@ mod tests {
             initial_bytes: 64 << 10,
             ..RegionConfig::default()
         };
-        for spec in hash::INDEXES {
+        for spec in crate::pmindex::registry::family("hash") {
             for kt in [KeyType::Int, KeyType::Str] {
                 for adversarial in [false, true] {
                     let ops = random_ops(kt, 250, 120, 11);
@@ -278,6 +277,7 @@ mod tests {
         }
         let spec = IndexSpec {
             name: "broken",
+            about: "forgets its flushes",
             family: "hash",
             create,
             recover,

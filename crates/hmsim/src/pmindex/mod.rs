@@ -54,6 +54,8 @@ pub mod keyslot;
 pub mod mem;
 pub mod ops;
 mod region;
+pub mod registry;
+mod rows;
 pub mod scenario;
 pub mod shared;
 pub mod sim;
@@ -63,7 +65,7 @@ pub mod ycsb;
 
 pub use alloc::{HEADER_BYTES, ROOT_SLOTS};
 pub use index::{
-    find, registry, IndexOptions, IndexSpec, PmIndex, TonicOpts, OPT_COALESCE, OPT_EVICT_VOLATILE,
+    IndexOptions, IndexSpec, MakeIndex, PmIndex, TonicOpts, OPT_COALESCE, OPT_EVICT_VOLATILE,
     OPT_NO_BLOAT, OPT_XPLINE,
 };
 pub use key::{mix, Key, KeyType};
@@ -73,5 +75,7 @@ pub use region::{
     CrashCapture, CrashImage, EventLog, POff, PmError, PmEvent, PmObserver, PmRegion, PmResult,
     PmStats, RegionConfig, LINE,
 };
-pub use scenario::run;
+pub use registry::{find, registry, INDEXES};
+pub use rows::{CostRow, CrashRow, PmIndexRow, RealThreadsRow};
+pub use scenario::{PmIndexConfig, PmIndexStudy};
 pub use shared::{SharedIndex, DEFAULT_SHARDS};

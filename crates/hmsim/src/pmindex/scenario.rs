@@ -5,23 +5,27 @@
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 use super::crash::{crash_test, CrashReport};
-use super::index::{find, IndexOptions, IndexSpec, PmIndex, TonicOpts};
+use super::index::{IndexOptions, IndexSpec, PmIndex, TonicOpts};
 use super::key::KeyType;
 use super::ops::Op;
 use super::region::{CrashCapture, PmRegion, PmStats, RegionConfig};
+use super::registry::INDEXES;
+use super::rows::{CostRow, CrashRow, PmIndexRow, RealThreadsRow};
 use super::shared::{run_threads, SharedIndex, ThreadRun, DEFAULT_SHARDS, MAX_SHARDS};
 use super::sim::ModelObserver;
 use super::testing::random_ops;
 use super::ycsb::{load_ops, run_ops, Distribution, Workload, YcsbSpec};
 use crate::cache::CacheConfig;
-use crate::config::{parse_toml, Validate, Validator};
-use crate::device::{Catalog, DeviceKind};
-use crate::error::ConfigError;
+use crate::config::{Validate, Validator};
+use crate::error::RunError;
 use crate::pmem::{Counters, DimmSpec, PmemConfig};
-use crate::registry::RunOutput;
+use crate::scenario::{to_map, Ctx, Output, Scenario};
+
+/// The `pm-index` module.
+pub struct PmIndexStudy;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -177,16 +181,11 @@ fn all() -> f64 {
     1.0
 }
 
+/// A `pm-index` scenario: the region, the index, the workload, the model, and what to measure
+/// on this machine (or a crash-consistency run instead).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PmIndexScenario {
-    pub module: String,
-    #[serde(default)]
-    pub seed: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+pub struct PmIndexConfig {
     #[serde(default)]
     pub pm: RegionConfig,
     pub index: IndexSection,
@@ -223,15 +222,22 @@ impl Validate for WorkloadSection {
     }
 }
 
-impl Validate for PmIndexScenario {
+impl Validate for PmIndexConfig {
     fn validate(&self, v: &mut Validator) {
         v.nested("pm", &self.pm);
         v.nested("workload", &self.workload);
         v.nested("model.pmem", &self.model.pmem);
         v.nested("model.cache", &self.model.cache);
-        match find(&self.index.name) {
-            Err(e) => v.fail("index.name", e),
-            Ok(spec) => {
+        match INDEXES.get(&self.index.name) {
+            None => v.fail(
+                "index.name",
+                format!(
+                    "unknown index '{}'; allowed: {}",
+                    self.index.name,
+                    INDEXES.names().join(", ")
+                ),
+            ),
+            Some(spec) => {
                 if !spec.key_types.contains(&self.index.key_type) {
                     v.fail(
                         "index.key_type",
@@ -301,7 +307,7 @@ fn run_phase(
     Ok(())
 }
 
-fn options(sc: &PmIndexScenario) -> IndexOptions {
+fn options(sc: &PmIndexConfig) -> IndexOptions {
     let mut o = IndexOptions::new(sc.index.key_type);
     o.capacity_hint = sc.index.capacity_hint;
     o.opts = sc.index.tonic;
@@ -310,7 +316,8 @@ fn options(sc: &PmIndexScenario) -> IndexOptions {
 
 /// Run the measured phase of `sc` through the model; (load ops, measured ops).
 pub fn measure(
-    sc: &PmIndexScenario,
+    sc: &PmIndexConfig,
+    seed: u64,
     spec: &IndexSpec,
     dimm: DimmSpec,
     load: &[Op],
@@ -326,7 +333,7 @@ pub fn measure(
         &sc.model.cache,
         threads,
         dimm,
-        sc.seed,
+        seed,
     ))));
     let snap = |pm: &mut PmRegion| {
         let s = pm.stats();
@@ -373,7 +380,7 @@ fn observer_as_model(o: &mut dyn super::region::PmObserver) -> &mut ModelObserve
 
 /// Wall-clock ops/s of the measured phase on this machine, without the model.
 pub fn real_throughput(
-    sc: &PmIndexScenario,
+    sc: &PmIndexConfig,
     spec: &IndexSpec,
     load: &[Op],
     run: &[Op],
@@ -395,7 +402,7 @@ pub fn real_throughput(
 /// (best of `throughput.repeats`, each on a fresh index; before A–E the load runs untimed
 /// on the same threads). YCSB inserts are of new keys, so a false one is a lost insert.
 pub fn real_threads_throughput(
-    sc: &PmIndexScenario,
+    sc: &PmIndexConfig,
     spec: &'static IndexSpec,
     load: &[Op],
     run: &[Op],
@@ -427,248 +434,208 @@ pub fn real_threads_throughput(
 
 /// One `real_threads` row per thread count: labelled real, wall clock, this machine.
 fn real_thread_rows(
-    sc: &PmIndexScenario,
+    sc: &PmIndexConfig,
     spec: &'static IndexSpec,
     load: &[Op],
     run: &[Op],
     ops: u64,
-) -> Result<Vec<Map<String, Value>>, String> {
+) -> Result<Vec<RealThreadsRow>, String> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut rows = Vec::new();
     for &t in &sc.throughput.real_threads {
         let b = real_threads_throughput(sc, spec, load, run, t as usize)?;
         let wall = b.wall_s.max(1e-9);
-        let mut r = Map::new();
-        for (k, v) in [
-            ("index", json!(spec.name)),
-            ("family", json!(spec.family)),
-            ("workload", json!(sc.workload.kind.name())),
-            ("distribution", json!(sc.workload.distribution)),
-            ("key_type", json!(sc.index.key_type.name())),
-            ("records", json!(sc.workload.records)),
-            ("ops", json!(ops)),
-            ("source", json!("real")),
-            ("clock", json!("wall")),
-            ("os_threads", json!(t)),
-            ("shards", json!(sc.throughput.shards)),
-            ("machine_cores", json!(cores)),
-            ("oversubscribed", json!(t as usize > cores)),
-            ("repeats", json!(sc.throughput.repeats.max(1))),
-            ("throughput_mops", json!(b.ops as f64 / wall / 1e6)),
-            ("wall_s", json!(b.wall_s)),
+        rows.push(RealThreadsRow {
+            index: spec.name.into(),
+            family: spec.family.into(),
+            workload: sc.workload.kind.name().into(),
+            distribution: sc.workload.distribution,
+            key_type: sc.index.key_type.name().into(),
+            records: sc.workload.records,
+            ops,
+            source: "real".into(),
+            clock: "wall".into(),
+            os_threads: t,
+            shards: sc.throughput.shards,
+            machine_cores: cores,
+            oversubscribed: t as usize > cores,
+            repeats: sc.throughput.repeats.max(1),
+            throughput_mops: b.ops as f64 / wall / 1e6,
+            wall_s: b.wall_s,
             // Operations that found their shard locked by another thread.
-            (
-                "lock_waits_per_op",
-                json!(b.lock_waits as f64 / b.ops.max(1) as f64),
-            ),
+            lock_waits_per_op: b.lock_waits as f64 / b.ops.max(1) as f64,
             // Cores the threads actually got (2 threads on a loaded machine may get ~1).
-            ("cores_used", json!(b.cpu_s / wall)),
-            (
-                "mops_per_cpu_s",
-                json!(b.ops as f64 / b.cpu_s.max(1e-9) / 1e6),
-            ),
-        ] {
-            r.insert(k.to_string(), v);
-        }
-        rows.push(r);
+            cores_used: b.cpu_s / wall,
+            mops_per_cpu_s: b.ops as f64 / b.cpu_s.max(1e-9) / 1e6,
+        });
     }
     Ok(rows)
 }
 
-pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, ConfigError> {
-    let sc: PmIndexScenario = parse_toml(text, file)?;
-    Validator::check(file, text, &sc)?;
-    let spec = find(&sc.index.name).map_err(|e| ConfigError::new(file, "index.name", e))?;
-    let dev = catalog.require(&sc.model.pmem.device, file, "model.pmem.device")?;
-    let rated = match (&dev.kind, dev.endurance.as_ref().and_then(|e| e.tbw_bytes)) {
-        (DeviceKind::Memory, Some(r)) => r,
-        _ => {
-            return Err(ConfigError::new(
-                file,
-                "model.pmem.device",
-                format!(
-                    "'{}' is not a memory device with endurance.tbw_bytes",
-                    dev.name
-                ),
-            ))
-        }
-    };
-    let mut out = RunOutput::new(
-        "pm-index",
-        sc.seed,
-        serde_json::to_value(&sc).unwrap_or(Value::Null),
-    );
-    let fail = |e: String| ConfigError::new(file, "index", format!("run failed: {e}"));
-    if let Some(c) = &sc.crash {
-        let ops = random_ops(sc.index.key_type, c.operations, c.key_space, sc.seed);
-        let modes: &[bool] = if c.adversarial {
-            &[false, true]
-        } else {
-            &[false]
-        };
-        for &adversarial in modes {
-            let cap = CrashCapture {
-                probability: c.probability,
-                adversarial,
+impl Scenario for PmIndexStudy {
+    const MODULE: &'static str = "pm-index";
+    const ABOUT: &'static str =
+        "persistent indexes on simulated PM: flushes, crash consistency, throughput";
+    type Config = PmIndexConfig;
+    type Row = PmIndexRow;
+
+    fn run(sc: &PmIndexConfig, ctx: &Ctx) -> Result<Output<PmIndexRow>, RunError> {
+        let spec = *INDEXES.require(&sc.index.name, ctx.file(), "index.name")?;
+        let (dev, rated) =
+            ctx.memory_device_with_endurance(&sc.model.pmem.device, "model.pmem.device")?;
+        let seed = ctx.seed();
+        let fail = |e: String| RunError::config(ctx.file(), "index", format!("run failed: {e}"));
+        if let Some(c) = &sc.crash {
+            let ops = random_ops(sc.index.key_type, c.operations, c.key_space, seed);
+            let modes: &[bool] = if c.adversarial {
+                &[false, true]
+            } else {
+                &[false]
             };
-            let r: CrashReport = crash_test(
-                spec,
-                sc.index.key_type,
-                sc.index.tonic,
-                &sc.pm,
-                &ops,
-                cap,
-                sc.seed,
+            let reports: Vec<CrashReport> = modes
+                .iter()
+                .map(|&adversarial| {
+                    let cap = CrashCapture {
+                        probability: c.probability,
+                        adversarial,
+                    };
+                    crash_test(
+                        spec,
+                        sc.index.key_type,
+                        sc.index.tonic,
+                        &sc.pm,
+                        &ops,
+                        cap,
+                        seed,
+                    )
+                })
+                .collect();
+            let failures: u64 = reports.iter().map(|r| r.failures).sum();
+            let images: u64 = reports.iter().map(|r| r.images_checked).sum();
+            let mut out = Output::new(
+                reports
+                    .iter()
+                    .map(|r| PmIndexRow::Crash(CrashRow::from(r)))
+                    .collect(),
             );
-            let row = serde_json::to_value(&r).unwrap_or(Value::Null);
-            if let Value::Object(mut m) = row {
-                m.insert("first_failures".into(), json!(r.first_failures.join(" | ")));
-                out.rows.push(m);
+            out.headline
+                .insert("crash_failures".into(), json!(failures));
+            out.headline.insert("images_checked".into(), json!(images));
+            return Ok(out);
+        }
+        let w = &sc.workload;
+        let y = YcsbSpec {
+            workload: w.kind,
+            key_type: sc.index.key_type,
+            distribution: w.distribution,
+            zipf_theta: w.zipf_theta,
+            records: w.records,
+            operations: w.operations,
+            scan_max: w.scan_max,
+        };
+        let load = load_ops(&y, seed);
+        let run_o = if w.kind == Workload::Load {
+            Vec::new()
+        } else {
+            run_ops(&y, seed)
+        };
+        let dimm = DimmSpec::from_rating(dev.capacity_bytes, rated);
+        let m = measure(sc, seed, spec, dimm, &load, &run_o).map_err(fail)?;
+        let tput = if sc.throughput.measure {
+            let mut best: f64 = 0.0;
+            for _ in 0..sc.throughput.repeats {
+                best = best.max(real_throughput(sc, spec, &load, &run_o).map_err(fail)?);
             }
+            Some(best)
+        } else {
+            None
+        };
+        let row = cost_row(sc, spec, &m, tput, rated);
+        let all = to_map(&row);
+        let mut out = Output::new(vec![PmIndexRow::Cost(Box::new(row))]);
+        if !sc.throughput.real_threads.is_empty() {
+            let rows = real_thread_rows(sc, spec, &load, &run_o, m.ops).map_err(fail)?;
+            out.table("real_threads", &rows);
         }
-        let failures: u64 = out
-            .rows
-            .iter()
-            .map(|r| r["failures"].as_u64().unwrap_or(0))
-            .sum();
-        let images: u64 = out
-            .rows
-            .iter()
-            .map(|r| r["images_checked"].as_u64().unwrap_or(0))
-            .sum();
-        out.headline
-            .insert("crash_failures".into(), json!(failures));
-        out.headline.insert("images_checked".into(), json!(images));
-        return Ok(out);
-    }
-    let w = &sc.workload;
-    let y = YcsbSpec {
-        workload: w.kind,
-        key_type: sc.index.key_type,
-        distribution: w.distribution,
-        zipf_theta: w.zipf_theta,
-        records: w.records,
-        operations: w.operations,
-        scan_max: w.scan_max,
-    };
-    let load = load_ops(&y, sc.seed);
-    let run_o = if w.kind == Workload::Load {
-        Vec::new()
-    } else {
-        run_ops(&y, sc.seed)
-    };
-    let dimm = DimmSpec::from_rating(dev.capacity_bytes, rated);
-    let m = measure(&sc, spec, dimm, &load, &run_o).map_err(fail)?;
-    let tput = if sc.throughput.measure {
-        let mut best: f64 = 0.0;
-        for _ in 0..sc.throughput.repeats {
-            best = best.max(real_throughput(&sc, spec, &load, &run_o).map_err(fail)?);
+        for k in [
+            "flushes_per_op",
+            "media_writes_64b_per_op",
+            "write_amplification",
+            "throughput_mops",
+        ] {
+            out.headline.insert(k.into(), all[k].clone());
         }
-        Some(best)
-    } else {
-        None
-    };
-    out.rows.push(row(&sc, spec, &m, tput, rated));
-    if !sc.throughput.real_threads.is_empty() {
-        let rows = real_thread_rows(&sc, spec, &load, &run_o, m.ops).map_err(fail)?;
-        out.tables.insert("real_threads".into(), rows);
+        Ok(out)
     }
-    for k in [
-        "flushes_per_op",
-        "media_writes_64b_per_op",
-        "write_amplification",
-        "throughput_mops",
-    ] {
-        out.headline.insert(k.into(), out.rows[0][k].clone());
-    }
-    Ok(out)
 }
 
-fn row(
-    sc: &PmIndexScenario,
+fn cost_row(
+    sc: &PmIndexConfig,
     spec: &IndexSpec,
     m: &Measured,
     tput: Option<f64>,
     rated: f64,
-) -> Map<String, Value> {
+) -> CostRow {
     let n = m.ops.max(1) as f64;
-    let per = |x: u64| json!(x as f64 / n);
+    let per = |x: u64| x as f64 / n;
     let c = &m.counters;
     let media_bytes = c.media_writes_64b as f64 * 64.0;
     let per_insert = (m.inserts > 0).then(|| media_bytes / m.inserts as f64);
     let t = &sc.index.tonic;
-    let mut r = Map::new();
-    for (k, v) in [
-        ("index", json!(spec.name)),
-        ("family", json!(spec.family)),
-        ("workload", json!(sc.workload.kind.name())),
-        (
-            "distribution",
-            serde_json::to_value(sc.workload.distribution).unwrap_or(Value::Null),
-        ),
-        ("key_type", json!(sc.index.key_type.name())),
-        ("threads", json!(sc.workload.threads)),
-        ("records", json!(sc.workload.records)),
-        ("ops", json!(m.ops)),
-        (
-            "flush",
-            serde_json::to_value(sc.pm.flush).unwrap_or(Value::Null),
-        ),
-        ("no_bloat", json!(t.no_bloat)),
-        ("coalesce_flushes", json!(sc.pm.coalesce_flushes)),
-        ("evict_volatile", json!(t.evict_volatile)),
-        ("xpline_nodes", json!(t.xpline_nodes)),
-        ("flushes_per_op", per(m.pm.flushes)),
-        ("fences_per_op", per(m.pm.fences)),
-        ("ntstores_per_op", per(m.pm.ntstores)),
-        ("alloc_flushes_per_op", per(m.pm.alloc_flushes)),
-        ("alloc_fences_per_op", per(m.pm.alloc_fences)),
-        ("resize_flushes_per_op", per(m.pm.resize_flushes)),
-        ("resize_fences_per_op", per(m.pm.resize_fences)),
-        ("resize_ntstores_per_op", per(m.pm.resize_ntstores)),
-        ("flushes_coalesced_per_op", per(m.pm.flushes_coalesced)),
-        ("loads_per_op", per(m.pm.loads)),
-        ("stores_per_op", per(m.pm.stores)),
-        ("llc_misses_per_op", per(m.llc_misses)),
-        ("wpq_inserts_per_op", per(c.wpq_inserts)),
-        ("write_requests_per_op", per(c.write_requests)),
-        ("read_requests_per_op", per(c.read_requests)),
-        ("media_writes_64b_per_op", per(c.media_writes_64b)),
-        (
-            "media_writes_256b_per_op",
-            json!(c.media_writes_64b as f64 / 4.0 / n),
-        ),
-        (
-            "write_amplification",
-            if c.write_requests == 0 {
-                Value::Null
-            } else {
-                json!(c.media_writes_64b as f64 / c.write_requests as f64)
-            },
-        ),
-        ("media_bytes_per_op", json!(media_bytes / n)),
-        ("media_bytes_per_insert", json!(per_insert)),
+    CostRow {
+        index: spec.name.into(),
+        family: spec.family.into(),
+        workload: sc.workload.kind.name().into(),
+        distribution: sc.workload.distribution,
+        key_type: sc.index.key_type.name().into(),
+        threads: sc.workload.threads,
+        records: sc.workload.records,
+        ops: m.ops,
+        flush: sc.pm.flush,
+        no_bloat: t.no_bloat,
+        coalesce_flushes: sc.pm.coalesce_flushes,
+        evict_volatile: t.evict_volatile,
+        xpline_nodes: t.xpline_nodes,
+        flushes_per_op: per(m.pm.flushes),
+        fences_per_op: per(m.pm.fences),
+        ntstores_per_op: per(m.pm.ntstores),
+        alloc_flushes_per_op: per(m.pm.alloc_flushes),
+        alloc_fences_per_op: per(m.pm.alloc_fences),
+        resize_flushes_per_op: per(m.pm.resize_flushes),
+        resize_fences_per_op: per(m.pm.resize_fences),
+        resize_ntstores_per_op: per(m.pm.resize_ntstores),
+        flushes_coalesced_per_op: per(m.pm.flushes_coalesced),
+        loads_per_op: per(m.pm.loads),
+        stores_per_op: per(m.pm.stores),
+        llc_misses_per_op: per(m.llc_misses),
+        wpq_inserts_per_op: per(c.wpq_inserts),
+        write_requests_per_op: per(c.write_requests),
+        read_requests_per_op: per(c.read_requests),
+        media_writes_64b_per_op: per(c.media_writes_64b),
+        media_writes_256b_per_op: c.media_writes_64b as f64 / 4.0 / n,
+        write_amplification: (c.write_requests != 0)
+            .then(|| c.media_writes_64b as f64 / c.write_requests as f64),
+        media_bytes_per_op: media_bytes / n,
+        media_bytes_per_insert: per_insert,
         // Ideal wear leveling: the module's rated bytes over the media bytes per insert.
-        (
-            "inserts_per_module",
-            json!(per_insert.filter(|&b| b > 0.0).map(|b| rated / b)),
-        ),
-        (
-            "sim_throughput_mops",
-            json!(if m.sim_ns > 0.0 {
-                n / m.sim_ns * 1e3
-            } else {
-                0.0
-            }),
-        ),
-        ("throughput_mops", json!(tput.map(|t| t / 1e6))),
-    ] {
-        r.insert(k.to_string(), v);
+        inserts_per_module: per_insert.filter(|&b| b > 0.0).map(|b| rated / b),
+        sim_throughput_mops: if m.sim_ns > 0.0 {
+            n / m.sim_ns * 1e3
+        } else {
+            0.0
+        },
+        throughput_mops: tput.map(|t| t / 1e6),
+        wpq_inserts: c.wpq_inserts,
+        write_requests: c.write_requests,
+        read_requests: c.read_requests,
+        media_writes_64b: c.media_writes_64b,
+        media_reads_64b: c.media_reads_64b,
+        xpbuffer_merges: c.xpbuffer_merges,
+        xpbuffer_early_writebacks: c.xpbuffer_early_writebacks,
+        ait_buffer_misses: c.ait_buffer_misses,
+        migrations: c.migrations,
+        bad_block_remaps: c.bad_block_remaps,
     }
-    for (k, v) in c.columns() {
-        r.insert(k.to_string(), v);
-    }
-    r
 }
 
 #[cfg(test)]

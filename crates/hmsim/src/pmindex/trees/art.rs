@@ -39,6 +39,7 @@ use crate::pmindex::{
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "p-art",
+    about: "RECIPE's P-ART: adaptive radix tree with N4, N16, N48 and N256 nodes",
     family: "ordered",
     create,
     recover,

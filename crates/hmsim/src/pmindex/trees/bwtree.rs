@@ -27,6 +27,7 @@ use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResu
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "p-bwtree",
+    about: "RECIPE's P-BwTree: delta chains on a mapping table, consolidation",
     family: "ordered",
     create,
     recover,

@@ -36,6 +36,7 @@ use crate::pmindex::{
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "fast-fair",
+    about: "FAST&FAIR: B+-tree with failure-atomic shifts, readers tolerate transients",
     family: "ordered",
     create,
     recover,

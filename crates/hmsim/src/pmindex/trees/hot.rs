@@ -45,6 +45,7 @@ use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResu
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "p-hot",
+    about: "RECIPE's P-HOT: height-optimized trie with copy-on-write nodes",
     family: "ordered",
     create,
     recover,

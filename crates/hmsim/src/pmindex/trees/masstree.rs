@@ -36,6 +36,7 @@ use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResu
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "p-masstree",
+    about: "RECIPE's P-Masstree: trie of B+-trees over 8 B key slices",
     family: "ordered",
     create,
     recover,
