@@ -89,14 +89,8 @@ fn options_text(options_json: &str) -> Result<String, ConfigError> {
     toml::to_string(&v).map_err(|e| bad(e.to_string()))
 }
 
-/// Replay `reader` on `device` (a catalog memory device with a rated endurance).
-pub fn lifetime_trace(
-    reader: &mut dyn TraceReader,
-    trace_name: &str,
-    device: &str,
-    options_json: &str,
-    catalog: &Catalog,
-) -> Result<RunOutput, ConfigError> {
+/// The replay options, parsed and validated as a scenario's configuration is.
+pub fn parse_options(options_json: &str) -> Result<ReplayOptions, ConfigError> {
     let text = options_text(options_json)?;
     // Lines of the generated text mean nothing to the caller: errors name the key only.
     let no_line = |mut e: ConfigError| {
@@ -105,6 +99,18 @@ pub fn lifetime_trace(
     };
     let opts: ReplayOptions = parse_toml(&text, OPTIONS).map_err(no_line)?;
     Validator::check(OPTIONS, &text, &opts).map_err(no_line)?;
+    Ok(opts)
+}
+
+/// Replay `reader` on `device` (a catalog memory device with a rated endurance).
+pub fn lifetime_trace(
+    reader: &mut dyn TraceReader,
+    trace_name: &str,
+    device: &str,
+    options_json: &str,
+    catalog: &Catalog,
+) -> Result<RunOutput, ConfigError> {
+    let opts = parse_options(options_json)?;
     let (dev, rated) = catalog.memory_with_rated_writes(device, "--device", "device")?;
     refuse_non_access(reader, trace_name)?;
     let mut pmem = opts.pmem.clone();
@@ -244,4 +250,30 @@ fn refuse_non_access(reader: &dyn TraceReader, trace_name: &str) -> Result<(), C
             reader.format()
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_read_like_a_scenario() {
+        let o = parse_options(r#"{"cores": 4, "pmem": {"dimms": 2}, "flush": "clflush"}"#).unwrap();
+        assert_eq!((o.cores, o.pmem.dimms, o.flush), (4, 2, FlushKind::Clflush));
+        assert!(o.drain && o.top_n == 10);
+        for (json, key) in [
+            (r#"{"cores": 0}"#, "cores"),
+            (r#"{"coress": 2}"#, "coress"),
+            (r#"{"pmem": {"dimmz": 3}}"#, "pmem.dimmz"),
+            (r#"{"flush": "sfence"}"#, "flush"),
+        ] {
+            let e = parse_options(json).unwrap_err();
+            assert_eq!(
+                (e.file.as_str(), e.key.as_str(), e.line),
+                (OPTIONS, key, None)
+            );
+        }
+        assert!(parse_options("[1]").unwrap_err().message.contains("object"));
+        assert!(parse_options("{").is_err());
+    }
 }

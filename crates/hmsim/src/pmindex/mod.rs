@@ -38,6 +38,7 @@ pub mod hwflush;
 mod index;
 mod key;
 pub mod keyslot;
+pub mod measure;
 pub mod mem;
 pub mod ops;
 mod region;
