@@ -23,9 +23,9 @@ pub static MODULES: Registry<Runner> = Registry::new(
             make: scenario::run::<crate::storage::Storage>,
         },
         Entry {
-            name: "pmem",
-            about: "Optane-class persistent memory: XPBuffer, AIT, write amplification, lifetime",
-            make: |t, f, c, _| crate::pmem::run(t, f, c),
+            name: crate::pmem::Pmem::MODULE,
+            about: crate::pmem::Pmem::ABOUT,
+            make: scenario::run::<crate::pmem::Pmem>,
         },
         Entry {
             name: "tiering",
@@ -38,9 +38,9 @@ pub static MODULES: Registry<Runner> = Registry::new(
             make: scenario::run::<crate::alloc::Allocators>,
         },
         Entry {
-            name: "pm-index",
-            about: "persistent indexes on simulated PM: flushes, crash consistency, throughput",
-            make: |t, f, c, _| crate::pmindex::run(t, f, c),
+            name: crate::pmindex::PmIndexStudy::MODULE,
+            about: crate::pmindex::PmIndexStudy::ABOUT,
+            make: scenario::run::<crate::pmindex::PmIndexStudy>,
         },
         Entry {
             name: crate::numa::Numa::MODULE,

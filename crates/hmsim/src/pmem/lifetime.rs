@@ -3,7 +3,6 @@
 //! module), and how much of the rated PBW an hour of the program consumes.
 
 use serde::Serialize;
-use serde_json::{json, Map, Value};
 
 use crate::hash::FastMap;
 
@@ -32,42 +31,6 @@ pub struct LifetimeReport {
     /// Share of the rated PBW one hour of the program consumes.
     pub rated_fraction_per_hour: f64,
     pub hottest_ranges: Vec<HotRange>,
-}
-
-impl LifetimeReport {
-    /// The lifetime columns of a results row.
-    pub fn columns(&self) -> [(&'static str, Value); 4] {
-        [
-            ("lifetime_years_no_wl", json!(self.years_no_wear_leveling)),
-            (
-                "lifetime_years_sim_wl",
-                json!(self.years_simulated_wear_leveling),
-            ),
-            (
-                "lifetime_years_ideal_wl",
-                json!(self.years_ideal_wear_leveling),
-            ),
-            (
-                "rated_fraction_per_hour",
-                json!(self.rated_fraction_per_hour),
-            ),
-        ]
-    }
-
-    /// The hottest ranges as rows of the `hot_ranges` table.
-    pub fn hot_range_rows(&self) -> Vec<Map<String, Value>> {
-        self.hottest_ranges
-            .iter()
-            .map(|h| {
-                let mut m = Map::new();
-                m.insert("start_addr".into(), json!(format!("{:#x}", h.start_addr)));
-                m.insert("bytes".into(), json!(h.bytes));
-                m.insert("media_writes_64b".into(), json!(h.media_writes_64b));
-                m.insert("share".into(), json!(h.share));
-                m
-            })
-            .collect()
-    }
 }
 
 const SECONDS_PER_YEAR: f64 = 365.25 * 24.0 * 3600.0;

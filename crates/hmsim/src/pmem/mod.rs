@@ -8,6 +8,7 @@ mod config;
 mod driver;
 pub mod lifetime;
 mod replay;
+mod rows;
 mod scenario;
 mod system;
 mod wear_table;
@@ -19,7 +20,8 @@ pub use driver::{
     run_workload, DimmSpec, Machine, Persist, PmemPattern, PmemRunResult, PmemWorkload,
 };
 pub use replay::{lifetime_trace, ReplayOptions};
-pub use scenario::run;
+pub use rows::{HotRangeRow, LifetimeRow, PmemRow};
+pub use scenario::{Pmem, PmemScenarioConfig};
 pub use system::{Counters, PmemSystem};
 pub use xpbuffer::XpBuffer;
 

@@ -4,16 +4,17 @@
 //! lines left in the caches at the end are written back (a finished program's data lands).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use super::config::PmemConfig;
 use super::driver::{DimmSpec, Machine, Persist};
 use super::lifetime;
+use super::rows::{hot_range_rows, ratio, LifetimeRow};
 use crate::cache::{CacheConfig, FlushKind};
-use crate::config::{Validate, Validator};
-use crate::device::{Catalog, DeviceKind};
+use crate::config::{parse_toml, Validate, Validator};
+use crate::device::Catalog;
 use crate::error::ConfigError;
-use crate::registry::RunOutput;
+use crate::scenario::{to_map, Output, RunOutput};
 use crate::trace::{Kind, TraceKind, TraceReader, NO_ID};
 
 /// Options of a trace replay (everything but the trace and the device).
@@ -74,6 +75,33 @@ impl Validate for ReplayOptions {
     }
 }
 
+/// Where errors in the replay options point.
+const OPTIONS: &str = "<options>";
+
+/// The replay options as TOML text, from the JSON object the Python side passes, so they are
+/// read like a scenario: key paths and "unknown key" in errors, the same sanity checks.
+fn options_text(options_json: &str) -> Result<String, ConfigError> {
+    let bad = |m: String| ConfigError::new(OPTIONS, "", format!("invalid replay options: {m}"));
+    let v: Value = serde_json::from_str(options_json).map_err(|e| bad(e.to_string()))?;
+    if !v.is_object() {
+        return Err(bad("expected an object of options".into()));
+    }
+    toml::to_string(&v).map_err(|e| bad(e.to_string()))
+}
+
+/// The replay options, parsed and validated as a scenario's configuration is.
+pub fn parse_options(options_json: &str) -> Result<ReplayOptions, ConfigError> {
+    let text = options_text(options_json)?;
+    // Lines of the generated text mean nothing to the caller: errors name the key only.
+    let no_line = |mut e: ConfigError| {
+        e.line = None;
+        e
+    };
+    let opts: ReplayOptions = parse_toml(&text, OPTIONS).map_err(no_line)?;
+    Validator::check(OPTIONS, &text, &opts).map_err(no_line)?;
+    Ok(opts)
+}
+
 /// Replay `reader` on `device` (a catalog memory device with a rated endurance).
 pub fn lifetime_trace(
     reader: &mut dyn TraceReader,
@@ -82,34 +110,8 @@ pub fn lifetime_trace(
     options_json: &str,
     catalog: &Catalog,
 ) -> Result<RunOutput, ConfigError> {
-    let opts: ReplayOptions = serde_json::from_str(options_json)
-        .map_err(|e| ConfigError::new("<options>", "", format!("invalid replay options: {e}")))?;
-    Validator::check("<options>", "", &opts)?;
-    let dev = catalog.require(device, "--device", "device")?;
-    if dev.kind != DeviceKind::Memory {
-        return Err(ConfigError::new(
-            "--device",
-            "device",
-            format!(
-                "'{}' is a block device; expected a memory device such as optane-pmem",
-                dev.name
-            ),
-        ));
-    }
-    let rated = dev
-        .endurance
-        .as_ref()
-        .and_then(|e| e.tbw_bytes)
-        .ok_or_else(|| {
-            ConfigError::new(
-                "--device",
-                "device",
-                format!(
-                    "device '{}' has no endurance.tbw_bytes (rated bytes written)",
-                    dev.name
-                ),
-            )
-        })?;
+    let opts = parse_options(options_json)?;
+    let (dev, rated) = catalog.memory_with_rated_writes(device, "--device", "device")?;
     refuse_non_access(reader, trace_name)?;
     let mut pmem = opts.pmem.clone();
     pmem.device = dev.name.clone();
@@ -176,55 +178,42 @@ pub fn lifetime_trace(
         &m.sys.page_media_writes(),
         opts.top_n,
     );
-    let ratio = |a: f64, b: f64| if b == 0.0 { Value::Null } else { json!(a / b) };
     let stored_known = unsized_writes == 0;
     let stored = if stored_known {
         m.stored_bytes as f64
     } else {
         0.0
     };
-    let stored_bytes = if stored_known {
-        json!(m.stored_bytes)
-    } else {
-        Value::Null
+    let row = LifetimeRow {
+        trace: trace_name.to_string(),
+        device: dev.name.clone(),
+        records,
+        instructions,
+        program_seconds: elapsed_s,
+        stored_bytes: stored_known.then_some(m.stored_bytes),
+        unsized_writes,
+        flushed_lines: m.h.flushed_lines,
+        wa_stores_to_wpq: ratio(c.wpq_inserts as f64 * 64.0, stored),
+        write_amplification: ratio(c.media_writes_64b as f64, c.write_requests as f64),
+        wa_end_to_end: ratio(c.media_writes_64b as f64 * 64.0, stored),
+        media_bytes_per_hour: life.media_write_rate_bytes_per_s * 3600.0,
+        wpq_inserts: c.wpq_inserts,
+        write_requests: c.write_requests,
+        read_requests: c.read_requests,
+        media_writes_64b: c.media_writes_64b,
+        media_reads_64b: c.media_reads_64b,
+        xpbuffer_merges: c.xpbuffer_merges,
+        xpbuffer_early_writebacks: c.xpbuffer_early_writebacks,
+        ait_buffer_misses: c.ait_buffer_misses,
+        migrations: c.migrations,
+        bad_block_remaps: c.bad_block_remaps,
+        lifetime_years_no_wl: life.years_no_wear_leveling,
+        lifetime_years_sim_wl: life.years_simulated_wear_leveling,
+        lifetime_years_ideal_wl: life.years_ideal_wear_leveling,
+        rated_fraction_per_hour: life.rated_fraction_per_hour,
     };
-    let mut row = Map::new();
-    for (k, v) in [
-        ("trace", json!(trace_name)),
-        ("device", json!(dev.name)),
-        ("records", json!(records)),
-        ("instructions", json!(instructions)),
-        ("program_seconds", json!(elapsed_s)),
-        ("stored_bytes", stored_bytes),
-        ("unsized_writes", json!(unsized_writes)),
-        ("flushed_lines", json!(m.h.flushed_lines)),
-        (
-            "wa_stores_to_wpq",
-            ratio(c.wpq_inserts as f64 * 64.0, stored),
-        ),
-        (
-            "write_amplification",
-            ratio(c.media_writes_64b as f64, c.write_requests as f64),
-        ),
-        (
-            "wa_end_to_end",
-            ratio(c.media_writes_64b as f64 * 64.0, stored),
-        ),
-        (
-            "media_bytes_per_hour",
-            json!(life.media_write_rate_bytes_per_s * 3600.0),
-        ),
-    ] {
-        row.insert(k.to_string(), v);
-    }
-    for (k, v) in c.columns().into_iter().chain(life.columns()) {
-        row.insert(k.to_string(), v);
-    }
-    let mut out = RunOutput::new(
-        "lifetime",
-        opts.seed,
-        serde_json::to_value(&opts).unwrap_or(Value::Null),
-    );
+    let all = to_map(&row);
+    let mut output = Output::new(vec![row]);
     for k in [
         "wa_end_to_end",
         "wa_stores_to_wpq",
@@ -233,12 +222,13 @@ pub fn lifetime_trace(
         "lifetime_years_no_wl",
         "lifetime_years_ideal_wl",
     ] {
-        out.headline.insert(k.to_string(), row[k].clone());
+        output.headline.insert(k.to_string(), all[k].clone());
     }
-    out.rows.push(row);
-    out.tables
-        .insert("hot_ranges".into(), life.hot_range_rows());
-    Ok(out)
+    output.table("hot_ranges", &hot_range_rows(&life));
+    let resolved = serde_json::to_value(&opts).unwrap_or(Value::Null);
+    Ok(RunOutput::from_output(
+        "lifetime", opts.seed, resolved, output,
+    ))
 }
 
 /// Lifetime replays CPU memory accesses: block-device requests and page events are refused
@@ -260,4 +250,30 @@ fn refuse_non_access(reader: &dyn TraceReader, trace_name: &str) -> Result<(), C
             reader.format()
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_read_like_a_scenario() {
+        let o = parse_options(r#"{"cores": 4, "pmem": {"dimms": 2}, "flush": "clflush"}"#).unwrap();
+        assert_eq!((o.cores, o.pmem.dimms, o.flush), (4, 2, FlushKind::Clflush));
+        assert!(o.drain && o.top_n == 10);
+        for (json, key) in [
+            (r#"{"cores": 0}"#, "cores"),
+            (r#"{"coress": 2}"#, "coress"),
+            (r#"{"pmem": {"dimmz": 3}}"#, "pmem.dimmz"),
+            (r#"{"flush": "sfence"}"#, "flush"),
+        ] {
+            let e = parse_options(json).unwrap_err();
+            assert_eq!(
+                (e.file.as_str(), e.key.as_str(), e.line),
+                (OPTIONS, key, None)
+            );
+        }
+        assert!(parse_options("[1]").unwrap_err().message.contains("object"));
+        assert!(parse_options("{").is_err());
+    }
 }

@@ -44,26 +44,6 @@ impl Counters {
             ait_buffer_misses: self.ait_buffer_misses - before.ait_buffer_misses,
         }
     }
-
-    /// The counters as results columns, named as PCM and ipmctl name them.
-    pub fn columns(&self) -> [(&'static str, serde_json::Value); 10] {
-        use serde_json::json;
-        [
-            ("wpq_inserts", json!(self.wpq_inserts)),
-            ("write_requests", json!(self.write_requests)),
-            ("read_requests", json!(self.read_requests)),
-            ("media_writes_64b", json!(self.media_writes_64b)),
-            ("media_reads_64b", json!(self.media_reads_64b)),
-            ("xpbuffer_merges", json!(self.xpbuffer_merges)),
-            (
-                "xpbuffer_early_writebacks",
-                json!(self.xpbuffer_early_writebacks),
-            ),
-            ("ait_buffer_misses", json!(self.ait_buffer_misses)),
-            ("migrations", json!(self.migrations)),
-            ("bad_block_remaps", json!(self.bad_block_remaps)),
-        ]
-    }
 }
 
 /// Queued-write entries of a DIMM above which the ones already started are dropped.

@@ -79,6 +79,9 @@ impl PmRegion {
             self.bump_alloc(csize, align)
         };
         self.in_alloc = false;
+        if res.is_ok() {
+            self.live_bytes += size;
+        }
         res
     }
 
@@ -107,6 +110,14 @@ impl PmRegion {
         self.write_u64(head_off, off);
         self.persist(head_off, 8);
         self.in_alloc = false;
+        // Saturating: a block allocated before a reopen was never counted.
+        self.live_bytes = self.live_bytes.saturating_sub(size);
+    }
+
+    /// Bytes handed out by `alloc` and not freed since the region was opened (volatile
+    /// bookkeeping for tests that bound an index's memory; requested sizes, not classes).
+    pub fn live_bytes(&self) -> u64 {
+        self.live_bytes
     }
 
     /// Root slot `i` (0..8): where an index keeps the offset of its top-level object.

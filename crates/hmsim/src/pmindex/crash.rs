@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::index::{IndexSpec, TonicOpts};
+use super::index::{IndexOptions, IndexSpec, MakeIndex, TonicOpts};
 use super::key::{Key, KeyType};
 use super::ops::Op;
 use super::region::{CrashCapture, CrashImage, PmRegion, RegionConfig};
-use super::testing::fresh;
+use super::testing::fresh_with;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CrashReport {
@@ -35,6 +35,29 @@ pub struct CrashReport {
     pub first_failures: Vec<String>,
 }
 
+/// What the harness crash-tests: how to make an empty index in a fresh region and how to
+/// reopen one from a crash image. A registered index is one ([`Subject::of`]); a test can
+/// build one for an index with options no [`IndexSpec`] exposes (e.g. small nodes).
+pub struct Subject<'a> {
+    pub name: &'a str,
+    /// Whether range scans are offered (scans are skipped otherwise).
+    pub ordered: bool,
+    pub create: &'a MakeIndex<'a>,
+    pub recover: &'a MakeIndex<'a>,
+}
+
+impl<'a> Subject<'a> {
+    /// A registered index, created and recovered through its spec.
+    pub fn of(spec: &'a IndexSpec) -> Subject<'a> {
+        Subject {
+            name: spec.name,
+            ordered: spec.ordered(),
+            create: &spec.create,
+            recover: &spec.recover,
+        }
+    }
+}
+
 /// Crash-test `ops` on a fresh `spec` index.
 pub fn crash_test(
     spec: &IndexSpec,
@@ -45,12 +68,25 @@ pub fn crash_test(
     capture: CrashCapture,
     seed: u64,
 ) -> CrashReport {
+    crash_test_subject(&Subject::of(spec), kt, opts, rcfg, ops, capture, seed)
+}
+
+/// Crash-test `ops` on a fresh index made by `subject`.
+pub fn crash_test_subject(
+    subject: &Subject,
+    kt: KeyType,
+    opts: TonicOpts,
+    rcfg: &RegionConfig,
+    ops: &[Op],
+    capture: CrashCapture,
+    seed: u64,
+) -> CrashReport {
     let mut rcfg = rcfg.clone();
     rcfg.hardware_flush = false; // images are checked in DRAM
-    let (mut pm, mut idx, o) = fresh(spec, kt, opts, rcfg.clone());
+    let (mut pm, mut idx, o) = fresh_with(subject.create, kt, opts, rcfg.clone());
     pm.track_crashes(Some(capture), crate::rng::stream(seed, "pmindex.crash"));
     let mut rep = CrashReport {
-        index: spec.name.into(),
+        index: subject.name.into(),
         key_type: kt.name().into(),
         adversarial: capture.adversarial,
         ..CrashReport::default()
@@ -60,7 +96,7 @@ pub fn crash_test(
     let check =
         |img: &CrashImage, model: &BTreeMap<Key, u64>, op: Option<&Op>, rep: &mut CrashReport| {
             rep.images_checked += 1;
-            if let Err(e) = check_image(spec, &o, &rcfg, img, model, op) {
+            if let Err(e) = check_image(subject, &o, &rcfg, img, model, op) {
                 rep.failures += 1;
                 if rep.first_failures.len() < 5 {
                     rep.first_failures
@@ -69,7 +105,7 @@ pub fn crash_test(
             }
         };
     for op in ops {
-        if matches!(op, Op::Scan(..)) && !spec.ordered() {
+        if matches!(op, Op::Scan(..)) && !subject.ordered {
             continue;
         }
         if let Err(e) = op.apply(idx.as_mut(), &mut pm) {
@@ -93,15 +129,15 @@ pub fn crash_test(
 
 /// Recover one image and check it against the model before `op` (in flight at the crash).
 fn check_image(
-    spec: &IndexSpec,
-    o: &super::index::IndexOptions,
+    subject: &Subject,
+    o: &IndexOptions,
     rcfg: &RegionConfig,
     img: &CrashImage,
     before: &BTreeMap<Key, u64>,
     op: Option<&Op>,
 ) -> Result<(), String> {
     let mut pm = PmRegion::from_image(&img.bytes, rcfg.clone()).map_err(|e| e.to_string())?;
-    let mut idx = (spec.recover)(&mut pm, o).map_err(|e| format!("recovery failed: {e}"))?;
+    let mut idx = (subject.recover)(&mut pm, o).map_err(|e| format!("recovery failed: {e}"))?;
     idx.check_invariants(&pm)
         .map_err(|e| format!("invariant after recovery: {e}"))?;
     let got: BTreeMap<Key, u64> = idx.entries(&pm).into_iter().collect();
@@ -137,6 +173,12 @@ fn check_image(
             ));
         }
     }
+    // Every recovered entry is found by a lookup, not only by listing the structure.
+    for (key, v) in &got {
+        if idx.lookup(&mut pm, *key) != Some(*v) {
+            return Err(format!("recovered {key:?} = {v} not found by a lookup"));
+        }
+    }
     // The recovered index keeps working.
     let fresh_key = Key::of(o.key_type, u64::MAX - 7);
     if !idx
@@ -151,7 +193,6 @@ fn check_image(
 
 #[cfg(test)]
 mod tests {
-    use super::super::hash;
     use super::super::testing::random_ops;
     use super::*;
 
@@ -162,7 +203,7 @@ mod tests {
             initial_bytes: 64 << 10,
             ..RegionConfig::default()
         };
-        for spec in hash::INDEXES {
+        for spec in crate::pmindex::registry::family("hash") {
             for kt in [KeyType::Int, KeyType::Str] {
                 for adversarial in [false, true] {
                     let ops = random_ops(kt, 250, 120, 11);
@@ -183,7 +224,7 @@ mod tests {
     /// persists would fail; here, a region that never flushes loses completed inserts.
     #[test]
     fn the_harness_detects_missing_flushes() {
-        use super::super::index::{IndexOptions, PmIndex};
+        use super::super::index::PmIndex;
         use super::super::region::{POff, PmResult};
         struct NoFlush {
             root: POff,
@@ -236,6 +277,7 @@ mod tests {
         }
         let spec = IndexSpec {
             name: "broken",
+            about: "forgets its flushes",
             family: "hash",
             create,
             recover,

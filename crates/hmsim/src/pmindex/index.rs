@@ -88,10 +88,16 @@ pub trait PmIndex: Send {
 
 type CreateFn = fn(&mut PmRegion, &IndexOptions) -> PmResult<Box<dyn PmIndex>>;
 
+/// Makes an index in a region: creates an empty one, or recovers one from the region's
+/// contents (an [`IndexSpec`]'s `create` / `recover`, or a test's closure).
+pub type MakeIndex<'a> = dyn Fn(&mut PmRegion, &IndexOptions) -> PmResult<Box<dyn PmIndex>> + 'a;
+
 /// One registered index.
 pub struct IndexSpec {
     /// Name used in scenarios and results (`p-clht`, `cceh`, ...).
     pub name: &'static str,
+    /// One line on what the index is.
+    pub about: &'static str,
     /// `hash` or `ordered` (ordered indexes support `scan`).
     pub family: &'static str,
     /// Format a new, empty index in the region and publish it in `opts.root_slot`.
@@ -109,24 +115,4 @@ impl IndexSpec {
     pub fn ordered(&self) -> bool {
         self.family == "ordered"
     }
-}
-
-/// Every index, by name: `super::hash::INDEXES` then `super::trees::INDEXES`.
-pub fn registry() -> Vec<&'static IndexSpec> {
-    super::hash::INDEXES
-        .iter()
-        .chain(super::trees::INDEXES.iter())
-        .copied()
-        .collect()
-}
-
-/// The index called `name`, or an error listing the allowed names.
-pub fn find(name: &str) -> Result<&'static IndexSpec, String> {
-    registry()
-        .into_iter()
-        .find(|s| s.name == name)
-        .ok_or_else(|| {
-            let names: Vec<_> = registry().iter().map(|s| s.name).collect();
-            format!("unknown index '{name}'; allowed: {}", names.join(", "))
-        })
 }

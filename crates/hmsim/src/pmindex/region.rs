@@ -11,6 +11,7 @@ use std::path::Path;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+pub use super::counters::PmStats;
 use super::hwflush;
 use crate::cache::FlushKind;
 use crate::hash::FastSet;
@@ -19,6 +20,7 @@ use crate::rng::SimRng;
 /// Byte offset into a region; 0 is the null offset (the header lives there).
 pub type POff = u64;
 
+/// Bytes in a cache line (the unit of flushes and crash images).
 pub const LINE: u64 = crate::cache::LINE_BYTES;
 
 /// What went wrong inside a region.
@@ -133,48 +135,6 @@ impl PmObserver for EventLog {
     }
 }
 
-/// Counts of the primitives. `alloc_*` are the persistent allocator's own flushes and fences
-/// (reported apart so the index's persist cost is comparable to RECIPE's, which used malloc).
-/// `resize_*` are the part of the index's own `flushes` / `fences` / `ntstores` issued while
-/// it resizes or splits (a subset of them, not extra).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct PmStats {
-    pub loads: u64,
-    pub stores: u64,
-    pub load_bytes: u64,
-    pub store_bytes: u64,
-    pub ntstores: u64,
-    pub flushes: u64,
-    /// Flushes dropped by `coalesce_flushes`.
-    pub flushes_coalesced: u64,
-    pub fences: u64,
-    pub alloc_flushes: u64,
-    pub alloc_fences: u64,
-    pub resize_flushes: u64,
-    pub resize_fences: u64,
-    pub resize_ntstores: u64,
-}
-
-impl PmStats {
-    pub fn minus(&self, b: &PmStats) -> PmStats {
-        PmStats {
-            loads: self.loads - b.loads,
-            stores: self.stores - b.stores,
-            load_bytes: self.load_bytes - b.load_bytes,
-            store_bytes: self.store_bytes - b.store_bytes,
-            ntstores: self.ntstores - b.ntstores,
-            flushes: self.flushes - b.flushes,
-            flushes_coalesced: self.flushes_coalesced - b.flushes_coalesced,
-            fences: self.fences - b.fences,
-            alloc_flushes: self.alloc_flushes - b.alloc_flushes,
-            alloc_fences: self.alloc_fences - b.alloc_fences,
-            resize_flushes: self.resize_flushes - b.resize_flushes,
-            resize_fences: self.resize_fences - b.resize_fences,
-            resize_ntstores: self.resize_ntstores - b.resize_ntstores,
-        }
-    }
-}
-
 /// How crash images are taken at persist points (each fence).
 #[derive(Debug, Clone, Copy)]
 pub struct CrashCapture {
@@ -248,6 +208,8 @@ pub struct PmRegion {
     slow: bool,
     /// Volatile allocator state (rebuilt from the header on open).
     pub(super) bump: u64,
+    /// Bytes allocated and not freed since opening (see `live_bytes`).
+    pub(super) live_bytes: u64,
 }
 
 impl PmRegion {
@@ -356,6 +318,7 @@ impl PmRegion {
             crash: None,
             slow,
             bump: 0,
+            live_bytes: 0,
         })
     }
 

@@ -2,26 +2,27 @@
 //! (per-operation flushes, fences, LLC misses, WPQ inserts, write requests, media writes, WA,
 //! lifetime cost) plus real throughput on this machine; optionally a crash-consistency run.
 
-use std::time::Instant;
-
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 use super::crash::{crash_test, CrashReport};
-use super::index::{find, IndexOptions, IndexSpec, PmIndex, TonicOpts};
+use super::index::TonicOpts;
 use super::key::KeyType;
-use super::ops::Op;
-use super::region::{CrashCapture, PmRegion, PmStats, RegionConfig};
-use super::shared::{run_threads, SharedIndex, ThreadRun, DEFAULT_SHARDS, MAX_SHARDS};
-use super::sim::ModelObserver;
+use super::measure::{cost_row, measure, real_thread_rows, real_throughput};
+use super::region::{CrashCapture, RegionConfig};
+use super::registry::INDEXES;
+use super::rows::{CrashRow, PmIndexRow};
+use super::shared::{DEFAULT_SHARDS, MAX_SHARDS};
 use super::testing::random_ops;
 use super::ycsb::{load_ops, run_ops, Distribution, YcsbSpec, YcsbWorkload};
 use crate::cache::CacheConfig;
-use crate::config::{parse_toml, Validate, Validator};
-use crate::device::{Catalog, DeviceKind};
-use crate::error::ConfigError;
-use crate::pmem::{Counters, DimmSpec, PmemConfig};
-use crate::registry::RunOutput;
+use crate::config::{Validate, Validator};
+use crate::error::RunError;
+use crate::pmem::{DimmSpec, PmemConfig};
+use crate::scenario::{to_map, Ctx, Output, Scenario};
+
+/// The `pm-index` module.
+pub struct PmIndexStudy;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -177,16 +178,11 @@ fn all() -> f64 {
     1.0
 }
 
+/// A `pm-index` scenario: the region, the index, the workload, the model, and what to measure
+/// on this machine (or a crash-consistency run instead).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PmIndexScenario {
-    pub module: String,
-    #[serde(default)]
-    pub seed: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+pub struct PmIndexConfig {
     #[serde(default)]
     pub pm: RegionConfig,
     pub index: IndexSection,
@@ -223,15 +219,22 @@ impl Validate for WorkloadSection {
     }
 }
 
-impl Validate for PmIndexScenario {
+impl Validate for PmIndexConfig {
     fn validate(&self, v: &mut Validator) {
         v.nested("pm", &self.pm);
         v.nested("workload", &self.workload);
         v.nested("model.pmem", &self.model.pmem);
         v.nested("model.cache", &self.model.cache);
-        match find(&self.index.name) {
-            Err(e) => v.fail("index.name", e),
-            Ok(spec) => {
+        match INDEXES.get(&self.index.name) {
+            None => v.fail(
+                "index.name",
+                format!(
+                    "unknown index '{}'; allowed: {}",
+                    self.index.name,
+                    INDEXES.names().join(", ")
+                ),
+            ),
+            Some(spec) => {
                 if !spec.key_types.contains(&self.index.key_type) {
                     v.fail(
                         "index.key_type",
@@ -278,397 +281,101 @@ impl Validate for PmIndexScenario {
     }
 }
 
-/// Per-phase measurement through the model.
-pub struct Measured {
-    pub ops: u64,
-    pub inserts: u64,
-    pub pm: PmStats,
-    pub counters: Counters,
-    pub llc_misses: u64,
-    pub sim_ns: f64,
-}
+impl Scenario for PmIndexStudy {
+    const MODULE: &'static str = "pm-index";
+    const ABOUT: &'static str =
+        "persistent indexes on simulated PM: flushes, crash consistency, throughput";
+    type Config = PmIndexConfig;
+    type Row = PmIndexRow;
 
-fn run_phase(
-    idx: &mut dyn PmIndex,
-    pm: &mut PmRegion,
-    ops: &[Op],
-    threads: usize,
-) -> Result<(), String> {
-    for (i, op) in ops.iter().enumerate() {
-        pm.set_thread(i % threads);
-        op.apply(idx, pm).map_err(|e| format!("{op:?}: {e}"))?;
-    }
-    Ok(())
-}
-
-fn options(sc: &PmIndexScenario) -> IndexOptions {
-    let mut o = IndexOptions::new(sc.index.key_type);
-    o.capacity_hint = sc.index.capacity_hint;
-    o.opts = sc.index.tonic;
-    o
-}
-
-/// Run the measured phase of `sc` through the model; (load ops, measured ops).
-pub fn measure(
-    sc: &PmIndexScenario,
-    spec: &IndexSpec,
-    dimm: DimmSpec,
-    load: &[Op],
-    run: &[Op],
-) -> Result<Measured, String> {
-    let threads = sc.workload.threads as usize;
-    let mut cfg = sc.pm.clone();
-    cfg.hardware_flush = false; // the model run is about counts, not wall time
-    let mut pm = PmRegion::anonymous(cfg).map_err(|e| e.to_string())?;
-    let mut idx = (spec.create)(&mut pm, &options(sc)).map_err(|e| e.to_string())?;
-    pm.set_observer(Some(Box::new(ModelObserver::new(
-        &sc.model.pmem,
-        &sc.model.cache,
-        threads,
-        dimm,
-        sc.seed,
-    ))));
-    let snap = |pm: &mut PmRegion| {
-        let s = pm.stats();
-        let o = pm.observer_mut().expect("model attached");
-        let m = observer_as_model(o);
-        (s, m.m.sys.counters(), m.llc_misses(), m.m.elapsed_ns())
-    };
-    let measured: &[Op] = if sc.workload.kind == YcsbWorkload::Load {
-        load
-    } else {
-        run_phase(idx.as_mut(), &mut pm, load, threads)?;
-        // The load's dirty lines are written back before the run phase is measured.
-        observer_as_model(pm.observer_mut().expect("model attached"))
-            .m
-            .drain();
-        run
-    };
-    let (s0, c0, l0, t0) = snap(&mut pm);
-    run_phase(idx.as_mut(), &mut pm, measured, threads)?;
-    // A finished program's dirty lines land in PMem (they cost media writes too).
-    {
-        let m = observer_as_model(pm.observer_mut().expect("model attached"));
-        m.m.drain();
-    }
-    let (s1, c1, l1, t1) = snap(&mut pm);
-    Ok(Measured {
-        ops: measured.len() as u64,
-        inserts: measured
-            .iter()
-            .filter(|o| matches!(o, Op::Insert(..)))
-            .count() as u64,
-        pm: s1.minus(&s0),
-        counters: c1.since(&c0),
-        llc_misses: l1 - l0,
-        sim_ns: t1 - t0,
-    })
-}
-
-fn observer_as_model(o: &mut dyn super::region::PmObserver) -> &mut ModelObserver {
-    o.as_any_mut()
-        .and_then(|a| a.downcast_mut::<ModelObserver>())
-        .expect("the model observer")
-}
-
-/// Wall-clock ops/s of the measured phase on this machine, without the model.
-pub fn real_throughput(
-    sc: &PmIndexScenario,
-    spec: &IndexSpec,
-    load: &[Op],
-    run: &[Op],
-) -> Result<f64, String> {
-    let mut pm = PmRegion::anonymous(sc.pm.clone()).map_err(|e| e.to_string())?;
-    let mut idx = (spec.create)(&mut pm, &options(sc)).map_err(|e| e.to_string())?;
-    let measured: &[Op] = if sc.workload.kind == YcsbWorkload::Load {
-        load
-    } else {
-        run_phase(idx.as_mut(), &mut pm, load, 1)?;
-        run
-    };
-    let t = Instant::now();
-    run_phase(idx.as_mut(), &mut pm, measured, 1)?;
-    Ok(measured.len() as f64 / t.elapsed().as_secs_f64().max(1e-9))
-}
-
-/// Wall-clock ops/s of the measured phase on `threads` OS threads sharing a [`SharedIndex`]
-/// (best of `throughput.repeats`, each on a fresh index; before A–E the load runs untimed
-/// on the same threads). YCSB inserts are of new keys, so a false one is a lost insert.
-pub fn real_threads_throughput(
-    sc: &PmIndexScenario,
-    spec: &'static IndexSpec,
-    load: &[Op],
-    run: &[Op],
-    threads: usize,
-) -> Result<ThreadRun, String> {
-    let mut best: Option<ThreadRun> = None;
-    for _ in 0..sc.throughput.repeats.max(1) {
-        let idx = SharedIndex::create(spec, &options(sc), &sc.pm, sc.throughput.shards)
-            .map_err(|e| e.to_string())?;
-        let measured = if sc.workload.kind == YcsbWorkload::Load {
-            load
-        } else {
-            run_threads(&idx, load, threads)?;
-            run
-        };
-        let r = run_threads(&idx, measured, threads)?;
-        if r.failed_inserts > 0 {
-            return Err(format!(
-                "{} inserts of new keys returned false on {threads} threads",
-                r.failed_inserts
-            ));
-        }
-        if best.is_none_or(|b| r.wall_s < b.wall_s) {
-            best = Some(r);
-        }
-    }
-    Ok(best.expect("at least one repeat"))
-}
-
-/// One `real_threads` row per thread count: labelled real, wall clock, this machine.
-fn real_thread_rows(
-    sc: &PmIndexScenario,
-    spec: &'static IndexSpec,
-    load: &[Op],
-    run: &[Op],
-    ops: u64,
-) -> Result<Vec<Map<String, Value>>, String> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut rows = Vec::new();
-    for &t in &sc.throughput.real_threads {
-        let b = real_threads_throughput(sc, spec, load, run, t as usize)?;
-        let wall = b.wall_s.max(1e-9);
-        let mut r = Map::new();
-        for (k, v) in [
-            ("index", json!(spec.name)),
-            ("family", json!(spec.family)),
-            ("workload", json!(sc.workload.kind.name())),
-            ("distribution", json!(sc.workload.distribution)),
-            ("key_type", json!(sc.index.key_type.name())),
-            ("records", json!(sc.workload.records)),
-            ("ops", json!(ops)),
-            ("source", json!("real")),
-            ("clock", json!("wall")),
-            ("os_threads", json!(t)),
-            ("shards", json!(sc.throughput.shards)),
-            ("machine_cores", json!(cores)),
-            ("oversubscribed", json!(t as usize > cores)),
-            ("repeats", json!(sc.throughput.repeats.max(1))),
-            ("throughput_mops", json!(b.ops as f64 / wall / 1e6)),
-            ("wall_s", json!(b.wall_s)),
-            // Operations that found their shard locked by another thread.
-            (
-                "lock_waits_per_op",
-                json!(b.lock_waits as f64 / b.ops.max(1) as f64),
-            ),
-            // Cores the threads actually got (2 threads on a loaded machine may get ~1).
-            ("cores_used", json!(b.cpu_s / wall)),
-            (
-                "mops_per_cpu_s",
-                json!(b.ops as f64 / b.cpu_s.max(1e-9) / 1e6),
-            ),
-        ] {
-            r.insert(k.to_string(), v);
-        }
-        rows.push(r);
-    }
-    Ok(rows)
-}
-
-pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, ConfigError> {
-    let sc: PmIndexScenario = parse_toml(text, file)?;
-    Validator::check(file, text, &sc)?;
-    let spec = find(&sc.index.name).map_err(|e| ConfigError::new(file, "index.name", e))?;
-    let dev = catalog.require(&sc.model.pmem.device, file, "model.pmem.device")?;
-    let rated = match (&dev.kind, dev.endurance.as_ref().and_then(|e| e.tbw_bytes)) {
-        (DeviceKind::Memory, Some(r)) => r,
-        _ => {
-            return Err(ConfigError::new(
-                file,
-                "model.pmem.device",
-                format!(
-                    "'{}' is not a memory device with endurance.tbw_bytes",
-                    dev.name
-                ),
-            ))
-        }
-    };
-    let mut out = RunOutput::new(
-        "pm-index",
-        sc.seed,
-        serde_json::to_value(&sc).unwrap_or(Value::Null),
-    );
-    let fail = |e: String| ConfigError::new(file, "index", format!("run failed: {e}"));
-    if let Some(c) = &sc.crash {
-        let ops = random_ops(sc.index.key_type, c.operations, c.key_space, sc.seed);
-        let modes: &[bool] = if c.adversarial {
-            &[false, true]
-        } else {
-            &[false]
-        };
-        for &adversarial in modes {
-            let cap = CrashCapture {
-                probability: c.probability,
-                adversarial,
+    fn run(sc: &PmIndexConfig, ctx: &Ctx) -> Result<Output<PmIndexRow>, RunError> {
+        let spec = *INDEXES.require(&sc.index.name, ctx.file(), "index.name")?;
+        let (dev, rated) =
+            ctx.memory_device_with_endurance(&sc.model.pmem.device, "model.pmem.device")?;
+        let seed = ctx.seed();
+        let fail = |e: String| RunError::config(ctx.file(), "index", format!("run failed: {e}"));
+        if let Some(c) = &sc.crash {
+            let ops = random_ops(sc.index.key_type, c.operations, c.key_space, seed);
+            let modes: &[bool] = if c.adversarial {
+                &[false, true]
+            } else {
+                &[false]
             };
-            let r: CrashReport = crash_test(
-                spec,
-                sc.index.key_type,
-                sc.index.tonic,
-                &sc.pm,
-                &ops,
-                cap,
-                sc.seed,
+            let reports: Vec<CrashReport> = modes
+                .iter()
+                .map(|&adversarial| {
+                    let cap = CrashCapture {
+                        probability: c.probability,
+                        adversarial,
+                    };
+                    crash_test(
+                        spec,
+                        sc.index.key_type,
+                        sc.index.tonic,
+                        &sc.pm,
+                        &ops,
+                        cap,
+                        seed,
+                    )
+                })
+                .collect();
+            let failures: u64 = reports.iter().map(|r| r.failures).sum();
+            let images: u64 = reports.iter().map(|r| r.images_checked).sum();
+            let mut out = Output::new(
+                reports
+                    .iter()
+                    .map(|r| PmIndexRow::Crash(CrashRow::from(r)))
+                    .collect(),
             );
-            let row = serde_json::to_value(&r).unwrap_or(Value::Null);
-            if let Value::Object(mut m) = row {
-                m.insert("first_failures".into(), json!(r.first_failures.join(" | ")));
-                out.rows.push(m);
+            out.headline
+                .insert("crash_failures".into(), json!(failures));
+            out.headline.insert("images_checked".into(), json!(images));
+            return Ok(out);
+        }
+        let w = &sc.workload;
+        let y = YcsbSpec {
+            workload: w.kind,
+            key_type: sc.index.key_type,
+            distribution: w.distribution,
+            zipf_theta: w.zipf_theta,
+            records: w.records,
+            operations: w.operations,
+            scan_max: w.scan_max,
+        };
+        let load = load_ops(&y, seed);
+        let run_o = if w.kind == YcsbWorkload::Load {
+            Vec::new()
+        } else {
+            run_ops(&y, seed)
+        };
+        let dimm = DimmSpec::from_rating(dev.capacity_bytes, rated);
+        let m = measure(sc, seed, spec, dimm, &load, &run_o).map_err(fail)?;
+        let tput = if sc.throughput.measure {
+            let mut best: f64 = 0.0;
+            for _ in 0..sc.throughput.repeats {
+                best = best.max(real_throughput(sc, spec, &load, &run_o).map_err(fail)?);
             }
+            Some(best)
+        } else {
+            None
+        };
+        let row = cost_row(sc, spec, &m, tput, rated);
+        let all = to_map(&row);
+        let mut out = Output::new(vec![PmIndexRow::Cost(Box::new(row))]);
+        if !sc.throughput.real_threads.is_empty() {
+            let rows = real_thread_rows(sc, spec, &load, &run_o, m.ops).map_err(fail)?;
+            out.table("real_threads", &rows);
         }
-        let failures: u64 = out
-            .rows
-            .iter()
-            .map(|r| r["failures"].as_u64().unwrap_or(0))
-            .sum();
-        let images: u64 = out
-            .rows
-            .iter()
-            .map(|r| r["images_checked"].as_u64().unwrap_or(0))
-            .sum();
-        out.headline
-            .insert("crash_failures".into(), json!(failures));
-        out.headline.insert("images_checked".into(), json!(images));
-        return Ok(out);
-    }
-    let w = &sc.workload;
-    let y = YcsbSpec {
-        workload: w.kind,
-        key_type: sc.index.key_type,
-        distribution: w.distribution,
-        zipf_theta: w.zipf_theta,
-        records: w.records,
-        operations: w.operations,
-        scan_max: w.scan_max,
-    };
-    let load = load_ops(&y, sc.seed);
-    let run_o = if w.kind == YcsbWorkload::Load {
-        Vec::new()
-    } else {
-        run_ops(&y, sc.seed)
-    };
-    let dimm = DimmSpec::from_rating(dev.capacity_bytes, rated);
-    let m = measure(&sc, spec, dimm, &load, &run_o).map_err(fail)?;
-    let tput = if sc.throughput.measure {
-        let mut best: f64 = 0.0;
-        for _ in 0..sc.throughput.repeats {
-            best = best.max(real_throughput(&sc, spec, &load, &run_o).map_err(fail)?);
-        }
-        Some(best)
-    } else {
-        None
-    };
-    out.rows.push(row(&sc, spec, &m, tput, rated));
-    if !sc.throughput.real_threads.is_empty() {
-        let rows = real_thread_rows(&sc, spec, &load, &run_o, m.ops).map_err(fail)?;
-        out.tables.insert("real_threads".into(), rows);
-    }
-    for k in [
-        "flushes_per_op",
-        "media_writes_64b_per_op",
-        "write_amplification",
-        "throughput_mops",
-    ] {
-        out.headline.insert(k.into(), out.rows[0][k].clone());
-    }
-    Ok(out)
-}
-
-fn row(
-    sc: &PmIndexScenario,
-    spec: &IndexSpec,
-    m: &Measured,
-    tput: Option<f64>,
-    rated: f64,
-) -> Map<String, Value> {
-    let n = m.ops.max(1) as f64;
-    let per = |x: u64| json!(x as f64 / n);
-    let c = &m.counters;
-    let media_bytes = c.media_writes_64b as f64 * 64.0;
-    let per_insert = (m.inserts > 0).then(|| media_bytes / m.inserts as f64);
-    let t = &sc.index.tonic;
-    let mut r = Map::new();
-    for (k, v) in [
-        ("index", json!(spec.name)),
-        ("family", json!(spec.family)),
-        ("workload", json!(sc.workload.kind.name())),
-        (
-            "distribution",
-            serde_json::to_value(sc.workload.distribution).unwrap_or(Value::Null),
-        ),
-        ("key_type", json!(sc.index.key_type.name())),
-        ("threads", json!(sc.workload.threads)),
-        ("records", json!(sc.workload.records)),
-        ("ops", json!(m.ops)),
-        (
-            "flush",
-            serde_json::to_value(sc.pm.flush).unwrap_or(Value::Null),
-        ),
-        ("no_bloat", json!(t.no_bloat)),
-        ("coalesce_flushes", json!(sc.pm.coalesce_flushes)),
-        ("evict_volatile", json!(t.evict_volatile)),
-        ("xpline_nodes", json!(t.xpline_nodes)),
-        ("flushes_per_op", per(m.pm.flushes)),
-        ("fences_per_op", per(m.pm.fences)),
-        ("ntstores_per_op", per(m.pm.ntstores)),
-        ("alloc_flushes_per_op", per(m.pm.alloc_flushes)),
-        ("alloc_fences_per_op", per(m.pm.alloc_fences)),
-        ("resize_flushes_per_op", per(m.pm.resize_flushes)),
-        ("resize_fences_per_op", per(m.pm.resize_fences)),
-        ("resize_ntstores_per_op", per(m.pm.resize_ntstores)),
-        ("flushes_coalesced_per_op", per(m.pm.flushes_coalesced)),
-        ("loads_per_op", per(m.pm.loads)),
-        ("stores_per_op", per(m.pm.stores)),
-        ("llc_misses_per_op", per(m.llc_misses)),
-        ("wpq_inserts_per_op", per(c.wpq_inserts)),
-        ("write_requests_per_op", per(c.write_requests)),
-        ("read_requests_per_op", per(c.read_requests)),
-        ("media_writes_64b_per_op", per(c.media_writes_64b)),
-        (
-            "media_writes_256b_per_op",
-            json!(c.media_writes_64b as f64 / 4.0 / n),
-        ),
-        (
+        for k in [
+            "flushes_per_op",
+            "media_writes_64b_per_op",
             "write_amplification",
-            if c.write_requests == 0 {
-                Value::Null
-            } else {
-                json!(c.media_writes_64b as f64 / c.write_requests as f64)
-            },
-        ),
-        ("media_bytes_per_op", json!(media_bytes / n)),
-        ("media_bytes_per_insert", json!(per_insert)),
-        // Ideal wear leveling: the module's rated bytes over the media bytes per insert.
-        (
-            "inserts_per_module",
-            json!(per_insert.filter(|&b| b > 0.0).map(|b| rated / b)),
-        ),
-        (
-            "sim_throughput_mops",
-            json!(if m.sim_ns > 0.0 {
-                n / m.sim_ns * 1e3
-            } else {
-                0.0
-            }),
-        ),
-        ("throughput_mops", json!(tput.map(|t| t / 1e6))),
-    ] {
-        r.insert(k.to_string(), v);
+            "throughput_mops",
+        ] {
+            out.headline.insert(k.into(), all[k].clone());
+        }
+        Ok(out)
     }
-    for (k, v) in c.columns() {
-        r.insert(k.to_string(), v);
-    }
-    r
 }
 
 #[cfg(test)]

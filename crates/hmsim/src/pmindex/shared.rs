@@ -95,40 +95,6 @@ fn shard_options(opts: &IndexOptions, shards: usize) -> IndexOptions {
     }
 }
 
-/// Field-by-field sum (an exhaustive pattern, so a new counter cannot be forgotten).
-pub fn add_stats(a: &PmStats, b: &PmStats) -> PmStats {
-    let PmStats {
-        loads,
-        stores,
-        load_bytes,
-        store_bytes,
-        ntstores,
-        flushes,
-        flushes_coalesced,
-        fences,
-        alloc_flushes,
-        alloc_fences,
-        resize_flushes,
-        resize_fences,
-        resize_ntstores,
-    } = *b;
-    PmStats {
-        loads: a.loads + loads,
-        stores: a.stores + stores,
-        load_bytes: a.load_bytes + load_bytes,
-        store_bytes: a.store_bytes + store_bytes,
-        ntstores: a.ntstores + ntstores,
-        flushes: a.flushes + flushes,
-        flushes_coalesced: a.flushes_coalesced + flushes_coalesced,
-        fences: a.fences + fences,
-        alloc_flushes: a.alloc_flushes + alloc_flushes,
-        alloc_fences: a.alloc_fences + alloc_fences,
-        resize_flushes: a.resize_flushes + resize_flushes,
-        resize_fences: a.resize_fences + resize_fences,
-        resize_ntstores: a.resize_ntstores + resize_ntstores,
-    }
-}
-
 impl SharedIndex {
     /// `shards` empty `spec` indexes, each in its own anonymous region (`cfg`'s initial size
     /// and limit divided by `shards`; a shard starts at ≥ 64 KiB), each created with
@@ -283,9 +249,7 @@ impl SharedIndex {
 
     /// The instrumentation counters of all shards, summed.
     pub fn stats(&self) -> PmStats {
-        (0..self.shards.len()).fold(PmStats::default(), |s, i| {
-            add_stats(&s, &self.lock(i).pm.stats())
-        })
+        (0..self.shards.len()).fold(PmStats::default(), |s, i| s.plus(&self.lock(i).pm.stats()))
     }
 
     /// Bytes in use over all shards.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use rand::Rng;
 
-use super::index::{IndexOptions, IndexSpec, PmIndex, TonicOpts};
+use super::index::{IndexOptions, IndexSpec, MakeIndex, PmIndex, TonicOpts};
 use super::key::{Key, KeyType};
 use super::ops::{Op, Outcome};
 use super::region::{PmRegion, RegionConfig};
@@ -18,11 +18,21 @@ pub fn fresh(
     opts: TonicOpts,
     rcfg: RegionConfig,
 ) -> (PmRegion, Box<dyn PmIndex>, IndexOptions) {
+    fresh_with(&spec.create, kt, opts, rcfg)
+}
+
+/// A fresh anonymous region with an empty index from `create` in it.
+pub fn fresh_with(
+    create: &MakeIndex<'_>,
+    kt: KeyType,
+    opts: TonicOpts,
+    rcfg: RegionConfig,
+) -> (PmRegion, Box<dyn PmIndex>, IndexOptions) {
     let mut pm = PmRegion::anonymous(rcfg).expect("anonymous region");
     let mut o = IndexOptions::new(kt);
     o.opts = opts;
     o.capacity_hint = 16;
-    let idx = (spec.create)(&mut pm, &o).expect("create index");
+    let idx = create(&mut pm, &o).expect("create index");
     (pm, idx, o)
 }
 

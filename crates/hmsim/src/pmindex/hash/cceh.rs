@@ -37,6 +37,7 @@ const DIR_HDR: u64 = 64;
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "cceh",
+    about: "CCEH: cacheline-conscious extendible hashing (segments, directory doubling)",
     family: "hash",
     create,
     recover,

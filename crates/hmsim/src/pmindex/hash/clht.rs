@@ -39,6 +39,7 @@ const OCCUP_AFTER_RES_PCT: f64 = 40.0;
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "p-clht",
+    about: "RECIPE's P-CLHT: cache-line buckets, chained, lock-based resize",
     family: "hash",
     create,
     recover,

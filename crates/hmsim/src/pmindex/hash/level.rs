@@ -30,6 +30,7 @@ const DESC: u64 = 64;
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "level-hashing",
+    about: "Level hashing: two levels, one-move displacement, resize rehashes the bottom level",
     family: "hash",
     create,
     recover,

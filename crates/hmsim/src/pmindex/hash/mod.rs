@@ -4,18 +4,12 @@ pub mod cceh;
 pub mod clht;
 pub mod level;
 
-use super::index::IndexSpec;
-
-/// Hash indexes, by name.
-pub static INDEXES: &[&IndexSpec] = &[&clht::SPEC, &cceh::SPEC, &level::SPEC];
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::super::testing::model_check;
     use super::super::{Key, KeyType, Op, TonicOpts};
-    use super::INDEXES;
 
     fn op(string: bool) -> impl Strategy<Value = Op> {
         let key = (1u64..48).prop_map(move |k| {
@@ -51,7 +45,7 @@ mod tests {
         fn hash_indexes_behave_like_a_map((string, switches, ops) in case()) {
             let kt = if string { KeyType::Str } else { KeyType::Int };
             let opts = TonicOpts { no_bloat: switches, evict_volatile: switches, xpline_nodes: switches };
-            for spec in INDEXES {
+            for spec in crate::pmindex::registry::family("hash") {
                 model_check(spec, kt, opts, &ops).map_err(TestCaseError::fail)?;
             }
         }

@@ -39,6 +39,7 @@ use crate::pmindex::{
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "p-art",
+    about: "RECIPE's P-ART: adaptive radix tree with N4, N16, N48 and N256 nodes",
     family: "ordered",
     create,
     recover,
@@ -68,7 +69,7 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
         cfg: config(o),
         meta: pm.root(o.root_slot),
     };
-    OrderedIndex::<Instr>::recover(&mut t, &mut Instr::new(pm));
+    OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
     Ok(Box::new(Adapted {
         inner: t,
         key_type: o.key_type,
@@ -92,6 +93,7 @@ pub struct ArtConfig {
     pub no_bloat: bool,
 }
 
+#[derive(Clone)]
 pub struct Art {
     kind: KeyKind,
     cfg: ArtConfig,
@@ -925,12 +927,12 @@ impl<M: PmMem> OrderedIndex<M> for Art {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ordered::int_key;
     use super::super::ordered::testing::*;
-    use super::super::ordered::{int_key, SimPm};
     use super::*;
     use proptest::prelude::*;
 
-    fn tree(pm: &mut SimPm, kind: KeyKind) -> Art {
+    fn tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> Art {
         Art::new(pm, kind, ArtConfig::default())
     }
 
@@ -942,7 +944,7 @@ mod tests {
     #[test]
     fn model_int_and_str() {
         for kind in [KeyKind::Int, KeyKind::Str] {
-            let mut pm = SimPm::new(64 << 20);
+            let mut pm = test_pm();
             let mut t = tree(&mut pm, kind);
             run_model(&mut t, &mut pm, &random_ops(kind, 3, 6000, 3000));
         }
@@ -954,7 +956,7 @@ mod tests {
             xpline_aligned: true,
             no_bloat: true,
         };
-        let mut pm = SimPm::new(64 << 20);
+        let mut pm = test_pm();
         let mut t = Art::new(&mut pm, KeyKind::Int, cfg);
         // Dense small keys fill nodes up to N256.
         run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, 4, 5000, 600));
@@ -964,7 +966,7 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(24))]
         #[test]
         fn prop_model(seed in 0u64..1_000_000, n in 1usize..600, space in 1u64..100_000) {
-            let mut pm = SimPm::new(16 << 20);
+            let mut pm = test_pm();
             let mut t = tree(&mut pm, KeyKind::Int);
             run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, seed, n, space));
         }
@@ -972,9 +974,9 @@ mod tests {
 
     #[test]
     fn flush_counts_closed_form() {
-        let mut pm = SimPm::new(1 << 20);
+        let mut pm = test_pm();
         let mut t = tree(&mut pm, KeyKind::Int);
-        let c = |pm: &SimPm| (pm.counts.flushes, pm.counts.ntstores);
+        let c = |pm: &TestPm| (pm.stats().flushes, pm.stats().ntstores);
         // Into the root N256 (empty slot): record flush + one non-temporal store.
         let b = c(&pm);
         t.insert(&mut pm, &int_key(0x0100_0000_0000_0000), 1);
@@ -1003,7 +1005,7 @@ mod tests {
     }
 
     /// Inner nodes by type (N4, N16, N48, N256), root included.
-    fn type_counts(t: &Art, pm: &SimPm) -> [usize; 4] {
+    fn type_counts(t: &Art, pm: &TestPm) -> [usize; 4] {
         let mut out = [0; 4];
         let mut stack = vec![t.root(pm)];
         while let Some(n) = stack.pop() {
@@ -1032,14 +1034,14 @@ mod tests {
                 no_bloat: true,
             },
         ] {
-            let mut pm = SimPm::new(16 << 20);
+            let mut pm = test_pm();
             let mut t = Art::new(&mut pm, KeyKind::Int, cfg);
-            let empty_live = pm.live_bytes;
+            let empty_live = pm.live_bytes();
             for i in 0..4096 {
                 assert!(t.insert(&mut pm, &dense(i), i));
             }
             assert_eq!(type_counts(&t, &pm), [0, 1, 0, 17]);
-            let (full_live, full_frontier) = (pm.live_bytes, pm.frontier());
+            let (full_live, full_frontier) = (pm.live_bytes(), pm.used_bytes());
             // Keep 20 then 5 then 3 keys per byte-7 node: N256 → N48 → N16 → N4.
             for (keep, want) in [(20, [0, 1, 16, 1]), (5, [0, 17, 0, 1]), (3, [16, 1, 0, 1])] {
                 for i in (0..4096).filter(|i| i % 256 >= keep) {
@@ -1054,7 +1056,7 @@ mod tests {
             assert_eq!(type_counts(&t, &pm), [0, 0, 0, 1]);
             if !cfg.no_bloat {
                 // Every record and node freed: only the superblock and the root stay.
-                assert_eq!(pm.live_bytes, empty_live);
+                assert_eq!(pm.live_bytes(), empty_live);
             }
             // A second fill reuses the freed blocks: no growth past the first fill.
             for i in 0..4096 {
@@ -1063,14 +1065,14 @@ mod tests {
             if !cfg.no_bloat {
                 // (no_bloat leaks the nodes growth replaces: see `insert_grow`.)
                 assert!(
-                    pm.live_bytes <= full_live,
+                    pm.live_bytes() <= full_live,
                     "{} > {full_live}",
-                    pm.live_bytes
+                    pm.live_bytes()
                 );
                 // Bounded, not exact: a freed block is reused only by a request of its size
                 // and alignment, so the second fill takes some fresh space (measured +14%).
                 let bound = full_frontier + full_frontier / 4;
-                assert!(pm.frontier() <= bound, "{} > {bound}", pm.frontier());
+                assert!(pm.used_bytes() <= bound, "{} > {bound}", pm.used_bytes());
             }
             t.check(&pm).unwrap();
         }
@@ -1116,9 +1118,9 @@ mod tests {
     #[test]
     fn one_child_node_merges_into_child() {
         let k = |w: u64| int_key(w).to_vec();
-        let mut pm = SimPm::new(1 << 20);
+        let mut pm = test_pm();
         let mut t = tree(&mut pm, KeyKind::Int);
-        let empty_live = pm.live_bytes;
+        let empty_live = pm.live_bytes();
         // Under root byte 0x01: an N4 at level 6 (prefix: 5 zero bytes) holding an N4 at
         // level 7 (keys a1, a2) under byte 0x01 and the leaf b under byte 0x02.
         let (a1, a2, b) = (
@@ -1135,7 +1137,7 @@ mod tests {
         assert_eq!(counters(&pm, upper).0, 6);
         assert_eq!(prefix(&pm, lower).count, 0);
         // b goes: the level-6 N4 is left with the level-7 one, which moves up.
-        let before = pm.counts;
+        let before = pm.stats();
         assert!(t.remove(&mut pm, &k(b)));
         assert_eq!(type_counts(&t, &pm), [1, 0, 0, 1]);
         assert_eq!(t.get_child(&pm, t.root(&pm), 0x01), lower);
@@ -1144,9 +1146,9 @@ mod tests {
         assert_eq!((p.count, p.bytes), (6, [0, 0, 0, 0]));
         assert_eq!(counters(&pm, lower).0, 7);
         // Parent slot: one non-temporal store; the child's prefix: one flush; two fences.
-        assert_eq!(pm.counts.ntstores - before.ntstores, 1);
-        assert_eq!(pm.counts.flushes - before.flushes, 1);
-        assert_eq!(pm.counts.fences - before.fences, 2);
+        assert_eq!(pm.stats().ntstores - before.ntstores, 1);
+        assert_eq!(pm.stats().flushes - before.flushes, 1);
+        assert_eq!(pm.stats().fences - before.fences, 2);
         t.check(&pm).unwrap();
         assert_eq!(t.lookup(&pm, &k(a1)), Some(a1));
         assert_eq!(t.lookup(&pm, &k(a2)), Some(a2));
@@ -1165,7 +1167,7 @@ mod tests {
             assert!(t.remove(&mut pm, &k(w)));
         }
         assert_eq!(type_counts(&t, &pm), [0, 0, 0, 1]);
-        assert_eq!(pm.live_bytes, empty_live);
+        assert_eq!(pm.live_bytes(), empty_live);
         // An inner child with a 5-byte prefix (more than the 4 stored) under an N4 at
         // level 1: merged, the child's prefix is [0x02, its 5 bytes]: 6 bytes, 4 stored.
         let (c1, c2, d) = (
@@ -1195,9 +1197,9 @@ mod tests {
     #[test]
     fn string_keys_merge_long_prefixes() {
         use rand::seq::SliceRandom;
-        let mut pm = SimPm::new(16 << 20);
+        let mut pm = test_pm();
         let mut t = tree(&mut pm, KeyKind::Str);
-        let empty_live = pm.live_bytes;
+        let empty_live = pm.live_bytes();
         let mut r = crate::rng::stream(4, "art.merge.str");
         let mut keys: Vec<u64> = (0..3000u64)
             .map(|i| i * 7_777_777_777 % 10u64.pow(15))
@@ -1216,7 +1218,7 @@ mod tests {
             }
         }
         assert_eq!(type_counts(&t, &pm), [0, 0, 0, 1]);
-        assert_eq!(pm.live_bytes, empty_live);
+        assert_eq!(pm.live_bytes(), empty_live);
     }
 
     /// Crash at every fence while string-key deletes merge nodes into inner children (long

@@ -27,6 +27,7 @@ use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResu
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "p-bwtree",
+    about: "RECIPE's P-BwTree: delta chains on a mapping table, consolidation",
     family: "ordered",
     create,
     recover,
@@ -49,7 +50,7 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
         meta: pm.root(o.root_slot),
         scratch: Vec::new(),
     };
-    OrderedIndex::<Instr>::recover(&mut t, &mut Instr::new(pm));
+    OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
     Ok(Box::new(Adapted {
         inner: t,
         key_type: o.key_type,
@@ -65,6 +66,7 @@ const NODE_MAX: usize = 64;
 const CHUNK_SLOTS: u64 = 4096;
 const DIR_SLOTS: u64 = 1024;
 
+#[derive(Clone)]
 pub struct BwTree {
     kind: KeyKind,
     meta: u64,
@@ -570,8 +572,8 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ordered::int_key;
     use super::super::ordered::testing::*;
-    use super::super::ordered::{int_key, SimPm};
     use super::*;
     use proptest::prelude::*;
 
@@ -583,7 +585,7 @@ mod tests {
     #[test]
     fn model_int_and_str() {
         for kind in [KeyKind::Int, KeyKind::Str] {
-            let mut pm = SimPm::new(64 << 20);
+            let mut pm = test_pm();
             let mut t = BwTree::new(&mut pm, kind);
             run_model(&mut t, &mut pm, &random_ops(kind, 13, 6000, 3000));
         }
@@ -593,7 +595,7 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(16))]
         #[test]
         fn prop_model(seed in 0u64..1_000_000, n in 1usize..600, space in 1u64..400) {
-            let mut pm = SimPm::new(16 << 20);
+            let mut pm = test_pm();
             let mut t = BwTree::new(&mut pm, KeyKind::Int);
             run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, seed, n, space));
         }
@@ -603,16 +605,16 @@ mod tests {
     /// (base of 48 + 16 * 8 = 176 B = 3 lines, + slot).
     #[test]
     fn flush_counts_closed_form() {
-        let mut pm = SimPm::new(4 << 20);
+        let mut pm = test_pm();
         let mut t = BwTree::new(&mut pm, KeyKind::Int);
         for k in 1..=7u64 {
-            let b = pm.counts.flushes;
+            let b = pm.stats().flushes;
             t.insert(&mut pm, &int_key(k), k);
-            assert_eq!(pm.counts.flushes - b, 2);
+            assert_eq!(pm.stats().flushes - b, 2);
         }
-        let b = pm.counts.flushes;
+        let b = pm.stats().flushes;
         t.insert(&mut pm, &int_key(8), 8);
-        assert_eq!(pm.counts.flushes - b, 2 + 3 + 1);
+        assert_eq!(pm.stats().flushes - b, 2 + 3 + 1);
     }
 
     #[test]

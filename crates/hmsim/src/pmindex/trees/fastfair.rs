@@ -36,6 +36,7 @@ use crate::pmindex::{
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "fast-fair",
+    about: "FAST&FAIR: B+-tree with failure-atomic shifts, readers tolerate transients",
     family: "ordered",
     create,
     recover,
@@ -64,7 +65,7 @@ fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let cfg = config(pm, o);
     let mut t = FastFair::open(pm.root(o.root_slot), o.key_type.into(), cfg);
-    OrderedIndex::<Instr>::recover(&mut t, &mut Instr::new(pm));
+    OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
     Ok(Box::new(Adapted {
         inner: t,
         key_type: o.key_type,
@@ -97,6 +98,7 @@ impl Default for FastFairConfig {
     }
 }
 
+#[derive(Clone)]
 pub struct FastFair {
     kind: KeyKind,
     cfg: FastFairConfig,
@@ -935,12 +937,12 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ordered::int_key;
     use super::super::ordered::testing::*;
-    use super::super::ordered::{int_key, SimPm};
     use super::*;
     use proptest::prelude::*;
 
-    fn tree(pm: &mut SimPm, kind: KeyKind) -> FastFair {
+    fn tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> FastFair {
         FastFair::new(pm, kind, FastFairConfig::default())
     }
 
@@ -952,7 +954,7 @@ mod tests {
     #[test]
     fn model_int_and_str() {
         for kind in [KeyKind::Int, KeyKind::Str] {
-            let mut pm = SimPm::new(64 << 20);
+            let mut pm = test_pm();
             let mut t = tree(&mut pm, kind);
             run_model(&mut t, &mut pm, &random_ops(kind, 1, 6000, 3000));
         }
@@ -965,7 +967,7 @@ mod tests {
             no_bloat: true,
             coalesce: true,
         };
-        let mut pm = SimPm::new(64 << 20);
+        let mut pm = test_pm();
         let mut t = FastFair::new(&mut pm, KeyKind::Int, cfg);
         run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, 2, 4000, 2000));
     }
@@ -974,7 +976,7 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(24))]
         #[test]
         fn prop_model(seed in 0u64..1_000_000, n in 1usize..600, space in 1u64..400) {
-            let mut pm = SimPm::new(16 << 20);
+            let mut pm = test_pm();
             let mut t = tree(&mut pm, KeyKind::Int);
             run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, seed, n, space));
         }
@@ -983,9 +985,9 @@ mod tests {
     /// Hand-computed flush counts for inserts without a split.
     #[test]
     fn flush_counts_closed_form() {
-        let mut pm = SimPm::new(1 << 20);
+        let mut pm = test_pm();
         let mut t = tree(&mut pm, KeyKind::Int);
-        let f = |pm: &SimPm| pm.counts.flushes;
+        let f = |pm: &TestPm| pm.stats().flushes;
         // Empty leaf: record (1) + line 0 (1).
         let b = f(&pm);
         assert!(t.insert(&mut pm, &int_key(100), 1));
@@ -1002,7 +1004,7 @@ mod tests {
         let b = f(&pm);
         t.insert(&mut pm, &int_key(1), 1);
         assert_eq!(f(&pm) - b, 4);
-        assert_eq!(pm.counts.ntstores, 0);
+        assert_eq!(pm.stats().ntstores, 0);
     }
 
     /// Hand-computed persist counts for a merge: leaves 10..140 | 150..300 under a root;
@@ -1010,7 +1012,7 @@ mod tests {
     /// merged in and the root, left without a separator, collapses.
     #[test]
     fn merge_flush_counts_closed_form() {
-        let mut pm = SimPm::new(1 << 20);
+        let mut pm = test_pm();
         let mut t = tree(&mut pm, KeyKind::Int);
         for i in 1..=30 {
             t.insert(&mut pm, &int_key(10 * i), i);
@@ -1020,14 +1022,14 @@ mod tests {
             (t.count(&pm, left), t.count(&pm, pm.load(left + 8))),
             (14, 16)
         );
-        let b = pm.counts;
+        let b = pm.stats();
         assert!(t.remove(&mut pm, &int_key(10)));
         // Shift left of 14 entries: lines 0..3 as the shift leaves them (4); staging the 16
         // appended entries from slot 13 to the node's end: lines 3..7 under one fence (5);
         // the separator out of the root (1); the first appended entry (1); the sibling
         // pointer (1); the superblock's root pointer (1).
-        assert_eq!(pm.counts.flushes - b.flushes, 4 + 5 + 1 + 1 + 1 + 1);
-        assert_eq!(pm.counts.fences - b.fences, 4 + 1 + 1 + 1 + 1 + 1);
+        assert_eq!(pm.stats().flushes - b.flushes, 4 + 5 + 1 + 1 + 1 + 1);
+        assert_eq!(pm.stats().fences - b.fences, 4 + 1 + 1 + 1 + 1 + 1);
         assert_eq!(t.root(&pm), left);
         assert_eq!((t.count(&pm, left), pm.load(left + 8)), (29, 0));
         t.check(&pm).unwrap();
@@ -1055,7 +1057,7 @@ mod tests {
     };
 
     /// Every node, level by level from the root: (level, node, entries).
-    fn nodes(t: &FastFair, pm: &SimPm) -> Vec<(u32, u64, usize)> {
+    fn nodes(t: &FastFair, pm: &TestPm) -> Vec<(u32, u64, usize)> {
         let mut out = Vec::new();
         let mut first = t.root(pm);
         loop {
@@ -1072,7 +1074,7 @@ mod tests {
     }
 
     /// What the original's rebalancing maintains: no node but the root below `min_entries`.
-    fn assert_min_fill(t: &FastFair, pm: &SimPm) {
+    fn assert_min_fill(t: &FastFair, pm: &TestPm) {
         let root = t.root(pm);
         for (level, n, c) in nodes(t, pm) {
             assert!(
@@ -1116,7 +1118,7 @@ mod tests {
                              small in any::<bool>(), str_keys in any::<bool>()) {
             let kind = if str_keys { KeyKind::Str } else { KeyKind::Int };
             let cfg = if small { SMALL } else { FastFairConfig::default() };
-            let mut pm = SimPm::new(16 << 20);
+            let mut pm = test_pm();
             let mut t = FastFair::new(&mut pm, kind, cfg);
             run_model(&mut t, &mut pm, &delete_heavy(kind, seed, n, m));
             assert_min_fill(&t, &pm);
@@ -1132,16 +1134,16 @@ mod tests {
         use rand::seq::SliceRandom;
         for cfg in [FastFairConfig::default(), SMALL] {
             for kind in [KeyKind::Int, KeyKind::Str] {
-                let mut pm = SimPm::new(64 << 20);
+                let mut pm = test_pm();
                 let mut t = FastFair::new(&mut pm, kind, cfg);
-                let empty_live = pm.live_bytes;
+                let empty_live = pm.live_bytes();
                 let mut keys: Vec<u64> = (0..20_000).collect();
                 keys.shuffle(&mut crate::rng::stream(1, "fastfair.merge"));
                 for &k in &keys {
                     assert!(t.insert(&mut pm, &key_of(kind, k), k));
                 }
                 let full = nodes(&t, &pm);
-                let (full_live, full_frontier) = (pm.live_bytes, pm.frontier());
+                let (full_live, full_frontier) = (pm.live_bytes(), pm.used_bytes());
                 // Keep one key in 20.
                 for &k in keys.iter().filter(|&&k| k % 20 != 0) {
                     assert!(t.remove(&mut pm, &key_of(kind, k)));
@@ -1174,10 +1176,10 @@ mod tests {
                     KeyKind::Int => 0,
                     KeyKind::Str => 20_000 * record_bytes(kind),
                 };
-                assert_eq!(pm.live_bytes, empty_live + records, "{cfg:?} {kind:?}");
+                assert_eq!(pm.live_bytes(), empty_live + records, "{cfg:?} {kind:?}");
                 // (A redistribution builds its new node before freeing the old one, so the
                 // first takes fresh space, plus alignment.)
-                let emptied_frontier = pm.frontier();
+                let emptied_frontier = pm.used_bytes();
                 assert!(
                     emptied_frontier <= full_frontier + 2 * cfg.node_bytes,
                     "{cfg:?} {kind:?}: {emptied_frontier} > {full_frontier}"
@@ -1186,10 +1188,10 @@ mod tests {
                     assert!(t.insert(&mut pm, &key_of(kind, k), k));
                 }
                 t.check(&pm).unwrap();
-                assert_eq!(pm.live_bytes, full_live + records, "{cfg:?} {kind:?}");
+                assert_eq!(pm.live_bytes(), full_live + records, "{cfg:?} {kind:?}");
                 if kind == KeyKind::Int {
                     assert_eq!(
-                        pm.frontier(),
+                        pm.used_bytes(),
                         emptied_frontier,
                         "{cfg:?}: all blocks reused"
                     );

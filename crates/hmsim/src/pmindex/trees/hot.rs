@@ -45,6 +45,7 @@ use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResu
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "p-hot",
+    about: "RECIPE's P-HOT: height-optimized trie with copy-on-write nodes",
     family: "ordered",
     create,
     recover,
@@ -69,7 +70,7 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
         meta: pm.root(o.root_slot),
         path: Vec::new(),
     };
-    OrderedIndex::<Instr>::recover(&mut t, &mut Instr::new(pm));
+    OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
     Ok(Box::new(Adapted {
         inner: t,
         key_type: o.key_type,
@@ -89,6 +90,7 @@ pub struct InsertCases {
     pub new_root: u64,
 }
 
+#[derive(Clone)]
 pub struct Hot {
     kind: KeyKind,
     pub cases: InsertCases,
@@ -881,20 +883,20 @@ impl<M: PmMem> OrderedIndex<M> for Hot {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ordered::int_key;
     use super::super::ordered::testing::*;
-    use super::super::ordered::{int_key, SimPm};
     use super::*;
     use proptest::prelude::*;
     use rand::Rng;
 
-    fn tree(pm: &mut SimPm, kind: KeyKind) -> Hot {
+    fn tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> Hot {
         Hot::new(pm, kind, false)
     }
 
     /// What the allocator should hold if nothing leaks: the superblock, every reachable node
     /// and every leaf's record.
-    fn reachable_bytes(t: &Hot, pm: &SimPm) -> u64 {
-        fn walk(t: &Hot, pm: &SimPm, e: u64) -> u64 {
+    fn reachable_bytes(t: &Hot, pm: &TestPm) -> u64 {
+        fn walk(t: &Hot, pm: &TestPm, e: u64) -> u64 {
             if is_leaf(e) {
                 return record_bytes(t.kind);
             }
@@ -920,45 +922,47 @@ mod tests {
             (KeyKind::Str, false),
             (KeyKind::Int, true),
         ] {
-            let mut pm = SimPm::new(64 << 20);
+            let mut pm = test_pm();
             let mut t = Hot::new(&mut pm, kind, xpline);
-            let empty_live = pm.live_bytes;
+            let empty_live = pm.live_bytes();
             let keys: Vec<Vec<u8>> = (0..3000u64)
                 .map(|i| key_of(kind, i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20))
                 .collect();
-            let fill = |t: &mut Hot, pm: &mut SimPm| {
+            let fill = |t: &mut Hot, pm: &mut TestPm| {
                 for (i, k) in keys.iter().enumerate() {
                     assert!(t.insert(pm, k, i as u64));
                     if i % 300 == 0 {
-                        assert_eq!(pm.live_bytes, reachable_bytes(t, pm), "insert {i}");
+                        assert_eq!(pm.live_bytes(), reachable_bytes(t, pm), "insert {i}");
                     }
                 }
             };
             fill(&mut t, &mut pm);
-            let (full_live, full_frontier) = (pm.live_bytes, pm.frontier());
+            let (full_live, full_frontier) = (pm.live_bytes(), pm.used_bytes());
             assert_eq!(full_live, reachable_bytes(&t, &pm));
             for k in keys.iter().step_by(3) {
                 assert!(t.update(&mut pm, k, 1));
             }
             assert_eq!(
-                pm.live_bytes, full_live,
+                pm.live_bytes(),
+                full_live,
                 "an update swaps one record for another"
             );
             for (i, k) in keys.iter().enumerate().rev() {
                 assert!(t.remove(&mut pm, k));
                 if i % 300 == 0 {
-                    assert_eq!(pm.live_bytes, reachable_bytes(&t, &pm), "remove {i}");
+                    assert_eq!(pm.live_bytes(), reachable_bytes(&t, &pm), "remove {i}");
                 }
             }
             assert_eq!(t.root(&pm), 0);
-            assert_eq!(pm.live_bytes, empty_live);
+            assert_eq!(pm.live_bytes(), empty_live);
             fill(&mut t, &mut pm);
             // The same inserts into an empty tree build the same tree.
-            assert_eq!(pm.live_bytes, full_live);
-            // Bounded: `SimPm` reuses a freed block only for a request of exactly its size
-            // (and alignment), so the second fill takes fresh space (measured 1.5–1.8× the
-            // first fill's footprint) — and later cycles none.
-            let second = pm.frontier();
+            assert_eq!(pm.live_bytes(), full_live);
+            // Bounded: the region's allocator reuses a freed block for a request of its size
+            // class when the class's free-list head has the alignment asked for, so the
+            // second fill takes some fresh space (measured 1.06–1.42× the first fill's
+            // footprint) — and, with 64 B alignment, later cycles none.
+            let second = pm.used_bytes();
             assert!(
                 second <= 2 * full_frontier,
                 "{second} > 2 × {full_frontier}"
@@ -968,9 +972,16 @@ mod tests {
                     assert!(t.remove(&mut pm, k));
                 }
                 fill(&mut t, &mut pm);
-                assert_eq!(pm.frontier(), second);
+                if xpline {
+                    // 256 B-aligned nodes reuse a freed block only when their size class's
+                    // free-list head is 256 B-aligned: later cycles still take some fresh
+                    // space (measured +57, +36, +24 KB), bounded.
+                    assert!(pm.used_bytes() <= 2 * full_frontier);
+                } else {
+                    assert_eq!(pm.used_bytes(), second);
+                }
             }
-            OrderedIndex::<SimPm>::check(&t, &pm).unwrap();
+            OrderedIndex::<TestPm>::check(&t, &pm).unwrap();
         }
     }
 
@@ -1037,16 +1048,16 @@ mod tests {
     #[test]
     fn model_int_and_str() {
         for kind in [KeyKind::Int, KeyKind::Str] {
-            let mut pm = SimPm::new(64 << 20);
+            let mut pm = test_pm();
             let mut t = tree(&mut pm, kind);
             run_model(&mut t, &mut pm, &random_ops(kind, 3, 5000, 3000));
-            assert_eq!(pm.live_bytes, reachable_bytes(&t, &pm));
+            assert_eq!(pm.live_bytes(), reachable_bytes(&t, &pm));
         }
     }
 
     #[test]
     fn model_xpline_and_dense_keys() {
-        let mut pm = SimPm::new(64 << 20);
+        let mut pm = test_pm();
         let mut t = Hot::new(&mut pm, KeyKind::Int, true);
         run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, 4, 5000, 600));
     }
@@ -1062,12 +1073,12 @@ mod tests {
         ];
         let (mut pushdowns, mut intermediates) = (Vec::new(), 0);
         for f in patterns {
-            let mut pm = SimPm::new(64 << 20);
+            let mut pm = test_pm();
             let mut t = tree(&mut pm, KeyKind::Int);
             for k in 0..5000u64 {
                 assert!(t.insert(&mut pm, &int_key(f(k)), k));
             }
-            OrderedIndex::<SimPm>::check(&t, &pm).unwrap();
+            OrderedIndex::<TestPm>::check(&t, &pm).unwrap();
             let h = header(&pm, t.root(&pm)).height;
             assert_eq!(h, 3, "height {h}");
             let c = t.cases;
@@ -1093,18 +1104,18 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(24))]
         #[test]
         fn prop_model(seed in 0u64..1_000_000, n in 1usize..600, space in 1u64..100_000) {
-            let mut pm = SimPm::new(16 << 20);
+            let mut pm = test_pm();
             let mut t = tree(&mut pm, KeyKind::Int);
             run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, seed, n, space));
-            prop_assert_eq!(pm.live_bytes, reachable_bytes(&t, &pm));
+            prop_assert_eq!(pm.live_bytes(), reachable_bytes(&t, &pm));
         }
     }
 
     #[test]
     fn flush_counts_closed_form() {
-        let mut pm = SimPm::new(1 << 20);
+        let mut pm = test_pm();
         let mut t = tree(&mut pm, KeyKind::Int);
-        let c = |pm: &SimPm| (pm.counts.flushes, pm.counts.fences);
+        let c = |pm: &TestPm| (pm.stats().flushes, pm.stats().fences);
         // Empty: record (16 B, one line) + root word.
         let b = c(&pm);
         t.insert(&mut pm, &int_key(0), 1);

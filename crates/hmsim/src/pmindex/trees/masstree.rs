@@ -36,6 +36,7 @@ use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResu
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "p-masstree",
+    about: "RECIPE's P-Masstree: trie of B+-trees over 8 B key slices",
     family: "ordered",
     create,
     recover,
@@ -58,7 +59,7 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
         no_bloat: o.opts.no_bloat,
         meta: pm.root(o.root_slot),
     };
-    OrderedIndex::<Instr>::recover(&mut t, &mut Instr::new(pm));
+    OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
     Ok(Box::new(Adapted {
         inner: t,
         key_type: o.key_type,
@@ -131,6 +132,7 @@ impl Perm {
     }
 }
 
+#[derive(Clone)]
 pub struct Masstree {
     kind: KeyKind,
     no_bloat: bool,
@@ -734,12 +736,12 @@ impl<M: PmMem> OrderedIndex<M> for Masstree {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ordered::int_key;
     use super::super::ordered::testing::*;
-    use super::super::ordered::{int_key, SimPm};
     use super::*;
     use proptest::prelude::*;
 
-    fn tree(pm: &mut SimPm, kind: KeyKind) -> Masstree {
+    fn tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> Masstree {
         Masstree::new(pm, kind, false)
     }
 
@@ -751,11 +753,11 @@ mod tests {
     #[test]
     fn model_int_and_str() {
         for kind in [KeyKind::Int, KeyKind::Str] {
-            let mut pm = SimPm::new(64 << 20);
+            let mut pm = test_pm();
             let mut t = tree(&mut pm, kind);
             run_model(&mut t, &mut pm, &random_ops(kind, 7, 6000, 3000));
         }
-        let mut pm = SimPm::new(64 << 20);
+        let mut pm = test_pm();
         let mut t = Masstree::new(&mut pm, KeyKind::Str, true);
         run_model(&mut t, &mut pm, &random_ops(KeyKind::Str, 8, 3000, 1000));
     }
@@ -764,7 +766,7 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(24))]
         #[test]
         fn prop_model(seed in 0u64..1_000_000, n in 1usize..600, space in 1u64..400) {
-            let mut pm = SimPm::new(16 << 20);
+            let mut pm = test_pm();
             let mut t = tree(&mut pm, KeyKind::Int);
             run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, seed, n, space));
         }
@@ -772,23 +774,23 @@ mod tests {
 
     #[test]
     fn flush_counts_closed_form() {
-        let mut pm = SimPm::new(1 << 20);
+        let mut pm = test_pm();
         let mut t = tree(&mut pm, KeyKind::Int);
         // Without a split: the entry's line, then the permutation's line.
         for k in 1..=15u64 {
-            let b = pm.counts.flushes;
+            let b = pm.stats().flushes;
             t.insert(&mut pm, &int_key(k), k);
-            assert_eq!(pm.counts.flushes - b, 2);
+            assert_eq!(pm.stats().flushes - b, 2);
         }
         // The 16th splits the root leaf: right node (304 B = 5 lines), next, left
         // permutation, new root (5 lines), root pointer, then the right permutation = 14.
-        let b = pm.counts.flushes;
+        let b = pm.stats().flushes;
         t.insert(&mut pm, &int_key(16), 16);
-        assert_eq!(pm.counts.flushes - b, 14);
+        assert_eq!(pm.stats().flushes - b, 14);
     }
 
     /// Every node of every layer (level chains walked from each layer's root).
-    fn count_nodes(t: &Masstree, pm: &SimPm, root: u64) -> usize {
+    fn count_nodes(t: &Masstree, pm: &TestPm, root: u64) -> usize {
         let mut count = 0;
         let mut first = root;
         loop {
@@ -818,7 +820,7 @@ mod tests {
         use rand::seq::SliceRandom;
         for no_bloat in [false, true] {
             for kind in [KeyKind::Int, KeyKind::Str] {
-                let mut pm = SimPm::new(64 << 20);
+                let mut pm = test_pm();
                 let mut t = Masstree::new(&mut pm, kind, no_bloat);
                 let mut keys: Vec<u64> = (0..20_000).collect();
                 keys.shuffle(&mut crate::rng::stream(3, "masstree.delete"));
@@ -831,8 +833,8 @@ mod tests {
                     t.check(&pm).unwrap();
                     let now = (
                         count_nodes(&t, &pm, pm.load(t.meta)),
-                        pm.live_bytes,
-                        pm.frontier(),
+                        pm.live_bytes(),
+                        pm.used_bytes(),
                     );
                     if round == 0 {
                         full = now;
@@ -847,19 +849,21 @@ mod tests {
                     // Left: internal nodes and their leftmost leaves (and string-key layers'
                     // roots), about 2 in 12 of a full tree's nodes.
                     assert!(nodes * 4 < full.0, "{nodes} of {} nodes", full.0);
-                    emptied.push(pm.live_bytes);
+                    emptied.push(pm.live_bytes());
                 }
                 // Refills reuse the freed nodes (string-key records are not freed by delete
-                // and add their bytes each round); the kept internal nodes grow the emptied
-                // tree by a few nodes a round (within 1% of the fill over three cycles).
+                // and add their bytes each round, a 64 B size class each in the region);
+                // the kept internal nodes grow the emptied tree by a few nodes a round
+                // (within 1% of the fill over three cycles).
                 let records = match kind {
                     KeyKind::Int => 0,
                     KeyKind::Str => 20_000 * super::super::ordered::record_bytes(kind),
                 };
+                let record_space = records / super::super::ordered::record_bytes(kind) * 64;
                 assert!(
-                    pm.frontier() <= full.2 + full.2 / 100 + 2 * records,
+                    pm.used_bytes() <= full.2 + full.2 / 100 + 2 * record_space,
                     "frontier {} after three cycles, {} after the first fill",
-                    pm.frontier(),
+                    pm.used_bytes(),
                     full.2
                 );
                 for (i, &e) in emptied.iter().enumerate() {
@@ -874,28 +878,28 @@ mod tests {
     /// permutation, left sibling's `next`); any other delete one.
     #[test]
     fn delete_flush_counts() {
-        let mut pm = SimPm::new(1 << 20);
+        let mut pm = test_pm();
         let mut t = tree(&mut pm, KeyKind::Int);
         for k in 1..=16u64 {
             t.insert(&mut pm, &int_key(k), k);
         }
         // Split at 16: left leaf keeps 1..=8, right 9..=16.
         for k in 9..=15u64 {
-            let b = pm.counts.flushes;
+            let b = pm.stats().flushes;
             assert!(t.remove(&mut pm, &int_key(k)));
-            assert_eq!(pm.counts.flushes - b, 1);
+            assert_eq!(pm.stats().flushes - b, 1);
         }
-        let live = pm.live_bytes;
-        let b = pm.counts.flushes;
+        let live = pm.live_bytes();
+        let b = pm.stats().flushes;
         assert!(t.remove(&mut pm, &int_key(16)));
-        assert_eq!(pm.counts.flushes - b, 3);
-        assert_eq!(live - pm.live_bytes, NODE);
+        assert_eq!(pm.stats().flushes - b, 3);
+        assert_eq!(live - pm.live_bytes(), NODE);
         assert_eq!(count_nodes(&t, &pm, pm.load(t.meta)), 2);
         // The leftmost leaf is kept: emptying it is one flush per key.
         for k in 1..=8u64 {
-            let b = pm.counts.flushes;
+            let b = pm.stats().flushes;
             assert!(t.remove(&mut pm, &int_key(k)));
-            assert_eq!(pm.counts.flushes - b, 1);
+            assert_eq!(pm.stats().flushes - b, 1);
         }
         t.check(&pm).unwrap();
         for k in 1..=40u64 {
@@ -929,7 +933,7 @@ mod tests {
         for kind in [KeyKind::Int, KeyKind::Str] {
             for no_bloat in [false, true] {
                 let ops = delete_heavy_ops(kind, 120);
-                let make = |pm: &mut SimPm| Masstree::new(pm, kind, no_bloat);
+                let make = |pm: &mut Instr<&mut PmRegion>| Masstree::new(pm, kind, no_bloat);
                 let n = crash_test_ops(make, kind, &ops, 21, 1, false);
                 assert!(n > 300, "{n} crash points");
                 let n = crash_test_ops(make, kind, &ops, 22, 2, true);
@@ -945,7 +949,7 @@ mod tests {
         fn prop_model_deletes(seed in 0u64..1_000_000, n in 1usize..300, space in 1u64..600) {
             use rand::Rng;
             for kind in [KeyKind::Int, KeyKind::Str] {
-                let mut pm = SimPm::new(16 << 20);
+                let mut pm = test_pm();
                 let mut t = tree(&mut pm, kind);
                 let mut r = crate::rng::stream(seed, "masstree.prop");
                 let mut ops: Vec<Op> = (0..space)

@@ -1,7 +1,5 @@
 //! The ordered indexes (FAST&FAIR, P-ART, P-Masstree, P-BwTree, P-HOT), implemented on the
-//! `pmindex` API on branch `pmindex-trees`. Each registers its `IndexSpec` in `INDEXES`.
-
-use super::index::IndexSpec;
+//! `pmindex` API. Each is registered in `pmindex::registry::INDEXES`.
 
 mod adapter;
 pub mod art;
@@ -11,21 +9,11 @@ pub mod hot;
 pub mod masstree;
 pub mod ordered;
 
-/// Ordered indexes, by name.
-pub static INDEXES: &[&IndexSpec] = &[
-    &fastfair::SPEC,
-    &art::SPEC,
-    &masstree::SPEC,
-    &bwtree::SPEC,
-    &hot::SPEC,
-];
-
 #[cfg(test)]
 mod tests {
     use super::super::crash::crash_test;
     use super::super::testing::random_ops;
     use super::super::{CrashCapture, KeyType, RegionConfig, TonicOpts};
-    use super::INDEXES;
 
     /// The framework's harness on every ordered index: both key types, strict and adversarial
     /// images, a crash at every persist point.
@@ -35,7 +23,7 @@ mod tests {
             initial_bytes: 64 << 10,
             ..RegionConfig::default()
         };
-        for spec in INDEXES {
+        for spec in crate::pmindex::registry::family("ordered") {
             for kt in [KeyType::Int, KeyType::Str] {
                 for adversarial in [false, true] {
                     let ops = random_ops(kt, 200, 100, 17);

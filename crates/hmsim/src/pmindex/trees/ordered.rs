@@ -1,61 +1,12 @@
-//! What the ordered indexes (FAST&FAIR, P-ART, P-Masstree) need from persistent memory, and
-//! what they share: keys as byte strings, out-of-line value records, the index trait.
-//!
-//! The indexes address the region by byte offset (0 = null) and persist through [`PmMem`],
-//! so the same code runs on the framework's instrumented `PmRegion` and on [`SimPm`], a
-//! self-contained image with crash snapshots that the unit tests use.
+//! What the ordered indexes (FAST&FAIR, P-ART, P-Masstree, P-BwTree, P-HOT) share: keys as
+//! byte strings, out-of-line value records, the index trait. They persist through
+//! [`PmMem`] (`pmindex/mem.rs`) on the one simulated region, `PmRegion`.
 
 use std::cmp::Ordering;
 
-use rand::Rng;
-
-pub use super::adapter::{Adapted, Instr, Peek};
-
-/// Bytes in a cache line (the unit of flushes).
-pub const LINE: u64 = crate::cache::LINE_BYTES;
-
-/// Persistent memory as an index sees it: 8 B loads/stores, allocation, and the
-/// persistence primitives. `persist` = flush every line covering the range, then fence.
-pub trait PmMem {
-    fn load(&self, off: u64) -> u64;
-    fn store(&mut self, off: u64, v: u64);
-    /// Non-temporal 8 B store (bypasses the caches; durable at the next fence).
-    fn ntstore(&mut self, off: u64, v: u64);
-    /// Write back the line holding `off`.
-    fn flush(&mut self, off: u64);
-    fn fence(&mut self);
-    /// Zeroed, `align`-aligned block of `size` bytes.
-    fn alloc(&mut self, size: u64, align: u64) -> u64;
-    /// Return a block of `size` bytes from `alloc`. Contract: the block is unreachable from
-    /// the durable structure (the unlinking store is fenced) before it is freed; a crash
-    /// between may leak it, never free a reachable block.
-    fn free(&mut self, off: u64, size: u64);
-    /// Hint that `[off, off+len)` is read soon. Not an access: not counted, not seen by the
-    /// model (native speed only).
-    #[inline]
-    fn prefetch(&self, _off: u64, _len: u64) {}
-    fn persist(&mut self, off: u64, len: u64) {
-        let mut line = off & !(LINE - 1);
-        while line < off + len.max(1) {
-            self.flush(line);
-            line += LINE;
-        }
-        self.fence();
-    }
-    fn load_bytes(&self, off: u64, out: &mut [u8]) {
-        for (i, chunk) in out.chunks_mut(8).enumerate() {
-            let w = self.load(off + 8 * i as u64).to_le_bytes();
-            chunk.copy_from_slice(&w[..chunk.len()]);
-        }
-    }
-    fn store_bytes(&mut self, off: u64, bytes: &[u8]) {
-        for (i, chunk) in bytes.chunks(8).enumerate() {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.store(off + 8 * i as u64, u64::from_le_bytes(w));
-        }
-    }
-}
+pub use super::adapter::Adapted;
+pub use crate::pmindex::mem::{Instr, Peek, PmMem};
+pub use crate::pmindex::LINE;
 
 /// 8 B integer keys (compared as unsigned integers) or 24 B string keys (compared as bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,156 +117,35 @@ pub trait OrderedIndex<M: PmMem> {
     fn check(&self, pm: &M) -> Result<(), String>;
 }
 
-/// Counts of the persistence primitives.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PersistCounts {
-    pub flushes: u64,
-    pub fences: u64,
-    pub ntstores: u64,
-}
-
-/// A self-contained PM image for tests: the volatile view (what loads see) and the durable
-/// view (what survives a crash: flushed lines and non-temporal stores, ADR semantics), with
-/// snapshots at fences for crash injection.
-pub struct SimPm {
-    mem: Vec<u64>,
-    durable: Vec<u64>,
-    dirty: Vec<bool>,
-    next: u64,
-    pub counts: PersistCounts,
-    /// Take a crash image at this fence number (1-based).
-    pub crash_at_fence: Option<u64>,
-    /// The image taken, with the number of operations completed before it.
-    pub crash_image: Option<(Vec<u64>, u64)>,
-    /// Operations completed so far (the test driver bumps it).
-    pub ops_done: u64,
-    /// Adversarial crashes: each dirty unflushed line reaches PM with this probability.
-    pub adversarial: Option<(f64, crate::rng::SimRng)>,
-    /// Volatile free lists by block size (lost on a restart: freed blocks then leak, as
-    /// blocks between a region allocator's link persist and head persist do).
-    free: std::collections::HashMap<u64, Vec<u64>>,
-    /// Bytes handed out and not freed (tests bound memory over insert/delete cycles).
-    pub live_bytes: u64,
-}
-
-impl SimPm {
-    pub fn new(bytes: u64) -> SimPm {
-        let words = (bytes / 8) as usize;
-        SimPm {
-            mem: vec![0; words],
-            durable: vec![0; words],
-            dirty: vec![false; words / 8],
-            next: LINE, // offset 0 is null
-            counts: PersistCounts::default(),
-            crash_at_fence: None,
-            crash_image: None,
-            ops_done: 0,
-            adversarial: None,
-            free: Default::default(),
-            live_bytes: 0,
-        }
-    }
-
-    /// A fresh memory whose volatile and durable views are `image` (a restart after a crash).
-    pub fn from_image(image: Vec<u64>, next: u64) -> SimPm {
-        let lines = image.len() / 8;
-        SimPm {
-            durable: image.clone(),
-            mem: image,
-            dirty: vec![false; lines],
-            next,
-            counts: PersistCounts::default(),
-            crash_at_fence: None,
-            crash_image: None,
-            ops_done: 0,
-            adversarial: None,
-            free: Default::default(),
-            live_bytes: 0,
-        }
-    }
-
-    /// The allocation frontier (a restarted image allocates past everything ever allocated).
-    pub fn frontier(&self) -> u64 {
-        self.next
-    }
-
-    fn line_of(off: u64) -> usize {
-        (off / LINE) as usize
-    }
-
-    fn snapshot(&mut self) -> Vec<u64> {
-        let mut img = self.durable.clone();
-        if let Some((p, rng)) = self.adversarial.as_mut() {
-            for (l, d) in self.dirty.iter().enumerate() {
-                if *d && rng.random::<f64>() < *p {
-                    img[l * 8..l * 8 + 8].copy_from_slice(&self.mem[l * 8..l * 8 + 8]);
-                }
-            }
-        }
-        img
-    }
-}
-
-impl PmMem for SimPm {
-    #[inline]
-    fn load(&self, off: u64) -> u64 {
-        debug_assert!(off.is_multiple_of(8) && off != 0);
-        self.mem[(off / 8) as usize]
-    }
-    #[inline]
-    fn store(&mut self, off: u64, v: u64) {
-        debug_assert!(off.is_multiple_of(8) && off != 0);
-        self.mem[(off / 8) as usize] = v;
-        self.dirty[Self::line_of(off)] = true;
-    }
-    fn ntstore(&mut self, off: u64, v: u64) {
-        self.counts.ntstores += 1;
-        self.mem[(off / 8) as usize] = v;
-        self.durable[(off / 8) as usize] = v;
-    }
-    fn flush(&mut self, off: u64) {
-        self.counts.flushes += 1;
-        let l = Self::line_of(off);
-        self.durable[l * 8..l * 8 + 8].copy_from_slice(&self.mem[l * 8..l * 8 + 8]);
-        self.dirty[l] = false;
-    }
-    fn fence(&mut self) {
-        self.counts.fences += 1;
-        if self.crash_at_fence == Some(self.counts.fences) {
-            let img = self.snapshot();
-            self.crash_image = Some((img, self.ops_done));
-        }
-    }
-    fn alloc(&mut self, size: u64, align: u64) -> u64 {
-        self.live_bytes += size;
-        if let Some(list) = self.free.get_mut(&size) {
-            if let Some(i) = list.iter().rposition(|b| b.is_multiple_of(align)) {
-                // Zeroed by plain stores, as `Instr` zeroes a reused region block: the durable
-                // copy keeps the old bytes until the index flushes them.
-                let off = list.swap_remove(i);
-                for w in (off..off + size).step_by(8) {
-                    self.store(w, 0);
-                }
-                return off;
-            }
-        }
-        let off = self.next.div_ceil(align) * align;
-        self.next = off + size;
-        assert!(self.next <= 8 * self.mem.len() as u64, "SimPm out of space");
-        off
-    }
-    fn free(&mut self, off: u64, size: u64) {
-        self.live_bytes -= size;
-        self.free.entry(size).or_default().push(off);
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod testing {
-    //! Shared test drivers: model-based runs against a `BTreeMap` and crash injection.
+    //! Shared test drivers: model-based runs against a `BTreeMap`, and the framework's crash
+    //! harness (`pmindex/crash.rs`) on a tree built with any options.
     use super::*;
+    use crate::pmindex::crash::{crash_test_subject, Subject};
+    use crate::pmindex::{
+        self as fw, CrashCapture, IndexOptions, Key, KeyType, PmIndex, PmRegion, PmResult,
+        RegionConfig, TonicOpts,
+    };
     use crate::rng;
+    use rand::Rng;
+    use std::cell::RefCell;
     use std::collections::BTreeMap;
+
+    /// A tree driven directly (not through `PmIndex`) on an owned, instrumented region.
+    pub type TestPm = Instr<PmRegion>;
+
+    /// An empty anonymous region (64 KiB, doubling on demand).
+    pub fn test_pm() -> TestPm {
+        Instr::owned(PmRegion::anonymous(small_region()).expect("anonymous region"))
+    }
+
+    fn small_region() -> RegionConfig {
+        RegionConfig {
+            initial_bytes: 64 << 10,
+            ..RegionConfig::default()
+        }
+    }
 
     #[derive(Debug, Clone)]
     pub enum Op {
@@ -325,9 +155,6 @@ pub(crate) mod testing {
         Lookup(Vec<u8>),
         Scan(Vec<u8>, usize),
     }
-
-    /// Small images: every crash point copies one.
-    const CRASH_PM_BYTES: u64 = 2 << 20;
 
     pub fn key_of(kind: KeyKind, k: u64) -> Vec<u8> {
         match kind {
@@ -360,7 +187,7 @@ pub(crate) mod testing {
 
     /// Apply `ops` to the index and a model, asserting equal answers; checks invariants at
     /// the end (and every `check_every` ops).
-    pub fn run_model<I: OrderedIndex<SimPm>>(idx: &mut I, pm: &mut SimPm, ops: &[Op]) {
+    pub fn run_model<M: PmMem, I: OrderedIndex<M>>(idx: &mut I, pm: &mut M, ops: &[Op]) {
         let mut model: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
         for (i, op) in ops.iter().enumerate() {
             match op {
@@ -393,7 +220,6 @@ pub(crate) mod testing {
                     assert_eq!(idx.scan(pm, k, *n), want, "scan #{i}");
                 }
             }
-            pm.ops_done += 1;
         }
         if let Err(e) = idx.check(pm) {
             panic!("invariant: {e}");
@@ -403,21 +229,33 @@ pub(crate) mod testing {
         assert_eq!(all, want, "final contents");
     }
 
-    /// Crash at every `stride`-th fence of an insert/update/remove run: recover from the image
-    /// and check that every completed operation is visible, the in-flight one is all or
-    /// nothing, and the invariants hold.
-    pub fn crash_test<I, F>(
-        make: F,
+    /// The tree types the crash harness takes: usable as a `PmIndex` once built.
+    pub trait Tree:
+        for<'a> OrderedIndex<Instr<&'a mut PmRegion>>
+        + for<'a> OrderedIndex<Peek<'a>>
+        + Clone
+        + Send
+        + 'static
+    {
+    }
+    impl<T> Tree for T where
+        T: for<'a> OrderedIndex<Instr<&'a mut PmRegion>>
+            + for<'a> OrderedIndex<Peek<'a>>
+            + Clone
+            + Send
+            + 'static
+    {
+    }
+
+    /// Crash-test a random insert/update/remove run of `n_ops` (see [`crash_test_ops`]).
+    pub fn crash_test<I: Tree>(
+        make: impl Fn(&mut Instr<&mut PmRegion>) -> I,
         kind: KeyKind,
         n_ops: usize,
         seed: u64,
         stride: u64,
         adversarial: bool,
-    ) -> u64
-    where
-        I: OrderedIndex<SimPm>,
-        F: Fn(&mut SimPm) -> I,
-    {
+    ) -> u64 {
         let ops: Vec<Op> = random_ops(kind, seed, n_ops, n_ops as u64)
             .into_iter()
             .filter(|o| matches!(o, Op::Insert(..) | Op::Update(..) | Op::Remove(..)))
@@ -425,110 +263,73 @@ pub(crate) mod testing {
         crash_test_ops(make, kind, &ops, seed, stride, adversarial)
     }
 
-    /// `crash_test` on a given sequence of inserts, updates and removes (e.g. delete-heavy
-    /// runs that make nodes shrink or merge).
-    pub fn crash_test_ops<I, F>(
-        make: F,
+    /// The framework's crash harness on a tree from `make` (any options): a crash image at
+    /// every persist point (`stride` 1) or a seeded sample of one in `stride`, strict or
+    /// adversarial; each is recovered through the tree's own `recover` and checked (every
+    /// completed operation visible, the in-flight one all or nothing, invariants, lookups,
+    /// a further insert). Panics with the report on a failure; returns the images checked.
+    pub fn crash_test_ops<I: Tree>(
+        make: impl Fn(&mut Instr<&mut PmRegion>) -> I,
         kind: KeyKind,
         ops: &[Op],
         seed: u64,
         stride: u64,
         adversarial: bool,
-    ) -> u64
-    where
-        I: OrderedIndex<SimPm>,
-        F: Fn(&mut SimPm) -> I,
-    {
-        // Models after each op.
-        let mut models = vec![BTreeMap::new()];
-        for op in ops {
-            let mut m: BTreeMap<Vec<u8>, u64> = models.last().unwrap().clone();
-            match op {
-                Op::Insert(k, v) => {
-                    m.entry(k.clone()).or_insert(*v);
-                }
-                Op::Update(k, v) => {
-                    if let Some(x) = m.get_mut(k) {
-                        *x = *v;
-                    }
-                }
-                Op::Remove(k) => {
-                    m.remove(k);
-                }
-                _ => {}
-            }
-            models.push(m);
-        }
-        let fences_total = {
-            let mut pm = SimPm::new(CRASH_PM_BYTES);
-            let mut idx = make(&mut pm);
-            let base = pm.counts.fences;
-            apply(&mut idx, &mut pm, ops);
-            pm.counts.fences - base
+    ) -> u64 {
+        let kt = match kind {
+            KeyKind::Int => KeyType::Int,
+            KeyKind::Str => KeyType::Str,
         };
-        let mut crashes = 0;
-        let mut f = 1;
-        while f <= fences_total {
-            let mut pm = SimPm::new(CRASH_PM_BYTES);
-            let mut idx = make(&mut pm);
-            pm.crash_at_fence = Some(pm.counts.fences + f);
-            if adversarial {
-                pm.adversarial = Some((0.5, rng::stream(seed ^ f, "adversarial")));
-            }
-            apply(&mut idx, &mut pm, ops);
-            let (img, done) = pm.crash_image.take().expect("crash image");
-            let mut rpm = SimPm::from_image(img, pm.frontier());
-            idx.recover(&mut rpm);
-            if let Err(e) = idx.check(&rpm) {
-                panic!("fence {f} (after {done} ops): invariant: {e}");
-            }
-            let got: BTreeMap<Vec<u8>, u64> = idx
-                .scan(&rpm, &vec![0u8; kind.len()], usize::MAX)
-                .into_iter()
-                .collect();
-            let before = &models[done as usize];
-            let after = &models[(done as usize + 1).min(models.len() - 1)];
-            assert!(
-                got == *before || got == *after,
-                "fence {f}: after {done} ops the recovered contents ({} keys) are neither the \
-                 state before ({} keys) nor after ({} keys) the in-flight op {:?}",
-                got.len(),
-                before.len(),
-                after.len(),
-                ops.get(done as usize)
-            );
-            for (k, v) in &got {
-                assert_eq!(
-                    idx.lookup(&rpm, k),
-                    Some(*v),
-                    "fence {f}: lookup after recovery"
-                );
-            }
-            // The recovered index keeps working.
-            let k = key_of(kind, u64::MAX / 3);
-            assert!(idx.insert(&mut rpm, &k, 7));
-            assert_eq!(idx.lookup(&rpm, &k), Some(7));
-            crashes += 1;
-            f += stride;
-        }
-        crashes
-    }
-
-    fn apply<I: OrderedIndex<SimPm>>(idx: &mut I, pm: &mut SimPm, ops: &[Op]) {
-        for op in ops {
-            match op {
-                Op::Insert(k, v) => {
-                    idx.insert(pm, k, *v);
-                }
-                Op::Update(k, v) => {
-                    idx.update(pm, k, *v);
-                }
-                Op::Remove(k) => {
-                    idx.remove(pm, k);
-                }
-                _ => {}
-            }
-            pm.ops_done += 1;
-        }
+        // The tree as created: its volatile part (configuration, metadata offset) is what
+        // recovery starts from, as an index's `recover` rebuilds it from the root slot.
+        let proto: RefCell<Option<I>> = RefCell::new(None);
+        let create = |pm: &mut PmRegion, _: &IndexOptions| -> PmResult<Box<dyn PmIndex>> {
+            let t = make(&mut Instr::new(pm));
+            *proto.borrow_mut() = Some(t.clone());
+            Ok(Box::new(Adapted {
+                inner: t,
+                key_type: kt,
+            }))
+        };
+        let recover = |pm: &mut PmRegion, _: &IndexOptions| -> PmResult<Box<dyn PmIndex>> {
+            let mut t = proto.borrow().clone().expect("created before any crash");
+            OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
+            Ok(Box::new(Adapted {
+                inner: t,
+                key_type: kt,
+            }))
+        };
+        let subject = Subject {
+            name: "tree under test",
+            ordered: true,
+            create: &create,
+            recover: &recover,
+        };
+        let key = |k: &[u8]| Key::from_bytes(kt, k);
+        let ops: Vec<fw::Op> = ops
+            .iter()
+            .map(|op| match op {
+                Op::Insert(k, v) => fw::Op::Insert(key(k), *v),
+                Op::Update(k, v) => fw::Op::Update(key(k), *v),
+                Op::Remove(k) => fw::Op::Delete(key(k)),
+                Op::Lookup(k) => fw::Op::Lookup(key(k)),
+                Op::Scan(k, n) => fw::Op::Scan(key(k), *n),
+            })
+            .collect();
+        let capture = CrashCapture {
+            probability: 1.0 / stride.max(1) as f64,
+            adversarial,
+        };
+        let r = crash_test_subject(
+            &subject,
+            kt,
+            TonicOpts::default(),
+            &small_region(),
+            &ops,
+            capture,
+            seed,
+        );
+        assert_eq!(r.failures, 0, "{r:#?}");
+        r.images_checked
     }
 }

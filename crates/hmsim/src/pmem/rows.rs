@@ -1,0 +1,129 @@
+//! The result rows of the `pmem` module and of a trace's lifetime replay: one row per run,
+//! plus the hottest 4 KiB ranges (`hot_ranges.csv`). Both rows end with the PMem counters
+//! (as Intel PCM / ipmctl name them) and the lifetime figures, in the same order.
+
+use super::driver::{Persist, PmemPattern};
+use super::lifetime::{HotRange, LifetimeReport};
+use crate::result_row;
+use crate::scenario::{ColumnType, Dtype};
+
+impl ColumnType for PmemPattern {
+    const DTYPE: Dtype = Dtype::Str;
+}
+
+impl ColumnType for Persist {
+    const DTYPE: Dtype = Dtype::Str;
+}
+
+/// `a / b`, absent (an empty cell) when `b` is 0.
+pub fn ratio(a: f64, b: f64) -> Option<f64> {
+    (b != 0.0).then(|| a / b)
+}
+
+result_row! {
+    /// One `pmem` microbenchmark run (`results.csv`).
+    pub struct PmemRow {
+        pattern: PmemPattern ["", "access pattern"],
+        threads: u32 ["threads", "threads, each on its own region"],
+        footprint_bytes: u64 ["B", "region each thread touches"],
+        access_bytes: u64 ["B", "bytes per operation"],
+        flush: Persist ["", "how written lines are made durable"],
+        persistence: String ["", "persistence domain: adr or eadr"],
+        dimms: u32 ["DIMMs", "interleaved PMem DIMMs"],
+        stored_lines: u64 ["lines", "64 B lines stored by the program"],
+        loaded_lines: u64 ["lines", "64 B lines loaded by the program"],
+        flushed_lines: u64 ["lines", "lines written back by flush instructions"],
+        write_amplification: Option<f64> ["", "media writes per DDR-T write request (empty: no requests)"],
+        wa_cache_to_wpq: Option<f64> ["", "WPQ inserts per stored line"],
+        wa_wpq_to_requests: Option<f64> ["", "write requests per WPQ insert"],
+        wa_end_to_end: Option<f64> ["", "media writes per stored line"],
+        bandwidth_gb_s: f64 ["GB/s", "program bandwidth"],
+        elapsed_s: f64 ["s", "simulated time of the run"],
+        write_latency_mean_ns: f64 ["ns", "mean write operation latency"],
+        write_latency_p99_ns: f64 ["ns", "99th percentile write latency"],
+        write_latency_p99999_us: f64 ["us", "99.999th percentile write latency"],
+        read_latency_mean_ns: f64 ["ns", "mean read operation latency"],
+        max_line_media_writes: u32 ["writes", "media writes of the most written logical line"],
+        wpq_inserts: u64 ["lines", "64 B lines inserted into the write pending queues"],
+        write_requests: u64 ["requests", "DDR-T write requests to the DIMMs"],
+        read_requests: u64 ["requests", "DDR-T read requests to the DIMMs"],
+        media_writes_64b: u64 ["64 B", "media writes, in 64 B units"],
+        media_reads_64b: u64 ["64 B", "media reads, in 64 B units"],
+        xpbuffer_merges: u64 ["requests", "writes combined in the XPBuffer"],
+        xpbuffer_early_writebacks: u64 ["XPLines", "partly written XPLines written back early (RMW)"],
+        ait_buffer_misses: u64 ["accesses", "media accesses missing the AIT buffer"],
+        migrations: u64 ["blocks", "wear-leveling block migrations"],
+        bad_block_remaps: u64 ["blocks", "blocks remapped as worn out"],
+        lifetime_years_no_wl: f64 ["years", "hottest logical line to its endurance, no wear leveling (empty: never)"],
+        lifetime_years_sim_wl: f64 ["years", "hottest physical line to its endurance under the simulated AIT"],
+        lifetime_years_ideal_wl: f64 ["years", "rated bytes written at this write rate (ideal leveling)"],
+        rated_fraction_per_hour: f64 ["", "share of the rated bytes written one hour consumes"],
+        l1_hits: u64 ["accesses", "L1 hits"],
+        l1_misses: u64 ["accesses", "L1 misses"],
+        l1_writebacks: u64 ["lines", "L1 dirty evictions"],
+        l2_hits: u64 ["accesses", "L2 hits"],
+        l2_misses: u64 ["accesses", "L2 misses"],
+        l2_writebacks: u64 ["lines", "L2 dirty evictions"],
+        llc_hits: u64 ["accesses", "LLC hits"],
+        llc_misses: u64 ["accesses", "LLC misses"],
+        llc_writebacks: u64 ["lines", "LLC dirty evictions"],
+    }
+}
+
+result_row! {
+    /// The PMem cost of one replayed trace (`hmsim lifetime`, `results.csv`).
+    pub struct LifetimeRow {
+        trace: String ["", "trace file"],
+        device: String ["", "catalog memory device of one DIMM"],
+        records: u64 ["records", "trace records replayed"],
+        instructions: u64 ["instructions", "instructions between the accesses"],
+        program_seconds: f64 ["s", "simulated time of the program"],
+        stored_bytes: Option<u64> ["B", "bytes stored (empty: the format gives no store sizes)"],
+        unsized_writes: u64 ["records", "stores without a size in the trace"],
+        flushed_lines: u64 ["lines", "lines written back by flush records"],
+        wa_stores_to_wpq: Option<f64> ["", "WPQ bytes per stored byte"],
+        write_amplification: Option<f64> ["", "media writes per DDR-T write request"],
+        wa_end_to_end: Option<f64> ["", "media bytes per stored byte"],
+        media_bytes_per_hour: f64 ["B/h", "media write rate"],
+        wpq_inserts: u64 ["lines", "64 B lines inserted into the write pending queues"],
+        write_requests: u64 ["requests", "DDR-T write requests to the DIMMs"],
+        read_requests: u64 ["requests", "DDR-T read requests to the DIMMs"],
+        media_writes_64b: u64 ["64 B", "media writes, in 64 B units"],
+        media_reads_64b: u64 ["64 B", "media reads, in 64 B units"],
+        xpbuffer_merges: u64 ["requests", "writes combined in the XPBuffer"],
+        xpbuffer_early_writebacks: u64 ["XPLines", "partly written XPLines written back early (RMW)"],
+        ait_buffer_misses: u64 ["accesses", "media accesses missing the AIT buffer"],
+        migrations: u64 ["blocks", "wear-leveling block migrations"],
+        bad_block_remaps: u64 ["blocks", "blocks remapped as worn out"],
+        lifetime_years_no_wl: f64 ["years", "hottest logical line to its endurance, no wear leveling (empty: never)"],
+        lifetime_years_sim_wl: f64 ["years", "hottest physical line to its endurance under the simulated AIT"],
+        lifetime_years_ideal_wl: f64 ["years", "rated bytes written at this write rate (ideal leveling)"],
+        rated_fraction_per_hour: f64 ["", "share of the rated bytes written one hour consumes"],
+    }
+}
+
+result_row! {
+    /// One of the most written 4 KiB ranges (`hot_ranges.csv`).
+    pub struct HotRangeRow {
+        start_addr: String ["", "first byte of the range, hexadecimal"],
+        bytes: u64 ["B", "range size"],
+        media_writes_64b: u64 ["64 B", "media writes to the range"],
+        share: f64 ["", "share of all media writes"],
+    }
+}
+
+impl From<&HotRange> for HotRangeRow {
+    fn from(h: &HotRange) -> HotRangeRow {
+        HotRangeRow {
+            start_addr: format!("{:#x}", h.start_addr),
+            bytes: h.bytes,
+            media_writes_64b: h.media_writes_64b,
+            share: h.share,
+        }
+    }
+}
+
+/// The hottest ranges of a lifetime report as rows.
+pub fn hot_range_rows(life: &LifetimeReport) -> Vec<HotRangeRow> {
+    life.hottest_ranges.iter().map(HotRangeRow::from).collect()
+}

@@ -1,0 +1,272 @@
+//! What the `pm-index` scenario measures: the cost of a workload on an index through the
+//! cache + PMem model, and its throughput on this machine (one thread, or OS threads sharing
+//! a `SharedIndex`).
+
+use std::time::Instant;
+
+use super::index::{IndexOptions, IndexSpec, PmIndex};
+use super::ops::Op;
+use super::region::{PmRegion, PmStats};
+use super::rows::{CostRow, RealThreadsRow};
+use super::scenario::PmIndexConfig;
+use super::shared::{run_threads, SharedIndex, ThreadRun};
+use super::sim::ModelObserver;
+use super::ycsb::YcsbWorkload;
+use crate::pmem::{Counters, DimmSpec};
+
+/// Per-phase measurement through the model.
+pub struct Measured {
+    pub ops: u64,
+    pub inserts: u64,
+    pub pm: PmStats,
+    pub counters: Counters,
+    pub llc_misses: u64,
+    pub sim_ns: f64,
+}
+
+fn run_phase(
+    idx: &mut dyn PmIndex,
+    pm: &mut PmRegion,
+    ops: &[Op],
+    threads: usize,
+) -> Result<(), String> {
+    for (i, op) in ops.iter().enumerate() {
+        pm.set_thread(i % threads);
+        op.apply(idx, pm).map_err(|e| format!("{op:?}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn options(sc: &PmIndexConfig) -> IndexOptions {
+    let mut o = IndexOptions::new(sc.index.key_type);
+    o.capacity_hint = sc.index.capacity_hint;
+    o.opts = sc.index.tonic;
+    o
+}
+
+/// Run the measured phase of `sc` through the model; (load ops, measured ops).
+pub fn measure(
+    sc: &PmIndexConfig,
+    seed: u64,
+    spec: &IndexSpec,
+    dimm: DimmSpec,
+    load: &[Op],
+    run: &[Op],
+) -> Result<Measured, String> {
+    let threads = sc.workload.threads as usize;
+    let mut cfg = sc.pm.clone();
+    cfg.hardware_flush = false; // the model run is about counts, not wall time
+    let mut pm = PmRegion::anonymous(cfg).map_err(|e| e.to_string())?;
+    let mut idx = (spec.create)(&mut pm, &options(sc)).map_err(|e| e.to_string())?;
+    pm.set_observer(Some(Box::new(ModelObserver::new(
+        &sc.model.pmem,
+        &sc.model.cache,
+        threads,
+        dimm,
+        seed,
+    ))));
+    let snap = |pm: &mut PmRegion| {
+        let s = pm.stats();
+        let o = pm.observer_mut().expect("model attached");
+        let m = observer_as_model(o);
+        (s, m.m.sys.counters(), m.llc_misses(), m.m.elapsed_ns())
+    };
+    let measured: &[Op] = if sc.workload.kind == YcsbWorkload::Load {
+        load
+    } else {
+        run_phase(idx.as_mut(), &mut pm, load, threads)?;
+        // The load's dirty lines are written back before the run phase is measured.
+        observer_as_model(pm.observer_mut().expect("model attached"))
+            .m
+            .drain();
+        run
+    };
+    let (s0, c0, l0, t0) = snap(&mut pm);
+    run_phase(idx.as_mut(), &mut pm, measured, threads)?;
+    // A finished program's dirty lines land in PMem (they cost media writes too).
+    {
+        let m = observer_as_model(pm.observer_mut().expect("model attached"));
+        m.m.drain();
+    }
+    let (s1, c1, l1, t1) = snap(&mut pm);
+    Ok(Measured {
+        ops: measured.len() as u64,
+        inserts: measured
+            .iter()
+            .filter(|o| matches!(o, Op::Insert(..)))
+            .count() as u64,
+        pm: s1.minus(&s0),
+        counters: c1.since(&c0),
+        llc_misses: l1 - l0,
+        sim_ns: t1 - t0,
+    })
+}
+
+fn observer_as_model(o: &mut dyn super::region::PmObserver) -> &mut ModelObserver {
+    o.as_any_mut()
+        .and_then(|a| a.downcast_mut::<ModelObserver>())
+        .expect("the model observer")
+}
+
+/// Wall-clock ops/s of the measured phase on this machine, without the model.
+pub fn real_throughput(
+    sc: &PmIndexConfig,
+    spec: &IndexSpec,
+    load: &[Op],
+    run: &[Op],
+) -> Result<f64, String> {
+    let mut pm = PmRegion::anonymous(sc.pm.clone()).map_err(|e| e.to_string())?;
+    let mut idx = (spec.create)(&mut pm, &options(sc)).map_err(|e| e.to_string())?;
+    let measured: &[Op] = if sc.workload.kind == YcsbWorkload::Load {
+        load
+    } else {
+        run_phase(idx.as_mut(), &mut pm, load, 1)?;
+        run
+    };
+    let t = Instant::now();
+    run_phase(idx.as_mut(), &mut pm, measured, 1)?;
+    Ok(measured.len() as f64 / t.elapsed().as_secs_f64().max(1e-9))
+}
+
+/// Wall-clock ops/s of the measured phase on `threads` OS threads sharing a [`SharedIndex`]
+/// (best of `throughput.repeats`, each on a fresh index; before A–E the load runs untimed
+/// on the same threads). YCSB inserts are of new keys, so a false one is a lost insert.
+pub fn real_threads_throughput(
+    sc: &PmIndexConfig,
+    spec: &'static IndexSpec,
+    load: &[Op],
+    run: &[Op],
+    threads: usize,
+) -> Result<ThreadRun, String> {
+    let mut best: Option<ThreadRun> = None;
+    for _ in 0..sc.throughput.repeats.max(1) {
+        let idx = SharedIndex::create(spec, &options(sc), &sc.pm, sc.throughput.shards)
+            .map_err(|e| e.to_string())?;
+        let measured = if sc.workload.kind == YcsbWorkload::Load {
+            load
+        } else {
+            run_threads(&idx, load, threads)?;
+            run
+        };
+        let r = run_threads(&idx, measured, threads)?;
+        if r.failed_inserts > 0 {
+            return Err(format!(
+                "{} inserts of new keys returned false on {threads} threads",
+                r.failed_inserts
+            ));
+        }
+        if best.is_none_or(|b| r.wall_s < b.wall_s) {
+            best = Some(r);
+        }
+    }
+    Ok(best.expect("at least one repeat"))
+}
+
+/// One `real_threads` row per thread count: labelled real, wall clock, this machine.
+pub fn real_thread_rows(
+    sc: &PmIndexConfig,
+    spec: &'static IndexSpec,
+    load: &[Op],
+    run: &[Op],
+    ops: u64,
+) -> Result<Vec<RealThreadsRow>, String> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut rows = Vec::new();
+    for &t in &sc.throughput.real_threads {
+        let b = real_threads_throughput(sc, spec, load, run, t as usize)?;
+        let wall = b.wall_s.max(1e-9);
+        rows.push(RealThreadsRow {
+            index: spec.name.into(),
+            family: spec.family.into(),
+            workload: sc.workload.kind.name().into(),
+            distribution: sc.workload.distribution,
+            key_type: sc.index.key_type.name().into(),
+            records: sc.workload.records,
+            ops,
+            source: "real".into(),
+            clock: "wall".into(),
+            os_threads: t,
+            shards: sc.throughput.shards,
+            machine_cores: cores,
+            oversubscribed: t as usize > cores,
+            repeats: sc.throughput.repeats.max(1),
+            throughput_mops: b.ops as f64 / wall / 1e6,
+            wall_s: b.wall_s,
+            // Operations that found their shard locked by another thread.
+            lock_waits_per_op: b.lock_waits as f64 / b.ops.max(1) as f64,
+            // Cores the threads actually got (2 threads on a loaded machine may get ~1).
+            cores_used: b.cpu_s / wall,
+            mops_per_cpu_s: b.ops as f64 / b.cpu_s.max(1e-9) / 1e6,
+        });
+    }
+    Ok(rows)
+}
+
+pub fn cost_row(
+    sc: &PmIndexConfig,
+    spec: &IndexSpec,
+    m: &Measured,
+    tput: Option<f64>,
+    rated: f64,
+) -> CostRow {
+    let n = m.ops.max(1) as f64;
+    let per = |x: u64| x as f64 / n;
+    let c = &m.counters;
+    let media_bytes = c.media_writes_64b as f64 * 64.0;
+    let per_insert = (m.inserts > 0).then(|| media_bytes / m.inserts as f64);
+    let t = &sc.index.tonic;
+    CostRow {
+        index: spec.name.into(),
+        family: spec.family.into(),
+        workload: sc.workload.kind.name().into(),
+        distribution: sc.workload.distribution,
+        key_type: sc.index.key_type.name().into(),
+        threads: sc.workload.threads,
+        records: sc.workload.records,
+        ops: m.ops,
+        flush: sc.pm.flush,
+        no_bloat: t.no_bloat,
+        coalesce_flushes: sc.pm.coalesce_flushes,
+        evict_volatile: t.evict_volatile,
+        xpline_nodes: t.xpline_nodes,
+        flushes_per_op: per(m.pm.flushes),
+        fences_per_op: per(m.pm.fences),
+        ntstores_per_op: per(m.pm.ntstores),
+        alloc_flushes_per_op: per(m.pm.alloc_flushes),
+        alloc_fences_per_op: per(m.pm.alloc_fences),
+        resize_flushes_per_op: per(m.pm.resize_flushes),
+        resize_fences_per_op: per(m.pm.resize_fences),
+        resize_ntstores_per_op: per(m.pm.resize_ntstores),
+        flushes_coalesced_per_op: per(m.pm.flushes_coalesced),
+        loads_per_op: per(m.pm.loads),
+        stores_per_op: per(m.pm.stores),
+        llc_misses_per_op: per(m.llc_misses),
+        wpq_inserts_per_op: per(c.wpq_inserts),
+        write_requests_per_op: per(c.write_requests),
+        read_requests_per_op: per(c.read_requests),
+        media_writes_64b_per_op: per(c.media_writes_64b),
+        media_writes_256b_per_op: c.media_writes_64b as f64 / 4.0 / n,
+        write_amplification: (c.write_requests != 0)
+            .then(|| c.media_writes_64b as f64 / c.write_requests as f64),
+        media_bytes_per_op: media_bytes / n,
+        media_bytes_per_insert: per_insert,
+        // Ideal wear leveling: the module's rated bytes over the media bytes per insert.
+        inserts_per_module: per_insert.filter(|&b| b > 0.0).map(|b| rated / b),
+        sim_throughput_mops: if m.sim_ns > 0.0 {
+            n / m.sim_ns * 1e3
+        } else {
+            0.0
+        },
+        throughput_mops: tput.map(|t| t / 1e6),
+        wpq_inserts: c.wpq_inserts,
+        write_requests: c.write_requests,
+        read_requests: c.read_requests,
+        media_writes_64b: c.media_writes_64b,
+        media_reads_64b: c.media_reads_64b,
+        xpbuffer_merges: c.xpbuffer_merges,
+        xpbuffer_early_writebacks: c.xpbuffer_early_writebacks,
+        ait_buffer_misses: c.ait_buffer_misses,
+        migrations: c.migrations,
+        bad_block_remaps: c.bad_block_remaps,
+    }
+}

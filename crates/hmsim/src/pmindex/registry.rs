@@ -1,0 +1,68 @@
+//! Every index, registered once by the name scenarios use (`index.name`).
+
+use super::hash::{cceh, clht, level};
+use super::index::IndexSpec;
+use super::trees::{art, bwtree, fastfair, hot, masstree};
+use crate::scenario::{Entry, Registry};
+
+/// A registry entry from the index's own spec (its name and description are the spec's).
+const fn entry(spec: &'static IndexSpec) -> Entry<&'static IndexSpec> {
+    Entry {
+        name: spec.name,
+        about: spec.about,
+        make: spec,
+    }
+}
+
+/// The indexes: hash indexes, then ordered ones.
+pub static INDEXES: Registry<&'static IndexSpec> = Registry::new(
+    "index",
+    &[
+        entry(&clht::SPEC),
+        entry(&cceh::SPEC),
+        entry(&level::SPEC),
+        entry(&fastfair::SPEC),
+        entry(&art::SPEC),
+        entry(&masstree::SPEC),
+        entry(&bwtree::SPEC),
+        entry(&hot::SPEC),
+    ],
+);
+
+/// Every index, in registration order.
+pub fn registry() -> Vec<&'static IndexSpec> {
+    INDEXES.iter().map(|e| e.make).collect()
+}
+
+/// The indexes of one family (`hash` or `ordered`).
+pub fn family(name: &str) -> Vec<&'static IndexSpec> {
+    INDEXES
+        .iter()
+        .map(|e| e.make)
+        .filter(|s| s.family == name)
+        .collect()
+}
+
+/// The index called `name`, or an error listing the allowed names.
+pub fn find(name: &str) -> Result<&'static IndexSpec, String> {
+    INDEXES.get(name).copied().ok_or_else(|| {
+        format!(
+            "unknown index '{name}'; allowed: {}",
+            INDEXES.names().join(", ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_index_is_registered_once_under_its_own_name() {
+        assert!(INDEXES.duplicates().is_empty());
+        for e in INDEXES.iter() {
+            assert_eq!(e.name, e.make.name);
+        }
+        assert_eq!(family("hash").len() + family("ordered").len(), 8);
+    }
+}
