@@ -40,40 +40,17 @@ pub struct DeviceRef {
     pub file: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ThermalConfig {
-    #[serde(default)]
-    pub fan: bool,
-    #[serde(default = "default_ambient")]
-    pub ambient_c: f64,
-    /// Device temperature when the workload starts; default: ambient.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub initial_c: Option<f64>,
-    #[serde(default = "default_thermal_duration")]
-    pub duration_s: f64,
-    #[serde(default = "default_step")]
-    pub step_s: f64,
-}
-
-fn default_ambient() -> f64 {
-    25.0
-}
-fn default_thermal_duration() -> f64 {
-    900.0
-}
-fn default_step() -> f64 {
-    1.0
-}
-
-impl Validate for ThermalConfig {
-    fn validate(&self, v: &mut Validator) {
-        v.range("ambient_c", self.ambient_c, -40.0, 125.0, "°C");
-        if let Some(t) = self.initial_c {
-            v.range("initial_c", t, -40.0, 150.0, "°C");
-        }
-        v.range("duration_s", self.duration_s, 1e-3, 1e7, "s");
-        v.range("step_s", self.step_s, 1e-3, 60.0, "s");
+crate::params! {
+    /// The optional thermal run after the job (see docs/storage.md).
+    #[derive(Debug, Clone)]
+    pub struct ThermalConfig {
+        pub fan: bool = false => any, "", "A fan blows over the device (forced convection).";
+        pub ambient_c: f64 = 25.0 => range(-40.0, 125.0), "°C", "Ambient air temperature.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub initial_c: Option<f64> = None => range(-40.0, 150.0), "°C",
+            "Device temperature when the workload starts; default: ambient.";
+        pub duration_s: f64 = 900.0 => range(1e-3, 1e7), "s", "Simulated time of the run.";
+        pub step_s: f64 = 1.0 => range(1e-3, 60.0), "s", "Time step of the simulation.";
     }
 }
 
