@@ -18,7 +18,8 @@
 //!
 //! Field checks: `any` (none), `range(lo, hi)` (inclusive, [`Validator::range`]), `positive`,
 //! `non_negative`, `fraction` (0 to 1), `nested` (the field's own table; `Option`/`Vec` of a
-//! table too). An `Option` field is checked only when given. Checks that involve several
+//! table too), `table` (a nested table whose keys the hand-written `check` validates). An
+//! `Option` field is checked only when given. Checks that involve several
 //! fields or other files stay in a hand-written `fn check(&self, v: &mut Validator)`, which
 //! the generated `validate` calls after the field checks when the struct is marked
 //! `#[params(check)]`. A struct with a field that has no default is marked
@@ -198,6 +199,40 @@ fn show_json(v: &serde_json::Value) -> String {
     }
 }
 
+/// Keys renamed to the one spelling of their unit (`_gb_s` for 10^9 B/s, `_mib` for 2^20
+/// bytes): (old, new). A file that still uses an old key is rejected with a message naming
+/// the new one, rather than with serde's list of expected keys.
+pub const RENAMED_KEYS: &[(&str, &str)] = &[
+    ("bandwidth_gbps", "bandwidth_gb_s"),
+    ("link_gbps", "link_gb_s"),
+    ("after_bandwidth_gbps", "after_bandwidth_gb_s"),
+];
+
+/// The first key of `value` (a whole file) that [`RENAMED_KEYS`] renamed: (key path, message).
+pub fn renamed_key(value: &toml::Value, path: &mut Vec<String>) -> Option<(String, String)> {
+    match value {
+        toml::Value::Table(t) => t.iter().find_map(|(k, v)| {
+            path.push(k.clone());
+            let found = match RENAMED_KEYS.iter().find(|(old, _)| old == k) {
+                Some((old, new)) => Some((
+                    path.join("."),
+                    format!("'{old}' was renamed; write '{new}' (same value and unit)"),
+                )),
+                None => renamed_key(v, path),
+            };
+            path.pop();
+            found
+        }),
+        toml::Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| {
+            path.push(i.to_string());
+            let found = renamed_key(v, path);
+            path.pop();
+            found
+        }),
+        _ => None,
+    }
+}
+
 /// Text of a `range(lo, hi)` check for the tables.
 pub fn show_range<T: Display>(lo: T, hi: T) -> String {
     format!("{lo} to {hi}")
@@ -275,6 +310,7 @@ macro_rules! params {
         $crate::params!(@default $kind $name [$( $fname [$($fdefault)?] )*]);
 
         impl $crate::config::Validate for $name {
+            #[allow(unused_variables)]
             fn validate(&self, v: &mut $crate::config::Validator) {
                 $( $crate::params!(@check self v $fname $unit $fcheck $(($($carg),*))?); )*
                 $crate::params!(@hook $check self v);
@@ -380,6 +416,7 @@ macro_rules! params {
     (@check $s:ident $v:ident $f:ident $unit:literal fraction) => {
         $crate::config::params::check_fraction($v, stringify!($f), &$s.$f)
     };
+    (@check $s:ident $v:ident $f:ident $unit:literal table) => {};
     (@check $s:ident $v:ident $f:ident $unit:literal nested) => {
         $crate::config::params::Nested::validate_at(&$s.$f, $v, stringify!($f))
     };
@@ -390,6 +427,7 @@ macro_rules! params {
     (@show_range non_negative) => { "≥ 0".to_string() };
     (@show_range fraction) => { "0 to 1".to_string() };
     (@show_range nested) => { String::new() };
+    (@show_range table) => { String::new() };
 
     (@show_default [$fty:ty] []) => { None };
     (@show_default [$fty:ty] [$d:expr]) => {
@@ -397,6 +435,7 @@ macro_rules! params {
     };
 
     (@table [$fty:ty] nested) => { <$fty as $crate::config::params::Nested>::nested_table() };
+    (@table [$fty:ty] table) => { <$fty as $crate::config::params::Nested>::nested_table() };
     (@table [$fty:ty] $other:ident) => { None };
 
     ($($rest:tt)*) => {

@@ -375,8 +375,8 @@ impl Machine {
                     read_latency_ns: read,
                     random_read_latency_ns: m.random_read_latency_ns.unwrap_or(read),
                     write_latency_ns: d.write.latency_ns,
-                    read_bandwidth_gb_s: m.read_bandwidth_gb_s.unwrap_or(d.read.bandwidth_gbps) * u,
-                    write_bandwidth_gb_s: m.write_bandwidth_gb_s.unwrap_or(d.write.bandwidth_gbps)
+                    read_bandwidth_gb_s: m.read_bandwidth_gb_s.unwrap_or(d.read.bandwidth_gb_s) * u,
+                    write_bandwidth_gb_s: m.write_bandwidth_gb_s.unwrap_or(d.write.bandwidth_gb_s)
                         * u,
                     mix_penalty: m.mix_penalty,
                     cacheable: m.cacheable,

@@ -89,7 +89,7 @@ pub struct JobResult {
     pub requests: u64,
     pub bytes: u64,
     pub elapsed_s: f64,
-    pub bandwidth_gbps: f64,
+    pub bandwidth_gb_s: f64,
     pub bandwidth_mib_s: f64,
     pub iops: f64,
     pub latency: LatencySummary,
@@ -184,7 +184,7 @@ pub fn run_job(
         requests: completed,
         bytes,
         elapsed_s: end_ns * 1e-9,
-        bandwidth_gbps: gbps(bytes as f64, end_ns),
+        bandwidth_gb_s: gbps(bytes as f64, end_ns),
         bandwidth_mib_s: mib_per_s(bytes as f64, end_ns),
         iops: if end_ns > 0.0 {
             completed as f64 / (end_ns * 1e-9)

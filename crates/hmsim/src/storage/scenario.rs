@@ -147,7 +147,7 @@ pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, Confi
         ("bytes", json!(res.bytes)),
         ("elapsed_s", json!(res.elapsed_s)),
         ("bandwidth_mib_s", json!(res.bandwidth_mib_s)),
-        ("bandwidth_gb_s", json!(res.bandwidth_gbps)),
+        ("bandwidth_gb_s", json!(res.bandwidth_gb_s)),
         ("iops", json!(res.iops)),
         ("latency_mean_us", json!(res.latency.mean_us)),
         ("latency_p50_us", json!(res.latency.p50_us)),
