@@ -4,6 +4,7 @@
 
 mod load;
 mod overrides;
+pub mod param_docs;
 pub mod params;
 mod validate;
 

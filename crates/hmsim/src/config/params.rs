@@ -238,10 +238,10 @@ pub fn show_range<T: Display>(lo: T, hi: T) -> String {
     format!("{lo} to {hi}")
 }
 
-/// Every table reachable from `root` through nested keys, `root` first, each once.
-pub fn tables_from(root: TableRef) -> Vec<(&'static str, Vec<ParamDoc>)> {
+/// Every table reachable from `roots` through nested keys, in order, each once.
+pub fn tables_from(roots: &[TableRef]) -> Vec<(&'static str, Vec<ParamDoc>)> {
     let mut out: Vec<(&'static str, Vec<ParamDoc>)> = Vec::new();
-    let mut todo = vec![root];
+    let mut todo: Vec<TableRef> = roots.iter().rev().copied().collect();
     while let Some(t) = todo.pop() {
         if out.iter().any(|(n, _)| *n == t.name) {
             continue;
@@ -254,10 +254,13 @@ pub fn tables_from(root: TableRef) -> Vec<(&'static str, Vec<ParamDoc>)> {
     out
 }
 
-/// Markdown for the tables reachable from `root` (see docs/parameters/README.md).
-pub fn markdown(title: &str, intro: &str, root: TableRef) -> String {
-    let mut s = format!("# {title}\n\n<!-- generated from the params! declarations; do not edit: `UPDATE_PARAM_DOCS=1 cargo test -p hmsim --lib config::params` rewrites it -->\n\n{intro}\n");
-    for (name, rows) in tables_from(root) {
+/// Markdown for the tables reachable from `roots` (see docs/parameters/README.md).
+pub fn markdown(title: &str, intro: &str, roots: &[TableRef]) -> String {
+    let mut s = format!(
+        "# {title}\n\n<!-- Generated from the params! declarations in the code; do not edit. \
+         `UPDATE_PARAM_DOCS=1 cargo test -p hmsim --lib param_docs` rewrites it. -->\n\n{intro}\n"
+    );
+    for (name, rows) in tables_from(roots) {
         s.push_str(&format!("\n## {name}\n\n"));
         s.push_str("| key | type | default | allowed | unit | meaning |\n");
         s.push_str("| --- | --- | --- | --- | --- | --- |\n");
@@ -536,10 +539,10 @@ mod tests {
         let inner = Inner::params();
         assert_eq!(inner[0].unit, "GB/s");
         assert_eq!(inner[1].default.as_deref(), Some("—"));
-        let all = tables_from(Outer::table());
+        let all = tables_from(&[Outer::table()]);
         let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
         assert_eq!(names, ["Outer", "Inner"]);
-        let md = markdown("Outer", "Test.", Outer::table());
+        let md = markdown("Outer", "Test.", &[Outer::table()]);
         assert!(
             md.contains("| `depth` | `u32` | `required` | 1 to 64 |"),
             "{md}"
