@@ -24,12 +24,9 @@ pub fn pages() -> Vec<Page> {
         Page {
             stem: "storage",
             title: "storage module keys",
-            intro: "Keys of a `module = \"storage\"` scenario (docs/storage.md) below its \
-                    `[device]` (a catalog `name` or a device `file`).",
-            roots: vec![
-                crate::storage::JobSpec::table(),
-                crate::storage::ThermalConfig::table(),
-            ],
+            intro: "Keys of a `module = \"storage\"` scenario (docs/storage.md), besides \
+                    `module`, `seed`, `name` and `description`.",
+            roots: vec![crate::storage::StorageConfig::table()],
         },
     ]
 }
