@@ -28,6 +28,19 @@ pub fn pages() -> Vec<Page> {
                     `module`, `seed`, `name` and `description`.",
             roots: vec![crate::storage::StorageConfig::table()],
         },
+        Page {
+            stem: "pmem",
+            title: "pmem module keys",
+            intro: "Keys of a `module = \"pmem\"` scenario (docs/pmem.md): `[pmem]` (PmemConfig), \
+                    `[cache]` (CacheConfig), `[workload]` (PmemWorkload) and `top_n`; and the \
+                    options of a trace's PMem lifetime replay (ReplayOptions).",
+            roots: vec![
+                crate::pmem::PmemConfig::table(),
+                crate::cache::CacheConfig::table(),
+                crate::pmem::PmemWorkload::table(),
+                crate::pmem::ReplayOptions::table(),
+            ],
+        },
     ]
 }
 

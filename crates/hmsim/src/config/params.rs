@@ -206,6 +206,8 @@ pub const RENAMED_KEYS: &[(&str, &str)] = &[
     ("bandwidth_gbps", "bandwidth_gb_s"),
     ("link_gbps", "link_gb_s"),
     ("after_bandwidth_gbps", "after_bandwidth_gb_s"),
+    ("media_read_gbps", "media_read_gb_s"),
+    ("media_write_gbps", "media_write_gb_s"),
 ];
 
 /// The first key of `value` (a whole file) that [`RENAMED_KEYS`] renamed: (key path, message).
@@ -233,8 +235,8 @@ pub fn renamed_key(value: &toml::Value, path: &mut Vec<String>) -> Option<(Strin
     }
 }
 
-/// Text of a `range(lo, hi)` check for the tables.
-pub fn show_range<T: Display>(lo: T, hi: T) -> String {
+/// Text of a `range(lo, hi)` check of a field of type `F` for the tables.
+pub fn show_range<F: InRange<T>, T: Display>(lo: T, hi: T) -> String {
     format!("{lo} to {hi}")
 }
 
@@ -328,7 +330,7 @@ macro_rules! params {
                         name: stringify!($fname),
                         ty: stringify!($fty),
                         default: $crate::params!(@show_default [$fty] [$($fdefault)?]),
-                        range: $crate::params!(@show_range $fcheck $(($($carg),*))?),
+                        range: $crate::params!(@show_range [$fty] $fcheck $(($($carg),*))?),
                         unit: $unit,
                         doc: $doc,
                         table: $crate::params!(@table [$fty] $fcheck),
@@ -424,13 +426,15 @@ macro_rules! params {
         $crate::config::params::Nested::validate_at(&$s.$f, $v, stringify!($f))
     };
 
-    (@show_range any) => { String::new() };
-    (@show_range range($lo:expr, $hi:expr)) => { $crate::config::params::show_range($lo, $hi) };
-    (@show_range positive) => { "> 0".to_string() };
-    (@show_range non_negative) => { "≥ 0".to_string() };
-    (@show_range fraction) => { "0 to 1".to_string() };
-    (@show_range nested) => { String::new() };
-    (@show_range table) => { String::new() };
+    (@show_range [$fty:ty] any) => { String::new() };
+    (@show_range [$fty:ty] range($lo:expr, $hi:expr)) => {
+        $crate::config::params::show_range::<$fty, _>($lo, $hi)
+    };
+    (@show_range [$fty:ty] positive) => { "> 0".to_string() };
+    (@show_range [$fty:ty] non_negative) => { "≥ 0".to_string() };
+    (@show_range [$fty:ty] fraction) => { "0 to 1".to_string() };
+    (@show_range [$fty:ty] nested) => { String::new() };
+    (@show_range [$fty:ty] table) => { String::new() };
 
     (@show_default [$fty:ty] []) => { None };
     (@show_default [$fty:ty] [$d:expr]) => {
