@@ -41,6 +41,21 @@ pub fn pages() -> Vec<Page> {
                 crate::pmem::ReplayOptions::table(),
             ],
         },
+        Page {
+            stem: "hybrid",
+            title: "hybrid module keys",
+            intro: "Keys of a `module = \"hybrid\"` scenario (docs/hybrid.md): `[device]` (the \
+                    UMD, DeviceSpec), `[flash]`, `[precondition]`, `[host]` and `[workload]`; \
+                    `[[policies]]` are described in docs/hybrid.md. Sizes in `_mb` and `_kb` are \
+                    MiB and KiB (2^20 and 2^10 bytes).",
+            roots: vec![
+                crate::hybrid::UmdSpec::table(),
+                crate::hybrid::FlashSpec::table(),
+                crate::hybrid::Precondition::table(),
+                crate::hybrid::HostConfig::table(),
+                crate::hybrid::WorkloadSpec::table(),
+            ],
+        },
     ]
 }
 

@@ -208,6 +208,7 @@ pub const RENAMED_KEYS: &[(&str, &str)] = &[
     ("after_bandwidth_gbps", "after_bandwidth_gb_s"),
     ("media_read_gbps", "media_read_gb_s"),
     ("media_write_gbps", "media_write_gb_s"),
+    ("channel_gbps", "channel_gb_s"),
 ];
 
 /// The first key of `value` (a whole file) that [`RENAMED_KEYS`] renamed: (key path, message).

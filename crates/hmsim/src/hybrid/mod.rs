@@ -26,6 +26,8 @@ mod tests;
 pub use host::{Host, HostConfig, HostStats};
 pub use pigz::PigzLike;
 pub use policy::{EpfPolicy, FaultView, PolicySpec, EPF_POLICIES};
-pub use scenario::{run, HybridScenario};
+pub use scenario::{
+    run, DeviceSpec as UmdSpec, FlashSpec, HybridScenario, Precondition, WorkloadSpec,
+};
 pub use umd::{Fault, Umd, Walk};
 pub use workload::Workload;
