@@ -56,6 +56,13 @@ pub fn pages() -> Vec<Page> {
                 crate::hybrid::WorkloadSpec::table(),
             ],
         },
+        Page {
+            stem: "numa-topology",
+            title: "NUMA topology file keys",
+            intro: "Keys of a machine topology (docs/numa-pmem.md): a preset's file or a \
+                    scenario's inline `[topology]`.",
+            roots: vec![crate::numa::topology::Topology::table()],
+        },
     ]
 }
 
