@@ -184,7 +184,7 @@ fn write_bandwidth_is_bounded_by_the_dimms() {
     for dimms in [1u32, 6] {
         cfg.dimms = dimms;
         let r = run(&cfg, &CacheConfig::default(), &w);
-        let cap = dimms as f64 * cfg.timing.media_write_gbps;
+        let cap = dimms as f64 * cfg.timing.media_write_gb_s;
         assert!(
             (r.bandwidth_gb_s - cap).abs() / cap < 0.02,
             "{dimms} DIMMs: {}",

@@ -44,13 +44,13 @@ fn saturation_bandwidth_is_min_of_media_and_link() {
         let spec = device(name);
         for (op, d) in [(OpMix::Read, &spec.read), (OpMix::Write, &spec.write)] {
             let res = run(&spec, &job(Pattern::Sequential, op, 64, 4 << 20, None), 1);
-            let link = spec.interface.as_ref().unwrap().link_gbps;
-            let expect = d.bandwidth_gbps.min(link);
-            let err = (res.bandwidth_gbps - expect).abs() / expect;
+            let link = spec.interface.as_ref().unwrap().link_gb_s;
+            let expect = d.bandwidth_gb_s.min(link);
+            let err = (res.bandwidth_gb_s - expect).abs() / expect;
             assert!(
                 err < 0.02,
                 "{name} {op:?}: {} GB/s vs {expect}",
-                res.bandwidth_gbps
+                res.bandwidth_gb_s
             );
         }
     }
@@ -79,8 +79,8 @@ fn unloaded_latency_matches_the_formula() {
     );
     let units = spec.parallelism.as_ref().unwrap().units as f64;
     let expect_us = (1e9 / spec.read.max_iops.unwrap()
-        + units * 4096.0 / spec.read.bandwidth_gbps
-        + 4096.0 / spec.interface.as_ref().unwrap().link_gbps)
+        + units * 4096.0 / spec.read.bandwidth_gb_s
+        + 4096.0 / spec.interface.as_ref().unwrap().link_gb_s)
         / 1e3;
     assert!(
         (res.latency.mean_us - expect_us).abs() < 1e-6,
@@ -99,7 +99,7 @@ fn bandwidth_grows_with_queue_depth_and_size_then_saturates() {
             &job(Pattern::Sequential, OpMix::Write, qd, bs, None),
             1,
         )
-        .bandwidth_gbps
+        .bandwidth_gb_s
     };
     let mut last = 0.0;
     for qd in [1, 2, 4, 8, 16, 32, 64] {
@@ -124,11 +124,11 @@ fn slc_cache_exhaustion_drops_write_bandwidth() {
         &job(Pattern::Sequential, OpMix::Write, 16, 262144, Some(1 << 30)),
         1,
     );
-    let after = spec.write_cache.as_ref().unwrap().after_bandwidth_gbps;
+    let after = spec.write_cache.as_ref().unwrap().after_bandwidth_gb_s;
     assert!(
-        res.bandwidth_gbps < 1.2 * after,
+        res.bandwidth_gb_s < 1.2 * after,
         "mostly after-cache: {}",
-        res.bandwidth_gbps
+        res.bandwidth_gb_s
     );
 }
 

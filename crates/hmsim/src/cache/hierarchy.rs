@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::set_assoc::{CacheStats, Replacement, SetAssocCache};
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 use crate::rng;
 
 /// Why a line is written to memory.
@@ -41,72 +41,37 @@ pub enum HitLevel {
     Memory,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LevelConfig {
-    pub size_bytes: u64,
-    pub ways: usize,
-}
-
-/// Sizes, associativity, replacement and the CPU-model switches.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CacheConfig {
-    #[serde(default = "l1")]
-    pub l1: LevelConfig,
-    #[serde(default = "l2")]
-    pub l2: LevelConfig,
-    #[serde(default = "llc")]
-    pub llc: LevelConfig,
-    #[serde(default = "lru")]
-    pub replacement: Replacement,
-    /// `clwb` writes back *and invalidates* (Cascade Lake behaves so); false keeps the line.
-    #[serde(default = "yes")]
-    pub clwb_invalidates: bool,
-}
-
-// Defaults: Xeon Platinum 8260 (Cascade Lake), the FAST'20 machine: 32 KiB 8-way L1D,
-// 1 MiB 16-way L2, 35.75 MiB 11-way shared LLC.
-fn l1() -> LevelConfig {
-    LevelConfig {
-        size_bytes: 32 << 10,
-        ways: 8,
-    }
-}
-fn l2() -> LevelConfig {
-    LevelConfig {
-        size_bytes: 1 << 20,
-        ways: 16,
-    }
-}
-fn llc() -> LevelConfig {
-    LevelConfig {
-        size_bytes: 37_486_592,
-        ways: 11,
-    }
-}
-fn lru() -> Replacement {
-    Replacement::Lru
-}
-fn yes() -> bool {
-    true
-}
-
-impl Default for CacheConfig {
-    fn default() -> Self {
-        CacheConfig {
-            l1: l1(),
-            l2: l2(),
-            llc: llc(),
-            replacement: lru(),
-            clwb_invalidates: true,
-        }
+crate::params! {
+    #[params(required, check)]
+    /// One cache level.
+    #[derive(Debug, Clone)]
+    pub struct LevelConfig {
+        pub size_bytes: u64 => any, "bytes", "Capacity; at least 64 x `ways`.";
+        pub ways: usize => range(1, 64), "", "Associativity.";
     }
 }
 
-impl Validate for LevelConfig {
-    fn validate(&self, v: &mut Validator) {
-        v.range("ways", self.ways, 1, 64, "");
+crate::params! {
+    /// Sizes, associativity, replacement and the CPU-model switches. Defaults: Xeon Platinum
+    /// 8260 (Cascade Lake), the FAST'20 machine: 32 KiB 8-way L1D, 1 MiB 16-way L2,
+    /// 35.75 MiB 11-way shared LLC.
+    #[derive(Debug, Clone)]
+    pub struct CacheConfig {
+        pub l1: LevelConfig = LevelConfig { size_bytes: 32 << 10, ways: 8 } => nested, "",
+            "Private L1 data cache of each core.";
+        pub l2: LevelConfig = LevelConfig { size_bytes: 1 << 20, ways: 16 } => nested, "",
+            "Private L2 of each core.";
+        pub llc: LevelConfig = LevelConfig { size_bytes: 37_486_592, ways: 11 } => nested, "",
+            "Shared last-level cache.";
+        pub replacement: Replacement = Replacement::Lru => any, "",
+            "Replacement policy of every level.";
+        pub clwb_invalidates: bool = true => any, "",
+            "`clwb` writes back *and invalidates* (Cascade Lake behaves so); false keeps the line.";
+    }
+}
+
+impl LevelConfig {
+    fn check(&self, v: &mut Validator) {
         if self.size_bytes < 64 * self.ways as u64 {
             v.fail(
                 "size_bytes",
@@ -117,14 +82,6 @@ impl Validate for LevelConfig {
                 ),
             );
         }
-    }
-}
-
-impl Validate for CacheConfig {
-    fn validate(&self, v: &mut Validator) {
-        v.nested("l1", &self.l1);
-        v.nested("l2", &self.l2);
-        v.nested("llc", &self.llc);
     }
 }
 

@@ -124,7 +124,10 @@ pub fn parse_toml<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, Conf
         ConfigError::new(file, "", format!("not valid TOML: {}", e.message().trim())).at_line(line)
     })?;
     if let Ok(table) = text.parse::<toml::Table>() {
-        if let Some((key, message)) = insane(&toml::Value::Table(table), &mut Vec::new()) {
+        let value = toml::Value::Table(table);
+        let problem = super::params::renamed_key(&value, &mut Vec::new())
+            .or_else(|| insane(&value, &mut Vec::new()));
+        if let Some((key, message)) = problem {
             let line = line_of_key(text, &key);
             return Err(ConfigError::new(file, &key, message).at_line(line));
         }

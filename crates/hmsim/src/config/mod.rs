@@ -4,8 +4,11 @@
 
 mod load;
 mod overrides;
+pub mod param_docs;
+pub mod params;
 mod validate;
 
 pub use load::{line_of_key, parse_toml};
 pub use overrides::apply_overrides;
+pub use params::{ParamDoc, Params};
 pub use validate::{Validate, Validator};

@@ -5,7 +5,7 @@
 //! `link_gbps`), and `units` media units. A request is cut into `stripe_bytes` pieces striped
 //! round-robin over the units starting at `(offset / stripe) mod units`; a unit is occupied
 //! per piece for `latency_ns + bytes / unit_gbps`, where `unit_gbps` is derived so that all
-//! units busy with full stripes deliver exactly `bandwidth_gbps`. Writes cross the link before
+//! units busy with full stripes deliver exactly `bandwidth_gb_s`. Writes cross the link before
 //! the media, reads after. Resources serve requests in submission order (one NVMe queue).
 
 use super::spec::{DeviceSpec, DirectionSpec};
@@ -28,11 +28,11 @@ impl Timing {
     fn new(
         d: &DirectionSpec,
         latency_ns: f64,
-        bandwidth_gbps: f64,
+        bandwidth_gb_s: f64,
         units: u32,
         stripe: u64,
     ) -> Timing {
-        let full_stripe_ns = units as f64 * stripe as f64 / bandwidth_gbps;
+        let full_stripe_ns = units as f64 * stripe as f64 / bandwidth_gb_s;
         Timing {
             access_ns: latency_ns,
             ns_per_byte: (full_stripe_ns - latency_ns) / stripe as f64,
@@ -74,14 +74,14 @@ impl BlockDevice {
         let read = Timing::new(
             &spec.read,
             spec.read.latency_ns,
-            spec.read.bandwidth_gbps,
+            spec.read.bandwidth_gb_s,
             u,
             s,
         );
         let write = Timing::new(
             &spec.write,
             spec.write.latency_ns,
-            spec.write.bandwidth_gbps,
+            spec.write.bandwidth_gb_s,
             u,
             s,
         );
@@ -89,7 +89,7 @@ impl BlockDevice {
             Timing::new(
                 &spec.write,
                 c.after_latency_ns,
-                c.after_bandwidth_gbps,
+                c.after_bandwidth_gb_s,
                 u,
                 s,
             )
@@ -100,7 +100,7 @@ impl BlockDevice {
             controller_free_ns: 0.0,
             link_up_free_ns: 0.0,
             link_down_free_ns: 0.0,
-            link_ns_per_byte: 1.0 / link.link_gbps,
+            link_ns_per_byte: 1.0 / link.link_gb_s,
             read,
             write,
             write_after_cache,
@@ -199,8 +199,8 @@ mod tests {
         let done = d.submit(BlockOp::Read, 0, 4096, 0.0);
         let units = spec.parallelism.as_ref().unwrap().units as f64;
         let expect = 1e9 / spec.read.max_iops.unwrap()
-            + units * 4096.0 / spec.read.bandwidth_gbps
-            + 4096.0 / spec.interface.as_ref().unwrap().link_gbps;
+            + units * 4096.0 / spec.read.bandwidth_gb_s
+            + 4096.0 / spec.interface.as_ref().unwrap().link_gb_s;
         assert!((done - expect).abs() < 1e-6, "{done} vs {expect}");
     }
 
@@ -212,7 +212,7 @@ mod tests {
         // One huge request: media time = bytes / bandwidth + per-stripe access is inside.
         let start = 1e6;
         let t_media = d.media(d.write, 0, bytes, start).0 - start;
-        let expect = bytes as f64 / spec.write.bandwidth_gbps;
+        let expect = bytes as f64 / spec.write.bandwidth_gb_s;
         assert!((t_media - expect).abs() / expect < 1e-9);
     }
 }

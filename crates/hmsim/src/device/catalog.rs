@@ -213,28 +213,8 @@ fn looks_like_a_device(text: &str) -> bool {
     }
 }
 
-/// Keys spelled the older way (`_gbps`), renamed to the one spelling (`_gb_s`) so a user file
-/// in the old spelling merges with its base instead of holding both.
-fn respell(table: &mut toml::Table) {
-    for (old, new) in [
-        ("bandwidth_gbps", "bandwidth_gb_s"),
-        ("link_gbps", "link_gb_s"),
-        ("after_bandwidth_gbps", "after_bandwidth_gb_s"),
-    ] {
-        if let Some(v) = table.remove(old) {
-            table.entry(new).or_insert(v);
-        }
-    }
-    for (_, v) in table.iter_mut() {
-        if let toml::Value::Table(t) = v {
-            respell(t);
-        }
-    }
-}
-
 fn parse_raw(file: &str, text: &str) -> Result<RawDevice, ConfigError> {
-    let mut table: toml::Table = crate::config::parse_toml(text, file)?;
-    respell(&mut table);
+    let table: toml::Table = crate::config::parse_toml(text, file)?;
     Ok(RawDevice {
         file: file.to_string(),
         text: text.to_string(),
@@ -371,21 +351,17 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         let d = c.get("my-cxl").unwrap();
         assert_eq!(d.read.latency_ns, 250.0);
-        assert_eq!(d.read.bandwidth_gbps, 30.0);
+        assert_eq!(d.read.bandwidth_gb_s, 30.0);
         assert_eq!(c.iter().count(), builtin_files().len() + 1);
     }
 
     #[test]
-    fn the_old_gbps_spelling_still_reads() {
+    fn the_old_gbps_spelling_names_the_new_key() {
         let c = Catalog::builtin();
         let text = "name = \"old\"\nbase = \"cxl-dram\"\ndescription = \"d\"\n[read]\nlatency_ns = 1.0 # x\nbandwidth_gbps = 2.0 # x\n";
-        assert_eq!(
-            c.parse_device_file("o.toml", text)
-                .unwrap()
-                .read
-                .bandwidth_gbps,
-            2.0
-        );
+        let e = c.parse_device_file("o.toml", text).unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("read.bandwidth_gbps", Some(6)));
+        assert!(e.message.contains("write 'bandwidth_gb_s'"), "{e}");
     }
 
     #[test]
@@ -404,8 +380,8 @@ mod tests {
         assert_eq!(d.name, "my-900p");
         assert_eq!(d.power.as_ref().unwrap().idle_w, 6.0);
         assert_eq!(
-            d.read.bandwidth_gbps,
-            c.get("intel-optane-900p").unwrap().read.bandwidth_gbps
+            d.read.bandwidth_gb_s,
+            c.get("intel-optane-900p").unwrap().read.bandwidth_gb_s
         );
     }
 }

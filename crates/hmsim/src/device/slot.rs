@@ -29,7 +29,7 @@ pub const MEMORY_TIER: Slot = Slot {
         ("name", |d| d.name.clone().into()),
         ("capacity_bytes", |d| (d.capacity_bytes as i64).into()),
         ("unloaded_latency_ns", |d| d.read.latency_ns.into()),
-        ("read_bandwidth_gb_s", |d| d.read.bandwidth_gbps.into()),
+        ("read_bandwidth_gb_s", |d| d.read.bandwidth_gb_s.into()),
     ],
 };
 
@@ -135,7 +135,7 @@ mod tests {
         assert_eq!(t[1]["unloaded_latency_ns"].as_float(), Some(250.0));
         assert_eq!(
             t[1]["read_bandwidth_gb_s"].as_float(),
-            Some(d.read.bandwidth_gbps)
+            Some(d.read.bandwidth_gb_s)
         );
         assert_eq!(
             t[1]["capacity_bytes"].as_integer(),

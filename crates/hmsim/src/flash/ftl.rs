@@ -29,7 +29,7 @@ pub struct Geometry {
     pub dies_per_channel: u32,
     pub page_bytes: u64,
     /// Channel bandwidth for page transfers; `None`: transfers are inside the array times.
-    pub channel_gbps: Option<f64>,
+    pub channel_gb_s: Option<f64>,
     /// GC runs when opening a write block leaves fewer free blocks than this.
     pub gc_free_blocks: u32,
 }
@@ -103,7 +103,7 @@ impl Ftl {
         let blocks = geo.blocks();
         let pages = blocks as usize * geo.superblock_pages() as usize;
         let xfer_ns = geo
-            .channel_gbps
+            .channel_gb_s
             .map_or(0, |g| (geo.page_bytes as f64 / g).round() as u64);
         let mut free: VecDeque<u32> = (0..blocks).collect();
         let active = free.pop_front().expect("at least one block");

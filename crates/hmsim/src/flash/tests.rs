@@ -14,7 +14,7 @@ fn geo_dies(logical: u32, ppb: u32, op: f64, gc_free: u32, dies: u32) -> Geometr
         channels: 2.min(dies),
         dies_per_channel: dies / 2.min(dies),
         page_bytes: 4096,
-        channel_gbps: None,
+        channel_gb_s: None,
         gc_free_blocks: gc_free,
     }
 }

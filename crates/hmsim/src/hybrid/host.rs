@@ -6,141 +6,41 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use rand::Rng;
-use serde::{Deserialize, Serialize};
 
 use super::policy::{EpfPolicy, FaultView};
 use super::tlb::Tlb;
 use super::umd::{Fault, Umd, Walk};
 use super::workload::HybridWorkload;
-use crate::config::{Validate, Validator};
 use crate::flash::NONE;
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HostConfig {
-    #[serde(default = "d_ghz")]
-    pub core_ghz: f64,
-    /// Cycles per instruction of the in-order core, memory stalls on cached data included.
-    #[serde(default = "d_cpi")]
-    pub cpi: f64,
-    #[serde(default = "d_tlb")]
-    pub tlb_entries: u32,
-    /// A page-table walk plus the UMD query of the modified walk.
-    #[serde(default = "d_walk")]
-    pub page_walk_ns: u64,
-    /// One page-level access reaching UMD DRAM over DDR.
-    #[serde(default = "d_dram")]
-    pub dram_access_ns: u64,
-    /// Raising an exception or interrupt and entering/leaving its handler (EPFs, page
-    /// faults, the timer interrupt that ends an EPF's block): Linux's page-fault trap,
-    /// 2,687 cycles (Belay et al., Dune, OSDI'12, Table 2), at 2 GHz.
-    #[serde(default = "d_exc")]
-    pub exception_ns: u64,
-    /// The OS page-fault handler's work for a first use (allocation, zero-fill or file read).
-    #[serde(default = "d_osf")]
-    pub os_fault_ns: u64,
-    /// A switch between threads: 3.8 µs direct cost (Li, Ding & Shen, ExpCS'07).
-    #[serde(default = "d_cs")]
-    pub context_switch_ns: u64,
-    /// A switch to or from the idle task when no thread is ready (a context switch
-    /// without an address-space change; same measurement).
-    #[serde(default = "d_cs")]
-    pub idle_switch_ns: u64,
-    /// Leaving the idle state when the timer fires on an idle core: C1's exit latency as
-    /// Intel declares it for Nehalem-class cores to Linux's `intel_idle` (3 µs).
-    #[serde(default = "d_wake")]
-    pub wakeup_ns: u64,
-    #[serde(default = "d_slice")]
-    pub time_slice_us: f64,
-    /// Share of accesses inside atomic/non-preemptible sections (an EPF cannot block there).
-    #[serde(default)]
-    pub nonpreemptible_fraction: f64,
-    /// Code pages per process (I-TLB footprint); fetches walk them in phases.
-    #[serde(default = "d_code")]
-    pub code_pages: u32,
-}
-
-fn d_ghz() -> f64 {
-    2.0
-}
-fn d_cpi() -> f64 {
-    1.0
-}
-fn d_tlb() -> u32 {
-    32
-}
-fn d_walk() -> u64 {
-    200
-}
-fn d_dram() -> u64 {
-    50
-}
-fn d_exc() -> u64 {
-    1_344
-}
-fn d_osf() -> u64 {
-    2_000
-}
-fn d_cs() -> u64 {
-    3_800
-}
-fn d_wake() -> u64 {
-    3_000
-}
-fn d_slice() -> f64 {
-    4_000.0
-}
-fn d_code() -> u32 {
-    8
-}
-
-impl Default for HostConfig {
-    fn default() -> Self {
-        HostConfig {
-            core_ghz: d_ghz(),
-            cpi: d_cpi(),
-            tlb_entries: d_tlb(),
-            page_walk_ns: d_walk(),
-            dram_access_ns: d_dram(),
-            exception_ns: d_exc(),
-            os_fault_ns: d_osf(),
-            context_switch_ns: d_cs(),
-            idle_switch_ns: d_cs(),
-            wakeup_ns: d_wake(),
-            time_slice_us: d_slice(),
-            nonpreemptible_fraction: 0.0,
-            code_pages: d_code(),
-        }
-    }
-}
-
-impl Validate for HostConfig {
-    fn validate(&self, v: &mut Validator) {
-        v.range("core_ghz", self.core_ghz, 0.01, 100.0, "GHz");
-        v.range("cpi", self.cpi, 0.01, 1000.0, "");
-        v.range("tlb_entries", self.tlb_entries, 1, 256, "");
-        v.range("page_walk_ns", self.page_walk_ns, 0, 1_000_000, "ns");
-        v.range("dram_access_ns", self.dram_access_ns, 0, 1_000_000, "ns");
-        v.range("exception_ns", self.exception_ns, 0, 1_000_000_000, "ns");
-        v.range("os_fault_ns", self.os_fault_ns, 0, 1_000_000_000, "ns");
-        v.range(
-            "context_switch_ns",
-            self.context_switch_ns,
-            0,
-            1_000_000_000,
-            "ns",
-        );
-        v.range(
-            "idle_switch_ns",
-            self.idle_switch_ns,
-            0,
-            1_000_000_000,
-            "ns",
-        );
-        v.range("wakeup_ns", self.wakeup_ns, 0, 1_000_000_000, "ns");
-        v.range("time_slice_us", self.time_slice_us, 1.0, 1e9, "µs");
-        v.fraction("nonpreemptible_fraction", self.nonpreemptible_fraction);
-        v.range("code_pages", self.code_pages, 1, 1 << 20, "pages");
+crate::params! {
+    /// The host: an in-order core per thread, its TLBs, and the OS costs of faults, exceptions
+    /// and scheduling (docs/hybrid.md).
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct HostConfig {
+        pub core_ghz: f64 = 2.0 => range(0.01, 100.0), "GHz", "Core clock.";
+        pub cpi: f64 = 1.0 => range(0.01, 1000.0), "",
+            "Cycles per instruction of the in-order core, memory stalls on cached data included.";
+        pub tlb_entries: u32 = 32 => range(1, 256), "", "Entries of each of the I- and D-TLB.";
+        pub page_walk_ns: u64 = 200 => range(0, 1_000_000), "ns",
+            "A page-table walk plus the UMD query of the modified walk.";
+        pub dram_access_ns: u64 = 50 => range(0, 1_000_000), "ns",
+            "One page-level access reaching UMD DRAM over DDR.";
+        pub exception_ns: u64 = 1_344 => range(0, 1_000_000_000), "ns",
+            "Raising an exception or interrupt and entering/leaving its handler (EPFs, page faults, the timer interrupt that ends an EPF's block): Linux's page-fault trap, 2,687 cycles (Belay et al., Dune, OSDI'12, Table 2), at 2 GHz.";
+        pub os_fault_ns: u64 = 2_000 => range(0, 1_000_000_000), "ns",
+            "The OS page-fault handler's work for a first use (allocation, zero-fill or file read).";
+        pub context_switch_ns: u64 = 3_800 => range(0, 1_000_000_000), "ns",
+            "A switch between threads: 3.8 µs direct cost (Li, Ding & Shen, ExpCS'07).";
+        pub idle_switch_ns: u64 = 3_800 => range(0, 1_000_000_000), "ns",
+            "A switch to or from the idle task when no thread is ready (a context switch without an address-space change; same measurement).";
+        pub wakeup_ns: u64 = 3_000 => range(0, 1_000_000_000), "ns",
+            "Leaving the idle state when the timer fires on an idle core: C1's exit latency as Intel declares it for Nehalem-class cores to Linux's `intel_idle` (3 µs).";
+        pub time_slice_us: f64 = 4_000.0 => range(1.0, 1e9), "µs", "Scheduler time slice.";
+        pub nonpreemptible_fraction: f64 = 0.0 => fraction, "",
+            "Share of accesses inside atomic/non-preemptible sections (an EPF cannot block there).";
+        pub code_pages: u32 = 8 => range(1, 1 << 20), "pages",
+            "Code pages per process (I-TLB footprint); fetches walk them in phases.";
     }
 }
 

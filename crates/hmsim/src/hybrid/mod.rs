@@ -26,6 +26,9 @@ mod tests;
 pub use host::{Host, HostConfig, HostStats};
 pub use pigz::PigzLike;
 pub use policy::{EpfPolicy, EpfPolicySpec, FaultView, EPF_POLICIES};
-pub use scenario::{Hybrid, HybridConfig, HybridRow, ServiceRow};
+pub use scenario::{
+    FlashSpec, Hybrid, HybridConfig, HybridDeviceConfig, HybridRow, HybridWorkloadSpec,
+    Precondition, ServiceRow,
+};
 pub use umd::{Fault, Umd, Walk};
 pub use workload::HybridWorkload;

@@ -23,119 +23,36 @@ use std::sync::Arc;
 use flate2::write::DeflateEncoder;
 use flate2::Compression;
 use rand::Rng;
-use serde::{Deserialize, Serialize};
 
 use super::workload::{Dep, Ev, HybridWorkload, ThreadSpec, MB, PAGE_BYTES};
-use crate::config::{Validate, Validator};
 use crate::rng::SimRng;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PigzLike {
-    /// The compressed input file (MB).
-    #[serde(default = "d_input")]
-    pub input_mb: f64,
-    /// Output bytes per input byte; unset: measured on the generated text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_ratio: Option<f64>,
-    /// The inflate window, which is also the unit handed to the writer and checker.
-    #[serde(default = "d_32")]
-    pub window_kb: u32,
-    /// One user input buffer (the reader fills two in turn).
-    #[serde(default = "d_32")]
-    pub buffer_kb: u32,
-    /// Inflate instructions per output byte (zlib's inflate runs a few per byte).
-    #[serde(default = "d_ipb")]
-    pub instructions_per_byte: f64,
-    /// Copies between user buffers and the page cache (`read()`, `write()`, the hand-off).
-    #[serde(default = "d_copy")]
-    pub copy_instructions_per_byte: f64,
-    /// The checker's CRC-32.
-    #[serde(default = "d_check")]
-    pub check_instructions_per_byte: f64,
-    /// The inflater's hot pages (Huffman tables, stack).
-    #[serde(default = "d_hot")]
-    pub hot_pages: u32,
-    /// Memory the OS occupies before the run (kernel, daemons, shell).
-    #[serde(default = "d_os")]
-    pub os_resident_mb: f64,
-    /// Resident-OS pages each system call touches.
-    #[serde(default = "d_os_pages")]
-    pub os_pages_per_syscall: u32,
-}
-
-fn d_input() -> f64 {
-    45.0
-}
-fn d_32() -> u32 {
-    32
-}
-fn d_ipb() -> f64 {
-    6.0
-}
-fn d_copy() -> f64 {
-    0.25
-}
-fn d_check() -> f64 {
-    1.0
-}
-fn d_hot() -> u32 {
-    4
-}
-fn d_os() -> f64 {
-    32.0
-}
-fn d_os_pages() -> u32 {
-    2
-}
-
-impl Default for PigzLike {
-    fn default() -> Self {
-        PigzLike {
-            input_mb: d_input(),
-            output_ratio: None,
-            window_kb: d_32(),
-            buffer_kb: d_32(),
-            instructions_per_byte: d_ipb(),
-            copy_instructions_per_byte: d_copy(),
-            check_instructions_per_byte: d_check(),
-            hot_pages: d_hot(),
-            os_resident_mb: d_os(),
-            os_pages_per_syscall: d_os_pages(),
-        }
-    }
-}
-
-impl Validate for PigzLike {
-    fn validate(&self, v: &mut Validator) {
-        v.range("input_mb", self.input_mb, 0.01, 65536.0, "MB");
-        if let Some(r) = self.output_ratio {
-            v.range("output_ratio", r, 0.1, 1000.0, "");
-        }
-        v.range("window_kb", self.window_kb, 4, 1 << 20, "KB");
-        v.range("buffer_kb", self.buffer_kb, 4, 1 << 20, "KB");
-        for (k, x) in [
-            ("instructions_per_byte", self.instructions_per_byte),
-            (
-                "copy_instructions_per_byte",
-                self.copy_instructions_per_byte,
-            ),
-            (
-                "check_instructions_per_byte",
-                self.check_instructions_per_byte,
-            ),
-        ] {
-            v.range(k, x, 0.0, 1e6, "instructions per byte");
-        }
-        v.range("hot_pages", self.hot_pages, 1, 1 << 16, "pages");
-        v.range("os_resident_mb", self.os_resident_mb, 0.0, 65536.0, "MB");
-        v.range(
-            "os_pages_per_syscall",
-            self.os_pages_per_syscall,
-            0,
-            1 << 16,
-            "pages",
-        );
+crate::params! {
+    /// The pigz-like decompression workload: a reader, an inflater, a writer and a checker
+    /// thread handing windows along (docs/hybrid.md).
+    #[derive(Debug, Clone)]
+    pub struct PigzLike {
+        pub input_mb: f64 = 45.0 => range(0.01, 65536.0), "MB",
+            "The compressed input file (MB of 2^20 bytes).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub output_ratio: Option<f64> = None => range(0.1, 1000.0), "",
+            "Output bytes per input byte; unset: measured on the generated text.";
+        pub window_kb: u32 = 32 => range(4, 1 << 20), "KB",
+            "The inflate window, which is also the unit handed to the writer and checker.";
+        pub buffer_kb: u32 = 32 => range(4, 1 << 20), "KB",
+            "One user input buffer (the reader fills two in turn).";
+        pub instructions_per_byte: f64 = 6.0 => range(0.0, 1e6), "instructions per byte",
+            "Inflate instructions per output byte (zlib's inflate runs a few per byte).";
+        pub copy_instructions_per_byte: f64 = 0.25 => range(0.0, 1e6), "instructions per byte",
+            "Copies between user buffers and the page cache (`read()`, `write()`, the hand-off).";
+        pub check_instructions_per_byte: f64 = 1.0 => range(0.0, 1e6), "instructions per byte",
+            "The checker's CRC-32.";
+        pub hot_pages: u32 = 4 => range(1, 1 << 16), "pages",
+            "The inflater's hot pages (Huffman tables, stack).";
+        pub os_resident_mb: f64 = 32.0 => range(0.0, 65536.0), "MB",
+            "Memory the OS occupies before the run (kernel, daemons, shell; MB of 2^20 bytes).";
+        pub os_pages_per_syscall: u32 = 2 => range(0, 1 << 16), "pages",
+            "Resident-OS pages each system call touches.";
     }
 }
 

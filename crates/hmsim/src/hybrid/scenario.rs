@@ -42,186 +42,85 @@ fn default_policies() -> Vec<EpfPolicySpec> {
         .collect()
 }
 
-/// The UMD: logical capacity (what the OS sees) and its DRAM cache.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HybridDeviceConfig {
-    #[serde(default = "d_cap")]
-    pub capacity_mb: f64,
-    #[serde(default = "d_dram")]
-    pub dram_mb: f64,
-    /// Internal DRAM page read and write (the study's 50 ns each).
-    #[serde(default = "d_50")]
-    pub dram_read_ns: u64,
-    #[serde(default = "d_50")]
-    pub dram_write_ns: u64,
-    /// When a dirty victim's frame can take the faulting page: `programmed` (its program
-    /// is done; the study's) or `page_register` (its data is in the die's page register).
-    #[serde(default = "d_release")]
-    pub victim_release: String,
+crate::params! {
+    #[params(check)]
+    /// The UMD: logical capacity (what the OS sees) and its DRAM cache.
+    #[derive(Debug, Clone)]
+    pub struct HybridDeviceConfig {
+        pub capacity_mb: f64 = 2048.0 => range(0.0625, 16.0 * 1024.0 * 1024.0), "MB",
+            "Logical capacity the OS sees (MB of 2^20 bytes).";
+        pub dram_mb: f64 = 100.0 => any, "MB",
+            "Internal DRAM cache (MB of 2^20 bytes), 0.004 to `capacity_mb`.";
+        pub dram_read_ns: u64 = 50 => range(0, 1_000_000), "ns",
+            "Internal DRAM page read (the study's 50 ns).";
+        pub dram_write_ns: u64 = 50 => range(0, 1_000_000), "ns",
+            "Internal DRAM page write (the study's 50 ns).";
+        pub victim_release: String = VICTIM_RELEASE[0].into() => any, "",
+            "When a dirty victim's frame can take the faulting page: `programmed` (its program is done; the spec's) or `page_register` (its data is in the die's page register).";
+    }
 }
 /// Values of `device.victim_release`.
 pub const VICTIM_RELEASE: &[&str] = &["programmed", "page_register"];
-fn d_release() -> String {
-    VICTIM_RELEASE[0].into()
-}
-fn d_cap() -> f64 {
-    2048.0
-}
-fn d_dram() -> f64 {
-    100.0
-}
-fn d_50() -> u64 {
-    50
-}
-impl Default for HybridDeviceConfig {
-    fn default() -> Self {
-        HybridDeviceConfig {
-            capacity_mb: d_cap(),
-            dram_mb: d_dram(),
-            dram_read_ns: 50,
-            dram_write_ns: 50,
-            victim_release: d_release(),
-        }
+
+crate::params! {
+    #[params(check)]
+    /// The UMD's NAND flash and its FTL.
+    #[derive(Debug, Clone)]
+    pub struct FlashSpec {
+        pub nand: String = "study".into() => any, "", "NAND timing preset.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub read_us: Option<f64> = None => range(0.0, 1e6), "µs", "Override of the preset's page read.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub program_us: Option<f64> = None => range(0.0, 1e6), "µs",
+            "Override of the preset's page program.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub erase_us: Option<f64> = None => range(0.0, 1e6), "µs",
+            "Override of the preset's block erase.";
+        pub pages_per_block: u32 = 64 => range(1, 65536), "pages", "Pages per erase block.";
+        pub over_provisioning: f64 = 0.07 => range(0.0, 10.0), "",
+            "Spare flash beyond the logical capacity, as a share of it.";
+        pub channels: u32 = 4 => range(1, 1024), "", "Flash channels.";
+        pub dies_per_channel: u32 = 2 => range(1, 1024), "", "Dies on each channel.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub channel_gb_s: Option<f64> = None => range(1e-6, 1e6), "GB/s",
+            "Channel transfer rate; default: the preset's.";
+        pub gc: String = "greedy".into() => any, "", "Garbage-collection victim policy.";
+        pub gc_free_blocks: u32 = 2 => range(1, 1 << 20), "blocks",
+            "Free blocks below which garbage collection runs.";
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlashSpec {
-    #[serde(default = "d_nand")]
-    pub nand: String,
-    /// Overrides of the preset's times.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub program_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub erase_us: Option<f64>,
-    #[serde(default = "d_ppb")]
-    pub pages_per_block: u32,
-    #[serde(default = "d_op")]
-    pub over_provisioning: f64,
-    #[serde(default = "d_ch")]
-    pub channels: u32,
-    #[serde(default = "d_dpc")]
-    pub dies_per_channel: u32,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        rename = "channel_gb_s",
-        alias = "channel_gbps"
-    )]
-    pub channel_gbps: Option<f64>,
-    #[serde(default = "d_gc")]
-    pub gc: String,
-    #[serde(default = "d_gcfree")]
-    pub gc_free_blocks: u32,
-}
-fn d_nand() -> String {
-    "study".into()
-}
-fn d_ppb() -> u32 {
-    64
-}
-fn d_op() -> f64 {
-    0.07
-}
-fn d_ch() -> u32 {
-    4
-}
-fn d_dpc() -> u32 {
-    2
-}
-fn d_gc() -> String {
-    "greedy".into()
-}
-fn d_gcfree() -> u32 {
-    2
-}
-impl Default for FlashSpec {
-    fn default() -> Self {
-        FlashSpec {
-            nand: d_nand(),
-            read_us: None,
-            program_us: None,
-            erase_us: None,
-            pages_per_block: d_ppb(),
-            over_provisioning: d_op(),
-            channels: d_ch(),
-            dies_per_channel: d_dpc(),
-            channel_gbps: None,
-            gc: d_gc(),
-            gc_free_blocks: d_gcfree(),
-        }
+crate::params! {
+    /// The study's preconditioning (DRAM cache empty afterwards).
+    #[derive(Debug, Clone, Copy)]
+    pub struct Precondition {
+        pub sequential_fraction: f64 = 0.6 => fraction, "",
+            "Share of the capacity written sequentially first.";
+        pub random_fraction: f64 = 0.5 => range(0.0, 100.0), "× capacity",
+            "Random overwrites afterwards, in capacities.";
     }
 }
 
-/// The study's preconditioning (DRAM cache empty afterwards).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Precondition {
-    #[serde(default = "d_seq")]
-    pub sequential_fraction: f64,
-    #[serde(default = "d_rand")]
-    pub random_fraction: f64,
-}
-fn d_seq() -> f64 {
-    0.6
-}
-fn d_rand() -> f64 {
-    0.5
-}
-impl Default for Precondition {
-    fn default() -> Self {
-        Precondition {
-            sequential_fraction: d_seq(),
-            random_fraction: d_rand(),
-        }
+crate::params! {
+    #[params(check)]
+    /// A trace (`trace = "path"`, relative to the scenario file) or the pigz-like generator.
+    #[derive(Debug, Clone)]
+    pub struct HybridWorkloadSpec {
+        pub threads: u16 = 5 => range(1, 4096), "", "Application threads.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub trace: Option<String> = None => any, "", "A trace file, relative to the scenario.";
+        pub share_address_space: bool = false => any, "",
+            "Trace replay: threads of one process (shared pages) or one process each.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub input_mb: Option<f64> = None => any, "MB",
+            "Trace replay: the input size the trace stands for, for the results table (0 to 1e9).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub pigz: Option<PigzLike> = None => nested, "", "The pigz-like generator (docs/hybrid.md).";
     }
 }
 
-/// A trace (`trace = "path"`, relative to the scenario file) or the pigz-like generator.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HybridWorkloadSpec {
-    #[serde(default = "d_threads")]
-    pub threads: u16,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<String>,
-    /// Trace replay: threads of one process (shared pages) or one process each.
-    #[serde(default)]
-    pub share_address_space: bool,
-    /// Trace replay: the input size the trace stands for, for the results table.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_mb: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pigz: Option<PigzLike>,
-}
-fn d_threads() -> u16 {
-    5
-}
-impl Default for HybridWorkloadSpec {
-    fn default() -> Self {
-        HybridWorkloadSpec {
-            threads: 5,
-            trace: None,
-            share_address_space: false,
-            input_mb: None,
-            pigz: None,
-        }
-    }
-}
-
-impl Validate for HybridDeviceConfig {
-    fn validate(&self, v: &mut Validator) {
-        v.range(
-            "capacity_mb",
-            self.capacity_mb,
-            0.0625,
-            16.0 * 1024.0 * 1024.0,
-            "MB",
-        );
+impl HybridDeviceConfig {
+    fn check(&self, v: &mut Validator) {
         v.range(
             "dram_mb",
             self.dram_mb,
@@ -229,53 +128,20 @@ impl Validate for HybridDeviceConfig {
             self.capacity_mb,
             "MB (at most capacity_mb)",
         );
-        v.range("dram_read_ns", self.dram_read_ns, 0, 1_000_000, "ns");
-        v.range("dram_write_ns", self.dram_write_ns, 0, 1_000_000, "ns");
         v.one_of("victim_release", &self.victim_release, VICTIM_RELEASE);
     }
 }
 
-impl Validate for FlashSpec {
-    fn validate(&self, v: &mut Validator) {
+impl FlashSpec {
+    fn check(&self, v: &mut Validator) {
         let names: Vec<&str> = NAND_PRESETS.iter().map(|p| p.0).collect();
         v.one_of("nand", &self.nand, &names);
-        for (k, x) in [
-            ("read_us", self.read_us),
-            ("program_us", self.program_us),
-            ("erase_us", self.erase_us),
-        ] {
-            if let Some(x) = x {
-                v.range(k, x, 0.0, 1e6, "µs");
-            }
-        }
-        v.range("pages_per_block", self.pages_per_block, 1, 65536, "pages");
-        v.range("over_provisioning", self.over_provisioning, 0.0, 10.0, "");
-        v.range("channels", self.channels, 1, 1024, "");
-        v.range("dies_per_channel", self.dies_per_channel, 1, 1024, "");
-        if let Some(g) = self.channel_gbps {
-            v.range("channel_gb_s", g, 1e-6, 1e6, "GB/s");
-        }
         v.one_of("gc", &self.gc, &GC_POLICIES.names());
-        v.range("gc_free_blocks", self.gc_free_blocks, 1, 1 << 20, "blocks");
     }
 }
 
-impl Validate for Precondition {
-    fn validate(&self, v: &mut Validator) {
-        v.fraction("sequential_fraction", self.sequential_fraction);
-        v.range(
-            "random_fraction",
-            self.random_fraction,
-            0.0,
-            100.0,
-            "× capacity",
-        );
-    }
-}
-
-impl Validate for HybridWorkloadSpec {
-    fn validate(&self, v: &mut Validator) {
-        v.range("threads", self.threads, 1, 4096, "");
+impl HybridWorkloadSpec {
+    fn check(&self, v: &mut Validator) {
         if self.trace.is_some() && self.pigz.is_some() {
             v.fail("pigz", "give either trace or [workload.pigz], not both");
         }
@@ -287,9 +153,6 @@ impl Validate for HybridWorkloadSpec {
                 );
             }
             v.range("input_mb", m, 0.0, 1e9, "MB");
-        }
-        if let Some(p) = &self.pigz {
-            v.nested("pigz", p);
         }
     }
 }
@@ -337,7 +200,7 @@ impl HybridConfig {
             channels: f.channels,
             dies_per_channel: f.dies_per_channel,
             page_bytes: PAGE_BYTES,
-            channel_gbps: f.channel_gbps,
+            channel_gb_s: f.channel_gb_s,
             gc_free_blocks: f.gc_free_blocks,
         }
     }

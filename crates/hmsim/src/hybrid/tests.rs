@@ -18,7 +18,7 @@ fn small_ftl(logical: u32) -> Ftl {
         channels: 2,
         dies_per_channel: 2,
         page_bytes: 4096,
-        channel_gbps: None,
+        channel_gb_s: None,
         gc_free_blocks: 2,
     };
     Ftl::new(g, preset("study").unwrap(), build_gc("greedy", 1).unwrap())

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::config::{Validate, Validator};
 use crate::device::Catalog;
@@ -16,127 +16,104 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("cxl-box", include_str!("../../topologies/cxl-box.toml")),
 ];
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Topology {
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    #[serde(default = "d_page")]
-    pub page_bytes: u64,
-    /// Bytes the kernel holds on every CPU node (DRAM in flat mode, PMem in Memory Mode).
-    #[serde(default)]
-    pub kernel_reserved_bytes: u64,
-    pub sockets: Vec<Socket>,
-    pub controllers: Vec<Controller>,
-    /// Media by name (`dram`, `pmem`, `cxl`, ...), referenced by controllers and modules.
-    pub media: BTreeMap<String, Medium>,
-    #[serde(default)]
-    pub interconnect: Interconnect,
-    /// SLIT matrix over the nodes: DRAM nodes first (controllers in order), then modules.
-    pub distances: Vec<Vec<u32>>,
+crate::params! {
+    #[params(required, check)]
+    /// A machine: sockets, memory controllers with their DRAM and far-memory modules, the
+    /// media they use, the socket interconnect and the SLIT distances.
+    #[derive(Debug, Clone)]
+    pub struct Topology {
+        pub name: String => any, "", "Topology name.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub description: Option<String> = None => any, "", "One line for tables and docs.";
+        pub page_bytes: u64 = 4096 => range(4096, 1 << 30), "bytes",
+            "Page size; a power of two.";
+        pub kernel_reserved_bytes: u64 = 0 => any, "bytes",
+            "Bytes the kernel holds on every CPU node (DRAM in flat mode, PMem in Memory Mode).";
+        pub sockets: Vec<Socket> => table, "", "The sockets, at least one.";
+        pub controllers: Vec<Controller> => table, "",
+            "Memory controllers (one sub-NUMA-cluster node each), at least one with DRAM per socket.";
+        pub media: BTreeMap<String, Medium> => any, "",
+            "Media by name (`dram`, `pmem`, `cxl`, ...), referenced by controllers and modules; each a [Medium](#medium).";
+        pub interconnect: Interconnect = Interconnect::default() => nested, "",
+            "The socket-to-socket link.";
+        pub distances: Vec<Vec<u32>> => any, "",
+            "SLIT matrix over the nodes: DRAM nodes first (controllers in order), then modules; 10 on the diagonal, 11 to 254 elsewhere.";
+    }
 }
 
-fn d_page() -> u64 {
-    4096
+crate::params! {
+    #[params(required)]
+    /// One socket.
+    #[derive(Debug, Clone)]
+    pub struct Socket {
+        pub cores: u32 => any, "cores", "Cores of the socket, 1 to 4096.";
+    }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Socket {
-    pub cores: u32,
+crate::params! {
+    #[params(required)]
+    /// One memory controller: its DRAM (a node with the socket's CPUs) and its far-memory
+    /// modules.
+    #[derive(Debug, Clone)]
+    pub struct Controller {
+        pub socket: usize => any, "", "Index of its socket.";
+        pub dram_bytes: u64 = 0 => any, "bytes", "DRAM on this controller; 0: none, else at least a page.";
+        pub dram_medium: String = "dram".into() => any, "", "Medium of the DRAM, a key of `media`.";
+        pub modules: Vec<Module> = Vec::new() => table, "",
+            "Far-memory modules on this controller, each its own CPU-less node.";
+    }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Controller {
-    pub socket: usize,
-    #[serde(default)]
-    pub dram_bytes: u64,
-    #[serde(default = "d_dram")]
-    pub dram_medium: String,
-    /// Far-memory modules on this controller, each its own CPU-less node.
-    #[serde(default)]
-    pub modules: Vec<Module>,
+crate::params! {
+    #[params(required)]
+    /// One far-memory module (a PMem DIMM, a CXL expander): one CPU-less NUMA node.
+    #[derive(Debug, Clone)]
+    pub struct Module {
+        pub medium: String => any, "", "Its medium, a key of `media`.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub bytes: Option<u64> = None => any, "bytes",
+            "Usable capacity, the same in App Direct (KMEM_DAX) and Memory Mode; default the medium's catalog device's `usable_capacity_bytes` (else its `capacity_bytes`); at least a page.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub raw_bytes: Option<u64> = None => any, "bytes",
+            "Raw capacity, reported only; default `bytes` when `bytes` is given, else the catalog device's `capacity_bytes`; at least `bytes`.";
+    }
 }
 
-fn d_dram() -> String {
-    "dram".into()
+crate::params! {
+    #[params(required)]
+    /// One medium: a catalog device with optional overrides. `units` devices of it make one
+    /// node (DRAM: channels per controller; a PMem module: 1 DIMM).
+    #[derive(Debug, Clone)]
+    pub struct Medium {
+        pub device: String => any, "", "Catalog memory device.";
+        pub units: u32 = 1 => any, "devices", "Devices making one node, 1 to 64.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub read_latency_ns: Option<f64> = None => any, "ns",
+            "Override of the device's read latency; above zero.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub random_read_latency_ns: Option<f64> = None => any, "ns",
+            "Random-read idle latency; default the device's (sequential) read latency.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub read_bandwidth_gb_s: Option<f64> = None => any, "GB/s",
+            "Override of the node's read bandwidth; above zero.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub write_bandwidth_gb_s: Option<f64> = None => any, "GB/s",
+            "Override of the node's write bandwidth; above zero.";
+        pub mix_penalty: f64 = crate::tier::engine::default_mix_penalty() => any, "",
+            "Loss of saturation bandwidth at a 50/50 mix on top of the read/write asymmetry (tier engine's `mix_penalty`), 0 to 0.9.";
+        pub cacheable: bool = true => any, "",
+            "Far memory only: whether Memory Mode may use controller DRAM as its cache.";
+    }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Module {
-    pub medium: String,
-    /// Usable capacity, the same in App Direct (KMEM_DAX) and Memory Mode; default the
-    /// medium's catalog device's `usable_capacity_bytes` (else its `capacity_bytes`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<u64>,
-    /// Raw capacity, reported only; default `bytes` when `bytes` is given, else the catalog
-    /// device's `capacity_bytes`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raw_bytes: Option<u64>,
-}
-
-/// One medium: a catalog device with optional overrides. `units` devices of it make one node
-/// (DRAM: channels per controller; a PMem module: 1 DIMM).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Medium {
-    pub device: String,
-    #[serde(default = "d_units")]
-    pub units: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_latency_ns: Option<f64>,
-    /// Random-read idle latency; default the device's (sequential) read latency.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub random_read_latency_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_bandwidth_gb_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_bandwidth_gb_s: Option<f64>,
-    /// Loss of saturation bandwidth at a 50/50 mix on top of the read/write asymmetry
-    /// (tier engine's `mix_penalty`).
-    #[serde(default = "crate::tier::engine::default_mix_penalty")]
-    pub mix_penalty: f64,
-    /// Far memory only: whether Memory Mode may use controller DRAM as its cache.
-    #[serde(default = "d_true")]
-    pub cacheable: bool,
-}
-
-fn d_units() -> u32 {
-    1
-}
-fn d_true() -> bool {
-    true
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Interconnect {
-    /// Latency a cross-socket access adds to the medium's.
-    #[serde(default = "d_hop_ns")]
-    pub remote_extra_latency_ns: f64,
-    /// Per-direction socket-to-socket bandwidth; caps every remote path.
-    #[serde(default = "d_link")]
-    pub bandwidth_gb_s: f64,
-}
-
-/// Vuppalapati & Agarwal, ACM SOSP 2024 (setup): remote socket 135 ns vs local 70 ns unloaded.
-fn d_hop_ns() -> f64 {
-    65.0
-}
-/// Vuppalapati & Agarwal, ACM SOSP 2024 (setup): UPI ≈ 75 GB/s per direction.
-fn d_link() -> f64 {
-    75.0
-}
-
-impl Default for Interconnect {
-    fn default() -> Self {
-        Interconnect {
-            remote_extra_latency_ns: d_hop_ns(),
-            bandwidth_gb_s: d_link(),
-        }
+crate::params! {
+    /// The socket interconnect.
+    #[derive(Debug, Clone)]
+    pub struct Interconnect {
+        pub remote_extra_latency_ns: f64 = 65.0 => non_negative, "ns",
+            "Latency a cross-socket access adds to the medium's (Vuppalapati & Agarwal, ACM SOSP 2024, setup: remote socket 135 ns vs local 70 ns unloaded).";
+        pub bandwidth_gb_s: f64 = 75.0 => positive, "GB/s",
+            "Per-direction socket-to-socket bandwidth; caps every remote path (Vuppalapati & Agarwal, ACM SOSP 2024, setup: UPI ≈ 75 GB/s).";
     }
 }
 
@@ -181,9 +158,9 @@ pub struct NumaMachine {
     pub nodes: Vec<Node>,
 }
 
-impl Validate for Topology {
-    fn validate(&self, v: &mut Validator) {
-        v.range("page_bytes", self.page_bytes, 4096, 1 << 30, "bytes");
+impl Topology {
+    /// Structure across tables: sockets, controllers, media references, distances.
+    fn check(&self, v: &mut Validator) {
         if !self.page_bytes.is_power_of_two() {
             v.fail(
                 "page_bytes",
@@ -269,7 +246,6 @@ impl Validate for Topology {
                 }
             }
         }
-        v.nested("interconnect", &self.interconnect);
         let n = self.node_count();
         let (d, f) = (self.dram_nodes(), n - self.dram_nodes());
         if self.distances.len() != n {
@@ -303,17 +279,6 @@ impl Validate for Topology {
                 }
             }
         }
-    }
-}
-
-impl Validate for Interconnect {
-    fn validate(&self, v: &mut Validator) {
-        v.non_negative(
-            "remote_extra_latency_ns",
-            self.remote_extra_latency_ns,
-            "ns",
-        );
-        v.positive("bandwidth_gb_s", self.bandwidth_gb_s, "GB/s");
     }
 }
 
@@ -375,8 +340,8 @@ impl NumaMachine {
                     read_latency_ns: read,
                     random_read_latency_ns: m.random_read_latency_ns.unwrap_or(read),
                     write_latency_ns: d.write.latency_ns,
-                    read_bandwidth_gb_s: m.read_bandwidth_gb_s.unwrap_or(d.read.bandwidth_gbps) * u,
-                    write_bandwidth_gb_s: m.write_bandwidth_gb_s.unwrap_or(d.write.bandwidth_gbps)
+                    read_bandwidth_gb_s: m.read_bandwidth_gb_s.unwrap_or(d.read.bandwidth_gb_s) * u,
+                    write_bandwidth_gb_s: m.write_bandwidth_gb_s.unwrap_or(d.write.bandwidth_gb_s)
                         * u,
                     mix_penalty: m.mix_penalty,
                     cacheable: m.cacheable,

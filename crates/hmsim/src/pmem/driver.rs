@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::config::{PmemConfig, PmemTiming};
 use super::system::{Counters, PmemSystem};
 use crate::cache::{CacheConfig, FlushKind, Hierarchy, HitLevel};
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 use crate::rng;
 use crate::stats::{LatencyHistogram, LatencySummary};
 
@@ -38,48 +38,30 @@ pub enum Persist {
     None,
 }
 
-/// Per-thread microbenchmark: each thread works on its own region.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PmemWorkload {
-    pub pattern: PmemPattern,
-    #[serde(default = "one")]
-    pub threads: u32,
-    /// Region each thread touches.
-    pub footprint_bytes: u64,
-    /// Bytes per operation (a multiple of 64).
-    #[serde(default = "sixty_four")]
-    pub access_bytes: u64,
-    #[serde(default = "persist_default")]
-    pub persist: Persist,
-    /// `sfence` after each operation.
-    #[serde(default = "yes")]
-    pub fence: bool,
-    /// Operations per thread.
-    pub operations: u64,
-    /// Distance between thread regions; default: footprint rounded up to 4 KiB (separate
-    /// allocations, so threads land on different DIMMs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub region_stride_bytes: Option<u64>,
+crate::params! {
+    #[params(required, check)]
+    /// Per-thread microbenchmark: each thread works on its own region.
+    #[derive(Debug, Clone)]
+    pub struct PmemWorkload {
+        pub pattern: PmemPattern => any, "", "Access pattern of each thread (docs/pmem.md).";
+        pub threads: u32 = 1 => range(1, 1024), "", "Threads, each on its own region.";
+        pub footprint_bytes: u64 => range(64, 1 << 40), "bytes",
+            "Region each thread touches; at least `access_bytes`.";
+        pub access_bytes: u64 = 64 => range(64, 1 << 24), "bytes",
+            "Bytes per operation (a multiple of 64).";
+        pub persist: Persist = Persist::Clwb => any, "",
+            "How stores persist: `clflush`, `clflushopt`, `clwb`, `ntstore` or `none`.";
+        pub fence: bool = true => any, "", "`sfence` after each operation.";
+        pub operations: u64 => range(1, 1 << 40), "", "Operations per thread.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub region_stride_bytes: Option<u64> = None => any, "bytes",
+            "Distance between thread regions; default: footprint rounded up to 4 KiB (separate allocations, so threads land on different DIMMs).";
+    }
 }
 
-fn one() -> u32 {
-    1
-}
-fn sixty_four() -> u64 {
-    64
-}
-fn persist_default() -> Persist {
-    Persist::Clwb
-}
-fn yes() -> bool {
-    true
-}
-
-impl Validate for PmemWorkload {
-    fn validate(&self, v: &mut Validator) {
-        v.range("threads", self.threads, 1, 1024, "");
-        v.range("access_bytes", self.access_bytes, 64, 1 << 24, "bytes");
+impl PmemWorkload {
+    /// Alignment and sizes relative to each other.
+    fn check(&self, v: &mut Validator) {
         if self.access_bytes >= 64 {
             v.multiple_of("access_bytes", self.access_bytes, 64);
         }
@@ -92,14 +74,6 @@ impl Validate for PmemWorkload {
                 ),
             );
         }
-        v.range(
-            "footprint_bytes",
-            self.footprint_bytes,
-            64,
-            1 << 40,
-            "bytes",
-        );
-        v.range("operations", self.operations, 1, 1 << 40, "");
         if self.pattern == PmemPattern::XplineHalves && !self.footprint_bytes.is_multiple_of(256) {
             v.fail(
                 "footprint_bytes",

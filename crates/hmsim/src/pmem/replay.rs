@@ -3,7 +3,6 @@
 //! in the trace, lines reach PMem by eviction (as in Memory Mode or un-flushed code); dirty
 //! lines left in the caches at the end are written back (a finished program's data lands).
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::config::PmemConfig;
@@ -11,67 +10,25 @@ use super::driver::{DimmSpec, Machine, Persist};
 use super::lifetime;
 use super::rows::{hot_range_rows, ratio, LifetimeRow};
 use crate::cache::{CacheConfig, FlushKind};
-use crate::config::{parse_toml, Validate, Validator};
+use crate::config::{parse_toml, Validator};
 use crate::device::Catalog;
 use crate::error::ConfigError;
 use crate::scenario::{to_map, Output, RunOutput};
 use crate::trace::{Kind, TraceKind, TraceReader, NO_ID};
 
-/// Options of a trace replay (everything but the trace and the device).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReplayOptions {
-    #[serde(default)]
-    pub pmem: PmemConfig,
-    #[serde(default)]
-    pub cache: CacheConfig,
-    /// Cores the trace's CPU ids are folded onto.
-    #[serde(default = "one")]
-    pub cores: usize,
-    /// Time per instruction between memory accesses (1 IPC at 3 GHz by default), ns.
-    #[serde(default = "ns_per_instr")]
-    pub ns_per_instruction: f64,
-    /// What a trace's flush records execute.
-    #[serde(default = "clwb")]
-    pub flush: FlushKind,
-    /// Write back dirty cached lines at the end of the trace.
-    #[serde(default = "yes")]
-    pub drain: bool,
-    #[serde(default = "ten")]
-    pub top_n: usize,
-    #[serde(default)]
-    pub seed: u64,
-}
-
-fn one() -> usize {
-    1
-}
-fn ns_per_instr() -> f64 {
-    1.0 / 3.0
-}
-fn clwb() -> FlushKind {
-    FlushKind::Clwb
-}
-fn yes() -> bool {
-    true
-}
-fn ten() -> usize {
-    10
-}
-
-impl Validate for ReplayOptions {
-    fn validate(&self, v: &mut Validator) {
-        v.nested("pmem", &self.pmem);
-        v.nested("cache", &self.cache);
-        v.range("cores", self.cores, 1, 4096, "");
-        v.range(
-            "ns_per_instruction",
-            self.ns_per_instruction,
-            0.0,
-            1e6,
-            "ns",
-        );
-        v.range("top_n", self.top_n, 0, 100_000, "");
+crate::params! {
+    /// Options of a trace replay (everything but the trace and the device).
+    #[derive(Debug, Clone)]
+    pub struct ReplayOptions {
+        pub pmem: PmemConfig = PmemConfig::default() => nested, "", "The PMem socket.";
+        pub cache: CacheConfig = CacheConfig::default() => nested, "", "The cache hierarchy.";
+        pub cores: usize = 1 => range(1, 4096), "", "Cores the trace's CPU ids are folded onto.";
+        pub ns_per_instruction: f64 = 1.0 / 3.0 => range(0.0, 1e6), "ns",
+            "Time per instruction between memory accesses (1 IPC at 3 GHz by default).";
+        pub flush: FlushKind = FlushKind::Clwb => any, "", "What a trace's flush records execute.";
+        pub drain: bool = true => any, "", "Write back dirty cached lines at the end of the trace.";
+        pub top_n: usize = 10 => range(0, 100_000), "", "How many hottest 4 KiB ranges to report.";
+        pub seed: u64 = 0 => any, "", "Seed of the random streams.";
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::BinaryHeap;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 use crate::device::{BlockDevice, BlockOp, EnergyReport, PowerSpec};
 use crate::rng::SimRng;
 use crate::stats::{LatencyHistogram, LatencySummary};
@@ -29,54 +29,35 @@ pub enum OpMix {
     Mix,
 }
 
-/// One job, as fio would describe it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct JobSpec {
-    #[serde(default = "default_pattern")]
-    pub pattern: Pattern,
-    pub op: OpMix,
-    /// Share of reads for `op = "mix"`.
-    #[serde(default = "default_read_fraction")]
-    pub read_fraction: f64,
-    pub queue_depth: u32,
-    pub block_size_bytes: u64,
-    /// Simulated run time, s (used unless `total_bytes` is given).
-    #[serde(default = "default_duration")]
-    pub duration_s: f64,
-    /// Stop after this many bytes instead of after `duration_s`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total_bytes: Option<u64>,
-    /// Span of device addresses the job touches; default: the whole device.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub region_bytes: Option<u64>,
+crate::params! {
+    #[params(required, check)]
+    /// One job, as fio would describe it.
+    #[derive(Debug, Clone)]
+    pub struct JobSpec {
+        pub pattern: Pattern = Pattern::Sequential => any, "",
+            "Address pattern: `sequential` or `random`.";
+        pub op: OpMix => any, "", "Operation: `read`, `write` or `mix`.";
+        pub read_fraction: f64 = 0.5 => fraction, "", "Share of reads for `op = \"mix\"`.";
+        pub queue_depth: u32 => range(1, 64), "", "Requests outstanding (closed loop).";
+        pub block_size_bytes: u64 => range(4096, 16 << 20), "bytes (4 KiB to 16 MiB)",
+            "Size of each request; a multiple of 512.";
+        pub duration_s: f64 = 1.0 => range(1e-6, 1e5), "s",
+            "Simulated run time (used unless `total_bytes` is given).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub total_bytes: Option<u64> = None => any, "bytes",
+            "Stop after this many bytes instead of after `duration_s`.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub region_bytes: Option<u64> = None => any, "bytes",
+            "Span of device addresses the job touches; default: the whole device.";
+    }
 }
 
-fn default_pattern() -> Pattern {
-    Pattern::Sequential
-}
-fn default_read_fraction() -> f64 {
-    0.5
-}
-fn default_duration() -> f64 {
-    1.0
-}
-
-impl Validate for JobSpec {
-    fn validate(&self, v: &mut Validator) {
-        v.range("queue_depth", self.queue_depth, 1, 64, "");
-        v.range(
-            "block_size_bytes",
-            self.block_size_bytes,
-            4096,
-            16 << 20,
-            "bytes (4 KiB to 16 MiB)",
-        );
+impl JobSpec {
+    /// Checks across fields: block alignment and byte counts of at least one block.
+    fn check(&self, v: &mut Validator) {
         if self.block_size_bytes >= 4096 {
             v.multiple_of("block_size_bytes", self.block_size_bytes, 512);
         }
-        v.fraction("read_fraction", self.read_fraction);
-        v.range("duration_s", self.duration_s, 1e-6, 1e5, "s");
         if let Some(b) = self.total_bytes {
             if b < self.block_size_bytes {
                 v.fail(
@@ -108,7 +89,7 @@ pub struct JobResult {
     pub requests: u64,
     pub bytes: u64,
     pub elapsed_s: f64,
-    pub bandwidth_gbps: f64,
+    pub bandwidth_gb_s: f64,
     pub bandwidth_mib_s: f64,
     pub iops: f64,
     pub latency: LatencySummary,
@@ -203,7 +184,7 @@ pub fn run_job(
         requests: completed,
         bytes,
         elapsed_s: end_ns * 1e-9,
-        bandwidth_gbps: gbps(bytes as f64, end_ns),
+        bandwidth_gb_s: gbps(bytes as f64, end_ns),
         bandwidth_mib_s: mib_per_s(bytes as f64, end_ns),
         iops: if end_ns > 0.0 {
             completed as f64 / (end_ns * 1e-9)

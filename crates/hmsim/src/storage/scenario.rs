@@ -1,9 +1,8 @@
 //! The `storage` scenario: one device, one job, optionally a thermal run.
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 use crate::device::thermal::{simulate, ThermalRun};
 use crate::device::{BlockDevice, DeviceKind, DeviceSpec};
 use crate::error::RunError;
@@ -15,75 +14,54 @@ use super::job::{run_job, JobSpec, OpMix, Pattern};
 /// The `storage` module.
 pub struct Storage;
 
-/// A storage scenario: the device, the job, and optionally a thermal run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StorageConfig {
-    pub device: DeviceRef,
-    pub job: JobSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thermal: Option<ThermalConfig>,
-}
-
-/// A catalog device by `name`, or a device file (relative to the scenario).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DeviceRef {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ThermalConfig {
-    #[serde(default)]
-    pub fan: bool,
-    #[serde(default = "default_ambient")]
-    pub ambient_c: f64,
-    /// Device temperature when the workload starts; default: ambient.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub initial_c: Option<f64>,
-    #[serde(default = "default_thermal_duration")]
-    pub duration_s: f64,
-    #[serde(default = "default_step")]
-    pub step_s: f64,
-}
-
-fn default_ambient() -> f64 {
-    25.0
-}
-fn default_thermal_duration() -> f64 {
-    900.0
-}
-fn default_step() -> f64 {
-    1.0
-}
-
-impl Validate for ThermalConfig {
-    fn validate(&self, v: &mut Validator) {
-        v.range("ambient_c", self.ambient_c, -40.0, 125.0, "°C");
-        if let Some(t) = self.initial_c {
-            v.range("initial_c", t, -40.0, 150.0, "°C");
-        }
-        v.range("duration_s", self.duration_s, 1e-3, 1e7, "s");
-        v.range("step_s", self.step_s, 1e-3, 60.0, "s");
+crate::params! {
+    #[params(required, check)]
+    /// A storage scenario: the device, the job, and optionally a thermal run.
+    #[derive(Debug, Clone)]
+    pub struct StorageConfig {
+        pub device: DeviceRef => nested, "", "The device: a catalog `name` or a device `file`.";
+        pub job: JobSpec => nested, "", "The I/O job.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub thermal: Option<ThermalConfig> = None => nested, "",
+            "A thermal run after the job; needs a device with [thermal] parameters.";
     }
 }
 
-impl Validate for StorageConfig {
-    fn validate(&self, v: &mut Validator) {
+crate::params! {
+    /// A catalog device by `name`, or a device file (relative to the scenario).
+    #[derive(Debug, Clone)]
+    pub struct DeviceRef {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub name: Option<String> = None => any, "", "A catalog device (`hmsim devices` lists them).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub file: Option<String> = None => any, "",
+            "A device TOML file, relative to the scenario (docs/devices.md).";
+    }
+}
+
+crate::params! {
+    /// The optional thermal run after the job (see docs/storage.md).
+    #[derive(Debug, Clone)]
+    pub struct ThermalConfig {
+        pub fan: bool = false => any, "", "A fan blows over the device (forced convection).";
+        pub ambient_c: f64 = 25.0 => range(-40.0, 125.0), "°C", "Ambient air temperature.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub initial_c: Option<f64> = None => range(-40.0, 150.0), "°C",
+            "Device temperature when the workload starts; default: ambient.";
+        pub duration_s: f64 = 900.0 => range(1e-3, 1e7), "s", "Simulated time of the run.";
+        pub step_s: f64 = 1.0 => range(1e-3, 60.0), "s", "Time step of the simulation.";
+    }
+}
+
+impl StorageConfig {
+    /// Exactly one way of naming the device.
+    fn check(&self, v: &mut Validator) {
         match (&self.device.name, &self.device.file) {
             (Some(_), Some(_)) | (None, None) => v.fail(
                 "device",
                 "give exactly one of device.name (a catalog device) or device.file (a device TOML)",
             ),
             _ => {}
-        }
-        v.nested("job", &self.job);
-        if let Some(t) = &self.thermal {
-            v.nested("thermal", t);
         }
     }
 }
@@ -214,7 +192,7 @@ impl Scenario for Storage {
             bytes: res.bytes,
             elapsed_s: res.elapsed_s,
             bandwidth_mib_s: res.bandwidth_mib_s,
-            bandwidth_gb_s: res.bandwidth_gbps,
+            bandwidth_gb_s: res.bandwidth_gb_s,
             iops: res.iops,
             latency_mean_us: res.latency.mean_us,
             latency_p50_us: res.latency.p50_us,

@@ -1,0 +1,125 @@
+//! The generated parameter pages in `docs/parameters/`: one page per module (and one for
+//! device files), each listing the tables its scenario reads, from the `params!` declarations.
+//! A test fails when a committed page differs from what the code declares.
+
+use super::params::{markdown, Params, TableRef};
+
+/// One generated page: file stem, title, intro line, root tables.
+pub struct Page {
+    pub stem: &'static str,
+    pub title: &'static str,
+    pub intro: &'static str,
+    pub roots: Vec<TableRef>,
+}
+
+/// Every generated page, in the order of docs/parameters/README.md.
+pub fn pages() -> Vec<Page> {
+    vec![
+        Page {
+            stem: "devices",
+            title: "Device file keys",
+            intro: "Keys of a device file (docs/devices.md): one catalog device, memory or block.",
+            roots: vec![crate::device::DeviceSpec::table()],
+        },
+        Page {
+            stem: "storage",
+            title: "storage module keys",
+            intro: "Keys of a `module = \"storage\"` scenario (docs/storage.md), besides \
+                    `module`, `seed`, `name` and `description`.",
+            roots: vec![crate::storage::StorageConfig::table()],
+        },
+        Page {
+            stem: "pmem",
+            title: "pmem module keys",
+            intro: "Keys of a `module = \"pmem\"` scenario (docs/pmem.md): `[pmem]` (PmemConfig), \
+                    `[cache]` (CacheConfig), `[workload]` (PmemWorkload) and `top_n`; and the \
+                    options of a trace's PMem lifetime replay (ReplayOptions).",
+            roots: vec![
+                crate::pmem::PmemConfig::table(),
+                crate::cache::CacheConfig::table(),
+                crate::pmem::PmemWorkload::table(),
+                crate::pmem::ReplayOptions::table(),
+            ],
+        },
+        Page {
+            stem: "hybrid",
+            title: "hybrid module keys",
+            intro: "Keys of a `module = \"hybrid\"` scenario (docs/hybrid.md): `[device]` (the \
+                    UMD, DeviceSpec), `[flash]`, `[precondition]`, `[host]` and `[workload]`; \
+                    `[[policies]]` are described in docs/hybrid.md. Sizes in `_mb` and `_kb` are \
+                    MiB and KiB (2^20 and 2^10 bytes).",
+            roots: vec![
+                crate::hybrid::HybridDeviceConfig::table(),
+                crate::hybrid::FlashSpec::table(),
+                crate::hybrid::Precondition::table(),
+                crate::hybrid::HostConfig::table(),
+                crate::hybrid::HybridWorkloadSpec::table(),
+            ],
+        },
+        Page {
+            stem: "numa-topology",
+            title: "NUMA topology file keys",
+            intro: "Keys of a machine topology (docs/numa-pmem.md): a preset's file or a \
+                    scenario's inline `[topology]`.",
+            roots: vec![crate::numa::topology::Topology::table()],
+        },
+    ]
+}
+
+/// The text of each generated page: (file stem, markdown).
+pub fn render() -> Vec<(&'static str, String)> {
+    pages()
+        .into_iter()
+        .map(|p| (p.stem, markdown(p.title, p.intro, &p.roots)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/parameters")
+    }
+
+    /// The committed pages match the declarations; `UPDATE_PARAM_DOCS=1` rewrites them.
+    #[test]
+    fn committed_parameter_pages_are_up_to_date() {
+        let update = std::env::var_os("UPDATE_PARAM_DOCS").is_some();
+        let mut stale = Vec::new();
+        for (stem, text) in render() {
+            let path = dir().join(format!("{stem}.md"));
+            let old = std::fs::read_to_string(&path).unwrap_or_default();
+            if old != text {
+                if update {
+                    std::fs::write(&path, &text).expect("write parameter page");
+                } else {
+                    stale.push(path.display().to_string());
+                }
+            }
+        }
+        assert!(
+            stale.is_empty(),
+            "out of date (run UPDATE_PARAM_DOCS=1 cargo test -p hmsim --lib param_docs): {stale:?}"
+        );
+    }
+
+    #[test]
+    fn every_page_has_a_table_per_root_and_no_key_twice_in_a_table() {
+        for p in pages() {
+            let tables = super::super::params::tables_from(&p.roots);
+            assert!(tables.len() >= p.roots.len(), "{}", p.stem);
+            for (name, rows) in tables {
+                let mut keys: Vec<&str> = rows.iter().map(|r| r.name).collect();
+                keys.sort_unstable();
+                keys.dedup();
+                assert_eq!(keys.len(), rows.len(), "{}: {name} repeats a key", p.stem);
+                assert!(
+                    rows.iter().all(|r| !r.doc.is_empty()),
+                    "{name}: a key has no doc"
+                );
+            }
+        }
+    }
+}
