@@ -131,7 +131,10 @@ def run(
     with exclusive(out) if out is not None else contextlib.nullcontext():
         ov = parse_overrides(set)
         hooked = python_policy(text, file, ov)
-        raw = run_python_policy(*hooked) if hooked is not None else run_raw(text, file, ov, device_paths(devices))
+        if hooked is not None:
+            raw = run_python_policy(*hooked, devices)
+        else:
+            raw = run_raw(text, file, ov, device_paths(devices))
         result = output_from_json(raw, raw["wall_time_s"])
         if out is not None:
             write_run(result, out, file)
@@ -183,11 +186,11 @@ def python_policy(text: str, file: str, overrides: list[tuple[str, str]]) -> tup
     return resolved, file, target, policy
 
 
-def run_python_policy(text: str, file: str, name: str, policy: Any) -> dict:
+def run_python_policy(text: str, file: str, name: str, policy: Any, devices: Iterable[str | Path] = ()) -> dict:
     from hmsim.tier_hook import run_policy
 
     start = time.perf_counter()
-    out = run_policy(text, policy, name=name, file=file)
+    out = run_policy(text, policy, name=name, file=file, devices=devices)
     out["wall_time_s"] = time.perf_counter() - start
     return out
 

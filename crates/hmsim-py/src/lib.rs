@@ -248,16 +248,20 @@ impl hmsim::tier::TieringPolicy for HookPolicy<'_> {
 }
 
 /// Run a tiering scenario with a Python policy hook `hook(time_s, samples, page_tier,
-/// latency_ns, app_arrivals_per_ns, free_pages, migrate_budget_bytes, page_bytes)`; returns
-/// the run output as JSON text. A Python error in the hook ends the run and is raised.
+/// latency_ns, app_arrivals_per_ns, free_pages, migrate_budget_bytes, page_bytes)`, devices
+/// from the built-in catalog plus `device_paths` (as `run_scenario`); returns the run output
+/// as JSON text. A Python error in the hook ends the run and is raised.
 #[pyfunction]
+#[pyo3(signature = (text, file, name, hook, device_paths=Vec::new()))]
 fn tier_run_with_hook(
     py: Python<'_>,
     text: String,
     file: String,
     name: String,
     hook: Py<PyAny>,
+    device_paths: Vec<String>,
 ) -> PyResult<String> {
+    let catalog = hmsim::device::Catalog::load(&paths(device_paths)).map_err(config_err)?;
     let error = std::rc::Rc::new(std::cell::RefCell::new(None));
     let out = {
         let mut make = || -> Box<dyn hmsim::tier::TieringPolicy + '_> {
@@ -266,7 +270,8 @@ fn tier_run_with_hook(
                 error: error.clone(),
             })
         };
-        hmsim::tier::run_with_policy(&text, &file, (&name, &mut make)).map_err(config_err)?
+        hmsim::tier::run_with_policy(&text, &file, &catalog, (&name, &mut make))
+            .map_err(config_err)?
     };
     if let Some(e) = error.borrow_mut().take() {
         return Err(e);

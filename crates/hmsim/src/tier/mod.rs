@@ -11,15 +11,20 @@ pub mod hemem;
 pub mod hw;
 pub mod memtis;
 pub mod memtis_split;
+pub mod migrate;
 pub mod oracle;
 pub mod pages;
 pub mod params;
 pub mod path;
 pub mod pmem_tier;
 pub mod policy;
+pub mod quantum;
 pub mod replay;
+mod rows;
+mod runner;
 mod scenario;
 pub mod sim;
+pub mod source;
 pub mod stream;
 pub mod tpp;
 pub mod workload;
@@ -32,7 +37,8 @@ pub use policy::{
     make_policy, make_policy_with, Migration, Observation, PolicyParams, PolicyWork, TieringPolicy,
     POLICIES,
 };
-pub use scenario::{run, run_with_policy, ExternalPolicy, TierScenario};
+pub use runner::{run, run_with_policy, ExternalPolicy};
+pub use scenario::TierScenario;
 pub use sim::{
     simulate, simulate_observed, Antagonists, QuantumObserver, QuantumView, SimParams, SimResult,
 };
