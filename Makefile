@@ -28,8 +28,8 @@ build: $(STAMP)
 lint: $(STAMP)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
-	ruff check python tests
-	ruff format --check python tests
+	ruff check python tests scripts
+	ruff format --check python tests scripts
 
 rust-test:
 	cargo test -p hmsim --quiet

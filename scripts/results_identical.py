@@ -57,12 +57,22 @@ def _run(args: list[str]) -> None:
         sys.exit(f"results_identical: {' '.join(args)} failed:\n{done.stderr[-2000:]}")
 
 
-def produce(out: Path) -> None:
-    """Run every quick study and every example into `out`."""
+def produce(out: Path, only: str | None = None) -> None:
+    """Run every quick study and every example into `out` (only those whose name contains
+    `only`, when given)."""
     exe = _hmsim()
-    _run([exe, "reproduce", "all", "--quick", "--workers", "2", "--out", str(out / "reproduce")])
+    if only is None:
+        _run([exe, "reproduce", "all", "--quick", "--workers", "2", "--out", str(out / "reproduce")])
+    else:
+        from hmsim.studies import names
+
+        for study in names():
+            if only in study:
+                _run([exe, "reproduce", study, "--quick", "--workers", "2", "--out", str(out / "reproduce")])
     devices = ["--device-dir", str(ROOT / "examples" / "devices")]
     for ex in sorted((ROOT / "examples").glob("*.toml")):
+        if only is not None and only not in ex.stem:
+            continue
         text = ex.read_text()
         dest = out / "examples" / ex.stem
         if "[axes]" in text:
@@ -110,10 +120,11 @@ def main() -> int:
     g.add_argument("--record", type=Path, help="write the fingerprints to this JSON file")
     g.add_argument("--check", type=Path, help="compare with fingerprints in this JSON file")
     ap.add_argument("--keep", type=Path, help="run into this directory and keep it")
+    ap.add_argument("--only", help="check only the studies and examples whose name contains this word")
     a = ap.parse_args()
     out = a.keep or Path(tempfile.mkdtemp(prefix="hmsim-identical-"))
     try:
-        produce(out)
+        produce(out, a.only)
         now = collect(out)
     finally:
         if a.keep is None:
@@ -126,6 +137,8 @@ def main() -> int:
         print(f"results identical: recorded {len(now)} CSV files into {a.record}")
         return 0
     before = json.loads(a.check.read_text())
+    if a.only is not None:
+        before = {k: v for k, v in before.items() if a.only in k.split("/")[1]}
     bad = 0
     for rel in sorted(set(before) | set(now)):
         if rel not in now:

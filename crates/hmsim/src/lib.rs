@@ -18,13 +18,14 @@ pub mod pmem;
 pub mod pmindex;
 pub mod registry;
 pub mod rng;
+pub mod scenario;
 pub mod stats;
 pub mod storage;
 pub mod tier;
 pub mod trace;
 pub mod units;
 
-pub use error::{ConfigError, Error};
+pub use error::{ConfigError, Error, ErrorKind, RunError};
 pub use registry::{run_scenario, RunOutput};
 
 /// Version of the core, reported in every `summary.json`.

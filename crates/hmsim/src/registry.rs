@@ -1,57 +1,62 @@
 //! Modules registered by name: a scenario's `module` key picks its runner.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde::Deserialize;
 
 use crate::config::{apply_overrides, line_of_key};
 use crate::device::Catalog;
-use crate::error::ConfigError;
+use crate::error::{ConfigError, RunError};
+pub use crate::scenario::RunOutput;
+use crate::scenario::{self, Entry, NoProgress, Progress, Registry, Scenario};
 
-/// What one scenario run produced: tidy rows for `results.csv`, extra tables (e.g.
-/// `thermal.csv`), headline metrics and the resolved configuration for `summary.json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunOutput {
-    pub module: String,
-    pub seed: u64,
-    pub version: &'static str,
-    pub resolved: Value,
-    pub rows: Vec<Map<String, Value>>,
-    pub tables: BTreeMap<String, Vec<Map<String, Value>>>,
-    pub headline: Map<String, Value>,
-}
-
-impl RunOutput {
-    pub fn new(module: &str, seed: u64, resolved: Value) -> RunOutput {
-        RunOutput {
-            module: module.to_string(),
-            seed,
-            version: crate::VERSION,
-            resolved,
-            rows: Vec::new(),
-            tables: BTreeMap::new(),
-            headline: Map::new(),
-        }
-    }
-}
-
-type Runner = fn(&str, &str, &Catalog) -> Result<RunOutput, ConfigError>;
+/// Runs one module's scenario: (text after overrides, file, catalog, progress).
+pub type Runner = fn(&str, &str, &Catalog, &dyn Progress) -> Result<RunOutput, RunError>;
 
 /// Every module with a scenario runner, by the name a scenario's `module` key uses.
-pub const MODULES: &[(&str, Runner)] = &[
-    ("storage", crate::storage::run),
-    ("pmem", crate::pmem::run),
-    ("tiering", crate::tier::run),
-    ("allocators", crate::alloc::run),
-    ("pm-index", crate::pmindex::run),
-    ("numa", crate::numa::run),
-    ("hybrid", crate::hybrid::run),
-];
+pub static MODULES: Registry<Runner> = Registry::new(
+    "module",
+    &[
+        Entry {
+            name: crate::storage::Storage::MODULE,
+            about: crate::storage::Storage::ABOUT,
+            make: scenario::run::<crate::storage::Storage>,
+        },
+        Entry {
+            name: "pmem",
+            about: "Optane-class persistent memory: XPBuffer, AIT, write amplification, lifetime",
+            make: |t, f, c, _| crate::pmem::run(t, f, c),
+        },
+        Entry {
+            name: "tiering",
+            about: "two-tier memory under contention: HeMem, MEMTIS, TPP, Colloid",
+            make: |t, f, c, _| crate::tier::run(t, f, c),
+        },
+        Entry {
+            name: "allocators",
+            about: "page allocators: buddy, per-CPU lists, iBuddy; latency and wear",
+            make: |t, f, c, _| crate::alloc::run(t, f, c),
+        },
+        Entry {
+            name: "pm-index",
+            about: "persistent indexes on simulated PM: flushes, crash consistency, throughput",
+            make: |t, f, c, _| crate::pmindex::run(t, f, c),
+        },
+        Entry {
+            name: "numa",
+            about: "NUMA machines with DRAM, CXL and PMem nodes; Memory Mode",
+            make: |t, f, c, _| crate::numa::run(t, f, c),
+        },
+        Entry {
+            name: "hybrid",
+            about: "DRAM-cached flash devices: internal faults and the host's EPF policies",
+            make: |t, f, c, _| crate::hybrid::run(t, f, c),
+        },
+    ],
+);
 
 pub fn module_names() -> Vec<&'static str> {
-    MODULES.iter().map(|(n, _)| *n).collect()
+    MODULES.names()
 }
 
 #[derive(Deserialize)]
@@ -67,9 +72,21 @@ pub fn run_scenario(
     overrides: &[(String, String)],
     device_paths: &[PathBuf],
 ) -> Result<RunOutput, ConfigError> {
+    run_scenario_with_progress(text, file, overrides, device_paths, &NoProgress)
+}
+
+/// [`run_scenario`], reporting progress of long work to `progress`.
+pub fn run_scenario_with_progress(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+    device_paths: &[PathBuf],
+    progress: &dyn Progress,
+) -> Result<RunOutput, ConfigError> {
     let original = text;
     let text = apply_overrides(text, file, overrides)?;
-    run_module(&text, file, device_paths).map_err(|e| blame_source(e, original, file, overrides))
+    run_module(&text, file, device_paths, progress)
+        .map_err(|e| blame_source(e, original, file, overrides))
 }
 
 /// Errors refer to the text after overrides; point them back at what the user wrote: the
@@ -94,7 +111,12 @@ fn blame_source(
     e
 }
 
-fn run_module(text: &str, file: &str, device_paths: &[PathBuf]) -> Result<RunOutput, ConfigError> {
+fn run_module(
+    text: &str,
+    file: &str,
+    device_paths: &[PathBuf],
+    progress: &dyn Progress,
+) -> Result<RunOutput, RunError> {
     let header: Header = crate::config::parse_toml(text, file)?;
     let names = module_names().join(", ");
     let module = match header.module {
@@ -115,7 +137,7 @@ fn run_module(text: &str, file: &str, device_paths: &[PathBuf]) -> Result<RunOut
             ))
         }
     };
-    let Some((_, runner)) = MODULES.iter().find(|(n, _)| *n == module) else {
+    let Some(runner) = MODULES.get(&module) else {
         return Err(ConfigError::new(
             file,
             "module",
@@ -124,12 +146,18 @@ fn run_module(text: &str, file: &str, device_paths: &[PathBuf]) -> Result<RunOut
         .at_line(line_of_key(text, "module")));
     };
     let catalog = Catalog::load(device_paths)?;
-    runner(text, file, &catalog)
+    runner(text, file, &catalog, progress)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_module_is_registered_once() {
+        assert!(MODULES.duplicates().is_empty());
+        assert_eq!(MODULES.names().len(), 7);
+    }
 
     const SCENARIO: &str = "module = \"storage\"\n[device]\nname = \"intel-optane-900p\"\n[job]\nop = \"read\"\nqueue_depth = 4\nblock_size_bytes = 4096\nduration_s = 0.001\n";
 

@@ -126,6 +126,39 @@ impl Catalog {
         })
     }
 
+    /// The memory device `name` with its rated bytes written (`endurance.tbw_bytes`): what
+    /// every lifetime estimate of a persistent-memory module needs.
+    pub fn memory_with_rated_writes(
+        &self,
+        name: &str,
+        file: &str,
+        key: &str,
+    ) -> Result<(&DeviceSpec, f64), ConfigError> {
+        let dev = self.require(name, file, key)?;
+        if dev.kind != super::DeviceKind::Memory {
+            return Err(ConfigError::new(
+                file,
+                key,
+                format!(
+                    "'{}' is a block device; expected a memory device such as optane-pmem",
+                    dev.name
+                ),
+            ));
+        }
+        let rated = dev.endurance.as_ref().and_then(|e| e.tbw_bytes);
+        let rated = rated.ok_or_else(|| {
+            ConfigError::new(
+                file,
+                key,
+                format!(
+                    "device '{}' has no endurance.tbw_bytes (rated bytes written)",
+                    dev.name
+                ),
+            )
+        })?;
+        Ok((dev, rated))
+    }
+
     /// (device, file it came from), sorted by name.
     pub fn iter(&self) -> impl Iterator<Item = (&DeviceSpec, &str)> {
         self.devices.values().map(|(d, f)| (d, f.as_str()))

@@ -224,3 +224,11 @@ pub fn run_job(
         },
     }
 }
+
+impl crate::scenario::ColumnType for Pattern {
+    const DTYPE: crate::scenario::Dtype = crate::scenario::Dtype::Str;
+}
+
+impl crate::scenario::ColumnType for OpMix {
+    const DTYPE: crate::scenario::Dtype = crate::scenario::Dtype::Str;
+}

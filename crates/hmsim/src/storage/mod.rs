@@ -5,4 +5,4 @@ mod job;
 mod scenario;
 
 pub use job::{run_job, JobResult, JobSpec, OpMix, Pattern};
-pub use scenario::{run, StorageScenario};
+pub use scenario::{Storage, StorageConfig, StorageRow, ThermalRow};

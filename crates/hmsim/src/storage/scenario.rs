@@ -1,29 +1,24 @@
 //! The `storage` scenario: one device, one job, optionally a thermal run.
 
-use std::path::{Path, PathBuf};
-
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
-use crate::config::{parse_toml, Validate, Validator};
+use crate::config::{Validate, Validator};
 use crate::device::thermal::{simulate, ThermalRun};
-use crate::device::{BlockDevice, Catalog, DeviceKind, DeviceSpec};
-use crate::error::ConfigError;
-use crate::registry::RunOutput;
-use crate::rng;
+use crate::device::{BlockDevice, DeviceKind, DeviceSpec};
+use crate::error::RunError;
+use crate::result_row;
+use crate::scenario::{Ctx, Output, Scenario};
 
-use super::job::{run_job, JobSpec};
+use super::job::{run_job, JobSpec, OpMix, Pattern};
 
+/// The `storage` module.
+pub struct Storage;
+
+/// A storage scenario: the device, the job, and optionally a thermal run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StorageScenario {
-    pub module: String,
-    #[serde(default)]
-    pub seed: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+pub struct StorageConfig {
     pub device: DeviceRef,
     pub job: JobSpec,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -77,7 +72,7 @@ impl Validate for ThermalConfig {
     }
 }
 
-impl Validate for StorageScenario {
+impl Validate for StorageConfig {
     fn validate(&self, v: &mut Validator) {
         match (&self.device.name, &self.device.file) {
             (Some(_), Some(_)) | (None, None) => v.fail(
@@ -93,29 +88,76 @@ impl Validate for StorageScenario {
     }
 }
 
-fn resolve_device(
-    sc: &StorageScenario,
-    file: &str,
-    catalog: &Catalog,
-) -> Result<DeviceSpec, ConfigError> {
-    let spec = if let Some(name) = &sc.device.name {
-        catalog.require(name, file, "device.name")?.clone()
+result_row! {
+    /// One job on one device (`results.csv`).
+    pub struct StorageRow {
+        device: String ["", "catalog device name"],
+        technology: String ["", "media technology"],
+        op: OpMix ["", "read, write or mix"],
+        pattern: Pattern ["", "sequential or random"],
+        queue_depth: u32 ["requests", "requests outstanding"],
+        block_size_bytes: u64 ["B", "request size"],
+        requests: u64 ["requests", "requests completed"],
+        bytes: u64 ["B", "bytes moved"],
+        elapsed_s: f64 ["s", "simulated time of the job"],
+        bandwidth_mib_s: f64 ["MiB/s", "achieved bandwidth"],
+        bandwidth_gb_s: f64 ["GB/s", "achieved bandwidth"],
+        iops: f64 ["1/s", "requests per second"],
+        latency_mean_us: f64 ["us", "mean request latency"],
+        latency_p50_us: f64 ["us", "median request latency"],
+        latency_p99_us: f64 ["us", "99th percentile latency"],
+        latency_p999_us: f64 ["us", "99.9th percentile latency"],
+        latency_max_us: f64 ["us", "largest request latency"],
+        utilization: f64 ["", "share of time the device was busy"],
+        avg_power_w: f64 ["W", "mean device power"],
+        energy_j: f64 ["J", "device energy"],
+        energy_above_idle_j: f64 ["J", "energy above idle power"],
+        efficiency_mib_per_j: f64 ["MiB/J", "MiB moved per joule above idle"],
+        bandwidth_per_watt: f64 ["MiB/s/W", "bandwidth per watt of device power"],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fan: Option<bool> ["", "the thermal run has a fan"],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ambient_c: Option<f64> ["°C", "ambient temperature of the thermal run"],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stop_time_s: Option<Option<f64>> ["s", "when throttling stopped the device (empty: never)"],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_temperature_c: Option<f64> ["°C", "highest temperature reached"],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        steady_state_c: Option<f64> ["°C", "temperature the device settles at"],
+    }
+}
+
+result_row! {
+    /// One step of the thermal timeline (`thermal.csv`).
+    pub struct ThermalRow {
+        device: String ["", "catalog device name"],
+        fan: bool ["", "the device has a fan"],
+        ambient_c: f64 ["°C", "ambient temperature"],
+        time_s: f64 ["s", "time since the workload started"],
+        temperature_c: f64 ["°C", "device temperature"],
+        bandwidth_mib_s: f64 ["MiB/s", "bandwidth after throttling"],
+        power_w: f64 ["W", "device power"],
+    }
+}
+
+fn resolve_device(cfg: &StorageConfig, ctx: &Ctx) -> Result<DeviceSpec, RunError> {
+    let spec = if let Some(name) = &cfg.device.name {
+        ctx.device(name, "device.name")?.clone()
     } else {
-        let rel = sc.device.file.as_deref().unwrap_or_default();
-        let base: PathBuf = Path::new(file)
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        let path = base.join(rel);
+        let path = ctx.path(cfg.device.file.as_deref().unwrap_or_default());
         let shown = path.display().to_string();
         let text = std::fs::read_to_string(&path).map_err(|e| {
-            ConfigError::new(file, "device.file", format!("cannot read '{shown}': {e}"))
+            RunError::config(
+                ctx.file(),
+                "device.file",
+                format!("cannot read '{shown}': {e}"),
+            )
         })?;
-        catalog.parse_device_file(&shown, &text)?
+        ctx.catalog().parse_device_file(&shown, &text)?
     };
     if spec.kind != DeviceKind::Block {
-        return Err(ConfigError::new(
-            file,
+        return Err(RunError::config(
+            ctx.file(),
             "device.name",
             format!(
                 "'{}' is a memory device; the storage module needs a block device",
@@ -126,129 +168,128 @@ fn resolve_device(
     Ok(spec)
 }
 
-/// Run a storage scenario given as TOML text (overrides already applied).
-pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, ConfigError> {
-    let sc: StorageScenario = parse_toml(text, file)?;
-    Validator::check(file, text, &sc)?;
-    let device = resolve_device(&sc, file, catalog)?;
-    if let Some(r) = sc.job.region_bytes {
-        if r > device.capacity_bytes {
-            return Err(ConfigError::new(
-                file,
-                "job.region_bytes",
-                format!(
-                    "{r} exceeds the device capacity; allowed up to {}",
-                    device.capacity_bytes
-                ),
-            ));
+impl Scenario for Storage {
+    const MODULE: &'static str = "storage";
+    const ABOUT: &'static str =
+        "block devices under fio-like jobs: bandwidth, latency, energy, heat";
+    type Config = StorageConfig;
+    type Row = StorageRow;
+
+    fn run(cfg: &StorageConfig, ctx: &Ctx) -> Result<Output<StorageRow>, RunError> {
+        let device = resolve_device(cfg, ctx)?;
+        if let Some(r) = cfg.job.region_bytes {
+            if r > device.capacity_bytes {
+                return Err(RunError::config(
+                    ctx.file(),
+                    "job.region_bytes",
+                    format!(
+                        "{r} exceeds the device capacity; allowed up to {}",
+                        device.capacity_bytes
+                    ),
+                ));
+            }
         }
-    }
-    let power = device
-        .power
-        .clone()
-        .expect("validated: block devices have [power]");
-    let mut job_rng = rng::stream(sc.seed, "storage.job");
-    let res = run_job(
-        BlockDevice::new(&device),
-        &power,
-        &sc.job,
-        device.capacity_bytes,
-        &mut job_rng,
-    );
-
-    let op = serde_json::to_value(sc.job.op).unwrap_or(Value::Null);
-    let pattern = serde_json::to_value(sc.job.pattern).unwrap_or(Value::Null);
-    let mut row = Map::new();
-    for (k, v) in [
-        ("device", json!(device.name)),
-        ("technology", json!(device.technology)),
-        ("op", op),
-        ("pattern", pattern),
-        ("queue_depth", json!(sc.job.queue_depth)),
-        ("block_size_bytes", json!(sc.job.block_size_bytes)),
-        ("requests", json!(res.requests)),
-        ("bytes", json!(res.bytes)),
-        ("elapsed_s", json!(res.elapsed_s)),
-        ("bandwidth_mib_s", json!(res.bandwidth_mib_s)),
-        ("bandwidth_gb_s", json!(res.bandwidth_gbps)),
-        ("iops", json!(res.iops)),
-        ("latency_mean_us", json!(res.latency.mean_us)),
-        ("latency_p50_us", json!(res.latency.p50_us)),
-        ("latency_p99_us", json!(res.latency.p99_us)),
-        ("latency_p999_us", json!(res.latency.p999_us)),
-        ("latency_max_us", json!(res.latency.max_us)),
-        ("utilization", json!(res.energy.utilization)),
-        ("avg_power_w", json!(res.energy.avg_power_w)),
-        ("energy_j", json!(res.energy.energy_j)),
-        ("energy_above_idle_j", json!(res.energy.energy_above_idle_j)),
-        ("efficiency_mib_per_j", json!(res.efficiency_mib_per_j)),
-        ("bandwidth_per_watt", json!(res.bandwidth_per_watt)),
-    ] {
-        row.insert(k.to_string(), v);
-    }
-    let mut headline = Map::new();
-    for k in [
-        "bandwidth_mib_s",
-        "iops",
-        "latency_mean_us",
-        "latency_p99_us",
-        "energy_j",
-        "efficiency_mib_per_j",
-    ] {
-        headline.insert(k.to_string(), row[k].clone());
-    }
-
-    let mut out = RunOutput::new(
-        "storage",
-        sc.seed,
-        serde_json::to_value(&sc).unwrap_or(Value::Null),
-    );
-    if let Some(tc) = &sc.thermal {
-        let Some(tspec) = device.thermal.as_ref() else {
-            return Err(ConfigError::new(
-                file,
-                "thermal",
-                format!("device '{}' has no [thermal] parameters", device.name),
+        let Some(power) = device.power.clone() else {
+            return Err(ctx.error(
+                "device",
+                format!("device '{}' has no [power] parameters", device.name),
             ));
         };
-        let run = ThermalRun {
-            ambient_c: tc.ambient_c,
-            initial_c: tc.initial_c.unwrap_or(tc.ambient_c),
-            fan: tc.fan,
-            duration_s: tc.duration_s,
-            step_s: tc.step_s,
-            idle_w: power.idle_w,
-            active_w: res.energy.avg_power_w,
+        let mut job_rng = ctx.rng("storage.job");
+        let res = run_job(
+            BlockDevice::new(&device),
+            &power,
+            &cfg.job,
+            device.capacity_bytes,
+            &mut job_rng,
+        );
+        let mut row = StorageRow {
+            device: device.name.clone(),
+            technology: device.technology.clone(),
+            op: cfg.job.op,
+            pattern: cfg.job.pattern,
+            queue_depth: cfg.job.queue_depth,
+            block_size_bytes: cfg.job.block_size_bytes,
+            requests: res.requests,
+            bytes: res.bytes,
+            elapsed_s: res.elapsed_s,
+            bandwidth_mib_s: res.bandwidth_mib_s,
+            bandwidth_gb_s: res.bandwidth_gbps,
+            iops: res.iops,
+            latency_mean_us: res.latency.mean_us,
+            latency_p50_us: res.latency.p50_us,
+            latency_p99_us: res.latency.p99_us,
+            latency_p999_us: res.latency.p999_us,
+            latency_max_us: res.latency.max_us,
+            utilization: res.energy.utilization,
+            avg_power_w: res.energy.avg_power_w,
+            energy_j: res.energy.energy_j,
+            energy_above_idle_j: res.energy.energy_above_idle_j,
+            efficiency_mib_per_j: res.efficiency_mib_per_j,
+            bandwidth_per_watt: res.bandwidth_per_watt,
+            fan: None,
+            ambient_c: None,
+            stop_time_s: None,
+            max_temperature_c: None,
+            steady_state_c: None,
         };
-        let th = simulate(tspec, &run);
-        let rows = th
-            .samples
-            .iter()
-            .map(|s| {
-                let mut m = Map::new();
-                m.insert("device".into(), json!(device.name));
-                m.insert("fan".into(), json!(tc.fan));
-                m.insert("ambient_c".into(), json!(tc.ambient_c));
-                m.insert("time_s".into(), json!(s.time_s));
-                m.insert("temperature_c".into(), json!(s.temperature_c));
-                m.insert(
-                    "bandwidth_mib_s".into(),
-                    json!(res.bandwidth_mib_s * s.bandwidth_fraction),
-                );
-                m.insert("power_w".into(), json!(s.power_w));
-                m
-            })
-            .collect();
-        out.tables.insert("thermal".into(), rows);
-        row.insert("fan".into(), json!(tc.fan));
-        row.insert("ambient_c".into(), json!(tc.ambient_c));
-        row.insert("stop_time_s".into(), json!(th.stop_time_s));
-        row.insert("max_temperature_c".into(), json!(th.max_temperature_c));
-        row.insert("steady_state_c".into(), json!(th.steady_state_c));
-        headline.insert("stop_time_s".into(), json!(th.stop_time_s));
-        headline.insert("max_temperature_c".into(), json!(th.max_temperature_c));
+        let mut headline = serde_json::Map::new();
+        for (k, v) in [
+            ("bandwidth_mib_s", json!(row.bandwidth_mib_s)),
+            ("iops", json!(row.iops)),
+            ("latency_mean_us", json!(row.latency_mean_us)),
+            ("latency_p99_us", json!(row.latency_p99_us)),
+            ("energy_j", json!(row.energy_j)),
+            ("efficiency_mib_per_j", json!(row.efficiency_mib_per_j)),
+        ] {
+            headline.insert(k.to_string(), v);
+        }
+        let mut thermal_rows = None;
+        if let Some(tc) = &cfg.thermal {
+            let Some(tspec) = device.thermal.as_ref() else {
+                return Err(RunError::config(
+                    ctx.file(),
+                    "thermal",
+                    format!("device '{}' has no [thermal] parameters", device.name),
+                ));
+            };
+            let run = ThermalRun {
+                ambient_c: tc.ambient_c,
+                initial_c: tc.initial_c.unwrap_or(tc.ambient_c),
+                fan: tc.fan,
+                duration_s: tc.duration_s,
+                step_s: tc.step_s,
+                idle_w: power.idle_w,
+                active_w: res.energy.avg_power_w,
+            };
+            let th = simulate(tspec, &run);
+            let rows: Vec<ThermalRow> = th
+                .samples
+                .iter()
+                .map(|s| ThermalRow {
+                    device: device.name.clone(),
+                    fan: tc.fan,
+                    ambient_c: tc.ambient_c,
+                    time_s: s.time_s,
+                    temperature_c: s.temperature_c,
+                    bandwidth_mib_s: res.bandwidth_mib_s * s.bandwidth_fraction,
+                    power_w: s.power_w,
+                })
+                .collect();
+            thermal_rows = Some(rows);
+            row.fan = Some(tc.fan);
+            row.ambient_c = Some(tc.ambient_c);
+            row.stop_time_s = Some(th.stop_time_s);
+            row.max_temperature_c = Some(th.max_temperature_c);
+            row.steady_state_c = Some(th.steady_state_c);
+            headline.insert("stop_time_s".into(), json!(th.stop_time_s));
+            headline.insert("max_temperature_c".into(), json!(th.max_temperature_c));
+        }
+        let mut out = Output::new(vec![row]);
+        if let Some(rows) = thermal_rows {
+            out.table("thermal", &rows);
+        }
+        out.headline = headline;
+        Ok(out)
     }
-    out.rows.push(row);
-    out.headline = headline;
-    Ok(out)
 }

@@ -87,7 +87,7 @@ impl From<TraceError> for ConfigError {
             Location::Byte(b) => (None, format!("at byte {b}: {}", inner.message)),
             Location::File => (None, inner.message),
         };
-        ConfigError::new(&inner.file, "", message).at_line(line)
+        ConfigError::input(&inner.file, "", message).at_line(line)
     }
 }
 

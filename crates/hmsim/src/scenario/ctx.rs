@@ -1,0 +1,103 @@
+//! What a module's run may ask of its surroundings: where the scenario lives, the device
+//! catalog, its random streams, and someone to report progress to.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::line_of_key;
+use crate::device::{Catalog, DeviceSpec};
+use crate::error::RunError;
+use crate::rng::{self, SimRng};
+
+use super::header::Header;
+use super::progress::{NoProgress, Progress};
+
+/// The context of one scenario run.
+pub struct Ctx<'a> {
+    file: &'a str,
+    text: &'a str,
+    header: &'a Header,
+    catalog: &'a Catalog,
+    progress: &'a dyn Progress,
+}
+
+impl<'a> Ctx<'a> {
+    /// The context of the scenario `text`, read from `file`.
+    pub fn new(file: &'a str, text: &'a str, header: &'a Header, catalog: &'a Catalog) -> Self {
+        Ctx {
+            file,
+            text,
+            header,
+            catalog,
+            progress: &NoProgress,
+        }
+    }
+
+    /// The same context, reporting progress to `progress`.
+    pub fn with_progress(mut self, progress: &'a dyn Progress) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    /// The scenario file, as errors name it.
+    pub fn file(&self) -> &'a str {
+        self.file
+    }
+
+    /// The scenario text (after overrides).
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    pub fn header(&self) -> &'a Header {
+        self.header
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.header.seed
+    }
+
+    pub fn catalog(&self) -> &'a Catalog {
+        self.catalog
+    }
+
+    pub fn progress(&self) -> &'a dyn Progress {
+        self.progress
+    }
+
+    /// `rel` resolved against the scenario's folder (absolute paths are kept).
+    pub fn path(&self, rel: &str) -> PathBuf {
+        Path::new(self.file)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+            .join(rel)
+    }
+
+    /// The random stream `name` of this run.
+    pub fn rng(&self, name: &str) -> SimRng {
+        rng::stream(self.header.seed, name)
+    }
+
+    /// A configuration error at `key`, pointing at the line that sets it.
+    pub fn error(&self, key: &str, message: impl Into<String>) -> RunError {
+        RunError::config(self.file, key, message).at_line(line_of_key(self.text, key))
+    }
+
+    /// The catalog device `name`, set at `key`.
+    pub fn device(&self, name: &str, key: &str) -> Result<&'a DeviceSpec, RunError> {
+        self.catalog
+            .require(name, self.file, key)
+            .map_err(|e| e.at_line(line_of_key(self.text, key)))
+    }
+
+    /// The memory device `name` (set at `key`) and its rated bytes written.
+    pub fn memory_device_with_endurance(
+        &self,
+        name: &str,
+        key: &str,
+    ) -> Result<(&'a DeviceSpec, f64), RunError> {
+        self.catalog
+            .memory_with_rated_writes(name, self.file, key)
+            .map_err(|e| e.at_line(line_of_key(self.text, key)))
+    }
+}

@@ -1,0 +1,130 @@
+//! The one shape every module's scenario has: a common [`Header`], a module [`Scenario`] with
+//! its own `Config` and result [`ResultRow`]s, a [`Ctx`] for paths, devices, random streams
+//! and progress, and [`Registry`]s for parts picked by name. See docs/architecture.md.
+
+mod ctx;
+mod header;
+mod output;
+mod progress;
+mod registry;
+mod row;
+
+pub use ctx::Ctx;
+pub use header::Header;
+pub use output::{to_map, Output, RunOutput, Table};
+pub use progress::{NoProgress, Progress};
+pub use registry::{Entry, Registry};
+pub use row::{Column, ColumnType, Dtype, ResultRow};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::config::{parse_toml, Validate, Validator};
+use crate::device::Catalog;
+use crate::error::RunError;
+
+/// A module's scenario: its configuration, its result row and how to run it.
+pub trait Scenario {
+    /// The `module = "…"` name.
+    const MODULE: &'static str;
+    /// One line on what the module simulates.
+    const ABOUT: &'static str;
+    /// Everything of the scenario but the [`Header`].
+    type Config: DeserializeOwned + Serialize + Validate;
+    /// One row of `results.csv`.
+    type Row: ResultRow;
+
+    fn run(cfg: &Self::Config, ctx: &Ctx) -> Result<Output<Self::Row>, RunError>;
+}
+
+/// The header keys of a scenario; other keys are the module's (checked there).
+#[derive(Deserialize)]
+struct HeaderOnly {
+    module: String,
+    #[serde(default)]
+    seed: u64,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+}
+
+/// `text` with the header's key/value pairs blanked out, every other byte and every line in
+/// place, so the module's configuration is read with `deny_unknown_fields` and its errors
+/// keep their line numbers.
+fn without_header(text: &str) -> String {
+    let Ok(doc) = text.parse::<toml_edit::Document<String>>() else {
+        return text.to_string();
+    };
+    let mut bytes = text.as_bytes().to_vec();
+    for key in Header::KEYS {
+        let Some((k, item)) = doc.as_table().get_key_value(key) else {
+            continue;
+        };
+        let (Some(ks), Some(vs)) = (k.span(), item.span()) else {
+            continue;
+        };
+        for b in &mut bytes[ks.start..vs.end] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+    // Only ASCII bytes of whole key/value pairs were replaced by spaces: still UTF-8.
+    String::from_utf8(bytes).unwrap_or_else(|_| text.to_string())
+}
+
+/// Parse, validate and run the scenario `text` (from `file`) of module `S`.
+pub fn run<S: Scenario>(
+    text: &str,
+    file: &str,
+    catalog: &Catalog,
+    progress: &dyn Progress,
+) -> Result<RunOutput, RunError> {
+    let h: HeaderOnly = parse_toml(text, file)?;
+    let header = Header {
+        module: h.module,
+        seed: h.seed,
+        name: h.name,
+        description: h.description,
+    };
+    let body = without_header(text);
+    let cfg: S::Config = parse_toml(&body, file)?;
+    Validator::check(file, text, &cfg)?;
+    let ctx = Ctx::new(file, text, &header, catalog).with_progress(progress);
+    let output = S::run(&cfg, &ctx)?;
+    Ok(RunOutput::from_output(
+        S::MODULE,
+        header.seed,
+        resolved(&header, &cfg),
+        output,
+    ))
+}
+
+/// The header's keys, then the configuration's, as `summary.json` shows them.
+fn resolved<C: Serialize>(header: &Header, cfg: &C) -> Value {
+    let mut all = match serde_json::to_value(header) {
+        Ok(Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    if let Ok(Value::Object(m)) = serde_json::to_value(cfg) {
+        all.extend(m);
+    }
+    Value::Object(all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_keys_are_blanked_in_place() {
+        let text = "module = \"x\"\nseed = 3\ndescription = \"\"\"two\nlines\"\"\"\n[a]\nname = \"kept\"\n";
+        let body = without_header(text);
+        assert_eq!(body.lines().count(), text.lines().count());
+        let t: toml::Table = body.parse().unwrap();
+        assert_eq!(t.keys().collect::<Vec<_>>(), vec!["a"]);
+        assert_eq!(t["a"]["name"].as_str(), Some("kept"));
+    }
+}
