@@ -17,6 +17,7 @@ pub mod pages;
 pub mod params;
 pub mod path;
 pub mod pmem_tier;
+pub mod policies;
 pub mod policy;
 pub mod quantum;
 pub mod replay;
@@ -33,11 +34,9 @@ pub use curve::LatencyCurve;
 pub use engine::{solve_fixed_point, Counters, FixedPoint, Source, TierPoint, TierSpec};
 pub use pages::PageTable;
 pub use path::PathResource;
-pub use policy::{
-    make_policy, make_policy_with, Migration, Observation, PolicyParams, PolicyWork, TieringPolicy,
-    POLICIES,
-};
-pub use runner::{run, run_with_policy, ExternalPolicy};
+pub use policies::{make_policy, make_policy_with, PolicyParams, POLICIES};
+pub use policy::{Migration, Observation, PolicyWork, TieringPolicy};
+pub use runner::{run, run_with_policy, run_with_progress, ExternalPolicy, Tiering};
 pub use scenario::TierScenario;
 pub use sim::{
     simulate, simulate_observed, Antagonists, QuantumObserver, QuantumView, SimParams, SimResult,

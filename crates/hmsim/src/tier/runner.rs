@@ -2,34 +2,50 @@
 //! statistical GUPS workload or a trace / app-analog stream, the best case as a sweep of
 //! oracle placements, and the PMem write path fed by the run when configured.
 
-use std::path::Path;
+use std::cell::RefCell;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::apps::{self, AppStream};
 use super::oracle::OracleStatic;
 use super::pmem_tier::{dimm_of, PmemFeeder};
-use super::policy::{make_policy_with, PolicyParams, TieringPolicy, POLICIES};
+use super::policies::{PolicyParams, POLICIES};
+use super::policy::TieringPolicy;
 use super::quantum::{Antagonists, SimParams, SimResult};
 use super::replay::{simulate_stream, ReplayCounts, StreamDemand};
-use super::rows::{row_of, tail_mean, timeline_row};
+use super::rows::{row_of, tail_mean, timeline_row, with_tier_names, TierRow};
 use super::scenario::{TierScenario, BEST};
 use super::sim::{simulate_observed, QuantumObserver};
 use super::stream::{AccessStream, TraceStream};
 use super::workload::Gups;
-use crate::config::{parse_toml, Validator};
 use crate::device::Catalog;
-use crate::error::ConfigError;
-use crate::registry::RunOutput;
+use crate::error::RunError;
+use crate::scenario::{self, Ctx, NoProgress, Output, Progress, RunOutput, Scenario};
+
+/// The `tiering` module.
+pub struct Tiering;
+
+impl Scenario for Tiering {
+    const MODULE: &'static str = "tiering";
+    const ABOUT: &'static str = "two-tier memory under contention: HeMem, MEMTIS, TPP, Colloid";
+    type Config = TierScenario;
+    type Row = TierRow;
+
+    fn run(cfg: &TierScenario, ctx: &Ctx) -> Result<Output<TierRow>, RunError> {
+        let external = EXTERNAL.with(|e| e.borrow_mut().take());
+        run_policies(cfg, ctx, external)
+    }
+}
 
 /// One trace-driven run: the scenario's trace file or app analog as the access stream.
 fn run_stream(
     sc: &TierScenario,
     p: &SimParams,
-    file: &str,
+    ctx: &Ctx,
     ant: &Antagonists,
     policy: &mut dyn TieringPolicy,
-) -> Result<(SimResult, ReplayCounts), ConfigError> {
+) -> Result<(SimResult, ReplayCounts), RunError> {
+    let file = ctx.file();
     let w = &sc.workload;
     let demand = StreamDemand {
         cores: w.cores,
@@ -40,8 +56,7 @@ fn run_stream(
     };
     let (mut stream, key): (Box<dyn AccessStream>, &str) = match (&w.trace, &w.app) {
         (Some(rel), _) => {
-            let base = Path::new(file).parent().map(Path::to_path_buf);
-            let path = base.unwrap_or_default().join(rel);
+            let path = ctx.path(rel);
             (
                 Box::new(TraceStream::open(
                     &path,
@@ -57,7 +72,7 @@ fn run_stream(
                 app,
                 w.scale,
                 p.page_bytes,
-                crate::rng::stream(sc.seed, "tier.app"),
+                ctx.rng("tier.app"),
                 file,
             )?),
             "workload.app",
@@ -65,7 +80,7 @@ fn run_stream(
         (None, None) => unreachable!("run_stream is called for stream workloads only"),
     };
     simulate_stream(p, &demand, stream.as_mut(), ant, policy)?
-        .ok_or_else(|| ConfigError::new(file, key, "its pages do not fit in the tiers"))
+        .ok_or_else(|| ctx.error(key, "its pages do not fit in the tiers"))
 }
 
 /// The feeder as the run's observer, or none.
@@ -78,50 +93,78 @@ fn observer(f: &mut Option<PmemFeeder>) -> &mut dyn QuantumObserver {
 }
 
 /// Run a tiering scenario given as TOML text (overrides already applied).
-pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, ConfigError> {
-    with_tier_devices(text, file, catalog, |t| run_impl(t, file, catalog, None))
+pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, RunError> {
+    run_with_progress(text, file, catalog, &NoProgress)
 }
 
-/// Tiers that name a catalog device (`device = "cxl-dram"`) get the keys they do not write
-/// from it (docs/devices.md); errors point at what the user wrote.
-fn with_tier_devices(
+/// [`run`], reporting each finished (policy, intensity) run to `progress`.
+pub fn run_with_progress(
     text: &str,
     file: &str,
     catalog: &Catalog,
-    run: impl FnOnce(&str) -> Result<RunOutput, ConfigError>,
-) -> Result<RunOutput, ConfigError> {
+    progress: &dyn Progress,
+) -> Result<RunOutput, RunError> {
     use crate::device::{blame_slot, fill_slots, MEMORY_TIER};
-    match fill_slots(text, file, catalog, &MEMORY_TIER)? {
-        Some(filled) => run(&filled).map_err(|e| blame_slot(e, text, file, &MEMORY_TIER)),
-        None => run(text),
+    // Tiers that name a catalog device (`device = "cxl-dram"`) get the keys they do not
+    // write from it (docs/devices.md); errors point at what the user wrote.
+    let filled = fill_slots(text, file, catalog, &MEMORY_TIER)?;
+    let mut out = match &filled {
+        Some(t) => scenario::run::<Tiering>(t, file, catalog, progress)
+            .map_err(|e| blame_slot(e, text, file, &MEMORY_TIER))?,
+        None => scenario::run::<Tiering>(text, file, catalog, progress)?,
+    };
+    // Columns named after the tiers (`{tier}_latency_ns`) spelled out for this run's tiers.
+    let tiers: Vec<String> = out.resolved["tiers"]
+        .as_array()
+        .map(|ts| {
+            ts.iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    for columns in out.columns.values_mut() {
+        *columns = with_tier_names(columns, &tiers);
     }
+    Ok(out)
 }
 
-/// A policy made outside the registry (the Python hook): its row name and a factory called
-/// once per run.
-pub type ExternalPolicy<'a> = (&'a str, &'a mut dyn FnMut() -> Box<dyn TieringPolicy + 'a>);
+/// A policy made outside the registry (a Python policy): its row name and a factory called
+/// once per (policy, intensity) run.
+pub struct ExternalPolicy {
+    pub name: String,
+    pub make: Box<dyn FnMut() -> Box<dyn TieringPolicy>>,
+}
+
+thread_local! {
+    /// The policy of the [`run_with_policy`] call running on this thread. A scenario's run
+    /// takes only its configuration and context, so the one run that brings its own policy
+    /// hands it over here; runs are synchronous, so it is taken by the run it was set for.
+    static EXTERNAL: RefCell<Option<ExternalPolicy>> = const { RefCell::new(None) };
+}
 
 /// Run a tiering scenario with `external`'s policy instead of `policy.names`: one row per
-/// antagonist intensity, everything else (devices from `catalog` included) as [`run`].
+/// antagonist intensity, everything else (parsing, devices from `catalog`, errors, rows)
+/// the same path as [`run`].
 pub fn run_with_policy(
     text: &str,
     file: &str,
     catalog: &Catalog,
     external: ExternalPolicy,
-) -> Result<RunOutput, ConfigError> {
-    with_tier_devices(text, file, catalog, |t| {
-        run_impl(t, file, catalog, Some(external))
-    })
+) -> Result<RunOutput, RunError> {
+    EXTERNAL.with(|e| *e.borrow_mut() = Some(external));
+    let out = run(text, file, catalog);
+    // Not taken if the scenario failed before it ran.
+    EXTERNAL.with(|e| e.borrow_mut().take());
+    out
 }
 
-fn run_impl(
-    text: &str,
-    file: &str,
-    catalog: &Catalog,
+/// Every (policy, intensity) run of the scenario; `external` replaces `policy.names`.
+fn run_policies(
+    cfg: &TierScenario,
+    ctx: &Ctx,
     mut external: Option<ExternalPolicy>,
-) -> Result<RunOutput, ConfigError> {
-    let mut sc: TierScenario = parse_toml(text, file)?;
-    Validator::check(file, text, &sc)?;
+) -> Result<Output<TierRow>, RunError> {
+    let mut sc = cfg.clone();
     if let Some(sh) = sc
         .workload
         .app
@@ -134,11 +177,8 @@ fn run_impl(
         sc.workload.read_fraction = sh.read_fraction;
         sc.tiers[0].capacity_bytes = sh.default_tier_bytes;
     }
-    let mut out = RunOutput::new(
-        "tiering",
-        sc.seed,
-        serde_json::to_value(&sc).unwrap_or(Value::Null),
-    );
+    let seed = ctx.seed();
+    let mut rows = Vec::new();
     let mut timeline = Vec::new();
     let a = &sc.antagonist;
     let mut pp = PolicyParams {
@@ -160,30 +200,23 @@ fn run_impl(
         sample_period: sc.policy.sample_period,
         migrate_limit_gb_s: sc.sim.migrate_limit_gb_s,
         ewma_alpha: sc.sim.ewma_alpha,
-        seed: sc.seed,
+        seed,
     };
-    let no_fit = || {
-        ConfigError::new(
-            file,
-            "workload.working_set_bytes",
-            "does not fit in the tiers",
-        )
-    };
-    let unknown = |name: &str| {
-        ConfigError::new(
-            file,
-            "policy.names",
-            format!("unknown policy '{name}'; allowed: {}", POLICIES.join(", ")),
-        )
+    let no_fit = || ctx.error("workload.working_set_bytes", "does not fit in the tiers");
+    let make = |name: &str| -> Result<Box<dyn TieringPolicy>, RunError> {
+        let make = POLICIES.require(name, ctx.file(), "policy.names")?;
+        make(&pp)
     };
     let pmem_dimm = match &sc.pmem_tier {
-        Some(spec) => Some((spec, dimm_of(spec, catalog, file)?)),
+        Some(spec) => Some((spec, dimm_of(spec, ctx)?)),
         None => None,
     };
     let names: Vec<String> = match &external {
-        Some((n, _)) => vec![n.to_string()],
+        Some(e) => vec![e.name.clone()],
         None => sc.policy.names.clone(),
     };
+    ctx.progress()
+        .start((names.len() * a.intensities.len()) as u64, "runs");
     for name in &names {
         for &intensity in &a.intensities {
             let ant = Antagonists {
@@ -196,37 +229,34 @@ fn run_impl(
                     .zip(a.change_to_intensity.map(|i| i * a.cores_per_intensity)),
             };
             let gups = Gups::new(&sc.workload, sc.sim.page_bytes);
-            let new_feeder = || {
-                pmem_dimm.map(|(spec, (dimm, rated))| PmemFeeder::new(spec, dimm, rated, sc.seed))
-            };
+            let new_feeder =
+                || pmem_dimm.map(|(spec, (dimm, rated))| PmemFeeder::new(spec, dimm, rated, seed));
             let mut feeder = new_feeder();
             let mut replayed = None;
             let (r, oracle_share) = if sc.workload.is_stream() {
                 let mut policy: Box<dyn TieringPolicy> = match external.as_mut() {
-                    Some((_, make)) => make(),
+                    Some(e) => (e.make)(),
                     None if name == BEST => {
-                        return Err(ConfigError::new(
-                            file,
+                        return Err(ctx.error(
                             "policy.names",
                             "'best' (the oracle sweep) needs the statistical GUPS workload; \
                              remove it or workload.trace/workload.app",
                         ))
                     }
-                    None => make_policy_with(name, &pp).ok_or_else(|| unknown(name))?,
+                    None => make(name)?,
                 };
                 if sc.pmem_tier.is_some() {
-                    return Err(ConfigError::new(
-                        file,
+                    return Err(ctx.error(
                         "pmem_tier",
                         "the PMem alternate tier is fed by the statistical GUPS workload only; \
                          remove [pmem_tier] or workload.trace/workload.app",
                     ));
                 }
-                let (r, counts) = run_stream(&sc, &p, file, &ant, policy.as_mut())?;
+                let (r, counts) = run_stream(&sc, &p, ctx, &ant, policy.as_mut())?;
                 replayed = Some(counts);
                 (r, None)
-            } else if let Some((_, make)) = external.as_mut() {
-                let mut policy = make();
+            } else if let Some(e) = external.as_mut() {
+                let mut policy = (e.make)();
                 let r = simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
                     .ok_or_else(no_fit)?;
                 (r, None)
@@ -246,27 +276,25 @@ fn run_impl(
                         best = Some((tput, r, share, f));
                     }
                 }
-                let (_, r, share, f) = best.expect("eleven runs");
+                let Some((_, r, share, f)) = best else {
+                    unreachable!("the sweep has eleven runs")
+                };
                 feeder = f;
                 (r, Some(share))
             } else {
-                let mut policy = make_policy_with(name, &pp).ok_or_else(|| unknown(name))?;
+                let mut policy = make(name)?;
                 let r = simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
                     .ok_or_else(no_fit)?;
                 (r, None)
             };
             let mut row = row_of(&sc, name, intensity, &r);
-            if let Some(f) = &feeder {
-                for (k, v) in f.columns(sc.sim.duration_s) {
-                    row.insert(k.into(), v);
-                }
-            }
-            row.insert("oracle_hot_share_default".into(), json!(oracle_share));
+            row.pmem = feeder.as_ref().map(|f| f.columns(sc.sim.duration_s));
+            row.oracle_hot_share_default = oracle_share;
             if let Some(c) = replayed {
-                row.insert("replayed_accesses".into(), json!(c.accesses));
-                row.insert("pebs_samples".into(), json!(c.samples));
+                row.replayed_accesses = Some(c.accesses);
+                row.pebs_samples = Some(c.samples);
             }
-            out.rows.push(row);
+            rows.push(row);
             if sc.sim.timeline {
                 timeline.extend(
                     r.timeline
@@ -274,25 +302,26 @@ fn run_impl(
                         .map(|q| timeline_row(&sc, name, intensity, q)),
                 );
             }
+            ctx.progress().advance(1);
         }
     }
+    let mut out = Output::new(rows);
     if sc.sim.timeline {
-        out.tables.insert("timeline".into(), timeline);
+        out.table("timeline", &timeline);
     }
+    // JSON has no NaN: a non-finite throughput compares as missing, as in the written row.
+    let tput = |r: &TierRow| r.throughput_gb_s.is_finite().then_some(r.throughput_gb_s);
     if let Some(best) = out.rows.iter().max_by(|x, y| {
-        x["throughput_gb_s"]
-            .as_f64()
-            .partial_cmp(&y["throughput_gb_s"].as_f64())
+        tput(x)
+            .partial_cmp(&tput(y))
             .unwrap_or(std::cmp::Ordering::Equal)
     }) {
         out.headline
-            .insert("best_policy".into(), best["policy"].clone());
+            .insert("best_policy".into(), json!(best.policy));
         out.headline
-            .insert("best_intensity".into(), best["intensity"].clone());
-        out.headline.insert(
-            "best_throughput_gb_s".into(),
-            best["throughput_gb_s"].clone(),
-        );
+            .insert("best_intensity".into(), json!(best.intensity));
+        out.headline
+            .insert("best_throughput_gb_s".into(), json!(best.throughput_gb_s));
     }
     out.headline.insert("runs".into(), json!(out.rows.len()));
     Ok(out)

@@ -10,7 +10,7 @@ use super::hemem::HeMemParams;
 use super::memtis::MemtisParams;
 use super::params;
 use super::pmem_tier::PmemTierSpec;
-use super::policy::POLICIES;
+use super::policies::POLICIES;
 use super::tpp::TppParams;
 use super::workload::GupsSpec;
 use crate::config::{Validate, Validator};
@@ -18,13 +18,6 @@ use crate::config::{Validate, Validator};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TierScenario {
-    pub module: String,
-    #[serde(default)]
-    pub seed: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
     /// Tier 0 is the default tier; default: the study's two tiers (params.rs).
     #[serde(default = "params::reference_tiers")]
     pub tiers: Vec<TierSpec>,
@@ -232,7 +225,7 @@ impl Validate for AntagonistSpec {
 
 impl Validate for PolicySpec {
     fn validate(&self, v: &mut Validator) {
-        let allowed: Vec<&str> = POLICIES.iter().copied().chain([BEST]).collect();
+        let allowed: Vec<&str> = POLICIES.names().into_iter().chain([BEST]).collect();
         if self.names.is_empty() {
             v.fail(
                 "names",
