@@ -99,145 +99,37 @@ pub struct TierRow {
 }
 
 /// Columns of [`TierRow`] before and after the PMem ones.
+#[rustfmt::skip]
 const ROW_HEAD: &[Column] = &[
-    col(
-        "policy",
-        "",
-        Str,
-        "tiering policy (or `best`, the oracle sweep)",
-    ),
+    col("policy", "", Str, "tiering policy (or `best`, the oracle sweep)"),
     col("intensity", "", Int, "antagonist intensity"),
-    col(
-        "antagonist_cores",
-        "cores",
-        Int,
-        "streaming antagonist cores (at the start)",
-    ),
-    col(
-        "object_size_bytes",
-        "B",
-        Int,
-        "bytes per application access",
-    ),
+    col("antagonist_cores", "cores", Int, "streaming antagonist cores (at the start)"),
+    col("object_size_bytes", "B", Int, "bytes per application access"),
     col("page_bytes", "B", Int, "page size"),
-    col(
-        "throughput_gb_s",
-        "GB/s",
-        Float,
-        "application traffic, steady state",
-    ),
-    col(
-        "throughput_mops",
-        "Mops/s",
-        Float,
-        "application accesses, steady state",
-    ),
-    col(
-        "{tier}_latency_ns",
-        "ns",
-        Float,
-        "loaded latency of the tier, steady state",
-    ),
-    col(
-        "{tier}_bandwidth_gb_s",
-        "GB/s",
-        Float,
-        "total traffic on the tier, steady state",
-    ),
-    col(
-        "{tier}_utilization",
-        "",
-        Float,
-        "traffic / saturation bandwidth of the tier's tightest resource",
-    ),
-    col(
-        "{tier}_bottleneck",
-        "",
-        Str,
-        "the tier's tightest resource (`media` or a path resource)",
-    ),
-    col(
-        "hot_share_default",
-        "",
-        Float,
-        "share of the hot set in the default tier, steady state",
-    ),
-    col(
-        "alt_hot_share",
-        "",
-        Float,
-        "share of the hot set in the alternate tiers, steady state",
-    ),
-    col(
-        "alt_traffic_share",
-        "",
-        Float,
-        "share of application accesses to the alternate tiers, steady state",
-    ),
+    col("throughput_gb_s", "GB/s", Float, "application traffic, steady state"),
+    col("throughput_mops", "Mops/s", Float, "application accesses, steady state"),
+    col("{tier}_latency_ns", "ns", Float, "loaded latency of the tier, steady state"),
+    col("{tier}_bandwidth_gb_s", "GB/s", Float, "total traffic on the tier, steady state"),
+    col("{tier}_utilization", "", Float, "traffic / saturation bandwidth of the tier's tightest resource"),
+    col("{tier}_bottleneck", "", Str, "the tier's tightest resource (`media` or a path resource)"),
+    col("hot_share_default", "", Float, "share of the hot set in the default tier, steady state"),
+    col("alt_hot_share", "", Float, "share of the hot set in the alternate tiers, steady state"),
+    col("alt_traffic_share", "", Float, "share of application accesses to the alternate tiers, steady state"),
     col("migrations", "", Int, "pages migrated"),
     col("migrated_gb", "GB", Float, "bytes migrated"),
-    col(
-        "failed_migrations",
-        "",
-        Int,
-        "migration requests refused (full tier, no budget, bad split)",
-    ),
-    col(
-        "huge_pages_split",
-        "",
-        Int,
-        "huge pages split into 4 KiB pages",
-    ),
-    col(
-        "policy_samples",
-        "",
-        Int,
-        "PEBS samples the policy processed",
-    ),
-    col(
-        "policy_pages_scanned",
-        "",
-        Int,
-        "pages the policy's scans visited",
-    ),
-    col(
-        "policy_hint_faults",
-        "",
-        Int,
-        "NUMA hint faults the policy took",
-    ),
-    col(
-        "policy_cpu_s",
-        "s",
-        Float,
-        "CPU time of the policy's work (docs/tiering.md cost model)",
-    ),
-    col(
-        "policy_cpu_cores",
-        "cores",
-        Float,
-        "policy CPU time per second of run",
-    ),
+    col("failed_migrations", "", Int, "migration requests refused (full tier, no budget, bad split)"),
+    col("huge_pages_split", "", Int, "huge pages split into 4 KiB pages"),
+    col("policy_samples", "", Int, "PEBS samples the policy processed"),
+    col("policy_pages_scanned", "", Int, "pages the policy's scans visited"),
+    col("policy_hint_faults", "", Int, "NUMA hint faults the policy took"),
+    col("policy_cpu_s", "s", Float, "CPU time of the policy's work (docs/tiering.md cost model)"),
+    col("policy_cpu_cores", "cores", Float, "policy CPU time per second of run"),
 ];
+#[rustfmt::skip]
 const ROW_TAIL: &[Column] = &[
-    nullable(col(
-        "oracle_hot_share_default",
-        "",
-        Float,
-        "hot-set share in the default tier of the best oracle placement (`best` only)",
-    )),
-    nullable(col(
-        "replayed_accesses",
-        "",
-        Int,
-        "stream accesses replayed (trace-driven runs)",
-    )),
-    nullable(col(
-        "pebs_samples",
-        "",
-        Int,
-        "PEBS samples taken (trace-driven runs)",
-    )),
+    nullable(col("oracle_hot_share_default", "", Float, "hot-set share in the default tier of the best oracle placement (`best` only)")),
+    nullable(col("replayed_accesses", "", Int, "stream accesses replayed (trace-driven runs)")),
+    nullable(col("pebs_samples", "", Int, "PEBS samples taken (trace-driven runs)")),
 ];
 
 const fn concat<const N: usize>(parts: [&[Column]; 3]) -> [Column; N] {
@@ -339,30 +231,16 @@ pub struct TimelineRow {
 }
 
 impl ResultRow for TimelineRow {
+    #[rustfmt::skip]
     const COLUMNS: &'static [Column] = &[
         col("policy", "", Str, "tiering policy"),
         col("intensity", "", Int, "antagonist intensity"),
         col("time_s", "s", Float, "start of the quantum"),
         col("throughput_gb_s", "GB/s", Float, "application traffic"),
         col("throughput_mops", "Mops/s", Float, "application accesses"),
-        col(
-            "{tier}_latency_ns",
-            "ns",
-            Float,
-            "loaded latency of the tier",
-        ),
-        col(
-            "hot_share_default",
-            "",
-            Float,
-            "share of the hot set in the default tier",
-        ),
-        col(
-            "migrated_bytes",
-            "B",
-            Int,
-            "bytes copied by migrations in the quantum",
-        ),
+        col("{tier}_latency_ns", "ns", Float, "loaded latency of the tier"),
+        col("hot_share_default", "", Float, "share of the hot set in the default tier"),
+        col("migrated_bytes", "B", Int, "bytes copied by migrations in the quantum"),
     ];
 }
 

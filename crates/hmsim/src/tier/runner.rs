@@ -361,6 +361,33 @@ mod tests {
         assert_eq!(out.tables, again.tables);
     }
 
+    /// Every key of every row is a declared column, in declaration order (columns of other
+    /// configurations may be absent), with `{tier}` spelled out for the scenario's tiers.
+    #[test]
+    fn rows_hold_the_declared_columns_in_order() {
+        let out = run_scenario(SMALL, "t.toml", &[], &[]).unwrap();
+        for (table, rows) in [
+            ("results", &out.rows),
+            ("timeline", &out.tables["timeline"]),
+        ] {
+            let declared: Vec<&str> = out.columns[table].iter().map(|c| c.name).collect();
+            assert!(declared.contains(&"alternate_latency_ns"), "{declared:?}");
+            assert!(
+                !declared.iter().any(|d| d.contains("{tier}")),
+                "{declared:?}"
+            );
+            for row in rows {
+                let mut rest = declared.iter();
+                for k in row.keys() {
+                    assert!(
+                        rest.any(|d| d == k),
+                        "{table}: {k} undeclared or out of order"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn the_docs_example_runs() {
         let doc = include_str!("../../../../docs/tiering.md");
