@@ -7,7 +7,8 @@ wall-clock columns removed; they differ from run to run by nature). `--record FI
 stores the fingerprints; `--check FILE` compares with stored ones and names every CSV
 that changed, with its first differing line.
 
-    python scripts/results_identical.py --record before.json     # on the old commit
+    python scripts/results_identical.py --record before.json     # on the old commit (--full:
+                                                                 #  keep lines, to show diffs)
     python scripts/results_identical.py --check before.json      # on the new one
 """
 
@@ -120,6 +121,7 @@ def main() -> int:
     g.add_argument("--record", type=Path, help="write the fingerprints to this JSON file")
     g.add_argument("--check", type=Path, help="compare with fingerprints in this JSON file")
     ap.add_argument("--keep", type=Path, help="run into this directory and keep it")
+    ap.add_argument("--full", action="store_true", help="with --record: store every line, to show where a CSV changed")
     ap.add_argument("--only", help="check only the studies and examples whose name contains this word")
     a = ap.parse_args()
     out = a.keep or Path(tempfile.mkdtemp(prefix="hmsim-identical-"))
@@ -130,7 +132,11 @@ def main() -> int:
         if a.keep is None:
             shutil.rmtree(out, ignore_errors=True)
     if a.record:
-        stored = {k: {"sha256": v["sha256"], "lines": v["lines"]} for k, v in now.items()}
+        stored = {
+            k: {"sha256": v["sha256"], "rows": len(v["lines"]) - 1, "header": v["lines"][0] if v["lines"] else ""}
+            | ({"lines": v["lines"]} if a.full else {})
+            for k, v in now.items()
+        }
         tmp = a.record.with_suffix(".tmp")
         tmp.write_text(json.dumps(stored, indent=0, sort_keys=True) + "\n")
         os.replace(tmp, a.record)
@@ -148,11 +154,16 @@ def main() -> int:
             print(f"NEW      {rel}")
             bad += 1
         elif before[rel]["sha256"] != now[rel]["sha256"]:
-            old, new = before[rel]["lines"], now[rel]["lines"]
-            i = next((j for j in range(min(len(old), len(new))) if old[j] != new[j]), min(len(old), len(new)))
-            print(f"CHANGED  {rel} (line {i + 1})")
-            print(f"   before: {old[i] if i < len(old) else '<end>'}")
-            print(f"   after:  {new[i] if i < len(new) else '<end>'}")
+            if "lines" in before[rel]:
+                old, new = before[rel]["lines"], now[rel]["lines"]
+                i = next((j for j in range(min(len(old), len(new))) if old[j] != new[j]), min(len(old), len(new)))
+                print(f"CHANGED  {rel} (line {i + 1})")
+                print(f"   before: {old[i] if i < len(old) else '<end>'}")
+                print(f"   after:  {new[i] if i < len(new) else '<end>'}")
+            else:
+                rows = f"{before[rel]['rows']} -> {len(now[rel]['lines']) - 1} rows"
+                same_header = before[rel]["header"] == now[rel]["lines"][0]
+                print(f"CHANGED  {rel} ({rows}; header {'same' if same_header else 'changed'})")
             bad += 1
     same = len(set(before) & set(now)) - sum(
         1 for r in set(before) & set(now) if before[r]["sha256"] != now[r]["sha256"]
