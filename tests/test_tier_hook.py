@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hmsim.errors import HmsimError
+from hmsim.errors import ConfigError, HmsimError
 from hmsim.tier_hook import SampledHotPromotion, TierObservation, run_policy
 
 SMALL = """module = "tiering"
@@ -69,3 +69,43 @@ def test_policy_errors_are_raised():
 
     with pytest.raises(ValueError, match="boom"):
         run_policy(SMALL, broken)
+
+
+USER_DEVICE = """name = "slow-expander"
+base = "cxl-dram"
+capacity_bytes = 12000000000
+[read]
+latency_ns = 400.0
+bandwidth_gb_s = 20.0
+[write]
+latency_ns = 400.0
+bandwidth_gb_s = 20.0
+"""
+
+NAMES_DEVICE = SMALL.replace(
+    'name = "alternate"\ncapacity_bytes = 12000000000\nunloaded_latency_ns = 135.0\nread_bandwidth_gb_s = 75.0\n',
+    'device = "slow-expander"\n',
+)
+
+
+def test_a_python_policy_run_finds_user_device_files(tmp_path):
+    """A tier naming a device from a user's device folder runs with a Python policy as with a
+    registered one: the hook and `hmsim.run(devices=...)` both load the folder."""
+    import hmsim
+
+    (tmp_path / "devices").mkdir()
+    (tmp_path / "devices" / "slow-expander.toml").write_text(USER_DEVICE)
+    (tmp_path / "mypol.py").write_text("def stay(obs):\n    return []\n")
+    short = NAMES_DEVICE.replace("duration_s = 3.0", "duration_s = 0.1").replace("last_s = 0.5", "last_s = 0.05")
+    with pytest.raises(ConfigError, match="unknown device 'slow-expander'"):
+        run_policy(short, lambda obs: [])
+    out = run_policy(short, lambda obs: [], devices=[tmp_path / "devices"])
+    row = out["rows"][0]
+    assert "slow-expander_latency_ns" in row
+    # The device's 400 ns unloaded latency, not the built-in preset's.
+    assert row["slow-expander_latency_ns"] >= 400.0
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(short.replace("[sim]", '[policy]\nnames = ["python:mypol:stay"]\n[sim]'))
+    r = hmsim.run(scenario, devices=[tmp_path / "devices"])
+    assert list(r.results.policy) == ["mypol:stay"]
+    assert r.results["slow-expander_latency_ns"].iloc[0] == row["slow-expander_latency_ns"]

@@ -140,7 +140,7 @@ def run(
         ov = parse_overrides(set)
         hooked = python_policy(text, file, ov)
         if hooked is not None:
-            raw = run_python_policy(*hooked)
+            raw = run_python_policy(*hooked, devices)
         else:
             with core_progress(f"running {Path(file).name}") as bar:
                 raw = run_raw(text, file, ov, device_paths(devices), bar)
@@ -195,11 +195,11 @@ def python_policy(text: str, file: str, overrides: list[tuple[str, str]]) -> tup
     return resolved, file, target, policy
 
 
-def run_python_policy(text: str, file: str, name: str, policy: Any) -> dict:
+def run_python_policy(text: str, file: str, name: str, policy: Any, devices: Iterable[str | Path] = ()) -> dict:
     from hmsim.tier_hook import run_policy
 
     start = time.perf_counter()
-    out = run_policy(text, policy, name=name, file=file)
+    out = run_policy(text, policy, name=name, file=file, devices=devices)
     out["wall_time_s"] = time.perf_counter() - start
     return out
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from hmsim import _core
+from hmsim.catalog import device_paths
 from hmsim.errors import HmsimError
 
 
@@ -31,10 +33,18 @@ class TierObservation:
 Policy = Callable[[TierObservation], Iterable[tuple[int, int]]]
 
 
-def run_policy(text: str, policy: Policy, name: str = "python", file: str = "<hook>") -> dict:
+def run_policy(
+    text: str,
+    policy: Policy,
+    name: str = "python",
+    file: str = "<hook>",
+    devices: Iterable[str | Path] = (),
+) -> dict:
     """Run the tiering scenario `text` with `policy` (returns (page, tier) pairs per quantum,
-    made in order; a swap is two pairs, the demotion first). Returns the run output (rows,
-    tables) as a dict; errors in the scenario raise ConfigError, errors in the policy raise."""
+    made in order; a swap is two pairs, the demotion first), tiers' `device` names looked up
+    in the built-in catalog plus the device files or folders `devices` (as `hmsim.run`).
+    Returns the run output (rows, tables) as a dict; errors in the scenario raise
+    ConfigError, errors in the policy raise."""
 
     def hook(time_s, samples, tiers, latency, arrivals, free, budget, page_bytes):
         obs = TierObservation(
@@ -52,7 +62,7 @@ def run_policy(text: str, policy: Policy, name: str = "python", file: str = "<ho
     # The engine runs `policy` in place of policy.names (which may name this very policy as
     # python:module:Name); any registered name passes the schema check.
     text = _core.apply_overrides(text, file, [("policy.names", '["hemem"]')])
-    return json.loads(_core.tier_run_with_hook(text, file, name, hook))
+    return json.loads(_core.tier_run_with_hook(text, file, name, hook, device_paths(devices)))
 
 
 def checked_moves(moves: Iterable, obs: TierObservation, name: str) -> list[tuple[int, int]]:

@@ -251,13 +251,13 @@ fn tier_reference_tiers() -> PyResult<String> {
 /// A tiering policy written in Python: called once per quantum (never per access) with the
 /// quantum's samples and the page table as raw little-endian bytes (the Python side wraps
 /// them as numpy views) and the tier counters; returns (page, tier) migrations.
-struct HookPolicy<'py> {
-    hook: Bound<'py, PyAny>,
+struct HookPolicy {
+    hook: Py<PyAny>,
     /// The first Python error, shared with the caller so it can be raised after the run.
     error: std::rc::Rc<std::cell::RefCell<Option<PyErr>>>,
 }
 
-impl hmsim::tier::TieringPolicy for HookPolicy<'_> {
+impl hmsim::tier::TieringPolicy for HookPolicy {
     fn name(&self) -> &'static str {
         "python"
     }
@@ -266,64 +266,71 @@ impl hmsim::tier::TieringPolicy for HookPolicy<'_> {
         if self.error.borrow().is_some() {
             return Vec::new();
         }
-        let py = self.hook.py();
-        let pt = obs.pages;
-        let samples: Vec<u8> = obs.samples.iter().flat_map(|s| s.to_le_bytes()).collect();
-        let tiers: Vec<u8> = (0..pt.pages()).map(|p| pt.tier(p) as u8).collect();
-        let latency: Vec<f64> = obs
-            .latency_ns
-            .iter()
-            .map(|l| l.unwrap_or(f64::NAN))
-            .collect();
-        let free: Vec<u64> = (0..pt.tiers()).map(|t| pt.free_pages(t)).collect();
-        let args = (
-            obs.time_s,
-            pyo3::types::PyBytes::new(py, &samples),
-            pyo3::types::PyBytes::new(py, &tiers),
-            latency,
-            obs.app_arrivals_per_ns.to_vec(),
-            free,
-            obs.migrate_budget_bytes,
-            pt.page_bytes,
-        );
-        match self
-            .hook
-            .call1(args)
-            .and_then(|r| r.extract::<Vec<(u64, usize)>>())
-        {
-            Ok(v) => v
-                .into_iter()
-                .map(|(page, to)| hmsim::tier::Migration { page, to })
-                .collect(),
-            Err(e) => {
-                *self.error.borrow_mut() = Some(e);
-                Vec::new()
+        Python::attach(|py| {
+            let pt = obs.pages;
+            let samples: Vec<u8> = obs.samples.iter().flat_map(|s| s.to_le_bytes()).collect();
+            let tiers: Vec<u8> = (0..pt.pages()).map(|p| pt.tier(p) as u8).collect();
+            let latency: Vec<f64> = obs
+                .latency_ns
+                .iter()
+                .map(|l| l.unwrap_or(f64::NAN))
+                .collect();
+            let free: Vec<u64> = (0..pt.tiers()).map(|t| pt.free_pages(t)).collect();
+            let args = (
+                obs.time_s,
+                pyo3::types::PyBytes::new(py, &samples),
+                pyo3::types::PyBytes::new(py, &tiers),
+                latency,
+                obs.app_arrivals_per_ns.to_vec(),
+                free,
+                obs.migrate_budget_bytes,
+                pt.page_bytes,
+            );
+            match self
+                .hook
+                .bind(py)
+                .call1(args)
+                .and_then(|r| r.extract::<Vec<(u64, usize)>>())
+            {
+                Ok(v) => v
+                    .into_iter()
+                    .map(|(page, to)| hmsim::tier::Migration { page, to })
+                    .collect(),
+                Err(e) => {
+                    *self.error.borrow_mut() = Some(e);
+                    Vec::new()
+                }
             }
-        }
+        })
     }
 }
 
 /// Run a tiering scenario with a Python policy hook `hook(time_s, samples, page_tier,
-/// latency_ns, app_arrivals_per_ns, free_pages, migrate_budget_bytes, page_bytes)`; returns
-/// the run output as JSON text. A Python error in the hook ends the run and is raised.
+/// latency_ns, app_arrivals_per_ns, free_pages, migrate_budget_bytes, page_bytes)`, devices
+/// from the built-in catalog plus `device_paths` (as `run_scenario`); returns the run output
+/// as JSON text. A Python error in the hook ends the run and is raised.
 #[pyfunction]
+#[pyo3(signature = (text, file, name, hook, device_paths=Vec::new()))]
 fn tier_run_with_hook(
-    py: Python<'_>,
     text: String,
     file: String,
     name: String,
     hook: Py<PyAny>,
+    device_paths: Vec<String>,
 ) -> PyResult<String> {
+    let catalog = hmsim::device::Catalog::load(&paths(device_paths)).map_err(run_err)?;
     let error = std::rc::Rc::new(std::cell::RefCell::new(None));
-    let out = {
-        let mut make = || -> Box<dyn hmsim::tier::TieringPolicy + '_> {
+    let shared = error.clone();
+    let external = hmsim::tier::ExternalPolicy {
+        name,
+        make: Box::new(move || -> Box<dyn hmsim::tier::TieringPolicy> {
             Box::new(HookPolicy {
-                hook: hook.bind(py).clone(),
-                error: error.clone(),
+                hook: Python::attach(|py| hook.clone_ref(py)),
+                error: shared.clone(),
             })
-        };
-        hmsim::tier::run_with_policy(&text, &file, (&name, &mut make)).map_err(run_err)?
+        }),
     };
+    let out = hmsim::tier::run_with_policy(&text, &file, &catalog, external).map_err(run_err)?;
     if let Some(e) = error.borrow_mut().take() {
         return Err(e);
     }

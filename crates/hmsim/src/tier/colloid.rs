@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::hemem::{HeMemParams, HotTracker};
 use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
+use crate::config::{Validate, Validator};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -255,6 +256,20 @@ impl TieringPolicy for ColloidHeMem {
         }
         self.tracker.heat.prune();
         out
+    }
+}
+
+impl Validate for ColloidParams {
+    fn validate(&self, v: &mut Validator) {
+        v.range("epsilon", self.epsilon, 1e-6, 0.5, "");
+        v.range("delta", self.delta, 0.0, 1.0, "");
+        v.range(
+            "max_bytes_per_quantum",
+            self.max_bytes_per_quantum,
+            1,
+            1 << 40,
+            "bytes",
+        );
     }
 }
 

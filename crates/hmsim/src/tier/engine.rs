@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::curve::LatencyCurve;
 use super::path::PathResource;
 use super::LINE_BYTES;
+use crate::config::{Validate, Validator};
 
 /// One memory tier: its media (the fields below `unloaded_latency_ns`: bandwidth, read/write
 /// mix penalty, mixed queueing, curve) behind a `path` of resources (links, controllers).
@@ -311,6 +312,41 @@ impl Counters {
     /// Smoothed latency O/R of tier `t`; `None` while the tier sees no reads.
     pub fn latency_ns(&self, t: usize) -> Option<f64> {
         (self.arrivals_per_ns[t] > 0.0).then(|| self.occupancy[t] / self.arrivals_per_ns[t])
+    }
+}
+
+impl Validate for TierSpec {
+    fn validate(&self, v: &mut Validator) {
+        if self.capacity_bytes == 0 {
+            v.fail(
+                "capacity_bytes",
+                "0 is not allowed; a tier needs capacity (1 byte or more)",
+            );
+        }
+        v.range(
+            "unloaded_latency_ns",
+            self.unloaded_latency_ns,
+            1.0,
+            1e6,
+            "ns",
+        );
+        v.range(
+            "read_bandwidth_gb_s",
+            self.read_bandwidth_gb_s,
+            0.01,
+            1e5,
+            "GB/s",
+        );
+        v.range("mix_penalty", self.mix_penalty, 0.0, 0.9, "");
+        v.range("queue_coeff", self.queue_coeff, 0.0, 100.0, "");
+        if let Some(p) = self.curve.problem() {
+            v.fail("curve", p);
+        }
+        for (i, r) in self.path.iter().enumerate() {
+            if let Some((key, msg)) = r.problem() {
+                v.fail(&format!("path.{i}.{key}"), msg);
+            }
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use crate::hash::FastMap;
 
 use super::pages::PageTable;
 use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
+use crate::config::{Validate, Validator};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -238,5 +239,18 @@ impl TieringPolicy for HeMem {
         }
         self.tracker.heat.prune();
         out
+    }
+}
+
+impl Validate for HeMemParams {
+    fn validate(&self, v: &mut Validator) {
+        v.range("hot_threshold", self.hot_threshold, 1, 1_000_000, "samples");
+        v.range(
+            "cooling_threshold",
+            self.cooling_threshold,
+            self.hot_threshold,
+            1_000_000,
+            "samples",
+        );
     }
 }

@@ -33,6 +33,7 @@ use super::cost::SAMPLE_NS;
 use super::memtis_split::{skew_of, Skew, MIN_RHR_GAIN, NO_SLOT, SKEW_BINS};
 use super::pages::PageTable;
 use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER, SPLIT_PAGE};
+use crate::config::{Validate, Validator};
 
 pub(super) const BINS: usize = 16;
 
@@ -639,6 +640,44 @@ impl TieringPolicy for Memtis {
             });
         }
         out
+    }
+}
+
+impl Validate for MemtisParams {
+    fn validate(&self, v: &mut Validator) {
+        v.range(
+            "adapt_every_samples",
+            self.adapt_every_samples,
+            1,
+            1 << 40,
+            "samples",
+        );
+        v.range(
+            "cool_every_samples",
+            self.cool_every_samples,
+            1,
+            1 << 40,
+            "samples",
+        );
+        v.range("watermark", self.watermark, 0.0, 0.5, "");
+        v.range("interval_s", self.interval_s, 1e-3, 100.0, "s");
+        v.range("cpu_limit", self.cpu_limit, 1e-4, 1.0, "cores");
+        v.range(
+            "colloid_max_bytes",
+            self.colloid_max_bytes,
+            1,
+            1 << 44,
+            "bytes",
+        );
+        v.range("split_gamma", self.split_gamma, 0.0, 100.0, "");
+        v.range("split_period_shift", self.split_period_shift, 0, 40, "");
+        v.range(
+            "split_max_per_interval",
+            self.split_max_per_interval,
+            0,
+            1 << 30,
+            "huge pages",
+        );
     }
 }
 

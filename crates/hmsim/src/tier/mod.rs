@@ -12,15 +12,21 @@ pub mod hemem;
 pub mod hw;
 pub mod memtis;
 pub mod memtis_split;
+pub mod migrate;
 pub mod oracle;
 pub mod pages;
 pub mod params;
 pub mod path;
 pub mod pmem_tier;
+pub mod policies;
 pub mod policy;
+pub mod quantum;
 pub mod replay;
+mod rows;
+mod runner;
 mod scenario;
 pub mod sim;
+pub mod source;
 pub mod stream;
 pub mod tpp;
 pub mod workload;
@@ -29,11 +35,10 @@ pub use curve::LatencyCurve;
 pub use engine::{solve_fixed_point, Counters, FixedPoint, Source, TierPoint, TierSpec};
 pub use pages::PageTable;
 pub use path::PathResource;
-pub use policy::{
-    make_policy, make_policy_with, Migration, Observation, PolicyParams, PolicyWork, TieringPolicy,
-    POLICIES,
-};
-pub use scenario::{run, run_with_policy, ExternalPolicy, TierScenario};
+pub use policies::{make_policy, make_policy_with, PolicyParams, POLICIES};
+pub use policy::{Migration, Observation, PolicyWork, TieringPolicy};
+pub use runner::{run, run_with_policy, run_with_progress, ExternalPolicy, Tiering};
+pub use scenario::TierScenario;
 pub use sim::{
     simulate, simulate_observed, Antagonists, QuantumObserver, QuantumView, SimParams, SimResult,
 };

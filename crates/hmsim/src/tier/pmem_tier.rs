@@ -18,16 +18,16 @@
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use super::sim::{QuantumObserver, QuantumView};
 use crate::cache::{MemorySink, WriteCause};
 use crate::config::{Validate, Validator};
-use crate::device::{Catalog, DeviceKind};
-use crate::error::ConfigError;
+use crate::error::RunError;
 use crate::hash::FastMap;
 use crate::pmem::{lifetime, Counters, DimmSpec, PmemConfig, PmemSystem};
+use crate::result_row;
 use crate::rng::{self, SimRng};
+use crate::scenario::Ctx;
 
 const SECONDS_PER_YEAR: f64 = 365.25 * 24.0 * 3600.0;
 
@@ -117,33 +117,11 @@ impl Validate for PmemTierSpec {
     }
 }
 
-/// Rated bytes and DIMM layout of the study's device (a 256 GB Optane DIMM), checked against the
-/// catalog.
-pub fn dimm_of(
-    spec: &PmemTierSpec,
-    catalog: &Catalog,
-    file: &str,
-) -> Result<(DimmSpec, f64), ConfigError> {
-    let key = "pmem_tier.path.device";
-    let dev = catalog.require(&spec.path.device, file, key)?;
-    if dev.kind != DeviceKind::Memory {
-        return Err(ConfigError::new(
-            file,
-            key,
-            format!("'{}' is a block device; expected a memory device", dev.name),
-        ));
-    }
-    let rated = dev
-        .endurance
-        .as_ref()
-        .and_then(|e| e.tbw_bytes)
-        .ok_or_else(|| {
-            ConfigError::new(
-                file,
-                key,
-                format!("device '{}' has no endurance.tbw_bytes", dev.name),
-            )
-        })?;
+/// Rated bytes and DIMM layout of the spec's device, a catalog memory device with an
+/// endurance rating.
+pub fn dimm_of(spec: &PmemTierSpec, ctx: &Ctx) -> Result<(DimmSpec, f64), RunError> {
+    let (dev, rated) =
+        ctx.memory_device_with_endurance(&spec.path.device, "pmem_tier.path.device")?;
     Ok((DimmSpec::from_rating(dev.capacity_bytes, rated), rated))
 }
 
@@ -193,6 +171,26 @@ impl Stream {
             c.media_writes_64b as f64 * w,
             c.migrations as f64 * w,
         )
+    }
+}
+
+result_row! {
+    /// The PMem write path's result columns for one tiering run.
+    pub struct PmemColumns {
+        pmem_migrated_bytes: u64 ["B", "bytes copied into the PMem tier by migrations"],
+        pmem_app_write_bytes: f64 ["B", "bytes the application wrote back to the PMem tier"],
+        pmem_unsampled_write_bytes: f64 ["B", "application write bytes of quanta where no page of the tier was drawn (not simulated)"],
+        pmem_write_requests: f64 ["", "64 B write requests reaching the DIMMs (scaled from the sample)"],
+        pmem_media_writes_64b: f64 ["", "media writes in 64 B units (scaled)"],
+        pmem_write_amplification: Option<f64> ["", "media writes / write requests (empty without writes)"],
+        pmem_wa_migration: Option<f64> ["", "write amplification of migration copies"],
+        pmem_wa_app: Option<f64> ["", "write amplification of application write-backs"],
+        pmem_ait_migrations: f64 ["", "AIT wear-leveling migrations (scaled)"],
+        pmem_sampled_write_requests: u64 ["", "write requests simulated line by line"],
+        pmem_lifetime_years: f64 ["years", "lifetime with ideal wear leveling"],
+        pmem_hottest_xpline_media_writes: f64 ["", "media writes to the most written XPLine"],
+        pmem_lifetime_years_no_wl: f64 ["years", "lifetime without wear leveling (the most written XPLine decides; empty if infinite)"],
+        pmem_rated_fraction_per_hour: f64 ["", "share of the rated bytes written per hour"],
     }
 }
 
@@ -334,11 +332,11 @@ impl PmemFeeder {
     }
 
     /// The result columns for a run of `duration_s`.
-    pub fn columns(&self, duration_s: f64) -> Vec<(&'static str, Value)> {
+    pub fn columns(&self, duration_s: f64) -> PmemColumns {
         let (mreq, mmedia, mait) = self.migration.scaled();
         let (areq, amedia, aait) = self.app.scaled();
         let (req, media) = (mreq + areq, mmedia + amedia);
-        let ratio = |a: f64, b: f64| if b > 0.0 { json!(a / b) } else { Value::Null };
+        let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
         let life = lifetime::report(
             media.round() as u64,
             duration_s,
@@ -363,28 +361,22 @@ impl PmemFeeder {
         } else {
             f64::INFINITY
         };
-        vec![
-            ("pmem_migrated_bytes", json!(self.migrated_bytes)),
-            ("pmem_app_write_bytes", json!(self.app_write_bytes)),
-            ("pmem_unsampled_write_bytes", json!(self.unsampled_bytes)),
-            ("pmem_write_requests", json!(req)),
-            ("pmem_media_writes_64b", json!(media)),
-            ("pmem_write_amplification", ratio(media, req)),
-            ("pmem_wa_migration", ratio(mmedia, mreq)),
-            ("pmem_wa_app", ratio(amedia, areq)),
-            ("pmem_ait_migrations", json!(mait + aait)),
-            (
-                "pmem_sampled_write_requests",
-                json!(self.migration.simulated_lines + self.app.simulated_lines),
-            ),
-            ("pmem_lifetime_years", json!(life.years_ideal_wear_leveling)),
-            ("pmem_hottest_xpline_media_writes", json!(hottest)),
-            ("pmem_lifetime_years_no_wl", json!(years_no_wl)),
-            (
-                "pmem_rated_fraction_per_hour",
-                json!(life.rated_fraction_per_hour),
-            ),
-        ]
+        PmemColumns {
+            pmem_migrated_bytes: self.migrated_bytes,
+            pmem_app_write_bytes: self.app_write_bytes,
+            pmem_unsampled_write_bytes: self.unsampled_bytes,
+            pmem_write_requests: req,
+            pmem_media_writes_64b: media,
+            pmem_write_amplification: ratio(media, req),
+            pmem_wa_migration: ratio(mmedia, mreq),
+            pmem_wa_app: ratio(amedia, areq),
+            pmem_ait_migrations: mait + aait,
+            pmem_sampled_write_requests: self.migration.simulated_lines + self.app.simulated_lines,
+            pmem_lifetime_years: life.years_ideal_wear_leveling,
+            pmem_hottest_xpline_media_writes: hottest,
+            pmem_lifetime_years_no_wl: years_no_wl,
+            pmem_rated_fraction_per_hour: life.rated_fraction_per_hour,
+        }
     }
 }
 
@@ -433,7 +425,7 @@ mod tests {
                 hot_pages: &[0, 8],
             });
         }
-        let cols: std::collections::HashMap<_, _> = f.columns(1.0).into_iter().collect();
+        let cols = crate::scenario::to_map(&f.columns(1.0));
         let num = |k: &str| cols[k].as_f64().unwrap();
         assert_eq!(num("pmem_migrated_bytes"), 3.0 * 4096.0);
         assert_eq!(num("pmem_write_requests"), 3.0 * 64.0);

@@ -1,11 +1,8 @@
-//! The `TieringPolicy` trait, what a policy sees each quantum, and the policy registry.
+//! The `TieringPolicy` trait, what a policy sees each quantum, and the two static
+//! placements. The registry of policies by name is in `policies.rs`.
 
-use super::colloid::{ColloidHeMem, ColloidParams};
-use super::hemem::{HeMem, HeMemParams};
 use super::hw::{HintFault, PageHardware};
-use super::memtis::{Memtis, MemtisParams};
 use super::pages::PageTable;
-use super::tpp::{Tpp, TppParams};
 
 /// Tier 0 is the default (fast) tier, tier 1 the alternate tier.
 pub const DEFAULT_TIER: usize = 0;
@@ -107,57 +104,4 @@ impl TieringPolicy for StaticAlternate {
     fn initial_tier(&self, _page: u64) -> Option<usize> {
         Some(1)
     }
-}
-
-/// Names of registered policies.
-pub const POLICIES: &[&str] = &[
-    "static-default",
-    "static-alternate",
-    "hemem",
-    "colloid-hemem",
-    "tpp",
-    "colloid-tpp",
-    "memtis",
-    "colloid-memtis",
-];
-
-/// Every policy's parameters (each policy reads its own, Colloid's policies also `colloid`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PolicyParams {
-    pub hemem: HeMemParams,
-    pub colloid: ColloidParams,
-    pub tpp: TppParams,
-    pub memtis: MemtisParams,
-}
-
-/// A policy by name, with HeMem's and Colloid's parameters for the policies that use them.
-pub fn make_policy(
-    name: &str,
-    hemem: &HeMemParams,
-    colloid: &ColloidParams,
-) -> Option<Box<dyn TieringPolicy>> {
-    make_policy_with(
-        name,
-        &PolicyParams {
-            hemem: hemem.clone(),
-            colloid: colloid.clone(),
-            ..Default::default()
-        },
-    )
-}
-
-/// A policy by name with all policies' parameters.
-pub fn make_policy_with(name: &str, p: &PolicyParams) -> Option<Box<dyn TieringPolicy>> {
-    let c = || Some(p.colloid.clone());
-    Some(match name {
-        "static-default" => Box::new(StaticDefault),
-        "static-alternate" => Box::new(StaticAlternate),
-        "hemem" => Box::new(HeMem::new(p.hemem.clone())),
-        "colloid-hemem" => Box::new(ColloidHeMem::new(p.hemem.clone(), p.colloid.clone())),
-        "tpp" => Box::new(Tpp::new(p.tpp.clone(), None)),
-        "colloid-tpp" => Box::new(Tpp::new(p.tpp.clone(), c())),
-        "memtis" => Box::new(Memtis::new(p.memtis.clone(), None)),
-        "colloid-memtis" => Box::new(Memtis::new(p.memtis.clone(), c())),
-        _ => return None,
-    })
 }

@@ -21,6 +21,7 @@ use super::colloid::{Colloid, ColloidParams, Direction};
 use super::hw::PageHardware;
 use super::pages::PageTable;
 use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
+use crate::config::{Validate, Validator};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -365,6 +366,48 @@ impl TieringPolicy for Tpp {
             }
         }
         out
+    }
+}
+
+impl Validate for TppParams {
+    fn validate(&self, v: &mut Validator) {
+        v.range(
+            "scan_step_bytes",
+            self.scan_step_bytes,
+            4096,
+            1 << 40,
+            "bytes",
+        );
+        v.range(
+            "scan_period_min_s",
+            self.scan_period_min_s,
+            1e-3,
+            3600.0,
+            "s",
+        );
+        v.range(
+            "scan_period_max_s",
+            self.scan_period_max_s,
+            self.scan_period_min_s,
+            3600.0,
+            "s",
+        );
+        v.range("max_scan_mb_s", self.max_scan_mb_s, 1.0, 1e7, "MB/s");
+        v.range("hot_threshold_ms", self.hot_threshold_ms, 0.001, 1e7, "ms");
+        v.range(
+            "promote_rate_limit_mb_s",
+            self.promote_rate_limit_mb_s,
+            0.001,
+            1e7,
+            "MB/s",
+        );
+        v.range(
+            "watermark_scale_factor",
+            self.watermark_scale_factor,
+            1,
+            3000,
+            "",
+        );
     }
 }
 

@@ -1,0 +1,273 @@
+//! The per-quantum engine shared by every execution mode: per quantum, solve the tiers'
+//! fixed point for the current placement and contention, take the quantum's accesses from
+//! an [`AccessSource`] (PEBS-like samples, hint faults), let the policy decide, and copy
+//! migrations under the rate limit.
+
+use super::engine::{solve_fixed_point_from, Counters, FixedPoint, Source, TierSpec};
+use super::migrate::MigrationQueue;
+use super::pages::PageTable;
+use super::policy::{Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
+use super::source::{AccessSource, Demand, QuantumEnd, QuantumRate};
+use super::workload::lines_in_flight_per_core;
+use crate::error::ConfigError;
+
+/// Streaming antagonists on one tier; `cores` may change to `cores_after` at `change_s`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Antagonists {
+    pub tier: usize,
+    pub cores: u32,
+    pub reads_per_core: f64,
+    pub read_fraction: f64,
+    pub change: Option<(f64, u32)>,
+}
+
+impl Antagonists {
+    /// `cores` streaming 50/50 on the default tier with the calibrated lines in flight.
+    pub fn reference(cores: u32) -> Self {
+        Antagonists {
+            tier: 0,
+            cores,
+            reads_per_core: super::params::ANTAGONIST_READS_PER_CORE,
+            read_fraction: super::params::ANTAGONIST_READ_FRACTION,
+            change: None,
+        }
+    }
+
+    pub fn cores_at(&self, time_s: f64) -> u32 {
+        match self.change {
+            Some((t, c)) if time_s >= t => c,
+            _ => self.cores,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimParams {
+    pub tiers: Vec<TierSpec>,
+    pub page_bytes: u64,
+    pub quantum_s: f64,
+    pub duration_s: f64,
+    pub sample_period: u64,
+    /// Migration copy rate limit, GB/s: at most this × quantum bytes move per quantum.
+    pub migrate_limit_gb_s: f64,
+    pub ewma_alpha: f64,
+    pub seed: u64,
+}
+
+/// One quantum of the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuantumRecord {
+    pub time_s: f64,
+    pub throughput_gb_s: f64,
+    pub mops: f64,
+    pub latency_ns: Vec<f64>,
+    pub bandwidth_gb_s: Vec<f64>,
+    /// Read fraction of each tier's traffic (sets its saturation and bottleneck).
+    pub read_fraction: Vec<f64>,
+    /// Little's law per tier: occupancy / arrival rate (equals latency_ns).
+    pub little_ns: Vec<f64>,
+    pub hot_share_default: f64,
+    pub alt_traffic_share: f64,
+    pub migrated_bytes: u64,
+    pub fixed_point_iterations: usize,
+    pub converged: bool,
+    pub antagonist_cores: u32,
+}
+
+impl QuantumRecord {
+    /// One quantum's record from its solved fixed point.
+    #[allow(clippy::too_many_arguments)]
+    fn of(
+        time_s: f64,
+        throughput_gb_s: f64,
+        accesses_per_ns: f64,
+        fp: &FixedPoint,
+        hot_share_default: f64,
+        alt_traffic_share: f64,
+        migrated_bytes: u64,
+        antagonist_cores: u32,
+    ) -> QuantumRecord {
+        QuantumRecord {
+            time_s,
+            throughput_gb_s,
+            mops: accesses_per_ns * 1e3,
+            latency_ns: fp.tiers.iter().map(|t| t.latency_ns).collect(),
+            bandwidth_gb_s: fp.tiers.iter().map(|t| t.bandwidth_gb_s).collect(),
+            read_fraction: fp.tiers.iter().map(|t| t.read_fraction).collect(),
+            little_ns: fp
+                .tiers
+                .iter()
+                .map(|t| {
+                    if t.arrivals_per_ns > 0.0 {
+                        t.occupancy / t.arrivals_per_ns
+                    } else {
+                        t.latency_ns
+                    }
+                })
+                .collect(),
+            hot_share_default,
+            alt_traffic_share,
+            migrated_bytes,
+            fixed_point_iterations: fp.iterations,
+            converged: fp.converged,
+            antagonist_cores,
+        }
+    }
+}
+
+pub struct SimResult {
+    pub timeline: Vec<QuantumRecord>,
+    pub migrations: u64,
+    pub migrated_bytes: u64,
+    pub failed_migrations: u64,
+    pub pages: PageTable,
+    pub work: PolicyWork,
+}
+
+/// Closed-loop sources for the application (spread over tiers by `shares`) and the
+/// antagonists (pinned to their tier).
+pub fn app_sources(d: &Demand, shares: &[f64], ant: &Antagonists, ant_cores: u32) -> Vec<Source> {
+    let per_core = lines_in_flight_per_core(d.mlp, d.lines_per_access, ant.reads_per_core);
+    let mut s = vec![Source::Spread {
+        share: shares.to_vec(),
+        reads: d.cores as f64 * per_core,
+        read_fraction: d.read_fraction,
+    }];
+    if ant_cores > 0 {
+        s.push(Source::Pinned {
+            tier: ant.tier,
+            reads: ant_cores as f64 * ant.reads_per_core,
+            read_fraction: ant.read_fraction,
+        });
+    }
+    s
+}
+
+/// The application's (first source's) reads per ns on each tier at a fixed point.
+fn app_reads_per_ns(fp: &FixedPoint) -> impl Iterator<Item = f64> + '_ {
+    fp.reads[0]
+        .iter()
+        .zip(&fp.tiers)
+        .map(|(r, t)| if *r > 0.0 { r / t.latency_ns } else { 0.0 })
+}
+
+/// Application accesses per ns at a fixed point.
+pub fn app_accesses_per_ns(fp: &FixedPoint, lines_per_access: f64) -> f64 {
+    app_reads_per_ns(fp).sum::<f64>() / lines_per_access
+}
+
+/// Run `policy` for the scenario's duration on the accesses of `source`. `None` when the
+/// pages do not fit in the tiers; errors come from the source (a trace that fails to read).
+pub fn run_quanta(
+    p: &SimParams,
+    source: &mut dyn AccessSource,
+    ant: &Antagonists,
+    policy: &mut dyn TieringPolicy,
+) -> Result<Option<SimResult>, ConfigError> {
+    let Some(mut pt) = source.place(p, policy) else {
+        return Ok(None);
+    };
+    let demand = source.demand();
+    let n = p.tiers.len();
+    let mut counters = Counters::new(n, p.ewma_alpha);
+    let mut app_rate = vec![0.0; n];
+    let quanta = (p.duration_s / p.quantum_s).round().max(1.0) as u64;
+    let quantum_ns = p.quantum_s * 1e9;
+    let budget = (p.migrate_limit_gb_s * quantum_ns) as u64;
+    let mut open = vec![0.0; n];
+    let mut samples = Vec::new();
+    let mut subpages: Vec<u16> = Vec::new();
+    let mut queue = MigrationQueue::default();
+    let mut out = SimResult {
+        timeline: Vec::with_capacity(quanta as usize),
+        migrations: 0,
+        migrated_bytes: 0,
+        failed_migrations: 0,
+        pages: pt.clone(),
+        work: Default::default(),
+    };
+    let mut last_latency: Vec<f64> = p.tiers.iter().map(|t| t.unloaded_latency_ns).collect();
+    let mut reads_per_ns = vec![0.0; n];
+    for q in 0..quanta {
+        let time_s = q as f64 * p.quantum_s;
+        source.begin_quantum(time_s, &pt);
+        let ant_cores = ant.cores_at(time_s);
+        let srcs = app_sources(&demand, source.shares(), ant, ant_cores);
+        let fp = solve_fixed_point_from(&p.tiers, &srcs, &open, &last_latency);
+        last_latency = fp.tiers.iter().map(|t| t.latency_ns).collect();
+        counters.update(&fp);
+        for ((rate, r), out) in app_rate
+            .iter_mut()
+            .zip(app_reads_per_ns(&fp))
+            .zip(&mut reads_per_ns)
+        {
+            *out = r;
+            *rate = if q == 0 {
+                r
+            } else {
+                p.ewma_alpha * r + (1.0 - p.ewma_alpha) * *rate
+            };
+        }
+        let acc_per_ns = app_accesses_per_ns(&fp, demand.lines_per_access);
+        let gb_s = source.gb_s(acc_per_ns);
+        samples.clear();
+        subpages.clear();
+        let period = policy.sample_period().unwrap_or(p.sample_period).max(1);
+        let rate = QuantumRate {
+            quantum: q,
+            time_s,
+            quantum_s: p.quantum_s,
+            accesses_per_ns: acc_per_ns,
+            sample_period: period,
+        };
+        let faults = source.accesses(&rate, &pt, &mut samples, &mut subpages)?;
+        let lat: Vec<Option<f64>> = (0..n).map(|t| counters.latency_ns(t)).collect();
+        let migs = policy.quantum_hw(
+            &Observation {
+                time_s,
+                quantum_s: p.quantum_s,
+                samples: &samples,
+                sample_subpages: &subpages,
+                sample_period: period,
+                latency_ns: &lat,
+                app_arrivals_per_ns: &app_rate,
+                pages: &pt,
+                migrate_budget_bytes: queue.budget_left(budget),
+                hint_faults: &faults,
+            },
+            // The policy runs at the end of the quantum whose accesses it just saw.
+            source.hardware(time_s + p.quantum_s),
+        );
+        queue.push(&pt, migs);
+        let mut moved = vec![0u64; n];
+        let d = queue.drain(&mut pt, budget, &mut moved, |pt, page, from, to| {
+            source.moved(pt, page, from, to)
+        });
+        out.migrations += d.migrations;
+        out.failed_migrations += d.failed;
+        out.migrated_bytes += d.bytes;
+        source.end_quantum(&QuantumEnd {
+            quantum: q,
+            quantum_s: p.quantum_s,
+            pages: &pt,
+            app_reads_per_ns: &reads_per_ns,
+        });
+        // Copies load both tiers during the next quantum (read on one, write on the other).
+        for t in 0..n {
+            open[t] = moved[t] as f64 / quantum_ns;
+        }
+        out.timeline.push(QuantumRecord::of(
+            time_s,
+            gb_s,
+            acc_per_ns,
+            &fp,
+            source.hot_share_default(),
+            1.0 - source.shares()[DEFAULT_TIER],
+            d.bytes,
+            ant_cores,
+        ));
+    }
+    out.pages = pt;
+    out.work = policy.work();
+    Ok(Some(out))
+}

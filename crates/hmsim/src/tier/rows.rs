@@ -1,0 +1,309 @@
+//! What a tiering run reports: one results row per (policy, intensity) from the steady
+//! state (the means over the last `measure_last_s`), and one timeline row per quantum.
+//!
+//! Some columns are named after the scenario's tiers (`{tier}_latency_ns`): a row carries
+//! them in a flattened map at their place, and the declared columns name them with the
+//! `{tier}` placeholder until [`with_tier_names`] spells them out for a run.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::cost;
+use super::pmem_tier::PmemColumns;
+use super::quantum::{QuantumRecord, SimResult};
+use super::scenario::TierScenario;
+use crate::scenario::{Column, Dtype, ResultRow};
+
+fn mean(xs: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 {
+        0.0
+    } else {
+        s / n as f64
+    }
+}
+
+/// The quanta of the last `measure_last_s` of a run (at least one).
+fn tail<'a>(sc: &TierScenario, r: &'a SimResult) -> &'a [QuantumRecord] {
+    let keep = ((sc.sim.measure_last_s / sc.sim.quantum_s).round() as usize).max(1);
+    &r.timeline[r.timeline.len().saturating_sub(keep)..]
+}
+
+/// Mean of `f` over the last `measure_last_s` of a run.
+pub(super) fn tail_mean(
+    sc: &TierScenario,
+    r: &SimResult,
+    f: impl Fn(&QuantumRecord) -> f64,
+) -> f64 {
+    mean(tail(sc, r).iter().map(f))
+}
+
+/// A column declaration (the `result_row!` fields, for the rows written by hand below).
+const fn col(name: &'static str, unit: &'static str, dtype: Dtype, doc: &'static str) -> Column {
+    Column {
+        name,
+        unit,
+        dtype,
+        nullable: false,
+        measured: false,
+        doc,
+    }
+}
+
+const fn nullable(c: Column) -> Column {
+    Column {
+        nullable: true,
+        ..c
+    }
+}
+
+use Dtype::{Float, Int, Str};
+
+/// One run of one policy at one antagonist intensity.
+#[derive(Debug, Clone, Serialize)]
+pub struct TierRow {
+    pub policy: String,
+    pub intensity: u32,
+    pub antagonist_cores: u32,
+    pub object_size_bytes: u64,
+    pub page_bytes: u64,
+    pub throughput_gb_s: f64,
+    pub throughput_mops: f64,
+    /// `{tier}_latency_ns`, `{tier}_bandwidth_gb_s`, `{tier}_utilization`,
+    /// `{tier}_bottleneck` for each tier in order.
+    #[serde(flatten)]
+    pub per_tier: Map<String, Value>,
+    pub hot_share_default: f64,
+    pub alt_hot_share: f64,
+    pub alt_traffic_share: f64,
+    pub migrations: u64,
+    pub migrated_gb: f64,
+    pub failed_migrations: u64,
+    pub huge_pages_split: u64,
+    pub policy_samples: u64,
+    pub policy_pages_scanned: u64,
+    pub policy_hint_faults: u64,
+    pub policy_cpu_s: f64,
+    pub policy_cpu_cores: f64,
+    /// The PMem write path's columns, when the alternate tier is PMem.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub pmem: Option<PmemColumns>,
+    pub oracle_hot_share_default: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replayed_accesses: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pebs_samples: Option<u64>,
+}
+
+/// Columns of [`TierRow`] before and after the PMem ones.
+#[rustfmt::skip]
+const ROW_HEAD: &[Column] = &[
+    col("policy", "", Str, "tiering policy (or `best`, the oracle sweep)"),
+    col("intensity", "", Int, "antagonist intensity"),
+    col("antagonist_cores", "cores", Int, "streaming antagonist cores (at the start)"),
+    col("object_size_bytes", "B", Int, "bytes per application access"),
+    col("page_bytes", "B", Int, "page size"),
+    col("throughput_gb_s", "GB/s", Float, "application traffic, steady state"),
+    col("throughput_mops", "Mops/s", Float, "application accesses, steady state"),
+    col("{tier}_latency_ns", "ns", Float, "loaded latency of the tier, steady state"),
+    col("{tier}_bandwidth_gb_s", "GB/s", Float, "total traffic on the tier, steady state"),
+    col("{tier}_utilization", "", Float, "traffic / saturation bandwidth of the tier's tightest resource"),
+    col("{tier}_bottleneck", "", Str, "the tier's tightest resource (`media` or a path resource)"),
+    col("hot_share_default", "", Float, "share of the hot set in the default tier, steady state"),
+    col("alt_hot_share", "", Float, "share of the hot set in the alternate tiers, steady state"),
+    col("alt_traffic_share", "", Float, "share of application accesses to the alternate tiers, steady state"),
+    col("migrations", "", Int, "pages migrated"),
+    col("migrated_gb", "GB", Float, "bytes migrated"),
+    col("failed_migrations", "", Int, "migration requests refused (full tier, no budget, bad split)"),
+    col("huge_pages_split", "", Int, "huge pages split into 4 KiB pages"),
+    col("policy_samples", "", Int, "PEBS samples the policy processed"),
+    col("policy_pages_scanned", "", Int, "pages the policy's scans visited"),
+    col("policy_hint_faults", "", Int, "NUMA hint faults the policy took"),
+    col("policy_cpu_s", "s", Float, "CPU time of the policy's work (docs/tiering.md cost model)"),
+    col("policy_cpu_cores", "cores", Float, "policy CPU time per second of run"),
+];
+#[rustfmt::skip]
+const ROW_TAIL: &[Column] = &[
+    nullable(col("oracle_hot_share_default", "", Float, "hot-set share in the default tier of the best oracle placement (`best` only)")),
+    nullable(col("replayed_accesses", "", Int, "stream accesses replayed (trace-driven runs)")),
+    nullable(col("pebs_samples", "", Int, "PEBS samples taken (trace-driven runs)")),
+];
+
+const fn concat<const N: usize>(parts: [&[Column]; 3]) -> [Column; N] {
+    let mut out = [col("", "", Float, ""); N];
+    let mut n = 0;
+    let mut p = 0;
+    while p < parts.len() {
+        let mut i = 0;
+        while i < parts[p].len() {
+            out[n] = parts[p][i];
+            n += 1;
+            i += 1;
+        }
+        p += 1;
+    }
+    out
+}
+
+const ROW_COLUMNS: [Column; ROW_HEAD.len() + PmemColumns::COLUMNS.len() + ROW_TAIL.len()] =
+    concat([ROW_HEAD, PmemColumns::COLUMNS, ROW_TAIL]);
+
+impl ResultRow for TierRow {
+    const COLUMNS: &'static [Column] = &ROW_COLUMNS;
+}
+
+/// The results row of one run: its steady state (the tail's means) and its totals.
+pub(super) fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimResult) -> TierRow {
+    let tail = tail(sc, r);
+    let avg = |f: &dyn Fn(&QuantumRecord) -> f64| mean(tail.iter().map(f));
+    let mut per_tier = Map::new();
+    for (t, spec) in sc.tiers.iter().enumerate() {
+        per_tier.insert(
+            format!("{}_latency_ns", spec.name),
+            json!(avg(&|q| q.latency_ns[t])),
+        );
+        let bw = avg(&|q| q.bandwidth_gb_s[t]);
+        per_tier.insert(format!("{}_bandwidth_gb_s", spec.name), json!(bw));
+        // How close the tier runs to its tightest resource, and which resource that is.
+        let rf = avg(&|q| q.read_fraction[t]);
+        per_tier.insert(
+            format!("{}_utilization", spec.name),
+            json!(bw / spec.saturation_gb_s(rf)),
+        );
+        let b = spec.bottleneck(rf);
+        let name = if b == 0 {
+            "media"
+        } else {
+            spec.path[b - 1].name.as_str()
+        };
+        per_tier.insert(format!("{}_bottleneck", spec.name), json!(name));
+    }
+    // Mean bytes per migration: split huge pages move 4 KiB at a time.
+    let mean_bytes = r
+        .migrated_bytes
+        .checked_div(r.migrations)
+        .unwrap_or(sc.sim.page_bytes);
+    let cpu = cost::cpu_seconds(&r.work, r.migrations, mean_bytes, sc.sim.duration_s);
+    TierRow {
+        policy: policy.to_string(),
+        intensity,
+        antagonist_cores: intensity * sc.antagonist.cores_per_intensity,
+        object_size_bytes: sc.workload.object_size_bytes,
+        page_bytes: sc.sim.page_bytes,
+        throughput_gb_s: avg(&|q| q.throughput_gb_s),
+        throughput_mops: avg(&|q| q.mops),
+        per_tier,
+        hot_share_default: avg(&|q| q.hot_share_default),
+        alt_hot_share: 1.0 - avg(&|q| q.hot_share_default),
+        alt_traffic_share: avg(&|q| q.alt_traffic_share),
+        migrations: r.migrations,
+        migrated_gb: r.migrated_bytes as f64 / 1e9,
+        failed_migrations: r.failed_migrations,
+        huge_pages_split: r.pages.split_count(),
+        policy_samples: r.work.samples_processed,
+        policy_pages_scanned: r.work.pages_scanned,
+        policy_hint_faults: r.work.hint_faults,
+        policy_cpu_s: cpu,
+        policy_cpu_cores: cpu / sc.sim.duration_s,
+        pmem: None,
+        oracle_hot_share_default: None,
+        replayed_accesses: None,
+        pebs_samples: None,
+    }
+}
+
+/// One quantum of one run (a row of the `timeline` table).
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelineRow {
+    pub policy: String,
+    pub intensity: u32,
+    pub time_s: f64,
+    pub throughput_gb_s: f64,
+    pub throughput_mops: f64,
+    /// `{tier}_latency_ns` for each tier in order.
+    #[serde(flatten)]
+    pub latency_ns: Map<String, Value>,
+    pub hot_share_default: f64,
+    pub migrated_bytes: u64,
+}
+
+impl ResultRow for TimelineRow {
+    #[rustfmt::skip]
+    const COLUMNS: &'static [Column] = &[
+        col("policy", "", Str, "tiering policy"),
+        col("intensity", "", Int, "antagonist intensity"),
+        col("time_s", "s", Float, "start of the quantum"),
+        col("throughput_gb_s", "GB/s", Float, "application traffic"),
+        col("throughput_mops", "Mops/s", Float, "application accesses"),
+        col("{tier}_latency_ns", "ns", Float, "loaded latency of the tier"),
+        col("hot_share_default", "", Float, "share of the hot set in the default tier"),
+        col("migrated_bytes", "B", Int, "bytes copied by migrations in the quantum"),
+    ];
+}
+
+/// One quantum of run (`policy`, `intensity`) as a row of the `timeline` table.
+pub(super) fn timeline_row(
+    sc: &TierScenario,
+    policy: &str,
+    intensity: u32,
+    q: &QuantumRecord,
+) -> TimelineRow {
+    TimelineRow {
+        policy: policy.to_string(),
+        intensity,
+        time_s: q.time_s,
+        throughput_gb_s: q.throughput_gb_s,
+        throughput_mops: q.mops,
+        latency_ns: sc
+            .tiers
+            .iter()
+            .enumerate()
+            .map(|(t, spec)| (format!("{}_latency_ns", spec.name), json!(q.latency_ns[t])))
+            .collect(),
+        hot_share_default: q.hot_share_default,
+        migrated_bytes: q.migrated_bytes,
+    }
+}
+
+/// Column lists with `{tier}` spelled out, by (template list, tier names): each distinct
+/// list is built once for the life of the process (column names are `&'static str`).
+type Spelled = BTreeMap<(usize, Vec<String>), &'static [Column]>;
+static SPELLED: Mutex<Spelled> = Mutex::new(BTreeMap::new());
+
+/// `columns` with each `{tier}` column repeated once per tier of `tiers`, named after it.
+pub(super) fn with_tier_names(columns: &'static [Column], tiers: &[String]) -> &'static [Column] {
+    if !columns.iter().any(|c| c.name.contains("{tier}")) {
+        return columns;
+    }
+    let key = (columns.as_ptr() as usize, tiers.to_vec());
+    let mut spelled = SPELLED.lock().unwrap_or_else(|e| e.into_inner());
+    spelled.entry(key).or_insert_with(|| {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < columns.len() {
+            if !columns[i].name.contains("{tier}") {
+                out.push(columns[i]);
+                i += 1;
+                continue;
+            }
+            // A run of `{tier}` columns repeats per tier, in the order the rows hold them.
+            let group: Vec<Column> = columns[i..]
+                .iter()
+                .take_while(|c| c.name.contains("{tier}"))
+                .copied()
+                .collect();
+            i += group.len();
+            for t in tiers {
+                for c in &group {
+                    let name: &'static str =
+                        Box::leak(c.name.replace("{tier}", t).into_boxed_str());
+                    out.push(Column { name, ..*c });
+                }
+            }
+        }
+        Box::leak(out.into_boxed_slice())
+    })
+}

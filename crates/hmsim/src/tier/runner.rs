@@ -1,0 +1,470 @@
+//! The `tiering` scenario's run: one simulation per (policy, antagonist intensity) on the
+//! statistical GUPS workload or a trace / app-analog stream, the best case as a sweep of
+//! oracle placements, and the PMem write path fed by the run when configured.
+
+use std::cell::RefCell;
+
+use serde_json::json;
+
+use super::apps::{self, AppStream};
+use super::oracle::OracleStatic;
+use super::pmem_tier::{dimm_of, PmemFeeder};
+use super::policies::{PolicyParams, POLICIES};
+use super::policy::TieringPolicy;
+use super::quantum::{Antagonists, SimParams, SimResult};
+use super::replay::{simulate_stream, ReplayCounts, StreamDemand};
+use super::rows::{row_of, tail_mean, timeline_row, with_tier_names, TierRow};
+use super::scenario::{TierScenario, BEST};
+use super::sim::{simulate_observed, QuantumObserver};
+use super::stream::{AccessStream, TraceStream};
+use super::workload::Gups;
+use crate::device::Catalog;
+use crate::error::RunError;
+use crate::scenario::{self, Ctx, NoProgress, Output, Progress, RunOutput, Scenario};
+
+/// The `tiering` module.
+pub struct Tiering;
+
+impl Scenario for Tiering {
+    const MODULE: &'static str = "tiering";
+    const ABOUT: &'static str = "two-tier memory under contention: HeMem, MEMTIS, TPP, Colloid";
+    type Config = TierScenario;
+    type Row = TierRow;
+
+    fn run(cfg: &TierScenario, ctx: &Ctx) -> Result<Output<TierRow>, RunError> {
+        let external = EXTERNAL.with(|e| e.borrow_mut().take());
+        run_policies(cfg, ctx, external)
+    }
+}
+
+/// One trace-driven run: the scenario's trace file or app analog as the access stream.
+fn run_stream(
+    sc: &TierScenario,
+    p: &SimParams,
+    ctx: &Ctx,
+    ant: &Antagonists,
+    policy: &mut dyn TieringPolicy,
+) -> Result<(SimResult, ReplayCounts), RunError> {
+    let file = ctx.file();
+    let w = &sc.workload;
+    let demand = StreamDemand {
+        cores: w.cores,
+        mlp: w.mlp,
+        object_size_bytes: w.object_size_bytes,
+        read_fraction: w.read_fraction,
+        weight: w.access_weight,
+    };
+    let (mut stream, key): (Box<dyn AccessStream>, &str) = match (&w.trace, &w.app) {
+        (Some(rel), _) => {
+            let path = ctx.path(rel);
+            (
+                Box::new(TraceStream::open(
+                    &path,
+                    p.page_bytes,
+                    file,
+                    "workload.trace",
+                )?),
+                "workload.trace",
+            )
+        }
+        (None, Some(app)) => (
+            Box::new(AppStream::new(
+                app,
+                w.scale,
+                p.page_bytes,
+                ctx.rng("tier.app"),
+                file,
+            )?),
+            "workload.app",
+        ),
+        (None, None) => unreachable!("run_stream is called for stream workloads only"),
+    };
+    simulate_stream(p, &demand, stream.as_mut(), ant, policy)?
+        .ok_or_else(|| ctx.error(key, "its pages do not fit in the tiers"))
+}
+
+/// The feeder as the run's observer, or none.
+fn observer(f: &mut Option<PmemFeeder>) -> &mut dyn QuantumObserver {
+    match f {
+        Some(f) => f,
+        // () is zero-sized: leaking its box allocates nothing.
+        None => Box::leak(Box::new(())),
+    }
+}
+
+/// Run a tiering scenario given as TOML text (overrides already applied).
+pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, RunError> {
+    run_with_progress(text, file, catalog, &NoProgress)
+}
+
+/// [`run`], reporting each finished (policy, intensity) run to `progress`.
+pub fn run_with_progress(
+    text: &str,
+    file: &str,
+    catalog: &Catalog,
+    progress: &dyn Progress,
+) -> Result<RunOutput, RunError> {
+    use crate::device::{blame_slot, fill_slots, MEMORY_TIER};
+    // Tiers that name a catalog device (`device = "cxl-dram"`) get the keys they do not
+    // write from it (docs/devices.md); errors point at what the user wrote.
+    let filled = fill_slots(text, file, catalog, &MEMORY_TIER)?;
+    let mut out = match &filled {
+        Some(t) => scenario::run::<Tiering>(t, file, catalog, progress)
+            .map_err(|e| blame_slot(e, text, file, &MEMORY_TIER))?,
+        None => scenario::run::<Tiering>(text, file, catalog, progress)?,
+    };
+    // Columns named after the tiers (`{tier}_latency_ns`) spelled out for this run's tiers.
+    let tiers: Vec<String> = out.resolved["tiers"]
+        .as_array()
+        .map(|ts| {
+            ts.iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    for columns in out.columns.values_mut() {
+        *columns = with_tier_names(columns, &tiers);
+    }
+    Ok(out)
+}
+
+/// A policy made outside the registry (a Python policy): its row name and a factory called
+/// once per (policy, intensity) run.
+pub struct ExternalPolicy {
+    pub name: String,
+    pub make: Box<dyn FnMut() -> Box<dyn TieringPolicy>>,
+}
+
+thread_local! {
+    /// The policy of the [`run_with_policy`] call running on this thread. A scenario's run
+    /// takes only its configuration and context, so the one run that brings its own policy
+    /// hands it over here; runs are synchronous, so it is taken by the run it was set for.
+    static EXTERNAL: RefCell<Option<ExternalPolicy>> = const { RefCell::new(None) };
+}
+
+/// Run a tiering scenario with `external`'s policy instead of `policy.names`: one row per
+/// antagonist intensity, everything else (parsing, devices from `catalog`, errors, rows)
+/// the same path as [`run`].
+pub fn run_with_policy(
+    text: &str,
+    file: &str,
+    catalog: &Catalog,
+    external: ExternalPolicy,
+) -> Result<RunOutput, RunError> {
+    EXTERNAL.with(|e| *e.borrow_mut() = Some(external));
+    let out = run(text, file, catalog);
+    // Not taken if the scenario failed before it ran.
+    EXTERNAL.with(|e| e.borrow_mut().take());
+    out
+}
+
+/// Every (policy, intensity) run of the scenario; `external` replaces `policy.names`.
+fn run_policies(
+    cfg: &TierScenario,
+    ctx: &Ctx,
+    mut external: Option<ExternalPolicy>,
+) -> Result<Output<TierRow>, RunError> {
+    let mut sc = cfg.clone();
+    if let Some(sh) = sc
+        .workload
+        .app
+        .as_deref()
+        .and_then(|a| apps::shape(a, sc.workload.scale))
+    {
+        // The analog fixes its sizes and demand shape (spec §3 fig. 6).
+        sc.workload.working_set_bytes = sh.working_set_bytes;
+        sc.workload.object_size_bytes = sh.object_size_bytes;
+        sc.workload.read_fraction = sh.read_fraction;
+        sc.tiers[0].capacity_bytes = sh.default_tier_bytes;
+    }
+    let seed = ctx.seed();
+    let mut rows = Vec::new();
+    let mut timeline = Vec::new();
+    let a = &sc.antagonist;
+    let mut pp = PolicyParams {
+        hemem: sc.policy.hemem.clone(),
+        colloid: sc.policy.colloid.clone(),
+        tpp: sc.policy.tpp.clone(),
+        memtis: sc.policy.memtis.clone(),
+    };
+    // The PMem write path addresses whole pages, and trace replay has no sub-page
+    // addresses: MEMTIS does not split there.
+    if sc.pmem_tier.is_some() || sc.workload.is_stream() {
+        pp.memtis.split = false;
+    }
+    let p = SimParams {
+        tiers: sc.tiers.clone(),
+        page_bytes: sc.sim.page_bytes,
+        quantum_s: sc.sim.quantum_s,
+        duration_s: sc.sim.duration_s,
+        sample_period: sc.policy.sample_period,
+        migrate_limit_gb_s: sc.sim.migrate_limit_gb_s,
+        ewma_alpha: sc.sim.ewma_alpha,
+        seed,
+    };
+    let no_fit = || ctx.error("workload.working_set_bytes", "does not fit in the tiers");
+    let make = |name: &str| -> Result<Box<dyn TieringPolicy>, RunError> {
+        let make = POLICIES.require(name, ctx.file(), "policy.names")?;
+        make(&pp)
+    };
+    let pmem_dimm = match &sc.pmem_tier {
+        Some(spec) => Some((spec, dimm_of(spec, ctx)?)),
+        None => None,
+    };
+    let names: Vec<String> = match &external {
+        Some(e) => vec![e.name.clone()],
+        None => sc.policy.names.clone(),
+    };
+    ctx.progress()
+        .start((names.len() * a.intensities.len()) as u64, "runs");
+    for name in &names {
+        for &intensity in &a.intensities {
+            let ant = Antagonists {
+                tier: a.tier,
+                cores: intensity * a.cores_per_intensity,
+                reads_per_core: a.reads_per_core,
+                read_fraction: a.read_fraction,
+                change: a
+                    .change_s
+                    .zip(a.change_to_intensity.map(|i| i * a.cores_per_intensity)),
+            };
+            let gups = Gups::new(&sc.workload, sc.sim.page_bytes);
+            let new_feeder =
+                || pmem_dimm.map(|(spec, (dimm, rated))| PmemFeeder::new(spec, dimm, rated, seed));
+            let mut feeder = new_feeder();
+            let mut replayed = None;
+            let (r, oracle_share) = if sc.workload.is_stream() {
+                let mut policy: Box<dyn TieringPolicy> = match external.as_mut() {
+                    Some(e) => (e.make)(),
+                    None if name == BEST => {
+                        return Err(ctx.error(
+                            "policy.names",
+                            "'best' (the oracle sweep) needs the statistical GUPS workload; \
+                             remove it or workload.trace/workload.app",
+                        ))
+                    }
+                    None => make(name)?,
+                };
+                if sc.pmem_tier.is_some() {
+                    return Err(ctx.error(
+                        "pmem_tier",
+                        "the PMem alternate tier is fed by the statistical GUPS workload only; \
+                         remove [pmem_tier] or workload.trace/workload.app",
+                    ));
+                }
+                let (r, counts) = run_stream(&sc, &p, ctx, &ant, policy.as_mut())?;
+                replayed = Some(counts);
+                (r, None)
+            } else if let Some(e) = external.as_mut() {
+                let mut policy = (e.make)();
+                let r = simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
+                    .ok_or_else(no_fit)?;
+                (r, None)
+            } else if name == BEST {
+                // Spec §2: 0–100 % of the hot set in the default tier in 10 % steps; keep
+                // the best steady-state throughput.
+                let default_pages = sc.tiers[0].capacity_bytes / sc.sim.page_bytes;
+                let mut best: Option<(f64, SimResult, f64, Option<PmemFeeder>)> = None;
+                for k in 0..=10 {
+                    let share = k as f64 / 10.0;
+                    let mut pol = OracleStatic::new(&gups, default_pages, share);
+                    let mut f = new_feeder();
+                    let r = simulate_observed(&p, gups.clone(), &ant, &mut pol, observer(&mut f))
+                        .ok_or_else(no_fit)?;
+                    let tput = tail_mean(&sc, &r, |q| q.throughput_gb_s);
+                    if best.as_ref().is_none_or(|b| tput > b.0) {
+                        best = Some((tput, r, share, f));
+                    }
+                }
+                let Some((_, r, share, f)) = best else {
+                    unreachable!("the sweep has eleven runs")
+                };
+                feeder = f;
+                (r, Some(share))
+            } else {
+                let mut policy = make(name)?;
+                let r = simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
+                    .ok_or_else(no_fit)?;
+                (r, None)
+            };
+            let mut row = row_of(&sc, name, intensity, &r);
+            row.pmem = feeder.as_ref().map(|f| f.columns(sc.sim.duration_s));
+            row.oracle_hot_share_default = oracle_share;
+            if let Some(c) = replayed {
+                row.replayed_accesses = Some(c.accesses);
+                row.pebs_samples = Some(c.samples);
+            }
+            rows.push(row);
+            if sc.sim.timeline {
+                timeline.extend(
+                    r.timeline
+                        .iter()
+                        .map(|q| timeline_row(&sc, name, intensity, q)),
+                );
+            }
+            ctx.progress().advance(1);
+        }
+    }
+    let mut out = Output::new(rows);
+    if sc.sim.timeline {
+        out.table("timeline", &timeline);
+    }
+    // JSON has no NaN: a non-finite throughput compares as missing, as in the written row.
+    let tput = |r: &TierRow| r.throughput_gb_s.is_finite().then_some(r.throughput_gb_s);
+    if let Some(best) = out.rows.iter().max_by(|x, y| {
+        tput(x)
+            .partial_cmp(&tput(y))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    }) {
+        out.headline
+            .insert("best_policy".into(), json!(best.policy));
+        out.headline
+            .insert("best_intensity".into(), json!(best.intensity));
+        out.headline
+            .insert("best_throughput_gb_s".into(), json!(best.throughput_gb_s));
+    }
+    out.headline.insert("runs".into(), json!(out.rows.len()));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::registry::run_scenario;
+
+    const SMALL: &str = "module = \"tiering\"\nseed = 3\n[workload]\nworking_set_bytes = 8589934592\nhot_set_bytes = 2147483648\n[antagonist]\nintensities = [0, 3]\n[policy]\nnames = [\"static-default\", \"colloid-hemem\"]\n[sim]\nduration_s = 0.5\nmeasure_last_s = 0.2\n";
+
+    fn err(text: &str) -> crate::ConfigError {
+        run_scenario(text, "t.toml", &[], &[]).unwrap_err()
+    }
+
+    #[test]
+    fn runs_one_row_per_policy_and_intensity_with_a_timeline() {
+        let out = run_scenario(SMALL, "t.toml", &[], &[]).unwrap();
+        assert_eq!(out.module, "tiering");
+        assert_eq!(out.rows.len(), 4);
+        for k in [
+            "policy",
+            "intensity",
+            "throughput_gb_s",
+            "throughput_mops",
+            "default_latency_ns",
+            "alternate_latency_ns",
+            "alt_hot_share",
+            "alt_traffic_share",
+            "migrations",
+        ] {
+            assert!(out.rows[0].contains_key(k), "missing {k}");
+        }
+        assert_eq!(out.tables["timeline"].len(), 4 * 50);
+        let again = run_scenario(SMALL, "t.toml", &[], &[]).unwrap();
+        assert_eq!(out.rows, again.rows);
+        assert_eq!(out.tables, again.tables);
+    }
+
+    /// Every key of every row is a declared column, in declaration order (columns of other
+    /// configurations may be absent), with `{tier}` spelled out for the scenario's tiers.
+    #[test]
+    fn rows_hold_the_declared_columns_in_order() {
+        let out = run_scenario(SMALL, "t.toml", &[], &[]).unwrap();
+        for (table, rows) in [
+            ("results", &out.rows),
+            ("timeline", &out.tables["timeline"]),
+        ] {
+            let declared: Vec<&str> = out.columns[table].iter().map(|c| c.name).collect();
+            assert!(declared.contains(&"alternate_latency_ns"), "{declared:?}");
+            assert!(
+                !declared.iter().any(|d| d.contains("{tier}")),
+                "{declared:?}"
+            );
+            for row in rows {
+                let mut rest = declared.iter();
+                for k in row.keys() {
+                    assert!(
+                        rest.any(|d| d == k),
+                        "{table}: {k} undeclared or out of order"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_docs_example_runs() {
+        let doc = include_str!("../../../../docs/tiering.md");
+        // The first full scenario (other TOML blocks are fragments).
+        let start = doc.find("```toml\nmodule").unwrap() + 8;
+        let end = start + doc[start..].find("```").unwrap();
+        let text = doc[start..end]
+            .replace("duration_s = 20.0", "duration_s = 0.4")
+            .replace("measure_last_s = 5.0", "measure_last_s = 0.1")
+            .replace("hot_move_s = 10.0", "hot_move_s = 0.2");
+        let out = run_scenario(&text, "tiering.md", &[], &[]).unwrap();
+        assert_eq!(out.rows.len(), 12);
+    }
+
+    /// The docs' CXL tier (a link + device media path) runs, and a path resource without a
+    /// bandwidth is an error naming its key.
+    #[test]
+    fn the_docs_cxl_path_runs_and_bad_paths_are_named() {
+        let doc = include_str!("../../../../docs/tiering.md");
+        let start = doc.find("```toml\n[[tiers]]").unwrap() + 8;
+        let end = start + doc[start..].find("```").unwrap();
+        let default = "[[tiers]]\nname = \"default\"\ncapacity_bytes = 32000000000\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 160.0\n";
+        let text = format!("{SMALL}{default}{}", &doc[start..end]);
+        let out = run_scenario(&text, "t.toml", &[], &[]).unwrap();
+        assert_eq!(out.rows.len(), 4);
+        // The 8 GiB working set fits in the default tier: the CXL tier is idle, its mix reads
+        // as pure reads, and the link's read direction (32 GB/s) binds before the device DRAM
+        // (38.4; for 50/50 traffic the DRAM's 27.6 would bind before the link's 64).
+        assert_eq!(out.rows[0]["cxl_bottleneck"], "cxl-x8");
+        let bad = text.replace("read_gb_s = 32.0, write_gb_s = 32.0", "read_gb_s = -1.0");
+        assert_eq!(err(&bad).key, "tiers.1.path.0.read_gb_s");
+        let none = text.replace(
+            "read_gb_s = 32.0, write_gb_s = 32.0",
+            "curve = [[0.0, 1.0], [1.0, 2.0]]",
+        );
+        assert_eq!(err(&none).key, "tiers.1.path.0.read_gb_s");
+    }
+
+    #[test]
+    fn hot_set_larger_than_working_set_is_an_error() {
+        let e = err(&SMALL.replace("hot_set_bytes = 2147483648", "hot_set_bytes = 9999999999"));
+        assert_eq!(e.key, "workload.hot_set_bytes");
+        assert_eq!(e.line, Some(5));
+        assert!(e.message.contains("larger than working_set_bytes"), "{e}");
+    }
+
+    #[test]
+    fn zero_capacity_tier_and_unknown_keys_are_errors() {
+        let tiers = "[[tiers]]\nname = \"d\"\ncapacity_bytes = 0\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 140.0\n[[tiers]]\nname = \"a\"\ncapacity_bytes = 96000000000\nunloaded_latency_ns = 135.0\nread_bandwidth_gb_s = 75.0\n";
+        let e = err(&format!("{SMALL}{tiers}"));
+        assert_eq!(e.key, "tiers.0.capacity_bytes");
+        assert!(e.message.contains("capacity"), "{e}");
+        let e = err(&SMALL.replace("seed = 3", "seed = 3\nquantum = 1"));
+        assert!(e.message.contains("unknown key"), "{e}");
+        let e = err(&SMALL.replace("duration_s = 0.5", "duration_s = 0.5\npage_bytes = 0"));
+        assert_eq!(e.key, "sim.page_bytes");
+        let e = err(&SMALL.replace(
+            "working_set_bytes = 8589934592",
+            "working_set_bytes = 200000000000",
+        ));
+        assert_eq!(e.key, "workload.working_set_bytes");
+        let e = err(&SMALL.replace("\"static-default\"", "\"tpp-6.9\""));
+        assert_eq!(e.key, "policy.names");
+        assert!(
+            e.message.contains("colloid-memtis") && e.message.contains("best"),
+            "{e}"
+        );
+        let e = err(&SMALL.replace("[sim]", "[policy.tpp]\nhot_threshold_ms = 0.0\n[sim]"));
+        assert_eq!(e.key, "policy.tpp.hot_threshold_ms");
+    }
+
+    #[test]
+    fn user_curve_is_accepted_and_checked() {
+        let curve = "[[tiers]]\nname = \"default\"\ncapacity_bytes = 32000000000\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 140.0\ncurve = [[0.0, 1.0], [0.5, 1.2], [1.0, 2.5]]\n[[tiers]]\nname = \"alternate\"\ncapacity_bytes = 96000000000\nunloaded_latency_ns = 135.0\nread_bandwidth_gb_s = 75.0\n";
+        assert!(run_scenario(&format!("{SMALL}{curve}"), "t.toml", &[], &[]).is_ok());
+        let bad = curve.replace("[0.5, 1.2]", "[0.5, 0.8]");
+        let e = err(&format!("{SMALL}{bad}"));
+        assert_eq!(e.key, "tiers.0.curve");
+    }
+}
