@@ -13,45 +13,44 @@ use crate::scenario::{self, Column, Entry, NoProgress, Progress, Registry, Resul
 /// Runs one module's scenario: (text after overrides, file, catalog, progress).
 pub type Runner = fn(&str, &str, &Catalog, &dyn Progress) -> Result<RunOutput, RunError>;
 
+/// A module as the registry holds it: how to run its scenarios and its `results.csv` columns.
+pub struct Module {
+    pub run: Runner,
+    pub columns: &'static [Column],
+}
+
+/// The registry entry of scenario module `S`, run through the common skeleton.
+const fn module<S: Scenario>() -> Entry<Module> {
+    Entry {
+        name: S::MODULE,
+        about: S::ABOUT,
+        make: Module {
+            run: scenario::run::<S>,
+            columns: <S::Row as ResultRow>::COLUMNS,
+        },
+    }
+}
+
 /// Every module with a scenario runner, by the name a scenario's `module` key uses.
-pub static MODULES: Registry<Runner> = Registry::new(
+pub static MODULES: Registry<Module> = Registry::new(
     "module",
     &[
+        module::<crate::storage::Storage>(),
+        module::<crate::pmem::Pmem>(),
+        // Tiering fills tiers that name a catalog device before its configuration is read,
+        // and names its per-tier columns after the run's tiers, around the same skeleton.
         Entry {
-            name: crate::storage::Storage::MODULE,
-            about: crate::storage::Storage::ABOUT,
-            make: scenario::run::<crate::storage::Storage>,
+            name: crate::tier::Tiering::MODULE,
+            about: crate::tier::Tiering::ABOUT,
+            make: Module {
+                run: crate::tier::run_with_progress,
+                columns: <<crate::tier::Tiering as Scenario>::Row as ResultRow>::COLUMNS,
+            },
         },
-        Entry {
-            name: crate::pmem::Pmem::MODULE,
-            about: crate::pmem::Pmem::ABOUT,
-            make: scenario::run::<crate::pmem::Pmem>,
-        },
-        Entry {
-            name: "tiering",
-            about: "two-tier memory under contention: HeMem, MEMTIS, TPP, Colloid",
-            make: |t, f, c, _| crate::tier::run(t, f, c),
-        },
-        Entry {
-            name: crate::alloc::Allocators::MODULE,
-            about: crate::alloc::Allocators::ABOUT,
-            make: scenario::run::<crate::alloc::Allocators>,
-        },
-        Entry {
-            name: crate::pmindex::PmIndexStudy::MODULE,
-            about: crate::pmindex::PmIndexStudy::ABOUT,
-            make: scenario::run::<crate::pmindex::PmIndexStudy>,
-        },
-        Entry {
-            name: crate::numa::Numa::MODULE,
-            about: crate::numa::Numa::ABOUT,
-            make: scenario::run::<crate::numa::Numa>,
-        },
-        Entry {
-            name: crate::hybrid::Hybrid::MODULE,
-            about: crate::hybrid::Hybrid::ABOUT,
-            make: scenario::run::<crate::hybrid::Hybrid>,
-        },
+        module::<crate::alloc::Allocators>(),
+        module::<crate::pmindex::PmIndexStudy>(),
+        module::<crate::numa::Numa>(),
+        module::<crate::hybrid::Hybrid>(),
     ],
 );
 
@@ -137,7 +136,7 @@ fn run_module(
             ))
         }
     };
-    let Some(runner) = MODULES.get(&module) else {
+    let Some(entry) = MODULES.get(&module) else {
         return Err(ConfigError::new(
             file,
             "module",
@@ -146,19 +145,14 @@ fn run_module(
         .at_line(line_of_key(text, "module")));
     };
     let catalog = Catalog::load(device_paths)?;
-    runner(text, file, &catalog, progress)
+    (entry.run)(text, file, &catalog, progress)
 }
 
-/// The declared columns of `module`'s `results.csv` (`hmsim._core.columns`); `None` for a
-/// module not yet on the scenario skeleton. A module moving onto it adds its line here.
+/// The declared columns of `module`'s `results.csv` (`hmsim._core.columns`); `None` for an
+/// unknown module. Tiering's per-tier columns are declared with a `{tier}` placeholder; a
+/// run's output carries them spelled out.
 pub fn columns(module: &str) -> Option<&'static [Column]> {
-    fn of<S: Scenario>() -> &'static [Column] {
-        <S::Row as ResultRow>::COLUMNS
-    }
-    match module {
-        "storage" => Some(of::<crate::storage::Storage>()),
-        _ => None,
-    }
+    MODULES.get(module).map(|m| m.columns)
 }
 
 #[cfg(test)]
