@@ -45,7 +45,7 @@ pub fn pages() -> Vec<Page> {
             stem: "hybrid",
             title: "hybrid module keys",
             intro: "Keys of a `module = \"hybrid\"` scenario (docs/hybrid.md): `[device]` (the \
-                    UMD, DeviceSpec), `[flash]`, `[precondition]`, `[host]` and `[workload]`; \
+                    UMD, HybridDeviceConfig), `[flash]`, `[precondition]`, `[host]` and `[workload]`; \
                     `[[policies]]` are described in docs/hybrid.md. Sizes in `_mb` and `_kb` are \
                     MiB and KiB (2^20 and 2^10 bytes).",
             roots: vec![
