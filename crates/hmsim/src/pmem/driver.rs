@@ -8,7 +8,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::config::{PmemConfig, PmemTiming};
-use super::system::{Counters, PmemSystem};
+use super::system::{PmemCounters, PmemSystem};
 use crate::cache::{CacheConfig, FlushKind, Hierarchy, HitLevel};
 use crate::config::Validator;
 use crate::rng;
@@ -451,7 +451,7 @@ fn span(addr: u64, bytes: u64) -> (u64, u64) {
 /// What a workload run measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct PmemRunResult {
-    pub counters: Counters,
+    pub counters: PmemCounters,
     pub wpq_inserts_per_imc: Vec<u64>,
     pub stored_lines: u64,
     pub loaded_lines: u64,

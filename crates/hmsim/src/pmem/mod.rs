@@ -1,7 +1,7 @@
 //! The persistent-memory write path (Intel Optane DCPMM, App Direct): CPU caches → iMC write
 //! pending queue (ADR domain) → DDR-T requests → XPBuffer (256 B XPLines, write combining,
 //! read-modify-write) → AIT (4 KiB blocks, wear leveling) → 3D-XPoint media with a wear map.
-//! Counters are named as Intel PCM and ipmctl name them. See docs/pmem.md.
+//! PmemCounters are named as Intel PCM and ipmctl name them. See docs/pmem.md.
 
 mod ait;
 mod config;
@@ -22,7 +22,7 @@ pub use driver::{
 pub use replay::{lifetime_trace, ReplayOptions};
 pub use rows::{HotRangeRow, LifetimeRow, PmemRow};
 pub use scenario::{Pmem, PmemScenarioConfig};
-pub use system::{Counters, PmemSystem};
+pub use system::{PmemCounters, PmemSystem};
 pub use xpbuffer::XpBuffer;
 
 /// Bytes per XPLine, the media access unit.

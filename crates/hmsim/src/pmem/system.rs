@@ -10,9 +10,9 @@ use crate::cache::{MemorySink, WriteCause};
 use crate::hash::FastMap;
 use crate::rng;
 
-/// Counters named as Intel PCM (`PMM_WPQ_INSERTS`) and ipmctl (64 B units) name them.
+/// PmemCounters named as Intel PCM (`PMM_WPQ_INSERTS`) and ipmctl (64 B units) name them.
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
-pub struct Counters {
+pub struct PmemCounters {
     pub wpq_inserts: u64,
     pub write_requests: u64,
     pub read_requests: u64,
@@ -27,10 +27,10 @@ pub struct Counters {
     pub ait_buffer_misses: u64,
 }
 
-impl Counters {
+impl PmemCounters {
     /// What was counted between the snapshot `before` and `self` (field by field).
-    pub fn since(&self, before: &Counters) -> Counters {
-        Counters {
+    pub fn since(&self, before: &PmemCounters) -> PmemCounters {
+        PmemCounters {
             wpq_inserts: self.wpq_inserts - before.wpq_inserts,
             write_requests: self.write_requests - before.write_requests,
             read_requests: self.read_requests - before.read_requests,
@@ -299,8 +299,8 @@ impl PmemSystem {
         free as usize
     }
 
-    pub fn counters(&self) -> Counters {
-        let mut c = Counters {
+    pub fn counters(&self) -> PmemCounters {
+        let mut c = PmemCounters {
             wpq_inserts: self.wpq_inserts.iter().sum(),
             ..Default::default()
         };

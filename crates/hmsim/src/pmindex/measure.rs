@@ -12,14 +12,14 @@ use super::scenario::PmIndexConfig;
 use super::shared::{run_threads, SharedIndex, ThreadRun};
 use super::sim::ModelObserver;
 use super::ycsb::YcsbWorkload;
-use crate::pmem::{Counters, DimmSpec};
+use crate::pmem::{DimmSpec, PmemCounters};
 
 /// Per-phase measurement through the model.
 pub struct Measured {
     pub ops: u64,
     pub inserts: u64,
     pub pm: PmStats,
-    pub counters: Counters,
+    pub counters: PmemCounters,
     pub llc_misses: u64,
     pub sim_ns: f64,
 }

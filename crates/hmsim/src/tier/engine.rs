@@ -277,16 +277,16 @@ pub fn solve_fixed_point_from(
 
 /// EWMA-smoothed per-tier counters, read by policies as Colloid reads CHA TOR counters.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Counters {
+pub struct TierCounters {
     pub alpha: f64,
     pub occupancy: Vec<f64>,
     pub arrivals_per_ns: Vec<f64>,
     started: bool,
 }
 
-impl Counters {
+impl TierCounters {
     pub fn new(n_tiers: usize, alpha: f64) -> Self {
-        Counters {
+        TierCounters {
             alpha,
             occupancy: vec![0.0; n_tiers],
             arrivals_per_ns: vec![0.0; n_tiers],
@@ -371,7 +371,7 @@ mod tests {
 
     #[test]
     fn counters_smooth_occupancy_and_arrivals() {
-        let mut c = Counters::new(1, 0.5);
+        let mut c = TierCounters::new(1, 0.5);
         assert_eq!(c.latency_ns(0), None);
         c.update(&point(100.0, 100.0)); // R = 1/ns
         assert!((c.latency_ns(0).unwrap() - 100.0).abs() < 1e-12);

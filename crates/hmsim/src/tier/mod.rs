@@ -32,7 +32,7 @@ pub mod tpp;
 pub mod workload;
 
 pub use curve::LatencyCurve;
-pub use engine::{solve_fixed_point, Counters, FixedPoint, Source, TierPoint, TierSpec};
+pub use engine::{solve_fixed_point, FixedPoint, Source, TierCounters, TierPoint, TierSpec};
 pub use pages::PageTable;
 pub use path::PathResource;
 pub use policies::{make_policy, make_policy_with, PolicyParams, POLICIES};

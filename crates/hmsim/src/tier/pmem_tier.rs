@@ -24,7 +24,7 @@ use crate::cache::{MemorySink, WriteCause};
 use crate::config::{Validate, Validator};
 use crate::error::RunError;
 use crate::hash::FastMap;
-use crate::pmem::{lifetime, Counters, DimmSpec, PmemConfig, PmemSystem};
+use crate::pmem::{lifetime, DimmSpec, PmemConfig, PmemCounters, PmemSystem};
 use crate::result_row;
 use crate::rng::{self, SimRng};
 use crate::scenario::Ctx;
@@ -164,7 +164,7 @@ impl Stream {
 
     /// (write requests, media writes in 64 B units, AIT migrations), extrapolated.
     fn scaled(&self) -> (f64, f64, f64) {
-        let c: Counters = self.sys.counters();
+        let c: PmemCounters = self.sys.counters();
         let w = self.weight();
         (
             c.write_requests as f64 * w,

@@ -3,7 +3,7 @@
 //! an [`AccessSource`] (PEBS-like samples, hint faults), let the policy decide, and copy
 //! migrations under the rate limit.
 
-use super::engine::{solve_fixed_point_from, Counters, FixedPoint, Source, TierSpec};
+use super::engine::{solve_fixed_point_from, FixedPoint, Source, TierCounters, TierSpec};
 use super::migrate::MigrationQueue;
 use super::pages::PageTable;
 use super::policy::{Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
@@ -169,7 +169,7 @@ pub fn run_quanta(
     };
     let demand = source.demand();
     let n = p.tiers.len();
-    let mut counters = Counters::new(n, p.ewma_alpha);
+    let mut counters = TierCounters::new(n, p.ewma_alpha);
     let mut app_rate = vec![0.0; n];
     let quanta = (p.duration_s / p.quantum_s).round().max(1.0) as u64;
     let quantum_ns = p.quantum_s * 1e9;
