@@ -1,4 +1,4 @@
-//! The placement policies of spec 04-numa-pmem.md and their registry: Linux's default
+//! The placement policies of docs/numa-pmem.md and their registry: Linux's default
 //! zonelist, the three KMEM_DAX variants, interleave, Memory Mode, aliusM, and `bind:` /
 //! `interleave:` over listed nodes.
 

@@ -47,7 +47,7 @@ pub struct Subject<'a> {
 }
 
 impl<'a> Subject<'a> {
-    /// A registered index, created and recovered through its spec.
+    /// A registered index, created and recovered through its `IndexSpec`.
     pub fn of(spec: &'a IndexSpec) -> Subject<'a> {
         Subject {
             name: spec.name,

@@ -5,7 +5,7 @@ use super::index::IndexSpec;
 use super::trees::{art, bwtree, fastfair, hot, masstree};
 use crate::scenario::{Entry, Registry};
 
-/// A registry entry from the index's own spec (its name and description are the spec's).
+/// A registry entry from the index's own `IndexSpec` (its name and description are written there).
 const fn entry(spec: &'static IndexSpec) -> Entry<&'static IndexSpec> {
     Entry {
         name: spec.name,

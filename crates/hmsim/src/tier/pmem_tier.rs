@@ -117,7 +117,7 @@ impl Validate for PmemTierSpec {
     }
 }
 
-/// Rated bytes and DIMM layout of the spec's device, a catalog memory device with an
+/// Rated bytes and DIMM layout of the configured device, a catalog memory device with an
 /// endurance rating.
 pub fn dimm_of(spec: &PmemTierSpec, ctx: &Ctx) -> Result<(DimmSpec, f64), RunError> {
     let (dev, rated) =

@@ -171,7 +171,7 @@ fn run_policies(
         .as_deref()
         .and_then(|a| apps::shape(a, sc.workload.scale))
     {
-        // The analog fixes its sizes and demand shape (spec §3 fig. 6).
+        // The analog fixes its sizes and demand shape (Vuppalapati & Agarwal, ACM SOSP 2024, fig. 6).
         sc.workload.working_set_bytes = sh.working_set_bytes;
         sc.workload.object_size_bytes = sh.object_size_bytes;
         sc.workload.read_fraction = sh.read_fraction;
@@ -261,7 +261,7 @@ fn run_policies(
                     .ok_or_else(no_fit)?;
                 (r, None)
             } else if name == BEST {
-                // Spec §2: 0–100 % of the hot set in the default tier in 10 % steps; keep
+                // Colloid setup (Vuppalapati & Agarwal, ACM SOSP 2024): 0–100 % of the hot set in the default tier in 10 % steps; keep
                 // the best steady-state throughput.
                 let default_pages = sc.tiers[0].capacity_bytes / sc.sim.page_bytes;
                 let mut best: Option<(f64, SimResult, f64, Option<PmemFeeder>)> = None;
