@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hmsim
+import hmsim.lifetime
 from hmsim.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
