@@ -168,10 +168,9 @@ def _env() -> dict[str, str]:
     return env
 
 
-def test_trace_convert_on_a_terminal_shows_a_bar(tmp_path):
-    t = _big_trace(tmp_path)
+def _on_a_terminal(args: list[str]) -> str:
+    """What `args` writes to a pseudo-terminal; asserts it exits 0."""
     master, slave = os.openpty()
-    args = [_hmsim_exe(), "trace", "convert", str(t), str(tmp_path / "o.hmt"), "--from", "ramulator2"]
     proc = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, env=_env())
     os.close(slave)
     seen = b""
@@ -189,9 +188,33 @@ def test_trace_convert_on_a_terminal_shows_a_bar(tmp_path):
             break
     os.close(master)
     assert proc.wait(timeout=60) == 0, seen
-    text = seen.decode(errors="replace")
+    return seen.decode(errors="replace")
+
+
+def test_trace_convert_on_a_terminal_shows_a_bar(tmp_path):
+    t = _big_trace(tmp_path)
+    text = _on_a_terminal([_hmsim_exe(), "trace", "convert", str(t), str(tmp_path / "o.hmt"), "--from", "ramulator2"])
     assert "converting big.txt" in text, text
     assert "400000 records written" in text
+
+
+def test_a_long_run_on_a_terminal_shows_its_runs_done(tmp_path):
+    # A tiering scenario is several (policy, intensity) runs; the bar counts them.
+    scenario = Path(__file__).resolve().parents[1] / "examples" / "tiering-colloid-contention.toml"
+    args = [
+        _hmsim_exe(),
+        "run",
+        str(scenario),
+        "--out",
+        str(tmp_path / "r"),
+        "--set",
+        "sim.duration_s=2",
+        "--set",
+        "sim.measure_last_s=1",
+    ]
+    text = _on_a_terminal(args)
+    assert "running tiering-colloid-contention.toml" in text, text
+    assert "/8 runs" in text, text
 
 
 def test_trace_convert_into_a_pipe_prints_no_bar(tmp_path):
