@@ -4,7 +4,7 @@
 //! deterministic cost model, and replay of kmem traces and synthetic allocation streams.
 //!
 //! - [`PageAllocator`]: the trait every allocator implements; [`build`] makes one from an
-//!   [`AllocatorSpec`] by registered name ([`ALLOCATORS`]).
+//!   [`AllocatorSpec`] by registered name ([`ALLOCATOR_KINDS`]).
 //! - [`cost`]: what a path does (lines touched, list and bitmap work, locks) → cycles,
 //!   lock hold/wait; [`machine`]: cores and caches the lines are costed through;
 //!   [`layout`]: where each structure lives (Linux 2.6.32's layout).
@@ -40,7 +40,7 @@ pub use lists::FreeListPolicy;
 pub use machine::AllocMachine;
 pub use rows::{AllocRow, LatencyRow, WearRow};
 pub use scenario::{AllocConfig, Allocators};
-pub use spec::{build, AllocatorSpec, ALLOCATORS};
+pub use spec::{build, AllocatorSpec, ALLOCATOR_KINDS};
 
 /// Largest order: blocks of 2^10 frames (4 MiB of 4 KiB pages), as Linux's `MAX_ORDER - 1`.
 pub const MAX_ORDER: u8 = 10;

@@ -350,7 +350,7 @@ impl Scenario for Allocators {
         let mut best: Option<(f64, String)> = None;
         let mut fairest: Option<(f64, String)> = None;
         for spec in &sc.allocators {
-            let mut a = build(spec, sc.frames);
+            let mut a = build(spec, sc.frames).map_err(|e| ctx.error("allocators", e))?;
             let model = CostModel {
                 cost: sc.cost,
                 machine: sc.machine,

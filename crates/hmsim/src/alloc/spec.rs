@@ -8,15 +8,61 @@ use super::lazy::{Lazy, LazyMode};
 use super::lists::FreeListPolicy;
 use super::{PageAllocator, MAX_CPUS};
 use crate::config::Validator;
+use crate::scenario::{Entry, Registry};
 
-/// Registered allocator names.
-pub const ALLOCATORS: [&str; 4] = ["buddy", "lazy-buddy", "ibuddy", "lazy-ibuddy"];
+/// Builds an allocator of a spec over a number of frames (the spec validated beforehand).
+pub type MakeAllocator = fn(&AllocatorSpec, u64) -> Box<dyn PageAllocator>;
+
+/// The allocators a scenario's `[[allocators]]` entry can name.
+pub static ALLOCATOR_KINDS: Registry<MakeAllocator> = Registry::new(
+    "allocator",
+    &[
+        Entry {
+            name: "buddy",
+            about: "Linux's binary buddy allocator: split on allocation, coalesce on free",
+            make: |s, frames| Box::new(buddy(s, frames)),
+        },
+        Entry {
+            name: "lazy-buddy",
+            about: "the buddy behind per-CPU lists refilled and drained in batches",
+            make: |s, frames| {
+                let mode = LazyMode::Bulky {
+                    batch: s.batch,
+                    high: s.high(),
+                };
+                Box::new(Lazy::new(buddy(s, frames), mode, MAX_CPUS, s.policy))
+            },
+        },
+        Entry {
+            name: "ibuddy",
+            about: "iBuddy: per-order free lists without splitting or coalescing, in locked spaces",
+            make: |s, frames| Box::new(IBuddy::new(frames, s.spaces as usize, s.policy)),
+        },
+        Entry {
+            name: "lazy-ibuddy",
+            about: "iBuddy behind per-CPU lists that bypass to the spaces when full or empty",
+            make: |s, frames| {
+                let inner = IBuddy::new(frames, s.spaces as usize, s.policy);
+                let mode = LazyMode::Bypass { capacity: s.batch };
+                Box::new(Lazy::new(inner, mode, MAX_CPUS, s.policy))
+            },
+        },
+    ],
+);
+
+fn buddy(spec: &AllocatorSpec, frames: u64) -> Buddy {
+    if spec.migratetypes {
+        Buddy::with_migratetypes(frames, spec.policy, 0)
+    } else {
+        Buddy::new(frames, spec.policy, 0)
+    }
+}
 
 /// One allocator configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AllocatorSpec {
-    /// One of [`ALLOCATORS`].
+    /// One of [`ALLOCATOR_KINDS`].
     pub name: String,
     /// Lazy layers: pages moved per refill/drain (`lazy-buddy`, Linux 2.6 default 31;
     /// newer kernels 63) or the per-CPU list capacity (`lazy-ibuddy`, bypass policy).
@@ -102,7 +148,7 @@ impl AllocatorSpec {
 
     /// Range checks that depend on the frame array.
     pub fn validate_for(&self, v: &mut Validator, frames: u64) {
-        v.one_of("name", &self.name, &ALLOCATORS);
+        v.one_of("name", &self.name, &ALLOCATOR_KINDS.names());
         v.range("batch", self.batch, 1, 4096, "pages");
         if let Some(h) = self.high {
             if h < self.batch {
@@ -138,36 +184,14 @@ impl AllocatorSpec {
     }
 }
 
-/// Build the allocator `spec` over `frames` frames (validated beforehand).
-pub fn build(spec: &AllocatorSpec, frames: u64) -> Box<dyn PageAllocator> {
-    let p = spec.policy;
-    let buddy = || {
-        if spec.migratetypes {
-            Buddy::with_migratetypes(frames, p, 0)
-        } else {
-            Buddy::new(frames, p, 0)
-        }
-    };
-    match spec.name.as_str() {
-        "buddy" => Box::new(buddy()),
-        "lazy-buddy" => Box::new(Lazy::new(
-            buddy(),
-            LazyMode::Bulky {
-                batch: spec.batch,
-                high: spec.high(),
-            },
-            MAX_CPUS,
-            p,
+/// Build the allocator `spec` over `frames` frames; an unknown name lists the allowed ones.
+pub fn build(spec: &AllocatorSpec, frames: u64) -> Result<Box<dyn PageAllocator>, String> {
+    match ALLOCATOR_KINDS.get(&spec.name) {
+        Some(make) => Ok(make(spec, frames)),
+        None => Err(format!(
+            "unknown allocator '{}'; allowed: {}",
+            spec.name,
+            ALLOCATOR_KINDS.names().join(", ")
         )),
-        "ibuddy" => Box::new(IBuddy::new(frames, spec.spaces as usize, p)),
-        "lazy-ibuddy" => Box::new(Lazy::new(
-            IBuddy::new(frames, spec.spaces as usize, p),
-            LazyMode::Bypass {
-                capacity: spec.batch,
-            },
-            MAX_CPUS,
-            p,
-        )),
-        other => panic!("unknown allocator '{other}' (validation should have caught it)"),
     }
 }

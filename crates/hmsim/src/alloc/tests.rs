@@ -8,7 +8,7 @@ use super::cost::{CostTable, Ctx};
 use super::ibuddy::IBuddy;
 use super::lists::FreeListPolicy;
 use super::machine::AllocMachine;
-use super::spec::{build, AllocatorSpec, ALLOCATORS};
+use super::spec::{build, AllocatorSpec, ALLOCATOR_KINDS};
 use super::{allocate, release, PageAllocator, MAX_ORDER};
 use crate::device::Catalog;
 
@@ -143,7 +143,7 @@ proptest! {
     fn every_allocator_keeps_frames_exact(ops in proptest::collection::vec(op(), 1..400)) {
         let frames = 4096;
         for spec in specs() {
-            let mut a = build(&spec, frames);
+            let mut a = build(&spec, frames).unwrap();
             check(a.as_mut(), frames, &ops, &spec.label());
         }
     }
@@ -272,8 +272,8 @@ fn ibuddy_single_page_is_constant_time() {
 
 #[test]
 fn a_second_identical_request_is_cheaper_hot_than_cold() {
-    for name in ALLOCATORS {
-        let mut a = build(&AllocatorSpec::named(name), 4096);
+    for name in ALLOCATOR_KINDS.names() {
+        let mut a = build(&AllocatorSpec::named(name), 4096).unwrap();
         let mut ctx = Ctx::with_machine(4096, CostTable::default(), AllocMachine::default(), 1);
         let mut cost = || {
             ctx.begin(0);
@@ -307,7 +307,7 @@ fn lines_another_core_wrote_cost_a_cross_core_transfer() {
 fn lazy_buddy_refills_a_batch_under_one_lock() {
     let mut spec = AllocatorSpec::named("lazy-buddy");
     spec.batch = 31;
-    let mut a = build(&spec, 4096);
+    let mut a = build(&spec, 4096).unwrap();
     let mut ctx = Ctx::new(4096, CostTable::default());
     for _ in 0..31 {
         a.alloc(0, 0, &mut ctx).unwrap();
@@ -564,7 +564,7 @@ fn one_zone_lock_contends_where_per_space_locks_do_not() {
     let contended = |name: &str| {
         let mut s = AllocatorSpec::named(name);
         s.spaces = 4;
-        let mut a = build(&s, 16384);
+        let mut a = build(&s, 16384).unwrap();
         let r = super::driver::run(a.as_mut(), &w, &Default::default(), &[], 0);
         assert_eq!(r.failures, 0);
         (r.ops.contended_locks, r.ops.wait_cycles, r.alloc.mean)
@@ -776,4 +776,14 @@ fn the_2_6_32_replay_splits_page_frags_and_folios_only() {
     // The same pages are asked for and given back; tbench's order-3 socket pages are gone.
     assert_eq!((ra, rf), (oa, of));
     assert!(omulti * 10 < rmulti, "{omulti} vs {rmulti}");
+}
+
+#[test]
+fn allocators_are_registered_once_and_an_unknown_name_lists_them() {
+    assert!(ALLOCATOR_KINDS.duplicates().is_empty());
+    let e = build(&AllocatorSpec::named("slab"), 4096).err().unwrap();
+    assert!(
+        e.contains("unknown allocator 'slab'; allowed: buddy, lazy-buddy, ibuddy, lazy-ibuddy"),
+        "{e}"
+    );
 }
