@@ -155,6 +155,12 @@ def build_points(quick: bool) -> list[Point]:
     return pts
 
 
+# The study's source and the experiments of it each number comes from.
+S = "yang-fast20"
+BW_THREADS = "bandwidth vs thread count"
+BW_SIZE = "bandwidth vs access size"
+
+
 def compare(df: pd.DataFrame) -> list[Published]:
     def one(exp: str, **match) -> pd.Series:
         sub = df[df.experiment == exp]
@@ -170,10 +176,26 @@ def compare(df: pd.DataFrame) -> list[Published]:
             "ns",
             "calibration",
             "XPBuffer-hit read latency set from it",
+            source=S,
+            where="idle latency",
         ),
-        Published("idle latency, random read", 305, one("latency_rand_read").read_latency_mean_ns, "ns", "calibration"),
         Published(
-            "idle latency, ntstore + fence", 90, one("latency_write_ntstore").write_latency_mean_ns, "ns", "calibration"
+            "idle latency, random read",
+            305,
+            one("latency_rand_read").read_latency_mean_ns,
+            "ns",
+            "calibration",
+            source=S,
+            where="idle latency",
+        ),
+        Published(
+            "idle latency, ntstore + fence",
+            90,
+            one("latency_write_ntstore").write_latency_mean_ns,
+            "ns",
+            "calibration",
+            source=S,
+            where="idle latency",
         ),
         Published(
             "idle latency, store + clwb + fence",
@@ -182,6 +204,8 @@ def compare(df: pd.DataFrame) -> list[Published]:
             "ns",
             "calibration",
             "includes the cached store; re-read after clwb not counted as idle",
+            source=S,
+            where="idle latency",
         ),
     ]
     bt = df[df.experiment.str.startswith("bw_threads")]
@@ -191,8 +215,24 @@ def compare(df: pd.DataFrame) -> list[Published]:
         return float(s.bandwidth_gb_s.iloc[0])
 
     items += [
-        Published("1 DIMM read bandwidth, 4 threads", 6.5, bw("seq-read", 1, 4), "GB/s", "calibration"),
-        Published("1 DIMM ntstore bandwidth, 1 thread", 2.2, bw("seq-write", 1, 1), "GB/s", "calibration"),
+        Published(
+            "1 DIMM read bandwidth, 4 threads",
+            6.5,
+            bw("seq-read", 1, 4),
+            "GB/s",
+            "calibration",
+            source=S,
+            where=BW_THREADS,
+        ),
+        Published(
+            "1 DIMM ntstore bandwidth, 1 thread",
+            2.2,
+            bw("seq-write", 1, 1),
+            "GB/s",
+            "calibration",
+            source=S,
+            where=BW_THREADS,
+        ),
         Published(
             "1 DIMM ntstore bandwidth, 24 threads",
             0.8,
@@ -201,16 +241,48 @@ def compare(df: pd.DataFrame) -> list[Published]:
             "validation",
             "interleaved streams overflow the XPBuffer entries free under a full media queue;"
             " queued read-modify-writes patched while their fill read is out",
+            source=S,
+            where=BW_THREADS,
         ),
-        Published("6 DIMM read bandwidth, 24 threads", 38.5, bw("seq-read", 6, 24), "GB/s", "validation"),
-        Published("6 DIMM write bandwidth, 4 threads", 13.2, bw("seq-write", 6, 4), "GB/s", "validation"),
-        Published("6 DIMM write bandwidth, 24 threads", 7.5, bw("seq-write", 6, 24), "GB/s", "validation"),
+        Published(
+            "6 DIMM read bandwidth, 24 threads",
+            38.5,
+            bw("seq-read", 6, 24),
+            "GB/s",
+            "validation",
+            source=S,
+            where=BW_THREADS,
+        ),
+        Published(
+            "6 DIMM write bandwidth, 4 threads",
+            13.2,
+            bw("seq-write", 6, 4),
+            "GB/s",
+            "validation",
+            source=S,
+            where=BW_THREADS,
+        ),
+        Published(
+            "6 DIMM write bandwidth, 24 threads",
+            7.5,
+            bw("seq-write", 6, 24),
+            "GB/s",
+            "validation",
+            source=S,
+            where=BW_THREADS,
+        ),
     ]
     for acc, r_pub, w_pub in ((64, 1.68, 0.55), (128, 3.34, 1.10), (256, 6.5, 2.2)):
         r = one("bw_access_rand-read", access_bytes=acc).bandwidth_gb_s
         w = one("bw_access_rand-write", access_bytes=acc).bandwidth_gb_s
-        items.append(Published(f"1 DIMM {acc} B random read bandwidth", r_pub, r, "GB/s", "validation"))
-        items.append(Published(f"1 DIMM {acc} B random ntstore bandwidth", w_pub, w, "GB/s", "validation"))
+        items.append(
+            Published(f"1 DIMM {acc} B random read bandwidth", r_pub, r, "GB/s", "validation", source=S, where=BW_SIZE)
+        )
+        items.append(
+            Published(
+                f"1 DIMM {acc} B random ntstore bandwidth", w_pub, w, "GB/s", "validation", source=S, where=BW_SIZE
+            )
+        )
     for acc, wa in ((64, 4.0), (128, 2.0), (256, 1.0)):
         items.append(
             Published(
@@ -219,6 +291,8 @@ def compare(df: pd.DataFrame) -> list[Published]:
                 one("wa_access", access_bytes=acc, threads=1).write_amplification,
                 "x",
                 "validation",
+                source=S,
+                where="write amplification of small random writes, one DIMM",
             )
         )
     items.append(
@@ -230,6 +304,8 @@ def compare(df: pd.DataFrame) -> list[Published]:
             "calibration",
             "published 1.4-1.6; with flat 1-4 thread bandwidth sets xpbuffer.backlog_write_entries = 4;"
             " patched queued read-modify-writes keep it below",
+            source=S,
+            where="write amplification of small random writes, one DIMM",
         )
     )
     for s, wa in ((256, 0.80), (16384, 1.03), (20480, 1.36), (65536, 2.07)):
@@ -240,6 +316,8 @@ def compare(df: pd.DataFrame) -> list[Published]:
                 one("xpbuffer_probe", footprint_bytes=s).write_amplification,
                 "x",
                 "validation",
+                source=S,
+                where="XPBuffer size probe",
             )
         )
     items.append(
@@ -250,6 +328,8 @@ def compare(df: pd.DataFrame) -> list[Published]:
             "µs",
             "calibration",
             "migration stall (VANS cost)",
+            source=S,
+            where="tail latency of a rewritten hot spot",
         )
     )
     items.append(
@@ -260,6 +340,8 @@ def compare(df: pd.DataFrame) -> list[Published]:
             "µs",
             "validation",
             "no migration stalls (AIT window set so); the rest is the unloaded persist, no queueing noise",
+            source=S,
+            where="tail latency of a rewritten hot spot",
         )
     )
     hs = one("hot_spot", footprint_bytes=256)

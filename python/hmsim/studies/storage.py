@@ -125,6 +125,12 @@ def build_points(quick: bool) -> list[Point]:
     return pts
 
 
+# The study's source and the experiments of it each number comes from.
+SRC = "park-stt-mram"
+SEQ = "sequential bandwidth, QD 16, 256 KiB requests"
+STOP = "operating time until stop vs ambient temperature, no fan"
+
+
 def compare(results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.DataFrame) -> list[Published]:
     seq = results[results.experiment == "seq"].set_index(["device", "op"])
     bw = seq["bandwidth_mib_s"]
@@ -141,6 +147,8 @@ def compare(results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.DataFrame) -
                 "x",
                 "calibration" if op == "write" else "validation",
                 "SSD 750 write set from this ratio" if op == "write" else "sheet values only",
+                source=SRC,
+                where=SEQ,
             )
         )
         items.append(
@@ -151,6 +159,8 @@ def compare(results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.DataFrame) -
                 "x",
                 "validation",
                 "sheet values only",
+                source=SRC,
+                where=SEQ,
             )
         )
     for op, pub_nand, pub_opt in (("write", 5.29, 1.12), ("read", 3.2, 1.24)):
@@ -163,6 +173,8 @@ def compare(results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.DataFrame) -
                 "x",
                 "calibration",
                 "970 EVO study-regime power set from this ratio",
+                source=SRC,
+                where="sequential energy above idle, QD 16, 256 KiB requests",
             )
         )
         items.append(
@@ -173,6 +185,8 @@ def compare(results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.DataFrame) -
                 "x",
                 "calibration",
                 "STT-MRAM power set from this ratio",
+                source=SRC,
+                where="sequential energy above idle, QD 16, 256 KiB requests",
             )
         )
     for op, pub_750, pub_opt in (("write", 11.15, 4.6), ("read", 2.07, 1.98)):
@@ -184,6 +198,8 @@ def compare(results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.DataFrame) -
                 "x",
                 "validation",
                 "MiB per J above idle; the study's figures admit no single definition",
+                source=SRC,
+                where="energy efficiency",
             )
         )
         items.append(
@@ -194,6 +210,8 @@ def compare(results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.DataFrame) -
                 "x",
                 "validation",
                 "MiB per J above idle",
+                source=SRC,
+                where="energy efficiency",
             )
         )
     fan = thermal[(thermal.device == STT) & (thermal.fan)]
@@ -205,12 +223,21 @@ def compare(results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.DataFrame) -
             "°C",
             "calibration",
             "R_fan set from it",
+            source=SRC,
+            where="temperature under sustained I/O, with a fan",
         )
     )
     s = stops.set_index("ambient_c")["stop_time_s"]
     items.append(
         Published(
-            "STT-MRAM time to stop, 30 °C ambient", 490.0, float(s.loc[30.0]), "s", "calibration", "R, C fitted to it"
+            "STT-MRAM time to stop, 30 °C ambient",
+            490.0,
+            float(s.loc[30.0]),
+            "s",
+            "calibration",
+            "R, C fitted to it",
+            source=SRC,
+            where=STOP,
         )
     )
     slope = float(np.polyfit(s.index.values, s.values, 1)[0])
@@ -222,6 +249,8 @@ def compare(results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.DataFrame) -
             "s/°C",
             "calibration",
             "R, C fitted to it (linear fit over the ambient range)",
+            source=SRC,
+            where=STOP,
         )
     )
     items.append(
@@ -232,6 +261,8 @@ def compare(results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.DataFrame) -
             "s",
             "validation",
             "'about 9 minutes'; ambient of that run not stated",
+            source=SRC,
+            where="temperature under sustained I/O, no fan",
         )
     )
     return items
