@@ -10,7 +10,7 @@ use super::{PageAllocator, MAX_CPUS};
 use crate::config::Validator;
 use crate::scenario::{Entry, Registry};
 
-/// Builds an allocator of a spec over a number of frames (the spec validated beforehand).
+/// Builds an allocator from its `AllocatorSpec` over a number of frames (validated beforehand).
 pub type MakeAllocator = fn(&AllocatorSpec, u64) -> Box<dyn PageAllocator>;
 
 /// The allocators a scenario's `[[allocators]]` entry can name.
