@@ -31,30 +31,28 @@ pub fn pages() -> Vec<Page> {
         Page {
             stem: "pmem",
             title: "pmem module keys",
-            intro: "Keys of a `module = \"pmem\"` scenario (docs/pmem.md): `[pmem]` (PmemConfig), \
-                    `[cache]` (CacheConfig), `[workload]` (PmemWorkload) and `top_n`; and the \
-                    options of a trace's PMem lifetime replay (ReplayOptions).",
+            intro: "Keys of a `module = \"pmem\"` scenario (docs/pmem.md), besides `module`, \
+                    `seed`, `name` and `description`; and the options of a trace's PMem \
+                    lifetime replay (ReplayOptions).",
             roots: vec![
-                crate::pmem::PmemConfig::table(),
-                crate::cache::CacheConfig::table(),
-                crate::pmem::PmemWorkload::table(),
+                crate::pmem::PmemScenarioConfig::table(),
                 crate::pmem::ReplayOptions::table(),
             ],
         },
         Page {
             stem: "hybrid",
             title: "hybrid module keys",
-            intro: "Keys of a `module = \"hybrid\"` scenario (docs/hybrid.md): `[device]` (the \
-                    UMD, HybridDeviceConfig), `[flash]`, `[precondition]`, `[host]` and `[workload]`; \
-                    `[[policies]]` are described in docs/hybrid.md. Sizes in `_mb` and `_kb` are \
+            intro: "Keys of a `module = \"hybrid\"` scenario (docs/hybrid.md), besides \
+                    `module`, `seed`, `name` and `description`. Sizes in `_mib` and `_kib` are \
                     MiB and KiB (2^20 and 2^10 bytes).",
-            roots: vec![
-                crate::hybrid::HybridDeviceConfig::table(),
-                crate::hybrid::FlashSpec::table(),
-                crate::hybrid::Precondition::table(),
-                crate::hybrid::HostConfig::table(),
-                crate::hybrid::HybridWorkloadSpec::table(),
-            ],
+            roots: vec![crate::hybrid::HybridConfig::table()],
+        },
+        Page {
+            stem: "numa",
+            title: "numa module keys",
+            intro: "Keys of a `module = \"numa\"` scenario (docs/numa-pmem.md), besides \
+                    `module`, `seed`, `name` and `description`.",
+            roots: vec![crate::numa::NumaConfig::table()],
         },
         Page {
             stem: "numa-topology",

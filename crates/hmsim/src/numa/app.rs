@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 use crate::error::ConfigError;
 use crate::tier::engine::default_queue_coeff;
 use crate::tier::params::{ANTAGONIST_READS_PER_CORE, GUPS_MLP};
@@ -32,79 +32,36 @@ pub enum AppKind {
     Trace,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AppSpec {
-    #[serde(default = "d_kind")]
-    pub kind: AppKind,
-    #[serde(default = "d_threads")]
-    pub threads: u32,
-    /// Bytes moved ÷ footprint bytes.
-    #[serde(default = "d_passes")]
-    pub passes: f64,
-    /// Share of traffic in the random phase; default by kind (superpi 0.3, stream 0, gups 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub random_fraction: Option<f64>,
-    /// Share of line traffic that is reads; default by kind (superpi/stream 2/3, gups 0.5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_fraction: Option<f64>,
-    /// Lines in flight per thread while streaming (prefetchers); default the tier engine's
-    /// fitted per-core streaming value.
-    #[serde(default = "d_stream_mlp")]
-    pub stream_mlp: f64,
-    /// Lines in flight per thread on random accesses; default the tier engine's GUPS value.
-    #[serde(default = "d_random_mlp")]
-    pub random_mlp: f64,
-    /// Trace (any format the trace reader knows), relative to the scenario file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<String>,
-}
-
-fn d_kind() -> AppKind {
-    AppKind::None
-}
-fn d_threads() -> u32 {
-    1
-}
-fn d_passes() -> f64 {
-    10.0
-}
-fn d_stream_mlp() -> f64 {
-    ANTAGONIST_READS_PER_CORE
-}
-fn d_random_mlp() -> f64 {
-    GUPS_MLP
-}
-
-impl Default for AppSpec {
-    fn default() -> Self {
-        AppSpec {
-            kind: d_kind(),
-            threads: d_threads(),
-            passes: d_passes(),
-            random_fraction: None,
-            read_fraction: None,
-            stream_mlp: d_stream_mlp(),
-            random_mlp: d_random_mlp(),
-            trace: None,
-        }
+crate::params! {
+    #[params(check)]
+    /// The application run over the allocation.
+    #[derive(Debug, Clone)]
+    pub struct AppSpec {
+        pub kind: AppKind = AppKind::None => any, "",
+            "Application: `none` (allocation only), `superpi`, `stream`, `gups` or `trace`.";
+        pub threads: u32 = 1 => range(1, 4096), "threads", "Application threads.";
+        // A pass streams the whole footprint: 10^6 of them is days of simulated time.
+        pub passes: f64 = 10.0 => range(0.0, 1e6), "footprints",
+            "Bytes moved ÷ footprint bytes; above zero.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub random_fraction: Option<f64> = None => fraction, "",
+            "Share of traffic in the random phase; default by kind (superpi 0.3, stream 0, gups 1).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub read_fraction: Option<f64> = None => range(0.05, 1.0), "",
+            "Share of line traffic that is reads; default by kind (superpi/stream 2/3, gups 0.5).";
+        pub stream_mlp: f64 = ANTAGONIST_READS_PER_CORE => positive, "lines",
+            "Lines in flight per thread while streaming (prefetchers); default the tier engine's fitted per-core streaming value.";
+        pub random_mlp: f64 = GUPS_MLP => positive, "lines",
+            "Lines in flight per thread on random accesses; default the tier engine's GUPS value.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub trace: Option<String> = None => any, "",
+            "Trace (any format the trace reader knows), relative to the scenario file; needs `kind = \"trace\"`.";
     }
 }
 
-impl Validate for AppSpec {
-    fn validate(&self, v: &mut Validator) {
-        v.range("threads", self.threads, 1, 4096, "threads");
+impl AppSpec {
+    fn check(&self, v: &mut Validator) {
         v.positive("passes", self.passes, "footprints");
-        // A pass streams the whole footprint: 10^6 of them is days of simulated time.
-        v.range("passes", self.passes, 0.0, 1e6, "footprints");
-        if let Some(x) = self.random_fraction {
-            v.fraction("random_fraction", x);
-        }
-        if let Some(x) = self.read_fraction {
-            v.range("read_fraction", x, 0.05, 1.0, "");
-        }
-        v.positive("stream_mlp", self.stream_mlp, "lines");
-        v.positive("random_mlp", self.random_mlp, "lines");
         if (self.kind == AppKind::Trace) != self.trace.is_some() {
             v.fail(
                 "trace",

@@ -3,82 +3,35 @@
 //! latency of the path to where the page landed and by the media's write bandwidth, remote
 //! penalties included; pages pushed to swap cost a swap-out each.
 
-use serde::{Deserialize, Serialize};
-
 use crate::cache::LINE_BYTES;
-use crate::config::{Validate, Validator};
 
 use super::pool::{Placement, Pool};
 use super::topology::NumaMachine;
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AllocCost {
-    /// Page-allocator call + page-table update per 4 KiB page (assumption: the study gives
-    /// no figure; order of a buddy fast path plus a PTE write).
-    #[serde(default = "d_ns")]
-    pub ns_per_page: f64,
-    /// 64 B lines one core keeps in flight while zeroing: the kernel clears pages with
-    /// `rep stosb`, whose fast-string stores write whole lines without a read for ownership,
-    /// each holding an L1D fill buffer until the controller accepts it (Intel optimization
-    /// manual: 12 fill buffers on Skylake-SP / Cascade Lake cores).
-    #[serde(default = "d_lines")]
-    pub lines_in_flight: f64,
-}
-
-fn d_ns() -> f64 {
-    250.0
-}
-fn d_lines() -> f64 {
-    12.0
-}
-
-impl Default for AllocCost {
-    fn default() -> Self {
-        AllocCost {
-            ns_per_page: d_ns(),
-            lines_in_flight: d_lines(),
-        }
+crate::params! {
+    /// Kernel cost of a bulk allocation.
+    #[derive(Debug, Clone, Copy)]
+    pub struct AllocCost {
+        // Assumption: the study gives no figure; order of a buddy fast path plus a PTE write.
+        pub ns_per_page: f64 = 250.0 => non_negative, "ns",
+            "Page-allocator call + page-table update per 4 KiB page (an assumption).";
+        // The kernel clears pages with `rep stosb`, whose fast-string stores write whole
+        // lines without a read for ownership, each holding an L1D fill buffer until the
+        // controller accepts it (Intel optimization manual: 12 fill buffers on
+        // Skylake-SP / Cascade Lake cores).
+        pub lines_in_flight: f64 = 12.0 => range(1.0, 256.0), "lines",
+            "64 B lines one core keeps in flight while zeroing a page (its L1D fill buffers).";
     }
 }
 
-impl Validate for AllocCost {
-    fn validate(&self, v: &mut Validator) {
-        v.non_negative("ns_per_page", self.ns_per_page, "ns");
-        v.range("lines_in_flight", self.lines_in_flight, 1.0, 256.0, "lines");
-    }
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SwapSpec {
-    #[serde(default = "d_swap")]
-    pub bytes: u64,
-    /// Writing one page out (allocation) or faulting it back in (access), ns.
-    #[serde(default = "d_swap_ns")]
-    pub ns_per_page: f64,
-}
-
-/// Assumption: 16 GiB of swap on an NVMe SSD; ~4 KiB at ~0.5 GB/s plus fault handling.
-fn d_swap() -> u64 {
-    16 << 30
-}
-fn d_swap_ns() -> f64 {
-    10_000.0
-}
-
-impl Default for SwapSpec {
-    fn default() -> Self {
-        SwapSpec {
-            bytes: d_swap(),
-            ns_per_page: d_swap_ns(),
-        }
-    }
-}
-
-impl Validate for SwapSpec {
-    fn validate(&self, v: &mut Validator) {
-        v.non_negative("ns_per_page", self.ns_per_page, "ns");
+crate::params! {
+    /// Swap space behind the nodes (assumption: an NVMe SSD; ~4 KiB at ~0.5 GB/s plus fault
+    /// handling per page).
+    #[derive(Debug, Clone, Copy)]
+    pub struct SwapSpec {
+        pub bytes: u64 = 16 << 30 => any, "bytes", "Swap space (an assumption: 16 GiB).";
+        pub ns_per_page: f64 = 10_000.0 => non_negative, "ns",
+            "Writing one page out (allocation) or faulting it back in (access).";
     }
 }
 

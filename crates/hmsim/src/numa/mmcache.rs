@@ -16,7 +16,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::cache::{Replacement, SetAssocCache, LINE_BYTES};
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 use crate::rng::SimRng;
 
 /// How the kernel hands out physical frames on a node.
@@ -37,36 +37,16 @@ pub enum FrameOrder {
     Random,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MemoryModeSpec {
-    #[serde(default = "d_block")]
-    pub block_bytes: u64,
-    /// Default `shuffled`: the study's kernel (5.4) on a Memory Mode platform.
-    #[serde(default = "d_order")]
-    pub frame_order: FrameOrder,
-    /// Pages per shuffled block, as a power of two (Linux: MAX_ORDER − 1 = 10).
-    #[serde(default = "d_shuffle")]
-    pub shuffle_order: u32,
-}
-
-fn d_block() -> u64 {
-    64
-}
-fn d_order() -> FrameOrder {
-    FrameOrder::Shuffled
-}
-fn d_shuffle() -> u32 {
-    10
-}
-
-impl Default for MemoryModeSpec {
-    fn default() -> Self {
-        MemoryModeSpec {
-            block_bytes: d_block(),
-            frame_order: d_order(),
-            shuffle_order: d_shuffle(),
-        }
+crate::params! {
+    /// Memory Mode: controller DRAM as a direct-mapped cache of the far memory behind it.
+    #[derive(Debug, Clone)]
+    pub struct MemoryModeSpec {
+        pub block_bytes: u64 = 64 => any, "bytes",
+            "Cache block size: a power of two from 64 B to one page.";
+        pub frame_order: FrameOrder = FrameOrder::Shuffled => any, "",
+            "How the kernel hands out frames: `sequential`, `shuffled` or `random`; default `shuffled`, the study's kernel (5.4) on a Memory Mode platform.";
+        pub shuffle_order: u32 = 10 => any, "",
+            "Pages per shuffled block as a power of two, 0 to 18 (Linux: MAX_ORDER − 1 = 10).";
     }
 }
 
@@ -98,12 +78,6 @@ impl MemoryModeSpec {
             FrameOrder::Shuffled => 1 << self.shuffle_order,
             FrameOrder::Random => 1,
         }
-    }
-}
-
-impl Validate for MemoryModeSpec {
-    fn validate(&self, v: &mut Validator) {
-        self.validate_for(v, 4096);
     }
 }
 

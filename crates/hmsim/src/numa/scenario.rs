@@ -1,7 +1,6 @@
 //! The `numa` scenario: one allocation (by one or more tasks) under each listed
 //! policy on one topology, its cost, where it landed, and an application run over it.
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::app::{self, AppKind, AppSpec, Mix};
@@ -20,85 +19,64 @@ use crate::scenario::{Ctx, Output, Scenario};
 /// The `numa` module.
 pub struct Numa;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NumaConfig {
-    /// A built-in preset (`aliusm-2s`, `cxl-box`) or a topology TOML file; default aliusm-2s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topology_preset: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topology: Option<Topology>,
-    #[serde(default = "d_policies")]
-    pub policies: Vec<String>,
-    #[serde(default)]
-    pub allocation: AllocationSpec,
-    #[serde(default)]
-    pub app: AppSpec,
-    #[serde(default)]
-    pub cost: AllocCost,
-    #[serde(default)]
-    pub swap: SwapSpec,
-    #[serde(default)]
-    pub memory_mode: MemoryModeSpec,
-}
+/// The placement policies a scenario runs when it lists none.
+pub const DEFAULT_POLICIES: &[&str] = &[
+    "linux-default",
+    "kmem-dax",
+    "kmem-dax-all",
+    "kmem-dax-preferred",
+    "interleave-all",
+    "memory-mode",
+    "aliusm",
+];
 
-fn d_policies() -> Vec<String> {
-    [
-        "linux-default",
-        "kmem-dax",
-        "kmem-dax-all",
-        "kmem-dax-preferred",
-        "interleave-all",
-        "memory-mode",
-        "aliusm",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AllocationSpec {
-    pub size_bytes: u64,
-    /// Tasks that allocate in turn, `chunk_bytes` at a time, until `size_bytes` is placed.
-    #[serde(default = "d_tasks")]
-    pub tasks: u32,
-    /// Core of task 0; task i runs on core `core + i × core_stride`.
-    #[serde(default)]
-    pub core: u32,
-    #[serde(default = "d_stride")]
-    pub core_stride: u32,
-    /// Default: `size_bytes / tasks` (one vmalloc per task).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chunk_bytes: Option<u64>,
-}
-
-fn d_tasks() -> u32 {
-    1
-}
-fn d_stride() -> u32 {
-    1
-}
-
-impl Default for AllocationSpec {
-    fn default() -> Self {
-        AllocationSpec {
-            size_bytes: 100 << 30,
-            tasks: 1,
-            core: 0,
-            core_stride: 1,
-            chunk_bytes: None,
-        }
+crate::params! {
+    #[params(check)]
+    /// A `numa` scenario: a machine, the policies to compare, the allocation and the
+    /// application run over it.
+    #[derive(Debug, Clone)]
+    pub struct NumaConfig {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub topology_preset: Option<String> = None => any, "",
+            "A built-in preset (`aliusm-2s`, `cxl-box`) or a topology TOML file relative to the scenario; default `aliusm-2s`.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub topology: Option<Topology> = None => any, "",
+            "An inline machine topology instead of a preset (docs/parameters/numa-topology.md).";
+        pub policies: Vec<String> = DEFAULT_POLICIES.iter().map(|s| s.to_string()).collect() => any, "",
+            "Placement policies to run, each once (docs/numa-pmem.md).";
+        pub allocation: AllocationSpec = AllocationSpec::default() => nested, "",
+            "The allocation.";
+        pub app: AppSpec = AppSpec::default() => nested, "",
+            "The application run over the allocation.";
+        pub cost: AllocCost = AllocCost::default() => nested, "",
+            "Kernel cost of the allocation.";
+        pub swap: SwapSpec = SwapSpec::default() => nested, "",
+            "Swap space behind the nodes.";
+        // Checked once the topology's page size is known.
+        pub memory_mode: MemoryModeSpec = MemoryModeSpec::default() => table, "",
+            "The Memory Mode cache.";
     }
 }
 
-impl Validate for AllocationSpec {
-    fn validate(&self, v: &mut Validator) {
-        v.range("size_bytes", self.size_bytes, 1, 1 << 60, "bytes");
-        v.range("tasks", self.tasks, 1, 1 << 20, "tasks");
+crate::params! {
+    #[params(check)]
+    /// One bulk allocation by one or more tasks.
+    #[derive(Debug, Clone)]
+    pub struct AllocationSpec {
+        pub size_bytes: u64 = 100 << 30 => range(1, 1 << 60), "bytes", "Bytes to allocate.";
+        pub tasks: u32 = 1 => range(1, 1 << 20), "tasks",
+            "Tasks that allocate in turn, `chunk_bytes` at a time, until `size_bytes` is placed.";
+        pub core: u32 = 0 => any, "", "Core of task 0.";
+        pub core_stride: u32 = 1 => any, "", "Task i runs on core `core + i × core_stride`.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub chunk_bytes: Option<u64> = None => range(4096, 1 << 60), "bytes",
+            "Bytes per allocation call, at most 10 million of them; default `size_bytes / tasks` (one vmalloc per task).";
+    }
+}
+
+impl AllocationSpec {
+    fn check(&self, v: &mut Validator) {
         if let Some(c) = self.chunk_bytes {
-            v.range("chunk_bytes", c, 4096, 1 << 60, "bytes");
             if self.size_bytes / c > 10_000_000 {
                 v.fail(
                     "chunk_bytes",
@@ -109,8 +87,8 @@ impl Validate for AllocationSpec {
     }
 }
 
-impl Validate for NumaConfig {
-    fn validate(&self, v: &mut Validator) {
+impl NumaConfig {
+    fn check(&self, v: &mut Validator) {
         if self.policies.is_empty() {
             v.fail(
                 "policies",
@@ -118,10 +96,6 @@ impl Validate for NumaConfig {
             );
         }
         v.distinct("policies", &self.policies);
-        v.nested("allocation", &self.allocation);
-        v.nested("app", &self.app);
-        v.nested("cost", &self.cost);
-        v.nested("swap", &self.swap);
     }
 }
 
@@ -350,6 +324,7 @@ fn run_numa(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
     let pb = m.spec.page_bytes as f64;
     let gib = (1u64 << 30) as f64;
     let (mut rows, mut node_rows) = (Vec::new(), Vec::new());
+    ctx.progress().start(policies.len() as u64, "policies");
     for (label, policy) in &policies {
         let o = allocate(&m, policy.as_ref(), &sc.allocation, &sc.cost, &sc.swap);
         let pl = &o.placement;
@@ -467,6 +442,7 @@ fn run_numa(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
                 capacity_gib: n.capacity_pages as f64 * pb / gib,
             });
         }
+        ctx.progress().advance(1);
     }
     let mut out = Output::new(rows);
     out.table("nodes", &node_rows);
