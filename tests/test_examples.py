@@ -21,7 +21,7 @@ def test_every_example_scenario_runs(tmp_path):
         "tiering": {"sim.duration_s": 2.0, "sim.measure_last_s": 1.0},
         "allocators": {},
         "numa": {},
-        "hybrid": {"device.capacity_mb": 256, "workload.threads": 2},
+        "hybrid": {"device.capacity_mib": 256, "workload.threads": 2},
         "pm-index": {"workload.records": 2000, "workload.operations": 2000},
     }
     for p in scenarios:

@@ -11,8 +11,8 @@ import hmsim
 PIGZ = Path(__file__).resolve().parents[1] / "crates" / "hmsim" / "tests" / "data" / "traces" / "pigz-d.pages.hmt"
 REQUIRED = [
     "policy",
-    "dram_mb",
-    "input_mb",
+    "dram_mib",
+    "input_mib",
     "threads",
     "runtime_s",
     "internal_faults",
@@ -28,7 +28,7 @@ def _small(**workload) -> dict:
     return {
         "module": "hybrid",
         "seed": 2,
-        "device": {"capacity_mb": 64, "dram_mb": 1.0},
+        "device": {"capacity_mib": 64, "dram_mib": 1.0},
         "workload": {"threads": 5, **workload},
     }
 
@@ -54,13 +54,13 @@ def test_trace_replay_by_five_processes_and_policy_semantics():
     assert no.stall_s > 0 and all_.stall_s == 0
     assert all_.runtime_s < no.runtime_s
     # 5 separate processes each replay the trace's 129 distinct pages.
-    assert r.footprint_mb[0] * 2**20 / 4096 == 5 * 129
+    assert r.footprint_mib[0] * 2**20 / 4096 == 5 * 129
     shared = hmsim.run({**sc, "workload": {**sc["workload"], "share_address_space": True}}).results
-    assert shared.footprint_mb[0] * 2**20 / 4096 == 129
+    assert shared.footprint_mib[0] * 2**20 / 4096 == 129
 
 
 def test_same_seed_same_results_and_waf_at_least_one():
-    sc = _small(pigz={"input_mb": 1.0})
+    sc = _small(pigz={"input_mib": 1.0})
     a = hmsim.run(sc).results
     b = hmsim.run(sc).results
     assert a.equals(b)
@@ -74,9 +74,9 @@ def test_bad_hybrid_inputs(cli, tmp_path):
     p = tmp_path / "h.toml"
     p.write_text('module = "hybrid"\n[device]\ncapacity_mb = 64\ndram_mb = 128\n')
     code, _, err = cli("run", str(p), "--out", str(tmp_path / "o"))
-    assert code == 2 and "device.dram_mb" in err and ":4:" in err and "Traceback" not in err
+    assert code == 2 and "device.dram_mib" in err and ":4:" in err and "Traceback" not in err
     code, _, err = cli(
-        "run", str(p), "--out", str(tmp_path / "o"), "--set", "device.dram_mb=1", "--set", 'flash.gc="fifo"'
+        "run", str(p), "--out", str(tmp_path / "o"), "--set", "device.dram_mib=1", "--set", 'flash.gc="fifo"'
     )
     assert code == 2 and "greedy, cost_benefit, random_greedy" in err
     p.write_text('module = "hybrid"\n[[policies]]\nname = "smart_EPF"\nthreshold_us = -1\n')
@@ -95,13 +95,13 @@ def test_hybrid_study_quick(quick_study):
     assert q["model_long_faults_small"] > 1000
     assert q["model_long_faults_large"] < 0.8 * q["model_long_faults_small"]
     assert q["model_internal_faults_large"] > 1000
-    main = df[(df.sweep == "main") & (df.dram_mb == q["small_dram_mb"])].set_index("policy")
+    main = df[(df.sweep == "main") & (df.dram_mib == q["small_dram_mib"])].set_index("policy")
     assert main.runtime_s["all_EPF"] < main.runtime_s["no_EPF"]
     # smart_EPF stalls through faults nobody else could use: it beats all_EPF here.
     assert main.runtime_s["smart_EPF"] < main.runtime_s["all_EPF"]
     assert 0 < main.short_faults["no_EPF"] < main.internal_faults["no_EPF"]
     # Internal faults fall as DRAM grows.
-    sw = df[(df.sweep == "dram") & (df.policy == "no_EPF")].sort_values("dram_mb")
+    sw = df[(df.sweep == "dram") & (df.policy == "no_EPF")].sort_values("dram_mib")
     assert sw.internal_faults.is_monotonic_decreasing
     # Regression range of the model at the quick size (8 MB input, 17.8 MB DRAM): 1.91 s,
     # 6.0 % of UMD accesses.

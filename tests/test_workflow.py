@@ -111,7 +111,7 @@ def test_every_module_run_writes_png_svg_and_pdf_figures(tmp_path):
         "allocators-compare.toml": {},
         "pm-index-ycsb-a.toml": {"workload.records": 2000, "workload.operations": 2000},
         "numa-cxl-box.toml": {},
-        "hybrid-pigz-epf.toml": {"device.capacity_mb": 256, "workload.threads": 2},
+        "hybrid-pigz-epf.toml": {"device.capacity_mib": 256, "workload.threads": 2},
         "pmem-clwb-hotspot.toml": {"workload.operations": 1000},
         "storage-qd16.toml": {"job.duration_s": 0.01, "job.total_bytes": 1 << 28},
     }
@@ -191,7 +191,7 @@ def test_cli_prints_summary_keys_verbatim(cli, tmp_path):
         "--out",
         str(tmp_path / "h"),
         "--set",
-        "device.capacity_mb=256",
+        "device.capacity_mib=256",
         "--set",
         "workload.threads=2",
     )

@@ -227,7 +227,7 @@ def _hybrid(result, out: Path) -> None:
     df = result.results
     _bar_panels(
         df,
-        ["label", "dram_mb"],
+        ["label", "dram_mib"],
         [
             ("runtime_s", "runtime (s)"),
             ("stall_s", "stall (s)"),
@@ -236,7 +236,7 @@ def _hybrid(result, out: Path) -> None:
         ],
         out,
         "policies",
-        f"{df['workload'].iloc[0]}: {df['dram_mb'].iloc[0]:g} MB DRAM cache",
+        f"{df['workload'].iloc[0]}: {df['dram_mib'].iloc[0]:g} MB DRAM cache",
     )
 
 

@@ -43,12 +43,12 @@ COLUMNS = [
     "policy",
     "label",
     "threshold_us",
-    "dram_mb",
-    "input_mb",
-    "footprint_mb",
+    "dram_mib",
+    "input_mib",
+    "footprint_mib",
     "threads",
     "output_ratio",
-    "resident_os_mb",
+    "resident_os_mib",
     "runtime_s",
     "umd_accesses",
     "internal_faults",
@@ -90,7 +90,7 @@ def _policies_text(thresholds: tuple[float, ...] | None = None) -> str:
     return "\n" + "\n".join(blocks)
 
 
-def input_mb(quick: bool) -> float:
+def input_mib(quick: bool) -> float:
     return 8.0 if quick else STUDY_INPUT_MB
 
 
@@ -99,19 +99,19 @@ def _dram_fractions(quick: bool) -> list[float]:
     return [0.6, 0.8, 1.0, 1.25, 1.5, 2.0] if quick else [0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.4, 1.5, 1.75, 2.0]
 
 
-def _point(text: str, file: str, sweep: str, dram_mb: float, extra: tuple[tuple[str, str], ...] = ()) -> Point:
-    ov = (("device.dram_mb", _toml_value(round(dram_mb, 3))), *extra)
+def _point(text: str, file: str, sweep: str, dram_mib: float, extra: tuple[tuple[str, str], ...] = ()) -> Point:
+    ov = (("device.dram_mib", _toml_value(round(dram_mib, 3))), *extra)
     return Point(text=text, file=file, overrides=ov, labels=(("sweep", sweep),))
 
 
 def build_points(quick: bool) -> list[Point]:
     """The generator's points: the study's two DRAM sizes, the DRAM sweep, the threshold sweep."""
     base, file = _base()
-    inp = input_mb(quick)
+    inp = input_mib(quick)
     scale = inp / STUDY_INPUT_MB
     syn = (
-        ("workload.pigz.input_mb", _toml_value(inp)),
-        ("workload.pigz.os_resident_mb", _toml_value(round(OS_RESIDENT_MB * scale, 3))),
+        ("workload.pigz.input_mib", _toml_value(inp)),
+        ("workload.pigz.os_resident_mib", _toml_value(round(OS_RESIDENT_MB * scale, 3))),
     )
     three = base + _policies_text()
     pts = [_point(three, file, "main", d * scale, syn) for d in STUDY_DRAM_MB]
@@ -120,28 +120,28 @@ def build_points(quick: bool) -> list[Point]:
     return pts
 
 
-def trace_points(footprint_mb: float, quick: bool) -> list[Point]:
+def trace_points(footprint_mib: float, quick: bool) -> list[Point]:
     """The committed `pigz -d` trace replayed by 5 processes, DRAM at the fractions of its
-    footprint that the study's sizes are of the generator's (`footprint_mb`, measured)."""
+    footprint that the study's sizes are of the generator's (`footprint_mib`, measured)."""
     trace = _trace_dir() / TRACE
     if not trace.is_file():  # only a source checkout holds the committed trace
         return []
     from hmsim.trace import info
 
     base, file = _base()
-    scale = input_mb(quick) / STUDY_INPUT_MB
+    scale = input_mib(quick) / STUDY_INPUT_MB
     # 5 processes, each its distinct data pages plus 8 code pages.
     pages = info(trace)["distinct_pages_4k"] + 8
-    trace_mb = TRACE_PROCESSES * pages * 4096 / 2**20
-    tr = base.replace("[workload.pigz]\ninput_mb = 45\n", "")
+    trace_mib = TRACE_PROCESSES * pages * 4096 / 2**20
+    tr = base.replace("[workload.pigz]\ninput_mib = 45\n", "")
     ov = (("workload.trace", _toml_value(str(trace))), ("workload.threads", _toml_value(TRACE_PROCESSES)))
-    pts = [_point(tr + _policies_text(), file, "trace", trace_mb * d * scale / footprint_mb, ov) for d in STUDY_DRAM_MB]
+    pts = [_point(tr + _policies_text(), file, "trace", trace_mib * d * scale / footprint_mib, ov) for d in STUDY_DRAM_MB]
     pts.append(
         _point(
             tr + _policies_text(THRESHOLDS_US),
             file,
             "trace-threshold",
-            trace_mb * STUDY_DRAM_MB[0] * scale / footprint_mb,
+            trace_mib * STUDY_DRAM_MB[0] * scale / footprint_mib,
             ov,
         )
     )
@@ -158,7 +158,7 @@ def figures(out: Path, df: pd.DataFrame, service: pd.DataFrame) -> list[Path]:
             if sub.empty:
                 ax.set_visible(False)
                 continue
-            piv = sub.pivot_table(index="dram_mb", columns="policy", values="runtime_s")
+            piv = sub.pivot_table(index="dram_mib", columns="policy", values="runtime_s")
             piv[[p for p in POLICIES if p in piv]].plot.bar(ax=ax, color=[colors[p] for p in POLICIES if p in piv])
             ax.set_xlabel("UMD DRAM (MB)")
             ax.set_ylabel("runtime (s)")
@@ -169,10 +169,10 @@ def figures(out: Path, df: pd.DataFrame, service: pd.DataFrame) -> list[Path]:
         fig, axes = plt.subplots(1, 2, figsize=(10, 4))
         sw = df[df.sweep == "dram"]
         for p in POLICIES:
-            s = sw[sw.policy == p].sort_values("dram_mb")
-            axes[0].plot(s.dram_mb, s.runtime_s, marker="o", color=colors[p], label=p)
-        s = sw[sw.policy == "no_EPF"].sort_values("dram_mb")
-        axes[1].plot(s.dram_mb, s.internal_fault_share, marker="o", color="0.3")
+            s = sw[sw.policy == p].sort_values("dram_mib")
+            axes[0].plot(s.dram_mib, s.runtime_s, marker="o", color=colors[p], label=p)
+        s = sw[sw.policy == "no_EPF"].sort_values("dram_mib")
+        axes[1].plot(s.dram_mib, s.internal_fault_share, marker="o", color="0.3")
         axes[0].set_xlabel("UMD DRAM (MB)")
         axes[0].set_ylabel("runtime (s)")
         axes[0].legend()
@@ -196,10 +196,10 @@ def figures(out: Path, df: pd.DataFrame, service: pd.DataFrame) -> list[Path]:
 
         if not service.empty:
             sv = service[service.sweep == "main"]
-            drams = sorted(sv.dram_mb.unique())
+            drams = sorted(sv.dram_mib.unique())
             fig, axes = plt.subplots(1, len(drams), figsize=(5 * len(drams), 4), squeeze=False)
             for ax, dram in zip(axes[0], drams, strict=True):
-                sub = sv[sv.dram_mb == dram]
+                sub = sv[sv.dram_mib == dram]
                 piv = sub.pivot_table(index="service_lo_us", columns="label", values="faults", aggfunc="sum")
                 piv = piv.fillna(0).sort_index()
                 cols = [p for p in POLICIES if p in piv.columns] + [c for c in piv.columns if c not in POLICIES]
@@ -216,7 +216,7 @@ def figures(out: Path, df: pd.DataFrame, service: pd.DataFrame) -> list[Path]:
 
 def qualitative(df: pd.DataFrame) -> dict:
     """The study's qualitative statements beside what the model produced."""
-    main = df[df.sweep == "main"].set_index(["dram_mb", "policy"])
+    main = df[df.sweep == "main"].set_index(["dram_mib", "policy"])
     small, large = sorted({d for d, _ in main.index})
     f_small = int(main.loc[(small, "no_EPF"), "internal_faults"])
     f_large = int(main.loc[(large, "no_EPF"), "internal_faults"])
@@ -226,8 +226,8 @@ def qualitative(df: pd.DataFrame) -> dict:
     rt = {f"{d:g}MB/{p}": float(main.loc[(d, p), "runtime_s"]) for d, p in main.index}
     best_small = min(POLICIES, key=lambda p: main.loc[(small, p), "runtime_s"])
     return {
-        "small_dram_mb": small,
-        "large_dram_mb": large,
+        "small_dram_mib": small,
+        "large_dram_mib": large,
         "spec_small_dram": "many long internal faults",
         "model_internal_faults_small": f_small,
         "spec_large_dram": "few long internal faults",
@@ -245,7 +245,7 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     res = run_points(points, out, workers=workers, label="hybrid")
     df, service = res.results, res.tables.get("service", pd.DataFrame())
     main = df[(df.sweep == "main") & (df.policy == "no_EPF")]
-    footprint = float(main.footprint_mb.iloc[0])
+    footprint = float(main.footprint_mib.iloc[0])
     tpts = trace_points(footprint, quick)
     if tpts:
         tres = run_points(tpts, out, workers=workers, label="hybrid-trace")
@@ -253,7 +253,7 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
         service = pd.concat([service, tres.tables.get("service", pd.DataFrame())], ignore_index=True)
     points += tpts
     df = select(df, COLUMNS, "hybrid study")
-    inp = input_mb(quick)
+    inp = input_mib(quick)
     return StudyResult(
         name="hybrid",
         results=df,
@@ -262,7 +262,7 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
         summary={
             "seed": 1,
             "points": len(points),
-            "input_mb": inp,
+            "input_mib": inp,
             "dram_scaling": f"DRAM sizes are the study's 100/150 MB for a 45 MB input times {inp / STUDY_INPUT_MB:g}",
             "qualitative": qualitative(df),
         },

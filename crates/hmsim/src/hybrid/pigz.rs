@@ -24,7 +24,7 @@ use flate2::write::DeflateEncoder;
 use flate2::Compression;
 use rand::Rng;
 
-use super::workload::{Dep, Ev, HybridWorkload, ThreadSpec, MB, PAGE_BYTES};
+use super::workload::{Dep, Ev, HybridWorkload, ThreadSpec, MIB, PAGE_BYTES};
 use crate::rng::SimRng;
 
 crate::params! {
@@ -32,14 +32,17 @@ crate::params! {
     /// thread handing windows along (docs/hybrid.md).
     #[derive(Debug, Clone)]
     pub struct PigzLike {
-        pub input_mb: f64 = 45.0 => range(0.01, 65536.0), "MB",
-            "The compressed input file (MB of 2^20 bytes).";
+        #[serde(alias = "input_mb")]
+        pub input_mib: f64 = 45.0 => range(0.01, 65536.0), "MiB",
+            "The compressed input file.";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub output_ratio: Option<f64> = None => range(0.1, 1000.0), "",
             "Output bytes per input byte; unset: measured on the generated text.";
-        pub window_kb: u32 = 32 => range(4, 1 << 20), "KB",
+        #[serde(alias = "window_kb")]
+        pub window_kib: u32 = 32 => range(4, 1 << 20), "KiB",
             "The inflate window, which is also the unit handed to the writer and checker.";
-        pub buffer_kb: u32 = 32 => range(4, 1 << 20), "KB",
+        #[serde(alias = "buffer_kb")]
+        pub buffer_kib: u32 = 32 => range(4, 1 << 20), "KiB",
             "One user input buffer (the reader fills two in turn).";
         pub instructions_per_byte: f64 = 6.0 => range(0.0, 1e6), "instructions per byte",
             "Inflate instructions per output byte (zlib's inflate runs a few per byte).";
@@ -49,8 +52,9 @@ crate::params! {
             "The checker's CRC-32.";
         pub hot_pages: u32 = 4 => range(1, 1 << 16), "pages",
             "The inflater's hot pages (Huffman tables, stack).";
-        pub os_resident_mb: f64 = 32.0 => range(0.0, 65536.0), "MB",
-            "Memory the OS occupies before the run (kernel, daemons, shell; MB of 2^20 bytes).";
+        #[serde(alias = "os_resident_mb")]
+        pub os_resident_mib: f64 = 32.0 => range(0.0, 65536.0), "MiB",
+            "Memory the OS occupies before the run (kernel, daemons, shell).";
         pub os_pages_per_syscall: u32 = 2 => range(0, 1 << 16), "pages",
             "Resident-OS pages each system call touches.";
     }
@@ -139,12 +143,12 @@ impl PigzLike {
     /// The four threads of one `pigz -d` process.
     pub fn generate(&self, seed: u64) -> HybridWorkload {
         let pages_of = |kb: u32| ((kb as u64 * 1024).div_ceil(PAGE_BYTES)).max(1) as u32;
-        let mb_pages = |mb: f64| (mb * MB as f64 / PAGE_BYTES as f64).ceil() as u32;
+        let mb_pages = |mb: f64| (mb * MIB as f64 / PAGE_BYTES as f64).ceil() as u32;
         let ratio = self.ratio(seed);
-        let (bp, wp) = (pages_of(self.buffer_kb), pages_of(self.window_kb));
-        let in_pages = mb_pages(self.input_mb).max(1);
+        let (bp, wp) = (pages_of(self.buffer_kib), pages_of(self.window_kib));
+        let in_pages = mb_pages(self.input_mib).max(1);
         let out_pages = ((in_pages as f64 * ratio).ceil() as u32).max(1);
-        let os = mb_pages(self.os_resident_mb);
+        let os = mb_pages(self.os_resident_mib);
         let mut l = Layout {
             os: 0,
             hot: os,
@@ -289,11 +293,11 @@ impl PigzLike {
             })
             .collect();
         HybridWorkload {
-            name: format!("pigz-d-{}MB", self.input_mb),
+            name: format!("pigz-d-{}MB", self.input_mib),
             threads,
             process_pages: vec![l.end],
             resident_pages: os,
-            input_mb: self.input_mb,
+            input_mib: self.input_mib,
             output_ratio: ratio,
         }
     }

@@ -1,9 +1,7 @@
 //! EPF policies: whether an internal page fault raises an EPF (the OS blocks the thread
 //! for the estimated service time and runs another) or the core stalls until it is done.
 
-use serde::{Deserialize, Serialize};
-
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 use crate::scenario::{Entry, Registry};
 
 /// What the host knows when an internal fault could be signalled.
@@ -92,14 +90,16 @@ pub static EPF_POLICIES: Registry<MakeEpf> = Registry::new(
     ],
 );
 
-/// A policy as a scenario names it: `{ name = "smart_EPF", threshold_us = 50 }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EpfPolicySpec {
-    pub name: String,
-    /// Only for `smart_EPF`; `inf` never raises.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threshold_us: Option<f64>,
+crate::params! {
+    #[params(required, check)]
+    /// A policy as a scenario names it: `{ name = "smart_EPF", threshold_us = 50 }`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct EpfPolicySpec {
+        pub name: String => any, "", "EPF policy: `no_EPF`, `all_EPF` or `smart_EPF`.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub threshold_us: Option<f64> = None => any, "µs",
+            "Only for `smart_EPF`: fault latency above which it raises an early page fault, zero or more (`inf`: never); default 50.";
+    }
 }
 
 pub const DEFAULT_THRESHOLD_US: f64 = 50.0;
@@ -140,8 +140,8 @@ impl EpfPolicySpec {
     }
 }
 
-impl Validate for EpfPolicySpec {
-    fn validate(&self, v: &mut Validator) {
+impl EpfPolicySpec {
+    fn check(&self, v: &mut Validator) {
         v.one_of("name", &self.name, &EPF_POLICIES.names());
         if let Some(t) = self.threshold_us {
             if self.name != "smart_EPF" {

@@ -1,14 +1,13 @@
 //! The `hybrid` scenario: one workload on one UMD under each listed EPF policy.
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::host::{pages_needed, Host, HostConfig, HostStats};
 use super::pigz::PigzLike;
 use super::policy::EpfPolicySpec;
 use super::umd::Umd;
-use super::workload::{from_trace, HybridWorkload, MB, PAGE_BYTES};
-use crate::config::{Validate, Validator};
+use super::workload::{from_trace, HybridWorkload, MIB, PAGE_BYTES};
+use crate::config::Validator;
 use crate::error::RunError;
 use crate::flash::{build_gc, preset, Ftl, Geometry, GC_POLICIES, NAND_PRESETS};
 use crate::result_row;
@@ -18,28 +17,26 @@ use crate::stats::nearest_rank;
 /// The `hybrid` module.
 pub struct Hybrid;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HybridConfig {
-    #[serde(default)]
-    pub device: HybridDeviceConfig,
-    #[serde(default)]
-    pub flash: FlashSpec,
-    #[serde(default)]
-    pub precondition: Precondition,
-    #[serde(default)]
-    pub host: HostConfig,
-    #[serde(default)]
-    pub workload: HybridWorkloadSpec,
-    #[serde(default = "default_policies")]
-    pub policies: Vec<EpfPolicySpec>,
-}
+/// The EPF policies a scenario runs when it lists none.
+pub const DEFAULT_POLICIES: &[&str] = &["no_EPF", "all_EPF", "smart_EPF"];
 
-fn default_policies() -> Vec<EpfPolicySpec> {
-    ["no_EPF", "all_EPF", "smart_EPF"]
-        .iter()
-        .map(|n| EpfPolicySpec::named(n))
-        .collect()
+crate::params! {
+    #[params(check)]
+    /// A `hybrid` scenario: one workload on one UMD under each listed EPF policy.
+    #[derive(Debug, Clone)]
+    pub struct HybridConfig {
+        pub device: HybridDeviceConfig = HybridDeviceConfig::default() => nested, "",
+            "The UMD: capacity and DRAM cache.";
+        pub flash: FlashSpec = FlashSpec::default() => nested, "", "Its NAND flash and FTL.";
+        pub precondition: Precondition = Precondition::default() => nested, "",
+            "How the flash is aged before the run.";
+        pub host: HostConfig = HostConfig::default() => nested, "", "The host OS and CPU.";
+        pub workload: HybridWorkloadSpec = HybridWorkloadSpec::default() => nested, "",
+            "The workload.";
+        pub policies: Vec<EpfPolicySpec> =
+            DEFAULT_POLICIES.iter().map(|n| EpfPolicySpec::named(n)).collect() => nested, "",
+            "EPF policies to compare, each once (`[[policies]]`).";
+    }
 }
 
 crate::params! {
@@ -47,10 +44,12 @@ crate::params! {
     /// The UMD: logical capacity (what the OS sees) and its DRAM cache.
     #[derive(Debug, Clone)]
     pub struct HybridDeviceConfig {
-        pub capacity_mb: f64 = 2048.0 => range(0.0625, 16.0 * 1024.0 * 1024.0), "MB",
-            "Logical capacity the OS sees (MB of 2^20 bytes).";
-        pub dram_mb: f64 = 100.0 => any, "MB",
-            "Internal DRAM cache (MB of 2^20 bytes), 0.004 to `capacity_mb`.";
+        #[serde(alias = "capacity_mb")]
+        pub capacity_mib: f64 = 2048.0 => range(0.0625, 16.0 * 1024.0 * 1024.0), "MiB",
+            "Logical capacity the OS sees.";
+        #[serde(alias = "dram_mb")]
+        pub dram_mib: f64 = 100.0 => any, "MiB",
+            "Internal DRAM cache, 0.004 to `capacity_mib`.";
         pub dram_read_ns: u64 = 50 => range(0, 1_000_000), "ns",
             "Internal DRAM page read (the study's 50 ns).";
         pub dram_write_ns: u64 = 50 => range(0, 1_000_000), "ns",
@@ -112,7 +111,8 @@ crate::params! {
         pub share_address_space: bool = false => any, "",
             "Trace replay: threads of one process (shared pages) or one process each.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub input_mb: Option<f64> = None => any, "MB",
+        #[serde(alias = "input_mb")]
+        pub input_mib: Option<f64> = None => any, "MiB",
             "Trace replay: the input size the trace stands for, for the results table (0 to 1e9).";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub pigz: Option<PigzLike> = None => nested, "", "The pigz-like generator (docs/hybrid.md).";
@@ -122,11 +122,11 @@ crate::params! {
 impl HybridDeviceConfig {
     fn check(&self, v: &mut Validator) {
         v.range(
-            "dram_mb",
-            self.dram_mb,
+            "dram_mib",
+            self.dram_mib,
             0.004,
-            self.capacity_mb,
-            "MB (at most capacity_mb)",
+            self.capacity_mib,
+            "MiB (at most capacity_mib)",
         );
         v.one_of("victim_release", &self.victim_release, VICTIM_RELEASE);
     }
@@ -145,30 +145,22 @@ impl HybridWorkloadSpec {
         if self.trace.is_some() && self.pigz.is_some() {
             v.fail("pigz", "give either trace or [workload.pigz], not both");
         }
-        if let Some(m) = self.input_mb {
+        if let Some(m) = self.input_mib {
             if self.trace.is_none() {
                 v.fail(
-                    "input_mb",
-                    "only for a trace; [workload.pigz] has its own input_mb",
+                    "input_mib",
+                    "only for a trace; [workload.pigz] has its own input_mib",
                 );
             }
-            v.range("input_mb", m, 0.0, 1e9, "MB");
+            v.range("input_mib", m, 0.0, 1e9, "MiB");
         }
     }
 }
 
-impl Validate for HybridConfig {
-    fn validate(&self, v: &mut Validator) {
-        v.nested("device", &self.device);
-        v.nested("flash", &self.flash);
-        v.nested("precondition", &self.precondition);
-        v.nested("host", &self.host);
-        v.nested("workload", &self.workload);
+impl HybridConfig {
+    fn check(&self, v: &mut Validator) {
         if self.policies.is_empty() {
             v.fail("policies", "empty; list at least one [[policies]]");
-        }
-        for (i, p) in self.policies.iter().enumerate() {
-            v.nested(&format!("policies.{i}"), p);
         }
         let labels: Vec<String> = self
             .policies
@@ -184,11 +176,11 @@ impl Validate for HybridConfig {
 
 impl HybridConfig {
     pub fn logical_pages(&self) -> u32 {
-        (self.device.capacity_mb * MB as f64 / PAGE_BYTES as f64) as u32
+        (self.device.capacity_mib * MIB as f64 / PAGE_BYTES as f64) as u32
     }
 
     pub fn dram_frames(&self) -> u32 {
-        ((self.device.dram_mb * MB as f64 / PAGE_BYTES as f64) as u32).max(1)
+        ((self.device.dram_mib * MIB as f64 / PAGE_BYTES as f64) as u32).max(1)
     }
 
     pub fn geometry(&self) -> Geometry {
@@ -256,7 +248,7 @@ impl HybridConfig {
                     "workload.trace",
                     w.threads,
                     w.share_address_space,
-                    w.input_mb.unwrap_or(0.0),
+                    w.input_mib.unwrap_or(0.0),
                 )
             }
             None => Ok(w.pigz.clone().unwrap_or_default().generate(seed)),
@@ -319,13 +311,13 @@ result_row! {
         label: String ["", "policy with its threshold"],
         threshold_us: Option<f64> ["us", "smart_EPF's threshold (empty for the others)"],
         workload: String ["", "workload name"],
-        dram_mb: f64 ["MB", "UMD DRAM cache"],
-        capacity_mb: f64 ["MB", "UMD logical capacity"],
-        input_mb: f64 ["MB", "input size the workload stands for"],
-        footprint_mb: f64 ["MB", "pages the workload touches"],
+        dram_mib: f64 ["MiB", "UMD DRAM cache"],
+        capacity_mib: f64 ["MiB", "UMD logical capacity"],
+        input_mib: f64 ["MiB", "input size the workload stands for"],
+        footprint_mib: f64 ["MiB", "pages the workload touches"],
         threads: usize ["threads", "workload threads"],
         output_ratio: Option<f64> ["", "output / input size (empty: none)"],
-        resident_os_mb: f64 ["MB", "pages resident before the run"],
+        resident_os_mib: f64 ["MiB", "pages resident before the run"],
         gc_policy: String ["", "flash GC policy"],
         nand: String ["", "NAND timing preset"],
         runtime_s: f64 ["s", "simulated runtime"],
@@ -365,7 +357,7 @@ result_row! {
     /// Internal faults per log2 service-time bin, per policy (`service.csv`).
     pub struct ServiceRow {
         label: String ["", "policy with its threshold"],
-        dram_mb: f64 ["MB", "UMD DRAM cache"],
+        dram_mib: f64 ["MiB", "UMD DRAM cache"],
         service_lo_us: u64 ["us", "bin start"],
         service_hi_us: u64 ["us", "bin end"],
         faults: u64 ["faults", "internal faults in the bin"],
@@ -382,13 +374,13 @@ fn row(sc: &HybridConfig, w: &HybridWorkload, p: &EpfPolicySpec, r: &PolicyRun) 
         label: p.label(),
         threshold_us: (p.name == "smart_EPF").then(|| p.threshold_us()),
         workload: w.name.clone(),
-        dram_mb: sc.device.dram_mb,
-        capacity_mb: sc.device.capacity_mb,
-        input_mb: w.input_mb,
-        footprint_mb: w.footprint_pages() as f64 * PAGE_BYTES as f64 / MB as f64,
+        dram_mib: sc.device.dram_mib,
+        capacity_mib: sc.device.capacity_mib,
+        input_mib: w.input_mib,
+        footprint_mib: w.footprint_pages() as f64 * PAGE_BYTES as f64 / MIB as f64,
         threads: w.threads.len(),
         output_ratio: (w.output_ratio > 0.0).then_some(w.output_ratio),
-        resident_os_mb: w.resident_pages as f64 * PAGE_BYTES as f64 / MB as f64,
+        resident_os_mib: w.resident_pages as f64 * PAGE_BYTES as f64 / MIB as f64,
         gc_policy: sc.flash.gc.clone(),
         nand: sc.flash.nand.clone(),
         runtime_s: s.runtime_ns as f64 / 1e9,
@@ -425,7 +417,7 @@ fn row(sc: &HybridConfig, w: &HybridWorkload, p: &EpfPolicySpec, r: &PolicyRun) 
 }
 
 /// Internal-fault service times in log2 µs bins, per policy (the distribution figure).
-fn service_rows(label: &str, dram_mb: f64, s: &HostStats) -> Vec<ServiceRow> {
+fn service_rows(label: &str, dram_mib: f64, s: &HostStats) -> Vec<ServiceRow> {
     let mut bins = [0u64; 40];
     for &(_, ns) in &s.service {
         let us = (ns / 1000).max(1);
@@ -436,7 +428,7 @@ fn service_rows(label: &str, dram_mb: f64, s: &HostStats) -> Vec<ServiceRow> {
         .filter(|(_, &n)| n > 0)
         .map(|(b, &n)| ServiceRow {
             label: label.to_string(),
-            dram_mb,
+            dram_mib,
             service_lo_us: 1u64 << b,
             service_hi_us: 1u64 << (b + 1),
             faults: n,
@@ -456,25 +448,27 @@ impl Scenario for Hybrid {
         let need = pages_needed(&w, &sc.host);
         if need > sc.logical_pages() as u64 {
             return Err(ctx.error(
-                "device.capacity_mb",
+                "device.capacity_mib",
                 format!(
-                    "the workload needs {need} pages ({:.1} MB) but the device holds {} pages; raise capacity_mb",
-                    need as f64 * PAGE_BYTES as f64 / MB as f64,
+                    "the workload needs {need} pages ({:.1} MiB) but the device holds {} pages; raise capacity_mib",
+                    need as f64 * PAGE_BYTES as f64 / MIB as f64,
                     sc.logical_pages()
                 ),
             ));
         }
         let (mut rows, mut service) = (Vec::new(), Vec::new());
         let mut headline = serde_json::Map::new();
+        ctx.progress().start(sc.policies.len() as u64, "policies");
         for (i, p) in sc.policies.iter().enumerate() {
             let r = simulate(sc, &w, p, ctx.seed())
                 .map_err(|e| ctx.error(&format!("policies.{i}.name"), e))?;
             rows.push(row(sc, &w, p, &r));
-            service.extend(service_rows(&p.label(), sc.device.dram_mb, &r.stats));
+            service.extend(service_rows(&p.label(), sc.device.dram_mib, &r.stats));
             headline.insert(
                 format!("runtime_s[{}]", p.label()),
                 json!(r.stats.runtime_ns as f64 / 1e9),
             );
+            ctx.progress().advance(1);
         }
         let mut out = Output::new(rows);
         out.table("service", &service);
@@ -482,7 +476,7 @@ impl Scenario for Hybrid {
         let h = &mut out.headline;
         h.insert("workload".into(), json!(w.name));
         h.insert("events".into(), json!(w.events()));
-        h.insert("dram_mb".into(), json!(sc.device.dram_mb));
+        h.insert("dram_mib".into(), json!(sc.device.dram_mib));
         Ok(out)
     }
 }

@@ -6,7 +6,7 @@ use super::pigz::{measured_ratio, PigzLike, CHECKER, INFLATER, READER, WRITER};
 use super::policy::{EpfPolicy, EpfPolicySpec, FaultView};
 use super::scenario::simulate;
 use super::umd::{Umd, Walk};
-use super::workload::{Ev, HybridWorkload, ThreadSpec, MB, PAGE_BYTES};
+use super::workload::{Ev, HybridWorkload, ThreadSpec, MIB, PAGE_BYTES};
 use super::HybridConfig;
 use crate::flash::{build_gc, preset, Ftl, Geometry};
 
@@ -88,9 +88,9 @@ fn hybrid_estimate_equals_service_time_on_an_idle_device() {
 
 fn tiny_scenario(policy: &str, extra: &str) -> HybridConfig {
     let text = format!(
-        "[device]\ncapacity_mb = 16\ndram_mb = 0.5\n\
+        "[device]\ncapacity_mib = 16\ndram_mib = 0.5\n\
          [host]\nnonpreemptible_fraction = 0.1\n[workload]\nthreads = 3\n\
-         [workload.pigz]\ninput_mb = 0.5\n{extra}[[policies]]\nname = \"{policy}\"\n"
+         [workload.pigz]\ninput_mib = 0.5\n{extra}[[policies]]\nname = \"{policy}\"\n"
     );
     crate::config::parse_toml(&text, "t.toml").unwrap()
 }
@@ -178,7 +178,7 @@ fn hybrid_host_closed_form_no_epf() {
         }],
         process_pages: vec![2],
         resident_pages: 0,
-        input_mb: 0.0,
+        input_mib: 0.0,
         output_ratio: 0.0,
     };
     let cfg = HostConfig {
@@ -213,15 +213,16 @@ fn hybrid_policies_by_name_and_bad_config_errors() {
     assert!(p.raise(&f(50_001, 50_001, 10_000)) && !p.raise(&f(50_000, 50_000, 10_000)));
     // A long wait nobody else can use, or one that gains less than signalling costs.
     assert!(!p.raise(&f(1_000_000, 0, 10_000)) && !p.raise(&f(1_000_000, 9_000, 10_000)));
-    let bad = "module = \"hybrid\"\n[device]\ncapacity_mb = 16\ndram_mb = 32\n";
+    let bad = "module = \"hybrid\"\n[device]\ncapacity_mib = 16\ndram_mib = 32\n";
     let e = crate::run_scenario(bad, "b.toml", &[], &[]).unwrap_err();
-    assert_eq!((e.key.as_str(), e.line), ("device.dram_mb", Some(4)));
+    assert_eq!((e.key.as_str(), e.line), ("device.dram_mib", Some(4)));
     let bad = "module = \"hybrid\"\n[[policies]]\nname = \"some_EPF\"\n";
     let e = crate::run_scenario(bad, "b.toml", &[], &[]).unwrap_err();
     assert!(e.message.contains("no_EPF, all_EPF, smart_EPF"), "{e}");
+    // The MiB sizes' older `_mb` spellings still read (serde aliases).
     let bad = "module = \"hybrid\"\n[device]\ncapacity_mb = 1\ndram_mb = 0.5\n[workload.pigz]\ninput_mb = 8\n";
     let e = crate::run_scenario(bad, "b.toml", &[], &[]).unwrap_err();
-    assert!(e.message.contains("raise capacity_mb"), "{e}");
+    assert!(e.message.contains("raise capacity_mib"), "{e}");
     let bad = "module = \"hybrid\"\n[device]\nvictim_release = \"early\"\n";
     let e = crate::run_scenario(bad, "b.toml", &[], &[]).unwrap_err();
     assert!(e.key == "device.victim_release" && e.message.contains("page_register"));
@@ -258,7 +259,7 @@ fn short_fault_run(
             .collect(),
         process_pages: pages,
         resident_pages: 0,
-        input_mb: 0.0,
+        input_mib: 0.0,
         output_ratio: 0.0,
     };
     assert_eq!(w.threads.len(), n);
@@ -361,10 +362,10 @@ fn hybrid_short_fault_reads_a_recycled_pages_stale_copy() {
     assert!(!f.flash_work && f.estimate_ns == 0);
 }
 
-fn pigz(input_mb: f64, os_mb: f64) -> HybridWorkload {
+fn pigz(input_mib: f64, os_mib: f64) -> HybridWorkload {
     PigzLike {
-        input_mb,
-        os_resident_mb: os_mb,
+        input_mib,
+        os_resident_mib: os_mib,
         ..PigzLike::default()
     }
     .generate(3)
@@ -377,7 +378,7 @@ fn hybrid_pigz_threads_page_cache_and_handoffs() {
     let w = pigz(0.5, 1.0);
     assert_eq!(w.threads.len(), 4);
     assert_eq!(w.output_ratio, r);
-    let pages = |mb: f64| (mb * MB as f64 / PAGE_BYTES as f64).ceil() as u32;
+    let pages = |mb: f64| (mb * MIB as f64 / PAGE_BYTES as f64).ceil() as u32;
     let (inp, os) = (pages(0.5), pages(1.0));
     let out = (inp as f64 * r).ceil() as u32;
     assert_eq!(w.resident_pages, os);
@@ -457,4 +458,20 @@ fn hybrid_victim_released_at_the_page_register() {
     assert!(programmed.estimate_ns >= 50 + 200_000, "{programmed:?}");
     assert_eq!(register.estimate_ns, 50 + 25_000 + 50, "{register:?}");
     assert_eq!(register.done_ns - t, register.estimate_ns);
+}
+
+#[test]
+fn older_mb_spellings_of_mib_sizes_read_as_the_mib_keys() {
+    let old = "[device]\ncapacity_mb = 64\ndram_mb = 1.5\n\
+               [workload]\n[workload.pigz]\ninput_mb = 2\nos_resident_mb = 3\nwindow_kb = 64\n";
+    let new = "[device]\ncapacity_mib = 64\ndram_mib = 1.5\n\
+               [workload]\n[workload.pigz]\ninput_mib = 2\nos_resident_mib = 3\n";
+    let a: HybridConfig = crate::config::parse_toml(old, "old.toml").unwrap();
+    let b: HybridConfig = crate::config::parse_toml(new, "new.toml").unwrap();
+    assert_eq!((a.device.capacity_mib, a.device.dram_mib), (64.0, 1.5));
+    let (pa, pb) = (a.workload.pigz.unwrap(), b.workload.pigz.unwrap());
+    assert_eq!(pa.input_mib, pb.input_mib);
+    assert_eq!(pa.os_resident_mib, 3.0);
+    assert_eq!(pb.os_resident_mib, 3.0);
+    assert_eq!(pa.window_kib, 64);
 }

@@ -11,7 +11,7 @@ use crate::trace::{open_trace, Kind, PageLevel};
 
 pub const PAGE_BYTES: u64 = 4096;
 /// Sizes in this module are binary megabytes.
-pub const MB: u64 = 1 << 20;
+pub const MIB: u64 = 1 << 20;
 
 /// One page-level access: a page of the thread's process, read or write, after `gap`
 /// instructions.
@@ -50,8 +50,8 @@ pub struct HybridWorkload {
     /// OS): mapped to logical pages held in flash, so their first touch is an internal
     /// fault, not an OS page fault.
     pub resident_pages: u32,
-    /// Input size the workload stands for (MB), for the results table.
-    pub input_mb: f64,
+    /// Input size the workload stands for (MiB), for the results table.
+    pub input_mib: f64,
     /// Output bytes per input byte of a decompressor (0: not a decompressor).
     pub output_ratio: f64,
 }
@@ -73,7 +73,7 @@ impl HybridWorkload {
         pages: u32,
         threads: u16,
         shared: bool,
-        input_mb: f64,
+        input_mib: f64,
     ) -> HybridWorkload {
         let events = Arc::new(events);
         let procs = if shared { 1 } else { threads };
@@ -88,7 +88,7 @@ impl HybridWorkload {
                 .collect(),
             process_pages: vec![pages; procs as usize],
             resident_pages: 0,
-            input_mb,
+            input_mib,
             output_ratio: 0.0,
         }
     }
@@ -102,7 +102,7 @@ pub fn from_trace(
     key: &str,
     threads: u16,
     shared: bool,
-    input_mb: f64,
+    input_mib: f64,
 ) -> Result<HybridWorkload, ConfigError> {
     let err = |m: String| {
         ConfigError::new(
@@ -143,6 +143,6 @@ pub fn from_trace(
         ids.len() as u32,
         threads,
         shared,
-        input_mb,
+        input_mib,
     ))
 }

@@ -1,43 +1,27 @@
 //! The `pmem` scenario: a microbenchmark through caches → WPQ → XPBuffer → AIT → media.
 
-use serde::{Deserialize, Serialize};
-
 use super::config::PmemConfig;
 use super::driver::{run_workload, DimmSpec, PmemWorkload};
 use super::lifetime;
 use super::rows::{hot_range_rows, ratio, PmemRow};
 use crate::cache::CacheConfig;
-use crate::config::{Validate, Validator};
 use crate::error::RunError;
 use crate::scenario::{to_map, Ctx, Output, Scenario};
 
 /// The `pmem` module.
 pub struct Pmem;
 
-/// A `pmem` scenario: the PMem system, the caches in front of it and the microbenchmark.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PmemScenarioConfig {
-    #[serde(default)]
-    pub pmem: PmemConfig,
-    #[serde(default)]
-    pub cache: CacheConfig,
-    pub workload: PmemWorkload,
-    /// How many hottest 4 KiB ranges to report.
-    #[serde(default = "ten")]
-    pub top_n: usize,
-}
-
-fn ten() -> usize {
-    10
-}
-
-impl Validate for PmemScenarioConfig {
-    fn validate(&self, v: &mut Validator) {
-        v.nested("pmem", &self.pmem);
-        v.nested("cache", &self.cache);
-        v.nested("workload", &self.workload);
-        v.range("top_n", self.top_n, 0, 10_000, "");
+crate::params! {
+    #[params(required)]
+    /// A `pmem` scenario: the PMem system, the caches in front of it and the microbenchmark.
+    #[derive(Debug, Clone)]
+    pub struct PmemScenarioConfig {
+        pub pmem: PmemConfig = PmemConfig::default() => nested, "", "The PMem system.";
+        pub cache: CacheConfig = CacheConfig::default() => nested, "",
+            "The CPU caches in front of it.";
+        pub workload: PmemWorkload => nested, "", "The microbenchmark (required).";
+        pub top_n: usize = 10 => range(0, 10_000), "ranges",
+            "How many hottest 4 KiB ranges to report.";
     }
 }
 
@@ -52,7 +36,9 @@ impl Scenario for Pmem {
         let (dev, rated) = ctx.memory_device_with_endurance(&sc.pmem.device, "pmem.device")?;
         let w = &sc.workload;
         let dimm = DimmSpec::from_rating(dev.capacity_bytes, rated);
+        ctx.progress().start(1, "runs");
         let (r, m) = run_workload(&sc.pmem, &sc.cache, w, dimm, ctx.seed());
+        ctx.progress().advance(1);
         let life = lifetime::report(
             r.counters.media_writes_64b,
             r.elapsed_s,
