@@ -43,7 +43,7 @@ crate::params! {
     /// Per-thread microbenchmark: each thread works on its own region.
     #[derive(Debug, Clone)]
     pub struct PmemWorkload {
-        pub pattern: PmemPattern => any, "", "Access pattern of each thread (docs/pmem.md).";
+        pub pattern: PmemPattern => any, "", "Access pattern of each thread: `seq-write`, `rand-write`, `seq-read`, `rand-read` or `xpline-halves` (128 B writes: the first half of every XPLine of the region, then every second half: the XPBuffer probe of Yang et al., FAST 2020).";
         pub threads: u32 = 1 => range(1, 1024), "", "Threads, each on its own region.";
         pub footprint_bytes: u64 => range(64, 1 << 40), "bytes",
             "Region each thread touches; at least `access_bytes`.";

@@ -35,7 +35,7 @@ crate::params! {
     #[derive(Debug, Clone)]
     pub struct JobSpec {
         pub pattern: Pattern = Pattern::Sequential => any, "",
-            "Address pattern: `sequential` or `random`.";
+            "Address pattern: `sequential` or `random` (uniform over the region, block-aligned).";
         pub op: OpMix => any, "", "Operation: `read`, `write` or `mix`.";
         pub read_fraction: f64 = 0.5 => fraction, "", "Share of reads for `op = \"mix\"`.";
         pub queue_depth: u32 => range(1, 64), "", "Requests outstanding (closed loop).";
@@ -45,10 +45,10 @@ crate::params! {
             "Simulated run time (used unless `total_bytes` is given).";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub total_bytes: Option<u64> = None => any, "bytes",
-            "Stop after this many bytes instead of after `duration_s`.";
+            "Stop after this many bytes (at least one block) instead of after `duration_s`.";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub region_bytes: Option<u64> = None => any, "bytes",
-            "Span of device addresses the job touches; default: the whole device.";
+            "Span of device addresses the job touches (at least one block, at most the capacity); default: the whole device.";
     }
 }
 

@@ -35,7 +35,7 @@ crate::params! {
         pub name: Option<String> = None => any, "", "A catalog device (`hmsim devices` lists them).";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub file: Option<String> = None => any, "",
-            "A device TOML file, relative to the scenario (docs/devices.md).";
+            "A device TOML file, relative to the scenario (docs/devices.md; it may start from a catalog device with `base = ...`). Give `name` or `file`.";
     }
 }
 
@@ -43,7 +43,7 @@ crate::params! {
     /// The optional thermal run after the job (see docs/storage.md).
     #[derive(Debug, Clone)]
     pub struct ThermalConfig {
-        pub fan: bool = false => any, "", "A fan blows over the device (forced convection).";
+        pub fan: bool = false => any, "", "A fan blows over the device (forced convection): the device's `r_fan_k_per_w` applies, else `r_passive_k_per_w`.";
         pub ambient_c: f64 = 25.0 => range(-40.0, 125.0), "°C", "Ambient air temperature.";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub initial_c: Option<f64> = None => range(-40.0, 150.0), "°C",
@@ -173,6 +173,9 @@ impl Scenario for Storage {
                 format!("device '{}' has no [power] parameters", device.name),
             ));
         };
+        // Runs: the job, then the thermal run if any.
+        ctx.progress()
+            .start(1 + cfg.thermal.is_some() as u64, "runs");
         let mut job_rng = ctx.rng("storage.job");
         let res = run_job(
             BlockDevice::new(&device),
@@ -181,6 +184,7 @@ impl Scenario for Storage {
             device.capacity_bytes,
             &mut job_rng,
         );
+        ctx.progress().advance(1);
         let mut row = StorageRow {
             device: device.name.clone(),
             technology: device.technology.clone(),
@@ -262,6 +266,7 @@ impl Scenario for Storage {
             row.steady_state_c = Some(th.steady_state_c);
             headline.insert("stop_time_s".into(), json!(th.stop_time_s));
             headline.insert("max_temperature_c".into(), json!(th.max_temperature_c));
+            ctx.progress().advance(1);
         }
         let mut out = Output::new(vec![row]);
         if let Some(rows) = thermal_rows {
