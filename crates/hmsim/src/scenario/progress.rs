@@ -15,3 +15,62 @@ impl Progress for NoProgress {
     fn start(&self, _total: u64, _unit: &str) {}
     fn advance(&self, _n: u64) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Records the phases started and the units advanced.
+    #[derive(Default)]
+    struct Log(Mutex<(Vec<(u64, String)>, u64)>);
+
+    impl Progress for Log {
+        fn start(&self, total: u64, unit: &str) {
+            self.0.lock().unwrap().0.push((total, unit.to_string()));
+        }
+        fn advance(&self, n: u64) {
+            self.0.lock().unwrap().1 += n;
+        }
+    }
+
+    /// Each module's runner announces its points and reports every one of them done.
+    #[test]
+    fn every_module_reports_its_runs_done() {
+        let cases: &[(&str, u64, &str)] = &[
+            (
+                "module = \"numa\"\npolicies = [\"linux-default\", \"kmem-dax\"]\n\
+                 [allocation]\nsize_bytes = 1073741824\n",
+                2,
+                "policies",
+            ),
+            (
+                "module = \"hybrid\"\n[device]\ncapacity_mib = 16\ndram_mib = 0.5\n\
+                 [workload]\nthreads = 2\n[workload.pigz]\ninput_mib = 0.2\nos_resident_mib = 0.5\n\
+                 [[policies]]\nname = \"no_EPF\"\n[[policies]]\nname = \"all_EPF\"\n",
+                2,
+                "policies",
+            ),
+            (
+                "module = \"storage\"\n[device]\nname = \"intel-optane-900p\"\n[job]\n\
+                 op = \"read\"\nqueue_depth = 4\nblock_size_bytes = 4096\nduration_s = 0.001\n",
+                1,
+                "runs",
+            ),
+            (
+                "module = \"pmem\"\n[workload]\npattern = \"seq-write\"\n\
+                 footprint_bytes = 65536\noperations = 100\n",
+                1,
+                "runs",
+            ),
+        ];
+        for (text, total, unit) in cases {
+            let log = Log::default();
+            crate::registry::run_scenario_with_progress(text, "p.toml", &[], &[], &log)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let (starts, done) = log.0.into_inner().unwrap();
+            assert_eq!(starts, vec![(*total, unit.to_string())], "{text}");
+            assert_eq!(done, *total, "{text}");
+        }
+    }
+}
