@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::system::PmemSystem;
 use crate::hash::FastMap;
 
 #[derive(Debug, Clone, Serialize)]
@@ -41,6 +42,31 @@ fn years(endurance_writes: f64, writes: f64, elapsed_s: f64) -> f64 {
     } else {
         endurance_writes / (writes / elapsed_s) / SECONDS_PER_YEAR
     }
+}
+
+/// The lifetime a run that left `sys` after `elapsed_s` simulated seconds costs `dimms` DIMMs
+/// of `capacity_bytes_per_dimm`, each rated for `rated_bytes_per_dimm` of writes: its media
+/// writes, wear map and hottest `top_n` 4 KiB ranges.
+pub fn of_run(
+    sys: &PmemSystem,
+    elapsed_s: f64,
+    rated_bytes_per_dimm: f64,
+    capacity_bytes_per_dimm: f64,
+    dimms: u32,
+    top_n: usize,
+) -> LifetimeReport {
+    let (physical, logical) = sys.max_line_wear();
+    report(
+        sys.counters().media_writes_64b,
+        elapsed_s,
+        rated_bytes_per_dimm,
+        capacity_bytes_per_dimm,
+        dimms,
+        logical,
+        physical,
+        &sys.page_media_writes(),
+        top_n,
+    )
 }
 
 /// `pages`: media writes (64 B units) per 4 KiB page of the program's address space.

@@ -8,12 +8,12 @@ use serde_json::Value;
 use super::config::PmemConfig;
 use super::driver::{DimmSpec, Machine, Persist};
 use super::lifetime;
-use super::rows::{hot_range_rows, ratio, LifetimeRow};
+use super::rows::{lifetime_output, ratio, LifetimeRow};
 use crate::cache::{CacheConfig, FlushKind};
 use crate::config::{parse_toml, Validator};
 use crate::device::Catalog;
 use crate::error::ConfigError;
-use crate::scenario::{to_map, Output, RunOutput};
+use crate::scenario::RunOutput;
 use crate::trace::{Kind, TraceKind, TraceReader, NO_ID};
 
 crate::params! {
@@ -123,16 +123,12 @@ pub fn lifetime_trace(
     }
     let elapsed_s = m.elapsed_ns() * 1e-9;
     let c = m.sys.counters();
-    let (pw, lw) = m.sys.max_line_wear();
-    let life = lifetime::report(
-        c.media_writes_64b,
+    let life = lifetime::of_run(
+        &m.sys,
         elapsed_s,
         rated,
         dev.capacity_bytes as f64,
         pmem.dimms,
-        lw,
-        pw,
-        &m.sys.page_media_writes(),
         opts.top_n,
     );
     let stored_known = unsized_writes == 0;
@@ -169,19 +165,18 @@ pub fn lifetime_trace(
         lifetime_years_ideal_wl: life.years_ideal_wear_leveling,
         rated_fraction_per_hour: life.rated_fraction_per_hour,
     };
-    let all = to_map(&row);
-    let mut output = Output::new(vec![row]);
-    for k in [
-        "wa_end_to_end",
-        "wa_stores_to_wpq",
-        "write_amplification",
-        "rated_fraction_per_hour",
-        "lifetime_years_no_wl",
-        "lifetime_years_ideal_wl",
-    ] {
-        output.headline.insert(k.to_string(), all[k].clone());
-    }
-    output.table("hot_ranges", &hot_range_rows(&life));
+    let output = lifetime_output(
+        row,
+        &[
+            "wa_end_to_end",
+            "wa_stores_to_wpq",
+            "write_amplification",
+            "rated_fraction_per_hour",
+            "lifetime_years_no_wl",
+            "lifetime_years_ideal_wl",
+        ],
+        &life,
+    );
     let resolved = serde_json::to_value(&opts).unwrap_or(Value::Null);
     Ok(RunOutput::from_output(
         "lifetime", opts.seed, resolved, output,

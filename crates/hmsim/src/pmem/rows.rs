@@ -5,7 +5,7 @@
 use super::driver::{Persist, PmemPattern};
 use super::lifetime::{HotRange, LifetimeReport};
 use crate::result_row;
-use crate::scenario::{ColumnType, Dtype};
+use crate::scenario::{to_map, ColumnType, Dtype, Output, ResultRow};
 
 impl ColumnType for PmemPattern {
     const DTYPE: Dtype = Dtype::Str;
@@ -126,4 +126,20 @@ impl From<&HotRange> for HotRangeRow {
 /// The hottest ranges of a lifetime report as rows.
 pub fn hot_range_rows(life: &LifetimeReport) -> Vec<HotRangeRow> {
     life.hottest_ranges.iter().map(HotRangeRow::from).collect()
+}
+
+/// The output of one run's `row` with the lifetime's hottest ranges (`hot_ranges.csv`) and
+/// the row's `headline` columns in the headline.
+pub fn lifetime_output<R: ResultRow>(
+    row: R,
+    headline: &[&str],
+    life: &LifetimeReport,
+) -> Output<R> {
+    let all = to_map(&row);
+    let mut out = Output::new(vec![row]);
+    for &k in headline {
+        out.headline.insert(k.to_string(), all[k].clone());
+    }
+    out.table("hot_ranges", &hot_range_rows(life));
+    out
 }

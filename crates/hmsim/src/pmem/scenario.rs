@@ -3,10 +3,10 @@
 use super::config::PmemConfig;
 use super::driver::{run_workload, DimmSpec, PmemWorkload};
 use super::lifetime;
-use super::rows::{hot_range_rows, ratio, PmemRow};
+use super::rows::{lifetime_output, ratio, PmemRow};
 use crate::cache::CacheConfig;
 use crate::error::RunError;
-use crate::scenario::{to_map, Ctx, Output, Scenario};
+use crate::scenario::{Ctx, Output, Scenario};
 
 /// The `pmem` module.
 pub struct Pmem;
@@ -39,15 +39,12 @@ impl Scenario for Pmem {
         ctx.progress().start(1, "runs");
         let (r, m) = run_workload(&sc.pmem, &sc.cache, w, dimm, ctx.seed());
         ctx.progress().advance(1);
-        let life = lifetime::report(
-            r.counters.media_writes_64b,
+        let life = lifetime::of_run(
+            &m.sys,
             r.elapsed_s,
             rated,
             dev.capacity_bytes as f64,
             sc.pmem.dimms,
-            r.max_logical_line_writes,
-            r.max_physical_line_writes,
-            &m.sys.page_media_writes(),
             sc.top_n,
         );
         let c = r.counters;
@@ -99,18 +96,16 @@ impl Scenario for Pmem {
             llc_misses: llc.misses,
             llc_writebacks: llc.writebacks,
         };
-        let all = to_map(&row);
-        let mut out = Output::new(vec![row]);
-        for k in [
-            "write_amplification",
-            "wa_end_to_end",
-            "bandwidth_gb_s",
-            "lifetime_years_no_wl",
-            "rated_fraction_per_hour",
-        ] {
-            out.headline.insert(k.to_string(), all[k].clone());
-        }
-        out.table("hot_ranges", &hot_range_rows(&life));
-        Ok(out)
+        Ok(lifetime_output(
+            row,
+            &[
+                "write_amplification",
+                "wa_end_to_end",
+                "bandwidth_gb_s",
+                "lifetime_years_no_wl",
+                "rated_fraction_per_hour",
+            ],
+            &life,
+        ))
     }
 }
