@@ -135,7 +135,8 @@ def trace_points(footprint_mib: float, quick: bool) -> list[Point]:
     trace_mib = TRACE_PROCESSES * pages * 4096 / 2**20
     tr = base.replace("[workload.pigz]\ninput_mib = 45\n", "")
     ov = (("workload.trace", _toml_value(str(trace))), ("workload.threads", _toml_value(TRACE_PROCESSES)))
-    pts = [_point(tr + _policies_text(), file, "trace", trace_mib * d * scale / footprint_mib, ov) for d in STUDY_DRAM_MB]
+    text = tr + _policies_text()
+    pts = [_point(text, file, "trace", trace_mib * d * scale / footprint_mib, ov) for d in STUDY_DRAM_MB]
     pts.append(
         _point(
             tr + _policies_text(THRESHOLDS_US),
@@ -160,7 +161,7 @@ def figures(out: Path, df: pd.DataFrame, service: pd.DataFrame) -> list[Path]:
                 continue
             piv = sub.pivot_table(index="dram_mib", columns="policy", values="runtime_s")
             piv[[p for p in POLICIES if p in piv]].plot.bar(ax=ax, color=[colors[p] for p in POLICIES if p in piv])
-            ax.set_xlabel("UMD DRAM (MB)")
+            ax.set_xlabel("UMD DRAM (MiB)")
             ax.set_ylabel("runtime (s)")
             ax.set_title(wl)
             ax.tick_params(axis="x", rotation=0)
@@ -173,10 +174,10 @@ def figures(out: Path, df: pd.DataFrame, service: pd.DataFrame) -> list[Path]:
             axes[0].plot(s.dram_mib, s.runtime_s, marker="o", color=colors[p], label=p)
         s = sw[sw.policy == "no_EPF"].sort_values("dram_mib")
         axes[1].plot(s.dram_mib, s.internal_fault_share, marker="o", color="0.3")
-        axes[0].set_xlabel("UMD DRAM (MB)")
+        axes[0].set_xlabel("UMD DRAM (MiB)")
         axes[0].set_ylabel("runtime (s)")
         axes[0].legend()
-        axes[1].set_xlabel("UMD DRAM (MB)")
+        axes[1].set_xlabel("UMD DRAM (MiB)")
         axes[1].set_ylabel("internal faults / UMD accesses")
         fig.suptitle("DRAM-size sweep (pigz-like)")
         paths += save_figure(fig, out, "fig_dram_sweep")
@@ -207,7 +208,7 @@ def figures(out: Path, df: pd.DataFrame, service: pd.DataFrame) -> list[Path]:
                 ax.set_yscale("log")
                 ax.set_xlabel("internal-fault service time (µs, log2 bin lower edge)")
                 ax.set_ylabel("internal faults")
-                ax.set_title(f"{dram:g} MB UMD DRAM")
+                ax.set_title(f"{dram:g} MiB UMD DRAM")
                 ax.tick_params(axis="x", rotation=0)
             fig.suptitle("Service-time histogram (pigz-like)")
             paths += save_figure(fig, out, "fig_service_time")
