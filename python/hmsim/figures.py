@@ -236,7 +236,7 @@ def _hybrid(result, out: Path) -> None:
         ],
         out,
         "policies",
-        f"{df['workload'].iloc[0]}: {df['dram_mib'].iloc[0]:g} MB DRAM cache",
+        f"{df['workload'].iloc[0]}: {df['dram_mib'].iloc[0]:g} MiB DRAM cache",
     )
 
 
