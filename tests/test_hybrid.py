@@ -72,7 +72,7 @@ def test_same_seed_same_results_and_waf_at_least_one():
 
 def test_bad_hybrid_inputs(cli, tmp_path):
     p = tmp_path / "h.toml"
-    p.write_text('module = "hybrid"\n[device]\ncapacity_mb = 64\ndram_mb = 128\n')
+    p.write_text('module = "hybrid"\n[device]\ncapacity_mib = 64\ndram_mib = 128\n')
     code, _, err = cli("run", str(p), "--out", str(tmp_path / "o"))
     assert code == 2 and "device.dram_mib" in err and ":4:" in err and "Traceback" not in err
     code, _, err = cli(
