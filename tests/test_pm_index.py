@@ -20,13 +20,15 @@ def test_every_hash_index_is_registered_with_both_key_types():
         assert set(got[name]["key_types"]) == {"int", "string"}
 
 
-def test_cceh_insert_is_one_flush_one_fence_plus_splits_and_is_deterministic():
+def test_cceh_insert_is_one_flush_three_fences_plus_splits_and_is_deterministic():
     a = hmsim.run(_scenario()).results.iloc[0]
     b = hmsim.run(_scenario()).results.iloc[0]
     assert a.flushes_per_op == b.flushes_per_op and a.media_writes_64b_per_op == b.media_writes_64b_per_op
-    # one flush per insert plus the segment and directory flushes of splits
-    assert 1.0 <= a.fences_per_op < 1.5
-    assert a.flushes_per_op >= a.fences_per_op
+    # one flush and three fences per insert (RECIPE's fence pattern) plus the splits': two
+    # 257-line segments each, a fence before and after each, and the directory's
+    assert 3.0 <= a.fences_per_op < 3.1
+    assert abs(a.flushes_per_op - a.resize_flushes_per_op - 1.0) < 1e-9
+    assert a.resize_flushes_per_op >= 514 * 2 / 3000
     # every flushed dirty line reaches the WPQ once
     assert a.wpq_inserts_per_op >= 0.9 * a.flushes_per_op
     assert a.inserts_per_module > 1e12

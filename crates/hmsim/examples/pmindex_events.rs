@@ -1,4 +1,5 @@
-//! Event-stream fingerprint of an index: `cargo run --release --example pmindex_events -- INDEX N`.
+//! Event-stream fingerprint of an index: `cargo run --release --example pmindex_events -- INDEX N`
+//! (INDEX: a registered name, or `cceh-recipe` / `level-hashing-recipe`).
 //! Per key type and phase (load of N keys, N lookups, N/2 updates, N/2 deletes, N reinserts):
 //! the region counters and a hash of every store / nt-store / flush / fence event (offset,
 //! length) in order, so a change to an index's code can be checked to persist the same way.
@@ -39,7 +40,12 @@ fn main() {
     let a: Vec<String> = std::env::args().collect();
     let index = a.get(1).map(String::as_str).unwrap_or("p-hot");
     let n: u64 = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(100_000);
-    let spec = find(index).expect("a registered index");
+    // The original's variants of CCEH and Level hashing are not registered.
+    let spec = match index {
+        "cceh-recipe" => &hmsim::pmindex::hash::cceh::SPEC_RECIPE,
+        "level-hashing-recipe" => &hmsim::pmindex::hash::level::SPEC_RECIPE,
+        _ => find(index).expect("a registered index"),
+    };
     for kt in [KeyType::Int, KeyType::Str] {
         let mut pm = PmRegion::anonymous(RegionConfig::default()).expect("region");
         let mut idx = (spec.create)(&mut pm, &IndexOptions::new(kt)).expect("create");

@@ -37,6 +37,37 @@ mod tests {
         })
     }
 
+    /// Same operations → the same counters, bytes and entries, for every hash index and the
+    /// original's variants of CCEH and Level hashing (no hidden randomness: the original's
+    /// Level hashing seeds its hashes from `rand()`; hmsim's are fixed).
+    #[test]
+    fn hash_indexes_are_deterministic() {
+        use super::super::testing::{fresh, random_ops};
+        use super::super::RegionConfig;
+        let mut specs = crate::pmindex::registry::family("hash");
+        specs.extend([&super::cceh::SPEC_RECIPE, &super::level::SPEC_RECIPE]);
+        for spec in specs {
+            for kt in [KeyType::Int, KeyType::Str] {
+                // Enough keys for splits of CCEH's 16 KiB segments, then mixed operations.
+                let mut ops: Vec<Op> = (1..4000).map(|k| Op::Insert(Key::of(kt, k), k)).collect();
+                ops.extend(random_ops(kt, 2000, 5000, 4));
+                let run = || {
+                    let (mut pm, mut idx, _) =
+                        fresh(spec, kt, TonicOpts::default(), RegionConfig::default());
+                    for op in ops.iter().filter(|o| !matches!(o, Op::Scan(..))) {
+                        op.apply(idx.as_mut(), &mut pm).unwrap();
+                    }
+                    let mut e = idx.entries(&pm);
+                    e.sort();
+                    (pm.stats(), pm.used_bytes(), e)
+                };
+                let (a, b) = (run(), run());
+                assert!(a.0.resize_flushes > 0, "{}: no resize or split", spec.name);
+                assert_eq!(a, b, "{} {kt:?}", spec.name);
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         /// Random op sequences (small key space, so resizes, splits and movements happen)
