@@ -10,7 +10,7 @@ use super::index::TonicOpts;
 use super::key::KeyType;
 use super::measure::{cost_row, measure, real_thread_rows, real_throughput};
 use super::region::{CrashCapture, RegionConfig};
-use super::registry::INDEXES;
+use super::registry;
 use super::rows::{CrashRow, PmIndexRow};
 use super::shared::{DEFAULT_SHARDS, MAX_SHARDS};
 use super::testing::random_ops;
@@ -225,16 +225,9 @@ impl Validate for PmIndexConfig {
         v.nested("workload", &self.workload);
         v.nested("model.pmem", &self.model.pmem);
         v.nested("model.cache", &self.model.cache);
-        match INDEXES.get(&self.index.name) {
-            None => v.fail(
-                "index.name",
-                format!(
-                    "unknown index '{}'; allowed: {}",
-                    self.index.name,
-                    INDEXES.names().join(", ")
-                ),
-            ),
-            Some(spec) => {
+        match registry::find(&self.index.name) {
+            Err(e) => v.fail("index.name", e),
+            Ok(spec) => {
                 if !spec.key_types.contains(&self.index.key_type) {
                     v.fail(
                         "index.key_type",
@@ -289,7 +282,8 @@ impl Scenario for PmIndexStudy {
     type Row = PmIndexRow;
 
     fn run(sc: &PmIndexConfig, ctx: &Ctx) -> Result<Output<PmIndexRow>, RunError> {
-        let spec = *INDEXES.require(&sc.index.name, ctx.file(), "index.name")?;
+        let spec = registry::find(&sc.index.name)
+            .map_err(|e| RunError::config(ctx.file(), "index.name", e))?;
         let (dev, rated) =
             ctx.memory_device_with_endurance(&sc.model.pmem.device, "model.pmem.device")?;
         let seed = ctx.seed();
