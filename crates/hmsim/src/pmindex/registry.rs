@@ -85,6 +85,6 @@ mod tests {
             assert_eq!(find(name).unwrap().name, name);
             assert!(registry().iter().all(|s| s.name != name));
         }
-        assert!(find("nope").unwrap_err().contains("cceh-recipe"));
+        assert!(find("nope").is_err_and(|e| e.contains("cceh-recipe")));
     }
 }
