@@ -368,14 +368,7 @@ impl BwTree {
     /// chain that reaches the limit. (A chain a crash left at the limit gets its delta from
     /// the allocator; recovery consolidates it.)
     #[allow(clippy::too_many_arguments)]
-    fn add_delta<M: PmMem>(
-        &mut self,
-        pm: &mut M,
-        f: &Found,
-        kind: u64,
-        k: u64,
-        v: u64,
-    ) {
+    fn add_delta<M: PmMem>(&mut self, pm: &mut M, f: &Found, kind: u64, k: u64, v: u64) {
         let (id, chain) = (f.id, f.chain);
         let head = pm.load(self.slot(pm, id));
         let d = if chain < CHAIN_MAX {
