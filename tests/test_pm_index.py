@@ -83,3 +83,13 @@ def test_pm_index_study_quick(quick_study):
     assert set(real["index"]) == set(res.summary["real_2_thread_speedup"])
     for name in ("fig_flushes_per_insert", "fig_lifetime_per_insert", "fig_tonic_before_after", "fig_real_threads"):
         assert (out / f"{name}.png").stat().st_size > 5000
+    # Flushes by source: own + split = the index's total; the trees that mark their splits
+    # and consolidations have split flushes on Load; P-CLHT's normalised total is 1.
+    src = res.tables["flush_sources"].set_index(["index", "key_type"])
+    load = df[(df.experiment == "load") & (df.threads == 1)].set_index(["index", "key_type"])
+    total = src.index_flushes + src.resize_flushes
+    assert ((total - load.flushes_per_op.reindex(src.index)).abs() < 1e-3).all()
+    for name in ("p-hot", "p-bwtree", "fast-fair"):
+        assert src.loc[(name, "int")].resize_flushes > 0, name
+    clht = src.loc[("p-clht", "int")]
+    assert abs(clht.index_flushes_vs_p_clht + clht.resize_flushes_vs_p_clht - 1) < 0.01

@@ -40,6 +40,11 @@ SECTION_TITLES = {
     "input": "Inputs: numbers of the study's setup copied into the model (echoed, not results)",
 }
 NO_NUMBERS = "No published numbers are compared for this study; its docs page says what the source reports."
+# Study tables the report shows besides the published numbers: cross-checks against an
+# original implementation (counted, not published), by table name.
+CROSSCHECK_TABLES = {
+    "recipe_crosscheck": "Cross-check: flushes / fences / nt-stores per insert, RECIPE's original code vs hmsim",
+}
 
 
 def _band(ratio: float) -> str:
@@ -100,6 +105,27 @@ def sources_used(results: dict[str, StudyResult]) -> list[str]:
         if "source" in r.comparison:
             keys += list(r.comparison.source)
     return [k for k in dict.fromkeys(keys) if k]
+
+
+def _crosscheck_tables(r: StudyResult) -> tuple[list[str], list[str]]:
+    """(HTML, Markdown) of the study's cross-check tables (`CROSSCHECK_TABLES`), if any."""
+    h: list[str] = []
+    md: list[str] = []
+    for name, title in CROSSCHECK_TABLES.items():
+        t = r.tables.get(name)
+        if t is None or t.empty:
+            continue
+        cols = [str(c) for c in t.columns]
+        h.append(f"<h3>{html.escape(title)}</h3><table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols))
+        h.append("</tr>")
+        md += [f"### {title}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for row in t.itertuples(index=False):
+            cells = [_fmt(v) if isinstance(v, float) else str(v) for v in row]
+            h.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+            md.append("| " + " | ".join(cells) + " |")
+        h.append("</table>")
+        md.append("")
+    return h, md
 
 
 def _study_tables(r: StudyResult) -> tuple[list[str], list[str]]:
@@ -192,6 +218,9 @@ def write_report(out: Path, results: dict[str, StudyResult]) -> Path:
         th, tmd = _study_tables(r)
         h += th
         md += tmd
+        ch, cmd = _crosscheck_tables(r)
+        h += ch
+        md += cmd
         h.append("<div class='figs'>")
         for fig in s.get("figures", []):
             if fig.endswith(".png"):

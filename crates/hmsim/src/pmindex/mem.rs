@@ -32,6 +32,25 @@ pub trait PmMem {
     /// model (native speed only).
     #[inline]
     fn prefetch(&self, _off: u64, _len: u64) {}
+    /// Mark the persist operations from now on as split / consolidation / resize work (true)
+    /// or ordinary insert work (false): they also count in `PmStats::resize_*`.
+    fn set_resizing(&mut self, _on: bool) {}
+    /// RECIPE's persist helpers (`clflush(ptr, len, front, back)` of P-HOT and P-BwTree,
+    /// FAST&FAIR's `clflush`): an optional fence, flush every line covering the range, an
+    /// optional fence.
+    fn flush_fenced(&mut self, off: u64, len: u64, front: bool, back: bool) {
+        if front {
+            self.fence();
+        }
+        let mut line = off & !(LINE - 1);
+        while line < off + len.max(1) {
+            self.flush(line);
+            line += LINE;
+        }
+        if back {
+            self.fence();
+        }
+    }
     fn persist(&mut self, off: u64, len: u64) {
         let mut line = off & !(LINE - 1);
         while line < off + len.max(1) {
@@ -152,6 +171,9 @@ impl<R: BorrowMut<PmRegion>> PmMem for Instr<R> {
     }
     fn free(&mut self, off: u64, size: u64) {
         self.raw_mut().free(off, size)
+    }
+    fn set_resizing(&mut self, on: bool) {
+        self.raw_mut().set_resizing(on)
     }
     #[inline(always)]
     fn prefetch(&self, off: u64, len: u64) {

@@ -2,17 +2,24 @@
 //! chain of delta records over a base node, as RECIPE's converted OpenBwTree persists it:
 //! - insert / update / delete: a delta record (kind, key, value, next) is written and
 //!   flushed, then the node's mapping-table slot is switched to it (the CAS) and flushed;
+//!   as OpenBwTree allocates deltas inline (each base node carries a chunk for 8 deltas
+//!   right below it, handed out downward from the base), delta `j` of a chain occupies the
+//!   56 B (the size of RECIPE's leaf insert delta: metadata, child pointer, key-value pair,
+//!   index pair) ending `56 j` bytes below the base, and its flush covers those 56 B: 6 of
+//!   the 8 positions straddle two lines (1.75 lines per delta);
 //! - when a chain reaches 8 deltas it is consolidated: a new base node with the merged
 //!   entries is flushed whole and the mapping slot switched and flushed;
-//! - a consolidation past 64 entries splits: the right half becomes a new base under a new
+//! - a consolidation past 128 entries (OpenBwTree's node size upper threshold) splits: the right half becomes a new base under a new
 //!   id (flushed, its mapping slot flushed), the left half's base (with the sibling id and
 //!   the high key) is flushed and published, then the separator goes into the parent as an
 //!   insert delta (same protocol); a root split publishes a new root base and the root id.
 //!
 //! Layout: superblock `+0` mapping directory, `+8` next id, `+16` root id; directory: 1024
 //! chunk pointers; chunk: 4096 8 B slots. Base (48 B + 16 B per entry): kind, count, sibling
-//! id, high key, leftmost child id, level, entries (key word, value / child id). Delta (32 B):
-//! kind, key word, value, next. String keys are stored as pointers to persisted key records.
+//! id, high key, leftmost child id, level, entries (key word, value / child id), preceded in
+//! its allocation by the 8 x 56 B delta chunk. Delta (32 B used of its 56 B): kind, key word,
+//! value, next. String keys are stored as pointers to persisted key records, persisted as
+//! RECIPE's YCSB driver persists a string key before the insert (fence, flush, fence).
 //!
 //! Recovery: a delta or base written but not published is unreachable; a split whose right
 //! half is linked but whose separator is missing is covered by B-link moves; an interrupted
@@ -21,7 +28,7 @@
 use std::cmp::Ordering;
 
 use super::ordered::{
-    cmp_stored, new_record, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+    cmp_stored, new_record_fenced, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE,
 };
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult};
 
@@ -62,7 +69,12 @@ const INNER: u64 = 2;
 const D_INSERT: u64 = 3;
 const D_DELETE: u64 = 4;
 const CHAIN_MAX: usize = 8;
-const NODE_MAX: usize = 64;
+/// OpenBwTree's `LEAF_NODE_SIZE_UPPER_THRESHOLD` (and the inner one): 128 entries.
+const NODE_MAX: usize = 128;
+/// `sizeof(LeafInsertNode)` in RECIPE's P-BwTree with 8 B keys and values.
+const DELTA_BYTES: u64 = 56;
+/// The inline delta chunk below each base node: `CHAIN_MAX` deltas.
+const DELTA_AREA: u64 = CHAIN_MAX as u64 * DELTA_BYTES;
 const CHUNK_SLOTS: u64 = 4096;
 const DIR_SLOTS: u64 = 1024;
 
@@ -99,6 +111,8 @@ impl SearchKey for [u8; 24] {
 /// (its stored key word and the address of its value word: in a delta or the base).
 struct Found {
     id: u64,
+    /// The node's base (its inline delta chunk lies below it).
+    base: u64,
     chain: usize,
     hit: Option<(u64, u64)>,
 }
@@ -176,7 +190,7 @@ impl BwTree {
         entries: &[(u64, u64)],
     ) -> u64 {
         let size = 48 + 16 * entries.len() as u64;
-        let b = pm.alloc(size, LINE);
+        let b = pm.alloc(DELTA_AREA + size, LINE) + DELTA_AREA;
         for (i, w) in [kind, entries.len() as u64, sibling, high, leftmost, level]
             .iter()
             .enumerate()
@@ -302,6 +316,7 @@ impl BwTree {
             if node_level == level && level > 0 {
                 return Found {
                     id,
+                    base,
                     chain,
                     hit: None,
                 };
@@ -330,7 +345,12 @@ impl BwTree {
                     Some(_) => None,
                     None => at.filter(|a| a.0 == key).map(|(_, w, e)| (w, e + 8)),
                 };
-                return Found { id, chain, hit };
+                return Found {
+                    id,
+                    base,
+                    chain,
+                    hit,
+                };
             }
             id = match (exact, below, at) {
                 (Some((_, d)), _, _) => pm.load(d + 16),
@@ -343,27 +363,28 @@ impl BwTree {
         }
     }
 
-    /// Prepend a delta to node `id`'s chain (of `chain` deltas): flush the delta, switch and
-    /// flush the slot; consolidate a chain that reaches the limit.
+    /// Prepend a delta to node `id`'s chain (of `chain` deltas over `base`): write it into
+    /// the base's inline chunk, flush its 56 B, switch and flush the slot; consolidate a
+    /// chain that reaches the limit. (A chain a crash left at the limit gets its delta from
+    /// the allocator; recovery consolidates it.)
     #[allow(clippy::too_many_arguments)]
-    fn add_delta<M: PmMem>(
-        &mut self,
-        pm: &mut M,
-        id: u64,
-        chain: usize,
-        kind: u64,
-        k: u64,
-        v: u64,
-    ) {
+    fn add_delta<M: PmMem>(&mut self, pm: &mut M, f: &Found, kind: u64, k: u64, v: u64) {
+        let (id, chain) = (f.id, f.chain);
         let head = pm.load(self.slot(pm, id));
-        let d = pm.alloc(32, LINE);
+        let d = if chain < CHAIN_MAX {
+            f.base - DELTA_BYTES * (chain as u64 + 1)
+        } else {
+            pm.alloc(DELTA_BYTES, LINE)
+        };
         for (i, w) in [kind, k, v, head].iter().enumerate() {
             pm.store(d + 8 * i as u64, *w);
         }
-        pm.persist(d, 32);
+        pm.persist(d, DELTA_BYTES);
         self.publish(pm, id, d);
         if chain + 1 >= CHAIN_MAX {
+            pm.set_resizing(true);
             self.consolidate(pm, id);
+            pm.set_resizing(false);
         }
     }
 
@@ -420,7 +441,7 @@ impl BwTree {
             return;
         }
         let f = self.descend_word(pm, k, level);
-        self.add_delta(pm, f.id, f.chain, D_INSERT, k, right);
+        self.add_delta(pm, &f, D_INSERT, k, right);
     }
 
     /// Some node whose delta chain reached the consolidation limit.
@@ -464,9 +485,9 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
         }
         let kw = match self.kind {
             KeyKind::Int => u64::from_be_bytes(key.try_into().unwrap()),
-            KeyKind::Str => new_record(pm, self.kind, key, 0),
+            KeyKind::Str => new_record_fenced(pm, self.kind, key, 0),
         };
-        self.add_delta(pm, f.id, f.chain, D_INSERT, kw, value);
+        self.add_delta(pm, &f, D_INSERT, kw, value);
         true
     }
 
@@ -479,7 +500,7 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
         let Some((kw, _)) = f.hit else {
             return false;
         };
-        self.add_delta(pm, f.id, f.chain, D_INSERT, kw, value);
+        self.add_delta(pm, &f, D_INSERT, kw, value);
         true
     }
 
@@ -488,7 +509,7 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
         let Some((kw, _)) = f.hit else {
             return false;
         };
-        self.add_delta(pm, f.id, f.chain, D_DELETE, kw, 0);
+        self.add_delta(pm, &f, D_DELETE, kw, 0);
         true
     }
 
@@ -601,20 +622,37 @@ mod tests {
         }
     }
 
-    /// A delta insert = delta line + mapping slot; the 8th delta adds a consolidation
-    /// (base of 48 + 16 * 8 = 176 B = 3 lines, + slot).
+    /// A delta insert = the delta's 56 B in the base's inline chunk + the mapping slot; the
+    /// first base is line-aligned, so delta `j` starts `8 (j + 1)` bytes into a line: deltas
+    /// 1-6 straddle two lines, 0 and 7 fit one. The 8th delta adds a consolidation (base of
+    /// 48 + 16 * 8 = 176 B = 3 lines, + slot), counted as split work.
     #[test]
     fn flush_counts_closed_form() {
         let mut pm = test_pm();
         let mut t = BwTree::new(&mut pm, KeyKind::Int);
+        let d = |pm: &TestPm, b: &crate::pmindex::PmStats| {
+            let x = pm.stats().minus(b);
+            (x.flushes, x.fences, x.resize_flushes)
+        };
         for k in 1..=7u64 {
-            let b = pm.stats().flushes;
+            let b = pm.stats();
             t.insert(&mut pm, &int_key(k), k);
-            assert_eq!(pm.stats().flushes - b, 2);
+            let lines = if k == 1 { 1 } else { 2 };
+            assert_eq!(d(&pm, &b), (lines + 1, 2, 0), "key {k}");
         }
-        let b = pm.stats().flushes;
+        let b = pm.stats();
         t.insert(&mut pm, &int_key(8), 8);
-        assert_eq!(pm.stats().flushes - b, 2 + 3 + 1);
+        assert_eq!(d(&pm, &b), (1 + 1 + 3 + 1, 4, 4));
+        // Consolidations at 8, 16, ..., 128 entries keep one node; the one at 136 splits it
+        // (68 + 68): the delta (1 line) + slot; then, as split work, the new id, the right
+        // base (48 + 16 * 68 = 1136 B, 18 lines) + slot, the left base (18 lines) + slot, and
+        // a new root: id, base (64 B, 1 line), slot, root id.
+        for k in 9..136u64 {
+            t.insert(&mut pm, &int_key(k), k);
+        }
+        let b = pm.stats();
+        t.insert(&mut pm, &int_key(136), 136);
+        assert_eq!(d(&pm, &b), (2 + 1 + 19 + 19 + 4, 2 + 9, 43));
     }
 
     #[test]

@@ -39,7 +39,7 @@
 //! ancestors' heights may stay higher than needed.
 
 use super::ordered::{
-    new_record, record_bytes, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+    new_record_fenced, record_bytes, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE,
 };
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_XPLINE};
 
@@ -533,7 +533,8 @@ impl Hot {
         for (j, &c) in entries.iter().enumerate() {
             pm.store(child_slot(n, &h, j), c);
         }
-        pm.persist(n, h.size());
+        // RECIPE flushes a new node with its helper's fences before and after.
+        pm.flush_fenced(n, h.size(), true, true);
         n
     }
 
@@ -547,15 +548,20 @@ impl Hot {
     }
 
     /// Atomically replace what level `l` of the path points from (the root word at level 0).
+    /// As in RECIPE: a child slot by a non-temporal store fenced before and after (its
+    /// `movnt64`), the root word by a store flushed with fences before and after (its
+    /// persistent CAS of the root).
     fn publish<M: PmMem>(&self, pm: &mut M, path: &[(u64, usize)], l: usize, e: u64) {
-        let slot = if l == 0 {
-            self.meta
+        if l == 0 {
+            pm.store(self.meta, e);
+            pm.flush_fenced(self.meta, 8, true, true);
         } else {
             let (pn, pi) = path[l - 1];
-            child_slot(pn, &header(pm, pn), pi)
-        };
-        pm.store(slot, e);
-        pm.persist(slot, 8);
+            let slot = child_slot(pn, &header(pm, pn), pi);
+            pm.fence();
+            pm.ntstore(slot, e);
+            pm.fence();
+        }
     }
 
     /// Publish `img` as the new version of the node at level `l0`, splitting on overflow
@@ -569,13 +575,23 @@ impl Hot {
         img: &mut NodeImg,
     ) {
         let mut l = l0;
+        // The parent entry a pull-up points at the left half (flushed again, below).
+        let mut pulled = None;
         loop {
             if img.len <= FANOUT {
                 self.cases.normal += 1;
                 let n = self.write_node(pm, img);
+                if let Some(pi) = pulled {
+                    // RECIPE's final parent pull-up copies the parent with the right half,
+                    // then stores the left half into the copied entry and flushes that slot
+                    // again (fence before, none after) before publishing the copy.
+                    pm.flush_fenced(child_slot(n, &header(pm, n), pi), 8, true, false);
+                }
                 self.publish(pm, path, l, n);
                 break;
             }
+            // An overflow: everything from here to the publish is split work.
+            pm.set_resizing(true);
             let (right, d) = img.split();
             let ln = self.materialize(pm, img);
             let rn = self.materialize(pm, &right);
@@ -586,6 +602,7 @@ impl Hot {
                 img.entries[pi] = ln;
                 img.insert(pi + 1, rn, pi, d);
                 self.cases.parent_pull_up += 1;
+                pulled = Some(pi);
                 l -= 1;
                 continue;
             }
@@ -598,6 +615,7 @@ impl Hot {
             self.publish(pm, path, l, m);
             break;
         }
+        pm.set_resizing(false);
         for &(n, _) in &path[l..=l0] {
             self.free_node(pm, n);
         }
@@ -615,14 +633,6 @@ impl Hot {
         pm.free(leaf_rec(leaf), record_bytes(self.kind));
     }
 
-    /// The slot holding the leaf a search reached (the root word if the root is a leaf).
-    fn leaf_slot<M: PmMem>(&self, pm: &M, path: &[(u64, usize)]) -> u64 {
-        match path.last() {
-            None => self.meta,
-            Some(&(n, i)) => child_slot(n, &header(pm, n), i),
-        }
-    }
-
     fn insert_with<M: PmMem>(
         &mut self,
         pm: &mut M,
@@ -632,7 +642,7 @@ impl Hot {
     ) -> bool {
         let leaf = self.descend(pm, key, path);
         if leaf == 0 {
-            let rec = new_record(pm, self.kind, key, value);
+            let rec = new_record_fenced(pm, self.kind, key, value);
             self.publish(pm, path, 0, rec | 1);
             return true;
         }
@@ -641,7 +651,7 @@ impl Hot {
         let Some(d) = first_diff(key, &lk[..key.len()]) else {
             return false;
         };
-        let new = new_record(pm, self.kind, key, value) | 1;
+        let new = new_record_fenced(pm, self.kind, key, value) | 1;
         let right = key_bit(key, d) == 1;
         let pair = |a: u64, b: u64| {
             let (x, y) = if right { (a, b) } else { (b, a) };
@@ -795,10 +805,8 @@ impl<M: PmMem> OrderedIndex<M> for Hot {
         let leaf = self.descend(pm, key, &mut path);
         let found = leaf != 0 && self.leaf_is(pm, leaf, key);
         if found {
-            let rec = new_record(pm, self.kind, key, value);
-            let slot = self.leaf_slot(pm, &path);
-            pm.store(slot, rec | 1);
-            pm.persist(slot, 8);
+            let rec = new_record_fenced(pm, self.kind, key, value);
+            self.publish(pm, &path, path.len(), rec | 1);
             self.free_leaf(pm, leaf);
         }
         self.path = path;
@@ -886,6 +894,7 @@ mod tests {
     use super::super::ordered::int_key;
     use super::super::ordered::testing::*;
     use super::*;
+    use crate::pmindex::PmStats;
     use proptest::prelude::*;
     use rand::Rng;
 
@@ -1115,22 +1124,53 @@ mod tests {
     fn flush_counts_closed_form() {
         let mut pm = test_pm();
         let mut t = tree(&mut pm, KeyKind::Int);
-        let c = |pm: &TestPm| (pm.stats().flushes, pm.stats().fences);
-        // Empty: record (16 B, one line) + root word.
-        let b = c(&pm);
+        // (flushes, fences, nt-stores, split flushes) since `b`.
+        let c = |pm: &TestPm, b: &PmStats| {
+            let d = pm.stats().minus(b);
+            (d.flushes, d.fences, d.ntstores, d.resize_flushes)
+        };
+        // The record is persisted as RECIPE's driver does (fence, one line, fence); a new
+        // node is flushed whole between two fences; the root word by a fenced flush (the
+        // persistent CAS), a child slot by a fenced nt-store.
+        // Empty: record + root word.
+        let b = pm.stats();
         t.insert(&mut pm, &int_key(0), 1);
-        assert_eq!((c(&pm).0 - b.0, c(&pm).1 - b.1), (2, 2));
+        assert_eq!(c(&pm, &b), (2, 4, 0, 0));
         // Root is a leaf: record + new 2-entry node (40 B, one line) + root word.
-        let b = c(&pm);
+        let b = pm.stats();
         t.insert(&mut pm, &int_key(1), 1);
-        assert_eq!((c(&pm).0 - b.0, c(&pm).1 - b.1), (3, 3));
-        // Normal insert of entry m+1 into a height-1 node: record + the copy (8 + 8 + pad8(m+1)
-        // + 8 (m+1) B, whole lines) + root word; 5 entries fit one line, 6 take two.
+        assert_eq!(c(&pm, &b), (3, 6, 0, 0));
+        // Normal insert of entry m+1 into a non-full height-1 node: record + the copy (8 + 8
+        // + pad8(m+1) + 8 (m+1) B, whole lines) + root word; 5 entries fit one line, 6 take
+        // two.
         for (k, lines) in [(2u64, 1u64), (3, 1), (4, 1), (5, 2), (6, 2)] {
-            let b = c(&pm);
+            let b = pm.stats();
             t.insert(&mut pm, &int_key(k), 1);
-            assert_eq!((c(&pm).0 - b.0, c(&pm).1 - b.1), (2 + lines, 3), "key {k}");
+            assert_eq!(c(&pm, &b), (2 + lines, 6, 0, 0), "key {k}");
         }
+        for k in 7..32 {
+            t.insert(&mut pm, &int_key(k), 1);
+        }
+        let root = t.root(&pm);
+        assert_eq!(header(&pm, root).count, 32);
+        // Key 32 overflows the full root: split at the root BiNode into the 32 old entries
+        // (a new node) and the new leaf, held by a new 2-entry root: record + the left half's
+        // lines + the new root (one line) + root word; all but the record is split work.
+        let b = pm.stats();
+        t.insert(&mut pm, &int_key(32), 1);
+        let root = t.root(&pm);
+        let h = header(&pm, root);
+        assert_eq!(h.count, 2);
+        let left = pm.load(child_slot(root, &h, 0));
+        let lines = header(&pm, left).size().div_ceil(LINE);
+        assert_eq!(c(&pm, &b), (3 + lines, 8, 0, 2 + lines));
+        // A normal insert below the new root: the copy is published in the root's child
+        // slot by a fenced nt-store: record + the copy's lines.
+        let b = pm.stats();
+        t.insert(&mut pm, &int_key(33), 1);
+        let right = pm.load(child_slot(root, &h, 1));
+        let lines = header(&pm, right).size().div_ceil(LINE);
+        assert_eq!(c(&pm, &b), (1 + lines, 6, 1, 0));
     }
 
     #[test]

@@ -48,6 +48,14 @@ pub fn new_record<M: PmMem>(pm: &mut M, kind: KeyKind, key: &[u8], value: u64) -
     r
 }
 
+/// A value record persisted the way RECIPE's YCSB driver persists a key record before it
+/// calls the index (P-HOT's records, P-BwTree's string keys): `clflush` of the record with a
+/// fence before and after.
+pub fn new_record_fenced<M: PmMem>(pm: &mut M, kind: KeyKind, key: &[u8], value: u64) -> u64 {
+    pm.fence();
+    new_record(pm, kind, key, value)
+}
+
 pub fn record_key<M: PmMem>(pm: &M, kind: KeyKind, rec: u64) -> Vec<u8> {
     let mut k = vec![0u8; kind.len()];
     pm.load_bytes(rec + 8, &mut k);
