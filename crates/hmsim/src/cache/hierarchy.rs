@@ -4,6 +4,9 @@
 //! Flushes look in the issuing core's private caches and the LLC: persistent code flushes
 //! the lines its own thread wrote (there is no coherence between private caches).
 
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
 use serde::{Deserialize, Serialize};
 
 use super::set_assoc::{CacheStats, Replacement, SetAssocCache};
@@ -85,11 +88,40 @@ impl LevelConfig {
     }
 }
 
+/// Hashes a line number for the holder map (a multiplicative hash: keys are line numbers,
+/// not attacker-chosen, and SipHash would cost more than the lookup it guards).
+#[derive(Default, Clone, Copy)]
+struct LineHasher(u64);
+
+impl std::hash::Hasher for LineHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        let h = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+}
+
+type LineMap<V> = HashMap<u64, V, BuildHasherDefault<LineHasher>>;
+
 pub struct Hierarchy {
     l1: Vec<SetAssocCache>,
     l2: Vec<SetAssocCache>,
     llc: SetAssocCache,
     clwb_invalidates: bool,
+    /// The core whose private caches last took each line in `access_coherent` or
+    /// `prefetch_to_l2`: a coherent line sits in at most one core's private caches, so
+    /// looking only there finds it where a search of every core would.
+    holder: LineMap<u16>,
+    /// Whether any anonymous fill happened (then lines pushed out of a private level move
+    /// down when their set is next used).
+    polluted: bool,
     /// Lines written back by flush instructions (dirty at the flush).
     pub flushed_lines: u64,
     /// Flushes of lines that were clean or absent (no memory write).
@@ -115,6 +147,8 @@ impl Hierarchy {
                 .collect(),
             llc: mk(&cfg.llc, "cache.llc".into()),
             clwb_invalidates: cfg.clwb_invalidates,
+            holder: LineMap::default(),
+            polluted: false,
             flushed_lines: 0,
             clean_flushes: 0,
         }
@@ -160,14 +194,72 @@ impl Hierarchy {
     #[inline]
     fn fill_l1(&mut self, core: usize, line: u64, dirty: bool, sink: &mut impl MemorySink) {
         if let Some((v1, d1)) = self.l1[core].insert(line, dirty) {
-            if let Some((v2, d2)) = self.l2[core].insert(v1, d1) {
-                if let Some((v3, d3)) = self.llc.insert(v2, d2) {
-                    if d3 {
-                        sink.mem_write(v3, core, WriteCause::Eviction);
-                    }
-                }
+            self.fill_l2(core, v1, d1, sink);
+        }
+        if self.polluted {
+            self.move_aged(core, sink);
+        }
+    }
+
+    /// Put `line` into L2 of `core`, cascading the victim to the LLC and memory.
+    #[inline]
+    fn fill_l2(&mut self, core: usize, line: u64, dirty: bool, sink: &mut impl MemorySink) {
+        if let Some((v2, d2)) = self.l2[core].insert(line, dirty) {
+            self.fill_llc(core, v2, d2, sink);
+        }
+    }
+
+    #[inline]
+    fn fill_llc(&mut self, core: usize, line: u64, dirty: bool, sink: &mut impl MemorySink) {
+        if let Some((v3, d3)) = self.llc.insert(line, dirty) {
+            if d3 {
+                sink.mem_write(v3, core, WriteCause::Eviction);
             }
         }
+    }
+
+    /// Lines that anonymous fills pushed out of `core`'s L1 or L2 (or the LLC) and that a
+    /// set's use just found: they move down as victims would (the approximation: they
+    /// arrive in the next level now, as its most recent line, rather than when pushed).
+    fn move_aged(&mut self, core: usize, sink: &mut impl MemorySink) {
+        while let Some((l, d)) = self.l1[core].aged.pop() {
+            self.fill_l2(core, l, d, sink);
+        }
+        while let Some((l, d)) = self.l2[core].aged.pop() {
+            self.fill_llc(core, l, d, sink);
+        }
+        for (l, d) in self.llc.aged.drain(..) {
+            if d {
+                sink.mem_write(l, core, WriteCause::Eviction);
+            }
+        }
+    }
+
+    /// Make anonymous fills visible in the sets of `line` in `core`'s private caches and
+    /// the LLC before the line is looked for there.
+    #[inline]
+    fn settle(&mut self, core: usize, line: u64, sink: &mut impl MemorySink) {
+        if self.polluted {
+            self.l1[core].settle(line);
+            self.l2[core].settle(line);
+            self.move_aged(core, sink);
+            self.llc.settle(line);
+            self.move_aged(core, sink);
+        }
+    }
+
+    /// `lines` lines from `first_line` written by `core` that no one reads again and that
+    /// were not cached (zeroing a newly allocated page, data streaming past): each of
+    /// `core`'s L1 and L2 and the LLC counts them as anonymous fills of their sets
+    /// ([`SetAssocCache::pollute_lines`]) instead of storing them. Exact per level for
+    /// LRU; across levels an approximation of the exclusive hierarchy: a store miss fills
+    /// every level it passes (as Nehalem's inclusive LLC does) rather than L1 alone with
+    /// victims moving down. Only for coherent users (`access_coherent`).
+    pub fn pollute_lines(&mut self, core: usize, first_line: u64, lines: u64) {
+        self.polluted = true;
+        self.l1[core].pollute_lines(first_line, lines);
+        self.l2[core].pollute_lines(first_line, lines);
+        self.llc.pollute_lines(first_line, lines);
     }
 
     #[inline]
@@ -225,8 +317,9 @@ impl Hierarchy {
     /// cache moves from there, dirty state included, instead of coming from the LLC or
     /// memory. Returns where the line was found and whether that was another core's cache
     /// (then `HitLevel::Llc`: it crossed the shared level). A line read by several cores is
-    /// not kept shared: each use by another core moves it again. `load`/`store` are
-    /// unchanged: the persistence models use per-thread lines and no coherence.
+    /// not kept shared: each use by another core moves it again. The other core is the
+    /// line's last holder (one map lookup, not a search of every core's caches). `load`/
+    /// `store` are unchanged: the persistence models use per-thread lines and no coherence.
     pub fn access_coherent(
         &mut self,
         core: usize,
@@ -238,6 +331,7 @@ impl Hierarchy {
         if self.l1[core].lookup(line, write) {
             return (HitLevel::L1, false);
         }
+        self.settle(core, line, sink);
         self.l2[core].prefetch(line);
         self.llc.prefetch(line);
         if self.l2[core].lookup(line, false) {
@@ -245,19 +339,22 @@ impl Hierarchy {
             self.fill_l1(core, line, d || write, sink);
             return (HitLevel::L2, false);
         }
-        for other in 0..self.l1.len() {
-            if other == core {
-                continue;
-            }
-            let held = match self.l1[other].invalidate(line) {
-                Some(d) => Some(d),
-                None => self.l2[other].invalidate(line),
-            };
-            if let Some(d) = held {
-                self.fill_l1(core, line, d || write, sink);
-                return (HitLevel::Llc, true);
+        if let Some(&other) = self.holder.get(&line) {
+            let other = other as usize;
+            if other != core {
+                self.settle(other, line, sink);
+                let held = match self.l1[other].invalidate(line) {
+                    Some(d) => Some(d),
+                    None => self.l2[other].invalidate(line),
+                };
+                if let Some(d) = held {
+                    self.holder.insert(line, core as u16);
+                    self.fill_l1(core, line, d || write, sink);
+                    return (HitLevel::Llc, true);
+                }
             }
         }
+        self.holder.insert(line, core as u16);
         if self.llc.lookup(line, false) {
             let d = self.llc.invalidate(line).unwrap_or(false);
             self.fill_l1(core, line, d || write, sink);
@@ -272,19 +369,22 @@ impl Hierarchy {
     /// prefetcher): read from memory unless some cache holds it already. True if fetched.
     pub fn prefetch_to_l2(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) -> bool {
         let line = addr >> 6;
+        let holder = self.holder.get(&line).map(|&c| c as usize);
+        if let Some(h) = holder {
+            self.settle(h, line, sink);
+        }
         if self.llc.contains(line)
-            || self.l1.iter().any(|c| c.contains(line))
-            || self.l2.iter().any(|c| c.contains(line))
+            || holder.is_some_and(|h| self.l1[h].contains(line) || self.l2[h].contains(line))
         {
             return false;
         }
         sink.mem_read(line, core);
+        self.holder.insert(line, core as u16);
         if let Some((v2, d2)) = self.l2[core].insert(line, false) {
-            if let Some((v3, d3)) = self.llc.insert(v2, d2) {
-                if d3 {
-                    sink.mem_write(v3, core, WriteCause::Eviction);
-                }
-            }
+            self.fill_llc(core, v2, d2, sink);
+        }
+        if self.polluted {
+            self.move_aged(core, sink);
         }
         true
     }

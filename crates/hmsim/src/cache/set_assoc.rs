@@ -48,6 +48,13 @@ pub struct SetAssocCache {
     /// A line `probe_hit` found absent (INVALID: none). Only `insert` adds lines, and it
     /// clears this, so the `lookup` that follows the probe can count the miss unsearched.
     probed_absent: u64,
+    /// Anonymous fills ([`SetAssocCache::pollute_lines`]) per set so far; empty until the
+    /// first one (then `stamps` holds, per way, its set's count at the line's last touch).
+    anon: Vec<u32>,
+    stamps: Vec<u32>,
+    /// Lines that anonymous fills pushed out, with their dirty bit, found when their set
+    /// was next used: the owner moves them on (an exclusive hierarchy's next level).
+    pub aged: Vec<(u64, bool)>,
     pub stats: CacheStats,
 }
 
@@ -68,11 +75,15 @@ impl SetAssocCache {
             sets,
             mask: sets.is_power_of_two().then_some(sets - 1),
             ways,
-            slots: vec![INVALID; sets as usize * ways],
+            // One spare way past the last set: `last_hit` points there when no slot is valid.
+            slots: vec![INVALID; sets as usize * ways + 1],
             policy,
             rng,
             last_hit: 0,
             probed_absent: INVALID,
+            anon: Vec::new(),
+            stamps: Vec::new(),
+            aged: Vec::new(),
             stats: CacheStats::default(),
         }
     }
@@ -106,7 +117,101 @@ impl SetAssocCache {
         self.slots[b..b + self.ways]
             .iter()
             .position(|&w| w & !DIRTY == line)
+            .filter(|&p| self.anon.is_empty() || self.resident(b, p))
             .map(|p| (b, p))
+    }
+
+    /// Set index of the set whose first way is `b`.
+    #[inline]
+    fn set_of(&self, b: usize) -> usize {
+        b / self.ways
+    }
+
+    /// Whether the line in way `p` of the set at `b` is still cached: the ways newer than it
+    /// (its position) plus the anonymous fills of its set since its last touch leave it
+    /// among the set's `ways` most recent lines.
+    #[inline]
+    fn resident(&self, b: usize, p: usize) -> bool {
+        let age = self.anon[self.set_of(b)].wrapping_sub(self.stamps[b + p]);
+        (p as u64 + age as u64) < self.ways as u64
+    }
+
+    /// Move the lines of the set at `b` that anonymous fills pushed out to `aged` (they are
+    /// the set's oldest: position and age both grow towards the end).
+    #[inline]
+    fn purge(&mut self, b: usize) {
+        if self.anon.is_empty() {
+            return;
+        }
+        for p in (0..self.ways).rev() {
+            let w = self.slots[b + p];
+            if w == INVALID {
+                continue;
+            }
+            if self.resident(b, p) {
+                break;
+            }
+            self.slots[b + p] = INVALID;
+            self.stats.evictions += 1;
+            self.stats.writebacks += (w & DIRTY != 0) as u64;
+            self.aged.push((w & !DIRTY, w & DIRTY != 0));
+        }
+    }
+
+    /// Make anonymous fills up to now visible in the set of `line` (its pushed-out lines
+    /// go to `aged`).
+    pub fn settle(&mut self, line: u64) {
+        let b = self.base(line);
+        self.purge(b);
+    }
+
+    /// `n` lines from `first_line` filled into the cache, each a line never cached before
+    /// and never used again (page zeroing, application data streaming past): they age the
+    /// other lines of their sets exactly as inserting them one by one would under LRU or
+    /// FIFO, without storing them. O(min(n, sets)).
+    pub fn pollute_lines(&mut self, first_line: u64, n: u64) {
+        assert!(
+            self.ordered(),
+            "anonymous fills need an ordered (LRU or FIFO) policy"
+        );
+        if n == 0 {
+            return;
+        }
+        if self.anon.is_empty() {
+            self.anon = vec![0; self.sets as usize];
+            self.stamps = vec![0; self.slots.len()];
+        }
+        let full = (n / self.sets) as u32;
+        if full > 0 {
+            for a in &mut self.anon {
+                *a = a.wrapping_add(full);
+            }
+        }
+        for k in 0..n % self.sets {
+            let s = self.set_of(self.base(first_line + k));
+            self.anon[s] = self.anon[s].wrapping_add(1);
+        }
+        // The last hit may have aged out; the spare way past the last set holds no line.
+        self.last_hit = self.slots.len() - 1;
+    }
+
+    /// Shift the ways `b..=i` one place towards the end, the stamps with them.
+    #[inline]
+    fn shift_ways(&mut self, b: usize, i: usize) {
+        shift_right(&mut self.slots[b..=i]);
+        if !self.stamps.is_empty() {
+            for k in (b + 1..=i).rev() {
+                self.stamps[k] = self.stamps[k - 1];
+            }
+        }
+    }
+
+    /// Stamp way `i` (of the set at `b`) as touched now.
+    #[inline]
+    fn stamp(&mut self, b: usize, i: usize) {
+        if !self.stamps.is_empty() {
+            self.stamps[i] = self.anon[self.set_of(b)];
+        }
     }
 
     #[inline]
@@ -163,16 +268,20 @@ impl SetAssocCache {
     /// The set search of a lookup; on a hit as `lookup`, on a miss nothing counted.
     #[inline(never)]
     fn hit_search(&mut self, line: u64, write: bool) -> bool {
+        self.purge(self.base(line));
         let Some((b, p)) = self.find_way(line) else {
             return false;
         };
         let mut i = b + p;
-        if self.policy == Replacement::Lru && p != 0 {
-            // Move the line to the front of its set.
-            let w = self.slots[i];
-            shift_right(&mut self.slots[b..=i]);
-            self.slots[b] = w;
-            i = b;
+        if self.policy == Replacement::Lru {
+            if p != 0 {
+                // Move the line to the front of its set.
+                let w = self.slots[i];
+                self.shift_ways(b, i);
+                self.slots[b] = w;
+                i = b;
+            }
+            self.stamp(b, i);
         }
         if write {
             self.slots[i] |= DIRTY;
@@ -188,7 +297,22 @@ impl SetAssocCache {
         let b = self.base(line);
         self.probed_absent = INVALID;
         let w = line | if dirty { DIRTY } else { 0 };
-        let (slot, old) = if self.ordered() {
+        let (slot, old) = if !self.anon.is_empty() {
+            // With anonymous fills the victim is the oldest line if the new one pushes it
+            // past the last way (else an anonymous line or a free way goes).
+            self.purge(b);
+            let mut old = INVALID;
+            if let Some(q) = (0..self.ways).rev().find(|&q| self.slots[b + q] != INVALID) {
+                let age = self.anon[self.set_of(b)].wrapping_sub(self.stamps[b + q]);
+                if q as u64 + 1 + age as u64 >= self.ways as u64 {
+                    old = std::mem::replace(&mut self.slots[b + q], INVALID);
+                }
+            }
+            self.shift_ways(b, b + self.ways - 1);
+            self.slots[b] = w;
+            self.stamp(b, b);
+            (b, old)
+        } else if self.ordered() {
             // Newest first: the last way is the free one or the victim.
             let old = self.slots[b + self.ways - 1];
             shift_right(&mut self.slots[b..b + self.ways]);
@@ -217,6 +341,7 @@ impl SetAssocCache {
     /// Remove the line; `Some(dirty)` if it was present.
     #[inline]
     pub fn invalidate(&mut self, line: u64) -> Option<bool> {
+        self.purge(self.base(line));
         let (b, p) = self.find_way(line)?;
         let i = b + p;
         let d = self.slots[i] & DIRTY != 0;
@@ -228,6 +353,9 @@ impl SetAssocCache {
                 set[k - 1] = set[k];
             }
             self.slots[end - 1] = INVALID;
+            if !self.stamps.is_empty() {
+                self.stamps.copy_within(i + 1..end, i);
+            }
         } else {
             self.slots[i] = INVALID;
         }
@@ -255,6 +383,17 @@ impl SetAssocCache {
     /// Mark every dirty line clean, calling `f` with each (the end-of-run write-back), set
     /// by set, newest first within a set.
     pub fn drain_dirty(&mut self, mut f: impl FnMut(u64)) {
+        if !self.anon.is_empty() {
+            for s in 0..self.sets as usize {
+                self.purge(s * self.ways);
+            }
+            for (line, d) in &mut self.aged {
+                if *d {
+                    *d = false;
+                    f(*line);
+                }
+            }
+        }
         for w in self
             .slots
             .iter_mut()
@@ -386,6 +525,66 @@ mod tests {
                 }
             }
             proptest::prop_assert_eq!([c.stats.misses, c.stats.hits], counted);
+        }
+    }
+
+    proptest::proptest! {
+        /// Anonymous fills age the tracked lines exactly as inserting fresh lines one by one:
+        /// after every operation both caches hold the same tracked lines with the same dirty
+        /// bits and agree on every hit; a tracked victim of one is a victim (or pushed-out
+        /// line) of the other.
+        #[test]
+        fn anonymous_fills_match_inserting_fresh_lines(
+            lru in proptest::bool::ANY,
+            ops in proptest::collection::vec((0u8..4, 0u64..24, 0u64..13, proptest::bool::ANY), 1..300),
+        ) {
+            let policy = if lru { Replacement::Lru } else { Replacement::Fifo };
+            let (sets, ways) = (4u64, 3usize);
+            let mk = || SetAssocCache::new(64 * ways as u64 * sets, ways, policy, crate::rng::stream(1, "c"));
+            let (mut a, mut b) = (mk(), mk());
+            let mut fresh = 1u64 << 20; // fresh line numbers (multiples of `sets` apart)
+            let mut gone_a: Vec<u64> = Vec::new();
+            let mut gone_b: Vec<u64> = Vec::new();
+            for (op, line, n, flag) in ops {
+                match op {
+                    0 | 1 => {
+                        let hit = a.lookup(line, flag);
+                        proptest::prop_assert_eq!(hit, b.lookup(line, flag));
+                        if !hit {
+                            if let Some((v, _)) = a.insert(line, flag) {
+                                gone_a.push(v);
+                            }
+                            if let Some((v, _)) = b.insert(line, flag) {
+                                if v < 24 {
+                                    gone_b.push(v);
+                                }
+                            }
+                        }
+                    }
+                    2 => proptest::prop_assert_eq!(a.invalidate(line), b.invalidate(line)),
+                    _ => {
+                        a.pollute_lines(line, n);
+                        for k in 0..n {
+                            fresh += sets;
+                            let l = fresh + (line + k) % sets;
+                            if let Some((v, _)) = b.insert(l, true) {
+                                if v < 24 {
+                                    gone_b.push(v);
+                                }
+                            }
+                        }
+                    }
+                }
+                for l in 0..24 {
+                    a.settle(l);
+                    proptest::prop_assert_eq!(a.contains(l), b.contains(l), "line {}", l);
+                    proptest::prop_assert_eq!(a.is_dirty(l), b.is_dirty(l), "line {}", l);
+                }
+                gone_a.extend(a.aged.drain(..).map(|(l, _)| l));
+                gone_a.sort_unstable();
+                gone_b.sort_unstable();
+                proptest::prop_assert_eq!(&gone_a, &gone_b);
+            }
         }
     }
 
