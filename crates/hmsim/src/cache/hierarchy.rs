@@ -193,45 +193,90 @@ impl Hierarchy {
     /// Put `line` into L1 of `core`, cascading victims down and dirty LLC victims to memory.
     #[inline]
     fn fill_l1(&mut self, core: usize, line: u64, dirty: bool, sink: &mut impl MemorySink) {
-        if let Some((v1, d1)) = self.l1[core].insert(line, dirty) {
-            self.fill_l2(core, v1, d1, sink);
-        }
         if self.polluted {
-            self.move_aged(core, sink);
+            return self.fill_l1_ranked(core, line, dirty, sink);
         }
-    }
-
-    /// Put `line` into L2 of `core`, cascading the victim to the LLC and memory.
-    #[inline]
-    fn fill_l2(&mut self, core: usize, line: u64, dirty: bool, sink: &mut impl MemorySink) {
-        if let Some((v2, d2)) = self.l2[core].insert(line, dirty) {
-            self.fill_llc(core, v2, d2, sink);
-        }
-    }
-
-    #[inline]
-    fn fill_llc(&mut self, core: usize, line: u64, dirty: bool, sink: &mut impl MemorySink) {
-        if let Some((v3, d3)) = self.llc.insert(line, dirty) {
-            if d3 {
-                sink.mem_write(v3, core, WriteCause::Eviction);
+        if let Some((v1, d1)) = self.l1[core].insert(line, dirty) {
+            if let Some((v2, d2)) = self.l2[core].insert(v1, d1) {
+                Self::to_memory(core, self.llc.insert(v2, d2), sink);
             }
+        }
+    }
+
+    #[inline]
+    fn to_memory(core: usize, victim: Option<(u64, bool)>, sink: &mut impl MemorySink) {
+        if let Some((v, true)) = victim {
+            sink.mem_write(v, core, WriteCause::Eviction);
+        }
+    }
+
+    /// The anonymous-fill counts of `line`'s L2 and LLC sets, kept with the line in L1
+    /// (its last touch, as the levels below count it).
+    #[inline]
+    fn down_stamps(&self, core: usize, line: u64) -> u64 {
+        self.l2[core].anon_count(line) as u64 | (self.llc.anon_count(line) as u64) << 32
+    }
+
+    /// `fill_l1` once anonymous fills happened: victims move down behind the lines touched
+    /// since their own last touch (an exclusive LRU hierarchy keeps that order), or pass
+    /// through a level whose fills since then leave no room for them.
+    fn fill_l1_ranked(&mut self, core: usize, line: u64, dirty: bool, sink: &mut impl MemorySink) {
+        let stamps = self.down_stamps(core, line);
+        let victim = self.l1[core].insert(line, dirty);
+        self.l1[core].set_last_aux(stamps);
+        if let Some((v1, d1)) = victim {
+            let aux = self.l1[core].victim_aux;
+            self.fill_l2_at(core, v1, d1, aux, sink);
+        }
+        self.move_aged(core, sink);
+    }
+
+    /// A line leaving `core`'s L1; `stamps` as `down_stamps` at its last touch.
+    fn fill_l2_at(
+        &mut self,
+        core: usize,
+        line: u64,
+        dirty: bool,
+        stamps: u64,
+        sink: &mut impl MemorySink,
+    ) {
+        let llc_stamp = stamps >> 32;
+        match self.l2[core].insert_touched_at(line, dirty, stamps as u32, llc_stamp) {
+            Err(()) => self.fill_llc_at(core, line, dirty, llc_stamp as u32, sink),
+            Ok(Some((v2, d2))) => {
+                let s = self.l2[core].victim_aux as u32;
+                self.fill_llc_at(core, v2, d2, s, sink)
+            }
+            Ok(None) => {}
+        }
+    }
+
+    fn fill_llc_at(
+        &mut self,
+        core: usize,
+        line: u64,
+        dirty: bool,
+        stamp: u32,
+        sink: &mut impl MemorySink,
+    ) {
+        match self.llc.insert_touched_at(line, dirty, stamp, 0) {
+            Err(()) => Self::to_memory(core, Some((line, dirty)), sink),
+            Ok(v) => Self::to_memory(core, v, sink),
         }
     }
 
     /// Lines that anonymous fills pushed out of `core`'s L1 or L2 (or the LLC) and that a
-    /// set's use just found: they move down as victims would (the approximation: they
-    /// arrive in the next level now, as its most recent line, rather than when pushed).
+    /// set's use just found: they move down as victims would, behind the lines touched
+    /// since their last touch.
     fn move_aged(&mut self, core: usize, sink: &mut impl MemorySink) {
-        while let Some((l, d)) = self.l1[core].aged.pop() {
-            self.fill_l2(core, l, d, sink);
+        while let Some((l, d, aux)) = self.l1[core].aged.pop() {
+            self.fill_l2_at(core, l, d, aux, sink);
         }
-        while let Some((l, d)) = self.l2[core].aged.pop() {
-            self.fill_llc(core, l, d, sink);
+        while let Some((l, d, aux)) = self.l2[core].aged.pop() {
+            self.fill_llc_at(core, l, d, aux as u32, sink);
         }
-        for (l, d) in self.llc.aged.drain(..) {
-            if d {
-                sink.mem_write(l, core, WriteCause::Eviction);
-            }
+        while let Some((l, d, _)) = self.llc.aged.pop() {
+            Self::to_memory(core, Some((l, d)), sink);
         }
     }
 
@@ -329,6 +374,10 @@ impl Hierarchy {
     ) -> (HitLevel, bool) {
         let line = addr >> 6;
         if self.l1[core].lookup(line, write) {
+            if self.polluted {
+                let stamps = self.down_stamps(core, line);
+                self.l1[core].set_last_aux(stamps);
+            }
             return (HitLevel::L1, false);
         }
         self.settle(core, line, sink);
@@ -380,9 +429,17 @@ impl Hierarchy {
         }
         sink.mem_read(line, core);
         self.holder.insert(line, core as u16);
+        let llc_stamp = self.llc.anon_count(line) as u64;
         if let Some((v2, d2)) = self.l2[core].insert(line, false) {
-            self.fill_llc(core, v2, d2, sink);
+            let s = self.l2[core].victim_aux as u32;
+            if self.polluted {
+                self.fill_llc_at(core, v2, d2, s, sink);
+            } else {
+                let v = self.llc.insert(v2, d2);
+                Self::to_memory(core, v, sink);
+            }
         }
+        self.l2[core].set_last_aux(llc_stamp);
         if self.polluted {
             self.move_aged(core, sink);
         }

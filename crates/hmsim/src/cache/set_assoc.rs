@@ -38,6 +38,8 @@ pub struct SetAssocCache {
     /// `sets - 1` when `sets` is a power of two (index by mask, not division).
     mask: Option<u64>,
     ways: usize,
+    /// `log2(ways)` when `ways` is a power of two (set of a way by shift, not division).
+    ways_shift: Option<u32>,
     slots: Vec<u64>,
     policy: Replacement,
     rng: SimRng,
@@ -52,9 +54,14 @@ pub struct SetAssocCache {
     /// first one (then `stamps` holds, per way, its set's count at the line's last touch).
     anon: Vec<u32>,
     stamps: Vec<u32>,
-    /// Lines that anonymous fills pushed out, with their dirty bit, found when their set
-    /// was next used: the owner moves them on (an exclusive hierarchy's next level).
-    pub aged: Vec<(u64, bool)>,
+    /// A word per way the owner keeps with the line (set by `set_last_aux`), moved with it.
+    aux: Vec<u64>,
+    /// Lines that anonymous fills pushed out, with their dirty bit and owner's word, found
+    /// when their set was next used: the owner moves them on (an exclusive hierarchy's
+    /// next level).
+    pub aged: Vec<(u64, bool, u64)>,
+    /// The owner's word of the last victim `insert` or `insert_touched_at` returned.
+    pub victim_aux: u64,
     pub stats: CacheStats,
 }
 
@@ -75,6 +82,7 @@ impl SetAssocCache {
             sets,
             mask: sets.is_power_of_two().then_some(sets - 1),
             ways,
+            ways_shift: ways.is_power_of_two().then(|| ways.trailing_zeros()),
             // One spare way past the last set: `last_hit` points there when no slot is valid.
             slots: vec![INVALID; sets as usize * ways + 1],
             policy,
@@ -83,7 +91,9 @@ impl SetAssocCache {
             probed_absent: INVALID,
             anon: Vec::new(),
             stamps: Vec::new(),
+            aux: Vec::new(),
             aged: Vec::new(),
+            victim_aux: 0,
             stats: CacheStats::default(),
         }
     }
@@ -124,7 +134,10 @@ impl SetAssocCache {
     /// Set index of the set whose first way is `b`.
     #[inline]
     fn set_of(&self, b: usize) -> usize {
-        b / self.ways
+        match self.ways_shift {
+            Some(k) => b >> k,
+            None => b / self.ways,
+        }
     }
 
     /// Whether the line in way `p` of the set at `b` is still cached: the ways newer than it
@@ -154,7 +167,8 @@ impl SetAssocCache {
             self.slots[b + p] = INVALID;
             self.stats.evictions += 1;
             self.stats.writebacks += (w & DIRTY != 0) as u64;
-            self.aged.push((w & !DIRTY, w & DIRTY != 0));
+            self.aged
+                .push((w & !DIRTY, w & DIRTY != 0, self.aux[b + p]));
         }
     }
 
@@ -180,6 +194,7 @@ impl SetAssocCache {
         if self.anon.is_empty() {
             self.anon = vec![0; self.sets as usize];
             self.stamps = vec![0; self.slots.len()];
+            self.aux = vec![0; self.slots.len()];
         }
         let full = (n / self.sets) as u32;
         if full > 0 {
@@ -187,8 +202,12 @@ impl SetAssocCache {
                 *a = a.wrapping_add(full);
             }
         }
-        for k in 0..n % self.sets {
-            let s = self.set_of(self.base(first_line + k));
+        let first = self.set_of(self.base(first_line));
+        for k in 0..(n % self.sets) as usize {
+            let mut s = first + k;
+            if s >= self.sets as usize {
+                s -= self.sets as usize;
+            }
             self.anon[s] = self.anon[s].wrapping_add(1);
         }
         // The last hit may have aged out; the spare way past the last set holds no line.
@@ -202,8 +221,82 @@ impl SetAssocCache {
         if !self.stamps.is_empty() {
             for k in (b + 1..=i).rev() {
                 self.stamps[k] = self.stamps[k - 1];
+                self.aux[k] = self.aux[k - 1];
             }
         }
+    }
+
+    /// The anonymous fills of `line`'s set so far (0 before the first).
+    #[inline]
+    pub fn anon_count(&self, line: u64) -> u32 {
+        if self.anon.is_empty() {
+            0
+        } else {
+            self.anon[self.set_of(self.base(line))]
+        }
+    }
+
+    /// Keep `v` with the line of the last hit or insert (nothing before the first
+    /// anonymous fill).
+    #[inline]
+    pub fn set_last_aux(&mut self, v: u64) {
+        if !self.aux.is_empty() {
+            self.aux[self.last_hit] = v;
+        }
+    }
+
+    /// Insert a line that is not present and was last touched (in a level above) when its
+    /// set here had seen `stamp` anonymous fills: under LRU it goes behind the lines of the
+    /// set touched since (a victim moving down an exclusive hierarchy keeps its recency).
+    /// `Err(())` if the fills since then leave no room for it (it passes through);
+    /// otherwise the victim it pushes out, if any (its word in `victim_aux`). Before the
+    /// first anonymous fill this is `insert`.
+    pub fn insert_touched_at(
+        &mut self,
+        line: u64,
+        dirty: bool,
+        stamp: u32,
+        aux: u64,
+    ) -> Result<Option<(u64, bool)>, ()> {
+        if self.anon.is_empty() || self.policy != Replacement::Lru {
+            return Ok(self.insert(line, dirty));
+        }
+        let b = self.base(line);
+        self.purge(b);
+        self.probed_absent = INVALID;
+        let now = self.anon[self.set_of(b)];
+        let age = now.wrapping_sub(stamp);
+        // Lines touched since: a smaller age (equal ages: the arriving line is newer).
+        let q = (0..self.ways)
+            .take_while(|&k| {
+                let w = self.slots[b + k];
+                w != INVALID && now.wrapping_sub(self.stamps[b + k]) < age
+            })
+            .count();
+        if q as u64 + age as u64 >= self.ways as u64 {
+            return Err(());
+        }
+        let mut old = INVALID;
+        if let Some(r) = (q..self.ways).rev().find(|&r| self.slots[b + r] != INVALID) {
+            let age_r = now.wrapping_sub(self.stamps[b + r]);
+            if r as u64 + 1 + age_r as u64 >= self.ways as u64 {
+                old = std::mem::replace(&mut self.slots[b + r], INVALID);
+                self.victim_aux = self.aux[b + r];
+            }
+        }
+        self.shift_ways(b + q, b + self.ways - 1);
+        self.slots[b + q] = line | if dirty { DIRTY } else { 0 };
+        self.stamps[b + q] = stamp;
+        self.aux[b + q] = aux;
+        // `hit_last` expects the front of a set (an LRU hit there moves nothing).
+        self.last_hit = if q == 0 { b } else { self.slots.len() - 1 };
+        if old == INVALID {
+            return Ok(None);
+        }
+        let d = old & DIRTY != 0;
+        self.stats.evictions += 1;
+        self.stats.writebacks += d as u64;
+        Ok(Some((old & !DIRTY, d)))
     }
 
     /// Stamp way `i` (of the set at `b`) as touched now.
@@ -238,6 +331,10 @@ impl SetAssocCache {
         if write {
             self.slots[i] |= DIRTY;
         }
+        if !self.stamps.is_empty() && self.policy == Replacement::Lru {
+            // A hit is a touch: the line is as young as the set's fills so far.
+            self.stamps[i] = self.anon[self.set_of(i)];
+        }
         self.stats.hits += 1;
         true
     }
@@ -268,7 +365,8 @@ impl SetAssocCache {
     /// The set search of a lookup; on a hit as `lookup`, on a miss nothing counted.
     #[inline(never)]
     fn hit_search(&mut self, line: u64, write: bool) -> bool {
-        self.purge(self.base(line));
+        // No purge needed: moving a resident line to the front leaves every line behind it
+        // where it was, and the lines before it stay among the resident ones.
         let Some((b, p)) = self.find_way(line) else {
             return false;
         };
@@ -277,8 +375,12 @@ impl SetAssocCache {
             if p != 0 {
                 // Move the line to the front of its set.
                 let w = self.slots[i];
+                let aux = self.aux.get(i).copied();
                 self.shift_ways(b, i);
                 self.slots[b] = w;
+                if let Some(a) = aux {
+                    self.aux[b] = a;
+                }
                 i = b;
             }
             self.stamp(b, i);
@@ -306,11 +408,13 @@ impl SetAssocCache {
                 let age = self.anon[self.set_of(b)].wrapping_sub(self.stamps[b + q]);
                 if q as u64 + 1 + age as u64 >= self.ways as u64 {
                     old = std::mem::replace(&mut self.slots[b + q], INVALID);
+                    self.victim_aux = self.aux[b + q];
                 }
             }
             self.shift_ways(b, b + self.ways - 1);
             self.slots[b] = w;
             self.stamp(b, b);
+            self.aux[b] = 0;
             (b, old)
         } else if self.ordered() {
             // Newest first: the last way is the free one or the victim.
@@ -355,6 +459,7 @@ impl SetAssocCache {
             self.slots[end - 1] = INVALID;
             if !self.stamps.is_empty() {
                 self.stamps.copy_within(i + 1..end, i);
+                self.aux.copy_within(i + 1..end, i);
             }
         } else {
             self.slots[i] = INVALID;
@@ -387,7 +492,7 @@ impl SetAssocCache {
             for s in 0..self.sets as usize {
                 self.purge(s * self.ways);
             }
-            for (line, d) in &mut self.aged {
+            for (line, d, _) in &mut self.aged {
                 if *d {
                     *d = false;
                     f(*line);
@@ -580,7 +685,7 @@ mod tests {
                     proptest::prop_assert_eq!(a.contains(l), b.contains(l), "line {}", l);
                     proptest::prop_assert_eq!(a.is_dirty(l), b.is_dirty(l), "line {}", l);
                 }
-                gone_a.extend(a.aged.drain(..).map(|(l, _)| l));
+                gone_a.extend(a.aged.drain(..).map(|(l, _, _)| l));
                 gone_a.sort_unstable();
                 gone_b.sort_unstable();
                 proptest::prop_assert_eq!(&gone_a, &gone_b);
