@@ -9,7 +9,7 @@ use std::hash::BuildHasherDefault;
 
 use serde::{Deserialize, Serialize};
 
-use super::set_assoc::{CacheStats, Replacement, SetAssocCache};
+use super::set_assoc::{CacheStats, Replacement, SetAssocCache, TouchedFill};
 use crate::config::Validator;
 use crate::rng;
 
@@ -138,12 +138,18 @@ impl Hierarchy {
                 rng::stream(seed, &name),
             )
         };
+        // L1 ways keep their lines' L2 and LLC fill stamps, L2 ways the LLC's (used only
+        // once anonymous fills start).
+        let keeping = |mut c: SetAssocCache| {
+            c.keep_aux();
+            c
+        };
         Hierarchy {
             l1: (0..cores)
-                .map(|c| mk(&cfg.l1, format!("cache.l1.{c}")))
+                .map(|c| keeping(mk(&cfg.l1, format!("cache.l1.{c}"))))
                 .collect(),
             l2: (0..cores)
-                .map(|c| mk(&cfg.l2, format!("cache.l2.{c}")))
+                .map(|c| keeping(mk(&cfg.l2, format!("cache.l2.{c}"))))
                 .collect(),
             llc: mk(&cfg.llc, "cache.llc".into()),
             clwb_invalidates: cfg.clwb_invalidates,
@@ -242,12 +248,12 @@ impl Hierarchy {
     ) {
         let llc_stamp = stamps >> 32;
         match self.l2[core].insert_touched_at(line, dirty, stamps as u32, llc_stamp) {
-            Err(()) => self.fill_llc_at(core, line, dirty, llc_stamp as u32, sink),
-            Ok(Some((v2, d2))) => {
+            TouchedFill::Passed => self.fill_llc_at(core, line, dirty, llc_stamp as u32, sink),
+            TouchedFill::Kept(Some((v2, d2))) => {
                 let s = self.l2[core].victim_aux as u32;
                 self.fill_llc_at(core, v2, d2, s, sink)
             }
-            Ok(None) => {}
+            TouchedFill::Kept(None) => {}
         }
     }
 
@@ -260,8 +266,8 @@ impl Hierarchy {
         sink: &mut impl MemorySink,
     ) {
         match self.llc.insert_touched_at(line, dirty, stamp, 0) {
-            Err(()) => Self::to_memory(core, Some((line, dirty)), sink),
-            Ok(v) => Self::to_memory(core, v, sink),
+            TouchedFill::Passed => Self::to_memory(core, Some((line, dirty)), sink),
+            TouchedFill::Kept(v) => Self::to_memory(core, v, sink),
         }
     }
 

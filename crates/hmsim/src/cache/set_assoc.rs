@@ -22,6 +22,15 @@ pub struct CacheStats {
     pub evictions: u64,
 }
 
+/// What [`SetAssocCache::insert_touched_at`] did with a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TouchedFill {
+    /// Stored; the victim it pushed out, if any.
+    Kept(Option<(u64, bool)>),
+    /// Too old for this level: not stored.
+    Passed,
+}
+
 /// A free way. Its tag bits (all ones but the top) match no line: line numbers are below 2^58.
 const INVALID: u64 = u64::MAX;
 /// The dirty bit, kept in the way's word beside the line number.
@@ -54,8 +63,10 @@ pub struct SetAssocCache {
     /// first one (then `stamps` holds, per way, its set's count at the line's last touch).
     anon: Vec<u32>,
     stamps: Vec<u32>,
-    /// A word per way the owner keeps with the line (set by `set_last_aux`), moved with it.
+    /// A word per way the owner keeps with the line (set by `set_last_aux`), moved with it;
+    /// kept only after `keep_aux` (empty otherwise: reads give 0).
     aux: Vec<u64>,
+    keeps_aux: bool,
     /// Lines that anonymous fills pushed out, with their dirty bit and owner's word, found
     /// when their set was next used: the owner moves them on (an exclusive hierarchy's
     /// next level).
@@ -92,6 +103,7 @@ impl SetAssocCache {
             anon: Vec::new(),
             stamps: Vec::new(),
             aux: Vec::new(),
+            keeps_aux: false,
             aged: Vec::new(),
             victim_aux: 0,
             stats: CacheStats::default(),
@@ -168,7 +180,7 @@ impl SetAssocCache {
             self.stats.evictions += 1;
             self.stats.writebacks += (w & DIRTY != 0) as u64;
             self.aged
-                .push((w & !DIRTY, w & DIRTY != 0, self.aux[b + p]));
+                .push((w & !DIRTY, w & DIRTY != 0, self.aux_of(b + p)));
         }
     }
 
@@ -194,7 +206,9 @@ impl SetAssocCache {
         if self.anon.is_empty() {
             self.anon = vec![0; self.sets as usize];
             self.stamps = vec![0; self.slots.len()];
-            self.aux = vec![0; self.slots.len()];
+            if self.keeps_aux {
+                self.aux = vec![0; self.slots.len()];
+            }
         }
         let full = (n / self.sets) as u32;
         if full > 0 {
@@ -219,11 +233,22 @@ impl SetAssocCache {
     fn shift_ways(&mut self, b: usize, i: usize) {
         shift_right(&mut self.slots[b..=i]);
         if !self.stamps.is_empty() {
-            for k in (b + 1..=i).rev() {
-                self.stamps[k] = self.stamps[k - 1];
-                self.aux[k] = self.aux[k - 1];
+            self.stamps.copy_within(b..i, b + 1);
+            if !self.aux.is_empty() {
+                self.aux.copy_within(b..i, b + 1);
             }
         }
+    }
+
+    /// Keep a word per way for the owner (`set_last_aux`, `aged`, `victim_aux`) once
+    /// anonymous fills start.
+    pub fn keep_aux(&mut self) {
+        self.keeps_aux = true;
+    }
+
+    #[inline]
+    fn aux_of(&self, i: usize) -> u64 {
+        self.aux.get(i).copied().unwrap_or(0)
     }
 
     /// The anonymous fills of `line`'s set so far (0 before the first).
@@ -248,8 +273,8 @@ impl SetAssocCache {
     /// Insert a line that is not present and was last touched (in a level above) when its
     /// set here had seen `stamp` anonymous fills: under LRU it goes behind the lines of the
     /// set touched since (a victim moving down an exclusive hierarchy keeps its recency).
-    /// `Err(())` if the fills since then leave no room for it (it passes through);
-    /// otherwise the victim it pushes out, if any (its word in `victim_aux`). Before the
+    /// `Passed` if the fills since then leave no room for it (it passes through);
+    /// otherwise `Kept` with the victim it pushes out, if any (its word in `victim_aux`). Before the
     /// first anonymous fill this is `insert`.
     pub fn insert_touched_at(
         &mut self,
@@ -257,9 +282,9 @@ impl SetAssocCache {
         dirty: bool,
         stamp: u32,
         aux: u64,
-    ) -> Result<Option<(u64, bool)>, ()> {
+    ) -> TouchedFill {
         if self.anon.is_empty() || self.policy != Replacement::Lru {
-            return Ok(self.insert(line, dirty));
+            return TouchedFill::Kept(self.insert(line, dirty));
         }
         let b = self.base(line);
         self.purge(b);
@@ -274,29 +299,31 @@ impl SetAssocCache {
             })
             .count();
         if q as u64 + age as u64 >= self.ways as u64 {
-            return Err(());
+            return TouchedFill::Passed;
         }
         let mut old = INVALID;
         if let Some(r) = (q..self.ways).rev().find(|&r| self.slots[b + r] != INVALID) {
             let age_r = now.wrapping_sub(self.stamps[b + r]);
             if r as u64 + 1 + age_r as u64 >= self.ways as u64 {
                 old = std::mem::replace(&mut self.slots[b + r], INVALID);
-                self.victim_aux = self.aux[b + r];
+                self.victim_aux = self.aux_of(b + r);
             }
         }
         self.shift_ways(b + q, b + self.ways - 1);
         self.slots[b + q] = line | if dirty { DIRTY } else { 0 };
         self.stamps[b + q] = stamp;
-        self.aux[b + q] = aux;
+        if !self.aux.is_empty() {
+            self.aux[b + q] = aux;
+        }
         // `hit_last` expects the front of a set (an LRU hit there moves nothing).
         self.last_hit = if q == 0 { b } else { self.slots.len() - 1 };
         if old == INVALID {
-            return Ok(None);
+            return TouchedFill::Kept(None);
         }
         let d = old & DIRTY != 0;
         self.stats.evictions += 1;
         self.stats.writebacks += d as u64;
-        Ok(Some((old & !DIRTY, d)))
+        TouchedFill::Kept(Some((old & !DIRTY, d)))
     }
 
     /// Stamp way `i` (of the set at `b`) as touched now.
@@ -408,13 +435,15 @@ impl SetAssocCache {
                 let age = self.anon[self.set_of(b)].wrapping_sub(self.stamps[b + q]);
                 if q as u64 + 1 + age as u64 >= self.ways as u64 {
                     old = std::mem::replace(&mut self.slots[b + q], INVALID);
-                    self.victim_aux = self.aux[b + q];
+                    self.victim_aux = self.aux_of(b + q);
                 }
             }
             self.shift_ways(b, b + self.ways - 1);
             self.slots[b] = w;
             self.stamp(b, b);
-            self.aux[b] = 0;
+            if !self.aux.is_empty() {
+                self.aux[b] = 0;
+            }
             (b, old)
         } else if self.ordered() {
             // Newest first: the last way is the free one or the victim.
@@ -459,7 +488,9 @@ impl SetAssocCache {
             self.slots[end - 1] = INVALID;
             if !self.stamps.is_empty() {
                 self.stamps.copy_within(i + 1..end, i);
-                self.aux.copy_within(i + 1..end, i);
+                if !self.aux.is_empty() {
+                    self.aux.copy_within(i + 1..end, i);
+                }
             }
         } else {
             self.slots[i] = INVALID;
