@@ -198,20 +198,19 @@ impl MachineState {
     pub fn pollute(&mut self, core: usize, handed_out: Option<(u64, u8)>) {
         if self.m.zero_pages {
             if let Some((pfn, order)) = handed_out {
-                let start = PAGE_DATA_BASE + pfn * 4096;
-                // Plain stores: page contents are never allocator metadata, so the other
-                // cores' copies need no search (a stale copy there only ages out).
-                for a in (start..start + (4096u64 << order)).step_by(LINE_BYTES as usize) {
-                    self.hier.store(core, a, &mut Dram);
-                }
+                // 64 stores per page: anonymous fills of the caches (the page's contents are
+                // never allocator metadata; see `docs/allocators.md` for the approximation).
+                let first_line = (PAGE_DATA_BASE + pfn * 4096) / LINE_BYTES;
+                self.hier.pollute_lines(core, first_line, 64 << order);
             }
         }
         let lines = self.m.app_footprint_bytes / LINE_BYTES;
         for _ in 0..self.m.app_lines_per_request {
             let l = self.rng.random_range(0..lines);
-            // A core's own data: each core has its own footprint.
+            // A core's own data: each core has its own footprint, many times the caches, so
+            // a line is taken as one the caches do not hold (an anonymous fill).
             let a = APP_BASE + (core as u64) * self.m.app_footprint_bytes + l * 64;
-            self.hier.load(core, a, &mut Dram);
+            self.hier.pollute_lines(core, a / LINE_BYTES, 1);
         }
     }
 }

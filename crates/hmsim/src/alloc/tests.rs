@@ -787,3 +787,39 @@ fn allocators_are_registered_once_and_an_unknown_name_lists_them() {
         "{e}"
     );
 }
+
+#[test]
+fn zeroed_pages_push_allocator_lines_down_level_by_level() {
+    use super::machine::MachineState;
+    let m = AllocMachine {
+        adjacent_line_prefetch: false,
+        ..AllocMachine::default()
+    };
+    let line = 1u64 << 20;
+    // Each zeroed 4 KiB page puts one line into each of the 64 L1 sets (8 ways): seven
+    // pages leave the allocator's line in L1, the eighth pushes it to L2.
+    for (pages, cycles) in [(7, m.l1_cycles), (8, m.l2_cycles)] {
+        let mut st = MachineState::new(m, 1);
+        st.access(0, line, true);
+        for pfn in 0..pages {
+            st.pollute(0, Some((pfn, 0)));
+        }
+        assert_eq!(st.access(0, line, false), cycles, "{pages} pages");
+    }
+    // The L2 (512 sets of 8 ways) sees a page's 64 lines in one eighth of its sets: pages
+    // whose lines share the allocator line's L2 set push it on to the LLC, others do not.
+    let same_l2_set = |k: u64| k * 8 + (line / 64 / 64) % 8;
+    let mut st = MachineState::new(m, 1);
+    st.access(0, line, true);
+    for k in 0..16 {
+        st.pollute(0, Some((same_l2_set(k) + 8 * 64, 0)));
+    }
+    assert_eq!(st.access(0, line, false), m.llc_cycles);
+    // Another core's zeroing leaves this core's private caches alone.
+    let mut st = MachineState::new(m, 1);
+    st.access(0, line, true);
+    for pfn in 0..64 {
+        st.pollute(1, Some((pfn, 0)));
+    }
+    assert_eq!(st.access(0, line, false), m.l1_cycles);
+}

@@ -22,6 +22,15 @@ pub struct CacheStats {
     pub evictions: u64,
 }
 
+/// What [`SetAssocCache::insert_touched_at`] did with a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TouchedFill {
+    /// Stored; the victim it pushed out, if any.
+    Kept(Option<(u64, bool)>),
+    /// Too old for this level: not stored.
+    Passed,
+}
+
 /// A free way. Its tag bits (all ones but the top) match no line: line numbers are below 2^58.
 const INVALID: u64 = u64::MAX;
 /// The dirty bit, kept in the way's word beside the line number.
@@ -38,6 +47,8 @@ pub struct SetAssocCache {
     /// `sets - 1` when `sets` is a power of two (index by mask, not division).
     mask: Option<u64>,
     ways: usize,
+    /// `log2(ways)` when `ways` is a power of two (set of a way by shift, not division).
+    ways_shift: Option<u32>,
     slots: Vec<u64>,
     policy: Replacement,
     rng: SimRng,
@@ -48,6 +59,20 @@ pub struct SetAssocCache {
     /// A line `probe_hit` found absent (INVALID: none). Only `insert` adds lines, and it
     /// clears this, so the `lookup` that follows the probe can count the miss unsearched.
     probed_absent: u64,
+    /// Anonymous fills ([`SetAssocCache::pollute_lines`]) per set so far; empty until the
+    /// first one (then `stamps` holds, per way, its set's count at the line's last touch).
+    anon: Vec<u32>,
+    stamps: Vec<u32>,
+    /// A word per way the owner keeps with the line (set by `set_last_aux`), moved with it;
+    /// kept only after `keep_aux` (empty otherwise: reads give 0).
+    aux: Vec<u64>,
+    keeps_aux: bool,
+    /// Lines that anonymous fills pushed out, with their dirty bit and owner's word, found
+    /// when their set was next used: the owner moves them on (an exclusive hierarchy's
+    /// next level).
+    pub aged: Vec<(u64, bool, u64)>,
+    /// The owner's word of the last victim `insert` or `insert_touched_at` returned.
+    pub victim_aux: u64,
     pub stats: CacheStats,
 }
 
@@ -68,11 +93,19 @@ impl SetAssocCache {
             sets,
             mask: sets.is_power_of_two().then_some(sets - 1),
             ways,
-            slots: vec![INVALID; sets as usize * ways],
+            ways_shift: ways.is_power_of_two().then(|| ways.trailing_zeros()),
+            // One spare way past the last set: `last_hit` points there when no slot is valid.
+            slots: vec![INVALID; sets as usize * ways + 1],
             policy,
             rng,
             last_hit: 0,
             probed_absent: INVALID,
+            anon: Vec::new(),
+            stamps: Vec::new(),
+            aux: Vec::new(),
+            keeps_aux: false,
+            aged: Vec::new(),
+            victim_aux: 0,
             stats: CacheStats::default(),
         }
     }
@@ -106,7 +139,199 @@ impl SetAssocCache {
         self.slots[b..b + self.ways]
             .iter()
             .position(|&w| w & !DIRTY == line)
+            .filter(|&p| self.anon.is_empty() || self.resident(b, p))
             .map(|p| (b, p))
+    }
+
+    /// Set index of the set whose first way is `b`.
+    #[inline]
+    fn set_of(&self, b: usize) -> usize {
+        match self.ways_shift {
+            Some(k) => b >> k,
+            None => b / self.ways,
+        }
+    }
+
+    /// Whether the line in way `p` of the set at `b` is still cached: the ways newer than it
+    /// (its position) plus the anonymous fills of its set since its last touch leave it
+    /// among the set's `ways` most recent lines.
+    #[inline]
+    fn resident(&self, b: usize, p: usize) -> bool {
+        let age = self.anon[self.set_of(b)].wrapping_sub(self.stamps[b + p]);
+        (p as u64 + age as u64) < self.ways as u64
+    }
+
+    /// Move the lines of the set at `b` that anonymous fills pushed out to `aged` (they are
+    /// the set's oldest: position and age both grow towards the end).
+    #[inline]
+    fn purge(&mut self, b: usize) {
+        if self.anon.is_empty() {
+            return;
+        }
+        for p in (0..self.ways).rev() {
+            let w = self.slots[b + p];
+            if w == INVALID {
+                continue;
+            }
+            if self.resident(b, p) {
+                break;
+            }
+            self.slots[b + p] = INVALID;
+            self.stats.evictions += 1;
+            self.stats.writebacks += (w & DIRTY != 0) as u64;
+            self.aged
+                .push((w & !DIRTY, w & DIRTY != 0, self.aux_of(b + p)));
+        }
+    }
+
+    /// Make anonymous fills up to now visible in the set of `line` (its pushed-out lines
+    /// go to `aged`).
+    pub fn settle(&mut self, line: u64) {
+        let b = self.base(line);
+        self.purge(b);
+    }
+
+    /// `n` lines from `first_line` filled into the cache, each a line never cached before
+    /// and never used again (page zeroing, application data streaming past): they age the
+    /// other lines of their sets exactly as inserting them one by one would under LRU or
+    /// FIFO, without storing them. O(min(n, sets)).
+    pub fn pollute_lines(&mut self, first_line: u64, n: u64) {
+        assert!(
+            self.ordered(),
+            "anonymous fills need an ordered (LRU or FIFO) policy"
+        );
+        if n == 0 {
+            return;
+        }
+        if self.anon.is_empty() {
+            self.anon = vec![0; self.sets as usize];
+            self.stamps = vec![0; self.slots.len()];
+            if self.keeps_aux {
+                self.aux = vec![0; self.slots.len()];
+            }
+        }
+        let full = (n / self.sets) as u32;
+        if full > 0 {
+            for a in &mut self.anon {
+                *a = a.wrapping_add(full);
+            }
+        }
+        let first = self.set_of(self.base(first_line));
+        for k in 0..(n % self.sets) as usize {
+            let mut s = first + k;
+            if s >= self.sets as usize {
+                s -= self.sets as usize;
+            }
+            self.anon[s] = self.anon[s].wrapping_add(1);
+        }
+        // The last hit may have aged out; the spare way past the last set holds no line.
+        self.last_hit = self.slots.len() - 1;
+    }
+
+    /// Shift the ways `b..=i` one place towards the end, the stamps with them.
+    #[inline]
+    fn shift_ways(&mut self, b: usize, i: usize) {
+        shift_right(&mut self.slots[b..=i]);
+        if !self.stamps.is_empty() {
+            self.stamps.copy_within(b..i, b + 1);
+            if !self.aux.is_empty() {
+                self.aux.copy_within(b..i, b + 1);
+            }
+        }
+    }
+
+    /// Keep a word per way for the owner (`set_last_aux`, `aged`, `victim_aux`) once
+    /// anonymous fills start.
+    pub fn keep_aux(&mut self) {
+        self.keeps_aux = true;
+    }
+
+    #[inline]
+    fn aux_of(&self, i: usize) -> u64 {
+        self.aux.get(i).copied().unwrap_or(0)
+    }
+
+    /// The anonymous fills of `line`'s set so far (0 before the first).
+    #[inline]
+    pub fn anon_count(&self, line: u64) -> u32 {
+        if self.anon.is_empty() {
+            0
+        } else {
+            self.anon[self.set_of(self.base(line))]
+        }
+    }
+
+    /// Keep `v` with the line of the last hit or insert (nothing before the first
+    /// anonymous fill).
+    #[inline]
+    pub fn set_last_aux(&mut self, v: u64) {
+        if !self.aux.is_empty() {
+            self.aux[self.last_hit] = v;
+        }
+    }
+
+    /// Insert a line that is not present and was last touched (in a level above) when its
+    /// set here had seen `stamp` anonymous fills: under LRU it goes behind the lines of the
+    /// set touched since (a victim moving down an exclusive hierarchy keeps its recency).
+    /// `Passed` if the fills since then leave no room for it (it passes through);
+    /// otherwise `Kept` with the victim it pushes out, if any (its word in `victim_aux`). Before the
+    /// first anonymous fill this is `insert`.
+    pub fn insert_touched_at(
+        &mut self,
+        line: u64,
+        dirty: bool,
+        stamp: u32,
+        aux: u64,
+    ) -> TouchedFill {
+        if self.anon.is_empty() || self.policy != Replacement::Lru {
+            return TouchedFill::Kept(self.insert(line, dirty));
+        }
+        let b = self.base(line);
+        self.purge(b);
+        self.probed_absent = INVALID;
+        let now = self.anon[self.set_of(b)];
+        let age = now.wrapping_sub(stamp);
+        // Lines touched since: a smaller age (equal ages: the arriving line is newer).
+        let q = (0..self.ways)
+            .take_while(|&k| {
+                let w = self.slots[b + k];
+                w != INVALID && now.wrapping_sub(self.stamps[b + k]) < age
+            })
+            .count();
+        if q as u64 + age as u64 >= self.ways as u64 {
+            return TouchedFill::Passed;
+        }
+        let mut old = INVALID;
+        if let Some(r) = (q..self.ways).rev().find(|&r| self.slots[b + r] != INVALID) {
+            let age_r = now.wrapping_sub(self.stamps[b + r]);
+            if r as u64 + 1 + age_r as u64 >= self.ways as u64 {
+                old = std::mem::replace(&mut self.slots[b + r], INVALID);
+                self.victim_aux = self.aux_of(b + r);
+            }
+        }
+        self.shift_ways(b + q, b + self.ways - 1);
+        self.slots[b + q] = line | if dirty { DIRTY } else { 0 };
+        self.stamps[b + q] = stamp;
+        if !self.aux.is_empty() {
+            self.aux[b + q] = aux;
+        }
+        // `hit_last` expects the front of a set (an LRU hit there moves nothing).
+        self.last_hit = if q == 0 { b } else { self.slots.len() - 1 };
+        if old == INVALID {
+            return TouchedFill::Kept(None);
+        }
+        let d = old & DIRTY != 0;
+        self.stats.evictions += 1;
+        self.stats.writebacks += d as u64;
+        TouchedFill::Kept(Some((old & !DIRTY, d)))
+    }
+
+    /// Stamp way `i` (of the set at `b`) as touched now.
+    #[inline]
+    fn stamp(&mut self, b: usize, i: usize) {
+        if !self.stamps.is_empty() {
+            self.stamps[i] = self.anon[self.set_of(b)];
+        }
     }
 
     #[inline]
@@ -132,6 +357,10 @@ impl SetAssocCache {
         }
         if write {
             self.slots[i] |= DIRTY;
+        }
+        if !self.stamps.is_empty() && self.policy == Replacement::Lru {
+            // A hit is a touch: the line is as young as the set's fills so far.
+            self.stamps[i] = self.anon[self.set_of(i)];
         }
         self.stats.hits += 1;
         true
@@ -163,16 +392,25 @@ impl SetAssocCache {
     /// The set search of a lookup; on a hit as `lookup`, on a miss nothing counted.
     #[inline(never)]
     fn hit_search(&mut self, line: u64, write: bool) -> bool {
+        // No purge needed: moving a resident line to the front leaves every line behind it
+        // where it was, and the lines before it stay among the resident ones.
         let Some((b, p)) = self.find_way(line) else {
             return false;
         };
         let mut i = b + p;
-        if self.policy == Replacement::Lru && p != 0 {
-            // Move the line to the front of its set.
-            let w = self.slots[i];
-            shift_right(&mut self.slots[b..=i]);
-            self.slots[b] = w;
-            i = b;
+        if self.policy == Replacement::Lru {
+            if p != 0 {
+                // Move the line to the front of its set.
+                let w = self.slots[i];
+                let aux = self.aux.get(i).copied();
+                self.shift_ways(b, i);
+                self.slots[b] = w;
+                if let Some(a) = aux {
+                    self.aux[b] = a;
+                }
+                i = b;
+            }
+            self.stamp(b, i);
         }
         if write {
             self.slots[i] |= DIRTY;
@@ -188,7 +426,26 @@ impl SetAssocCache {
         let b = self.base(line);
         self.probed_absent = INVALID;
         let w = line | if dirty { DIRTY } else { 0 };
-        let (slot, old) = if self.ordered() {
+        let (slot, old) = if !self.anon.is_empty() {
+            // With anonymous fills the victim is the oldest line if the new one pushes it
+            // past the last way (else an anonymous line or a free way goes).
+            self.purge(b);
+            let mut old = INVALID;
+            if let Some(q) = (0..self.ways).rev().find(|&q| self.slots[b + q] != INVALID) {
+                let age = self.anon[self.set_of(b)].wrapping_sub(self.stamps[b + q]);
+                if q as u64 + 1 + age as u64 >= self.ways as u64 {
+                    old = std::mem::replace(&mut self.slots[b + q], INVALID);
+                    self.victim_aux = self.aux_of(b + q);
+                }
+            }
+            self.shift_ways(b, b + self.ways - 1);
+            self.slots[b] = w;
+            self.stamp(b, b);
+            if !self.aux.is_empty() {
+                self.aux[b] = 0;
+            }
+            (b, old)
+        } else if self.ordered() {
             // Newest first: the last way is the free one or the victim.
             let old = self.slots[b + self.ways - 1];
             shift_right(&mut self.slots[b..b + self.ways]);
@@ -217,6 +474,7 @@ impl SetAssocCache {
     /// Remove the line; `Some(dirty)` if it was present.
     #[inline]
     pub fn invalidate(&mut self, line: u64) -> Option<bool> {
+        self.purge(self.base(line));
         let (b, p) = self.find_way(line)?;
         let i = b + p;
         let d = self.slots[i] & DIRTY != 0;
@@ -228,6 +486,12 @@ impl SetAssocCache {
                 set[k - 1] = set[k];
             }
             self.slots[end - 1] = INVALID;
+            if !self.stamps.is_empty() {
+                self.stamps.copy_within(i + 1..end, i);
+                if !self.aux.is_empty() {
+                    self.aux.copy_within(i + 1..end, i);
+                }
+            }
         } else {
             self.slots[i] = INVALID;
         }
@@ -255,6 +519,17 @@ impl SetAssocCache {
     /// Mark every dirty line clean, calling `f` with each (the end-of-run write-back), set
     /// by set, newest first within a set.
     pub fn drain_dirty(&mut self, mut f: impl FnMut(u64)) {
+        if !self.anon.is_empty() {
+            for s in 0..self.sets as usize {
+                self.purge(s * self.ways);
+            }
+            for (line, d, _) in &mut self.aged {
+                if *d {
+                    *d = false;
+                    f(*line);
+                }
+            }
+        }
         for w in self
             .slots
             .iter_mut()
@@ -386,6 +661,66 @@ mod tests {
                 }
             }
             proptest::prop_assert_eq!([c.stats.misses, c.stats.hits], counted);
+        }
+    }
+
+    proptest::proptest! {
+        /// Anonymous fills age the tracked lines exactly as inserting fresh lines one by one:
+        /// after every operation both caches hold the same tracked lines with the same dirty
+        /// bits and agree on every hit; a tracked victim of one is a victim (or pushed-out
+        /// line) of the other.
+        #[test]
+        fn anonymous_fills_match_inserting_fresh_lines(
+            lru in proptest::bool::ANY,
+            ops in proptest::collection::vec((0u8..4, 0u64..24, 0u64..13, proptest::bool::ANY), 1..300),
+        ) {
+            let policy = if lru { Replacement::Lru } else { Replacement::Fifo };
+            let (sets, ways) = (4u64, 3usize);
+            let mk = || SetAssocCache::new(64 * ways as u64 * sets, ways, policy, crate::rng::stream(1, "c"));
+            let (mut a, mut b) = (mk(), mk());
+            let mut fresh = 1u64 << 20; // fresh line numbers (multiples of `sets` apart)
+            let mut gone_a: Vec<u64> = Vec::new();
+            let mut gone_b: Vec<u64> = Vec::new();
+            for (op, line, n, flag) in ops {
+                match op {
+                    0 | 1 => {
+                        let hit = a.lookup(line, flag);
+                        proptest::prop_assert_eq!(hit, b.lookup(line, flag));
+                        if !hit {
+                            if let Some((v, _)) = a.insert(line, flag) {
+                                gone_a.push(v);
+                            }
+                            if let Some((v, _)) = b.insert(line, flag) {
+                                if v < 24 {
+                                    gone_b.push(v);
+                                }
+                            }
+                        }
+                    }
+                    2 => proptest::prop_assert_eq!(a.invalidate(line), b.invalidate(line)),
+                    _ => {
+                        a.pollute_lines(line, n);
+                        for k in 0..n {
+                            fresh += sets;
+                            let l = fresh + (line + k) % sets;
+                            if let Some((v, _)) = b.insert(l, true) {
+                                if v < 24 {
+                                    gone_b.push(v);
+                                }
+                            }
+                        }
+                    }
+                }
+                for l in 0..24 {
+                    a.settle(l);
+                    proptest::prop_assert_eq!(a.contains(l), b.contains(l), "line {}", l);
+                    proptest::prop_assert_eq!(a.is_dirty(l), b.is_dirty(l), "line {}", l);
+                }
+                gone_a.extend(a.aged.drain(..).map(|(l, _, _)| l));
+                gone_a.sort_unstable();
+                gone_b.sort_unstable();
+                proptest::prop_assert_eq!(&gone_a, &gone_b);
+            }
         }
     }
 
