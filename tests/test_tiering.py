@@ -132,11 +132,15 @@ def test_best_case_over_hot_set_in_default_and_placement_sweep(study):
 
 def test_fig3_heatmaps_for_every_base_system(study):
     """Fig. 3 has Colloid's gain over HeMem, TPP and MEMTIS on both grids. Without contention
-    and with 64 B objects Colloid's Δp is zero, so it matches its base system. With 4 KiB
-    objects each GUPS core keeps 15.5 lines in flight (the streaming limit), GUPS alone
-    saturates the default tier, and Colloid gains even at 0x on the systems that move pages
-    (HeMem, MEMTIS); under 3x contention they gain at least as much, and more when the
-    alternate tier is faster. TPP with THP hardly moves pages in the quick run (docs)."""
+    and with 64 B objects Colloid's Δp is zero, so it matches its base system; under 3x
+    contention it gains on the systems that move pages (HeMem, MEMTIS), more when the
+    alternate tier is faster. Page copies now run at the copy engines' loaded rates
+    (docs/tiering.md, *Migration copies*): in the quick runs (15-20 s) the base systems are
+    still moving the hot set in at 3x (HeMem's DMA channels and MEMTIS's kernel thread slow
+    down with the loaded default tier), so with 4 KiB objects their throughput lies between
+    first touch and their converged placement and the 3x gain is not ordered against 0x.
+    With 4 KiB objects GUPS alone saturates the default tier and Colloid gains over HeMem at
+    0x. TPP with THP hardly moves pages in the quick run (docs)."""
     from hmsim.studies.tiering import colloid_gain
 
     res, _ = study
@@ -149,14 +153,15 @@ def test_fig3_heatmaps_for_every_base_system(study):
             one_line = gain.loc[0, [c for c in gain.columns if exp == "alt_latency" or c == 64]]
             assert ((one_line - 1.0).abs() <= 0.03).all(), (system, exp, gain)
             if system == "tpp":
-                assert ((gain - 1.0).abs() <= 0.05).all().all(), (system, exp, gain)
-            else:
-                assert (gain.loc[3] >= gain.loc[0] - 0.03).all(), (system, exp, gain)
+                # Colloid-TPP's few moves at 3x now pay kernel copies on the loaded tiers.
+                assert ((gain - 1.0).abs() <= 0.1).all().all(), (system, exp, gain)
+            elif exp == "alt_latency":
+                assert (gain.loc[3] >= 1.05).all(), (system, exp, gain)
     for system in ("hemem", "memtis"):
         lat = colloid_gain(df, "alt_latency", system, "alt_unloaded_latency_ns")
         assert lat.loc[3, 135.0] > 1.2 and lat.loc[3, 135.0] >= lat.loc[3, 192.0], lat
-        size = colloid_gain(df, "object_size", system, "object_size_bytes")
-        assert 1.3 < size.loc[0, 4096] < 1.6, size
+    size = colloid_gain(df, "object_size", "hemem", "object_size_bytes")
+    assert 1.3 < size.loc[0, 4096] < 1.6, size
 
 
 def test_fig4_timelines_for_every_system_with_and_without_colloid(study):

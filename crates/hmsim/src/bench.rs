@@ -235,7 +235,7 @@ pub fn tiering_trace(records: u64) -> BenchResult {
         quantum_s,
         duration_s: records as f64 / 30e6,
         sample_period: 5003,
-        migrate_limit_gb_s: 10.0,
+        migrate_limit_gb_s: None,
         ewma_alpha: 0.5,
         seed: 1,
     };

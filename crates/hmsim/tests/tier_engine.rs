@@ -88,7 +88,7 @@ fn sim_from(
         quantum_s: 0.01,
         duration_s,
         sample_period: 5003,
-        migrate_limit_gb_s: 10.0,
+        migrate_limit_gb_s: None,
         ewma_alpha: 0.5,
         seed,
     };
@@ -322,7 +322,7 @@ fn tier_hemem_follows_a_moving_hot_set() {
         quantum_s: 0.01,
         duration_s: 16.0,
         sample_period: 5003,
-        migrate_limit_gb_s: 10.0,
+        migrate_limit_gb_s: None,
         ewma_alpha: 0.5,
         seed: 11,
     };
@@ -492,7 +492,7 @@ fn tier_lines_in_flight_grow_with_object_size_up_to_the_cap() {
             quantum_s: 0.01,
             duration_s: 0.5,
             sample_period: 5003,
-            migrate_limit_gb_s: 10.0,
+            migrate_limit_gb_s: None,
             ewma_alpha: 0.5,
             seed: 4,
         };

@@ -29,7 +29,7 @@ fn run(
         quantum_s: 0.01,
         duration_s,
         sample_period: 5003,
-        migrate_limit_gb_s: 10.0,
+        migrate_limit_gb_s: None,
         ewma_alpha: 0.5,
         seed: 7,
     };

@@ -23,7 +23,7 @@ fn params(default_pages: u64, duration_s: f64, seed: u64) -> SimParams {
         quantum_s: 0.01,
         duration_s,
         sample_period: 5003,
-        migrate_limit_gb_s: 10.0,
+        migrate_limit_gb_s: None,
         ewma_alpha: 0.5,
         seed,
     }

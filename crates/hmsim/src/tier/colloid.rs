@@ -160,6 +160,9 @@ impl ColloidHeMem {
 }
 
 impl TieringPolicy for ColloidHeMem {
+    fn copy_engine(&self) -> super::copy::CopyEngine {
+        super::copy::CopyEngine::hemem_dma()
+    }
     fn name(&self) -> &'static str {
         "colloid-hemem"
     }

@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::copy::CopyFlow;
 use super::curve::LatencyCurve;
 use super::path::PathResource;
 use super::LINE_BYTES;
@@ -148,6 +149,10 @@ pub enum Source {
         reads: f64,
         read_fraction: f64,
     },
+    /// Page copies (docs/tiering.md, *Migration copies*): per direction, lines in flight
+    /// that are read on the source tier and written on the destination tier, each line
+    /// spending the source's latency then the destination's.
+    Copy { flows: Vec<CopyFlow> },
 }
 
 /// Per-tier result of one quantum's fixed point.
@@ -172,26 +177,38 @@ pub struct FixedPoint {
     pub converged: bool,
 }
 
-/// Reads each source holds on each tier at latencies `lat`.
-fn distribute(sources: &[Source], n_tiers: usize, lat: &[f64]) -> Vec<Vec<f64>> {
-    sources
-        .iter()
-        .map(|s| {
-            let mut v = vec![0.0; n_tiers];
-            match s {
-                Source::Pinned { tier, reads, .. } => v[*tier] = *reads,
-                Source::Spread { share, reads, .. } => {
-                    let w: f64 = share.iter().zip(lat).map(|(f, l)| f * l).sum();
-                    if w > 0.0 {
-                        for t in 0..n_tiers {
-                            v[t] = reads * share[t] * lat[t] / w;
-                        }
+/// Reads each source holds on each tier at latencies `lat`, and the lines it holds as writes
+/// only (copies' writes on their destination tier; other sources' write-backs are counted
+/// through their read fraction).
+fn distribute(sources: &[Source], n_tiers: usize, lat: &[f64]) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    let mut reads = Vec::with_capacity(sources.len());
+    let mut writes = Vec::with_capacity(sources.len());
+    for s in sources {
+        let mut v = vec![0.0; n_tiers];
+        let mut wv = Vec::new();
+        match s {
+            Source::Pinned { tier, reads, .. } => v[*tier] = *reads,
+            Source::Spread { share, reads, .. } => {
+                let w: f64 = share.iter().zip(lat).map(|(f, l)| f * l).sum();
+                if w > 0.0 {
+                    for t in 0..n_tiers {
+                        v[t] = reads * share[t] * lat[t] / w;
                     }
                 }
             }
-            v
-        })
-        .collect()
+            Source::Copy { flows } => {
+                wv = vec![0.0; n_tiers];
+                for f in flows {
+                    let (r, w) = f.split(lat);
+                    v[f.from] += r;
+                    wv[f.to] += w;
+                }
+            }
+        }
+        reads.push(v);
+        writes.push(wv);
+    }
+    (reads, writes)
 }
 
 fn read_fraction_of(s: &Source) -> f64 {
@@ -199,6 +216,7 @@ fn read_fraction_of(s: &Source) -> f64 {
         Source::Pinned { read_fraction, .. } | Source::Spread { read_fraction, .. } => {
             *read_fraction
         }
+        Source::Copy { .. } => 1.0,
     }
 }
 
@@ -226,19 +244,23 @@ pub fn solve_fixed_point_from(
     let damping = 0.5;
     for it in 1..=500 {
         iterations = it;
-        reads = distribute(sources, n, &lat);
+        let (r, writes) = distribute(sources, n, &lat);
+        reads = r;
         points.clear();
         let mut max_change: f64 = 0.0;
         for t in 0..n {
             let mut bytes = 0.0;
             let mut read_bytes = 0.0;
             let mut occ = 0.0;
-            for (s, r) in sources.iter().zip(&reads) {
+            for ((s, r), w) in sources.iter().zip(&reads).zip(&writes) {
                 let rf = read_fraction_of(s);
                 if r[t] > 0.0 {
                     bytes += r[t] * LINE_BYTES / rf;
                     read_bytes += r[t] * LINE_BYTES;
                     occ += r[t];
+                }
+                if let Some(&wl) = w.get(t) {
+                    bytes += wl * LINE_BYTES;
                 }
             }
             let open = open_gb_s.get(t).copied().unwrap_or(0.0);

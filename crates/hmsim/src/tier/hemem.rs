@@ -188,6 +188,9 @@ impl HeMem {
 }
 
 impl TieringPolicy for HeMem {
+    fn copy_engine(&self) -> super::copy::CopyEngine {
+        super::copy::CopyEngine::hemem_dma()
+    }
     fn name(&self) -> &'static str {
         "hemem"
     }

@@ -603,8 +603,24 @@ impl TieringPolicy for Memtis {
             demoted += u;
             out.push(Migration { page: p, to: 1 });
         }
-        // Room for the promotions plus the watermark, from the coldest default pages.
+        // Room for the promotions plus the watermark, from the coldest default pages. Only
+        // the promotions this interval's copy budget can carry, with the demotions that make
+        // their room, are planned: demoting room for every hot page first would spend a
+        // small budget on demotions alone, interval after interval.
         let free = pt.free_units(DEFAULT_TIER) + demoted;
+        let unit_bytes = pt.unit_bytes();
+        let mut acc_units = 0u64;
+        let mut acc_bytes = 0u64;
+        let mut fit = 0;
+        for &p in &promote {
+            let (u, b) = (acc_units + units(p), acc_bytes + pt.page_size(p));
+            let room_bytes = (u + wm_units).saturating_sub(free) * unit_bytes;
+            if b + room_bytes > budget {
+                break;
+            }
+            (acc_units, acc_bytes, fit) = (u, b, fit + 1);
+        }
+        promote.truncate(fit);
         let promote_units: u64 = promote.iter().map(|&p| units(p)).sum();
         let want = (promote_units + wm_units).saturating_sub(free);
         let mut freed = 0u64;

@@ -5,6 +5,7 @@
 
 pub mod apps;
 pub mod colloid;
+pub mod copy;
 pub mod cost;
 pub mod curve;
 pub mod engine;

@@ -68,3 +68,18 @@ pub fn reference_tiers() -> Vec<TierSpec> {
         },
     ]
 }
+
+/// HeMem's evaluated build copies with I/OAT DMA over 2 channels (`NUM_CHANNS` 2 in the HeMem
+/// artifact, Raybuck et al., ACM SOSP 2021).
+pub const HEMEM_DMA_CHANNELS: u32 = 2;
+/// Estimate (no published per-page figure was found for this setup): the kernel's software
+/// cost of `migrate_pages` per 4 KiB folio besides the copy — isolate from the LRU, allocate,
+/// unmap into migration entries, one TLB-shootdown IPI round, remap. A few µs per folio
+/// makes 4 KiB migration software-bound (about 0.7 GB/s for one thread), as Nimble (Yan et
+/// al., ACM ASPLOS 2019) reports for Linux: most of the memory bandwidth left unused with
+/// base pages. docs/tiering.md, *Migration copies*.
+pub const KERNEL_PAGE_COST_4K_NS: f64 = 5_000.0;
+/// Estimate: the same per 2 MiB folio. The unmap, the shootdown and the remap are done once
+/// per folio (a PMD entry; Linux's batched-flush change notes a THP's TLB flush costs about
+/// 1/512 of its base pages'), plus per-subpage metadata; small beside the 2 MiB copy.
+pub const KERNEL_PAGE_COST_2M_NS: f64 = 15_000.0;

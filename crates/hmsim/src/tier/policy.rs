@@ -1,6 +1,7 @@
 //! The `TieringPolicy` trait, what a policy sees each quantum, and the two static
 //! placements. The registry of policies by name is in `policies.rs`.
 
+use super::copy::CopyEngine;
 use super::hw::{HintFault, PageHardware};
 use super::pages::PageTable;
 
@@ -34,8 +35,8 @@ pub struct Observation<'a> {
     /// Smoothed application read arrivals per tier (per ns): p = R_D / ΣR.
     pub app_arrivals_per_ns: &'a [f64],
     pub pages: &'a PageTable,
-    /// Bytes the engine will migrate at most this quantum (the migration rate limit, less
-    /// copies still queued from earlier quanta).
+    /// Bytes the policy's copy engine can move this quantum at the tiers' loaded latencies
+    /// (less copies still queued from earlier quanta).
     pub migrate_budget_bytes: u64,
     /// NUMA hint faults taken this quantum on pages the policy marked (TPP-like scanning).
     pub hint_faults: &'a [HintFault],
@@ -62,6 +63,11 @@ pub trait TieringPolicy {
     /// Initial placement preference for `page` (default: first-touch order).
     fn initial_tier(&self, _page: u64) -> Option<usize> {
         None
+    }
+    /// How the system copies migrated pages (default: the kernel's `migrate_pages` on one
+    /// thread).
+    fn copy_engine(&self) -> CopyEngine {
+        CopyEngine::kernel_migrate_pages()
     }
     /// Work done so far, the basis of CPU-cost accounting (policies that do no work: zero).
     fn work(&self) -> PolicyWork {

@@ -1,10 +1,12 @@
 //! The per-quantum engine shared by every execution mode: per quantum, solve the tiers'
 //! fixed point for the current placement and contention, take the quantum's accesses from
 //! an [`AccessSource`] (PEBS-like samples, hint faults), let the policy decide, and copy
-//! migrations under the rate limit.
+//! migrations with the policy's copy engine (its threads load the tiers as closed-loop
+//! sources in the next quantum).
 
+use super::copy::CopyFlow;
 use super::engine::{solve_fixed_point_from, FixedPoint, Source, TierCounters, TierSpec};
-use super::migrate::MigrationQueue;
+use super::migrate::{CopyBudget, MigrationQueue};
 use super::pages::PageTable;
 use super::policy::{Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
 use super::source::{AccessSource, Demand, QuantumEnd, QuantumRate};
@@ -48,8 +50,9 @@ pub struct SimParams {
     pub quantum_s: f64,
     pub duration_s: f64,
     pub sample_period: u64,
-    /// Migration copy rate limit, GB/s: at most this × quantum bytes move per quantum.
-    pub migrate_limit_gb_s: f64,
+    /// An explicit cap on the copy rate, GB/s, on top of the copy engine's own rate (None:
+    /// only the copy threads limit it).
+    pub migrate_limit_gb_s: Option<f64>,
     pub ewma_alpha: f64,
     pub seed: u64,
 }
@@ -173,8 +176,11 @@ pub fn run_quanta(
     let mut app_rate = vec![0.0; n];
     let quanta = (p.duration_s / p.quantum_s).round().max(1.0) as u64;
     let quantum_ns = p.quantum_s * 1e9;
-    let budget = (p.migrate_limit_gb_s * quantum_ns) as u64;
-    let mut open = vec![0.0; n];
+    let byte_cap = p.migrate_limit_gb_s.map(|g| (g * quantum_ns) as u64);
+    let engine = policy.copy_engine();
+    let open = vec![0.0; n];
+    // Copy traffic of the migrations made at the end of the previous quantum.
+    let mut flows: Vec<CopyFlow> = Vec::new();
     let mut samples = Vec::new();
     let mut subpages: Vec<u16> = Vec::new();
     let mut queue = MigrationQueue::default();
@@ -192,7 +198,12 @@ pub fn run_quanta(
         let time_s = q as f64 * p.quantum_s;
         source.begin_quantum(time_s, &pt);
         let ant_cores = ant.cores_at(time_s);
-        let srcs = app_sources(&demand, source.shares(), ant, ant_cores);
+        let mut srcs = app_sources(&demand, source.shares(), ant, ant_cores);
+        if !flows.is_empty() {
+            srcs.push(Source::Copy {
+                flows: std::mem::take(&mut flows),
+            });
+        }
         let fp = solve_fixed_point_from(&p.tiers, &srcs, &open, &last_latency);
         last_latency = fp.tiers.iter().map(|t| t.latency_ns).collect();
         counters.update(&fp);
@@ -222,6 +233,11 @@ pub fn run_quanta(
         };
         let faults = source.accesses(&rate, &pt, &mut samples, &mut subpages)?;
         let lat: Vec<Option<f64>> = (0..n).map(|t| counters.latency_ns(t)).collect();
+        // What the copy threads can move this quantum at its loaded latencies: swaps of
+        // the policy's page size between the default tier and the first alternate tier.
+        let alt = if n > 1 { 1 } else { 0 };
+        let rate = engine.rate_gb_s(p.page_bytes, last_latency[alt], last_latency[DEFAULT_TIER]);
+        let copy_bytes = ((rate * quantum_ns) as u64).min(byte_cap.unwrap_or(u64::MAX));
         let migs = policy.quantum_hw(
             &Observation {
                 time_s,
@@ -232,7 +248,7 @@ pub fn run_quanta(
                 latency_ns: &lat,
                 app_arrivals_per_ns: &app_rate,
                 pages: &pt,
-                migrate_budget_bytes: queue.budget_left(budget),
+                migrate_budget_bytes: queue.budget_left(copy_bytes),
                 hint_faults: &faults,
             },
             // The policy runs at the end of the quantum whose accesses it just saw.
@@ -240,7 +256,13 @@ pub fn run_quanta(
         );
         queue.push(&pt, migs);
         let mut moved = vec![0u64; n];
-        let d = queue.drain(&mut pt, budget, &mut moved, |pt, page, from, to| {
+        let budget = CopyBudget {
+            engine: &engine,
+            latency_ns: &last_latency,
+            thread_ns: engine.threads as f64 * quantum_ns,
+            byte_cap,
+        };
+        let d = queue.drain(&mut pt, &budget, &mut moved, |pt, page, from, to| {
             source.moved(pt, page, from, to)
         });
         out.migrations += d.migrations;
@@ -252,10 +274,21 @@ pub fn run_quanta(
             pages: &pt,
             app_reads_per_ns: &reads_per_ns,
         });
-        // Copies load both tiers during the next quantum (read on one, write on the other).
-        for t in 0..n {
-            open[t] = moved[t] as f64 / quantum_ns;
-        }
+        // Copies load the tiers during the next quantum as closed-loop streaming sources
+        // (reads on the source tier, writes on the destination), with the lines in flight
+        // of the thread time spent streaming, at most every thread's limit.
+        let busy_ns: f64 = d.streaming_ns.iter().map(|s| s.2).sum();
+        let scale = (budget.thread_ns / busy_ns.max(1e-300)).min(1.0);
+        flows = d
+            .streaming_ns
+            .iter()
+            .filter(|s| s.2 > 0.0)
+            .map(|&(from, to, ns)| CopyFlow {
+                from,
+                to,
+                lines: ns * scale / quantum_ns * engine.lines_in_flight,
+            })
+            .collect();
         out.timeline.push(QuantumRecord::of(
             time_s,
             gb_s,

@@ -16,14 +16,11 @@ use super::pmem_tier::PmemColumns;
 use super::quantum::{QuantumRecord, SimResult};
 use super::scenario::TierScenario;
 use crate::scenario::{Column, Dtype, ResultRow};
+use crate::stats::Moments;
 
+/// Mean of the values in order (0 when empty), through the one running-moments type.
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
-    let (s, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    if n == 0 {
-        0.0
-    } else {
-        s / n as f64
-    }
+    Moments::of(xs).mean()
 }
 
 /// The quanta of the last `measure_last_s` of a run (at least one).

@@ -137,9 +137,10 @@ pub struct SimSpec {
     /// HeMem's 2 MB pages; 4096 for 4 KB pages.
     #[serde(default = "d_page")]
     pub page_bytes: u64,
-    /// Colloid's M = 100 MB per 10 ms quantum = 10 GB/s.
-    #[serde(default = "d_limit")]
-    pub migrate_limit_gb_s: f64,
+    /// An explicit cap on the migration copy rate, GB/s (default none: the policy's copy
+    /// threads set the rate, docs/tiering.md, *Migration copies*).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migrate_limit_gb_s: Option<f64>,
     /// Weight of the newest quantum in the counters' EWMA (a modelling choice).
     #[serde(default = "d_alpha")]
     pub ewma_alpha: f64,
@@ -160,9 +161,6 @@ fn d_measure() -> f64 {
 fn d_page() -> u64 {
     2 << 20
 }
-fn d_limit() -> f64 {
-    10.0
-}
 fn d_alpha() -> f64 {
     0.5
 }
@@ -177,7 +175,7 @@ impl Default for SimSpec {
             duration_s: d_duration(),
             measure_last_s: d_measure(),
             page_bytes: d_page(),
-            migrate_limit_gb_s: d_limit(),
+            migrate_limit_gb_s: None,
             ewma_alpha: d_alpha(),
             timeline: d_true(),
         }
@@ -267,13 +265,9 @@ impl Validate for SimSpec {
                 format!("{} is not allowed; allowed: 4096, 2097152", self.page_bytes),
             );
         }
-        v.range(
-            "migrate_limit_gb_s",
-            self.migrate_limit_gb_s,
-            0.0,
-            1000.0,
-            "GB/s",
-        );
+        if let Some(limit) = self.migrate_limit_gb_s {
+            v.range("migrate_limit_gb_s", limit, 0.0, 1000.0, "GB/s");
+        }
         v.range("ewma_alpha", self.ewma_alpha, 0.01, 1.0, "");
     }
 }
