@@ -1,0 +1,218 @@
+//! Cohort lifetimes measured on a request stream: which blocks of one allocation burst are
+//! freed together, how fast a cohort's frees follow each other, and how often a free
+//! coalesces with its buddy when the stream is replayed through a standard buddy
+//! (docs/allocators.md, *Cohort lifetimes*).
+//!
+//! A *burst* is a CPU's run of allocations with gaps under [`BURST_GAP_NS`] (the grouping
+//! [`fit`](super::shapes::fit) uses; kmem traces carry the CPU, not the task). A burst's
+//! frees fall into *free groups*: its freed blocks sorted by free time, split where two
+//! consecutive frees are [`BURST_GAP_NS`] or more apart. Blocks still live when the stream
+//! ends are one more group: they die at exit or munmap after the recording stopped. The
+//! burst's *cohort* is its largest group.
+
+use serde::Serialize;
+
+use super::buddy::Buddy;
+use super::cost::{CostTable, Ctx};
+use super::lists::FreeListPolicy;
+use super::shapes::BURST_GAP_NS;
+use super::workload::{AllocOp, AllocWorkload};
+use super::{allocate, release, PageAllocator};
+
+/// What [`measure`] finds on a stream.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CohortStats {
+    pub allocs: u64,
+    pub bursts: u64,
+    /// Mean allocations per burst.
+    pub burst_allocs_mean: f64,
+    /// Mean pages (2^order summed) per burst.
+    pub burst_pages_mean: f64,
+    /// Blocks freed within the stream / all blocks.
+    pub freed_fraction: f64,
+    /// Blocks in their burst's cohort (its largest free group, live-at-end counting as a
+    /// group) / all blocks.
+    pub cohort_fraction: f64,
+    /// Of the blocks freed within the stream: those in their burst's largest freed group.
+    pub freed_together_fraction: f64,
+    /// Mean gap between consecutive frees inside a free group of two or more, ns.
+    pub cohort_free_gap_ns: f64,
+    /// Mean time from a free group's first to last free (groups of two or more), ns.
+    pub cohort_span_ns: f64,
+    /// Median lifetime of the blocks freed within the stream, ns.
+    pub median_life_ns: f64,
+    /// Median time from a burst's first allocation to its largest freed group's first free
+    /// (bursts with a freed group), ns.
+    pub median_cohort_life_ns: f64,
+    /// Mean distinct bursts whose blocks one free run holds (a CPU's frees with gaps under
+    /// [`BURST_GAP_NS`], runs of two or more frees).
+    pub cohort_bursts_mean: f64,
+}
+
+/// Measure bursts, cohorts and lifetimes of `w` (see the module documentation).
+pub fn measure(w: &AllocWorkload) -> CohortStats {
+    let n = w.blocks as usize;
+    let mut alloc_at = vec![u64::MAX; n];
+    let mut free_at = vec![u64::MAX; n];
+    let mut pages = vec![0u64; n];
+    let mut burst_of = vec![u32::MAX; n];
+    let mut last: Vec<Option<(u64, u32)>> = vec![None; w.cpus.max(1) as usize];
+    let mut bursts: Vec<(u64, Vec<u32>)> = Vec::new();
+    // Per CPU: the free run in progress (last free, bursts of its blocks).
+    let mut runs: Vec<Option<(u64, Vec<u32>)>> = vec![None; w.cpus.max(1) as usize];
+    let (mut run_bursts, mut nruns) = (0u64, 0u64);
+    let mut close_run = |r: Option<(u64, Vec<u32>)>| {
+        if let Some((_, mut b)) = r.filter(|r| r.1.len() >= 2) {
+            b.sort_unstable();
+            b.dedup();
+            run_bursts += b.len() as u64;
+            nruns += 1;
+        }
+    };
+    for q in &w.reqs {
+        match q.op {
+            AllocOp::Alloc { order } => {
+                let i = q.id as usize;
+                alloc_at[i] = q.ts_ns;
+                pages[i] = 1 << order;
+                let c = q.cpu as usize;
+                let b = match last[c] {
+                    Some((t, b)) if q.ts_ns - t < BURST_GAP_NS => b,
+                    _ => {
+                        bursts.push((q.ts_ns, Vec::new()));
+                        bursts.len() as u32 - 1
+                    }
+                };
+                last[c] = Some((q.ts_ns, b));
+                burst_of[i] = b;
+                bursts[b as usize].1.push(q.id);
+            }
+            AllocOp::Free => {
+                if alloc_at[q.id as usize] != u64::MAX {
+                    free_at[q.id as usize] = q.ts_ns;
+                    let b = burst_of[q.id as usize];
+                    match &mut runs[q.cpu as usize] {
+                        Some((t, v)) if q.ts_ns - *t < BURST_GAP_NS => {
+                            *t = q.ts_ns;
+                            v.push(b);
+                        }
+                        r => close_run(r.replace((q.ts_ns, vec![b]))),
+                    }
+                }
+            }
+        }
+    }
+    for r in runs {
+        close_run(Some(r).flatten());
+    }
+    let mut s = CohortStats::default();
+    s.cohort_bursts_mean = (run_bursts as f64 / nruns.max(1) as f64).max(1.0);
+    let (mut freed, mut cohort, mut together) = (0u64, 0u64, 0u64);
+    let (mut gap_sum, mut gaps, mut span_sum, mut spans) = (0f64, 0u64, 0f64, 0u64);
+    let mut lives = Vec::new();
+    let mut cohort_lives = Vec::new();
+    let mut total_pages = 0u64;
+    for (start, ids) in &bursts {
+        s.allocs += ids.len() as u64;
+        total_pages += ids.iter().map(|&i| pages[i as usize]).sum::<u64>();
+        let mut frees: Vec<u64> = ids
+            .iter()
+            .map(|&i| free_at[i as usize])
+            .filter(|&t| t != u64::MAX)
+            .collect();
+        frees.sort_unstable();
+        for &i in ids {
+            if free_at[i as usize] != u64::MAX {
+                lives.push(free_at[i as usize] - alloc_at[i as usize]);
+            }
+        }
+        freed += frees.len() as u64;
+        let live = (ids.len() - frees.len()) as u64;
+        // Largest freed group: (size, first free).
+        let mut best = (0u64, 0u64);
+        let mut k = 0;
+        while k < frees.len() {
+            let mut j = k + 1;
+            while j < frees.len() && frees[j] - frees[j - 1] < BURST_GAP_NS {
+                j += 1;
+            }
+            let size = (j - k) as u64;
+            if size >= 2 {
+                gap_sum += (frees[j - 1] - frees[k]) as f64;
+                gaps += size - 1;
+                span_sum += (frees[j - 1] - frees[k]) as f64;
+                spans += 1;
+            }
+            if size > best.0 {
+                best = (size, frees[k]);
+            }
+            k = j;
+        }
+        together += best.0;
+        cohort += best.0.max(live);
+        if best.0 > 0 {
+            cohort_lives.push(best.1 - start);
+        }
+    }
+    let median = |v: &mut Vec<u64>| {
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or(0) as f64
+    };
+    let all = s.allocs.max(1) as f64;
+    s.bursts = bursts.len() as u64;
+    s.burst_allocs_mean = s.allocs as f64 / s.bursts.max(1) as f64;
+    s.burst_pages_mean = total_pages as f64 / s.bursts.max(1) as f64;
+    s.freed_fraction = freed as f64 / all;
+    s.cohort_fraction = cohort as f64 / all;
+    s.freed_together_fraction = together as f64 / freed.max(1) as f64;
+    s.cohort_free_gap_ns = gap_sum / gaps.max(1) as f64;
+    s.cohort_span_ns = span_sum / spans.max(1) as f64;
+    s.median_life_ns = median(&mut lives);
+    s.median_cohort_life_ns = median(&mut cohort_lives);
+    s
+}
+
+/// How often frees coalesce when a stream is replayed through a standard buddy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Coalescing {
+    pub frees: u64,
+    /// Frees that merged with their buddy at least once / frees.
+    pub coalescing_free_fraction: f64,
+    /// Buddy merges per free.
+    pub merges_per_free: f64,
+    /// Failed allocations (the stream did not fit in `frames`).
+    pub failures: u64,
+}
+
+/// Replay `w` through a LIFO [`Buddy`] of `frames` frames (no machine: only the structure
+/// matters) up to time `until_ns` and count merges per free. A recorded trace ends with
+/// blocks still live; a synthetic stream frees everything, so it is compared with a trace
+/// up to the trace's duration.
+pub fn coalescing(w: &AllocWorkload, frames: u64, until_ns: u64) -> Coalescing {
+    let mut a = Buddy::new(frames, FreeListPolicy::Lifo, 0);
+    let mut ctx = Ctx::new(frames as usize, CostTable::default());
+    let mut blocks: Vec<Option<(u64, u8)>> = vec![None; w.blocks as usize];
+    let mut c = Coalescing::default();
+    let mut coalescing = 0u64;
+    for q in w.reqs.iter().take_while(|q| q.ts_ns <= until_ns) {
+        match q.op {
+            AllocOp::Alloc { order } => match allocate(&mut a, order, 0, &mut ctx) {
+                Some(p) => blocks[q.id as usize] = Some((p, order)),
+                None => c.failures += 1,
+            },
+            AllocOp::Free => {
+                if let Some((p, order)) = blocks[q.id as usize].take() {
+                    let before = ctx.ops.merges;
+                    release(&mut a, p, order, 0, &mut ctx);
+                    c.frees += 1;
+                    coalescing += u64::from(ctx.ops.merges > before);
+                }
+            }
+        }
+    }
+    let f = c.frees.max(1) as f64;
+    c.coalescing_free_fraction = coalescing as f64 / f;
+    c.merges_per_free = ctx.ops.merges as f64 / f;
+    debug_assert!(a.free_frames() <= frames);
+    c
+}
