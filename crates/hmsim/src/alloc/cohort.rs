@@ -216,3 +216,173 @@ pub fn coalescing(w: &AllocWorkload, frames: u64, until_ns: u64) -> Coalescing {
     debug_assert!(a.free_frames() <= frames);
     c
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::alloc::shapes::{preset, SHAPES};
+    use crate::alloc::workload::Synthetic;
+    use crate::alloc::MAX_ORDER;
+
+    /// One burst, every block in the cohort, lifetimes far longer than the burst.
+    fn one_cohort(allocs: u32) -> Synthetic {
+        Synthetic {
+            threads: 1,
+            allocs_per_thread: allocs,
+            order_mix: vec![0.6, 0.2, 0.15, 0.05],
+            burst_allocs_mean: 1e9,
+            short_lived_fraction: 0.0,
+            long_life_ns: 1e12,
+            cohort_fraction: 1.0,
+            ..Default::default()
+        }
+    }
+
+    /// A burst allocated from an empty buddy and freed as a cohort returns the buddy to its
+    /// initial free-area state: every free block of every order again.
+    #[test]
+    fn cohort_frees_coalesce_fully() {
+        let w = one_cohort(300).generate(7, "cohort");
+        let frames = 4096;
+        let first_free = w.reqs.iter().position(|q| q.op == AllocOp::Free).unwrap();
+        assert_eq!(first_free, 300, "the cohort dies after its burst");
+        let mut a = Buddy::new(frames, FreeListPolicy::Lifo, 0);
+        let initial: Vec<u64> = (0..=MAX_ORDER).map(|k| a.free_blocks(k)).collect();
+        let mut ctx = Ctx::new(frames as usize, CostTable::default());
+        let mut blocks = vec![None; w.blocks as usize];
+        for q in &w.reqs {
+            match q.op {
+                AllocOp::Alloc { order } => {
+                    blocks[q.id as usize] =
+                        Some((allocate(&mut a, order, 0, &mut ctx).unwrap(), order))
+                }
+                AllocOp::Free => {
+                    let (p, o) = blocks[q.id as usize].take().unwrap();
+                    release(&mut a, p, o, 0, &mut ctx);
+                }
+            }
+        }
+        let end: Vec<u64> = (0..=MAX_ORDER).map(|k| a.free_blocks(k)).collect();
+        assert_eq!(end, initial);
+        assert_eq!(a.free_frames(), frames);
+        assert!(ctx.ops.merges >= ctx.ops.splits, "{:?}", ctx.ops);
+    }
+
+    /// Cohorts make frees coalesce more often than independent lifetimes on every shape
+    /// while the workload runs.
+    #[test]
+    fn cohorts_coalesce_more_than_independent_lifetimes() {
+        for shape in SHAPES {
+            let mut s = Synthetic {
+                threads: 2,
+                allocs_per_thread: 4000,
+                ..preset(shape).unwrap()
+            };
+            // While the workload runs (up to its last allocation), as a trace sees it;
+            // afterwards everything left is freed either way.
+            let run = |s: &Synthetic| {
+                let w = s.generate(1, shape);
+                let end = w
+                    .reqs
+                    .iter()
+                    .rev()
+                    .find(|q| q.op != AllocOp::Free)
+                    .unwrap()
+                    .ts_ns;
+                coalescing(&w, 1 << 16, end)
+            };
+            let with = run(&s);
+            s.cohorts = false;
+            let without = run(&s);
+            assert_eq!((with.failures, without.failures), (0, 0));
+            assert!(with.frees > 0 && without.frees > 0, "{shape}");
+            assert!(
+                with.coalescing_free_fraction > without.coalescing_free_fraction,
+                "{shape}: {with:?} vs {without:?}"
+            );
+        }
+    }
+
+    /// Every block is allocated once and freed once, after its allocation; the replay
+    /// conserves frames; the same seed gives the same stream.
+    #[test]
+    fn cohort_streams_conserve_and_are_deterministic() {
+        for shape in SHAPES {
+            let s = Synthetic {
+                threads: 3,
+                allocs_per_thread: 1500,
+                ..preset(shape).unwrap()
+            };
+            let w = s.generate(11, shape);
+            assert_eq!(w.reqs.len(), 2 * 3 * 1500);
+            check_stream(&w, true);
+            let c = coalescing(&w, 1 << 16, u64::MAX);
+            assert_eq!((c.frees, c.failures), (4500, 0));
+            assert_eq!(s.generate(11, shape).reqs, w.reqs);
+            assert_ne!(s.generate(12, shape).reqs, w.reqs);
+        }
+    }
+
+    /// Frees only of live blocks, each at most once (`all_freed`: and every block freed).
+    fn check_stream(w: &AllocWorkload, all_freed: bool) {
+        let mut state = vec![0u8; w.blocks as usize];
+        let mut last = 0;
+        for q in &w.reqs {
+            assert!(q.ts_ns >= last);
+            last = q.ts_ns;
+            let st = &mut state[q.id as usize];
+            match q.op {
+                AllocOp::Alloc { .. } => {
+                    assert_eq!(*st, 0, "block {} allocated twice", q.id);
+                    *st = 1;
+                }
+                AllocOp::Free => {
+                    assert_eq!(*st, 1, "free of block {} that is not live", q.id);
+                    *st = 2;
+                }
+            }
+        }
+        if all_freed {
+            assert!(state.iter().all(|&s| s == 2));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn generator_frees_only_live_blocks_once(
+            threads in 1u32..4,
+            allocs in 1u32..400,
+            burst in 1.0f64..50.0,
+            short in 0.0f64..1.0,
+            short_life in 0.0f64..1e6,
+            long_life in 0.0f64..1e8,
+            cohorts: bool,
+            cohort_fraction in 0.0f64..1.0,
+            gap in 0.0f64..1e5,
+            cohort_life in 0.0f64..1e6,
+            cohort_bursts in 1.0f64..8.0,
+            seed in 0u64..1000,
+        ) {
+            let s = Synthetic {
+                threads,
+                allocs_per_thread: allocs,
+                burst_allocs_mean: burst,
+                short_lived_fraction: short,
+                short_life_ns: short_life,
+                long_life_ns: long_life,
+                cohorts,
+                cohort_fraction,
+                cohort_free_gap_ns: gap,
+                cohort_short_life_ns: cohort_life,
+                cohort_bursts_mean: cohort_bursts,
+                ..Default::default()
+            };
+            let w = s.generate(seed, "p");
+            prop_assert_eq!(w.reqs.len() as u32, 2 * threads * allocs);
+            check_stream(&w, true);
+        }
+    }
+}
