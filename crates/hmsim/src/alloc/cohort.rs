@@ -105,8 +105,10 @@ pub fn measure(w: &AllocWorkload) -> CohortStats {
     for r in runs {
         close_run(Some(r).flatten());
     }
-    let mut s = CohortStats::default();
-    s.cohort_bursts_mean = (run_bursts as f64 / nruns.max(1) as f64).max(1.0);
+    let mut s = CohortStats {
+        cohort_bursts_mean: (run_bursts as f64 / nruns.max(1) as f64).max(1.0),
+        ..Default::default()
+    };
     let (mut freed, mut cohort, mut together) = (0u64, 0u64, 0u64);
     let (mut gap_sum, mut gaps, mut span_sum, mut spans) = (0f64, 0u64, 0f64, 0u64);
     let mut lives = Vec::new();
