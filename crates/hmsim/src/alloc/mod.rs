@@ -16,6 +16,7 @@
 
 pub mod benchmarks;
 pub mod buddy;
+pub mod cohort;
 pub mod cost;
 pub mod driver;
 pub mod ibuddy;

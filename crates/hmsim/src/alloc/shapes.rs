@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cohort::measure;
 use super::workload::{AllocOp, AllocWorkload, Synthetic};
 use super::MAX_ORDER;
 use crate::config::{Validate, Validator};
@@ -24,16 +25,30 @@ pub const BURST_GAP_NS: u64 = 100_000;
 /// The preset of `shape` (one of [`SHAPES`]). Numbers are [`fit`] of the kmem traces in
 /// `crates/hmsim/tests/data/traces` (rounded), with 4 threads and 50 000 allocations each.
 pub fn preset(shape: &str) -> Option<Synthetic> {
-    let s = |order_mix: &[f64], burst, bgap, igap, short, slife, llife| Synthetic {
-        threads: 4,
-        allocs_per_thread: 50_000,
-        order_mix: order_mix.to_vec(),
-        burst_allocs_mean: burst,
-        burst_gap_ns: bgap,
-        idle_gap_ns: igap,
-        short_lived_fraction: short,
-        short_life_ns: slife,
-        long_life_ns: llife,
+    let s = |order_mix: &[f64],
+             burst,
+             bgap,
+             igap,
+             short,
+             slife,
+             llife,
+             (cohort, cgap, clife, cbursts)| {
+        Synthetic {
+            threads: 4,
+            allocs_per_thread: 50_000,
+            order_mix: order_mix.to_vec(),
+            burst_allocs_mean: burst,
+            burst_gap_ns: bgap,
+            idle_gap_ns: igap,
+            short_lived_fraction: short,
+            short_life_ns: slife,
+            long_life_ns: llife,
+            cohorts: true,
+            cohort_fraction: cohort,
+            cohort_free_gap_ns: cgap,
+            cohort_short_life_ns: clife,
+            cohort_bursts_mean: cbursts,
+        }
     };
     Some(match shape {
         // gcc.kmem.hmt (one `gcc -O2 -c`).
@@ -47,6 +62,7 @@ pub fn preset(shape: &str) -> Option<Synthetic> {
             0.66,
             16_200_000.0,
             711_000_000.0,
+            (0.65, 9_150.0, 1_140_000.0, 2.18),
         ),
         // stream.kmem.hmt: the arrays faulted in one page at a time in long bursts, all
         // freed together at exit.
@@ -58,6 +74,7 @@ pub fn preset(shape: &str) -> Option<Synthetic> {
             0.995,
             134_000_000.0,
             128_000_000.0,
+            (0.645, 334.0, 7_360_000.0, 4.33),
         ),
         // unixbench.kmem.hmt: many short processes (pipelines) and a file copy.
         "unixbench" => s(
@@ -68,6 +85,7 @@ pub fn preset(shape: &str) -> Option<Synthetic> {
             0.69,
             3_390_000.0,
             484_000_000.0,
+            (0.61, 2_590.0, 1_250_000.0, 2.73),
         ),
         // dbench.kmem.hmt: file-server load on a local file system: mixed orders (page
         // cache, journal and slab pages up to order 8).
@@ -81,6 +99,7 @@ pub fn preset(shape: &str) -> Option<Synthetic> {
             0.967,
             24_300_000.0,
             2_130_000_000.0,
+            (0.753, 1_570.0, 10_250_000.0, 1.90),
         ),
         // tbench.kmem.hmt: the same load over loopback TCP: socket buffers, 97 % order 3,
         // freed within ~70 µs.
@@ -92,6 +111,7 @@ pub fn preset(shape: &str) -> Option<Synthetic> {
             0.989,
             70_700.0,
             2_620_000_000.0,
+            (0.891, 28_000.0, 34_600.0, 2.02),
         ),
         _ => return None,
     })
@@ -122,6 +142,16 @@ pub struct SyntheticSpec {
     pub short_life_ns: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub long_life_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohorts: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohort_fraction: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohort_free_gap_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohort_short_life_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohort_bursts_mean: Option<f64>,
 }
 
 impl SyntheticSpec {
@@ -145,7 +175,12 @@ impl SyntheticSpec {
             idle_gap_ns,
             short_lived_fraction,
             short_life_ns,
-            long_life_ns
+            long_life_ns,
+            cohorts,
+            cohort_fraction,
+            cohort_free_gap_ns,
+            cohort_short_life_ns,
+            cohort_bursts_mean
         );
         s
     }
@@ -161,7 +196,8 @@ impl Validate for SyntheticSpec {
 /// The generator parameters measured on a recorded (or any) workload: order mix; per CPU,
 /// gaps under [`BURST_GAP_NS`] are in-burst gaps and longer ones idle gaps; blocks freed
 /// within the trace are the short-lived ones (exponential mean = median / ln 2); the rest
-/// live to the end, so their mean lifetime is the trace's duration.
+/// live to the end, so their mean lifetime is the trace's duration; the cohort fraction and
+/// the gap between a cohort's frees are [`measure`]d.
 pub fn fit(w: &AllocWorkload) -> Synthetic {
     let mut orders = [0u64; MAX_ORDER as usize + 1];
     let mut alloc_at = vec![u64::MAX; w.blocks as usize];
@@ -200,6 +236,7 @@ pub fn fit(w: &AllocWorkload) -> Synthetic {
     lifetimes.sort_unstable();
     let median = lifetimes.get(lifetimes.len() / 2).copied().unwrap_or(0) as f64;
     let cpus = w.cpus.max(1) as u64;
+    let cohorts = measure(w);
     Synthetic {
         threads: cpus as u32,
         allocs_per_thread: (allocs / cpus).max(1) as u32,
@@ -211,6 +248,11 @@ pub fn fit(w: &AllocWorkload) -> Synthetic {
         short_lived_fraction: lifetimes.len() as f64 / total,
         short_life_ns: median / std::f64::consts::LN_2,
         long_life_ns: w.duration_ns as f64,
+        cohorts: true,
+        cohort_fraction: cohorts.cohort_fraction,
+        cohort_free_gap_ns: cohorts.cohort_free_gap_ns,
+        cohort_short_life_ns: cohorts.median_cohort_life_ns / std::f64::consts::LN_2,
+        cohort_bursts_mean: cohorts.cohort_bursts_mean,
     }
 }
 
@@ -260,6 +302,10 @@ mod tests {
             close(p.short_lived_fraction, f.short_lived_fraction, shape);
             close(p.short_life_ns, f.short_life_ns, shape);
             close(p.long_life_ns, f.long_life_ns, shape);
+            close(p.cohort_fraction, f.cohort_fraction, shape);
+            close(p.cohort_free_gap_ns, f.cohort_free_gap_ns, shape);
+            close(p.cohort_short_life_ns, f.cohort_short_life_ns, shape);
+            close(p.cohort_bursts_mean, f.cohort_bursts_mean, shape);
         }
     }
 

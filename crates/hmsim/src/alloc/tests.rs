@@ -385,12 +385,14 @@ fn replays_the_committed_kmem_traces() {
 
 #[test]
 fn fair_policies_spread_allocations() {
-    // Churn: a small live set allocated and freed over and over in a large array.
+    // Churn: a small live set allocated and freed over and over in a large array (each
+    // page on its own lifetime).
     let churn = |alloc: &str| {
         format!(
             "module = \"allocators\"\nframes = 8192\nprobe_orders = []\n{alloc}\n\
              [workload.synthetic]\nthreads = 2\nallocs_per_thread = 20000\norder_mix = [1.0]\n\
-             short_lived_fraction = 1.0\nshort_life_ns = 20000\nburst_gap_ns = 1000\nidle_gap_ns = 1000\n"
+             short_lived_fraction = 1.0\nshort_life_ns = 20000\nburst_gap_ns = 1000\nidle_gap_ns = 1000\n\
+             cohorts = false\n"
         )
     };
     let cov = |alloc: &str| {
@@ -672,7 +674,7 @@ fn lazy_layers_thrash_when_memory_is_exhausted() {
         let out = run(&format!(
             "module = \"allocators\"\nframes = {frames}\n[[allocators]]\nname = \"lazy-buddy\"\n\
              [workload.synthetic]\nthreads = 4\nallocs_per_thread = 3000\norder_mix = [1.0]\n\
-             short_lived_fraction = 0.5\nlong_life_ns = 1e10\n"
+             short_lived_fraction = 0.5\nlong_life_ns = 1e10\ncohorts = false\n"
         ))
         .unwrap();
         let r = &out.rows[0];
