@@ -2,10 +2,10 @@
 """Check that refactoring left every study's and example's results unchanged.
 
 Runs every `hmsim reproduce NAME --quick` and every example scenario or sweep in
-`examples/`, then fingerprints each CSV it wrote (SHA-256 of its text with the measured
-wall-clock columns removed; they differ from run to run by nature). `--record FILE`
-stores the fingerprints; `--check FILE` compares with stored ones and names every CSV
-that changed, with its first differing line.
+`examples/`, then fingerprints each CSV it wrote (SHA-256 of its text with the columns
+measured on the host removed, as `hmsim schema` declares them: they differ from run to run
+by nature). `--record FILE` stores the fingerprints; `--check FILE` compares with stored
+ones and names every CSV that changed, with its first differing line.
 
     python scripts/results_identical.py --record before.json     # on the old commit (--full:
                                                                  #  keep lines, to show diffs)
@@ -27,14 +27,38 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Columns measured with the host's clock: how long this machine took, not a simulated result.
-WALL_CLOCK_COLUMNS = {"wall_s", "cpu_s", "cores_used", "mops_per_cpu_s", "real_throughput_gain"}
 
 
-def _wall_columns(header: list[str]) -> set[str]:
-    # Beside a simulated `sim_throughput_mops`, `throughput_mops` is the host's measured rate.
-    extra = {"throughput_mops"} if "sim_throughput_mops" in header else set()
-    return WALL_CLOCK_COLUMNS | extra
+def schema() -> list[dict]:
+    """Every module's output tables with their declared columns (`hmsim schema --json`)."""
+    from hmsim import _core
+
+    return json.loads(_core.schema())
+
+
+def measured_columns(table: str, header: list[str], modules: list[dict]) -> set[str]:
+    """Columns of a `table.csv` with `header` measured on the host (they differ from run to
+    run by nature): those the core declares `measured` for that table, plus those studies add
+    (`hmsim.results.MEASURED_STUDY_COLUMNS`). Several modules write a `results` table and
+    declare the same name differently (`throughput_mops` is simulated in tiering, the host's
+    rate in pm-index): the module whose declaration shares most columns with the header wrote
+    it (on a tie, the union of the tied modules' measured columns)."""
+    from hmsim.results import MEASURED_STUDY_COLUMNS
+
+    have = set(header)
+    best: set[str] = set()
+    most = 0
+    for m in modules:
+        for t in m["tables"]:
+            if t["name"] != table:
+                continue
+            shared = len(have & {c["name"] for c in t["columns"]})
+            measured = {c["name"] for c in t["columns"] if c["measured"]}
+            if shared > most:
+                best, most = measured, shared
+            elif shared == most and shared > 0:
+                best |= measured
+    return best | MEASURED_STUDY_COLUMNS.get(table, frozenset())
 
 
 def _is_number(cell: str) -> bool:
@@ -82,13 +106,13 @@ def produce(out: Path, only: str | None = None) -> None:
             _run([exe, "run", str(ex), "--out", str(dest), *devices])
 
 
-def fingerprint(path: Path) -> tuple[str, list[str]]:
-    """SHA-256 of a CSV without its wall-clock values, and the normalised lines."""
+def fingerprint(path: Path, modules: list[dict]) -> tuple[str, list[str]]:
+    """SHA-256 of a CSV without its measured values, and the normalised lines."""
     rows = list(csv.reader(io.StringIO(path.read_text())))
     if not rows:
         return hashlib.sha256(b"").hexdigest(), []
     header = rows[0]
-    wall = _wall_columns(header)
+    wall = measured_columns(path.stem, header, modules)
     keep = [i for i, c in enumerate(header) if c not in wall]
     # Rows measured on the host (a real allocator or index run against the wall clock): only
     # their labels are results; every number in them is a measurement of this machine.
@@ -105,12 +129,13 @@ def fingerprint(path: Path) -> tuple[str, list[str]]:
 
 
 def collect(out: Path) -> dict[str, dict]:
+    modules = schema()
     found = {}
     for p in sorted(out.rglob("*.csv")):
         rel = p.relative_to(out).as_posix()
         if "/points/" in rel or rel.endswith("comparison.csv"):
             continue  # sweep points are merged into results.csv; comparison holds published ratios
-        digest, lines = fingerprint(p)
+        digest, lines = fingerprint(p, modules)
         found[rel] = {"sha256": digest, "lines": lines}
     return found
 

@@ -165,6 +165,31 @@ def bench(module: str | None, scale: float, as_json: bool) -> None:
 
 
 @cli.command()
+@click.argument("module", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def schema(module: str | None, as_json: bool) -> None:
+    """List the output tables of every module (or MODULE) and their declared columns."""
+    modules = json.loads(_core.schema())
+    if module is not None:
+        names = [m["module"] for m in modules]
+        if module not in names:
+            raise ConfigError("schema", f"unknown module '{module}'; allowed: {', '.join(names)}")
+        modules = [m for m in modules if m["module"] == module]
+    if as_json:
+        click.echo(json.dumps(modules, indent=2))
+        return
+    for m in modules:
+        for table in m["tables"]:
+            t = Table(title=f"{m['module']}: {table['name']}.csv", title_justify="left")
+            for c in ["column", "unit", "dtype", "measured", "doc"]:
+                t.add_column(c)
+            for c in table["columns"]:
+                dtype = c["dtype"] + ("?" if c["nullable"] else "")
+                t.add_row(c["name"], c["unit"], dtype, "measured" if c["measured"] else "", c["doc"])
+            console.print(t)
+
+
+@cli.command()
 @click.option("--trace", "trace_file", required=True, type=click.Path(), help="Any readable memory trace.")
 @click.option("--device", default="optane-pmem", show_default=True, help="Catalog memory device of one DIMM.")
 @click.option("--format", "fmt", default=None, help="Trace format (default: sniffed).")

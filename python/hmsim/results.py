@@ -26,6 +26,14 @@ import pandas as pd
 
 from hmsim.outdir import file_mode, io_error
 
+# Columns studies add on the Python side (per table, i.e. CSV file stem) that are host
+# measurements, like the core's columns declared `measured`: ratios of wall-clock throughputs.
+# `hmsim schema` lists the core's declarations; scripts/results_identical.py reads both.
+MEASURED_STUDY_COLUMNS: dict[str, frozenset[str]] = {
+    "tonic": frozenset({"real_throughput_gain"}),
+    "real_threads": frozenset({"speedup_vs_1_thread"}),
+}
+
 
 def _atomic_write(path: Path, write: Callable[[Any], None], mode: str = "w") -> None:
     """Write through `write(fileobj)` into a temp file beside `path`, fsync, then rename."""

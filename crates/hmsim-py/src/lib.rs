@@ -350,6 +350,14 @@ fn columns(py: Python<'_>, module: String) -> PyResult<Py<PyAny>> {
     }
 }
 
+/// Every module's output tables (`results` first) with their declared columns, as JSON:
+/// a list of {module, about, tables: [{name, columns: [{name, unit, dtype, nullable,
+/// measured, doc}]}]}.
+#[pyfunction]
+fn schema() -> PyResult<String> {
+    to_json(&hmsim::registry::schema())
+}
+
 /// Names of the modules a scenario can name in `module = "..."`.
 #[pyfunction]
 fn module_names() -> Vec<&'static str> {
@@ -382,6 +390,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(module_names, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_record_stream, m)?)?;

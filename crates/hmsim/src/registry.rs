@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::{apply_overrides, line_of_key};
 use crate::device::Catalog;
@@ -17,6 +17,8 @@ pub type Runner = fn(&str, &str, &Catalog, &dyn Progress) -> Result<RunOutput, R
 pub struct Module {
     pub run: Runner,
     pub columns: &'static [Column],
+    /// Extra tables a run may write (`name.csv`) and their columns.
+    pub tables: &'static [(&'static str, &'static [Column])],
 }
 
 /// The registry entry of scenario module `S`, run through the common skeleton.
@@ -27,6 +29,7 @@ const fn module<S: Scenario>() -> Entry<Module> {
         make: Module {
             run: scenario::run::<S>,
             columns: <S::Row as ResultRow>::COLUMNS,
+            tables: S::TABLES,
         },
     }
 }
@@ -45,6 +48,7 @@ pub static MODULES: Registry<Module> = Registry::new(
             make: Module {
                 run: crate::tier::run_with_progress,
                 columns: <<crate::tier::Tiering as Scenario>::Row as ResultRow>::COLUMNS,
+                tables: crate::tier::Tiering::TABLES,
             },
         },
         module::<crate::alloc::Allocators>(),
@@ -153,6 +157,48 @@ fn run_module(
 /// run's output carries them spelled out.
 pub fn columns(module: &str) -> Option<&'static [Column]> {
     MODULES.get(module).map(|m| m.columns)
+}
+
+/// One table of a module's output: `results` (`results.csv`) or an extra table (`name.csv`).
+#[derive(Debug, Clone, Serialize)]
+pub struct TableSchema {
+    pub name: &'static str,
+    pub columns: &'static [Column],
+}
+
+/// A module's declared output tables, `results` first.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModuleSchema {
+    pub module: &'static str,
+    pub about: &'static str,
+    pub tables: Vec<TableSchema>,
+}
+
+fn schema_of(e: &Entry<Module>) -> ModuleSchema {
+    let results = TableSchema {
+        name: "results",
+        columns: e.make.columns,
+    };
+    let extra = e
+        .make
+        .tables
+        .iter()
+        .map(|&(name, columns)| TableSchema { name, columns });
+    ModuleSchema {
+        module: e.name,
+        about: e.about,
+        tables: std::iter::once(results).chain(extra).collect(),
+    }
+}
+
+/// Every module's output tables with their declared columns (`hmsim schema`).
+pub fn schema() -> Vec<ModuleSchema> {
+    MODULES.iter().map(schema_of).collect()
+}
+
+/// The declared output tables of `module`; `None` for an unknown module.
+pub fn module_schema(module: &str) -> Option<ModuleSchema> {
+    MODULES.entry(module).map(schema_of)
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use super::workload::{from_trace_as, AllocWorkload, Kernel};
 use super::MAX_ORDER;
 use crate::config::{Validate, Validator};
 use crate::error::RunError;
-use crate::scenario::{Ctx, Output, Scenario};
+use crate::scenario::{Column, Ctx, Output, ResultRow, Scenario};
 
 /// The `allocators` module.
 pub struct Allocators;
@@ -329,6 +329,8 @@ impl Scenario for Allocators {
     const ABOUT: &'static str = "page allocators: buddy, per-CPU lists, iBuddy; latency and wear";
     type Config = AllocConfig;
     type Row = AllocRow;
+    const TABLES: &'static [(&'static str, &'static [Column])] =
+        &[("wear", WearRow::COLUMNS), ("latency", LatencyRow::COLUMNS)];
 
     fn run(cfg: &AllocConfig, ctx: &Ctx) -> Result<Output<AllocRow>, RunError> {
         let mut sc = cfg.clone();

@@ -11,7 +11,7 @@ use crate::config::Validator;
 use crate::error::RunError;
 use crate::flash::{build_gc, preset, Ftl, Geometry, GC_POLICIES, NAND_PRESETS};
 use crate::result_row;
-use crate::scenario::{Ctx, Output, Scenario};
+use crate::scenario::{Column, Ctx, Output, ResultRow, Scenario};
 use crate::stats::nearest_rank;
 
 /// The `hybrid` module.
@@ -442,6 +442,8 @@ impl Scenario for Hybrid {
         "DRAM-cached flash devices: internal faults and the host's EPF policies";
     type Config = HybridConfig;
     type Row = HybridRow;
+    const TABLES: &'static [(&'static str, &'static [Column])] =
+        &[("service", ServiceRow::COLUMNS)];
 
     fn run(sc: &HybridConfig, ctx: &Ctx) -> Result<Output<HybridRow>, RunError> {
         let w = sc.load_workload(ctx.file(), ctx.seed())?;

@@ -14,7 +14,7 @@ use super::topology::{self, NodeKind, NumaMachine, Topology};
 use crate::config::{Validate, Validator};
 use crate::error::RunError;
 use crate::result_row;
-use crate::scenario::{Ctx, Output, Scenario};
+use crate::scenario::{Column, Ctx, Output, ResultRow, Scenario};
 
 /// The `numa` module.
 pub struct Numa;
@@ -281,6 +281,7 @@ impl Scenario for Numa {
     const ABOUT: &'static str = "NUMA machines with DRAM, CXL and PMem nodes; Memory Mode";
     type Config = NumaConfig;
     type Row = NumaRow;
+    const TABLES: &'static [(&'static str, &'static [Column])] = &[("nodes", NodeRow::COLUMNS)];
 
     fn run(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
         run_numa(sc, ctx)

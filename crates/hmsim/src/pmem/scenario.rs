@@ -3,10 +3,10 @@
 use super::config::PmemConfig;
 use super::driver::{run_workload, DimmSpec, PmemWorkload};
 use super::lifetime;
-use super::rows::{lifetime_output, ratio, PmemRow};
+use super::rows::{lifetime_output, ratio, HotRangeRow, PmemRow};
 use crate::cache::CacheConfig;
 use crate::error::RunError;
-use crate::scenario::{Ctx, Output, Scenario};
+use crate::scenario::{Column, Ctx, Output, ResultRow, Scenario};
 
 /// The `pmem` module.
 pub struct Pmem;
@@ -31,6 +31,8 @@ impl Scenario for Pmem {
         "Optane-class persistent memory: XPBuffer, AIT, write amplification, lifetime";
     type Config = PmemScenarioConfig;
     type Row = PmemRow;
+    const TABLES: &'static [(&'static str, &'static [Column])] =
+        &[("hot_ranges", HotRangeRow::COLUMNS)];
 
     fn run(sc: &PmemScenarioConfig, ctx: &Ctx) -> Result<Output<PmemRow>, RunError> {
         let (dev, rated) = ctx.memory_device_with_endurance(&sc.pmem.device, "pmem.device")?;

@@ -11,7 +11,7 @@ use super::key::KeyType;
 use super::measure::{cost_row, measure, real_thread_rows, real_throughput};
 use super::region::{CrashCapture, RegionConfig};
 use super::registry;
-use super::rows::{CrashRow, PmIndexRow};
+use super::rows::{CrashRow, PmIndexRow, RealThreadsRow};
 use super::shared::{DEFAULT_SHARDS, MAX_SHARDS};
 use super::testing::random_ops;
 use super::ycsb::{load_ops, run_ops, Distribution, YcsbSpec, YcsbWorkload};
@@ -19,7 +19,7 @@ use crate::cache::CacheConfig;
 use crate::config::{Validate, Validator};
 use crate::error::RunError;
 use crate::pmem::{DimmSpec, PmemConfig};
-use crate::scenario::{to_map, Ctx, Output, Scenario};
+use crate::scenario::{to_map, Column, Ctx, Output, ResultRow, Scenario};
 
 /// The `pm-index` module.
 pub struct PmIndexStudy;
@@ -280,6 +280,8 @@ impl Scenario for PmIndexStudy {
         "persistent indexes on simulated PM: flushes, crash consistency, throughput";
     type Config = PmIndexConfig;
     type Row = PmIndexRow;
+    const TABLES: &'static [(&'static str, &'static [Column])] =
+        &[("real_threads", RealThreadsRow::COLUMNS)];
 
     fn run(sc: &PmIndexConfig, ctx: &Ctx) -> Result<Output<PmIndexRow>, RunError> {
         let spec = registry::find(&sc.index.name)

@@ -34,6 +34,8 @@ pub trait Scenario {
     type Config: DeserializeOwned + Serialize + Validate;
     /// One row of `results.csv`.
     type Row: ResultRow;
+    /// The extra tables a run may write (`name.csv`), each with its row type's columns.
+    const TABLES: &'static [(&'static str, &'static [Column])] = &[];
 
     fn run(cfg: &Self::Config, ctx: &Ctx) -> Result<Output<Self::Row>, RunError>;
 }

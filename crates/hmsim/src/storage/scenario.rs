@@ -7,7 +7,7 @@ use crate::device::thermal::{simulate, ThermalRun};
 use crate::device::{BlockDevice, DeviceKind, DeviceSpec};
 use crate::error::RunError;
 use crate::result_row;
-use crate::scenario::{Ctx, Output, Scenario};
+use crate::scenario::{Column, Ctx, Output, ResultRow, Scenario};
 
 use super::job::{run_job, JobSpec, OpMix, Pattern};
 
@@ -152,6 +152,8 @@ impl Scenario for Storage {
         "block devices under fio-like jobs: bandwidth, latency, energy, heat";
     type Config = StorageConfig;
     type Row = StorageRow;
+    const TABLES: &'static [(&'static str, &'static [Column])] =
+        &[("thermal", ThermalRow::COLUMNS)];
 
     fn run(cfg: &StorageConfig, ctx: &Ctx) -> Result<Output<StorageRow>, RunError> {
         let device = resolve_device(cfg, ctx)?;

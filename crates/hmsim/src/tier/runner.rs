@@ -13,14 +13,16 @@ use super::policies::{PolicyParams, POLICIES};
 use super::policy::TieringPolicy;
 use super::quantum::{Antagonists, SimParams, SimResult};
 use super::replay::{simulate_stream, ReplayCounts, StreamDemand};
-use super::rows::{row_of, tail_mean, timeline_row, with_tier_names, TierRow};
+use super::rows::{row_of, tail_mean, timeline_row, with_tier_names, TierRow, TimelineRow};
 use super::scenario::{TierScenario, BEST};
 use super::sim::{simulate_observed, QuantumObserver};
 use super::stream::{AccessStream, TraceStream};
 use super::workload::Gups;
 use crate::device::Catalog;
 use crate::error::RunError;
-use crate::scenario::{self, Ctx, NoProgress, Output, Progress, RunOutput, Scenario};
+use crate::scenario::{
+    self, Column, Ctx, NoProgress, Output, Progress, ResultRow, RunOutput, Scenario,
+};
 
 /// The `tiering` module.
 pub struct Tiering;
@@ -30,6 +32,8 @@ impl Scenario for Tiering {
     const ABOUT: &'static str = "two-tier memory under contention: HeMem, MEMTIS, TPP, Colloid";
     type Config = TierScenario;
     type Row = TierRow;
+    const TABLES: &'static [(&'static str, &'static [Column])] =
+        &[("timeline", TimelineRow::COLUMNS)];
 
     fn run(cfg: &TierScenario, ctx: &Ctx) -> Result<Output<TierRow>, RunError> {
         let external = EXTERNAL.with(|e| e.borrow_mut().take());
