@@ -40,7 +40,7 @@ crate::params! {
         #[serde(skip_serializing_if = "Option::is_none")]
         pub app: Option<String> = None => any, "",
             "Trace-driven mode on an application analog's generated stream; it sets the working set, object size, read fraction and the default tier's capacity.";
-        pub scale: f64 = 1.0 => range(1e-4, 1.0), "of the app's spec size",
+        pub scale: f64 = 1.0 => range(1e-4, 1.0), "of the app's full size",
             "Size factor for `app` (1 = the Colloid paper's sizes; the quick study scales down).";
         pub access_weight: f64 = 1.0 => range(1.0, 1e9), "accesses",
             "Trace-driven mode: application accesses each replayed access stands for (time and the PEBS period scale by it; 1 = every access is its own).";
