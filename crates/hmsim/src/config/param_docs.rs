@@ -55,6 +55,14 @@ pub fn pages() -> Vec<Page> {
             roots: vec![crate::numa::NumaConfig::table()],
         },
         Page {
+            stem: "tiering",
+            title: "tiering module keys",
+            intro: "Keys of a `module = \"tiering\"` scenario (docs/tiering.md), besides \
+                    `module`, `seed`, `name` and `description`; and a tier's `device` \
+                    (docs/tiering.md, *Parameters*).",
+            roots: vec![crate::tier::TierScenario::table()],
+        },
+        Page {
             stem: "numa-topology",
             title: "NUMA topology file keys",
             intro: "Keys of a machine topology (docs/numa-pmem.md): a preset's file or a \

@@ -178,11 +178,22 @@ pub fn show_default<T: Serialize>(value: &T) -> String {
     }
 }
 
+/// Lists of points longer than this are shortened in the tables.
+const LONG_LIST: usize = 6;
+
 fn show_json(v: &serde_json::Value) -> String {
     use serde_json::Value;
     match v {
         Value::Null => "—".to_string(),
         Value::String(s) => format!("\"{s}\""),
+        // A long list of points (a latency curve) is shown by its ends and length.
+        Value::Array(a) if a.len() > LONG_LIST && a[0].is_array() => format!(
+            "[{}, {}, …, {}] ({} items)",
+            show_json(&a[0]),
+            show_json(&a[1]),
+            show_json(&a[a.len() - 1]),
+            a.len()
+        ),
         Value::Array(a) => {
             let items: Vec<String> = a.iter().map(show_json).collect();
             format!("[{}]", items.join(", "))

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Validator;
 use crate::error::ConfigError;
-use crate::tier::engine::default_queue_coeff;
+use crate::tier::params::QUEUE_COEFF;
 use crate::tier::params::{ANTAGONIST_READS_PER_CORE, GUPS_MLP};
 use crate::tier::{solve_fixed_point, LatencyCurve, Source, TierSpec};
 
@@ -174,7 +174,7 @@ fn tier(name: String, lat: f64, bw: f64, mix_penalty: f64) -> TierSpec {
         unloaded_latency_ns: lat,
         read_bandwidth_gb_s: bw,
         mix_penalty,
-        queue_coeff: default_queue_coeff(),
+        queue_coeff: QUEUE_COEFF,
         curve: LatencyCurve::mess(),
         path: Vec::new(),
     }

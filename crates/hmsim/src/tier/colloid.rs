@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 
 use super::hemem::{HeMemParams, HotTracker};
 use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
-use crate::config::{Validate, Validator};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -15,44 +14,18 @@ pub enum DeltaMode {
     ClosedForm,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ColloidParams {
-    /// Vuppalapati & Agarwal, ACM SOSP 2024: ε = 0.01.
-    #[serde(default = "d_eps")]
-    pub epsilon: f64,
-    /// Vuppalapati & Agarwal, ACM SOSP 2024: δ = 0.05.
-    #[serde(default = "d_delta")]
-    pub delta: f64,
-    /// The Colloid artifact's HeMem integration used the closed form.
-    #[serde(default = "d_mode")]
-    pub mode: DeltaMode,
-    /// Vuppalapati & Agarwal, ACM SOSP 2024: HeMem+Colloid moves at most M = 100 MB per quantum.
-    #[serde(default = "d_max")]
-    pub max_bytes_per_quantum: u64,
-}
-
-fn d_eps() -> f64 {
-    0.01
-}
-fn d_delta() -> f64 {
-    0.05
-}
-fn d_mode() -> DeltaMode {
-    DeltaMode::ClosedForm
-}
-fn d_max() -> u64 {
-    100_000_000
-}
-
-impl Default for ColloidParams {
-    fn default() -> Self {
-        ColloidParams {
-            epsilon: d_eps(),
-            delta: d_delta(),
-            mode: d_mode(),
-            max_bytes_per_quantum: d_max(),
-        }
+crate::params! {
+    /// Colloid's balancing (Vuppalapati & Agarwal, ACM SOSP 2024).
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ColloidParams {
+        pub epsilon: f64 = 0.01 => range(1e-6, 0.5), "",
+            "Binary search: stop when the access-share bounds are closer than this (paper: ε = 0.01).";
+        pub delta: f64 = 0.05 => range(0.0, 1.0), "",
+            "Tiers are balanced when their latencies differ by at most this share of the default tier's (paper: δ = 0.05).";
+        pub mode: DeltaMode = DeltaMode::ClosedForm => any, "",
+            "How Δp is found: `binary-search` (the paper) or `closed-form` (the Colloid artifact's HeMem integration).";
+        pub max_bytes_per_quantum: u64 = 100_000_000 => range(1, 1 << 40), "bytes",
+            "HeMem+Colloid moves at most M bytes per quantum (paper: 100 MB).";
     }
 }
 
@@ -259,20 +232,6 @@ impl TieringPolicy for ColloidHeMem {
         }
         self.tracker.heat.prune();
         out
-    }
-}
-
-impl Validate for ColloidParams {
-    fn validate(&self, v: &mut Validator) {
-        v.range("epsilon", self.epsilon, 1e-6, 0.5, "");
-        v.range("delta", self.delta, 0.0, 1.0, "");
-        v.range(
-            "max_bytes_per_quantum",
-            self.max_bytes_per_quantum,
-            1,
-            1 << 40,
-            "bytes",
-        );
     }
 }
 

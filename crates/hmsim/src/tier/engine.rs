@@ -8,48 +8,33 @@
 //! below saturation X follows the loaded-latency curve, at saturation X stays at the
 //! saturation bandwidth and latency grows with W.
 
-use serde::{Deserialize, Serialize};
-
 use super::copy::CopyFlow;
 use super::curve::LatencyCurve;
 use super::path::PathResource;
 use super::LINE_BYTES;
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 
-/// One memory tier: its media (the fields below `unloaded_latency_ns`: bandwidth, read/write
-/// mix penalty, mixed queueing, curve) behind a `path` of resources (links, controllers).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TierSpec {
-    pub name: String,
-    pub capacity_bytes: u64,
-    pub unloaded_latency_ns: f64,
-    /// The media's saturation bandwidth with 100 % reads.
-    pub read_bandwidth_gb_s: f64,
-    /// Fractional loss of saturation bandwidth for a 50/50 read/write mix (MESS-style curves:
-    /// ~0.28); other mixes scale with 4·r·(1−r).
-    #[serde(default = "default_mix_penalty")]
-    pub mix_penalty: f64,
-    /// Queueing term under mixed traffic: factor += q · 4r(1−r) · u² / (1 − u).
-    #[serde(default = "default_queue_coeff")]
-    pub queue_coeff: f64,
-    /// The media's (utilisation, latency factor) points; default the normalised MESS curve.
-    #[serde(default)]
-    pub curve: LatencyCurve,
-    /// Resources between the CPU and the media, each with its own bandwidth and curve (a
-    /// remote socket's inter-socket link, a CXL link); empty for local memory.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub path: Vec<PathResource>,
-}
-
-/// A 50/50 read/write mix lowers the saturation bandwidth ~28 % (docs/tiering.md, model).
-pub fn default_mix_penalty() -> f64 {
-    0.28
-}
-
-/// Fitted to the Colloid paper's contention measurements; see `QUEUE_COEFF` in tier/params.rs.
-pub fn default_queue_coeff() -> f64 {
-    super::params::QUEUE_COEFF
+crate::params! {
+    #[params(required, check)]
+    /// One memory tier: its media (the keys from `unloaded_latency_ns` on: bandwidth, read/write
+    /// mix penalty, mixed queueing, curve) behind a `path` of resources (links, controllers).
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct TierSpec {
+        pub name: String => any, "", "Name of the tier in the results.";
+        pub capacity_bytes: u64 => any, "bytes", "Capacity of the tier (1 byte or more).";
+        pub unloaded_latency_ns: f64 => range(1.0, 1e6), "ns", "Access latency without load.";
+        pub read_bandwidth_gb_s: f64 => range(0.01, 1e5), "GB/s",
+            "The media's saturation bandwidth with 100 % reads.";
+        pub mix_penalty: f64 = super::params::MIX_PENALTY => range(0.0, 0.9), "",
+            "Fractional loss of the media's saturation bandwidth for a 50/50 read/write mix (MESS-style curves: ~0.28); other mixes scale with 4·r·(1−r); not applied to path resources.";
+        pub queue_coeff: f64 = super::params::QUEUE_COEFF => range(0.0, 100.0), "",
+            "Queueing term under mixed traffic: factor += q · 4r(1−r) · u² / (1 − u); fitted (docs/tiering.md, *Calibration*).";
+        pub curve: LatencyCurve = LatencyCurve::default() => any, "",
+            "The media's (utilisation, latency factor) points, or a MESS file of them (docs/tiering.md, *Curves from MESS files*); default the normalised MESS curve (Esmaili-Dokht et al., MICRO 2024).";
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        pub path: Vec<PathResource> = Vec::new() => any, "",
+            "Resources between the CPU and the media, each with its own bandwidth and curve (a remote socket's inter-socket link, a CXL link); empty for local memory.";
+    }
 }
 
 fn mix(read_fraction: f64) -> f64 {
@@ -337,30 +322,14 @@ impl TierCounters {
     }
 }
 
-impl Validate for TierSpec {
-    fn validate(&self, v: &mut Validator) {
+impl TierSpec {
+    fn check(&self, v: &mut Validator) {
         if self.capacity_bytes == 0 {
             v.fail(
                 "capacity_bytes",
                 "0 is not allowed; a tier needs capacity (1 byte or more)",
             );
         }
-        v.range(
-            "unloaded_latency_ns",
-            self.unloaded_latency_ns,
-            1.0,
-            1e6,
-            "ns",
-        );
-        v.range(
-            "read_bandwidth_gb_s",
-            self.read_bandwidth_gb_s,
-            0.01,
-            1e5,
-            "GB/s",
-        );
-        v.range("mix_penalty", self.mix_penalty, 0.0, 0.9, "");
-        v.range("queue_coeff", self.queue_coeff, 0.0, 100.0, "");
         if let Some(p) = self.curve.problem() {
             v.fail("curve", p);
         }

@@ -3,38 +3,21 @@
 //! and every count is lazily halved; each quantum (the 10 ms migration thread) hot
 //! alternate-tier pages move to free default-tier frames, or swap with cold default pages.
 
-use serde::{Deserialize, Serialize};
-
 use crate::hash::FastMap;
 
 use super::pages::PageTable;
 use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HeMemParams {
-    /// HeMem (Raybuck et al., ACM SOSP 2021): hot at 8 read samples.
-    #[serde(default = "d_hot")]
-    pub hot_threshold: u32,
-    /// HeMem: cooling when a count exceeds 18.
-    #[serde(default = "d_cool")]
-    pub cooling_threshold: u32,
-}
-
-fn d_hot() -> u32 {
-    8
-}
-fn d_cool() -> u32 {
-    18
-}
-
-impl Default for HeMemParams {
-    fn default() -> Self {
-        HeMemParams {
-            hot_threshold: d_hot(),
-            cooling_threshold: d_cool(),
-        }
+crate::params! {
+    #[params(check)]
+    /// HeMem's hot/cold classification (Raybuck et al., ACM SOSP 2021).
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct HeMemParams {
+        pub hot_threshold: u32 = 8 => range(1, 1_000_000), "samples",
+            "A page is hot at this many read samples (HeMem: 8).";
+        pub cooling_threshold: u32 = 18 => any, "samples",
+            "When any page's count exceeds this, every count halves (HeMem: 18); hot_threshold to 1000000.";
     }
 }
 
@@ -245,9 +228,8 @@ impl TieringPolicy for HeMem {
     }
 }
 
-impl Validate for HeMemParams {
-    fn validate(&self, v: &mut Validator) {
-        v.range("hot_threshold", self.hot_threshold, 1, 1_000_000, "samples");
+impl HeMemParams {
+    fn check(&self, v: &mut Validator) {
         v.range(
             "cooling_threshold",
             self.cooling_threshold,

@@ -26,14 +26,11 @@
 //! are demoted first-fit with p_k ≤ remaining Δp (p_k = count_k / Σ counts); when
 //! L_D < L_A, hot alternate-tier pages are promoted the same way.
 
-use serde::{Deserialize, Serialize};
-
 use super::colloid::{Colloid, ColloidParams, Direction};
 use super::cost::SAMPLE_NS;
 use super::memtis_split::{skew_of, Skew, MIN_RHR_GAIN, NO_SLOT, SKEW_BINS};
 use super::pages::PageTable;
 use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER, SPLIT_PAGE};
-use crate::config::{Validate, Validator};
 
 pub(super) const BINS: usize = 16;
 
@@ -42,84 +39,30 @@ pub const PERIOD_LADDER: [u64; 12] = [
     199, 293, 401, 577, 797, 1009, 1999, 3001, 5003, 7001, 10007, 19997,
 ];
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MemtisParams {
-    #[serde(default = "d_adapt")]
-    pub adapt_every_samples: u64,
-    #[serde(default = "d_cool")]
-    pub cool_every_samples: u64,
-    /// Share of the default tier kept free (and left out of the hot threshold).
-    #[serde(default = "d_wm")]
-    pub watermark: f64,
-    #[serde(default = "d_interval")]
-    pub interval_s: f64,
-    /// Sampling CPU ceiling, share of one core.
-    #[serde(default = "d_cpu")]
-    pub cpu_limit: f64,
-    /// Colloid's M for MEMTIS: 5 GiB per 500 ms.
-    #[serde(default = "d_m")]
-    pub colloid_max_bytes: u64,
-    /// Split skewed huge pages (artifact `htmm_thres_split`, 1 in its run scripts).
-    #[serde(default = "d_split")]
-    pub split: bool,
-    /// γ, the scale-down of the split target (artifact `htmm_gamma` = 4 tenths).
-    #[serde(default = "d_gamma")]
-    pub split_gamma: f64,
-    /// A split decision waits for more samples than the working set (4 KiB units) shifted
-    /// right by this, and than the default tier (artifact `htmm_split_period` = 2).
-    #[serde(default = "d_split_period")]
-    pub split_period_shift: u32,
-    /// Huge pages split per interval on each tier (artifact: 50 per kmigraterd pass).
-    #[serde(default = "d_split_max")]
-    pub split_max_per_interval: u64,
-}
-
-fn d_adapt() -> u64 {
-    100_000
-}
-fn d_cool() -> u64 {
-    2_000_000
-}
-fn d_wm() -> f64 {
-    0.03
-}
-fn d_interval() -> f64 {
-    0.5
-}
-fn d_cpu() -> f64 {
-    0.03
-}
-fn d_m() -> u64 {
-    5 << 30
-}
-fn d_split() -> bool {
-    true
-}
-fn d_gamma() -> f64 {
-    0.4
-}
-fn d_split_period() -> u32 {
-    2
-}
-fn d_split_max() -> u64 {
-    50
-}
-
-impl Default for MemtisParams {
-    fn default() -> Self {
-        MemtisParams {
-            adapt_every_samples: d_adapt(),
-            cool_every_samples: d_cool(),
-            watermark: d_wm(),
-            interval_s: d_interval(),
-            cpu_limit: d_cpu(),
-            colloid_max_bytes: d_m(),
-            split: d_split(),
-            split_gamma: d_gamma(),
-            split_period_shift: d_split_period(),
-            split_max_per_interval: d_split_max(),
-        }
+crate::params! {
+    /// MEMTIS (Lee et al., ACM SOSP 2023), with its artifact's defaults.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct MemtisParams {
+        pub adapt_every_samples: u64 = 100_000 => range(1, 1 << 40), "samples",
+            "Samples between adaptations of the hot threshold.";
+        pub cool_every_samples: u64 = 2_000_000 => range(1, 1 << 40), "samples",
+            "Samples between coolings (every count halves).";
+        pub watermark: f64 = 0.03 => range(0.0, 0.5), "",
+            "Share of the default tier kept free (and left out of the hot threshold).";
+        pub interval_s: f64 = 0.5 => range(1e-3, 100.0), "s",
+            "Period of the migration thread (kmigraterd).";
+        pub cpu_limit: f64 = 0.03 => range(1e-4, 1.0), "cores",
+            "Sampling CPU ceiling, share of one core.";
+        pub colloid_max_bytes: u64 = 5 << 30 => range(1, 1 << 44), "bytes",
+            "Colloid's M for MEMTIS: bytes moved at most per interval (5 GiB per 500 ms).";
+        pub split: bool = true => any, "",
+            "Split skewed huge pages (artifact `htmm_thres_split`, 1 in its run scripts).";
+        pub split_gamma: f64 = 0.4 => range(0.0, 100.0), "",
+            "γ, the scale-down of the split target (artifact `htmm_gamma` = 4 tenths).";
+        pub split_period_shift: u32 = 2 => range(0, 40), "",
+            "A split decision waits for more samples than the working set (4 KiB units) shifted right by this, and than the default tier (artifact `htmm_split_period` = 2).";
+        pub split_max_per_interval: u64 = 50 => range(0, 1 << 30), "huge pages",
+            "Huge pages split per interval on each tier (artifact: 50 per kmigraterd pass).";
     }
 }
 
@@ -656,44 +599,6 @@ impl TieringPolicy for Memtis {
             });
         }
         out
-    }
-}
-
-impl Validate for MemtisParams {
-    fn validate(&self, v: &mut Validator) {
-        v.range(
-            "adapt_every_samples",
-            self.adapt_every_samples,
-            1,
-            1 << 40,
-            "samples",
-        );
-        v.range(
-            "cool_every_samples",
-            self.cool_every_samples,
-            1,
-            1 << 40,
-            "samples",
-        );
-        v.range("watermark", self.watermark, 0.0, 0.5, "");
-        v.range("interval_s", self.interval_s, 1e-3, 100.0, "s");
-        v.range("cpu_limit", self.cpu_limit, 1e-4, 1.0, "cores");
-        v.range(
-            "colloid_max_bytes",
-            self.colloid_max_bytes,
-            1,
-            1 << 44,
-            "bytes",
-        );
-        v.range("split_gamma", self.split_gamma, 0.0, 100.0, "");
-        v.range("split_period_shift", self.split_period_shift, 0, 40, "");
-        v.range(
-            "split_max_per_interval",
-            self.split_max_per_interval,
-            0,
-            1 << 30,
-            "huge pages",
-        );
     }
 }
 

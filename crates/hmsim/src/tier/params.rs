@@ -3,7 +3,7 @@
 //! three fitted values below; no policy result was.
 
 use super::curve::LatencyCurve;
-use super::engine::{default_mix_penalty, TierSpec};
+use super::engine::TierSpec;
 use super::path::PathResource;
 
 /// Colloid setup: default tier = local socket, 32 GB, 70 ns unloaded.
@@ -39,6 +39,10 @@ pub const ANTAGONIST_READ_FRACTION: f64 = 0.5;
 /// Colloid setup: intensity 0×/1×/2×/3× = 0/5/10/15 antagonist cores.
 pub const CORES_PER_INTENSITY: u32 = 5;
 
+/// A 50/50 read/write mix lowers the saturation bandwidth ~28 % (MESS-style curves;
+/// docs/tiering.md, model).
+pub const MIX_PENALTY: f64 = 0.28;
+
 /// The study's two tiers (Ice Lake 8362, 2 sockets).
 pub fn reference_tiers() -> Vec<TierSpec> {
     vec![
@@ -47,7 +51,7 @@ pub fn reference_tiers() -> Vec<TierSpec> {
             capacity_bytes: DEFAULT_CAPACITY_BYTES,
             unloaded_latency_ns: DEFAULT_UNLOADED_NS,
             read_bandwidth_gb_s: DEFAULT_READ_BANDWIDTH_GB_S,
-            mix_penalty: default_mix_penalty(),
+            mix_penalty: MIX_PENALTY,
             queue_coeff: QUEUE_COEFF,
             curve: LatencyCurve::mess(),
             path: Vec::new(),
@@ -57,7 +61,7 @@ pub fn reference_tiers() -> Vec<TierSpec> {
             capacity_bytes: ALTERNATE_CAPACITY_BYTES,
             unloaded_latency_ns: ALTERNATE_UNLOADED_NS,
             read_bandwidth_gb_s: ALTERNATE_READ_BANDWIDTH_GB_S,
-            mix_penalty: default_mix_penalty(),
+            mix_penalty: MIX_PENALTY,
             queue_coeff: QUEUE_COEFF,
             curve: LatencyCurve::mess(),
             path: vec![PathResource::duplex(

@@ -17,11 +17,10 @@
 //! not modelled.
 
 use rand::Rng;
-use serde::{Deserialize, Serialize};
 
 use super::sim::{QuantumObserver, QuantumView};
 use crate::cache::{MemorySink, WriteCause};
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 use crate::error::RunError;
 use crate::hash::FastMap;
 use crate::pmem::{lifetime, DimmSpec, PmemConfig, PmemCounters, PmemSystem};
@@ -31,65 +30,28 @@ use crate::scenario::Ctx;
 
 const SECONDS_PER_YEAR: f64 = 365.25 * 24.0 * 3600.0;
 
-/// `[pmem_tier]`: which tier is PMem, the path's parameters and the sample size.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PmemTierSpec {
-    /// Index of the PMem tier in `tiers` (the alternate tier by default).
-    #[serde(default = "one")]
-    pub tier: usize,
-    /// Application write lines simulated per quantum (the rest is extrapolated).
-    #[serde(default = "d_app")]
-    pub app_lines_per_quantum: u64,
-    /// Migrated chunks copied per quantum (the rest is extrapolated).
-    #[serde(default = "d_chunks")]
-    pub chunks_per_quantum: u64,
-    /// Unit of a migration sample: a sequential run of this many bytes of a migrated page.
-    #[serde(default = "d_chunk_bytes")]
-    pub chunk_bytes: u64,
-    /// Sampled addresses are folded into this window (a multiple of 4 KiB): the wear map
-    /// grows with the address space touched, and the sample is too sparse for folding to
-    /// create XPBuffer hits (256 MiB holds 1 M XPLines against 64 buffered per DIMM).
-    #[serde(default = "d_window")]
-    pub address_window_bytes: u64,
-    /// The PMem write path (device, DIMMs, XPBuffer, AIT); `crate::pmem` defaults.
-    #[serde(default)]
-    pub path: PmemConfig,
+crate::params! {
+    #[params(check)]
+    /// `[pmem_tier]`: which tier is PMem, the path's parameters and the sample size.
+    #[derive(Debug, Clone)]
+    pub struct PmemTierSpec {
+        pub tier: usize = 1 => any, "",
+            "Index of the PMem tier in `tiers` (the alternate tier by default); 1 to the last tier.";
+        pub app_lines_per_quantum: u64 = 100 => range(1, 1 << 24), "lines",
+            "Application write lines simulated per quantum (the rest is extrapolated).";
+        pub chunks_per_quantum: u64 = 4 => range(1, 1 << 20), "chunks",
+            "Migrated chunks copied per quantum (the rest is extrapolated).";
+        pub chunk_bytes: u64 = 4096 => range(256, 2 << 20), "bytes",
+            "Unit of a migration sample: a sequential run of this many bytes of a migrated page; a power of two.";
+        pub address_window_bytes: u64 = 256 << 20 => range(1 << 20, 1 << 44), "bytes",
+            "Sampled addresses are folded into this window, a multiple of 2 MiB: the wear map grows with the address space touched, and the sample is too sparse for folding to create XPBuffer hits (256 MiB holds 1 M XPLines against 64 buffered per DIMM).";
+        pub path: PmemConfig = PmemConfig::default() => nested, "",
+            "The PMem write path (device, DIMMs, XPBuffer, AIT); the pmem module's defaults (docs/pmem.md).";
+    }
 }
 
-fn one() -> usize {
-    1
-}
-fn d_app() -> u64 {
-    100
-}
-fn d_chunks() -> u64 {
-    4
-}
-fn d_chunk_bytes() -> u64 {
-    4096
-}
-fn d_window() -> u64 {
-    256 << 20
-}
-
-impl Validate for PmemTierSpec {
-    fn validate(&self, v: &mut Validator) {
-        v.range(
-            "app_lines_per_quantum",
-            self.app_lines_per_quantum,
-            1,
-            1 << 24,
-            "lines",
-        );
-        v.range(
-            "chunks_per_quantum",
-            self.chunks_per_quantum,
-            1,
-            1 << 20,
-            "chunks",
-        );
-        v.range("chunk_bytes", self.chunk_bytes, 256, 2 << 20, "bytes");
+impl PmemTierSpec {
+    fn check(&self, v: &mut Validator) {
         if !self.chunk_bytes.is_power_of_two() {
             // A power of two divides both page sizes, so a page is a whole number of chunks.
             v.fail(
@@ -97,13 +59,6 @@ impl Validate for PmemTierSpec {
                 format!("{} is not a power of two", self.chunk_bytes),
             );
         }
-        v.range(
-            "address_window_bytes",
-            self.address_window_bytes,
-            1 << 20,
-            1 << 44,
-            "bytes",
-        );
         if !self.address_window_bytes.is_multiple_of(2 << 20) {
             v.fail(
                 "address_window_bytes",
@@ -113,7 +68,6 @@ impl Validate for PmemTierSpec {
                 ),
             );
         }
-        v.nested("path", &self.path);
     }
 }
 

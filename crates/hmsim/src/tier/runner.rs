@@ -464,6 +464,24 @@ mod tests {
     }
 
     #[test]
+    fn declared_and_cross_key_checks_name_the_key_path() {
+        let nested = |table: &str| err(&SMALL.replace("[sim]", &format!("{table}\n[sim]")));
+        let e = nested("[policy.memtis]\nwatermark = 0.9");
+        assert_eq!(e.key, "policy.memtis.watermark");
+        assert!(e.message.contains("0.5"), "{e}");
+        let e = nested("[policy.hemem]\nhot_threshold = 10\ncooling_threshold = 5");
+        assert_eq!(e.key, "policy.hemem.cooling_threshold");
+        let e = nested("[pmem_tier]\nchunk_bytes = 3000");
+        assert_eq!(e.key, "pmem_tier.chunk_bytes");
+        assert!(e.message.contains("power of two"), "{e}");
+        let e = nested("[policy.tpp]\nscan_step = 5");
+        assert!(e.message.contains("unknown key"), "{e}");
+        assert!(e.key.starts_with("policy.tpp"), "{e}");
+        let e = err(&SMALL.replace("duration_s = 0.5", "duration_s = 0.5\nquantum_s = 1.0"));
+        assert_eq!(e.key, "sim.duration_s");
+    }
+
+    #[test]
     fn user_curve_is_accepted_and_checked() {
         let curve = "[[tiers]]\nname = \"default\"\ncapacity_bytes = 32000000000\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 140.0\ncurve = [[0.0, 1.0], [0.5, 1.2], [1.0, 2.5]]\n[[tiers]]\nname = \"alternate\"\ncapacity_bytes = 96000000000\nunloaded_latency_ns = 135.0\nread_bandwidth_gb_s = 75.0\n";
         assert!(run_scenario(&format!("{SMALL}{curve}"), "t.toml", &[], &[]).is_ok());

@@ -15,73 +15,31 @@
 //! default-tier hot pages are demoted when L_D > L_A, Σ p_page ≤ Δp; the latency monitor takes a
 //! dedicated core.
 
-use serde::{Deserialize, Serialize};
-
 use super::colloid::{Colloid, ColloidParams, Direction};
 use super::hw::PageHardware;
 use super::pages::PageTable;
 use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TppParams {
-    /// `numa_balancing_scan_size_mb`: 256 MB per scan step.
-    #[serde(default = "d_step")]
-    pub scan_step_bytes: u64,
-    /// `numa_balancing_scan_period_min_ms`: a full pass takes at least 1 s ...
-    #[serde(default = "d_pmin")]
-    pub scan_period_min_s: f64,
-    /// ... and at most 60 s (`scan_period_max_ms`).
-    #[serde(default = "d_pmax")]
-    pub scan_period_max_s: f64,
-    /// `MAX_SCAN_WINDOW`: scanning proceeds at most 2560 MB/s.
-    #[serde(default = "d_window")]
-    pub max_scan_mb_s: f64,
-    /// `numa_balancing_hot_threshold_ms`: 1000 ms (the reference of the auto-tuning).
-    #[serde(default = "d_hot")]
-    pub hot_threshold_ms: f64,
-    /// `numa_balancing_promote_rate_limit_MBps`: 65,536 MB/s.
-    #[serde(default = "d_rate")]
-    pub promote_rate_limit_mb_s: f64,
-    /// `watermark_scale_factor`: 10 (0.1 % of the tier between watermarks).
-    #[serde(default = "d_wsf")]
-    pub watermark_scale_factor: u32,
-}
-
-fn d_step() -> u64 {
-    256 << 20
-}
-fn d_pmin() -> f64 {
-    1.0
-}
-fn d_pmax() -> f64 {
-    60.0
-}
-fn d_window() -> f64 {
-    2560.0
-}
-fn d_hot() -> f64 {
-    1000.0
-}
-fn d_rate() -> f64 {
-    65536.0
-}
-fn d_wsf() -> u32 {
-    10
-}
-
-impl Default for TppParams {
-    fn default() -> Self {
-        TppParams {
-            scan_step_bytes: d_step(),
-            scan_period_min_s: d_pmin(),
-            scan_period_max_s: d_pmax(),
-            max_scan_mb_s: d_window(),
-            hot_threshold_ms: d_hot(),
-            promote_rate_limit_mb_s: d_rate(),
-            watermark_scale_factor: d_wsf(),
-        }
+crate::params! {
+    #[params(check)]
+    /// TPP's NUMA-balancing scanner and promotion, with the Linux sysctl defaults.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct TppParams {
+        pub scan_step_bytes: u64 = 256 << 20 => range(4096, 1 << 40), "bytes",
+            "Bytes unmapped per scan step (`numa_balancing_scan_size_mb`: 256 MB).";
+        pub scan_period_min_s: f64 = 1.0 => range(1e-3, 3600.0), "s",
+            "A full scan pass takes at least this (`numa_balancing_scan_period_min_ms`: 1 s).";
+        pub scan_period_max_s: f64 = 60.0 => any, "s",
+            "... and at most this (`numa_balancing_scan_period_max_ms`: 60 s); scan_period_min_s to 3600.";
+        pub max_scan_mb_s: f64 = 2560.0 => range(1.0, 1e7), "MB/s",
+            "Scanning proceeds at most this fast (`MAX_SCAN_WINDOW`: 2560 MB/s).";
+        pub hot_threshold_ms: f64 = 1000.0 => range(0.001, 1e7), "ms",
+            "Hint-fault latency below which a page is hot; the reference of the auto-tuning (`numa_balancing_hot_threshold_ms`: 1000 ms).";
+        pub promote_rate_limit_mb_s: f64 = 65536.0 => range(0.001, 1e7), "MB/s",
+            "Promotion rate limit (`numa_balancing_promote_rate_limit_MBps`: 65536).";
+        pub watermark_scale_factor: u32 = 10 => range(1, 3000), "",
+            "Gap between watermarks in ten-thousandths of the tier (`watermark_scale_factor`: 10, 0.1 %).";
     }
 }
 
@@ -369,44 +327,14 @@ impl TieringPolicy for Tpp {
     }
 }
 
-impl Validate for TppParams {
-    fn validate(&self, v: &mut Validator) {
-        v.range(
-            "scan_step_bytes",
-            self.scan_step_bytes,
-            4096,
-            1 << 40,
-            "bytes",
-        );
-        v.range(
-            "scan_period_min_s",
-            self.scan_period_min_s,
-            1e-3,
-            3600.0,
-            "s",
-        );
+impl TppParams {
+    fn check(&self, v: &mut Validator) {
         v.range(
             "scan_period_max_s",
             self.scan_period_max_s,
             self.scan_period_min_s,
             3600.0,
             "s",
-        );
-        v.range("max_scan_mb_s", self.max_scan_mb_s, 1.0, 1e7, "MB/s");
-        v.range("hot_threshold_ms", self.hot_threshold_ms, 0.001, 1e7, "ms");
-        v.range(
-            "promote_rate_limit_mb_s",
-            self.promote_rate_limit_mb_s,
-            0.001,
-            1e7,
-            "MB/s",
-        );
-        v.range(
-            "watermark_scale_factor",
-            self.watermark_scale_factor,
-            1,
-            3000,
-            "",
         );
     }
 }

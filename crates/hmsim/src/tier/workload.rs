@@ -2,118 +2,53 @@
 //! split, and observed only through PEBS-like samples.
 
 use rand::Rng;
-use serde::{Deserialize, Serialize};
 
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 use crate::rng::SimRng;
 
 use super::pages::PageTable;
 use super::LINE_BYTES;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GupsSpec {
-    /// Colloid setup: 15 GUPS cores.
-    #[serde(default = "d_cores")]
-    pub cores: u32,
-    /// Reads in flight per core; default fitted to GUPS alone moving 78–80 GB/s.
-    #[serde(default = "d_mlp")]
-    pub mlp: f64,
-    /// Colloid setup: 72 GiB working set, 24 GiB hot set, 90 % of updates to the hot set.
-    #[serde(default = "d_ws")]
-    pub working_set_bytes: u64,
-    #[serde(default = "d_hot")]
-    pub hot_set_bytes: u64,
-    #[serde(default = "d_hot_frac")]
-    pub hot_fraction: f64,
-    /// Where the hot set starts in the working set; default: its end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hot_offset_bytes: Option<u64>,
-    /// Colloid setup: each update is a 64 B load + store.
-    #[serde(default = "d_obj")]
-    pub object_size_bytes: u64,
-    /// Fraction of line traffic that is reads (load + store of each line: 0.5).
-    #[serde(default = "d_rf")]
-    pub read_fraction: f64,
-    /// Time at which the hot set moves to the start of the working set (the convergence figure,
-    /// fig. 4 in docs/tiering.md: 100 s).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hot_move_s: Option<f64>,
-    /// Trace-driven mode: replay this trace (any format `hmsim trace` reads; relative to the
-    /// scenario file) instead of GUPS; `cores`, `mlp`, `object_size_bytes` and
-    /// `read_fraction` still set the demand.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<String>,
-    /// Trace-driven mode on an application analog's generated stream (`apps::APPS`); it
-    /// sets the working set, object size, read fraction and the default tier's capacity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub app: Option<String>,
-    /// Size factor for `app` (1 = the Colloid paper's sizes; the quick study scales down).
-    #[serde(default = "d_one")]
-    pub scale: f64,
-    /// Trace-driven mode: application accesses each replayed access stands for (time and
-    /// the PEBS period scale by it; 1 = every access is its own).
-    #[serde(default = "d_one")]
-    pub access_weight: f64,
-}
-
-fn d_one() -> f64 {
-    1.0
-}
-
-fn d_cores() -> u32 {
-    15
-}
-fn d_mlp() -> f64 {
-    super::params::GUPS_MLP
-}
-fn d_ws() -> u64 {
-    72 << 30
-}
-fn d_hot() -> u64 {
-    24 << 30
-}
-fn d_hot_frac() -> f64 {
-    0.9
-}
-fn d_obj() -> u64 {
-    64
-}
-fn d_rf() -> f64 {
-    0.5
-}
-
-impl Default for GupsSpec {
-    fn default() -> Self {
-        GupsSpec {
-            cores: d_cores(),
-            mlp: d_mlp(),
-            working_set_bytes: d_ws(),
-            hot_set_bytes: d_hot(),
-            hot_fraction: d_hot_frac(),
-            hot_offset_bytes: None,
-            object_size_bytes: d_obj(),
-            read_fraction: d_rf(),
-            hot_move_s: None,
-            trace: None,
-            app: None,
-            scale: 1.0,
-            access_weight: 1.0,
-        }
+crate::params! {
+    #[params(check)]
+    /// The workload: GUPS (defaults: the Colloid paper's setup), a trace, or an application
+    /// analog's generated stream.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct GupsSpec {
+        pub cores: u32 = 15 => range(1, 4096), "", "GUPS cores (Colloid setup: 15).";
+        pub mlp: f64 = super::params::GUPS_MLP => range(0.1, 64.0), "reads in flight",
+            "Reads in flight per core; fitted to GUPS alone moving 78–80 GB/s (docs/tiering.md, *Calibration*).";
+        pub working_set_bytes: u64 = 72 << 30 => range(1 << 20, 1 << 50), "bytes",
+            "Working set (Colloid setup: 72 GiB).";
+        pub hot_set_bytes: u64 = 24 << 30 => any, "bytes",
+            "Hot set inside the working set (Colloid setup: 24 GiB); 0 to working_set_bytes.";
+        pub hot_fraction: f64 = 0.9 => fraction, "",
+            "Share of updates to the hot set (Colloid setup: 90 %).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub hot_offset_bytes: Option<u64> = None => any, "bytes",
+            "Where the hot set starts in the working set; default: its end.";
+        pub object_size_bytes: u64 = 64 => range(8, 1 << 21), "bytes",
+            "Bytes of one update (Colloid setup: a 64 B load + store).";
+        pub read_fraction: f64 = 0.5 => range(0.05, 1.0), "",
+            "Fraction of line traffic that is reads (load + store of each line: 0.5).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub hot_move_s: Option<f64> = None => non_negative, "s",
+            "Time at which the hot set moves to the start of the working set (the convergence figure, fig. 4 in docs/tiering.md: 100 s).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub trace: Option<String> = None => any, "",
+            "Trace-driven mode: replay this trace (any format `hmsim trace` reads; relative to the scenario file) instead of GUPS; `cores`, `mlp`, `object_size_bytes` and `read_fraction` still set the demand.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub app: Option<String> = None => any, "",
+            "Trace-driven mode on an application analog's generated stream; it sets the working set, object size, read fraction and the default tier's capacity.";
+        pub scale: f64 = 1.0 => range(1e-4, 1.0), "of the app's full size",
+            "Size factor for `app` (1 = the Colloid paper's sizes; the quick study scales down).";
+        pub access_weight: f64 = 1.0 => range(1.0, 1e9), "accesses",
+            "Trace-driven mode: application accesses each replayed access stands for (time and the PEBS period scale by it; 1 = every access is its own).";
     }
 }
 
-impl Validate for GupsSpec {
-    fn validate(&self, v: &mut Validator) {
-        v.range("cores", self.cores, 1, 4096, "");
-        v.range("mlp", self.mlp, 0.1, 64.0, "reads in flight");
-        v.range(
-            "working_set_bytes",
-            self.working_set_bytes,
-            1 << 20,
-            1 << 50,
-            "bytes",
-        );
+impl GupsSpec {
+    fn check(&self, v: &mut Validator) {
         if self.hot_set_bytes > self.working_set_bytes {
             v.fail(
                 "hot_set_bytes",
@@ -123,21 +58,9 @@ impl Validate for GupsSpec {
                 ),
             );
         }
-        v.fraction("hot_fraction", self.hot_fraction);
         if let Some(o) = self.hot_offset_bytes {
             let max = self.working_set_bytes - self.hot_set_bytes.min(self.working_set_bytes);
             v.range("hot_offset_bytes", o, 0, max, "bytes");
-        }
-        v.range(
-            "object_size_bytes",
-            self.object_size_bytes,
-            8,
-            1 << 21,
-            "bytes",
-        );
-        v.range("read_fraction", self.read_fraction, 0.05, 1.0, "");
-        if let Some(t) = self.hot_move_s {
-            v.non_negative("hot_move_s", t, "s");
         }
         if let Some(a) = &self.app {
             if !super::apps::APPS.contains(&a.as_str()) {
@@ -153,8 +76,6 @@ impl Validate for GupsSpec {
                 v.fail("trace", "give either trace or app, not both");
             }
         }
-        v.range("scale", self.scale, 1e-4, 1.0, "of the app's spec size");
-        v.range("access_weight", self.access_weight, 1.0, 1e9, "accesses");
     }
 }
 
