@@ -19,7 +19,8 @@ const OFF_RESERVED: u64 = 16;
 const OFF_ROOTS: u64 = 64;
 pub const ROOT_SLOTS: u64 = 8;
 
-/// Offset of root slot `i` (0..8) in the region header.
+/// Offset of root slot `i` (0..8) in the region header, where an index keeps the offset of
+/// its top-level object (read and published through `PmMem::root` / `set_root`).
 pub(super) fn root_offset(i: u64) -> POff {
     assert!(i < ROOT_SLOTS);
     OFF_ROOTS + 8 * i
@@ -124,17 +125,6 @@ impl PmRegion {
     /// bookkeeping for tests that bound an index's memory; requested sizes, not classes).
     pub fn live_bytes(&self) -> u64 {
         self.live_bytes
-    }
-
-    /// Root slot `i` (0..8): where an index keeps the offset of its top-level object.
-    pub fn root(&mut self, i: u64) -> POff {
-        self.read_u64(root_offset(i))
-    }
-
-    /// Set and persist root slot `i`: the publication point of a new top-level object.
-    pub fn set_root(&mut self, i: u64, v: POff) {
-        self.write_u64(root_offset(i), v);
-        self.persist(root_offset(i), 8);
     }
 
     /// Walk the free lists (for invariant checks): every block in range, aligned, no cycle.

@@ -56,7 +56,7 @@ fn config(o: &IndexOptions) -> ArtConfig {
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let t = Art::new(&mut Instr::new(pm), o.key_type.into(), config(o));
-    pm.set_root(o.root_slot, t.meta());
+    Instr::new(pm).set_root(o.root_slot, t.meta());
     Ok(Box::new(Adapted {
         inner: t,
         key_type: o.key_type,
@@ -67,7 +67,7 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = Art {
         kind: o.key_type.into(),
         cfg: config(o),
-        meta: pm.root(o.root_slot),
+        meta: Instr::new(pm).root(o.root_slot),
     };
     OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
     Ok(Box::new(Adapted {

@@ -46,7 +46,7 @@ pub static SPEC: IndexSpec = IndexSpec {
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let t = Masstree::new(&mut Instr::new(pm), o.key_type.into(), o.opts.no_bloat);
-    pm.set_root(o.root_slot, t.meta);
+    Instr::new(pm).set_root(o.root_slot, t.meta);
     Ok(Box::new(Adapted {
         inner: t,
         key_type: o.key_type,
@@ -57,7 +57,7 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = Masstree {
         kind: o.key_type.into(),
         no_bloat: o.opts.no_bloat,
-        meta: pm.root(o.root_slot),
+        meta: Instr::new(pm).root(o.root_slot),
     };
     OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
     Ok(Box::new(Adapted {
