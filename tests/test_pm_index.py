@@ -89,7 +89,7 @@ def test_pm_index_study_quick(quick_study):
     load = df[(df.experiment == "load") & (df.threads == 1)].set_index(["index", "key_type"])
     total = src.index_flushes + src.resize_flushes
     assert ((total - load.flushes_per_op.reindex(src.index)).abs() < 1e-3).all()
-    for name in ("p-hot", "p-bwtree", "fast-fair"):
+    for name in ("p-hot", "p-bwtree", "fast-fair", "p-art", "p-masstree"):
         assert src.loc[(name, "int")].resize_flushes > 0, name
     clht = src.loc[("p-clht", "int")]
     assert abs(clht.index_flushes_vs_p_clht + clht.resize_flushes_vs_p_clht - 1) < 0.01

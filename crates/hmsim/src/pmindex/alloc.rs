@@ -18,6 +18,13 @@ const OFF_MAGIC: u64 = 0;
 const OFF_RESERVED: u64 = 16;
 const OFF_ROOTS: u64 = 64;
 pub const ROOT_SLOTS: u64 = 8;
+
+/// Offset of root slot `i` (0..8) in the region header, where an index keeps the offset of
+/// its top-level object (read and published through `PmMem::root` / `set_root`).
+pub(super) fn root_offset(i: u64) -> POff {
+    assert!(i < ROOT_SLOTS);
+    OFF_ROOTS + 8 * i
+}
 const OFF_FREE: u64 = 128;
 /// Size classes: 64 B steps up to 4 KiB (64 classes), then powers of two up to 2^40.
 const N_CLASSES: u64 = 64 + 28;
@@ -118,27 +125,6 @@ impl PmRegion {
     /// bookkeeping for tests that bound an index's memory; requested sizes, not classes).
     pub fn live_bytes(&self) -> u64 {
         self.live_bytes
-    }
-
-    /// Root slot `i` (0..8): where an index keeps the offset of its top-level object.
-    pub fn root(&mut self, i: u64) -> POff {
-        assert!(i < ROOT_SLOTS);
-        self.read_u64(OFF_ROOTS + 8 * i)
-    }
-
-    /// Set and persist root slot `i`: the publication point of a new top-level object.
-    pub fn set_root(&mut self, i: u64, v: POff) {
-        assert!(i < ROOT_SLOTS);
-        self.write_u64(OFF_ROOTS + 8 * i, v);
-        self.persist(OFF_ROOTS + 8 * i, 8);
-    }
-
-    /// Publish root slot `i` with a non-temporal store and a fence (RECIPE's `movnt64`
-    /// publication of a new table).
-    pub fn set_root_nt(&mut self, i: u64, v: POff) {
-        assert!(i < ROOT_SLOTS);
-        self.ntstore_u64(OFF_ROOTS + 8 * i, v);
-        self.fence();
     }
 
     /// Walk the free lists (for invariant checks): every block in range, aligned, no cycle.

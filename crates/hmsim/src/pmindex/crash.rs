@@ -193,6 +193,7 @@ fn check_image(
 
 #[cfg(test)]
 mod tests {
+    use super::super::mem::{Instr, PmMem};
     use super::super::testing::random_ops;
     use super::*;
 
@@ -267,12 +268,12 @@ mod tests {
             let root = pm.alloc(4096, 64)?;
             pm.zero(root, 4096);
             pm.persist(root, 4096);
-            pm.set_root(o.root_slot, root);
+            Instr::new(pm).set_root(o.root_slot, root);
             Ok(Box::new(NoFlush { root }))
         }
         fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
             Ok(Box::new(NoFlush {
-                root: pm.root(o.root_slot),
+                root: Instr::new(pm).root(o.root_slot),
             }))
         }
         let spec = IndexSpec {

@@ -4,7 +4,8 @@
 //! reserved as empty/sentinel markers, as in CLHT and ART.
 
 use super::key::{Key, KeyType};
-use super::region::{POff, PmRegion, PmResult};
+use super::mem::PmMem;
+use super::region::PmResult;
 
 /// Bytes of a string key record (24 B key, padded; one cache line when 64 B aligned).
 pub const KEY_RECORD_BYTES: u64 = 24;
@@ -15,12 +16,12 @@ pub fn valid(key: Key) -> bool {
 }
 
 /// The slot word for `key`; for strings, writes and persists the key record first.
-pub fn make(pm: &mut PmRegion, key: Key) -> PmResult<u64> {
+pub fn make<M: PmMem>(pm: &mut M, key: Key) -> PmResult<u64> {
     match key {
         Key::Int(k) => Ok(k),
         Key::Str(s) => {
-            let rec = pm.alloc(KEY_RECORD_BYTES, 64)?;
-            pm.write_bytes(rec, &s);
+            let rec = pm.try_alloc(KEY_RECORD_BYTES, 64)?;
+            pm.store_bytes(rec, &s);
             pm.persist(rec, KEY_RECORD_BYTES);
             Ok(rec)
         }
@@ -28,7 +29,7 @@ pub fn make(pm: &mut PmRegion, key: Key) -> PmResult<u64> {
 }
 
 /// Whether the (non-empty) slot word holds `key` (loads the record for strings).
-pub fn matches(pm: &mut PmRegion, slot: u64, key: Key) -> bool {
+pub fn matches<M: PmMem>(pm: &M, slot: u64, key: Key) -> bool {
     match key {
         Key::Int(k) => slot == k,
         Key::Str(s) => {
@@ -36,39 +37,42 @@ pub fn matches(pm: &mut PmRegion, slot: u64, key: Key) -> bool {
                 return false;
             }
             let mut b = [0u8; 24];
-            pm.read_bytes(slot, &mut b);
+            pm.load_bytes(slot, &mut b);
             b == s
         }
     }
 }
 
 /// The key a slot holds, loaded through the instrumented path (for ordered comparisons).
-pub fn load(pm: &mut PmRegion, t: KeyType, slot: u64) -> Key {
+pub fn load<M: PmMem>(pm: &M, t: KeyType, slot: u64) -> Key {
     match t {
         KeyType::Int => Key::Int(slot),
         KeyType::Str => {
             let mut b = [0u8; 24];
-            pm.read_bytes(slot, &mut b);
+            pm.load_bytes(slot, &mut b);
             Key::Str(b)
         }
     }
 }
 
-/// The key a slot holds, uninstrumented (checks and recovery).
-pub fn peek(pm: &PmRegion, t: KeyType, slot: u64) -> Key {
+/// The key a slot holds, uninstrumented (recovery scans, checks): the record's three words
+/// through [`PmMem::peek`].
+pub fn peek<M: PmMem>(pm: &M, t: KeyType, slot: u64) -> Key {
     match t {
         KeyType::Int => Key::Int(slot),
         KeyType::Str => {
             let mut b = [0u8; 24];
-            pm.peek_bytes(slot, &mut b);
+            for (i, w) in b.chunks_mut(8).enumerate() {
+                w.copy_from_slice(&pm.peek(slot + 8 * i as u64).to_le_bytes());
+            }
             Key::Str(b)
         }
     }
 }
 
 /// Release a string key record after its slot was cleared durably.
-pub fn release(pm: &mut PmRegion, t: KeyType, slot: u64) {
+pub fn release<M: PmMem>(pm: &mut M, t: KeyType, slot: u64) {
     if t == KeyType::Str && slot != 0 {
-        pm.free(slot as POff, KEY_RECORD_BYTES);
+        pm.free(slot, KEY_RECORD_BYTES);
     }
 }

@@ -10,7 +10,8 @@
 use std::borrow::BorrowMut;
 use std::cell::UnsafeCell;
 
-use super::region::{PmRegion, PmStats, LINE};
+use super::alloc::root_offset;
+use super::region::{POff, PmRegion, PmResult, PmStats, LINE};
 
 /// Persistent memory as an index sees it: 8 B loads/stores, allocation, and the
 /// persistence primitives. `persist` = flush every line covering the range, then fence.
@@ -28,6 +29,36 @@ pub trait PmMem {
     /// the durable structure (the unlinking store is fenced) before it is freed; a crash
     /// between may leak it, never free a reachable block.
     fn free(&mut self, off: u64, size: u64);
+    /// The allocator's block as it comes (not zeroed: the caller zeroes what its design
+    /// zeroes), or the region's error once a file-backed region is full. The hash indexes
+    /// allocate through this, as their allocation failures are errors, not panics.
+    fn try_alloc(&mut self, size: u64, align: u64) -> PmResult<POff>;
+    /// Store zeros over `[off, off+len)` (one store of `len` bytes).
+    fn zero(&mut self, off: u64, len: u64) {
+        self.store_bytes(off, &vec![0u8; len as usize]);
+    }
+    /// Uninstrumented 8 B load: walks that are no part of the measured work (RECIPE's
+    /// flush loops over a table it has just written, recovery scans).
+    fn peek(&self, off: u64) -> u64;
+    /// Size of the region in bytes (recovery checks offsets read from an image against it).
+    fn region_bytes(&self) -> u64;
+    /// Root slot `i` of the region (0..8): the offset of an index's top-level object.
+    fn root(&self, i: u64) -> POff {
+        self.load(root_offset(i))
+    }
+    /// Set and persist root slot `i` (store, flush, fence): a new top-level object's
+    /// publication point.
+    fn set_root(&mut self, i: u64, v: POff) {
+        let off = root_offset(i);
+        self.store(off, v);
+        self.persist(off, 8);
+    }
+    /// Publish root slot `i` with a non-temporal store and a fence (RECIPE's `movnt64`
+    /// publication of a new table).
+    fn set_root_nt(&mut self, i: u64, v: POff) {
+        self.ntstore(root_offset(i), v);
+        self.fence();
+    }
     /// Hint that `[off, off+len)` is read soon. Not an access: not counted, not seen by the
     /// model (native speed only).
     #[inline]
@@ -49,6 +80,15 @@ pub trait PmMem {
         }
         if back {
             self.fence();
+        }
+    }
+    /// Flush every line covering `[off, off+len)`, no fence; the first flush names `off`
+    /// itself (an unaligned start), as the hash indexes' flush loops do.
+    fn flush_range(&mut self, off: u64, len: u64) {
+        let first = off / LINE;
+        let last = (off + len.max(1) - 1) / LINE;
+        for l in first..=last {
+            self.flush((l * LINE).max(off));
         }
     }
     fn persist(&mut self, off: u64, len: u64) {
@@ -172,6 +212,22 @@ impl<R: BorrowMut<PmRegion>> PmMem for Instr<R> {
     fn free(&mut self, off: u64, size: u64) {
         self.raw_mut().free(off, size)
     }
+    fn try_alloc(&mut self, size: u64, align: u64) -> PmResult<POff> {
+        self.raw_mut().alloc(size, align)
+    }
+    fn zero(&mut self, off: u64, len: u64) {
+        self.raw_mut().zero(off, len)
+    }
+    #[inline(always)]
+    fn peek(&self, off: u64) -> u64 {
+        self.raw().peek_u64(off)
+    }
+    fn region_bytes(&self) -> u64 {
+        self.raw().len()
+    }
+    fn flush_range(&mut self, off: u64, len: u64) {
+        self.raw_mut().flush_range(off, len)
+    }
     fn set_resizing(&mut self, on: bool) {
         self.raw_mut().set_resizing(on)
     }
@@ -196,6 +252,15 @@ impl PmMem for Peek<'_> {
     }
     fn load_bytes(&self, off: u64, out: &mut [u8]) {
         self.0.peek_bytes(off, out)
+    }
+    fn peek(&self, off: u64) -> u64 {
+        self.0.peek_u64(off)
+    }
+    fn region_bytes(&self) -> u64 {
+        self.0.len()
+    }
+    fn try_alloc(&mut self, _: u64, _: u64) -> PmResult<POff> {
+        unreachable!("read-only view")
     }
     fn store(&mut self, _: u64, _: u64) {
         unreachable!("read-only view")

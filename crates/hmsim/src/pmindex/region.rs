@@ -787,6 +787,7 @@ fn put_line(bytes: &mut [u8], line: u64, data: &[u8; 64]) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::mem::{Instr, PmMem};
     use super::*;
 
     #[test]
@@ -875,11 +876,11 @@ mod tests {
             let a = r.alloc(64, 64).unwrap();
             r.write_u64(a, 99);
             r.persist(a, 8);
-            r.set_root(0, a);
+            Instr::new(&mut r).set_root(0, a);
             a
         };
         let mut r = PmRegion::open_file(&path, cfg).unwrap();
-        assert_eq!(r.root(0), a);
+        assert_eq!(Instr::new(&mut r).root(0), a);
         assert_eq!(r.read_u64(a), 99);
         assert!(matches!(
             r.alloc(2 << 20, 64),

@@ -30,6 +30,7 @@
 use super::super::index::{IndexOptions, IndexSpec, PmIndex, OPT_XPLINE};
 use super::super::key::{Key, KeyType};
 use super::super::keyslot;
+use super::super::mem::{Instr, Peek, PmMem};
 use super::super::region::{POff, PmError, PmRegion, PmResult};
 
 /// Buckets per segment (`kSegmentBits = 8` in RECIPE's build).
@@ -93,22 +94,24 @@ fn align(o: &IndexOptions) -> u64 {
 }
 
 /// RECIPE's flush helper (CCEH's `clflush`): a fence, every line of the range, a fence.
-fn clflush(pm: &mut PmRegion, off: POff, len: u64) {
+fn clflush<M: PmMem>(pm: &mut M, off: POff, len: u64) {
     pm.fence();
     pm.flush_range(off, len);
     pm.fence();
 }
 
-fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+fn create(region: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let pm = &mut Instr::new(region);
     make(pm, o, Persistence::Correct)
 }
 
-fn create_recipe(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+fn create_recipe(region: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let pm = &mut Instr::new(region);
     make(pm, o, Persistence::Recipe)
 }
 
-fn make(
-    pm: &mut PmRegion,
+fn make<M: PmMem>(
+    pm: &mut M,
     o: &IndexOptions,
     persistence: Persistence,
 ) -> PmResult<Box<dyn PmIndex>> {
@@ -116,13 +119,13 @@ fn make(
     // `new CCEH(2)`: two segments).
     let segs = (o.capacity_hint / (SLOTS / 2)).max(2).next_power_of_two();
     let depth = segs.trailing_zeros() as u64;
-    let dir = pm.alloc(DIR_HDR + 8 * segs, align(o))?;
+    let dir = pm.try_alloc(DIR_HDR + 8 * segs, align(o))?;
     pm.zero(dir, DIR_HDR);
-    pm.write_u64(dir, depth);
+    pm.store(dir, depth);
     for i in 0..segs {
         let s = new_segment(pm, o, depth, i)?;
         pm.flush_range(s, SEG_BYTES);
-        pm.write_u64(dir + DIR_HDR + 8 * i, s);
+        pm.store(dir + DIR_HDR + 8 * i, s);
     }
     pm.flush_range(dir, DIR_HDR + 8 * segs);
     pm.fence();
@@ -135,24 +138,26 @@ fn make(
     }))
 }
 
-fn new_segment(pm: &mut PmRegion, o: &IndexOptions, depth: u64, pattern: u64) -> PmResult<POff> {
-    let s = pm.alloc(SEG_BYTES, align(o))?;
+fn new_segment<M: PmMem>(pm: &mut M, o: &IndexOptions, depth: u64, pattern: u64) -> PmResult<POff> {
+    let s = pm.try_alloc(SEG_BYTES, align(o))?;
     pm.zero(s, SEG_DATA);
-    pm.write_u64(s + SEG_DATA, depth);
-    pm.write_u64(s + SEG_DATA + 8, pattern);
+    pm.store(s + SEG_DATA, depth);
+    pm.store(s + SEG_DATA + 8, pattern);
     Ok(s)
 }
 
-fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+fn recover(region: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let pm = &mut Instr::new(region);
     reopen(pm, o, Persistence::Correct)
 }
 
-fn recover_recipe(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+fn recover_recipe(region: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let pm = &mut Instr::new(region);
     reopen(pm, o, Persistence::Recipe)
 }
 
-fn reopen(
-    pm: &mut PmRegion,
+fn reopen<M: PmMem>(
+    pm: &mut M,
     o: &IndexOptions,
     persistence: Persistence,
 ) -> PmResult<Box<dyn PmIndex>> {
@@ -162,8 +167,8 @@ fn reopen(
             "CCEH: no directory in the root slot".into(),
         ));
     }
-    let depth = pm.read_u64(dir);
-    if depth > 40 || dir + DIR_HDR + (8 << depth) > pm.len() {
+    let depth = pm.load(dir);
+    if depth > 40 || dir + DIR_HDR + (8 << depth) > pm.region_bytes() {
         return Err(PmError::Corrupt(format!("CCEH: bad global depth {depth}")));
     }
     let c = Cceh {
@@ -199,8 +204,8 @@ impl Cceh {
         self.dir + DIR_HDR + 8 * i
     }
 
-    fn segment(&self, pm: &mut PmRegion, h: u64) -> POff {
-        pm.read_u64(self.entry(self.seg_index(h)))
+    fn segment<M: PmMem>(&self, pm: &mut M, h: u64) -> POff {
+        pm.load(self.entry(self.seg_index(h)))
     }
 
     /// Whether a stored key (hash `h`) belongs to a segment of `depth`/`pattern`.
@@ -208,24 +213,24 @@ impl Cceh {
         depth == 0 || h >> (64 - depth) == pattern
     }
 
-    fn find(&self, pm: &mut PmRegion, key: Key) -> Option<POff> {
+    fn find<M: PmMem>(&self, pm: &mut M, key: Key) -> Option<POff> {
         let h = key.hash64();
         let seg = self.segment(pm, h);
         (0..PROBE).map(|i| slot_at(seg, home(h) + i)).find(|&s| {
-            let k = pm.read_u64(s);
+            let k = pm.load(s);
             k != 0 && keyslot::matches(pm, k, key)
         })
     }
 
     /// The original's `Recovery`: in the directory range of each segment (by its local
     /// depth), redirect entries naming a segment of another depth to that segment.
-    fn repair(&self, pm: &mut PmRegion) -> PmResult<()> {
+    fn repair<M: PmMem>(&self, pm: &mut M) -> PmResult<()> {
         let n = 1u64 << self.depth;
         let mut i = 0;
         let mut changed = None;
         while i < n {
-            let seg = pm.read_u64(self.entry(i));
-            let l = pm.read_u64(seg + SEG_DATA);
+            let seg = pm.load(self.entry(i));
+            let l = pm.load(seg + SEG_DATA);
             if l > self.depth {
                 return Err(PmError::Corrupt(format!(
                     "CCEH: segment depth {l} > global {}",
@@ -234,9 +239,9 @@ impl Cceh {
             }
             let span = 1u64 << (self.depth - l);
             for j in i + 1..(i + span).min(n) {
-                let other = pm.read_u64(self.entry(j));
-                if other != seg && pm.read_u64(other + SEG_DATA) != l {
-                    pm.write_u64(self.entry(j), seg);
+                let other = pm.load(self.entry(j));
+                if other != seg && pm.load(other + SEG_DATA) != l {
+                    pm.store(self.entry(j), seg);
                     let (lo, hi) = changed.unwrap_or((j, j));
                     changed = Some((lo.min(j), hi.max(j)));
                 }
@@ -251,11 +256,11 @@ impl Cceh {
 
     /// Split the segment `h` maps to into two new ones; doubles the directory if the
     /// segment is at global depth.
-    fn split(&mut self, pm: &mut PmRegion, h: u64) -> PmResult<()> {
+    fn split<M: PmMem>(&mut self, pm: &mut M, h: u64) -> PmResult<()> {
         let x = self.seg_index(h);
-        let old = pm.read_u64(self.entry(x));
-        let l = pm.read_u64(old + SEG_DATA);
-        let p = pm.read_u64(old + SEG_DATA + 8);
+        let old = pm.load(self.entry(x));
+        let l = pm.load(old + SEG_DATA);
+        let p = pm.load(old + SEG_DATA + 8);
         let halves = [
             new_segment(pm, &self.o, l + 1, p << 1)?,
             new_segment(pm, &self.o, l + 1, (p << 1) | 1)?,
@@ -265,13 +270,13 @@ impl Cceh {
         let mut used = vec![false; 2 * SLOTS as usize];
         let mut packed = true;
         for i in 0..SLOTS {
-            let k = pm.read_u64(slot_at(old, i));
+            let k = pm.load(slot_at(old, i));
             if k == 0 {
                 continue;
             }
             let kh = keyslot::load(pm, self.o.key_type, k).hash64();
             let half = ((kh >> (63 - l)) & 1) as usize;
-            let v = pm.read_u64(slot_at(old, i) + 8);
+            let v = pm.load(slot_at(old, i) + 8);
             let free = (0..PROBE)
                 .map(|d| (home(kh) + d) % SLOTS)
                 .find(|&d| !used[half * SLOTS as usize + d as usize]);
@@ -289,18 +294,18 @@ impl Cceh {
                 e.2 = e.1;
             }
             for i in 0..SLOTS {
-                let k = pm.read_u64(slot_at(old, i));
+                let k = pm.load(slot_at(old, i));
                 if k != 0 && !plan.iter().any(|e| e.1 == i) {
                     let kh = keyslot::load(pm, self.o.key_type, k).hash64();
                     let half = ((kh >> (63 - l)) & 1) as usize;
-                    plan.push((half, i, i, k, pm.read_u64(slot_at(old, i) + 8)));
+                    plan.push((half, i, i, k, pm.load(slot_at(old, i) + 8)));
                 }
             }
         }
         for &(half, _, d, k, v) in &plan {
             let s = slot_at(halves[half], d);
-            pm.write_u64(s, k);
-            pm.write_u64(s + 8, v);
+            pm.store(s, k);
+            pm.store(s + 8, v);
         }
         clflush(pm, halves[0], SEG_BYTES);
         clflush(pm, halves[1], SEG_BYTES);
@@ -312,17 +317,17 @@ impl Cceh {
         let x0 = x - x % chunk;
         let half = chunk / 2;
         if half == 1 {
-            pm.write_u64(self.entry(x0 + 1), halves[1]);
+            pm.store(self.entry(x0 + 1), halves[1]);
             pm.fence();
-            pm.write_u64(self.entry(x0), halves[0]);
+            pm.store(self.entry(x0), halves[0]);
             clflush(pm, self.entry(x0), 16);
         } else {
             for i in 0..half {
-                pm.write_u64(self.entry(x0 + half + i), halves[1]);
+                pm.store(self.entry(x0 + half + i), halves[1]);
             }
             clflush(pm, self.entry(x0 + half), 8 * half);
             for i in 0..half {
-                pm.write_u64(self.entry(x0 + i), halves[0]);
+                pm.store(self.entry(x0 + i), halves[0]);
             }
             clflush(pm, self.entry(x0), 8 * half);
         }
@@ -333,20 +338,26 @@ impl Cceh {
     /// A new directory of twice the entries, with the split segment `old` (entry `x`)
     /// replaced by its two halves; flushed whole, then published in the root. (The original
     /// flushes the old directory's entries and then its pointer, capacity and depth words.)
-    fn double(&mut self, pm: &mut PmRegion, x: u64, old: POff, halves: [POff; 2]) -> PmResult<()> {
+    fn double<M: PmMem>(
+        &mut self,
+        pm: &mut M,
+        x: u64,
+        old: POff,
+        halves: [POff; 2],
+    ) -> PmResult<()> {
         let n = 1u64 << self.depth;
-        let dir2 = pm.alloc(DIR_HDR + 16 * n, align(&self.o))?;
+        let dir2 = pm.try_alloc(DIR_HDR + 16 * n, align(&self.o))?;
         pm.zero(dir2, DIR_HDR);
-        pm.write_u64(dir2, self.depth + 1);
+        pm.store(dir2, self.depth + 1);
         for i in 0..n {
             let (a, b) = if i == x {
                 (halves[0], halves[1])
             } else {
-                let s = pm.read_u64(self.entry(i));
+                let s = pm.load(self.entry(i));
                 (s, s)
             };
-            pm.write_u64(dir2 + DIR_HDR + 16 * i, a);
-            pm.write_u64(dir2 + DIR_HDR + 16 * i + 8, b);
+            pm.store(dir2 + DIR_HDR + 16 * i, a);
+            pm.store(dir2 + DIR_HDR + 16 * i + 8, b);
         }
         clflush(pm, dir2, DIR_HDR + 16 * n);
         pm.set_root(self.o.root_slot, dir2);
@@ -358,20 +369,20 @@ impl Cceh {
     }
 
     /// Entries of every distinct segment: (key, value, slot offset, segment).
-    fn visible(&self, pm: &PmRegion) -> Vec<(Key, u64, POff, POff)> {
+    fn visible<M: PmMem>(&self, pm: &M) -> Vec<(Key, u64, POff, POff)> {
         let mut out = Vec::new();
         let mut last = 0;
         for i in 0..1u64 << self.depth {
-            let seg = pm.peek_u64(self.entry(i));
+            let seg = pm.peek(self.entry(i));
             if seg == last {
                 continue;
             }
             last = seg;
             for s in (0..SLOTS).map(|x| slot_at(seg, x)) {
-                let k = pm.peek_u64(s);
+                let k = pm.peek(s);
                 if k != 0 {
                     let key = keyslot::peek(pm, self.o.key_type, k);
-                    out.push((key, pm.peek_u64(s + 8), s, seg));
+                    out.push((key, pm.peek(s + 8), s, seg));
                 }
             }
         }
@@ -380,7 +391,8 @@ impl Cceh {
 }
 
 impl PmIndex for Cceh {
-    fn insert(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+    fn insert(&mut self, region: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let pm = &mut Instr::new(region);
         debug_assert!(keyslot::valid(key));
         let h = key.hash64();
         let mut made = None;
@@ -389,7 +401,7 @@ impl PmIndex for Cceh {
             let mut free = None;
             for i in 0..PROBE {
                 let s = slot_at(seg, home(h) + i);
-                let k = pm.read_u64(s);
+                let k = pm.load(s);
                 if k == 0 {
                     free = free.or(Some(s));
                 } else if keyslot::matches(pm, k, key) {
@@ -401,9 +413,9 @@ impl PmIndex for Cceh {
                     Some(x) => x,
                     None => keyslot::make(pm, key)?,
                 };
-                pm.write_u64(s + 8, value);
+                pm.store(s + 8, value);
                 pm.fence();
-                pm.write_u64(s, slot);
+                pm.store(s, slot);
                 let line = match self.persistence {
                     Persistence::Correct => s,
                     Persistence::Recipe => slot_at(seg, home(h)),
@@ -421,38 +433,42 @@ impl PmIndex for Cceh {
         }
     }
 
-    fn lookup(&mut self, pm: &mut PmRegion, key: Key) -> Option<u64> {
+    fn lookup(&mut self, region: &mut PmRegion, key: Key) -> Option<u64> {
+        let pm = &mut Instr::new(region);
         let s = self.find(pm, key)?;
-        Some(pm.read_u64(s + 8))
+        Some(pm.load(s + 8))
     }
 
-    fn update(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+    fn update(&mut self, region: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let pm = &mut Instr::new(region);
         let Some(s) = self.find(pm, key) else {
             return Ok(false);
         };
-        pm.write_u64(s + 8, value);
+        pm.store(s + 8, value);
         pm.persist(s + 8, 8);
         Ok(true)
     }
 
-    fn delete(&mut self, pm: &mut PmRegion, key: Key) -> PmResult<bool> {
+    fn delete(&mut self, region: &mut PmRegion, key: Key) -> PmResult<bool> {
+        let pm = &mut Instr::new(region);
         let Some(s) = self.find(pm, key) else {
             return Ok(false);
         };
-        let k = pm.read_u64(s);
-        pm.write_u64(s, 0);
+        let k = pm.load(s);
+        pm.store(s, 0);
         pm.persist(s, 8);
         keyslot::release(pm, self.o.key_type, k);
         Ok(true)
     }
 
-    fn check_invariants(&self, pm: &PmRegion) -> Result<(), String> {
+    fn check_invariants(&self, region: &PmRegion) -> Result<(), String> {
+        let pm = &Peek(region);
         let n = 1u64 << self.depth;
         let mut i = 0;
         while i < n {
-            let seg = pm.peek_u64(self.entry(i));
-            let l = pm.peek_u64(seg + SEG_DATA);
-            let p = pm.peek_u64(seg + SEG_DATA + 8);
+            let seg = pm.peek(self.entry(i));
+            let l = pm.peek(seg + SEG_DATA);
+            let p = pm.peek(seg + SEG_DATA + 8);
             if l > self.depth {
                 return Err(format!("segment depth {l} > global {}", self.depth));
             }
@@ -463,7 +479,7 @@ impl PmIndex for Cceh {
                 ));
             }
             for j in i..i + span {
-                if pm.peek_u64(self.entry(j)) != seg {
+                if pm.peek(self.entry(j)) != seg {
                     return Err(format!(
                         "entries {i}..{}: not all the same segment",
                         i + span
@@ -478,18 +494,19 @@ impl PmIndex for Cceh {
                 return Err(format!("{key:?} stored twice"));
             }
             let h = key.hash64();
-            let home_seg = pm.peek_u64(self.entry(self.seg_index(h)));
-            let l = pm.peek_u64(seg + SEG_DATA);
-            let p = pm.peek_u64(seg + SEG_DATA + 8);
+            let home_seg = pm.peek(self.entry(self.seg_index(h)));
+            let l = pm.peek(seg + SEG_DATA);
+            let p = pm.peek(seg + SEG_DATA + 8);
             let in_probe = (0..PROBE).any(|x| slot_at(seg, home(h) + x) == s);
             if home_seg != seg || !Self::belongs(h, l, p) || !in_probe {
                 return Err(format!("{key:?} outside its probe range"));
             }
         }
-        pm.check_allocator()
+        region.check_allocator()
     }
 
-    fn entries(&self, pm: &PmRegion) -> Vec<(Key, u64)> {
+    fn entries(&self, region: &PmRegion) -> Vec<(Key, u64)> {
+        let pm = &Peek(region);
         self.visible(pm)
             .into_iter()
             .map(|(k, v, _, _)| (k, v))

@@ -17,6 +17,7 @@
 use super::super::index::{IndexOptions, IndexSpec, PmIndex, OPT_COALESCE, OPT_EVICT_VOLATILE};
 use super::super::key::{Key, KeyType};
 use super::super::keyslot;
+use super::super::mem::{Instr, Peek, PmMem};
 use super::super::region::{POff, PmError, PmRegion, PmResult};
 
 const BUCKET: u64 = 64;
@@ -59,7 +60,8 @@ pub struct PClht {
     dram_locks: Vec<u8>,
 }
 
-fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+fn create(region: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let pm = &mut Instr::new(region);
     let n = (o.capacity_hint / SLOTS).max(4).next_power_of_two();
     let (table, buckets) = new_table(pm, n, o.key_type)?;
     pm.flush_range(buckets, n * BUCKET);
@@ -68,14 +70,15 @@ fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     Ok(Box::new(PClht::open(o, table, n, buckets)))
 }
 
-fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+fn recover(region: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let pm = &mut Instr::new(region);
     let table = pm.root(o.root_slot);
     if table == 0 {
         return Err(PmError::Corrupt("P-CLHT: no table in the root slot".into()));
     }
-    let n = pm.read_u64(table);
-    let buckets = pm.read_u64(table + 8);
-    if n == 0 || !n.is_power_of_two() || buckets + n * BUCKET > pm.len() {
+    let n = pm.load(table);
+    let buckets = pm.load(table + 8);
+    if n == 0 || !n.is_power_of_two() || buckets + n * BUCKET > pm.region_bytes() {
         return Err(PmError::Corrupt(format!("P-CLHT: bad table ({n} buckets)")));
     }
     // Locks held at the crash are released: a lock is volatile state on a persisted line.
@@ -83,31 +86,31 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     for b in 0..n {
         let mut bucket = buckets + b * BUCKET;
         while bucket != 0 {
-            if pm.peek_u64(bucket + OFF_LOCK) != 0 {
+            if pm.peek(bucket + OFF_LOCK) != 0 {
                 release.push(bucket);
             }
-            bucket = pm.peek_u64(bucket + OFF_NEXT);
+            bucket = pm.peek(bucket + OFF_NEXT);
         }
     }
     for bucket in release {
-        pm.write_u64(bucket + OFF_LOCK, 0);
+        pm.store(bucket + OFF_LOCK, 0);
         pm.flush(bucket);
     }
     pm.fence();
     let mut c = PClht::open(o, table, n, buckets);
-    c.size = c.entries(pm).len() as u64;
+    c.size = c.entries(region).len() as u64;
     Ok(Box::new(c))
 }
 
 /// Allocate and zero a table of `n` buckets; flushes its header only (the caller flushes
 /// the buckets once they are filled, then fences).
-fn new_table(pm: &mut PmRegion, n: u64, t: KeyType) -> PmResult<(POff, POff)> {
-    let buckets = pm.alloc(n * BUCKET, 64)?;
+fn new_table<M: PmMem>(pm: &mut M, n: u64, t: KeyType) -> PmResult<(POff, POff)> {
+    let buckets = pm.try_alloc(n * BUCKET, 64)?;
     pm.zero(buckets, n * BUCKET);
-    let table = pm.alloc(TABLE_BYTES, 64)?;
-    pm.write_u64(table, n);
-    pm.write_u64(table + 8, buckets);
-    pm.write_u64(table + 16, t as u64);
+    let table = pm.try_alloc(TABLE_BYTES, 64)?;
+    pm.store(table, n);
+    pm.store(table + 8, buckets);
+    pm.store(table + 16, t as u64);
     pm.flush(table);
     Ok((table, buckets))
 }
@@ -133,33 +136,33 @@ impl PClht {
         key.hash64() & (self.n - 1)
     }
 
-    fn lock(&mut self, pm: &mut PmRegion, bin: u64) {
+    fn lock<M: PmMem>(&mut self, pm: &mut M, bin: u64) {
         if self.o.opts.evict_volatile {
             self.dram_locks[bin as usize] = 1;
         } else {
-            pm.write_u8(self.buckets + bin * BUCKET + OFF_LOCK, 1);
+            pm.store_bytes(self.buckets + bin * BUCKET + OFF_LOCK, &[1]);
         }
     }
 
-    fn unlock(&mut self, pm: &mut PmRegion, bin: u64) {
+    fn unlock<M: PmMem>(&mut self, pm: &mut M, bin: u64) {
         if self.o.opts.evict_volatile {
             self.dram_locks[bin as usize] = 0;
         } else {
-            pm.write_u8(self.buckets + bin * BUCKET + OFF_LOCK, 0);
+            pm.store_bytes(self.buckets + bin * BUCKET + OFF_LOCK, &[0]);
         }
     }
 
     /// (bucket, slot) holding `key`, searching the chain of its bin.
-    fn find(&self, pm: &mut PmRegion, key: Key) -> Option<(POff, u64)> {
+    fn find<M: PmMem>(&self, pm: &mut M, key: Key) -> Option<(POff, u64)> {
         let mut bucket = self.buckets + self.bin(key) * BUCKET;
         loop {
             for j in 0..SLOTS {
-                let k = pm.read_u64(bucket + OFF_KEY + 8 * j);
+                let k = pm.load(bucket + OFF_KEY + 8 * j);
                 if k != 0 && keyslot::matches(pm, k, key) {
                     return Some((bucket, j));
                 }
             }
-            bucket = pm.read_u64(bucket + OFF_NEXT);
+            bucket = pm.load(bucket + OFF_NEXT);
             if bucket == 0 {
                 return None;
             }
@@ -172,7 +175,7 @@ impl PClht {
 
     /// `ht_status(h, 1, 0)`: grow by the power of two of the fill over 40 % (at least 2),
     /// again while the new table starts past its own threshold.
-    fn grow(&mut self, pm: &mut PmRegion) -> PmResult<()> {
+    fn grow<M: PmMem>(&mut self, pm: &mut M) -> PmResult<()> {
         loop {
             let full_pct = 100.0 * self.size as f64 / (SLOTS * self.n) as f64;
             let by = ((full_pct / OCCUP_AFTER_RES_PCT) as u64).next_power_of_two();
@@ -183,7 +186,7 @@ impl PClht {
         }
     }
 
-    fn resize(&mut self, pm: &mut PmRegion, factor: u64) -> PmResult<()> {
+    fn resize<M: PmMem>(&mut self, pm: &mut M, factor: u64) -> PmResult<()> {
         let n2 = self.n * factor;
         let mut expansions = 0;
         let size = self.size;
@@ -196,11 +199,11 @@ impl PClht {
             let mut used = fill[bin as usize];
             // Walk to the chain's last bucket (slots fill in order while rehashing).
             while used >= SLOTS {
-                let next = pm.read_u64(bucket + OFF_NEXT);
+                let next = pm.load(bucket + OFF_NEXT);
                 if next == 0 {
-                    let nb = pm.alloc(BUCKET, 64)?;
+                    let nb = pm.try_alloc(BUCKET, 64)?;
                     pm.zero(nb, BUCKET);
-                    pm.write_u64(bucket + OFF_NEXT, nb);
+                    pm.store(bucket + OFF_NEXT, nb);
                     bucket = nb;
                     expansions += 1;
                 } else {
@@ -208,8 +211,8 @@ impl PClht {
                 }
                 used -= SLOTS;
             }
-            pm.write_u64(bucket + OFF_KEY + 8 * used, slot);
-            pm.write_u64(bucket + OFF_VAL + 8 * used, val);
+            pm.store(bucket + OFF_KEY + 8 * used, slot);
+            pm.store(bucket + OFF_VAL + 8 * used, val);
             fill[bin as usize] += 1;
         }
         // Fence, flush the whole table with its overflow buckets (the header was flushed
@@ -217,10 +220,10 @@ impl PClht {
         pm.fence();
         pm.flush_range(buckets, n2 * BUCKET);
         for b in 0..n2 {
-            let mut next = pm.peek_u64(buckets + b * BUCKET + OFF_NEXT);
+            let mut next = pm.peek(buckets + b * BUCKET + OFF_NEXT);
             while next != 0 {
                 pm.flush(next);
-                next = pm.peek_u64(next + OFF_NEXT);
+                next = pm.peek(next + OFF_NEXT);
             }
         }
         pm.fence();
@@ -228,9 +231,9 @@ impl PClht {
         // The old table is unreachable once the root is durable.
         let (old_table, old_buckets, old_n) = (self.table, self.buckets, self.n);
         for b in 0..old_n {
-            let mut next = pm.peek_u64(old_buckets + b * BUCKET + OFF_NEXT);
+            let mut next = pm.peek(old_buckets + b * BUCKET + OFF_NEXT);
             while next != 0 {
-                let after = pm.peek_u64(next + OFF_NEXT);
+                let after = pm.peek(next + OFF_NEXT);
                 pm.free(next, BUCKET);
                 next = after;
             }
@@ -244,20 +247,20 @@ impl PClht {
     }
 
     /// (slot word, value, hash) of every entry, read through the instrumented path.
-    fn raw_entries(&self, pm: &mut PmRegion) -> Vec<(u64, u64, u64)> {
+    fn raw_entries<M: PmMem>(&self, pm: &mut M) -> Vec<(u64, u64, u64)> {
         let mut out = Vec::new();
         for b in 0..self.n {
             let mut bucket = self.buckets + b * BUCKET;
             while bucket != 0 {
                 for j in 0..SLOTS {
-                    let k = pm.read_u64(bucket + OFF_KEY + 8 * j);
+                    let k = pm.load(bucket + OFF_KEY + 8 * j);
                     if k != 0 {
-                        let v = pm.read_u64(bucket + OFF_VAL + 8 * j);
+                        let v = pm.load(bucket + OFF_VAL + 8 * j);
                         let key = keyslot::load(pm, self.o.key_type, k);
                         out.push((k, v, key.hash64()));
                     }
                 }
-                bucket = pm.read_u64(bucket + OFF_NEXT);
+                bucket = pm.load(bucket + OFF_NEXT);
             }
         }
         out
@@ -265,7 +268,8 @@ impl PClht {
 }
 
 impl PmIndex for PClht {
-    fn insert(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+    fn insert(&mut self, region: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let pm = &mut Instr::new(region);
         debug_assert!(keyslot::valid(key));
         let bin = self.bin(key);
         self.lock(pm, bin);
@@ -274,7 +278,7 @@ impl PmIndex for PClht {
         let mut empty: Option<(POff, u64)> = None;
         loop {
             for j in 0..SLOTS {
-                let k = pm.read_u64(bucket + OFF_KEY + 8 * j);
+                let k = pm.load(bucket + OFF_KEY + 8 * j);
                 if k == 0 {
                     empty = empty.or(Some((bucket, j)));
                 } else if keyslot::matches(pm, k, key) {
@@ -282,7 +286,7 @@ impl PmIndex for PClht {
                     return Ok(false);
                 }
             }
-            let next = pm.read_u64(bucket + OFF_NEXT);
+            let next = pm.load(bucket + OFF_NEXT);
             if next == 0 {
                 break;
             }
@@ -290,20 +294,20 @@ impl PmIndex for PClht {
         }
         let slot = keyslot::make(pm, key)?;
         if let Some((b, j)) = empty {
-            pm.write_u64(b + OFF_VAL + 8 * j, value);
+            pm.store(b + OFF_VAL + 8 * j, value);
             pm.flush(b + OFF_VAL + 8 * j);
             pm.fence();
-            pm.ntstore_u64(b + OFF_KEY + 8 * j, slot);
+            pm.ntstore(b + OFF_KEY + 8 * j, slot);
             pm.fence();
         } else {
             // Chain full: a new overflow bucket, durable before it is linked.
-            let nb = pm.alloc(BUCKET, 64)?;
+            let nb = pm.try_alloc(BUCKET, 64)?;
             pm.zero(nb, BUCKET);
-            pm.write_u64(nb + OFF_KEY, slot);
-            pm.write_u64(nb + OFF_VAL, value);
+            pm.store(nb + OFF_KEY, slot);
+            pm.store(nb + OFF_VAL, value);
             pm.flush(nb);
             pm.fence();
-            pm.ntstore_u64(bucket + OFF_NEXT, nb);
+            pm.ntstore(bucket + OFF_NEXT, nb);
             pm.fence();
             self.expansions += 1;
         }
@@ -318,17 +322,19 @@ impl PmIndex for PClht {
         Ok(true)
     }
 
-    fn lookup(&mut self, pm: &mut PmRegion, key: Key) -> Option<u64> {
+    fn lookup(&mut self, region: &mut PmRegion, key: Key) -> Option<u64> {
+        let pm = &mut Instr::new(region);
         let (b, j) = self.find(pm, key)?;
-        Some(pm.read_u64(b + OFF_VAL + 8 * j))
+        Some(pm.load(b + OFF_VAL + 8 * j))
     }
 
-    fn update(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+    fn update(&mut self, region: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let pm = &mut Instr::new(region);
         let bin = self.bin(key);
         self.lock(pm, bin);
         let found = self.find(pm, key);
         if let Some((b, j)) = found {
-            pm.write_u64(b + OFF_VAL + 8 * j, value);
+            pm.store(b + OFF_VAL + 8 * j, value);
             pm.flush(b + OFF_VAL + 8 * j);
             pm.fence();
         }
@@ -336,13 +342,14 @@ impl PmIndex for PClht {
         Ok(found.is_some())
     }
 
-    fn delete(&mut self, pm: &mut PmRegion, key: Key) -> PmResult<bool> {
+    fn delete(&mut self, region: &mut PmRegion, key: Key) -> PmResult<bool> {
+        let pm = &mut Instr::new(region);
         let bin = self.bin(key);
         self.lock(pm, bin);
         let found = self.find(pm, key);
         if let Some((b, j)) = found {
-            let slot = pm.read_u64(b + OFF_KEY + 8 * j);
-            pm.write_u64(b + OFF_KEY + 8 * j, 0);
+            let slot = pm.load(b + OFF_KEY + 8 * j);
+            pm.store(b + OFF_KEY + 8 * j, 0);
             pm.flush(b + OFF_KEY + 8 * j);
             pm.fence();
             keyslot::release(pm, self.o.key_type, slot);
@@ -352,28 +359,29 @@ impl PmIndex for PClht {
         Ok(found.is_some())
     }
 
-    fn check_invariants(&self, pm: &PmRegion) -> Result<(), String> {
-        if pm.peek_u64(self.table) != self.n || pm.peek_u64(self.table + 8) != self.buckets {
+    fn check_invariants(&self, region: &PmRegion) -> Result<(), String> {
+        let pm = &Peek(region);
+        if pm.peek(self.table) != self.n || pm.peek(self.table + 8) != self.buckets {
             return Err("table header does not match".into());
         }
         let mut seen = std::collections::HashSet::new();
-        let limit = pm.len() / BUCKET;
+        let limit = pm.region_bytes() / BUCKET;
         for b in 0..self.n {
             let mut bucket = self.buckets + b * BUCKET;
             let mut hops = 0;
             while bucket != 0 {
-                if !bucket.is_multiple_of(64) || bucket + BUCKET > pm.len() {
+                if !bucket.is_multiple_of(64) || bucket + BUCKET > pm.region_bytes() {
                     return Err(format!("bin {b}: bucket offset {bucket} invalid"));
                 }
                 hops += 1;
                 if hops > limit {
                     return Err(format!("bin {b}: cycle in the chain"));
                 }
-                if self.dram_locks.is_empty() && pm.peek_u64(bucket + OFF_LOCK) != 0 {
+                if self.dram_locks.is_empty() && pm.peek(bucket + OFF_LOCK) != 0 {
                     return Err(format!("bin {b}: lock held"));
                 }
                 for j in 0..SLOTS {
-                    let k = pm.peek_u64(bucket + OFF_KEY + 8 * j);
+                    let k = pm.peek(bucket + OFF_KEY + 8 * j);
                     if k == 0 {
                         continue;
                     }
@@ -385,27 +393,28 @@ impl PmIndex for PClht {
                         return Err(format!("{key:?} stored twice"));
                     }
                 }
-                bucket = pm.peek_u64(bucket + OFF_NEXT);
+                bucket = pm.peek(bucket + OFF_NEXT);
             }
         }
-        pm.check_allocator()
+        region.check_allocator()
     }
 
-    fn entries(&self, pm: &PmRegion) -> Vec<(Key, u64)> {
+    fn entries(&self, region: &PmRegion) -> Vec<(Key, u64)> {
+        let pm = &Peek(region);
         let mut out = Vec::new();
         for b in 0..self.n {
             let mut bucket = self.buckets + b * BUCKET;
             while bucket != 0 {
                 for j in 0..SLOTS {
-                    let k = pm.peek_u64(bucket + OFF_KEY + 8 * j);
+                    let k = pm.peek(bucket + OFF_KEY + 8 * j);
                     if k != 0 {
                         out.push((
                             keyslot::peek(pm, self.o.key_type, k),
-                            pm.peek_u64(bucket + OFF_VAL + 8 * j),
+                            pm.peek(bucket + OFF_VAL + 8 * j),
                         ));
                     }
                 }
-                bucket = pm.peek_u64(bucket + OFF_NEXT);
+                bucket = pm.peek(bucket + OFF_NEXT);
             }
         }
         out

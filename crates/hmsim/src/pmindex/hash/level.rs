@@ -32,6 +32,7 @@
 use super::super::index::{IndexOptions, IndexSpec, PmIndex, OPT_COALESCE, OPT_XPLINE};
 use super::super::key::{mix, Key, KeyType};
 use super::super::keyslot;
+use super::super::mem::{Instr, Peek, PmMem};
 use super::super::region::{POff, PmError, PmRegion, PmResult};
 
 const SLOTS: u64 = 3;
@@ -89,7 +90,7 @@ fn align(o: &IndexOptions) -> u64 {
 }
 
 /// RECIPE's flush helper: a fence, every line of the range, a fence.
-fn clflush(pm: &mut PmRegion, off: POff, len: u64) {
+fn clflush<M: PmMem>(pm: &mut M, off: POff, len: u64) {
     pm.fence();
     pm.flush_range(off, len);
     pm.fence();
@@ -97,21 +98,23 @@ fn clflush(pm: &mut PmRegion, off: POff, len: u64) {
 
 /// A zeroed level. Its zeros need no flush: every level is larger than any block freed
 /// before it, so it comes from never-used (zero) space, not from a free list.
-fn new_level(pm: &mut PmRegion, o: &IndexOptions, buckets: u64, bucket: u64) -> PmResult<POff> {
-    let l = pm.alloc(buckets * bucket, align(o))?;
+fn new_level<M: PmMem>(pm: &mut M, o: &IndexOptions, buckets: u64, bucket: u64) -> PmResult<POff> {
+    let l = pm.try_alloc(buckets * bucket, align(o))?;
     pm.zero(l, buckets * bucket);
     Ok(l)
 }
 
-fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+fn create(region: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let pm = &mut Instr::new(region);
     make(pm, o, BUCKET_LINE)
 }
 
-fn create_recipe(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+fn create_recipe(region: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let pm = &mut Instr::new(region);
     make(pm, o, BUCKET_RECIPE)
 }
 
-fn make(pm: &mut PmRegion, o: &IndexOptions, bucket: u64) -> PmResult<Box<dyn PmIndex>> {
+fn make<M: PmMem>(pm: &mut M, o: &IndexOptions, bucket: u64) -> PmResult<Box<dyn PmIndex>> {
     // N top buckets = the hint rounded up (the default 1024 is RECIPE's LevelHashing(10)).
     let n = o.capacity_hint.max(4).next_power_of_two();
     let top = new_level(pm, o, n, bucket)?;
@@ -132,49 +135,51 @@ fn make(pm: &mut PmRegion, o: &IndexOptions, bucket: u64) -> PmResult<Box<dyn Pm
     Ok(Box::new(lv))
 }
 
-fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+fn recover(region: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let pm = &mut Instr::new(region);
     reopen(pm, o, BUCKET_LINE)
 }
 
-fn recover_recipe(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+fn recover_recipe(region: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    let pm = &mut Instr::new(region);
     reopen(pm, o, BUCKET_RECIPE)
 }
 
-fn reopen(pm: &mut PmRegion, o: &IndexOptions, bucket: u64) -> PmResult<Box<dyn PmIndex>> {
+fn reopen<M: PmMem>(pm: &mut M, o: &IndexOptions, bucket: u64) -> PmResult<Box<dyn PmIndex>> {
     let desc = pm.root(o.root_slot);
     if desc == 0 {
         return Err(PmError::Corrupt(
             "Level hashing: no descriptor in the root".into(),
         ));
     }
-    let n = pm.read_u64(desc + D_N);
+    let n = pm.load(desc + D_N);
     let mut lv = Level {
         o: *o,
         bucket,
         desc,
-        top: pm.read_u64(desc + D_TOP),
-        bottom: pm.read_u64(desc + D_BOTTOM),
+        top: pm.load(desc + D_TOP),
+        bottom: pm.load(desc + D_BOTTOM),
         n,
-        resizes: pm.read_u64(desc + D_RESIZES),
+        resizes: pm.load(desc + D_RESIZES),
     };
-    if n < 4 || !n.is_power_of_two() || lv.top + n * bucket > pm.len() {
+    if n < 4 || !n.is_power_of_two() || lv.top + n * bucket > pm.region_bytes() {
         return Err(PmError::Corrupt(format!(
             "Level hashing: bad level size {n}"
         )));
     }
-    let interim = pm.read_u64(desc + D_INTERIM);
+    let interim = pm.load(desc + D_INTERIM);
     if interim != 0 {
         lv.move_bottom_up(pm, interim)?;
     }
     // An interrupted movement leaves an item in two buckets: drop the second copy.
     let mut seen = std::collections::HashSet::new();
     for b in lv.all_buckets() {
-        let tok = pm.read_u64(b);
+        let tok = pm.load(b);
         for j in 0..SLOTS {
             if tok >> (8 * j) & 0xff == 0 {
                 continue;
             }
-            let key = keyslot::peek(pm, o.key_type, pm.peek_u64(b + 8 + 16 * j));
+            let key = keyslot::peek(pm, o.key_type, pm.peek(b + 8 + 16 * j));
             if !seen.insert(key) {
                 Level::clear(pm, b, j);
             }
@@ -211,24 +216,24 @@ impl Level {
             .chain((0..self.n / 2).map(|i| self.bottom + i * self.bucket))
     }
 
-    fn publish(&self, pm: &mut PmRegion) -> PmResult<POff> {
-        let d = pm.alloc(DESC, 64)?;
+    fn publish<M: PmMem>(&self, pm: &mut M) -> PmResult<POff> {
+        let d = pm.try_alloc(DESC, 64)?;
         pm.zero(d, DESC);
-        pm.write_u64(d + D_TOP, self.top);
-        pm.write_u64(d + D_BOTTOM, self.bottom);
-        pm.write_u64(d + D_N, self.n);
-        pm.write_u64(d + D_RESIZES, self.resizes);
+        pm.store(d + D_TOP, self.top);
+        pm.store(d + D_BOTTOM, self.bottom);
+        pm.store(d + D_N, self.n);
+        pm.store(d + D_RESIZES, self.resizes);
         pm.persist(d, DESC);
         pm.set_root(self.o.root_slot, d);
         Ok(d)
     }
 
-    fn find(&self, pm: &mut PmRegion, key: Key) -> Option<(POff, u64)> {
+    fn find<M: PmMem>(&self, pm: &mut M, key: Key) -> Option<(POff, u64)> {
         for b in self.candidates(key) {
-            let tok = pm.read_u64(b);
+            let tok = pm.load(b);
             for j in 0..SLOTS {
                 if tok >> (8 * j) & 0xff != 0 {
-                    let k = pm.read_u64(b + 8 + 16 * j);
+                    let k = pm.load(b + 8 + 16 * j);
                     if keyslot::matches(pm, k, key) {
                         return Some((b, j));
                     }
@@ -238,38 +243,45 @@ impl Level {
         None
     }
 
-    fn used(pm: &mut PmRegion, b: POff, j: u64) -> bool {
-        pm.read_u64(b) >> (8 * j) & 0xff != 0
+    fn used<M: PmMem>(pm: &mut M, b: POff, j: u64) -> bool {
+        pm.load(b) >> (8 * j) & 0xff != 0
     }
 
     /// The original's slot write: value, fence, key, token; then the bucket's lines by
     /// the flush helper.
-    fn put(&self, pm: &mut PmRegion, b: POff, j: u64, slot: u64, value: u64) {
+    fn put<M: PmMem>(&self, pm: &mut M, b: POff, j: u64, slot: u64, value: u64) {
         let s = b + 8 + 16 * j;
-        pm.write_u64(s + 8, value);
+        pm.store(s + 8, value);
         pm.fence();
-        pm.write_u64(s, slot);
-        let tok = pm.read_u64(b) | 1 << (8 * j);
-        pm.write_u64(b, tok);
+        pm.store(s, slot);
+        let tok = pm.load(b) | 1 << (8 * j);
+        pm.store(b, tok);
         clflush(pm, b, self.bucket);
     }
 
     /// Clear slot `j`'s token and write back its line (the helper's fences around it).
-    fn clear(pm: &mut PmRegion, b: POff, j: u64) {
-        let tok = pm.read_u64(b) & !(0xff << (8 * j));
-        pm.write_u64(b, tok);
+    fn clear<M: PmMem>(pm: &mut M, b: POff, j: u64) {
+        let tok = pm.load(b) & !(0xff << (8 * j));
+        pm.store(b, tok);
         clflush(pm, b, 1);
     }
 
-    fn item(&self, pm: &mut PmRegion, b: POff, j: u64) -> (u64, u64, Key) {
-        let k = pm.read_u64(b + 8 + 16 * j);
-        let v = pm.read_u64(b + 16 + 16 * j);
+    fn item<M: PmMem>(&self, pm: &mut M, b: POff, j: u64) -> (u64, u64, Key) {
+        let k = pm.load(b + 8 + 16 * j);
+        let v = pm.load(b + 16 + 16 * j);
         (k, v, keyslot::load(pm, self.o.key_type, k))
     }
 
     /// The original's `try_movement`: move one item of the full bucket `b` (level `top` or
     /// bottom) to a free slot of its other bucket on that level; the new key takes its slot.
-    fn try_movement(&self, pm: &mut PmRegion, b: POff, top: bool, slot: u64, value: u64) -> bool {
+    fn try_movement<M: PmMem>(
+        &self,
+        pm: &mut M,
+        b: POff,
+        top: bool,
+        slot: u64,
+        value: u64,
+    ) -> bool {
         for i in 0..SLOTS {
             let (k, v, key) = self.item(pm, b, i);
             let c = self.candidates(key);
@@ -290,7 +302,7 @@ impl Level {
     /// The original's `b2t_movement`: move one item of bottom bucket `b` up to a free slot
     /// of one of its top buckets (first, second, alternating by slot); the new key takes
     /// its slot.
-    fn b2t_movement(&self, pm: &mut PmRegion, b: POff, slot: u64, value: u64) -> bool {
+    fn b2t_movement<M: PmMem>(&self, pm: &mut M, b: POff, slot: u64, value: u64) -> bool {
         for i in 0..SLOTS {
             let (k, v, key) = self.item(pm, b, i);
             let c = self.candidates(key);
@@ -311,7 +323,7 @@ impl Level {
     /// Whether every bottom item finds a slot in a new top level of 2N buckets, placed in
     /// the original's order (bottom buckets and slots in order; each item at the first free
     /// slot, its two buckets alternating by slot). The original drops an item that does not.
-    fn resize_fits(&self, pm: &mut PmRegion) -> bool {
+    fn resize_fits<M: PmMem>(&self, pm: &mut M) -> bool {
         let n2 = self.n * 2;
         let mut fill = vec![0u8; n2 as usize];
         for i in 0..self.n / 2 {
@@ -339,7 +351,7 @@ impl Level {
     /// Move every bottom item into the new top level `interim` (announced in the
     /// descriptor), each persisted with its old token cleared, then publish the new levels.
     /// Also the recovery of an interrupted resize: items already copied lose their token.
-    fn move_bottom_up(&mut self, pm: &mut PmRegion, interim: POff) -> PmResult<()> {
+    fn move_bottom_up<M: PmMem>(&mut self, pm: &mut M, interim: POff) -> PmResult<()> {
         let n2 = self.n * 2;
         for i in 0..self.n / 2 {
             let b = self.bottom + i * self.bucket;
@@ -350,7 +362,7 @@ impl Level {
                 let (k, v, key) = self.item(pm, b, j);
                 let pair = self.pair(interim, n2, Self::hashes(key));
                 let copied = pair.iter().any(|&d| {
-                    (0..SLOTS).any(|x| Self::used(pm, d, x) && pm.read_u64(d + 8 + 16 * x) == k)
+                    (0..SLOTS).any(|x| Self::used(pm, d, x) && pm.load(d + 8 + 16 * x) == k)
                 });
                 if !copied {
                     let dest = (0..SLOTS)
@@ -378,12 +390,12 @@ impl Level {
         Ok(())
     }
 
-    fn resize(&mut self, pm: &mut PmRegion) -> PmResult<()> {
+    fn resize<M: PmMem>(&mut self, pm: &mut M) -> PmResult<()> {
         if !self.resize_fits(pm) {
             return self.rebuild(pm);
         }
         let interim = new_level(pm, &self.o, self.n * 2, self.bucket)?;
-        pm.write_u64(self.desc + D_INTERIM, interim);
+        pm.store(self.desc + D_INTERIM, interim);
         // The original flushes `sizeof(Node)` bytes from its pointer to the new level.
         clflush(pm, self.desc + D_INTERIM, self.bucket);
         self.move_bottom_up(pm, interim)
@@ -391,7 +403,7 @@ impl Level {
 
     /// When the old bottom does not fit the new top (rare; the original loses the item):
     /// rebuild both levels at 2N (or larger) from every item, copy-on-write, flushed whole.
-    fn rebuild(&mut self, pm: &mut PmRegion) -> PmResult<()> {
+    fn rebuild<M: PmMem>(&mut self, pm: &mut M) -> PmResult<()> {
         let mut items = Vec::new();
         for b in self.all_buckets().collect::<Vec<_>>() {
             for j in 0..SLOTS {
@@ -426,10 +438,10 @@ impl Level {
                     n2 *= 2;
                     continue 'grow;
                 };
-                pm.write_u64(d + 8 + 16 * x, k);
-                pm.write_u64(d + 16 + 16 * x, v);
-                let t = pm.read_u64(d) | 1 << (8 * x);
-                pm.write_u64(d, t);
+                pm.store(d + 8 + 16 * x, k);
+                pm.store(d + 16 + 16 * x, v);
+                let t = pm.load(d) | 1 << (8 * x);
+                pm.store(d, t);
             }
             pm.flush_range(top, n2 * self.bucket);
             pm.flush_range(bottom, n2 / 2 * self.bucket);
@@ -445,7 +457,8 @@ impl Level {
 }
 
 impl PmIndex for Level {
-    fn insert(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+    fn insert(&mut self, region: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let pm = &mut Instr::new(region);
         debug_assert!(keyslot::valid(key));
         if self.find(pm, key).is_some() {
             return Ok(false);
@@ -482,37 +495,41 @@ impl PmIndex for Level {
         }
     }
 
-    fn lookup(&mut self, pm: &mut PmRegion, key: Key) -> Option<u64> {
+    fn lookup(&mut self, region: &mut PmRegion, key: Key) -> Option<u64> {
+        let pm = &mut Instr::new(region);
         let (b, j) = self.find(pm, key)?;
-        Some(pm.read_u64(b + 16 + 16 * j))
+        Some(pm.load(b + 16 + 16 * j))
     }
 
-    fn update(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+    fn update(&mut self, region: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let pm = &mut Instr::new(region);
         let Some((b, j)) = self.find(pm, key) else {
             return Ok(false);
         };
-        pm.write_u64(b + 16 + 16 * j, value);
+        pm.store(b + 16 + 16 * j, value);
         pm.persist(b + 16 + 16 * j, 8);
         Ok(true)
     }
 
-    fn delete(&mut self, pm: &mut PmRegion, key: Key) -> PmResult<bool> {
+    fn delete(&mut self, region: &mut PmRegion, key: Key) -> PmResult<bool> {
+        let pm = &mut Instr::new(region);
         let Some((b, j)) = self.find(pm, key) else {
             return Ok(false);
         };
-        let k = pm.read_u64(b + 8 + 16 * j);
+        let k = pm.load(b + 8 + 16 * j);
         Self::clear(pm, b, j);
         keyslot::release(pm, self.o.key_type, k);
         Ok(true)
     }
 
-    fn check_invariants(&self, pm: &PmRegion) -> Result<(), String> {
-        if pm.peek_u64(self.desc + D_INTERIM) != 0 {
+    fn check_invariants(&self, region: &PmRegion) -> Result<(), String> {
+        let pm = &Peek(region);
+        if pm.peek(self.desc + D_INTERIM) != 0 {
             return Err("resize still announced in the descriptor".into());
         }
         let mut seen = std::collections::HashSet::new();
         for b in self.all_buckets() {
-            let tok = pm.peek_u64(b);
+            let tok = pm.peek(b);
             if tok & !0x00ff_ffff != 0 {
                 return Err(format!("bucket {b}: bad token word {tok:#x}"));
             }
@@ -520,7 +537,7 @@ impl PmIndex for Level {
                 if tok >> (8 * j) & 0xff == 0 {
                     continue;
                 }
-                let key = keyslot::peek(pm, self.o.key_type, pm.peek_u64(b + 8 + 16 * j));
+                let key = keyslot::peek(pm, self.o.key_type, pm.peek(b + 8 + 16 * j));
                 if !self.candidates(key).contains(&b) {
                     return Err(format!("{key:?} in a bucket that is not one of its four"));
                 }
@@ -529,18 +546,19 @@ impl PmIndex for Level {
                 }
             }
         }
-        pm.check_allocator()
+        region.check_allocator()
     }
 
-    fn entries(&self, pm: &PmRegion) -> Vec<(Key, u64)> {
+    fn entries(&self, region: &PmRegion) -> Vec<(Key, u64)> {
+        let pm = &Peek(region);
         let mut out = Vec::new();
         for b in self.all_buckets() {
-            let tok = pm.peek_u64(b);
+            let tok = pm.peek(b);
             for j in 0..SLOTS {
                 if tok >> (8 * j) & 0xff != 0 {
                     out.push((
-                        keyslot::peek(pm, self.o.key_type, pm.peek_u64(b + 8 + 16 * j)),
-                        pm.peek_u64(b + 16 + 16 * j),
+                        keyslot::peek(pm, self.o.key_type, pm.peek(b + 8 + 16 * j)),
+                        pm.peek(b + 16 + 16 * j),
                     ));
                 }
             }

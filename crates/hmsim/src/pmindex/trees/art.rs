@@ -56,7 +56,7 @@ fn config(o: &IndexOptions) -> ArtConfig {
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let t = Art::new(&mut Instr::new(pm), o.key_type.into(), config(o));
-    pm.set_root(o.root_slot, t.meta());
+    Instr::new(pm).set_root(o.root_slot, t.meta());
     Ok(Box::new(Adapted {
         inner: t,
         key_type: o.key_type,
@@ -67,7 +67,7 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = Art {
         kind: o.key_type.into(),
         cfg: config(o),
-        meta: pm.root(o.root_slot),
+        meta: Instr::new(pm).root(o.root_slot),
     };
     OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
     Ok(Box::new(Adapted {
@@ -397,6 +397,9 @@ impl Art {
         if !compact_first && self.node_insert(pm, n, b, c, true) {
             return;
         }
+        // RECIPE's insertGrow / insertCompact from here: the new node, its publication and
+        // the old node's release are growth work.
+        pm.set_resizing(true);
         let live = self.children(pm, n);
         let nt = if live.len() < [4, 16, 48, 256][t as usize] {
             t
@@ -415,6 +418,7 @@ impl Art {
         if !self.cfg.no_bloat {
             self.free_node(pm, n);
         }
+        pm.set_resizing(false);
     }
 
     /// Free node `n`, already unreachable (the parent's store is fenced). With no_bloat,
@@ -781,7 +785,9 @@ impl<M: PmMem> OrderedIndex<M> for Art {
             let mut next_depth = depth;
             match self.check_prefix_pessimistic(pm, n, key, &mut next_depth) {
                 PrefixCheck::NoMatch(cur, rest) => {
-                    // Split the prefix: a new N4 above `n`, published, then `n`'s prefix cut.
+                    // Split the prefix: a new N4 above `n`, published, then `n`'s prefix cut
+                    // (all of it split work, as the original's prefix-split branch).
+                    pm.set_resizing(true);
                     let mut p = prefix(pm, n);
                     p.count = next_depth - depth;
                     let n4 = self.new_node(pm, N4, next_depth, p);
@@ -791,6 +797,7 @@ impl<M: PmMem> OrderedIndex<M> for Art {
                     self.change(pm, parent, parent_b, n4);
                     pm.store(n + 8, prefix_word(rest));
                     pm.persist(n + 8, 8);
+                    pm.set_resizing(false);
                     return true;
                 }
                 PrefixCheck::Match => {}
@@ -992,8 +999,47 @@ mod tests {
         // Two more: the fifth grows the N4 into an N16 (168 B = 3 lines) + nt publish.
         t.insert(&mut pm, &int_key(0x0100_0000_0000_0003), 1);
         let b = c(&pm);
+        let s = pm.stats();
         t.insert(&mut pm, &int_key(0x0100_0000_0000_0004), 1);
         assert_eq!((c(&pm).0 - b.0, c(&pm).1 - b.1), (1 + 3, 1));
+        // The growth is split work (the N16's lines and its publication); the record is not.
+        let d = pm.stats().minus(&s);
+        assert_eq!((d.resize_flushes, d.resize_ntstores), (3, 1));
+        assert_eq!(d.flushes - d.resize_flushes, 1);
+    }
+
+    #[test]
+    fn growth_and_prefix_splits_count_as_split_flushes() {
+        let mut pm = test_pm();
+        let mut t = tree(&mut pm, KeyKind::Int);
+        // Two keys sharing bytes 1..6 under byte 0x01: an N4 with a 6-byte prefix.
+        t.insert(&mut pm, &int_key(0x0100_0000_0000_0000), 1);
+        t.insert(&mut pm, &int_key(0x0100_0000_0000_0001), 1);
+        // Inserts with room are the index's own work.
+        let s = pm.stats();
+        t.insert(&mut pm, &int_key(0x0100_0000_0000_0002), 1);
+        assert_eq!(pm.stats().minus(&s).resize_flushes, 0);
+        // A key differing inside that prefix (byte 4) splits it: a new N4 above (one line,
+        // published non-temporally), then the old node's prefix word persisted: two split
+        // flushes; the new key's record is the insert's own flush.
+        let s = pm.stats();
+        t.insert(&mut pm, &int_key(0x0100_0000_0100_0000), 1);
+        let d = pm.stats().minus(&s);
+        assert_eq!((d.resize_flushes, d.resize_ntstores), (2, 1), "{d:?}");
+        assert_eq!(d.flushes - d.resize_flushes, 1, "{d:?}");
+        // Own + split = total over a run with growth up to N256.
+        let s = pm.stats();
+        for k in 0..=255u64 {
+            t.insert(&mut pm, &int_key(0x0200_0000_0000_0000 | k << 48), 1);
+        }
+        let d = pm.stats().minus(&s);
+        // Growths N4 -> N16 -> N48 -> N256: 3 + 11 + 33 lines, each published once.
+        assert_eq!(
+            (d.resize_flushes, d.resize_ntstores),
+            (3 + 11 + 33, 3),
+            "{d:?}"
+        );
+        assert!(d.flushes > d.resize_flushes);
     }
 
     #[test]

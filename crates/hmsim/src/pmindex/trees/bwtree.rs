@@ -44,7 +44,7 @@ pub static SPEC: IndexSpec = IndexSpec {
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let t = BwTree::new(&mut Instr::new(pm), o.key_type.into());
-    pm.set_root(o.root_slot, t.meta);
+    Instr::new(pm).set_root(o.root_slot, t.meta);
     Ok(Box::new(Adapted {
         inner: t,
         key_type: o.key_type,
@@ -54,7 +54,7 @@ fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = BwTree {
         kind: o.key_type.into(),
-        meta: pm.root(o.root_slot),
+        meta: Instr::new(pm).root(o.root_slot),
         scratch: Vec::new(),
     };
     OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));

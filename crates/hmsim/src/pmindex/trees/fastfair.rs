@@ -55,7 +55,7 @@ fn config(pm: &PmRegion, o: &IndexOptions) -> FastFairConfig {
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let cfg = config(pm, o);
     let t = FastFair::new(&mut Instr::new(pm), o.key_type.into(), cfg);
-    pm.set_root(o.root_slot, t.meta());
+    Instr::new(pm).set_root(o.root_slot, t.meta());
     Ok(Box::new(Adapted {
         inner: t,
         key_type: o.key_type,
@@ -64,7 +64,7 @@ fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
 
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let cfg = config(pm, o);
-    let mut t = FastFair::open(pm.root(o.root_slot), o.key_type.into(), cfg);
+    let mut t = FastFair::open(Instr::new(pm).root(o.root_slot), o.key_type.into(), cfg);
     OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
     Ok(Box::new(Adapted {
         inner: t,

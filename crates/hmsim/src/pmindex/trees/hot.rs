@@ -55,7 +55,7 @@ pub static SPEC: IndexSpec = IndexSpec {
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let t = Hot::new(&mut Instr::new(pm), o.key_type.into(), o.opts.xpline_nodes);
-    pm.set_root(o.root_slot, t.meta());
+    Instr::new(pm).set_root(o.root_slot, t.meta());
     Ok(Box::new(Adapted {
         inner: t,
         key_type: o.key_type,
@@ -67,7 +67,7 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
         kind: o.key_type.into(),
         cases: InsertCases::default(),
         xpline_aligned: o.opts.xpline_nodes,
-        meta: pm.root(o.root_slot),
+        meta: Instr::new(pm).root(o.root_slot),
         path: Vec::new(),
     };
     OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));

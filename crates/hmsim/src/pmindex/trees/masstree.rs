@@ -46,7 +46,7 @@ pub static SPEC: IndexSpec = IndexSpec {
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let t = Masstree::new(&mut Instr::new(pm), o.key_type.into(), o.opts.no_bloat);
-    pm.set_root(o.root_slot, t.meta);
+    Instr::new(pm).set_root(o.root_slot, t.meta);
     Ok(Box::new(Adapted {
         inner: t,
         key_type: o.key_type,
@@ -57,7 +57,7 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = Masstree {
         kind: o.key_type.into(),
         no_bloat: o.opts.no_bloat,
-        meta: pm.root(o.root_slot),
+        meta: Instr::new(pm).root(o.root_slot),
     };
     OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
     Ok(Box::new(Adapted {
@@ -327,14 +327,25 @@ impl Masstree {
     }
 
     /// Insert (k, v) into node `n` of a layer whose root pointer is at `root_slot`, splitting
-    /// when full.
-    fn insert_at_level<M: PmMem>(&self, pm: &mut M, root_slot: RootSlot, n: u64, k: u64, v: u64) {
+    /// when full. `in_split`: this insert is itself a split's (a separator into the parent),
+    /// so all of it is split work.
+    fn insert_at_level<M: PmMem>(
+        &self,
+        pm: &mut M,
+        root_slot: RootSlot,
+        n: u64,
+        (k, v): (u64, u64),
+        in_split: bool,
+    ) {
         let n = self.advance(pm, n, k);
         let p = perm(pm, n);
         if p.size() < WIDTH {
             self.node_insert(pm, n, k, v);
             return;
         }
+        // RECIPE's leaf / internode split, up to the separator's insertion into the parent
+        // (recursively splitting it): split work. The new key's own commit after it is not.
+        pm.set_resizing(true);
         let level = pm.load(n);
         let es = self.entries_of(pm, n);
         let leaf = level == 0;
@@ -374,6 +385,7 @@ impl Masstree {
         pm.store(n + PERM, lp.0);
         pm.persist(n + PERM, 8);
         self.insert_parent(pm, root_slot, n, split_key, right, level + 1);
+        pm.set_resizing(in_split);
         if goes_right {
             let pos = self.entries_of(pm, right).partition_point(|e| e.0 < k);
             pm.store(right + PERM, rp.insert_at(pos).0);
@@ -419,7 +431,7 @@ impl Masstree {
                 es[pos - 1].1
             };
         }
-        self.insert_at_level(pm, root_slot, n, k, right);
+        self.insert_at_level(pm, root_slot, n, (k, right), true);
     }
 
     /// Two string keys share slices from `depth`: build the chain of new layers down to the
@@ -645,7 +657,7 @@ impl<M: PmMem> OrderedIndex<M> for Masstree {
             if r.is_ok() {
                 return false;
             }
-            self.insert_at_level(pm, self.meta, l, k, value);
+            self.insert_at_level(pm, self.meta, l, (k, value), false);
             return true;
         }
         if self.find(pm, key).is_some() {
@@ -659,7 +671,7 @@ impl<M: PmMem> OrderedIndex<M> for Masstree {
             let (l, r) = self.locate(pm, root, k);
             match r {
                 Err(_) => {
-                    self.insert_at_level(pm, root_slot, l, k, rec);
+                    self.insert_at_level(pm, root_slot, l, (k, rec), false);
                     return true;
                 }
                 Ok(pos) => {
@@ -784,9 +796,48 @@ mod tests {
         }
         // The 16th splits the root leaf: right node (304 B = 5 lines), next, left
         // permutation, new root (5 lines), root pointer, then the right permutation = 14.
-        let b = pm.stats().flushes;
+        let s = pm.stats();
         t.insert(&mut pm, &int_key(16), 16);
-        assert_eq!(pm.stats().flushes - b, 14);
+        let d = pm.stats().minus(&s);
+        assert_eq!(d.flushes, 14);
+        // All but the new key's permutation commit is split work: own + split = total.
+        assert_eq!((d.flushes - d.resize_flushes, d.resize_flushes), (1, 13));
+    }
+
+    #[test]
+    fn internode_splits_count_as_split_flushes() {
+        let mut pm = test_pm();
+        let mut t = tree(&mut pm, KeyKind::Int);
+        let (mut own, mut split, mut total) = (0, 0, 0);
+        let (mut splits, mut largest) = (0, 0);
+        // Ascending keys: a leaf split every 8 keys, and the root internode splits too.
+        for k in 1..=400u64 {
+            let s = pm.stats();
+            t.insert(&mut pm, &int_key(k), k);
+            let d = pm.stats().minus(&s);
+            if d.resize_flushes == 0 {
+                // No split: the entry's line, then the permutation's line.
+                assert_eq!(d.flushes, 2, "key {k}");
+            } else {
+                splits += 1;
+                // The split's flushes are at least the right node (5 lines), its link and
+                // the left node's cut; the key's own commit is one or two flushes.
+                assert!(d.resize_flushes >= 7, "key {k}: {d:?}");
+                assert!(
+                    (1..=2).contains(&(d.flushes - d.resize_flushes)),
+                    "key {k}: {d:?}"
+                );
+                largest = largest.max(d.resize_flushes);
+            }
+            own += d.flushes - d.resize_flushes;
+            split += d.resize_flushes;
+            total += d.flushes;
+        }
+        assert_eq!(own + split, total);
+        assert!(splits >= 40, "{splits} splits");
+        // The root internode split too: more than a root leaf split's 13 (right node 5,
+        // link, cut, new root 5, root pointer), all of it split work.
+        assert!(largest > 13, "largest split {largest}");
     }
 
     /// Every node of every layer (level chains walked from each layer's root).
