@@ -1,6 +1,5 @@
 //! The `allocators` scenario: one workload through each listed allocator.
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::cost::CostTable;
@@ -19,76 +18,59 @@ use crate::scenario::{Column, Ctx, Output, ResultRow, Scenario};
 /// The `allocators` module.
 pub struct Allocators;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AllocConfig {
-    /// Frames (4 KiB pages) in the simulated array.
-    #[serde(default = "default_frames")]
-    pub frames: u64,
-    /// Converts request timestamps (ns) to modelled cycles.
-    #[serde(default = "default_ghz")]
-    pub cpu_ghz: f64,
-    /// Orders probed after the run (fragmentation).
-    #[serde(default = "default_probe_orders")]
-    pub probe_orders: Vec<u8>,
-    /// Requests per probed order.
-    #[serde(default = "default_probe_requests")]
-    pub probe_requests: u32,
-    #[serde(default = "default_allocators")]
-    pub allocators: Vec<AllocatorSpec>,
-    #[serde(default)]
-    pub workload: AllocWorkloadSpec,
-    #[serde(default)]
-    pub cost: CostTable,
-    /// Cores and caches the cost model runs on.
-    #[serde(default)]
-    pub machine: AllocMachine,
-    #[serde(default)]
-    pub wear: WearModel,
-    /// Also run each allocator on real threads (one per workload CPU), timing every request
-    /// with the cycle counter: rows with `source = "real"` beside the model's.
-    #[serde(default)]
-    pub real: bool,
+crate::params! {
+    #[params(check)]
+    /// A `module = "allocators"` scenario.
+    #[derive(Debug, Clone)]
+    pub struct AllocConfig {
+        // Free lists cost 12 bytes per frame (per layer): 2^25 frames (128 GiB of 4 KiB
+        // pages) needs under 1 GB.
+        pub frames: u64 = 1 << 18 => range(1, 1 << 25), "frames",
+            "Frames (4 KiB pages) in the simulated array.";
+        pub cpu_ghz: f64 = 2.4 => range(0.1, 100.0), "GHz",
+            "Converts request timestamps (ns) to modelled cycles.";
+        pub probe_orders: Vec<u8> = vec![3, 9] => any, "",
+            "Orders probed after the run (fragmentation), each 0 to the maximum order.";
+        pub probe_requests: u32 = 64 => range(0, 1_000_000), "", "Requests per probed order.";
+        pub allocators: Vec<AllocatorSpec> = ["buddy", "lazy-buddy", "ibuddy", "lazy-ibuddy"]
+            .iter()
+            .map(|n| AllocatorSpec::named(n))
+            .collect() => nested, "",
+            "The allocators compared, at least one (`[[allocators]]`); default: the four kinds with default parameters.";
+        pub workload: AllocWorkloadSpec = AllocWorkloadSpec::default() => nested, "",
+            "The request stream: a kmem trace or the synthetic generator.";
+        pub cost: CostTable = CostTable::default() => any, "",
+            "Cycles per primitive operation (docs/allocators.md).";
+        pub machine: AllocMachine = AllocMachine::default() => any, "",
+            "Cores and caches the cost model runs on (docs/allocators.md).";
+        pub wear: WearModel = WearModel::default() => any, "",
+            "Endurance of the memory the frames live in (docs/allocators.md).";
+        pub real: bool = false => any, "",
+            "Also run each allocator on real threads (one per workload CPU), timing every request with the cycle counter: rows with `source = \"real\"` beside the model's.";
+    }
 }
 
-fn default_frames() -> u64 {
-    1 << 18
-}
-fn default_ghz() -> f64 {
-    2.4
-}
-fn default_probe_orders() -> Vec<u8> {
-    vec![3, 9]
-}
-fn default_probe_requests() -> u32 {
-    64
-}
-fn default_allocators() -> Vec<AllocatorSpec> {
-    ["buddy", "lazy-buddy", "ibuddy", "lazy-ibuddy"]
-        .iter()
-        .map(|n| AllocatorSpec::named(n))
-        .collect()
-}
-
-/// Either a kmem trace (`trace = "path"`, relative to the scenario file) or the synthetic
-/// generator (`[workload.synthetic]`, the default).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AllocWorkloadSpec {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<String>,
-    /// Trace replay: `"as-recorded"` (default) or `"2.6.32"` (the requests the study's
-    /// kernel would have made; see `docs/allocators.md`).
-    #[serde(default)]
-    pub kernel: Kernel,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub synthetic: Option<SyntheticSpec>,
+crate::params! {
+    #[params(check)]
+    /// Either a kmem trace (`trace = "path"`, relative to the scenario file) or the synthetic
+    /// generator (`[workload.synthetic]`, the default).
+    #[derive(Debug, Clone)]
+    pub struct AllocWorkloadSpec {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub name: Option<String> = None => any, "", "The workload's name in the results.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub trace: Option<String> = None => any, "",
+            "A kmem trace file, relative to the scenario (docs/allocators.md).";
+        pub kernel: Kernel = Kernel::AsRecorded => any, "",
+            "Trace replay: `as-recorded`, or `2.6.32` (the requests the study's kernel would have made; docs/allocators.md).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub synthetic: Option<SyntheticSpec> = None => any, "",
+            "The synthetic generator's parameters (docs/allocators.md); used when no trace is given.";
+    }
 }
 
-impl Validate for AllocWorkloadSpec {
-    fn validate(&self, v: &mut Validator) {
+impl AllocWorkloadSpec {
+    fn check(&self, v: &mut Validator) {
         if self.trace.is_some() && self.synthetic.is_some() {
             v.fail(
                 "synthetic",
@@ -101,34 +83,29 @@ impl Validate for AllocWorkloadSpec {
     }
 }
 
-impl Validate for AllocConfig {
-    fn validate(&self, v: &mut Validator) {
-        // Free lists cost 12 bytes per frame (per layer): 2^25 frames (128 GiB of 4 KiB
-        // pages) needs under 1 GB.
-        v.range("frames", self.frames, 1, 1 << 25, "frames");
-        v.range("cpu_ghz", self.cpu_ghz, 0.1, 100.0, "GHz");
+impl AllocConfig {
+    fn check(&self, v: &mut Validator) {
         for (i, &k) in self.probe_orders.iter().enumerate() {
             v.range(&format!("probe_orders.{i}"), k, 0, MAX_ORDER, "");
         }
-        v.range("probe_requests", self.probe_requests, 0, 1_000_000, "");
         if self.allocators.is_empty() {
             v.fail("allocators", "empty; list at least one [[allocators]]");
         }
         for (i, a) in self.allocators.iter().enumerate() {
             v.nested(&format!("allocators.{i}"), &Frames(a, self.frames));
         }
-        v.nested("workload", &self.workload);
         v.nested("cost", &self.cost);
         v.nested("machine", &self.machine);
         v.nested("wear", &self.wear);
     }
 }
 
+/// An allocator with the frame array it runs over: the check that needs both.
 struct Frames<'a>(&'a AllocatorSpec, u64);
 
 impl Validate for Frames<'_> {
     fn validate(&self, v: &mut Validator) {
-        self.0.validate_for(v, self.1);
+        self.0.check_frames(v, self.1);
     }
 }
 

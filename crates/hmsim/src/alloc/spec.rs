@@ -1,7 +1,5 @@
 //! Allocators by name: what a scenario's `[[allocators]]` entry says and how it is built.
 
-use serde::{Deserialize, Serialize};
-
 use super::buddy::Buddy;
 use super::ibuddy::IBuddy;
 use super::lazy::{Lazy, LazyMode};
@@ -58,50 +56,36 @@ fn buddy(spec: &AllocatorSpec, frames: u64) -> Buddy {
     }
 }
 
-/// One allocator configuration.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AllocatorSpec {
-    /// One of [`ALLOCATOR_KINDS`].
-    pub name: String,
-    /// Lazy layers: pages moved per refill/drain (`lazy-buddy`, Linux 2.6 default 31;
-    /// newer kernels 63) or the per-CPU list capacity (`lazy-ibuddy`, bypass policy).
-    #[serde(default = "default_batch")]
-    pub batch: u32,
-    /// `lazy-buddy`: drain when a per-CPU list grows above this; default 6 × batch
-    /// (Linux 2.6's rule: 31 → 186).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub high: Option<u32>,
-    /// Reuse policy of every free list of this allocator.
-    #[serde(default)]
-    pub policy: FreeListPolicy,
-    /// iBuddy: number of buddy spaces, each with its own lock.
-    #[serde(default = "default_spaces")]
-    pub spaces: u32,
-    /// `buddy`, `lazy-buddy`: free lists per migratetype (unmovable, movable,
-    /// reclaimable) with Linux's fallback stealing; requests take the trace's migratetype.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub migratetypes: bool,
-}
-
-fn default_batch() -> u32 {
-    31
-}
-
-fn default_spaces() -> u32 {
-    4
+crate::params! {
+    #[params(required, check)]
+    /// One allocator configuration.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct AllocatorSpec {
+        pub name: String => any, "",
+            "The allocator: `buddy`, `lazy-buddy`, `ibuddy` or `lazy-ibuddy` (docs/allocators.md).";
+        pub batch: u32 = 31 => range(1, 4096), "pages",
+            "Lazy layers: pages moved per refill/drain (`lazy-buddy`, Linux 2.6 default 31; newer kernels 63) or the per-CPU list capacity (`lazy-ibuddy`, bypass policy).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub high: Option<u32> = None => range(1, 65_536), "pages",
+            "`lazy-buddy`: drain when a per-CPU list grows above this, at least `batch`; default 6 × batch (Linux 2.6's rule: 31 → 186).";
+        pub policy: FreeListPolicy = FreeListPolicy::Lifo => any, "",
+            "Reuse policy of every free list of this allocator: `lifo`, `fifo` or `least-allocated`.";
+        pub spaces: u32 = 4 => range(1, 1024), "",
+            "iBuddy: number of buddy spaces, each with its own lock; frames must be a multiple of 64 × spaces.";
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        pub migratetypes: bool = false => any, "",
+            "`buddy`, `lazy-buddy`: free lists per migratetype (unmovable, movable, reclaimable) with Linux's fallback stealing; requests take the trace's migratetype.";
+    }
 }
 
 impl AllocatorSpec {
     pub fn named(name: &str) -> AllocatorSpec {
-        AllocatorSpec {
-            name: name.to_string(),
-            batch: default_batch(),
-            high: None,
-            policy: FreeListPolicy::Lifo,
-            spaces: default_spaces(),
-            migratetypes: false,
-        }
+        // The keys' declared defaults: the same as a table that gives only `name`.
+        let table = toml::Value::Table(toml::map::Map::from_iter([(
+            "name".to_string(),
+            toml::Value::String(name.to_string()),
+        )]));
+        table.try_into().expect("AllocatorSpec defaults")
     }
 
     pub fn high(&self) -> u32 {
@@ -146,10 +130,9 @@ impl AllocatorSpec {
         s
     }
 
-    /// Range checks that depend on the frame array.
-    pub fn validate_for(&self, v: &mut Validator, frames: u64) {
+    /// Checks across fields (ranges of single keys are declared above).
+    fn check(&self, v: &mut Validator) {
         v.one_of("name", &self.name, &ALLOCATOR_KINDS.names());
-        v.range("batch", self.batch, 1, 4096, "pages");
         if let Some(h) = self.high {
             if h < self.batch {
                 v.fail(
@@ -160,9 +143,7 @@ impl AllocatorSpec {
                     ),
                 );
             }
-            v.range("high", h, 1, 65_536, "pages");
         }
-        v.range("spaces", self.spaces, 1, 1024, "");
         if self.migratetypes && !self.name.ends_with("-buddy") && self.name != "buddy" {
             v.fail(
                 "migratetypes",
@@ -172,6 +153,10 @@ impl AllocatorSpec {
                 ),
             );
         }
+    }
+
+    /// The check that depends on the frame array.
+    pub fn check_frames(&self, v: &mut Validator, frames: u64) {
         if self.name.ends_with("ibuddy") && !frames.is_multiple_of(64 * self.spaces as u64) {
             v.fail(
                 "spaces",

@@ -63,6 +63,13 @@ pub fn pages() -> Vec<Page> {
             roots: vec![crate::tier::TierScenario::table()],
         },
         Page {
+            stem: "allocators",
+            title: "allocators module keys",
+            intro: "Keys of a `module = \"allocators\"` scenario (docs/allocators.md), besides \
+                    `module`, `seed`, `name` and `description`.",
+            roots: vec![crate::alloc::AllocConfig::table()],
+        },
+        Page {
             stem: "numa-topology",
             title: "NUMA topology file keys",
             intro: "Keys of a machine topology (docs/numa-pmem.md): a preset's file or a \
