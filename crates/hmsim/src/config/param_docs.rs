@@ -70,6 +70,13 @@ pub fn pages() -> Vec<Page> {
             roots: vec![crate::alloc::AllocConfig::table()],
         },
         Page {
+            stem: "pm-index",
+            title: "pm-index module keys",
+            intro: "Keys of a `module = \"pm-index\"` scenario (docs/pm-index.md), besides \
+                    `module`, `seed`, `name` and `description`.",
+            roots: vec![crate::pmindex::PmIndexConfig::table()],
+        },
+        Page {
             stem: "numa-topology",
             title: "NUMA topology file keys",
             intro: "Keys of a machine topology (docs/numa-pmem.md): a preset's file or a \

@@ -9,7 +9,6 @@ use std::fs::OpenOptions;
 use std::path::Path;
 
 use rand::Rng;
-use serde::{Deserialize, Serialize};
 
 pub use super::counters::PmStats;
 use super::hwflush;
@@ -57,46 +56,33 @@ impl std::error::Error for PmError {}
 
 pub type PmResult<T> = Result<T, PmError>;
 
-/// How a region persists. Serialized as the scenario's `[pm]` table.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RegionConfig {
-    /// The flush instruction `flush`/`persist` use.
-    #[serde(default = "clwb")]
-    pub flush: FlushKind,
-    /// Execute the real instructions (x86-64; checked at creation).
-    #[serde(default)]
-    pub hardware_flush: bool,
-    /// Tonic optimization "coalesce flushes": a flush of a line with no store since its last
-    /// flush is dropped (it would write back nothing new).
-    #[serde(default)]
-    pub coalesce_flushes: bool,
-    /// Initial size of an anonymous region; it doubles on demand up to `max_bytes`.
-    #[serde(default = "initial")]
-    pub initial_bytes: u64,
-    #[serde(default = "max")]
-    pub max_bytes: u64,
+crate::params! {
+    #[params(check)]
+    /// How a region persists. Serialized as the scenario's `[pm]` table.
+    #[derive(Debug, Clone)]
+    pub struct RegionConfig {
+        pub flush: FlushKind = FlushKind::Clwb => any, "",
+            "The flush instruction `flush`/`persist` use: `clwb`, `clflushopt` or `clflush`.";
+        pub hardware_flush: bool = false => any, "",
+            "Execute the real instructions (x86-64; checked at creation).";
+        pub coalesce_flushes: bool = false => any, "",
+            "Tonic optimization \"coalesce flushes\": a flush of a line with no store since its last flush is dropped (it would write back nothing new).";
+        pub initial_bytes: u64 = 1 << 20 => range(8192, 1 << 40), "bytes",
+            "Initial size of an anonymous region; it doubles on demand up to `max_bytes`.";
+        pub max_bytes: u64 = 1 << 36 => any, "bytes",
+            "Largest size of the region, `initial_bytes` to 2^44.";
+    }
 }
 
-fn clwb() -> FlushKind {
-    FlushKind::Clwb
-}
-fn initial() -> u64 {
-    1 << 20
-}
-fn max() -> u64 {
-    1 << 36
-}
-
-impl Default for RegionConfig {
-    fn default() -> Self {
-        RegionConfig {
-            flush: clwb(),
-            hardware_flush: false,
-            coalesce_flushes: false,
-            initial_bytes: initial(),
-            max_bytes: max(),
-        }
+impl RegionConfig {
+    fn check(&self, v: &mut crate::config::Validator) {
+        v.range(
+            "max_bytes",
+            self.max_bytes,
+            self.initial_bytes,
+            1 << 44,
+            "bytes",
+        );
     }
 }
 

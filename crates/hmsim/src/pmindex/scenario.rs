@@ -2,7 +2,6 @@
 //! (per-operation flushes, fences, LLC misses, WPQ inserts, write requests, media writes, WA,
 //! lifetime cost) plus real throughput on this machine; optionally a crash-consistency run.
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::crash::{crash_test, CrashReport};
@@ -16,7 +15,7 @@ use super::shared::{DEFAULT_SHARDS, MAX_SHARDS};
 use super::testing::random_ops;
 use super::ycsb::{load_ops, run_ops, Distribution, YcsbSpec, YcsbWorkload};
 use crate::cache::CacheConfig;
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 use crate::error::RunError;
 use crate::pmem::{DimmSpec, PmemConfig};
 use crate::scenario::{to_map, Column, Ctx, Output, ResultRow, Scenario};
@@ -24,207 +23,114 @@ use crate::scenario::{to_map, Column, Ctx, Output, ResultRow, Scenario};
 /// The `pm-index` module.
 pub struct PmIndexStudy;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IndexSection {
-    pub name: String,
-    #[serde(default = "int")]
-    pub key_type: KeyType,
-    /// Expected keys at creation (indexes grow past it, resizing as they do).
-    #[serde(default = "hint")]
-    pub capacity_hint: u64,
-    #[serde(default)]
-    pub tonic: TonicOpts,
+crate::params! {
+    #[params(required)]
+    /// The index under test.
+    #[derive(Debug, Clone)]
+    pub struct IndexSection {
+        pub name: String => any, "", "A registered index (docs/pm-index.md lists them).";
+        pub key_type: KeyType = KeyType::Int => any, "",
+            "Key type: `int` (8-byte integers) or `string`; the index must support it.";
+        pub capacity_hint: u64 = 1024 => range(1, 1 << 36), "keys",
+            "Expected keys at creation (indexes grow past it, resizing as they do).";
+        pub tonic: TonicOpts = TonicOpts::default() => any, "",
+            "Tonic's per-index optimizations: `no_bloat`, `evict_volatile`, `xpline_nodes` (docs/pm-index.md).";
+    }
 }
 
-fn int() -> KeyType {
-    KeyType::Int
-}
-fn hint() -> u64 {
-    1024
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkloadSection {
-    #[serde(default = "load")]
-    pub kind: YcsbWorkload,
-    #[serde(default = "uniform")]
-    pub distribution: Distribution,
-    #[serde(default = "theta")]
-    pub zipf_theta: f64,
-    /// Keys inserted by the load phase.
-    #[serde(default = "records")]
-    pub records: u64,
-    /// Run-phase operations (A/B/C/E).
-    #[serde(default = "records")]
-    pub operations: u64,
-    /// Simulated threads (operations interleave round-robin over the model's cores).
-    #[serde(default = "one")]
-    pub threads: u32,
-    #[serde(default = "scan_max")]
-    pub scan_max: usize,
+crate::params! {
+    /// The YCSB workload.
+    #[derive(Debug, Clone)]
+    pub struct WorkloadSection {
+        pub kind: YcsbWorkload = YcsbWorkload::Load => any, "",
+            "YCSB workload: `load`, `a`, `b`, `c` or `e` (scans; ordered indexes only).";
+        pub distribution: Distribution = Distribution::Uniform => any, "",
+            "Key popularity of the run phase: `uniform` or `zipfian`.";
+        pub zipf_theta: f64 = 0.99 => range(0.01, 0.999), "", "Skew of the zipfian distribution.";
+        pub records: u64 = 100_000 => range(1, 1 << 32), "keys", "Keys inserted by the load phase.";
+        pub operations: u64 = 100_000 => range(1, 1 << 32), "operations",
+            "Run-phase operations (A/B/C/E).";
+        pub threads: u32 = 1 => range(1, 256), "threads",
+            "Simulated threads (operations interleave round-robin over the model's cores).";
+        pub scan_max: usize = 100 => range(1, 10_000), "keys", "Longest scan of workload e.";
+    }
 }
 
-fn load() -> YcsbWorkload {
-    YcsbWorkload::Load
-}
-fn uniform() -> Distribution {
-    Distribution::Uniform
-}
-fn theta() -> f64 {
-    0.99
-}
-fn records() -> u64 {
-    100_000
-}
-fn one() -> u32 {
-    1
-}
-fn scan_max() -> usize {
-    100
+crate::params! {
+    /// The cache + PMem model the events run through.
+    #[derive(Debug, Clone)]
+    pub struct ModelSection {
+        pub pmem: PmemConfig = PmemConfig::default() => nested, "", "The PMem model (docs/pmem.md).";
+        pub cache: CacheConfig = CacheConfig::default() => nested, "", "The cache hierarchy.";
+    }
 }
 
-impl Default for WorkloadSection {
-    fn default() -> Self {
-        WorkloadSection {
-            kind: load(),
-            distribution: uniform(),
-            zipf_theta: theta(),
-            records: records(),
-            operations: records(),
-            threads: one(),
-            scan_max: scan_max(),
+crate::params! {
+    #[params(check)]
+    /// What is timed on this machine.
+    #[derive(Debug, Clone)]
+    pub struct ThroughputSection {
+        pub measure: bool = true => any, "",
+            "Time the workload on this machine without the model (real instructions if `pm.hardware_flush`).";
+        pub repeats: u32 = 3 => any, "",
+            "Timed runs (each on a fresh index); the best is reported (a shared machine's noise only ever slows a run down).";
+        pub real_threads: Vec<u32> = Vec::new() => any, "OS threads",
+            "Also time the measured phase on each of these numbers of OS threads (1 to 256), through a sharded index (no model, wall clock): table `real_threads`.";
+        pub shards: usize = DEFAULT_SHARDS => any, "",
+            "Shards of that sharded index (a power of two, at most the maximum).";
+    }
+}
+
+impl ThroughputSection {
+    fn check(&self, v: &mut Validator) {
+        for &t in &self.real_threads {
+            v.range("real_threads", t, 1, 256, "OS threads");
+        }
+        let s = self.shards;
+        if !(s.is_power_of_two() && s <= MAX_SHARDS) {
+            v.fail(
+                "shards",
+                format!("must be a power of two in 1..={MAX_SHARDS}, got {s}"),
+            );
         }
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct ModelSection {
-    #[serde(default)]
-    pub pmem: PmemConfig,
-    #[serde(default)]
-    pub cache: CacheConfig,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ThroughputSection {
-    /// Time the workload on this machine without the model (real instructions if
-    /// `pm.hardware_flush`).
-    #[serde(default = "yes")]
-    pub measure: bool,
-    /// Timed runs (each on a fresh index); the best is reported (a shared machine's noise
-    /// only ever slows a run down).
-    #[serde(default = "three")]
-    pub repeats: u32,
-    /// Also time the measured phase on each of these numbers of OS threads, through a
-    /// [`SharedIndex`] (no model, wall clock): table `real_threads`.
-    #[serde(default)]
-    pub real_threads: Vec<u32>,
-    /// Shards of that `SharedIndex` (a power of two).
-    #[serde(default = "shards")]
-    pub shards: usize,
-}
-
-fn shards() -> usize {
-    DEFAULT_SHARDS
-}
-
-fn three() -> u32 {
-    3
-}
-
-fn yes() -> bool {
-    true
-}
-
-impl Default for ThroughputSection {
-    fn default() -> Self {
-        ThroughputSection {
-            measure: true,
-            repeats: three(),
-            real_threads: Vec::new(),
-            shards: shards(),
-        }
+crate::params! {
+    /// A crash-consistency run instead of the cost measurement.
+    #[derive(Debug, Clone)]
+    pub struct CrashSection {
+        pub operations: usize = 2000 => range(1, 10_000_000), "operations",
+            "Random operations (insert-heavy, with updates, deletes, lookups, scans).";
+        pub key_space: u64 = 1000 => range(1, 1 << 40), "keys", "Keys the operations draw from.";
+        pub probability: f64 = 1.0 => range(0.0, 1.0), "", "Share of persist points crashed at (1 = all).";
+        pub adversarial: bool = true => any, "",
+            "Run the strict and the adversarial image mode (else strict only).";
     }
 }
 
-/// A crash-consistency run instead of the cost measurement.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CrashSection {
-    /// Random operations (insert-heavy, with updates, deletes, lookups, scans).
-    #[serde(default = "crash_ops")]
-    pub operations: usize,
-    #[serde(default = "crash_keys")]
-    pub key_space: u64,
-    /// Share of persist points crashed at (1 = all).
-    #[serde(default = "all")]
-    pub probability: f64,
-    /// Run the strict and the adversarial image mode (else strict only).
-    #[serde(default = "yes")]
-    pub adversarial: bool,
-}
-
-fn crash_ops() -> usize {
-    2000
-}
-fn crash_keys() -> u64 {
-    1000
-}
-fn all() -> f64 {
-    1.0
-}
-
-/// A `pm-index` scenario: the region, the index, the workload, the model, and what to measure
-/// on this machine (or a crash-consistency run instead).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PmIndexConfig {
-    #[serde(default)]
-    pub pm: RegionConfig,
-    pub index: IndexSection,
-    #[serde(default)]
-    pub workload: WorkloadSection,
-    #[serde(default)]
-    pub model: ModelSection,
-    #[serde(default)]
-    pub throughput: ThroughputSection,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub crash: Option<CrashSection>,
-}
-
-impl Validate for RegionConfig {
-    fn validate(&self, v: &mut Validator) {
-        v.range("initial_bytes", self.initial_bytes, 8192, 1 << 40, "bytes");
-        v.range(
-            "max_bytes",
-            self.max_bytes,
-            self.initial_bytes,
-            1 << 44,
-            "bytes",
-        );
+crate::params! {
+    #[params(required, check)]
+    /// A `pm-index` scenario: the region, the index, the workload, the model, and what to
+    /// measure on this machine (or a crash-consistency run instead).
+    #[derive(Debug, Clone)]
+    pub struct PmIndexConfig {
+        pub pm: RegionConfig = RegionConfig::default() => nested, "", "How the region persists.";
+        pub index: IndexSection => nested, "", "The index under test.";
+        pub workload: WorkloadSection = WorkloadSection::default() => nested, "", "The YCSB workload.";
+        pub model: ModelSection = ModelSection::default() => nested, "",
+            "The cache + PMem model.";
+        pub throughput: ThroughputSection = ThroughputSection::default() => nested, "",
+            "What is timed on this machine.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub crash: Option<CrashSection> = None => nested, "",
+            "A crash-consistency run instead of the cost measurement.";
     }
 }
 
-impl Validate for WorkloadSection {
-    fn validate(&self, v: &mut Validator) {
-        v.range("records", self.records, 1, 1 << 32, "");
-        v.range("operations", self.operations, 1, 1 << 32, "");
-        v.range("threads", self.threads, 1, 256, "");
-        v.range("zipf_theta", self.zipf_theta, 0.01, 0.999, "");
-        v.range("scan_max", self.scan_max, 1, 10_000, "");
-    }
-}
-
-impl Validate for PmIndexConfig {
-    fn validate(&self, v: &mut Validator) {
-        v.nested("pm", &self.pm);
-        v.nested("workload", &self.workload);
-        v.nested("model.pmem", &self.model.pmem);
-        v.nested("model.cache", &self.model.cache);
+impl PmIndexConfig {
+    /// The index's name, its key type and the workload together.
+    fn check(&self, v: &mut Validator) {
         match registry::find(&self.index.name) {
             Err(e) => v.fail("index.name", e),
             Ok(spec) => {
@@ -248,28 +154,6 @@ impl Validate for PmIndexConfig {
                     );
                 }
             }
-        }
-        v.range(
-            "index.capacity_hint",
-            self.index.capacity_hint,
-            1,
-            1 << 36,
-            "",
-        );
-        for &t in &self.throughput.real_threads {
-            v.range("throughput.real_threads", t, 1, 256, "OS threads");
-        }
-        let s = self.throughput.shards;
-        if !(s.is_power_of_two() && s <= MAX_SHARDS) {
-            v.fail(
-                "throughput.shards",
-                format!("must be a power of two in 1..={MAX_SHARDS}, got {s}"),
-            );
-        }
-        if let Some(c) = &self.crash {
-            v.range("crash.operations", c.operations, 1, 10_000_000, "");
-            v.range("crash.key_space", c.key_space, 1, 1 << 40, "");
-            v.range("crash.probability", c.probability, 0.0, 1.0, "");
         }
     }
 }
