@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::config::PmemConfig;
 use super::driver::{DimmSpec, Machine, Persist};
 use super::lifetime;
-use super::rows::{lifetime_output, ratio, LifetimeRow};
+use super::rows::{lifetime_output, ratio, LifetimeCols, LifetimeRow};
 use crate::cache::{CacheConfig, FlushKind};
 use crate::config::{parse_toml, Validator};
 use crate::device::Catalog;
@@ -150,20 +150,8 @@ pub fn lifetime_trace(
         write_amplification: ratio(c.media_writes_64b as f64, c.write_requests as f64),
         wa_end_to_end: ratio(c.media_writes_64b as f64 * 64.0, stored),
         media_bytes_per_hour: life.media_write_rate_bytes_per_s * 3600.0,
-        wpq_inserts: c.wpq_inserts,
-        write_requests: c.write_requests,
-        read_requests: c.read_requests,
-        media_writes_64b: c.media_writes_64b,
-        media_reads_64b: c.media_reads_64b,
-        xpbuffer_merges: c.xpbuffer_merges,
-        xpbuffer_early_writebacks: c.xpbuffer_early_writebacks,
-        ait_buffer_misses: c.ait_buffer_misses,
-        migrations: c.migrations,
-        bad_block_remaps: c.bad_block_remaps,
-        lifetime_years_no_wl: life.years_no_wear_leveling,
-        lifetime_years_sim_wl: life.years_simulated_wear_leveling,
-        lifetime_years_ideal_wl: life.years_ideal_wear_leveling,
-        rated_fraction_per_hour: life.rated_fraction_per_hour,
+        counters: c,
+        lifetime: LifetimeCols::from(&life),
     };
     let output = lifetime_output(
         row,

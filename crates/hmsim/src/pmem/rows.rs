@@ -1,9 +1,11 @@
 //! The result rows of the `pmem` module and of a trace's lifetime replay: one row per run,
-//! plus the hottest 4 KiB ranges (`hot_ranges.csv`). Both rows end with the PMem counters
-//! (as Intel PCM / ipmctl name them) and the lifetime figures, in the same order.
+//! plus the hottest 4 KiB ranges (`hot_ranges.csv`). Both rows embed the PMem counters
+//! ([`PmemCounters`], as Intel PCM / ipmctl name them) and the lifetime figures
+//! ([`LifetimeCols`]), in the same order.
 
 use super::driver::{Persist, PmemPattern};
 use super::lifetime::{HotRange, LifetimeReport};
+use super::system::PmemCounters;
 use crate::result_row;
 use crate::scenario::{to_map, ColumnType, Dtype, Output, ResultRow};
 
@@ -18,6 +20,28 @@ impl ColumnType for Persist {
 /// `a / b`, absent (an empty cell) when `b` is 0.
 pub fn ratio(a: f64, b: f64) -> Option<f64> {
     (b != 0.0).then(|| a / b)
+}
+
+result_row! {
+    /// The lifetime a run's media writes give the DIMMs (columns of the `pmem` and lifetime
+    /// rows).
+    pub struct LifetimeCols {
+        lifetime_years_no_wl: f64 ["years", "hottest logical line to its endurance, no wear leveling (empty: never)"],
+        lifetime_years_sim_wl: f64 ["years", "hottest physical line to its endurance under the simulated AIT"],
+        lifetime_years_ideal_wl: f64 ["years", "rated bytes written at this write rate (ideal leveling)"],
+        rated_fraction_per_hour: f64 ["", "share of the rated bytes written one hour consumes"],
+    }
+}
+
+impl From<&LifetimeReport> for LifetimeCols {
+    fn from(life: &LifetimeReport) -> LifetimeCols {
+        LifetimeCols {
+            lifetime_years_no_wl: life.years_no_wear_leveling,
+            lifetime_years_sim_wl: life.years_simulated_wear_leveling,
+            lifetime_years_ideal_wl: life.years_ideal_wear_leveling,
+            rated_fraction_per_hour: life.rated_fraction_per_hour,
+        }
+    }
 }
 
 result_row! {
@@ -44,20 +68,8 @@ result_row! {
         write_latency_p99999_us: f64 ["us", "99.999th percentile write latency"],
         read_latency_mean_ns: f64 ["ns", "mean read operation latency"],
         max_line_media_writes: u32 ["writes", "media writes of the most written logical line"],
-        wpq_inserts: u64 ["lines", "64 B lines inserted into the write pending queues"],
-        write_requests: u64 ["requests", "DDR-T write requests to the DIMMs"],
-        read_requests: u64 ["requests", "DDR-T read requests to the DIMMs"],
-        media_writes_64b: u64 ["64 B", "media writes, in 64 B units"],
-        media_reads_64b: u64 ["64 B", "media reads, in 64 B units"],
-        xpbuffer_merges: u64 ["requests", "writes combined in the XPBuffer"],
-        xpbuffer_early_writebacks: u64 ["XPLines", "partly written XPLines written back early (RMW)"],
-        ait_buffer_misses: u64 ["accesses", "media accesses missing the AIT buffer"],
-        migrations: u64 ["blocks", "wear-leveling block migrations"],
-        bad_block_remaps: u64 ["blocks", "blocks remapped as worn out"],
-        lifetime_years_no_wl: f64 ["years", "hottest logical line to its endurance, no wear leveling (empty: never)"],
-        lifetime_years_sim_wl: f64 ["years", "hottest physical line to its endurance under the simulated AIT"],
-        lifetime_years_ideal_wl: f64 ["years", "rated bytes written at this write rate (ideal leveling)"],
-        rated_fraction_per_hour: f64 ["", "share of the rated bytes written one hour consumes"],
+        counters: PmemCounters [flatten],
+        lifetime: LifetimeCols [flatten],
         l1_hits: u64 ["accesses", "L1 hits"],
         l1_misses: u64 ["accesses", "L1 misses"],
         l1_writebacks: u64 ["lines", "L1 dirty evictions"],
@@ -85,20 +97,8 @@ result_row! {
         write_amplification: Option<f64> ["", "media writes per DDR-T write request"],
         wa_end_to_end: Option<f64> ["", "media bytes per stored byte"],
         media_bytes_per_hour: f64 ["B/h", "media write rate"],
-        wpq_inserts: u64 ["lines", "64 B lines inserted into the write pending queues"],
-        write_requests: u64 ["requests", "DDR-T write requests to the DIMMs"],
-        read_requests: u64 ["requests", "DDR-T read requests to the DIMMs"],
-        media_writes_64b: u64 ["64 B", "media writes, in 64 B units"],
-        media_reads_64b: u64 ["64 B", "media reads, in 64 B units"],
-        xpbuffer_merges: u64 ["requests", "writes combined in the XPBuffer"],
-        xpbuffer_early_writebacks: u64 ["XPLines", "partly written XPLines written back early (RMW)"],
-        ait_buffer_misses: u64 ["accesses", "media accesses missing the AIT buffer"],
-        migrations: u64 ["blocks", "wear-leveling block migrations"],
-        bad_block_remaps: u64 ["blocks", "blocks remapped as worn out"],
-        lifetime_years_no_wl: f64 ["years", "hottest logical line to its endurance, no wear leveling (empty: never)"],
-        lifetime_years_sim_wl: f64 ["years", "hottest physical line to its endurance under the simulated AIT"],
-        lifetime_years_ideal_wl: f64 ["years", "rated bytes written at this write rate (ideal leveling)"],
-        rated_fraction_per_hour: f64 ["", "share of the rated bytes written one hour consumes"],
+        counters: PmemCounters [flatten],
+        lifetime: LifetimeCols [flatten],
     }
 }
 

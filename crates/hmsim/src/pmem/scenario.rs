@@ -3,7 +3,7 @@
 use super::config::PmemConfig;
 use super::driver::{run_workload, DimmSpec, PmemWorkload};
 use super::lifetime;
-use super::rows::{lifetime_output, ratio, HotRangeRow, PmemRow};
+use super::rows::{lifetime_output, ratio, HotRangeRow, LifetimeCols, PmemRow};
 use crate::cache::CacheConfig;
 use crate::error::RunError;
 use crate::scenario::{Column, Ctx, Output, ResultRow, Scenario};
@@ -74,20 +74,8 @@ impl Scenario for Pmem {
             write_latency_p99999_us: r.write_p99999_us,
             read_latency_mean_ns: r.read_latency.mean_us * 1e3,
             max_line_media_writes: r.max_logical_line_writes,
-            wpq_inserts: c.wpq_inserts,
-            write_requests: c.write_requests,
-            read_requests: c.read_requests,
-            media_writes_64b: c.media_writes_64b,
-            media_reads_64b: c.media_reads_64b,
-            xpbuffer_merges: c.xpbuffer_merges,
-            xpbuffer_early_writebacks: c.xpbuffer_early_writebacks,
-            ait_buffer_misses: c.ait_buffer_misses,
-            migrations: c.migrations,
-            bad_block_remaps: c.bad_block_remaps,
-            lifetime_years_no_wl: life.years_no_wear_leveling,
-            lifetime_years_sim_wl: life.years_simulated_wear_leveling,
-            lifetime_years_ideal_wl: life.years_ideal_wear_leveling,
-            rated_fraction_per_hour: life.rated_fraction_per_hour,
+            counters: c,
+            lifetime: LifetimeCols::from(&life),
             l1_hits: l1.hits,
             l1_misses: l1.misses,
             l1_writebacks: l1.writebacks,

@@ -1,8 +1,6 @@
 //! The PMem side of the socket: iMCs with their WPQs, interleaved DIMMs each with an
 //! XPBuffer, an AIT and media. Implements [`MemorySink`] for the cache hierarchy.
 
-use serde::Serialize;
-
 use super::ait::Ait;
 use super::config::PmemConfig;
 use super::xpbuffer::{MediaWrite, XpBuffer, FULL};
@@ -10,21 +8,23 @@ use crate::cache::{MemorySink, WriteCause};
 use crate::hash::FastMap;
 use crate::rng;
 
-/// PmemCounters named as Intel PCM (`PMM_WPQ_INSERTS`) and ipmctl (64 B units) name them.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
-pub struct PmemCounters {
-    pub wpq_inserts: u64,
-    pub write_requests: u64,
-    pub read_requests: u64,
-    pub media_writes_64b: u64,
-    pub media_reads_64b: u64,
-    pub migrations: u64,
-    pub bad_block_remaps: u64,
-    pub xpbuffer_merges: u64,
-    /// Partly written XPLines written back early (RMW) because the media queue was full.
-    pub xpbuffer_early_writebacks: u64,
-    /// Media accesses whose 4 KiB block translation missed the on-DIMM AIT buffer.
-    pub ait_buffer_misses: u64,
+crate::result_row! {
+    /// PmemCounters named as Intel PCM (`PMM_WPQ_INSERTS`) and ipmctl (64 B units) name them;
+    /// also the counter columns of every row that reports the PMem path (field order is
+    /// column order).
+    #[derive(Copy, Default, PartialEq)]
+    pub struct PmemCounters {
+        wpq_inserts: u64 ["lines", "64 B lines inserted into the write pending queues"],
+        write_requests: u64 ["requests", "DDR-T write requests to the DIMMs"],
+        read_requests: u64 ["requests", "DDR-T read requests to the DIMMs"],
+        media_writes_64b: u64 ["64 B", "media writes, in 64 B units"],
+        media_reads_64b: u64 ["64 B", "media reads, in 64 B units"],
+        xpbuffer_merges: u64 ["requests", "writes combined in the XPBuffer"],
+        xpbuffer_early_writebacks: u64 ["XPLines", "partly written XPLines written back early (RMW)"],
+        ait_buffer_misses: u64 ["accesses", "media accesses missing the AIT buffer"],
+        migrations: u64 ["blocks", "wear-leveling block migrations"],
+        bad_block_remaps: u64 ["blocks", "blocks remapped as worn out"],
+    }
 }
 
 impl PmemCounters {

@@ -258,15 +258,6 @@ pub fn cost_row(
             0.0
         },
         throughput_mops: tput.map(|t| t / 1e6),
-        wpq_inserts: c.wpq_inserts,
-        write_requests: c.write_requests,
-        read_requests: c.read_requests,
-        media_writes_64b: c.media_writes_64b,
-        media_reads_64b: c.media_reads_64b,
-        xpbuffer_merges: c.xpbuffer_merges,
-        xpbuffer_early_writebacks: c.xpbuffer_early_writebacks,
-        ait_buffer_misses: c.ait_buffer_misses,
-        migrations: c.migrations,
-        bad_block_remaps: c.bad_block_remaps,
+        counters: *c,
     }
 }

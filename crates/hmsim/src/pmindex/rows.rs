@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::crash::CrashReport;
 use super::ycsb::Distribution;
 use crate::cache::FlushKind;
+use crate::pmem::PmemCounters;
 use crate::result_row;
 use crate::scenario::{Column, ColumnType, Dtype, ResultRow};
 
@@ -58,16 +59,7 @@ result_row! {
         inserts_per_module: Option<f64> ["inserts", "inserts until the module's rated bytes are written (ideal wear leveling)"],
         sim_throughput_mops: f64 ["Mops/s", "simulated throughput"],
         throughput_mops: Option<f64> ["Mops/s", "throughput on this machine without the model (empty: not measured)", measured],
-        wpq_inserts: u64 ["lines", "64 B lines inserted into the write pending queues"],
-        write_requests: u64 ["requests", "DDR-T write requests to the DIMMs"],
-        read_requests: u64 ["requests", "DDR-T read requests to the DIMMs"],
-        media_writes_64b: u64 ["64 B", "media writes, in 64 B units"],
-        media_reads_64b: u64 ["64 B", "media reads, in 64 B units"],
-        xpbuffer_merges: u64 ["requests", "writes combined in the XPBuffer"],
-        xpbuffer_early_writebacks: u64 ["XPLines", "partly written XPLines written back early (RMW)"],
-        ait_buffer_misses: u64 ["accesses", "media accesses missing the AIT buffer"],
-        migrations: u64 ["blocks", "wear-leveling block migrations"],
-        bad_block_remaps: u64 ["blocks", "blocks remapped as worn out"],
+        counters: PmemCounters [flatten],
     }
 }
 

@@ -14,7 +14,7 @@ pub use header::Header;
 pub use output::{to_map, Output, RunOutput, Table};
 pub use progress::{NoProgress, Progress};
 pub use registry::{Entry, Registry};
-pub use row::{Column, ColumnType, Dtype, ResultRow};
+pub use row::{columns_len, concat_columns, Column, ColumnType, Dtype, ResultRow};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

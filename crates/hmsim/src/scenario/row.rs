@@ -53,57 +53,129 @@ pub trait ResultRow: Serialize {
     const COLUMNS: &'static [Column];
 }
 
-/// Declare a result row struct and its columns together:
+/// How many columns `parts` hold together.
+pub const fn columns_len(parts: &[&[Column]]) -> usize {
+    let (mut n, mut p) = (0, 0);
+    while p < parts.len() {
+        n += parts[p].len();
+        p += 1;
+    }
+    n
+}
+
+/// The columns of `parts` one after the other (`N` = [`columns_len`] of `parts`): a row's
+/// own columns and the groups it embeds, as one list in serialisation order.
+pub const fn concat_columns<const N: usize>(parts: &[&[Column]]) -> [Column; N] {
+    const NONE: Column = Column {
+        name: "",
+        unit: "",
+        dtype: Dtype::Float,
+        nullable: false,
+        measured: false,
+        doc: "",
+    };
+    let mut out = [NONE; N];
+    let (mut n, mut p) = (0, 0);
+    while p < parts.len() {
+        let mut i = 0;
+        while i < parts[p].len() {
+            out[n] = parts[p][i];
+            n += 1;
+            i += 1;
+        }
+        p += 1;
+    }
+    assert!(n == N, "concat_columns: N is not the number of columns");
+    out
+}
+
+/// Declare a result row struct and its columns together. A field marked `[flatten]` embeds
+/// a column group (any other `result_row!` struct): its columns, with their units and docs,
+/// stand in the row at the field's place, so a group shared by several rows (the PMem
+/// counters) is declared once.
 ///
 /// ```
+/// hmsim::result_row! {
+///     /// Counters several rows report.
+///     pub struct Counts {
+///         reads: u64 ["requests", "read requests"],
+///         writes: u64 ["requests", "write requests"],
+///     }
+/// }
 /// hmsim::result_row! {
 ///     /// One run of a job.
 ///     pub struct JobRow {
 ///         device: String ["", "catalog device name"],
 ///         bandwidth_gb_s: f64 ["GB/s", "achieved bandwidth"],
+///         counts: Counts [flatten],
 ///         #[serde(skip_serializing_if = "Option::is_none")]
 ///         p99_us: Option<f64> ["us", "99th percentile latency"],
 ///         wall_s: f64 ["s", "host wall-clock time", measured],
 ///     }
 /// }
 /// use hmsim::scenario::ResultRow;
+/// let names: Vec<_> = JobRow::COLUMNS.iter().map(|c| c.name).collect();
+/// assert_eq!(names, ["device", "bandwidth_gb_s", "reads", "writes", "p99_us", "wall_s"]);
 /// assert_eq!(JobRow::COLUMNS[1].unit, "GB/s");
-/// assert!(JobRow::COLUMNS[2].nullable && JobRow::COLUMNS[3].measured);
+/// assert!(JobRow::COLUMNS[4].nullable && JobRow::COLUMNS[5].measured);
+/// let row = JobRow {
+///     device: "d".into(),
+///     bandwidth_gb_s: 1.0,
+///     counts: Counts { reads: 2, writes: 3 },
+///     p99_us: None,
+///     wall_s: 0.5,
+/// };
+/// let keys: Vec<_> = hmsim::scenario::to_map(&row).keys().cloned().collect();
+/// assert_eq!(keys, ["device", "bandwidth_gb_s", "reads", "writes", "wall_s"]);
 /// ```
 #[macro_export]
 macro_rules! result_row {
     (
         $(#[$meta:meta])*
-        $vis:vis struct $name:ident {
-            $(
-                $(#[$fmeta:meta])*
-                $field:ident : $ty:ty [$unit:literal, $doc:literal $(, $flag:ident)?]
-            ),* $(,)?
-        }
+        $vis:vis struct $name:ident { $($body:tt)* }
     ) => {
-        $(#[$meta])*
+        $crate::result_row!(@munch [$(#[$meta])*] [$vis] $name [] [] $($body)*);
+    };
+    // A column group, flattened into the row.
+    (@munch $meta:tt $vis:tt $name:ident [$($fields:tt)*] [$($parts:tt)*]
+        $(#[$fmeta:meta])*
+        $field:ident : $ty:ty [flatten] $(, $($rest:tt)*)?
+    ) => {
+        $crate::result_row!(@munch $meta $vis $name
+            [$($fields)* $(#[$fmeta])* #[serde(flatten)] pub $field: $ty,]
+            [$($parts)* <$ty as $crate::scenario::ResultRow>::COLUMNS,]
+            $($($rest)*)?);
+    };
+    // One column.
+    (@munch $meta:tt $vis:tt $name:ident [$($fields:tt)*] [$($parts:tt)*]
+        $(#[$fmeta:meta])*
+        $field:ident : $ty:ty [$unit:literal, $doc:literal $(, $flag:ident)?] $(, $($rest:tt)*)?
+    ) => {
+        $crate::result_row!(@munch $meta $vis $name
+            [$($fields)* $(#[$fmeta])* #[doc = $doc] pub $field: $ty,]
+            [$($parts)* &[$crate::scenario::Column {
+                name: stringify!($field),
+                unit: $unit,
+                dtype: <$ty as $crate::scenario::ColumnType>::DTYPE,
+                nullable: <$ty as $crate::scenario::ColumnType>::NULLABLE,
+                measured: $crate::result_row!(@measured $($flag)?),
+                doc: $doc,
+            }],]
+            $($($rest)*)?);
+    };
+    // Every field read: the struct and its columns.
+    (@munch [$($meta:tt)*] [$vis:vis] $name:ident [$($fields:tt)*] [$($parts:tt)*]) => {
+        $($meta)*
         #[derive(Debug, Clone, serde::Serialize)]
-        $vis struct $name {
-            $(
-                $(#[$fmeta])*
-                #[doc = $doc]
-                pub $field: $ty,
-            )*
-        }
+        $vis struct $name { $($fields)* }
 
         impl $crate::scenario::ResultRow for $name {
-            const COLUMNS: &'static [$crate::scenario::Column] = &[
-                $(
-                    $crate::scenario::Column {
-                        name: stringify!($field),
-                        unit: $unit,
-                        dtype: <$ty as $crate::scenario::ColumnType>::DTYPE,
-                        nullable: <$ty as $crate::scenario::ColumnType>::NULLABLE,
-                        measured: $crate::result_row!(@measured $($flag)?),
-                        doc: $doc,
-                    },
-                )*
-            ];
+            const COLUMNS: &'static [$crate::scenario::Column] = {
+                const PARTS: &[&[$crate::scenario::Column]] = &[$($parts)*];
+                const ALL: [$crate::scenario::Column; $crate::scenario::columns_len(PARTS)] =
+                    $crate::scenario::concat_columns(PARTS);
+                &ALL
+            };
         }
     };
     (@measured measured) => { true };

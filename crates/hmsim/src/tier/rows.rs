@@ -15,7 +15,7 @@ use super::cost;
 use super::pmem_tier::PmemColumns;
 use super::quantum::{QuantumRecord, SimResult};
 use super::scenario::TierScenario;
-use crate::scenario::{Column, Dtype, ResultRow};
+use crate::scenario::{columns_len, concat_columns, Column, Dtype, ResultRow};
 use crate::stats::Moments;
 
 /// Mean of the values in order (0 when empty), through the one running-moments type.
@@ -129,24 +129,8 @@ const ROW_TAIL: &[Column] = &[
     nullable(col("pebs_samples", "", Int, "PEBS samples taken (trace-driven runs)")),
 ];
 
-const fn concat<const N: usize>(parts: [&[Column]; 3]) -> [Column; N] {
-    let mut out = [col("", "", Float, ""); N];
-    let mut n = 0;
-    let mut p = 0;
-    while p < parts.len() {
-        let mut i = 0;
-        while i < parts[p].len() {
-            out[n] = parts[p][i];
-            n += 1;
-            i += 1;
-        }
-        p += 1;
-    }
-    out
-}
-
-const ROW_COLUMNS: [Column; ROW_HEAD.len() + PmemColumns::COLUMNS.len() + ROW_TAIL.len()] =
-    concat([ROW_HEAD, PmemColumns::COLUMNS, ROW_TAIL]);
+const ROW_PARTS: &[&[Column]] = &[ROW_HEAD, PmemColumns::COLUMNS, ROW_TAIL];
+const ROW_COLUMNS: [Column; columns_len(ROW_PARTS)] = concat_columns(ROW_PARTS);
 
 impl ResultRow for TierRow {
     const COLUMNS: &'static [Column] = &ROW_COLUMNS;

@@ -32,6 +32,7 @@ use super::super::key::{Key, KeyType};
 use super::super::keyslot;
 use super::super::mem::{Instr, Peek, PmMem};
 use super::super::region::{POff, PmError, PmRegion, PmResult};
+use super::{align, clflush};
 
 /// Buckets per segment (`kSegmentBits = 8` in RECIPE's build).
 pub const BUCKETS: u64 = 256;
@@ -83,21 +84,6 @@ pub struct Cceh {
     dir: POff,
     depth: u64,
     persistence: Persistence,
-}
-
-fn align(o: &IndexOptions) -> u64 {
-    if o.opts.xpline_nodes {
-        256
-    } else {
-        64
-    }
-}
-
-/// RECIPE's flush helper (CCEH's `clflush`): a fence, every line of the range, a fence.
-fn clflush<M: PmMem>(pm: &mut M, off: POff, len: u64) {
-    pm.fence();
-    pm.flush_range(off, len);
-    pm.fence();
 }
 
 fn create(region: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {

@@ -34,6 +34,7 @@ use super::super::key::{mix, Key, KeyType};
 use super::super::keyslot;
 use super::super::mem::{Instr, Peek, PmMem};
 use super::super::region::{POff, PmError, PmRegion, PmResult};
+use super::{align, clflush};
 
 const SLOTS: u64 = 3;
 /// Descriptor: top, bottom, N, resizes so far, the new top level while a resize runs.
@@ -79,21 +80,6 @@ pub struct Level {
     bottom: POff,
     n: u64,
     resizes: u64,
-}
-
-fn align(o: &IndexOptions) -> u64 {
-    if o.opts.xpline_nodes {
-        256
-    } else {
-        64
-    }
-}
-
-/// RECIPE's flush helper: a fence, every line of the range, a fence.
-fn clflush<M: PmMem>(pm: &mut M, off: POff, len: u64) {
-    pm.fence();
-    pm.flush_range(off, len);
-    pm.fence();
 }
 
 /// A zeroed level. Its zeros need no flush: every level is larger than any block freed

@@ -4,6 +4,28 @@ pub mod cceh;
 pub mod clht;
 pub mod level;
 
+use super::index::IndexOptions;
+use super::mem::PmMem;
+use super::region::POff;
+
+/// Alignment of a new segment, directory or level: one XPLine with Tonic's XPLine-sized nodes, else
+/// one cache line.
+fn align(o: &IndexOptions) -> u64 {
+    if o.opts.xpline_nodes {
+        256
+    } else {
+        64
+    }
+}
+
+/// RECIPE's flush helper (CCEH's and Level hashing's `clflush`): a fence, every line of the
+/// range, a fence.
+fn clflush<M: PmMem>(pm: &mut M, off: POff, len: u64) {
+    pm.fence();
+    pm.flush_range(off, len);
+    pm.fence();
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;

@@ -937,24 +937,14 @@ mod tests {
     use super::super::ordered::int_key;
     use super::super::ordered::testing::*;
     use super::*;
-    use proptest::prelude::*;
 
     fn tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> Art {
         Art::new(pm, kind, ArtConfig::default())
     }
 
     #[test]
-    fn framework_standard_checks() {
-        crate::pmindex::testing::standard_checks(&SPEC).unwrap();
-    }
-
-    #[test]
     fn model_int_and_str() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
-            let mut pm = test_pm();
-            let mut t = tree(&mut pm, kind);
-            run_model(&mut t, &mut pm, &random_ops(kind, 3, 6000, 3000));
-        }
+        model_both_kinds(tree, 3, 6000);
     }
 
     #[test]
@@ -969,14 +959,9 @@ mod tests {
         run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, 4, 5000, 600));
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(24))]
-        #[test]
-        fn prop_model(seed in 0u64..1_000_000, n in 1usize..600, space in 1u64..100_000) {
-            let mut pm = test_pm();
-            let mut t = tree(&mut pm, KeyKind::Int);
-            run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, seed, n, space));
-        }
+    #[test]
+    fn prop_model() {
+        model_property(tree, 24, 100_000, |_, _| {});
     }
 
     #[test]

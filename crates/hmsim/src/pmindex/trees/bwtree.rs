@@ -596,30 +596,15 @@ mod tests {
     use super::super::ordered::int_key;
     use super::super::ordered::testing::*;
     use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn framework_standard_checks() {
-        crate::pmindex::testing::standard_checks(&SPEC).unwrap();
-    }
 
     #[test]
     fn model_int_and_str() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
-            let mut pm = test_pm();
-            let mut t = BwTree::new(&mut pm, kind);
-            run_model(&mut t, &mut pm, &random_ops(kind, 13, 6000, 3000));
-        }
+        model_both_kinds(BwTree::new, 13, 6000);
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(16))]
-        #[test]
-        fn prop_model(seed in 0u64..1_000_000, n in 1usize..600, space in 1u64..400) {
-            let mut pm = test_pm();
-            let mut t = BwTree::new(&mut pm, KeyKind::Int);
-            run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, seed, n, space));
-        }
+    #[test]
+    fn prop_model() {
+        model_property(BwTree::new, 16, 400, |_, _| {});
     }
 
     /// A delta insert = the delta's 56 B in the base's inline chunk + the mapping slot; the

@@ -895,7 +895,6 @@ mod tests {
     use super::super::ordered::testing::*;
     use super::*;
     use crate::pmindex::PmStats;
-    use proptest::prelude::*;
     use rand::Rng;
 
     fn tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> Hot {
@@ -1015,11 +1014,6 @@ mod tests {
     }
 
     #[test]
-    fn framework_standard_checks() {
-        crate::pmindex::testing::standard_checks(&SPEC).unwrap();
-    }
-
-    #[test]
     fn encode_decode_round_trip() {
         // Keys 00, 01, 10, 11 (bits 0, 1): separating bits 1, 0, 1.
         let e = encode(&[1, 0, 1]);
@@ -1056,10 +1050,7 @@ mod tests {
 
     #[test]
     fn model_int_and_str() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
-            let mut pm = test_pm();
-            let mut t = tree(&mut pm, kind);
-            run_model(&mut t, &mut pm, &random_ops(kind, 3, 5000, 3000));
+        for (t, pm) in model_both_kinds(tree, 3, 5000) {
             assert_eq!(pm.live_bytes(), reachable_bytes(&t, &pm));
         }
     }
@@ -1109,15 +1100,11 @@ mod tests {
         assert!(intermediates > 0);
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(24))]
-        #[test]
-        fn prop_model(seed in 0u64..1_000_000, n in 1usize..600, space in 1u64..100_000) {
-            let mut pm = test_pm();
-            let mut t = tree(&mut pm, KeyKind::Int);
-            run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, seed, n, space));
-            prop_assert_eq!(pm.live_bytes(), reachable_bytes(&t, &pm));
-        }
+    #[test]
+    fn prop_model() {
+        model_property(tree, 24, 100_000, |t, pm| {
+            assert_eq!(pm.live_bytes(), reachable_bytes(t, pm));
+        });
     }
 
     #[test]

@@ -758,30 +758,16 @@ mod tests {
     }
 
     #[test]
-    fn framework_standard_checks() {
-        crate::pmindex::testing::standard_checks(&SPEC).unwrap();
-    }
-
-    #[test]
     fn model_int_and_str() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
-            let mut pm = test_pm();
-            let mut t = tree(&mut pm, kind);
-            run_model(&mut t, &mut pm, &random_ops(kind, 7, 6000, 3000));
-        }
+        model_both_kinds(tree, 7, 6000);
         let mut pm = test_pm();
         let mut t = Masstree::new(&mut pm, KeyKind::Str, true);
         run_model(&mut t, &mut pm, &random_ops(KeyKind::Str, 8, 3000, 1000));
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(24))]
-        #[test]
-        fn prop_model(seed in 0u64..1_000_000, n in 1usize..600, space in 1u64..400) {
-            let mut pm = test_pm();
-            let mut t = tree(&mut pm, KeyKind::Int);
-            run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, seed, n, space));
-        }
+    #[test]
+    fn prop_model() {
+        model_property(tree, 24, 400, |_, _| {});
     }
 
     #[test]

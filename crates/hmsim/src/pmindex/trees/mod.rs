@@ -12,8 +12,18 @@ pub mod ordered;
 #[cfg(test)]
 mod tests {
     use super::super::crash::crash_test;
-    use super::super::testing::random_ops;
+    use super::super::testing::{random_ops, standard_checks};
     use super::super::{CrashCapture, KeyType, RegionConfig, TonicOpts};
+
+    /// The framework's model-based checks on every ordered index's registry entry.
+    #[test]
+    fn ordered_indexes_pass_the_standard_checks() {
+        for spec in crate::pmindex::registry::family("ordered") {
+            if let Err(e) = standard_checks(spec) {
+                panic!("{}: {e}", spec.name);
+            }
+        }
+    }
 
     /// The framework's harness on every ordered index: both key types, strict and adversarial
     /// images, a crash at every persist point.

@@ -237,6 +237,48 @@ pub(crate) mod testing {
         assert_eq!(all, want, "final contents");
     }
 
+    /// The model run every tree passes: `ops` random operations on keys below 3000, on a
+    /// fresh tree of each key kind; returns the trees and their regions for further checks.
+    pub fn model_both_kinds<I: OrderedIndex<TestPm>>(
+        tree: impl Fn(&mut TestPm, KeyKind) -> I,
+        seed: u64,
+        ops: usize,
+    ) -> Vec<(I, TestPm)> {
+        [KeyKind::Int, KeyKind::Str]
+            .into_iter()
+            .map(|kind| {
+                let mut pm = test_pm();
+                let mut t = tree(&mut pm, kind);
+                run_model(&mut t, &mut pm, &random_ops(kind, seed, ops, 3000));
+                (t, pm)
+            })
+            .collect()
+    }
+
+    /// The property every tree has: any run of up to 600 random operations on int keys
+    /// below a random bound (under `max_key_space`) matches the model, and `check` holds
+    /// after it. `cases` runs, shrunk to the smallest failing one.
+    pub fn model_property<I: OrderedIndex<TestPm>>(
+        tree: impl Fn(&mut TestPm, KeyKind) -> I,
+        cases: u32,
+        max_key_space: u64,
+        check: impl Fn(&I, &TestPm),
+    ) {
+        use proptest::test_runner::{Config, TestRunner};
+        let mut runner = TestRunner::new(Config::with_cases(cases));
+        let inputs = (0u64..1_000_000, 1usize..600, 1u64..max_key_space);
+        let result = runner.run(&inputs, |(seed, n, space)| {
+            let mut pm = test_pm();
+            let mut t = tree(&mut pm, KeyKind::Int);
+            run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, seed, n, space));
+            check(&t, &pm);
+            Ok(())
+        });
+        if let Err(e) = result {
+            panic!("{e}");
+        }
+    }
+
     /// The tree types the crash harness takes: usable as a `PmIndex` once built.
     pub trait Tree:
         for<'a> OrderedIndex<Instr<&'a mut PmRegion>>
