@@ -401,8 +401,7 @@ impl Hierarchy {
         self.settle(core, line, sink);
         self.l2[core].prefetch(line);
         self.llc.prefetch(line);
-        if self.l2[core].lookup(line, false) {
-            let d = self.l2[core].invalidate(line).unwrap_or(false);
+        if let Some(d) = self.l2[core].take(line) {
             self.fill_l1(core, line, d || write, sink);
             return (HitLevel::L2, false);
         }
@@ -422,8 +421,7 @@ impl Hierarchy {
             }
         }
         self.holder.insert(line, core as u16);
-        if self.llc.lookup(line, false) {
-            let d = self.llc.invalidate(line).unwrap_or(false);
+        if let Some(d) = self.llc.take(line) {
             self.fill_l1(core, line, d || write, sink);
             return (HitLevel::Llc, false);
         }

@@ -362,7 +362,8 @@ impl SetAssocCache {
             }
         }
         self.lens[s] = (n + 1) as u8;
-        self.shift_ways(b + q, b + self.ways - 1);
+        // Way `n` is free (a full set lost its victim): only the valid ways move.
+        self.shift_ways(b + q, b + n);
         self.slots[b + q] = line | if dirty { DIRTY } else { 0 };
         self.stamps[b + q] = stamp;
         if !self.aux.is_empty() {
@@ -496,7 +497,8 @@ impl SetAssocCache {
                 }
             }
             self.lens[s] = (n + 1) as u8;
-            self.shift_ways(b, b + self.ways - 1);
+            // Way `n` is free (a full set lost its victim): only the valid ways move.
+            self.shift_ways(b, b + n);
             self.slots[b] = w;
             self.stamp(b, b);
             if !self.aux.is_empty() {
@@ -534,6 +536,30 @@ impl SetAssocCache {
     pub fn invalidate(&mut self, line: u64) -> Option<bool> {
         self.purge(self.base(line));
         let (b, p) = self.find_way(line)?;
+        Some(self.remove_at(b, p))
+    }
+
+    /// `lookup` followed by `invalidate` on a hit (a line moving to another level), with
+    /// one search: counts the hit or miss; `Some(dirty)` on a hit. The same outcome: a
+    /// hit's move to the front of its set changes no line's residency.
+    #[inline]
+    pub fn take(&mut self, line: u64) -> Option<bool> {
+        if line != self.probed_absent {
+            self.purge(self.base(line));
+            if let Some((b, p)) = self.find_way(line) {
+                self.stats.hits += 1;
+                // The slot of the last hit no longer holds it.
+                self.last_hit = self.slots.len() - 1;
+                return Some(self.remove_at(b, p));
+            }
+        }
+        self.stats.misses += 1;
+        None
+    }
+
+    /// Remove the line in way `p` of the set at `b`; whether it was dirty.
+    #[inline]
+    fn remove_at(&mut self, b: usize, p: usize) -> bool {
         let i = b + p;
         let d = self.slots[i] & DIRTY != 0;
         if self.ordered() {
@@ -555,7 +581,7 @@ impl SetAssocCache {
         } else {
             self.slots[i] = INVALID;
         }
-        Some(d)
+        d
     }
 
     /// Mark the line clean, keeping it; `Some(was_dirty)` if present.
@@ -824,7 +850,8 @@ mod tests {
         /// give the same hits, misses, victims and resident lines as scanning every way
         /// with per-set counts only: the invariant holds after every operation, and a
         /// second cache fed the same operations but polluting one line at a time (so the
-        /// base never moves) agrees on everything.
+        /// base never moves) and moving lines out by `lookup` + `invalidate` instead of
+        /// `take` agrees on everything.
         #[test]
         fn valid_prefix_and_fill_base_match_full_scan(
             ops in proptest::collection::vec((0u8..5, 0u64..48, 0u64..40, proptest::bool::ANY), 1..400),
@@ -842,6 +869,14 @@ mod tests {
                         if !hit {
                             proptest::prop_assert_eq!(a.insert(line, flag), b.insert(line, flag));
                         }
+                    }
+                    2 if flag => {
+                        // `take` is a lookup and, on a hit, an invalidation, of a settled
+                        // set (the hierarchy settles a line's sets before looking there).
+                        b.settle(line);
+                        let hit = b.lookup(line, false);
+                        let moved = if hit { b.invalidate(line) } else { None };
+                        proptest::prop_assert_eq!(a.take(line), moved);
                     }
                     2 => proptest::prop_assert_eq!(a.invalidate(line), b.invalidate(line)),
                     3 => {
