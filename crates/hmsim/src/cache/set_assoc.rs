@@ -361,6 +361,7 @@ impl SetAssocCache {
                 n -= 1;
             }
         }
+        debug_assert!(n < self.ways, "a full set keeps no victim");
         self.lens[s] = (n + 1) as u8;
         // Way `n` is free (a full set lost its victim): only the valid ways move.
         self.shift_ways(b + q, b + n);
@@ -496,6 +497,7 @@ impl SetAssocCache {
                     n -= 1;
                 }
             }
+            debug_assert!(n < self.ways, "a full set keeps no victim");
             self.lens[s] = (n + 1) as u8;
             // Way `n` is free (a full set lost its victim): only the valid ways move.
             self.shift_ways(b, b + n);
