@@ -274,7 +274,19 @@ impl Hierarchy {
     /// Lines that anonymous fills pushed out of `core`'s L1 or L2 (or the LLC) and that a
     /// set's use just found: they move down as victims would, behind the lines touched
     /// since their last touch.
+    #[inline]
     fn move_aged(&mut self, core: usize, sink: &mut impl MemorySink) {
+        if self.l1[core].aged.is_empty()
+            && self.l2[core].aged.is_empty()
+            && self.llc.aged.is_empty()
+        {
+            return;
+        }
+        self.move_aged_lines(core, sink);
+    }
+
+    #[inline(never)]
+    fn move_aged_lines(&mut self, core: usize, sink: &mut impl MemorySink) {
         while let Some((l, d, aux)) = self.l1[core].aged.pop() {
             self.fill_l2_at(core, l, d, aux, sink);
         }
@@ -389,8 +401,7 @@ impl Hierarchy {
         self.settle(core, line, sink);
         self.l2[core].prefetch(line);
         self.llc.prefetch(line);
-        if self.l2[core].lookup(line, false) {
-            let d = self.l2[core].invalidate(line).unwrap_or(false);
+        if let Some(d) = self.l2[core].take(line) {
             self.fill_l1(core, line, d || write, sink);
             return (HitLevel::L2, false);
         }
@@ -410,8 +421,7 @@ impl Hierarchy {
             }
         }
         self.holder.insert(line, core as u16);
-        if self.llc.lookup(line, false) {
-            let d = self.llc.invalidate(line).unwrap_or(false);
+        if let Some(d) = self.llc.take(line) {
             self.fill_l1(core, line, d || write, sink);
             return (HitLevel::Llc, false);
         }

@@ -62,6 +62,12 @@ pub struct SetAssocCache {
     /// Anonymous fills ([`SetAssocCache::pollute_lines`]) per set so far; empty until the
     /// first one (then `stamps` holds, per way, its set's count at the line's last touch).
     anon: Vec<u32>,
+    /// Fills spread over every set (one increment instead of one per set): a set's count
+    /// is `anon_base + anon[set]` (wrapping, as the stamps compare).
+    anon_base: u32,
+    /// Valid ways per set once anonymous fills start (ordered sets keep them as a prefix):
+    /// purges and searches look at those ways only.
+    lens: Vec<u8>,
     stamps: Vec<u32>,
     /// A word per way the owner keeps with the line (set by `set_last_aux`), moved with it;
     /// kept only after `keep_aux` (empty otherwise: reads give 0).
@@ -79,9 +85,17 @@ pub struct SetAssocCache {
 /// Move every way one place towards the end, dropping the last (a set is at most 64 ways:
 /// a plain loop beats the general slice rotation).
 #[inline]
-fn shift_right(ways: &mut [u64]) {
+fn shift_right<T: Copy>(ways: &mut [T]) {
     for k in (1..ways.len()).rev() {
         ways[k] = ways[k - 1];
+    }
+}
+
+/// Move every way one place towards the front, dropping the first (its last stays).
+#[inline]
+fn shift_left<T: Copy>(ways: &mut [T]) {
+    for k in 1..ways.len() {
+        ways[k - 1] = ways[k];
     }
 }
 
@@ -101,6 +115,8 @@ impl SetAssocCache {
             last_hit: 0,
             probed_absent: INVALID,
             anon: Vec::new(),
+            anon_base: 0,
+            lens: Vec::new(),
             stamps: Vec::new(),
             aux: Vec::new(),
             keeps_aux: false,
@@ -136,11 +152,28 @@ impl SetAssocCache {
     #[inline]
     fn find_way(&self, line: u64) -> Option<(usize, usize)> {
         let b = self.base(line);
-        self.slots[b..b + self.ways]
+        self.slots[b..b + self.valid_ways(b)]
             .iter()
             .position(|&w| w & !DIRTY == line)
             .filter(|&p| self.anon.is_empty() || self.resident(b, p))
             .map(|p| (b, p))
+    }
+
+    /// Ways of the set at `b` that may hold a line: its valid prefix once anonymous fills
+    /// started, every way before.
+    #[inline]
+    fn valid_ways(&self, b: usize) -> usize {
+        if self.lens.is_empty() {
+            self.ways
+        } else {
+            self.lens[self.set_of(b)] as usize
+        }
+    }
+
+    /// The anonymous fills of set `s` so far (anonymous fills started).
+    #[inline]
+    fn anon_now(&self, s: usize) -> u32 {
+        self.anon_base.wrapping_add(self.anon[s])
     }
 
     /// Set index of the set whose first way is `b`.
@@ -157,7 +190,9 @@ impl SetAssocCache {
     /// among the set's `ways` most recent lines.
     #[inline]
     fn resident(&self, b: usize, p: usize) -> bool {
-        let age = self.anon[self.set_of(b)].wrapping_sub(self.stamps[b + p]);
+        let age = self
+            .anon_now(self.set_of(b))
+            .wrapping_sub(self.stamps[b + p]);
         (p as u64 + age as u64) < self.ways as u64
     }
 
@@ -168,20 +203,27 @@ impl SetAssocCache {
         if self.anon.is_empty() {
             return;
         }
-        for p in (0..self.ways).rev() {
-            let w = self.slots[b + p];
-            if w == INVALID {
-                continue;
-            }
-            if self.resident(b, p) {
-                break;
-            }
-            self.slots[b + p] = INVALID;
+        // Valid ways are a prefix of the set: only its last one needs a look when nothing
+        // aged out (the common case, kept inline).
+        let s = self.set_of(b);
+        let n = self.lens[s] as usize;
+        if n > 0 && !self.resident(b, n - 1) {
+            self.purge_from(b, s, n);
+        }
+    }
+
+    /// `purge` of the set `s` at `b` whose last valid way (of `n`) aged out.
+    #[inline(never)]
+    fn purge_from(&mut self, b: usize, s: usize, mut n: usize) {
+        while n > 0 && !self.resident(b, n - 1) {
+            n -= 1;
+            let w = std::mem::replace(&mut self.slots[b + n], INVALID);
             self.stats.evictions += 1;
             self.stats.writebacks += (w & DIRTY != 0) as u64;
             self.aged
-                .push((w & !DIRTY, w & DIRTY != 0, self.aux_of(b + p)));
+                .push((w & !DIRTY, w & DIRTY != 0, self.aux_of(b + n)));
         }
+        self.lens[s] = n as u8;
     }
 
     /// Make anonymous fills up to now visible in the set of `line` (its pushed-out lines
@@ -209,20 +251,28 @@ impl SetAssocCache {
             if self.keeps_aux {
                 self.aux = vec![0; self.slots.len()];
             }
+            // Ordered sets keep their valid ways first.
+            self.lens = (0..self.sets as usize)
+                .map(|s| {
+                    let b = s * self.ways;
+                    self.slots[b..b + self.ways]
+                        .iter()
+                        .take_while(|&&w| w != INVALID)
+                        .count() as u8
+                })
+                .collect();
         }
-        let full = (n / self.sets) as u32;
-        if full > 0 {
-            for a in &mut self.anon {
-                *a = a.wrapping_add(full);
-            }
-        }
+        // Whole passes over the sets: one increment of the common base.
+        self.anon_base = self.anon_base.wrapping_add((n / self.sets) as u32);
+        // The rest: a run of consecutive sets, wrapping at most once.
         let first = self.set_of(self.base(first_line));
-        for k in 0..(n % self.sets) as usize {
-            let mut s = first + k;
-            if s >= self.sets as usize {
-                s -= self.sets as usize;
-            }
-            self.anon[s] = self.anon[s].wrapping_add(1);
+        let rest = (n % self.sets) as usize;
+        let head = rest.min(self.sets as usize - first);
+        for a in &mut self.anon[first..first + head] {
+            *a = a.wrapping_add(1);
+        }
+        for a in &mut self.anon[..rest - head] {
+            *a = a.wrapping_add(1);
         }
         // The last hit may have aged out; the spare way past the last set holds no line.
         self.last_hit = self.slots.len() - 1;
@@ -233,9 +283,10 @@ impl SetAssocCache {
     fn shift_ways(&mut self, b: usize, i: usize) {
         shift_right(&mut self.slots[b..=i]);
         if !self.stamps.is_empty() {
-            self.stamps.copy_within(b..i, b + 1);
+            // A few ways: a plain loop, not a `memmove` call.
+            shift_right(&mut self.stamps[b..=i]);
             if !self.aux.is_empty() {
-                self.aux.copy_within(b..i, b + 1);
+                shift_right(&mut self.aux[b..=i]);
             }
         }
     }
@@ -257,7 +308,7 @@ impl SetAssocCache {
         if self.anon.is_empty() {
             0
         } else {
-            self.anon[self.set_of(self.base(line))]
+            self.anon_now(self.set_of(self.base(line)))
         }
     }
 
@@ -289,27 +340,31 @@ impl SetAssocCache {
         let b = self.base(line);
         self.purge(b);
         self.probed_absent = INVALID;
-        let now = self.anon[self.set_of(b)];
+        let s = self.set_of(b);
+        let now = self.anon_now(s);
         let age = now.wrapping_sub(stamp);
+        let mut n = self.lens[s] as usize;
         // Lines touched since: a smaller age (equal ages: the arriving line is newer).
-        let q = (0..self.ways)
-            .take_while(|&k| {
-                let w = self.slots[b + k];
-                w != INVALID && now.wrapping_sub(self.stamps[b + k]) < age
-            })
+        let q = (0..n)
+            .take_while(|&k| now.wrapping_sub(self.stamps[b + k]) < age)
             .count();
         if q as u64 + age as u64 >= self.ways as u64 {
             return TouchedFill::Passed;
         }
         let mut old = INVALID;
-        if let Some(r) = (q..self.ways).rev().find(|&r| self.slots[b + r] != INVALID) {
+        if n > q {
+            let r = n - 1;
             let age_r = now.wrapping_sub(self.stamps[b + r]);
             if r as u64 + 1 + age_r as u64 >= self.ways as u64 {
                 old = std::mem::replace(&mut self.slots[b + r], INVALID);
                 self.victim_aux = self.aux_of(b + r);
+                n -= 1;
             }
         }
-        self.shift_ways(b + q, b + self.ways - 1);
+        debug_assert!(n < self.ways, "a full set keeps no victim");
+        self.lens[s] = (n + 1) as u8;
+        // Way `n` is free (a full set lost its victim): only the valid ways move.
+        self.shift_ways(b + q, b + n);
         self.slots[b + q] = line | if dirty { DIRTY } else { 0 };
         self.stamps[b + q] = stamp;
         if !self.aux.is_empty() {
@@ -330,7 +385,7 @@ impl SetAssocCache {
     #[inline]
     fn stamp(&mut self, b: usize, i: usize) {
         if !self.stamps.is_empty() {
-            self.stamps[i] = self.anon[self.set_of(b)];
+            self.stamps[i] = self.anon_now(self.set_of(b));
         }
     }
 
@@ -360,7 +415,7 @@ impl SetAssocCache {
         }
         if !self.stamps.is_empty() && self.policy == Replacement::Lru {
             // A hit is a touch: the line is as young as the set's fills so far.
-            self.stamps[i] = self.anon[self.set_of(i)];
+            self.stamps[i] = self.anon_now(self.set_of(i));
         }
         self.stats.hits += 1;
         true
@@ -431,14 +486,21 @@ impl SetAssocCache {
             // past the last way (else an anonymous line or a free way goes).
             self.purge(b);
             let mut old = INVALID;
-            if let Some(q) = (0..self.ways).rev().find(|&q| self.slots[b + q] != INVALID) {
-                let age = self.anon[self.set_of(b)].wrapping_sub(self.stamps[b + q]);
+            let s = self.set_of(b);
+            let mut n = self.lens[s] as usize;
+            if n > 0 {
+                let q = n - 1;
+                let age = self.anon_now(s).wrapping_sub(self.stamps[b + q]);
                 if q as u64 + 1 + age as u64 >= self.ways as u64 {
                     old = std::mem::replace(&mut self.slots[b + q], INVALID);
                     self.victim_aux = self.aux_of(b + q);
+                    n -= 1;
                 }
             }
-            self.shift_ways(b, b + self.ways - 1);
+            debug_assert!(n < self.ways, "a full set keeps no victim");
+            self.lens[s] = (n + 1) as u8;
+            // Way `n` is free (a full set lost its victim): only the valid ways move.
+            self.shift_ways(b, b + n);
             self.slots[b] = w;
             self.stamp(b, b);
             if !self.aux.is_empty() {
@@ -476,26 +538,52 @@ impl SetAssocCache {
     pub fn invalidate(&mut self, line: u64) -> Option<bool> {
         self.purge(self.base(line));
         let (b, p) = self.find_way(line)?;
+        Some(self.remove_at(b, p))
+    }
+
+    /// `lookup` followed by `invalidate` on a hit (a line moving to another level), with
+    /// one search: counts the hit or miss; `Some(dirty)` on a hit. The same outcome: a
+    /// hit's move to the front of its set changes no line's residency.
+    #[inline]
+    pub fn take(&mut self, line: u64) -> Option<bool> {
+        if line != self.probed_absent {
+            self.purge(self.base(line));
+            if let Some((b, p)) = self.find_way(line) {
+                self.stats.hits += 1;
+                // The slot of the last hit no longer holds it.
+                self.last_hit = self.slots.len() - 1;
+                return Some(self.remove_at(b, p));
+            }
+        }
+        self.stats.misses += 1;
+        None
+    }
+
+    /// Remove the line in way `p` of the set at `b`; whether it was dirty.
+    #[inline]
+    fn remove_at(&mut self, b: usize, p: usize) -> bool {
         let i = b + p;
         let d = self.slots[i] & DIRTY != 0;
         if self.ordered() {
-            // Close the gap so the free ways stay at the end of the set.
-            let end = b + self.ways;
-            let set = &mut self.slots[i..end];
-            for k in 1..set.len() {
-                set[k - 1] = set[k];
-            }
+            // Close the gap so the free ways stay at the end of the set (only the valid
+            // ways move: the rest are free).
+            let end = b + self.valid_ways(b);
+            shift_left(&mut self.slots[i..end]);
             self.slots[end - 1] = INVALID;
+            if !self.lens.is_empty() {
+                let s = self.set_of(b);
+                self.lens[s] -= 1;
+            }
             if !self.stamps.is_empty() {
-                self.stamps.copy_within(i + 1..end, i);
+                shift_left(&mut self.stamps[i..end]);
                 if !self.aux.is_empty() {
-                    self.aux.copy_within(i + 1..end, i);
+                    shift_left(&mut self.aux[i..end]);
                 }
             }
         } else {
             self.slots[i] = INVALID;
         }
-        Some(d)
+        d
     }
 
     /// Mark the line clean, keeping it; `Some(was_dirty)` if present.
@@ -720,6 +808,106 @@ mod tests {
                 gone_a.sort_unstable();
                 gone_b.sort_unstable();
                 proptest::prop_assert_eq!(&gone_a, &gone_b);
+            }
+        }
+    }
+
+    impl SetAssocCache {
+        /// The per-set valid counts match the ways (a valid prefix, then free ways).
+        fn check_lens(&self) {
+            for (s, &n) in self.lens.iter().enumerate() {
+                let set = &self.slots[s * self.ways..(s + 1) * self.ways];
+                let valid = set.iter().take_while(|&&w| w != INVALID).count();
+                assert_eq!(valid, n as usize, "set {s}");
+                assert!(set[valid..].iter().all(|&w| w == INVALID), "set {s}");
+            }
+        }
+
+        /// Every tracked line the straightforward way: scan all ways of the set and apply
+        /// the residency rule (position + fills since the line's last touch < ways).
+        fn resident_lines_by_scan(&self) -> Vec<(u64, bool)> {
+            let mut out = Vec::new();
+            for s in 0..self.sets as usize {
+                let b = s * self.ways;
+                let now = self.anon_base.wrapping_add(self.anon[s]);
+                let mut p = 0;
+                for q in 0..self.ways {
+                    let w = self.slots[b + q];
+                    if w == INVALID {
+                        continue;
+                    }
+                    if (p + now.wrapping_sub(self.stamps[b + q]) as u64) < self.ways as u64 {
+                        out.push((w & !DIRTY, w & DIRTY != 0));
+                    }
+                    p += 1;
+                }
+            }
+            out.sort_unstable();
+            out
+        }
+    }
+
+    proptest::proptest! {
+        /// The per-set valid counts and the common fill base (whole passes over the sets)
+        /// give the same hits, misses, victims and resident lines as scanning every way
+        /// with per-set counts only: the invariant holds after every operation, and a
+        /// second cache fed the same operations but polluting one line at a time (so the
+        /// base never moves) and moving lines out by `lookup` + `invalidate` instead of
+        /// `take` agrees on everything.
+        #[test]
+        fn valid_prefix_and_fill_base_match_full_scan(
+            ops in proptest::collection::vec((0u8..5, 0u64..48, 0u64..40, proptest::bool::ANY), 1..400),
+        ) {
+            let (sets, ways) = (8u64, 4usize);
+            let mk = || SetAssocCache::new(64 * ways as u64 * sets, ways, Replacement::Lru, crate::rng::stream(1, "c"));
+            let (mut a, mut b) = (mk(), mk());
+            a.keep_aux();
+            b.keep_aux();
+            for (op, line, n, flag) in ops {
+                match op {
+                    0 | 1 => {
+                        let hit = a.lookup(line, flag);
+                        proptest::prop_assert_eq!(hit, b.lookup(line, flag));
+                        if !hit {
+                            proptest::prop_assert_eq!(a.insert(line, flag), b.insert(line, flag));
+                        }
+                    }
+                    2 if flag => {
+                        // `take` is a lookup and, on a hit, an invalidation, of a settled
+                        // set (the hierarchy settles a line's sets before looking there).
+                        b.settle(line);
+                        let hit = b.lookup(line, false);
+                        let moved = if hit { b.invalidate(line) } else { None };
+                        proptest::prop_assert_eq!(a.take(line), moved);
+                    }
+                    2 => proptest::prop_assert_eq!(a.invalidate(line), b.invalidate(line)),
+                    3 => {
+                        a.pollute_lines(line, n);
+                        for k in 0..n {
+                            b.pollute_lines(line + k, 1);
+                        }
+                    }
+                    _ if !a.contains(line + 1000) => {
+                        let stamp = a.anon_count(line).wrapping_sub(n as u32 % 3);
+                        proptest::prop_assert_eq!(a.anon_count(line), b.anon_count(line));
+                        proptest::prop_assert_eq!(
+                            a.insert_touched_at(line + 1000, flag, stamp, n),
+                            b.insert_touched_at(line + 1000, flag, stamp, n)
+                        );
+                    }
+                    _ => {}
+                }
+                a.check_lens();
+                b.check_lens();
+                if !a.anon.is_empty() {
+                    proptest::prop_assert_eq!(a.resident_lines_by_scan(), b.resident_lines_by_scan());
+                }
+                for l in (0..48).chain(1000..1048) {
+                    proptest::prop_assert_eq!(a.contains(l), b.contains(l), "line {}", l);
+                }
+                proptest::prop_assert_eq!(&a.aged, &b.aged);
+                proptest::prop_assert_eq!([a.stats.hits, a.stats.misses, a.stats.evictions],
+                    [b.stats.hits, b.stats.misses, b.stats.evictions]);
             }
         }
     }
