@@ -483,6 +483,40 @@ impl Hierarchy {
         }
     }
 
+    /// A store to the line holding `addr` followed at once by a flush of it (persistent
+    /// code's store + `clwb`): exactly `store` then `flush`. When the store found the line
+    /// in the LLC or in memory, it missed `core`'s L2 and the LLC, and the fill left the
+    /// line in L1 alone (exclusive levels: the victims it pushed down are other lines), so
+    /// the flush has only L1 to search. Anonymous fills reorder the levels: then the plain
+    /// pair runs.
+    #[inline]
+    pub fn store_flush(
+        &mut self,
+        core: usize,
+        addr: u64,
+        kind: FlushKind,
+        sink: &mut impl MemorySink,
+    ) -> HitLevel {
+        let lvl = self.store(core, addr, sink);
+        if self.polluted || !matches!(lvl, HitLevel::Memory | HitLevel::Llc) {
+            self.flush(core, addr, kind, sink);
+            return lvl;
+        }
+        let line = addr >> 6;
+        let was = if kind == FlushKind::Clwb && !self.clwb_invalidates {
+            self.l1[core].clean(line)
+        } else {
+            self.l1[core].invalidate(line)
+        };
+        if was.unwrap_or(false) {
+            self.flushed_lines += 1;
+            sink.mem_write(line, core, WriteCause::Flush);
+        } else {
+            self.clean_flushes += 1;
+        }
+        lvl
+    }
+
     /// A full-line non-temporal store: bypasses the caches (dropping any cached copy).
     #[inline]
     pub fn ntstore(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) {

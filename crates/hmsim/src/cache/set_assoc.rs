@@ -136,11 +136,23 @@ impl SetAssocCache {
     #[inline]
     fn find_way(&self, line: u64) -> Option<(usize, usize)> {
         let b = self.base(line);
+        if self.empty_ordered_set(b) {
+            return None;
+        }
         self.slots[b..b + self.ways]
             .iter()
             .position(|&w| w & !DIRTY == line)
             .filter(|&p| self.anon.is_empty() || self.resident(b, p))
             .map(|p| (b, p))
+    }
+
+    /// Whether the set at `b` holds no line, known from its first way alone: LRU and FIFO
+    /// keep the free ways at the end of a set, so a free first way means a free set. A
+    /// flushed line leaves its set empty, and a write-then-flush stream searches such sets
+    /// in every level: this skips scanning all their ways.
+    #[inline]
+    fn empty_ordered_set(&self, b: usize) -> bool {
+        self.slots[b] == INVALID && self.ordered()
     }
 
     /// Set index of the set whose first way is `b`.
@@ -474,7 +486,9 @@ impl SetAssocCache {
     /// Remove the line; `Some(dirty)` if it was present.
     #[inline]
     pub fn invalidate(&mut self, line: u64) -> Option<bool> {
-        self.purge(self.base(line));
+        if !self.anon.is_empty() {
+            self.purge(self.base(line));
+        }
         let (b, p) = self.find_way(line)?;
         let i = b + p;
         let d = self.slots[i] & DIRTY != 0;
