@@ -533,6 +533,20 @@ mod tests {
         assert_eq!(free.op_wait_ns, 0.0);
     }
 
+    proptest::proptest! {
+        /// The rounding up of queued media writes equals `f64::ceil` for every quotient.
+        #[test]
+        fn ceil_positive_is_ceil(
+            x in 0.0f64..1e20,
+            small in 0.0f64..8.0,
+            n in 0u64..1 << 53,
+        ) {
+            for v in [x, small, n as f64, f64::MIN_POSITIVE, 0.0, 4_503_599_627_370_495.5] {
+                proptest::prop_assert_eq!(ceil_positive(v).to_bits(), v.ceil().to_bits());
+            }
+        }
+    }
+
     #[test]
     fn routing_interleaves_4k_and_inverts() {
         let s = PmemSystem::new(&PmemConfig::default(), 1 << 30, u32::MAX, 1);
