@@ -152,6 +152,9 @@ impl SetAssocCache {
     #[inline]
     fn find_way(&self, line: u64) -> Option<(usize, usize)> {
         let b = self.base(line);
+        if self.empty_ordered_set(b) {
+            return None;
+        }
         self.slots[b..b + self.valid_ways(b)]
             .iter()
             .position(|&w| w & !DIRTY == line)
@@ -174,6 +177,15 @@ impl SetAssocCache {
     #[inline]
     fn anon_now(&self, s: usize) -> u32 {
         self.anon_base.wrapping_add(self.anon[s])
+    }
+
+    /// Whether the set at `b` holds no line, known from its first way alone: LRU and FIFO
+    /// keep the free ways at the end of a set, so a free first way means a free set. A
+    /// flushed line leaves its set empty, and a write-then-flush stream searches such sets
+    /// in every level: this skips scanning all their ways.
+    #[inline]
+    fn empty_ordered_set(&self, b: usize) -> bool {
+        self.slots[b] == INVALID && self.ordered()
     }
 
     /// Set index of the set whose first way is `b`.

@@ -319,13 +319,16 @@ impl Machine {
             self.h.ntstore(core, a, &mut self.sys);
             return 0.0;
         }
-        let lvl = self.h.store(core, a, &mut self.sys);
-        match persist {
-            Persist::Clflush => self.h.flush(core, a, FlushKind::Clflush, &mut self.sys),
-            Persist::Clflushopt => self.h.flush(core, a, FlushKind::Clflushopt, &mut self.sys),
-            Persist::Clwb => self.h.flush(core, a, FlushKind::Clwb, &mut self.sys),
-            Persist::Ntstore | Persist::None => {}
-        }
+        let kind = match persist {
+            Persist::Clflush => FlushKind::Clflush,
+            Persist::Clflushopt => FlushKind::Clflushopt,
+            Persist::Clwb => FlushKind::Clwb,
+            Persist::Ntstore | Persist::None => {
+                let lvl = self.h.store(core, a, &mut self.sys);
+                return self.level_ns(lvl);
+            }
+        };
+        let lvl = self.h.store_flush(core, a, kind, &mut self.sys);
         self.level_ns(lvl)
     }
 

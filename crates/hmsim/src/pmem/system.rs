@@ -82,6 +82,8 @@ pub struct PmemSystem {
     n_dimms: u64,
     per_imc: u64,
     interleave: u64,
+    /// `log2(interleave)` when the interleave is a power of two (route by shift and mask).
+    interleave_shift: Option<u32>,
     dimms: Vec<Dimm>,
     wpq_inserts: Vec<u64>,
     write_ns: f64,
@@ -145,6 +147,10 @@ impl PmemSystem {
             n_dimms: cfg.dimms as u64,
             per_imc: cfg.dimms_per_imc as u64,
             interleave: cfg.interleave_bytes,
+            interleave_shift: cfg
+                .interleave_bytes
+                .is_power_of_two()
+                .then(|| cfg.interleave_bytes.trailing_zeros()),
             dimms,
             wpq_inserts: vec![0; cfg.dimms.div_ceil(cfg.dimms_per_imc) as usize],
             write_ns: 256.0 / cfg.timing.media_write_gb_s,
@@ -172,9 +178,12 @@ impl PmemSystem {
     #[inline]
     fn route(&self, line: u64) -> (usize, u64) {
         let addr = line << 6;
-        let chunk = addr / self.interleave;
+        let (chunk, within) = match self.interleave_shift {
+            Some(s) => (addr >> s, addr & (self.interleave - 1)),
+            None => (addr / self.interleave, addr % self.interleave),
+        };
         let dimm = (chunk % self.n_dimms) as usize;
-        let local = (chunk / self.n_dimms) * self.interleave + addr % self.interleave;
+        let local = (chunk / self.n_dimms) * self.interleave + within;
         (dimm, local >> 6)
     }
 
@@ -294,8 +303,14 @@ impl PmemSystem {
     /// `backlog_write_entries`.
     #[inline]
     fn dirty_limit(&self, d: usize) -> usize {
-        let queued = (self.dimms[d].write_queue_until_ns - self.now_ns) / self.write_ns;
-        let free = (self.xpb_entries - queued.max(0.0).ceil()).max(self.backlog_entries);
+        let ahead_ns = self.dimms[d].write_queue_until_ns - self.now_ns;
+        // An idle queue holds nothing (the division and rounding are skipped: same value).
+        let queued = if ahead_ns > 0.0 {
+            ceil_positive(ahead_ns / self.write_ns)
+        } else {
+            0.0
+        };
+        let free = (self.xpb_entries - queued).max(self.backlog_entries);
         free as usize
     }
 
@@ -358,6 +373,23 @@ impl PmemSystem {
             .max()
             .unwrap_or(0);
         (p, l)
+    }
+}
+
+/// `x.ceil()` for `x >= 0`, without a call into the maths library (the build targets
+/// plain x86-64, which has no rounding instruction): exact below 2^52, where every `f64`
+/// that is not an integer truncates to the integer below it.
+#[inline]
+fn ceil_positive(x: f64) -> f64 {
+    if x < 4_503_599_627_370_496.0 {
+        let t = x as u64 as f64;
+        if t < x {
+            t + 1.0
+        } else {
+            t
+        }
+    } else {
+        x.ceil()
     }
 }
 
@@ -499,6 +531,20 @@ mod tests {
         free.dimms[0].write_queue_until_ns = 60.0 * write_ns;
         free.mem_write(line(1000, 0), 0, WriteCause::Flush);
         assert_eq!(free.op_wait_ns, 0.0);
+    }
+
+    proptest::proptest! {
+        /// The rounding up of queued media writes equals `f64::ceil` for every quotient.
+        #[test]
+        fn ceil_positive_is_ceil(
+            x in 0.0f64..1e20,
+            small in 0.0f64..8.0,
+            n in 0u64..1 << 53,
+        ) {
+            for v in [x, small, n as f64, f64::MIN_POSITIVE, 0.0, 4_503_599_627_370_495.5] {
+                proptest::prop_assert_eq!(ceil_positive(v).to_bits(), v.ceil().to_bits());
+            }
+        }
     }
 
     #[test]
