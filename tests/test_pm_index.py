@@ -93,3 +93,11 @@ def test_pm_index_study_quick(quick_study):
         assert src.loc[(name, "int")].resize_flushes > 0, name
     clht = src.loc[("p-clht", "int")]
     assert abs(clht.index_flushes_vs_p_clht + clht.resize_flushes_vs_p_clht - 1) < 0.01
+    # The cross-check lists each index beside RECIPE's counts, and the original's layout as
+    # its -recipe variant: FAST&FAIR's straddled entries cost more flushes than
+    # line-contained ones; the Load of the variants stays out of the study's other tables.
+    xc = res.tables["recipe_crosscheck"].set_index(["hmsim_index", "key_type"])
+    assert {"fast-fair-recipe", "cceh-recipe", "level-hashing-recipe"} <= set(xc.index.get_level_values(0))
+    for kt in ("int", "string"):
+        assert xc.loc[("fast-fair-recipe", kt)].flushes_hmsim > xc.loc[("fast-fair", kt)].flushes_hmsim + 1.0
+    assert "fast-fair-recipe" not in set(load.reset_index()["index"])

@@ -63,7 +63,21 @@ def build_points(quick: bool) -> list[Point]:
             pts.append(_pt(text, file, f"tonic_{s}", **base, **{_switch_key(s): True}))
         if len(opts) > 1:
             pts.append(_pt(text, file, "tonic_all", **base, **{_switch_key(s): True for s in opts}))
+    # The original's layouts where hmsim's registered index persists differently: Load only,
+    # for the cross-check against RECIPE (recipe_table), with the key types RECIPE's driver runs.
+    for variant, _of, kts in RECIPE_VARIANTS:
+        base = {"index__name": variant, "workload__records": n, "workload__operations": n}
+        for kt in kts:
+            pts.append(_pt(text, file, "recipe_variant", **base, index__key_type=kt, workload__threads=1))
     return pts
+
+
+# (variant, the registered index it is a layout of, key types RECIPE's driver runs it with).
+RECIPE_VARIANTS = [
+    ("cceh-recipe", "cceh", ["int"]),
+    ("level-hashing-recipe", "level-hashing", ["int"]),
+    ("fast-fair-recipe", "fast-fair", ["int", "string"]),
+]
 
 
 REAL_THREADS = [1, 2, 4]
@@ -246,25 +260,36 @@ RECIPE_TABLE = Path(__file__).resolve().parents[3] / "validation" / "recipe_flus
 def recipe_table(df: pd.DataFrame, path: Path = RECIPE_TABLE) -> pd.DataFrame:
     """Flushes / fences / nt-stores per insert: the original RECIPE code (the committed output
     of validation/recipe_flushes.py, RECIPE's own Load driver on one thread) beside hmsim's
-    Load of the same index and key type (1 thread), with the ratio hmsim / original. Empty
-    when the table is not there (an installed package without the repository)."""
+    Load of the same index and key type (1 thread), with the ratio hmsim / original. One row
+    per hmsim index compared (`hmsim_index`): the registered index the study's other tables
+    use (correct persistence) and, where the original's layout differs, its `-recipe` variant
+    (the like-for-like count). Empty when the table is not there (an installed package
+    without the repository)."""
     if not path.is_file():
         return pd.DataFrame()
     orig = pd.read_csv(path)
-    load = df[(df.experiment == "load") & (df.threads == 1)]
+    load = df[(df.experiment.isin(["load", "recipe_variant"])) & (df.threads == 1)]
+    variants = {of: v for v, of, _ in RECIPE_VARIANTS}
     rows = []
     for r in orig.itertuples():
-        m = load[(load["index"] == r.index) & (load.key_type == r.key_type)]
-        if m.empty:
-            continue
-        h = m.iloc[0]
-        row = {"index": r.index, "key_type": r.key_type, "recipe_keys": r.keys, "hmsim_keys": int(h.records)}
-        for what in ("flushes", "fences", "ntstores"):
-            o, x = float(getattr(r, f"{what}_per_insert")), float(h[f"{what}_per_op"])
-            row[f"{what}_recipe"] = o
-            row[f"{what}_hmsim"] = round(x, 4)
-            row[f"{what}_ratio"] = round(x / o, 3) if o > 0 else (1.0 if x == 0 else float("inf"))
-        rows.append(row)
+        for name in [r.index] + ([variants[r.index]] if r.index in variants else []):
+            m = load[(load["index"] == name) & (load.key_type == r.key_type)]
+            if m.empty:
+                continue
+            h = m.iloc[0]
+            row = {
+                "index": r.index,
+                "hmsim_index": name,
+                "key_type": r.key_type,
+                "recipe_keys": r.keys,
+                "hmsim_keys": int(h.records),
+            }
+            for what in ("flushes", "fences", "ntstores"):
+                o, x = float(getattr(r, f"{what}_per_insert")), float(h[f"{what}_per_op"])
+                row[f"{what}_recipe"] = o
+                row[f"{what}_hmsim"] = round(x, 4)
+                row[f"{what}_ratio"] = round(x / o, 3) if o > 0 else (1.0 if x == 0 else float("inf"))
+            rows.append(row)
     return pd.DataFrame(rows)
 
 

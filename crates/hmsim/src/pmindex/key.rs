@@ -53,6 +53,19 @@ impl Key {
         Key::Str(b)
     }
 
+    /// YCSB's own key name for key number `n` as a C string: "user" + the decimal digits
+    /// without padding, then NUL bytes to 24 B (what RECIPE's driver stores, its length
+    /// counting the terminator; `n` < 2^63 has at most 19 digits).
+    pub fn ycsb_string_of(n: u64) -> Key {
+        let mut b = [0u8; 24];
+        b[..4].copy_from_slice(b"user");
+        let digits = n.to_string();
+        let d = digits.as_bytes();
+        let len = d.len().min(19);
+        b[4..4 + len].copy_from_slice(&d[..len]);
+        Key::Str(b)
+    }
+
     /// Key number `n` of type `t`.
     pub fn of(t: KeyType, n: u64) -> Key {
         match t {

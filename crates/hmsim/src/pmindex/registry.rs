@@ -31,10 +31,15 @@ pub static INDEXES: Registry<&'static IndexSpec> = Registry::new(
 
 /// Variants that follow the original code where it persists differently (RECIPE's CCEH
 /// flushes the probe's first line, not the slot written; RECIPE's Level hashing keeps 72 B
-/// buckets that straddle lines). Selectable by name; not part of the study's index list.
+/// buckets and FAST&FAIR 16 B entries after a 56 B header, both straddling lines).
+/// Selectable by name; not part of the study's index list.
 pub static VARIANTS: Registry<&'static IndexSpec> = Registry::new(
     "index variant",
-    &[entry(&cceh::SPEC_RECIPE), entry(&level::SPEC_RECIPE)],
+    &[
+        entry(&cceh::SPEC_RECIPE),
+        entry(&level::SPEC_RECIPE),
+        entry(&fastfair::SPEC_RECIPE),
+    ],
 );
 
 /// Every index, in registration order.
@@ -81,7 +86,7 @@ mod tests {
 
     #[test]
     fn recipe_variants_are_found_by_name_but_not_listed_with_the_indexes() {
-        for name in ["cceh-recipe", "level-hashing-recipe"] {
+        for name in ["cceh-recipe", "level-hashing-recipe", "fast-fair-recipe"] {
             assert_eq!(find(name).unwrap().name, name);
             assert!(registry().iter().all(|s| s.name != name));
         }

@@ -39,14 +39,30 @@ pub enum Distribution {
     Zipfian,
 }
 
-/// Key number `i` of the key space: YCSB hashes the sequence number so inserts arrive in a
-/// scattered order; never a reserved key.
+/// Key number `i` of the key space as YCSB's load names it (`CoreWorkload` with hashed
+/// insert order): the sequence number hashed by [`fnv_hash64`], so inserts arrive in a
+/// scattered order. Integer keys are that hash (RECIPE's integer workloads keep the digits of
+/// "user" + hash), string keys the name itself, "user" + unpadded digits. Both matter to the
+/// tries: the hash is below 2^63, so an integer key's first byte is below 128 (P-ART's root
+/// has at most 128 children), and the names differ in length. Never a reserved key.
 pub fn key_of(t: KeyType, i: u64) -> Key {
-    let h = mix(i.wrapping_add(0x9e37_79b9_7f4a_7c15));
+    let h = fnv_hash64(i);
     match t {
         KeyType::Int => Key::Int(h.clamp(1, u64::MAX - 1)),
-        KeyType::Str => Key::string_of(h),
+        KeyType::Str => Key::ycsb_string_of(h),
     }
+}
+
+/// YCSB's `Utils.FNVhash64`: FNV-1a over the 8 bytes of `n` (low byte first), as a
+/// non-negative Java long.
+pub fn fnv_hash64(mut n: u64) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for _ in 0..8 {
+        h ^= n & 0xff;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+        n >>= 8;
+    }
+    (h as i64).unsigned_abs()
 }
 
 /// YCSB's zipfian generator (Gray et al.'s method, as in YCSB's `ZipfianGenerator`) over
@@ -186,6 +202,27 @@ mod tests {
         let load = load_ops(&spec(YcsbWorkload::Load, Distribution::Uniform), 1);
         let distinct: std::collections::HashSet<_> = load.iter().map(|o| o.key()).collect();
         assert_eq!(distinct.len(), 1000);
+    }
+
+    #[test]
+    fn keys_are_ycsbs_hashed_key_names() {
+        // The first keys of YCSB's load (Utils.FNVhash64 of 0, 1, 2; as RECIPE's workload
+        // files list them).
+        assert_eq!(fnv_hash64(0), 6_284_781_860_667_377_211);
+        assert_eq!(fnv_hash64(1), 8_517_097_267_634_966_620);
+        assert_eq!(fnv_hash64(2), 1_820_151_046_732_198_393);
+        assert_eq!(key_of(KeyType::Int, 1), Key::Int(8_517_097_267_634_966_620));
+        let Key::Str(s) = key_of(KeyType::Str, 0) else {
+            panic!("string key")
+        };
+        assert_eq!(&s[..23], b"user6284781860667377211");
+        assert_eq!(s[23], 0);
+        // Top bit clear for every key: a non-negative Java long.
+        assert!((0..10_000).all(|i| fnv_hash64(i) < 1 << 63));
+        let Key::Str(short) = Key::ycsb_string_of(42) else {
+            panic!("string key")
+        };
+        assert_eq!(&short[..7], b"user42\0");
     }
 
     #[test]

@@ -68,6 +68,9 @@ const LEAF: u64 = 1;
 const INNER: u64 = 2;
 const D_INSERT: u64 = 3;
 const D_DELETE: u64 = 4;
+/// OpenBwTree's split delta (`LeafSplitNode` / `InnerSplitNode`): key = the split key, value
+/// = the new right sibling's id. Keys at or above it have moved right.
+const D_SPLIT: u64 = 5;
 const CHAIN_MAX: usize = 8;
 /// OpenBwTree's `LEAF_NODE_SIZE_UPPER_THRESHOLD` (and the inner one): 128 entries.
 const NODE_MAX: usize = 128;
@@ -211,31 +214,42 @@ impl BwTree {
 
     /// The node's entries merged from its base and chain into `entries` (cleared first).
     fn view<M: PmMem>(&self, pm: &M, id: u64, entries: &mut Vec<(u64, u64)>) -> View {
-        let (p, chain) = self.merge_chain(pm, pm.load(self.slot(pm, id)), entries);
+        let (p, chain, split) = self.merge_chain(pm, pm.load(self.slot(pm, id)), entries);
+        let (high, sibling) = split.unwrap_or((pm.load(p + 24), pm.load(p + 16)));
         View {
             base: p,
             level: pm.load(p + 40),
-            sibling: pm.load(p + 16),
-            high: pm.load(p + 24),
+            sibling,
+            high,
             leftmost: pm.load(p + 32),
             chain,
         }
     }
 
     /// The base's entries with the chain from `p` (newest first) applied oldest first
-    /// (recursion as deep as the chain, so no buffer for it); returns the base and the
-    /// chain length.
-    fn merge_chain<M: PmMem>(&self, pm: &M, p: u64, entries: &mut Vec<(u64, u64)>) -> (u64, usize) {
+    /// (recursion as deep as the chain, so no buffer for it); returns the base, the chain
+    /// length and a split delta's (split key, right sibling id).
+    fn merge_chain<M: PmMem>(
+        &self,
+        pm: &M,
+        p: u64,
+        entries: &mut Vec<(u64, u64)>,
+    ) -> (u64, usize, Option<(u64, u64)>) {
         let kind = pm.load(p);
-        if !matches!(kind, D_INSERT | D_DELETE) {
+        if !matches!(kind, D_INSERT | D_DELETE | D_SPLIT) {
             let count = pm.load(p + 8);
             entries.clear();
             entries
                 .extend((0..count).map(|i| (pm.load(p + 48 + 16 * i), pm.load(p + 56 + 16 * i))));
-            return (p, 0);
+            return (p, 0, None);
         }
-        let (base, chain) = self.merge_chain(pm, pm.load(p + 24), entries);
+        let (base, chain, split) = self.merge_chain(pm, pm.load(p + 24), entries);
         let k = pm.load(p + 8);
+        if kind == D_SPLIT {
+            let cut = entries.partition_point(|e| self.cmp_words(pm, e.0, k).is_lt());
+            entries.truncate(cut);
+            return (base, chain + 1, Some((k, pm.load(p + 16))));
+        }
         let pos = entries.binary_search_by(|e| self.cmp_words(pm, e.0, k));
         match (kind, pos) {
             (D_INSERT, Ok(i)) => entries[i].1 = pm.load(p + 16),
@@ -245,7 +259,7 @@ impl BwTree {
             }
             _ => {}
         }
-        (base, chain + 1)
+        (base, chain + 1, split)
     }
 
     fn root<M: PmMem>(&self, pm: &M) -> u64 {
@@ -255,7 +269,7 @@ impl BwTree {
     /// The level of node `id` (read from its base).
     fn level<M: PmMem>(&self, pm: &M, id: u64) -> u64 {
         let mut p = pm.load(self.slot(pm, id));
-        while matches!(pm.load(p), D_INSERT | D_DELETE) {
+        while matches!(pm.load(p), D_INSERT | D_DELETE | D_SPLIT) {
             p = pm.load(p + 24);
         }
         pm.load(p + 40)
@@ -283,7 +297,7 @@ impl BwTree {
     /// (separators are never removed).
     fn descend_by<K: SearchKey, M: PmMem>(&self, pm: &M, key: K, level: u64) -> Found {
         let mut id = self.root(pm);
-        loop {
+        'node: loop {
             let mut p = pm.load(self.slot(pm, id));
             let mut chain = 0;
             // Newest delta on the key itself; newest delta with the highest key below it.
@@ -291,11 +305,21 @@ impl BwTree {
             let mut below: Option<(K, u64)> = None;
             loop {
                 let kind = pm.load(p);
-                if !matches!(kind, D_INSERT | D_DELETE) {
+                if !matches!(kind, D_INSERT | D_DELETE | D_SPLIT) {
                     break;
                 }
                 chain += 1;
                 let k = K::stored(pm, pm.load(p + 8));
+                if kind == D_SPLIT {
+                    // Keys at or above the split key live in the new right sibling (the
+                    // deltas newer than the split are all below it).
+                    if k <= key {
+                        id = pm.load(p + 16);
+                        continue 'node;
+                    }
+                    p = pm.load(p + 24);
+                    continue;
+                }
                 match k.cmp(&key) {
                     Ordering::Equal if exact.is_none() => exact = Some((kind, p)),
                     // Routing (inner nodes) follows insert deltas only.
@@ -388,13 +412,20 @@ impl BwTree {
         }
     }
 
+    /// OpenBwTree's consolidation and split (`ConsolidateNode`, then `AdjustNodeSize` on the
+    /// new base): the merged entries become a new base, flushed and published; a base of
+    /// `NODE_MAX` entries or more is then split: its upper half becomes a new base under a
+    /// new id (flushed, its slot flushed), and a split delta (split key, new id) is prepended
+    /// to the node's chain (flushed, slot switched and flushed). The lower half is written
+    /// only at the node's next consolidation, the split delta counting in its chain. Then
+    /// the separator goes into the parent.
     fn consolidate<M: PmMem>(&mut self, pm: &mut M, id: u64) {
         let mut entries = std::mem::take(&mut self.scratch);
         let v = self.view(pm, id, &mut entries);
         let kind = pm.load(v.base);
-        if entries.len() <= NODE_MAX {
-            let b = self.write_base(pm, kind, v.level, v.sibling, v.high, v.leftmost, &entries);
-            self.publish(pm, id, b);
+        let b = self.write_base(pm, kind, v.level, v.sibling, v.high, v.leftmost, &entries);
+        self.publish(pm, id, b);
+        if entries.len() < NODE_MAX {
             self.scratch = entries;
             return;
         }
@@ -416,16 +447,12 @@ impl BwTree {
             right_entries,
         );
         self.publish(pm, rid, rb);
-        let lb = self.write_base(
-            pm,
-            kind,
-            v.level,
-            rid,
-            split_key,
-            v.leftmost,
-            &entries[..mid],
-        );
-        self.publish(pm, id, lb);
+        let d = b - DELTA_BYTES;
+        for (i, w) in [D_SPLIT, split_key, rid, b].iter().enumerate() {
+            pm.store(d + 8 * i as u64, *w);
+        }
+        pm.persist(d, DELTA_BYTES);
+        self.publish(pm, id, d);
         self.scratch = entries;
         self.insert_parent(pm, id, split_key, rid, v.level + 1);
     }
@@ -628,16 +655,41 @@ mod tests {
         let b = pm.stats();
         t.insert(&mut pm, &int_key(8), 8);
         assert_eq!(d(&pm, &b), (1 + 1 + 3 + 1, 4, 4));
-        // Consolidations at 8, 16, ..., 128 entries keep one node; the one at 136 splits it
-        // (68 + 68): the delta (1 line) + slot; then, as split work, the new id, the right
-        // base (48 + 16 * 68 = 1136 B, 18 lines) + slot, the left base (18 lines) + slot, and
-        // a new root: id, base (64 B, 1 line), slot, root id.
-        for k in 9..136u64 {
+        // Consolidations at 8, 16, ..., 120 entries keep one node; the one at 128 (OpenBwTree
+        // splits at 128 or more) writes the 128-entry base (48 + 16 * 128 = 2096 B, 33 lines)
+        // + slot, then splits: the new id (1), the right base (64 entries, 1072 B, 17 lines)
+        // + slot, the split delta (56 B right below the new base: 1 line) + slot, and a new
+        // root: id, base (64 B, 1 line), slot, root id. Before it, the 8th delta (1 line) +
+        // slot. One fence per persist.
+        for k in 9..128u64 {
             t.insert(&mut pm, &int_key(k), k);
         }
         let b = pm.stats();
-        t.insert(&mut pm, &int_key(136), 136);
-        assert_eq!(d(&pm, &b), (2 + 1 + 19 + 19 + 4, 2 + 9, 43));
+        t.insert(&mut pm, &int_key(128), 128);
+        assert_eq!(
+            d(&pm, &b),
+            (2 + 34 + 1 + 18 + 2 + 4, 13, 34 + 1 + 18 + 2 + 4)
+        );
+        // The left half is the split delta over the 128-entry base: chain 1, 64 entries,
+        // its high key the right half's first key; the lower half is written at the node's
+        // next consolidation, 7 inserts later (its 8th delta).
+        let root = t.root(&pm);
+        let left = t.view(&pm, root, &mut Vec::new()).leftmost;
+        let mut e = Vec::new();
+        let v = t.view(&pm, left, &mut e);
+        assert_eq!((v.chain, e.len(), v.high), (1, 64, 65));
+        for k in 1..=6u64 {
+            assert!(t.update(&mut pm, &int_key(k), k + 1));
+        }
+        let b = pm.stats();
+        assert!(t.update(&mut pm, &int_key(7), 8));
+        // The consolidation: the 64-entry lower half (1072 B, 17 lines) + slot.
+        assert_eq!(d(&pm, &b).2, 18);
+        let v = t.view(&pm, left, &mut e);
+        assert_eq!((v.chain, e.len(), v.high), (0, 64, 65));
+        assert_eq!(t.lookup(&pm, &int_key(7)), Some(8));
+        assert_eq!(t.lookup(&pm, &int_key(100)), Some(100));
+        t.check(&pm).unwrap();
     }
 
     #[test]

@@ -44,16 +44,37 @@ pub static SPEC: IndexSpec = IndexSpec {
     key_types: &[KeyType::Int, KeyType::Str],
 };
 
-fn config(pm: &PmRegion, o: &IndexOptions) -> FastFairConfig {
+/// The original's node layout (56 B header: every fourth entry straddles two lines); what
+/// RECIPE measured. Not crash-safe under one-line evictions (see [`HDR_RECIPE`]).
+pub static SPEC_RECIPE: IndexSpec = IndexSpec {
+    name: "fast-fair-recipe",
+    about: "FAST&FAIR with the original's 56 B node header (entries straddle lines; can tear)",
+    family: "ordered",
+    create: create_recipe,
+    recover: recover_recipe,
+    optimizations: &[OPT_XPLINE, OPT_NO_BLOAT, OPT_COALESCE],
+    key_types: &[KeyType::Int, KeyType::Str],
+};
+
+fn config(pm: &PmRegion, o: &IndexOptions, header_bytes: u64) -> FastFairConfig {
     FastFairConfig {
         node_bytes: if o.opts.xpline_nodes { 256 } else { 512 },
         no_bloat: o.opts.no_bloat,
         coalesce: pm.config().coalesce_flushes,
+        header_bytes,
     }
 }
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
-    let cfg = config(pm, o);
+    make(pm, o, HDR)
+}
+
+fn create_recipe(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    make(pm, o, HDR_RECIPE)
+}
+
+fn make(pm: &mut PmRegion, o: &IndexOptions, header_bytes: u64) -> PmResult<Box<dyn PmIndex>> {
+    let cfg = config(pm, o, header_bytes);
     let t = FastFair::new(&mut Instr::new(pm), o.key_type.into(), cfg);
     Instr::new(pm).set_root(o.root_slot, t.meta());
     Ok(Box::new(Adapted {
@@ -63,7 +84,15 @@ fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
 }
 
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
-    let cfg = config(pm, o);
+    reopen(pm, o, HDR)
+}
+
+fn recover_recipe(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
+    reopen(pm, o, HDR_RECIPE)
+}
+
+fn reopen(pm: &mut PmRegion, o: &IndexOptions, header_bytes: u64) -> PmResult<Box<dyn PmIndex>> {
+    let cfg = config(pm, o, header_bytes);
     let mut t = FastFair::open(Instr::new(pm).root(o.root_slot), o.key_type.into(), cfg);
     OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
     Ok(Box::new(Adapted {
@@ -72,13 +101,15 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     }))
 }
 
-/// Header bytes before entry 0. The original's header is 49 B of fields padded to 56 B, so
-/// its entry `i` sits at `56 + 16 i` and every fourth entry straddles two lines (flushed as
-/// two, which is most of its extra flushes per insert, docs/pm-index.md); a straddled entry
-/// can be torn by the eviction of one of its lines (key of the new entry, pointer of the
-/// old), which hmsim's adversarial crash test finds. hmsim keeps entries within a line
-/// (correct persistence): 32 B.
-const HDR: u64 = 32;
+/// Header bytes before entry 0 in `fast-fair`: entries stay within a line (correct
+/// persistence).
+pub const HDR: u64 = 32;
+/// The original's header: 49 B of fields (two pointers, level, switch counter, lock pointer,
+/// highest key, deleted flag, last index, 5 B dummy) padded to 56 B, so its entry `i` sits at
+/// `56 + 16 i`, every fourth entry straddles two lines and is flushed as two (most of its
+/// extra flushes per insert, docs/pm-index.md). A straddled entry can be torn by the eviction
+/// of one of its lines (key of the new entry, pointer of the old). `fast-fair-recipe`.
+pub const HDR_RECIPE: u64 = 56;
 const ENTRY: u64 = 16;
 
 /// The original's `clflush(data, len)`: a fence, every line of the range, a fence.
@@ -98,6 +129,9 @@ pub struct FastFairConfig {
     /// Skip the split's second header flush (the last-index hint, recomputed from the
     /// entries by every reader) — it rewrites a line flushed two steps before.
     pub coalesce: bool,
+    /// Bytes before entry 0: [`HDR`] (entries line-contained) or [`HDR_RECIPE`] (the
+    /// original's layout).
+    pub header_bytes: u64,
 }
 
 impl Default for FastFairConfig {
@@ -106,6 +140,7 @@ impl Default for FastFairConfig {
             node_bytes: 512,
             no_bloat: false,
             coalesce: false,
+            header_bytes: HDR,
         }
     }
 }
@@ -119,16 +154,18 @@ pub struct FastFair {
     card: usize,
 }
 
-#[inline]
-fn rk(n: u64, i: usize) -> u64 {
-    n + HDR + ENTRY * i as u64
-}
-#[inline]
-fn rp(n: u64, i: usize) -> u64 {
-    rk(n, i) + 8
-}
-
 impl FastFair {
+    /// Key word of entry `i` of node `n`.
+    #[inline]
+    fn rk(&self, n: u64, i: usize) -> u64 {
+        n + self.cfg.header_bytes + ENTRY * i as u64
+    }
+    /// Pointer word of entry `i` of node `n`.
+    #[inline]
+    fn rp(&self, n: u64, i: usize) -> u64 {
+        self.rk(n, i) + 8
+    }
+
     pub fn new<M: PmMem>(pm: &mut M, kind: KeyKind, cfg: FastFairConfig) -> FastFair {
         assert!(cfg.node_bytes == 512 || cfg.node_bytes == 256);
         let meta = pm.alloc(LINE, LINE);
@@ -136,7 +173,7 @@ impl FastFair {
             kind,
             cfg,
             meta,
-            card: ((cfg.node_bytes - HDR) / ENTRY) as usize,
+            card: ((cfg.node_bytes - cfg.header_bytes) / ENTRY) as usize,
         };
         let root = t.new_node(pm, 0);
         clflush(pm, root, cfg.node_bytes);
@@ -151,7 +188,7 @@ impl FastFair {
             kind,
             cfg,
             meta,
-            card: ((cfg.node_bytes - HDR) / ENTRY) as usize,
+            card: ((cfg.node_bytes - cfg.header_bytes) / ENTRY) as usize,
         }
     }
 
@@ -178,7 +215,7 @@ impl FastFair {
     /// Entries up to the first null pointer.
     fn count<M: PmMem>(&self, pm: &M, n: u64) -> usize {
         let mut c = 0;
-        while c < self.card && pm.load(rp(n, c)) != 0 {
+        while c < self.card && pm.load(self.rp(n, c)) != 0 {
             c += 1;
         }
         c
@@ -189,7 +226,7 @@ impl FastFair {
     /// entries loaded all of its lines.
     #[inline]
     fn nonempty<M: PmMem>(&self, pm: &M, n: u64) -> bool {
-        pm.load(rp(n, 0)) != 0
+        pm.load(self.rp(n, 0)) != 0
     }
 
     fn cmp<M: PmMem>(&self, pm: &M, stored: u64, key: &[u8]) -> Ordering {
@@ -201,17 +238,18 @@ impl FastFair {
     /// duplicate and is skipped).
     fn child<M: PmMem>(&self, pm: &M, n: u64, key: &[u8]) -> u64 {
         let sib = pm.load(n + 8);
-        if sib != 0 && self.nonempty(pm, sib) && self.cmp(pm, pm.load(rk(sib, 0)), key).is_le() {
+        if sib != 0 && self.nonempty(pm, sib) && self.cmp(pm, pm.load(self.rk(sib, 0)), key).is_le()
+        {
             return sib;
         }
         let mut prev = pm.load(n);
         let mut i = 0;
         while i < self.card {
-            let p = pm.load(rp(n, i));
+            let p = pm.load(self.rp(n, i));
             if p == 0 {
                 break;
             }
-            if p != prev && self.cmp(pm, pm.load(rk(n, i)), key).is_gt() {
+            if p != prev && self.cmp(pm, pm.load(self.rk(n, i)), key).is_gt() {
                 return prev;
             }
             prev = p;
@@ -235,12 +273,12 @@ impl FastFair {
             let mut prev = 0;
             let mut i = 0;
             while i < self.card {
-                let p = pm.load(rp(n, i));
+                let p = pm.load(self.rp(n, i));
                 if p == 0 {
                     break;
                 }
                 if p != prev {
-                    match self.cmp(pm, pm.load(rk(n, i)), key) {
+                    match self.cmp(pm, pm.load(self.rk(n, i)), key) {
                         Ordering::Equal => return (n, Some(i)),
                         Ordering::Greater => return (n, None),
                         Ordering::Less => {}
@@ -250,7 +288,9 @@ impl FastFair {
                 i += 1;
             }
             let sib = pm.load(n + 8);
-            if sib != 0 && self.nonempty(pm, sib) && self.cmp(pm, pm.load(rk(sib, 0)), key).is_le()
+            if sib != 0
+                && self.nonempty(pm, sib)
+                && self.cmp(pm, pm.load(self.rk(sib, 0)), key).is_le()
             {
                 n = sib;
             } else {
@@ -264,40 +304,47 @@ impl FastFair {
         let (level, sc, _) = hdr(pm, n);
         let sc = if sc % 2 == 0 { sc } else { sc.wrapping_add(1) };
         if num == 0 {
-            pm.store(rk(n, 0), kw);
-            pm.store(rp(n, 0), ptr);
-            pm.store(rp(n, 1), 0);
+            pm.store(self.rk(n, 0), kw);
+            pm.store(self.rp(n, 0), ptr);
+            pm.store(self.rp(n, 1), 0);
             if flush {
-                // Through the end marker (the original: the first 64 B, the same line).
-                clflush(pm, n, rp(n, 1) + 8 - n);
+                // The original flushes the node's first 64 B: through the end marker with
+                // line-contained entries; with its own 56 B header the end marker (+80) is
+                // on the next line and left unflushed, as there.
+                let len = if self.cfg.header_bytes == HDR_RECIPE {
+                    LINE
+                } else {
+                    self.rp(n, 1) + 8 - n
+                };
+                clflush(pm, n, len);
             }
         } else {
             // New end marker, flushed (the 8 B pointer) when it starts a line.
-            pm.store(rp(n, num + 1), 0);
-            if flush && rp(n, num + 1).is_multiple_of(LINE) {
-                clflush(pm, rp(n, num + 1), 8);
+            pm.store(self.rp(n, num + 1), 0);
+            if flush && self.rp(n, num + 1).is_multiple_of(LINE) {
+                clflush(pm, self.rp(n, num + 1), 8);
             }
-            let key_of = |pm: &M, i: usize| pm.load(rk(n, i));
+            let key_of = |pm: &M, i: usize| pm.load(self.rk(n, i));
             let mut placed = false;
             let mut i = num as isize - 1;
             while i >= 0 {
                 let iu = i as usize;
                 let k = key_of(pm, iu);
                 if self.cmp_words(pm, kw, k).is_lt() {
-                    pm.store(rp(n, iu + 1), pm.load(rp(n, iu)));
-                    pm.store(rk(n, iu + 1), k);
+                    pm.store(self.rp(n, iu + 1), pm.load(self.rp(n, iu)));
+                    pm.store(self.rk(n, iu + 1), k);
                     // The original flushes 64 B from the moved entry when it starts a line or
                     // straddles two (then both lines).
-                    let rem = rk(n, iu + 1) % LINE;
+                    let rem = self.rk(n, iu + 1) % LINE;
                     if flush && (rem == 0 || rem + ENTRY > LINE) {
-                        clflush(pm, rk(n, iu + 1), LINE);
+                        clflush(pm, self.rk(n, iu + 1), LINE);
                     }
                 } else {
-                    pm.store(rp(n, iu + 1), pm.load(rp(n, iu)));
-                    pm.store(rk(n, iu + 1), kw);
-                    pm.store(rp(n, iu + 1), ptr);
+                    pm.store(self.rp(n, iu + 1), pm.load(self.rp(n, iu)));
+                    pm.store(self.rk(n, iu + 1), kw);
+                    pm.store(self.rp(n, iu + 1), ptr);
                     if flush {
-                        clflush(pm, rk(n, iu + 1), ENTRY);
+                        clflush(pm, self.rk(n, iu + 1), ENTRY);
                     }
                     placed = true;
                     break;
@@ -305,11 +352,11 @@ impl FastFair {
                 i -= 1;
             }
             if !placed {
-                pm.store(rp(n, 0), pm.load(n));
-                pm.store(rk(n, 0), kw);
-                pm.store(rp(n, 0), ptr);
+                pm.store(self.rp(n, 0), pm.load(n));
+                pm.store(self.rk(n, 0), kw);
+                pm.store(self.rp(n, 0), ptr);
                 if flush {
-                    clflush(pm, rk(n, 0), ENTRY);
+                    clflush(pm, self.rk(n, 0), ENTRY);
                 }
             }
         }
@@ -328,7 +375,7 @@ impl FastFair {
             let sib = pm.load(n + 8);
             if sib != 0
                 && self.nonempty(pm, sib)
-                && self.cmp_words(pm, kw, pm.load(rk(sib, 0))).is_gt()
+                && self.cmp_words(pm, kw, pm.load(self.rk(sib, 0))).is_gt()
             {
                 n = sib;
             } else {
@@ -345,35 +392,35 @@ impl FastFair {
         let (level, sc, _) = hdr(pm, n);
         let sibling = self.new_node(pm, level);
         let m = num / 2;
-        let split_key = pm.load(rk(n, m));
+        let split_key = pm.load(self.rk(n, m));
         let mut cnt = 0;
         let leaf = pm.load(n) == 0;
         let first = if leaf { m } else { m + 1 };
         for i in first..num {
-            let (k, p) = (pm.load(rk(n, i)), pm.load(rp(n, i)));
+            let (k, p) = (pm.load(self.rk(n, i)), pm.load(self.rp(n, i)));
             self.insert_key(pm, sibling, k, p, cnt, false);
             cnt += 1;
         }
         if !leaf {
-            pm.store(sibling, pm.load(rp(n, m)));
+            pm.store(sibling, pm.load(self.rp(n, m)));
         }
         pm.store(sibling + 8, pm.load(n + 8));
         let used = if self.cfg.no_bloat {
-            HDR + ENTRY * (cnt as u64 + 1)
+            self.cfg.header_bytes + ENTRY * (cnt as u64 + 1)
         } else {
             self.cfg.node_bytes
         };
         clflush(pm, sibling, used);
         pm.fence();
         pm.store(n + 8, sibling);
-        clflush(pm, n, HDR);
+        clflush(pm, n, self.cfg.header_bytes);
         let sc = if sc % 2 == 0 {
             sc.wrapping_add(2)
         } else {
             sc.wrapping_add(1)
         };
-        pm.store(rp(n, m), 0);
-        clflush(pm, rk(n, m), ENTRY);
+        pm.store(self.rp(n, m), 0);
+        clflush(pm, self.rk(n, m), ENTRY);
         set_hdr(pm, n, level, sc, m as i16 - 1);
         if !self.cfg.coalesce {
             clflush(pm, n + 16, 8);
@@ -387,9 +434,9 @@ impl FastFair {
         if self.root(pm) == n {
             let root = self.new_node(pm, level + 1);
             pm.store(root, n);
-            pm.store(rk(root, 0), split_key);
-            pm.store(rp(root, 0), sibling);
-            pm.store(rp(root, 1), 0);
+            pm.store(self.rk(root, 0), split_key);
+            pm.store(self.rp(root, 0), sibling);
+            pm.store(self.rp(root, 1), 0);
             set_hdr(pm, root, level + 1, 0, 0);
             let used = if self.cfg.no_bloat {
                 LINE
@@ -435,23 +482,23 @@ impl FastFair {
         let left = if i == 0 {
             pm.load(n)
         } else {
-            pm.load(rp(n, i - 1))
+            pm.load(self.rp(n, i - 1))
         };
-        pm.store(rp(n, i), left);
+        pm.store(self.rp(n, i), left);
         let mut last_flushed = u64::MAX;
         for j in i..num {
-            pm.store(rk(n, j), pm.load(rk(n, j + 1)));
+            pm.store(self.rk(n, j), pm.load(self.rk(n, j + 1)));
             pm.store(
-                rp(n, j),
+                self.rp(n, j),
                 if j + 1 < self.card {
-                    pm.load(rp(n, j + 1))
+                    pm.load(self.rp(n, j + 1))
                 } else {
                     0
                 },
             );
-            let end_of_line = (rk(n, j) + ENTRY).is_multiple_of(LINE);
+            let end_of_line = (self.rk(n, j) + ENTRY).is_multiple_of(LINE);
             if end_of_line || j + 1 == num {
-                let line = rk(n, j) & !(LINE - 1);
+                let line = self.rk(n, j) & !(LINE - 1);
                 if line != last_flushed {
                     clflush(pm, line, LINE);
                     last_flushed = line;
@@ -478,7 +525,9 @@ impl FastFair {
         }
         loop {
             let sib = pm.load(n + 8);
-            if sib != 0 && self.nonempty(pm, sib) && self.cmp(pm, pm.load(rk(sib, 0)), key).is_le()
+            if sib != 0
+                && self.nonempty(pm, sib)
+                && self.cmp(pm, pm.load(self.rk(sib, 0)), key).is_le()
             {
                 n = sib;
             } else {
@@ -496,13 +545,13 @@ impl FastFair {
         let lm = pm.load(parent);
         if lm == n {
             let r = pm.load(n + 8);
-            return (c > 0 && r != 0 && pm.load(rp(parent, 0)) == r).then_some((n, r, 0));
+            return (c > 0 && r != 0 && pm.load(self.rp(parent, 0)) == r).then_some((n, r, 0));
         }
-        let j = (0..c).find(|&j| pm.load(rp(parent, j)) == n)?;
+        let j = (0..c).find(|&j| pm.load(self.rp(parent, j)) == n)?;
         let left = if j == 0 {
             lm
         } else {
-            pm.load(rp(parent, j - 1))
+            pm.load(self.rp(parent, j - 1))
         };
         (pm.load(left + 8) == n).then_some((left, n, j))
     }
@@ -568,7 +617,7 @@ impl FastFair {
         let mut s = self.live(pm, left);
         let num_l = s.len();
         if internal {
-            s.push((pm.load(rk(parent, j)), pm.load(right)));
+            s.push((pm.load(self.rk(parent, j)), pm.load(right)));
         }
         s.extend(self.live(pm, right));
         if s.len() < self.card {
@@ -607,8 +656,8 @@ impl FastFair {
             clflush(pm, left + 8, 8);
             // Truncate as a split does (what lies past the cut is >= the new separator).
             let (_, sc, _) = hdr(pm, left);
-            pm.store(rp(left, keep), 0);
-            clflush(pm, rk(left, keep), ENTRY);
+            pm.store(self.rp(left, keep), 0);
+            clflush(pm, self.rk(left, keep), ENTRY);
             set_hdr(pm, left, level, sc, keep as i16 - 1);
         }
         self.free_node(pm, right);
@@ -630,12 +679,12 @@ impl FastFair {
         pm.store(n, leftmost);
         pm.store(n + 8, sibling);
         for (i, &(k, p)) in entries.iter().enumerate() {
-            pm.store(rk(n, i), k);
-            pm.store(rp(n, i), p);
+            pm.store(self.rk(n, i), k);
+            pm.store(self.rp(n, i), p);
         }
         set_hdr(pm, n, level, 0, entries.len() as i16 - 1);
         let used = if self.cfg.no_bloat {
-            HDR + ENTRY * (entries.len() as u64 + 1)
+            self.cfg.header_bytes + ENTRY * (entries.len() as u64 + 1)
         } else {
             self.cfg.node_bytes
         };
@@ -652,15 +701,15 @@ impl FastFair {
     /// cut off by recovery.
     fn stage_append<M: PmMem>(&self, pm: &mut M, n: u64, c: usize, entries: &[(u64, u64)]) {
         for (i, &(k, p)) in entries.iter().enumerate().skip(1) {
-            pm.store(rk(n, c + i), k);
-            pm.store(rp(n, c + i), p);
+            pm.store(self.rk(n, c + i), k);
+            pm.store(self.rp(n, c + i), p);
         }
         for j in c + entries.len()..self.card {
-            if pm.load(rp(n, j)) != 0 {
-                pm.store(rp(n, j), 0);
+            if pm.load(self.rp(n, j)) != 0 {
+                pm.store(self.rp(n, j), 0);
             }
         }
-        let from = rk(n, c);
+        let from = self.rk(n, c);
         clflush(pm, from, n + self.cfg.node_bytes - from);
     }
 
@@ -669,9 +718,9 @@ impl FastFair {
         let Some(&(k, p)) = entries.first() else {
             return;
         };
-        pm.store(rk(n, c), k);
-        pm.store(rp(n, c), p);
-        clflush(pm, rk(n, c), ENTRY);
+        pm.store(self.rk(n, c), k);
+        pm.store(self.rp(n, c), p);
+        clflush(pm, self.rk(n, c), ENTRY);
         let (level, sc, _) = hdr(pm, n);
         set_hdr(pm, n, level, sc, (c + entries.len()) as i16 - 1);
     }
@@ -696,20 +745,24 @@ impl FastFair {
             && entries
                 .iter()
                 .enumerate()
-                .all(|(i, &(k, p))| pm.load(rk(n, i)) == k && pm.load(rp(n, i)) == p);
+                .all(|(i, &(k, p))| pm.load(self.rk(n, i)) == k && pm.load(self.rp(n, i)) == p);
         let from = if same { entries.len() } else { 0 };
         for (i, &(k, p)) in entries.iter().enumerate().skip(from) {
-            pm.store(rk(n, i), k);
-            pm.store(rp(n, i), p);
+            pm.store(self.rk(n, i), k);
+            pm.store(self.rp(n, i), p);
         }
         for j in entries.len()..self.card {
-            if pm.load(rp(n, j)) != 0 {
-                pm.store(rp(n, j), 0);
+            if pm.load(self.rp(n, j)) != 0 {
+                pm.store(self.rp(n, j), 0);
             }
         }
         let level = hdr(pm, n).0;
         set_hdr(pm, n, level, 0, entries.len() as i16 - 1);
-        let start = if from < self.card { rk(n, from) } else { n };
+        let start = if from < self.card {
+            self.rk(n, from)
+        } else {
+            n
+        };
         pm.flush(n);
         let mut line = start & !(LINE - 1);
         while line < n + self.cfg.node_bytes {
@@ -726,14 +779,14 @@ impl FastFair {
         let mut out = Vec::new();
         let mut prev = pm.load(n);
         for i in 0..self.count(pm, n) {
-            let p = pm.load(rp(n, i));
+            let p = pm.load(self.rp(n, i));
             let dup = if i == 0 && prev == 0 {
                 false
             } else {
                 p == prev
             };
             if !dup {
-                out.push((pm.load(rk(n, i)), p));
+                out.push((pm.load(self.rk(n, i)), p));
             }
             prev = p;
         }
@@ -773,7 +826,7 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
 
     fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64> {
         match self.locate(pm, key) {
-            (n, Some(i)) => Some(pm.load(pm.load(rp(n, i)))),
+            (n, Some(i)) => Some(pm.load(pm.load(self.rp(n, i)))),
             _ => None,
         }
     }
@@ -781,7 +834,7 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
     fn update(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
         match self.locate(pm, key) {
             (n, Some(i)) => {
-                let rec = pm.load(rp(n, i));
+                let rec = pm.load(self.rp(n, i));
                 pm.store(rec, value);
                 clflush(pm, rec, 8);
                 true
@@ -798,7 +851,7 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
         let (leaf, Some(i)) = self.locate(pm, key) else {
             return false;
         };
-        let rec = pm.load(rp(leaf, i));
+        let rec = pm.load(self.rp(leaf, i));
         self.remove_at(pm, leaf, i);
         if self.kind == KeyKind::Int {
             pm.free(rec, record_bytes(self.kind));
@@ -848,7 +901,7 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
                     let fence = low
                         .get(&sib)
                         .copied()
-                        .or_else(|| self.nonempty(pm, sib).then(|| pm.load(rk(sib, 0))));
+                        .or_else(|| self.nonempty(pm, sib).then(|| pm.load(self.rk(sib, 0))));
                     let sib_lm = if level > 0 { pm.load(sib) } else { 0 };
                     let cut = e.iter().position(|&(k, p)| {
                         fence.is_some_and(|f| self.cmp_words(pm, k, f).is_ge())
@@ -978,6 +1031,7 @@ mod tests {
             node_bytes: 256,
             no_bloat: true,
             coalesce: true,
+            header_bytes: HDR,
         };
         let mut pm = test_pm();
         let mut t = FastFair::new(&mut pm, KeyKind::Int, cfg);
@@ -1062,6 +1116,55 @@ mod tests {
         t.check(&pm).unwrap();
     }
 
+    fn recipe_tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> FastFair {
+        let cfg = FastFairConfig {
+            header_bytes: HDR_RECIPE,
+            ..FastFairConfig::default()
+        };
+        FastFair::new(pm, kind, cfg)
+    }
+
+    #[test]
+    fn recipe_layout_model_and_standard_checks() {
+        crate::pmindex::testing::standard_checks(&SPEC_RECIPE).unwrap();
+        for kind in [KeyKind::Int, KeyKind::Str] {
+            let mut pm = test_pm();
+            let mut t = recipe_tree(&mut pm, kind);
+            assert_eq!(t.card, 28, "the original's cardinality (512 - 56) / 16");
+            run_model(&mut t, &mut pm, &random_ops(kind, 4, 3000, 1500));
+        }
+    }
+
+    /// The original's layout by hand: entry i at 56 + 16 i, so entries 0, 4, 8, ... straddle
+    /// two lines and no entry starts one; end markers start a line at entries 4, 8, ....
+    #[test]
+    fn recipe_layout_flush_counts_closed_form() {
+        let mut pm = test_pm();
+        let mut t = recipe_tree(&mut pm, KeyKind::Int);
+        let d = |pm: &TestPm, b: &crate::pmindex::PmStats| {
+            let x = pm.stats().minus(b);
+            (x.flushes, x.fences)
+        };
+        // Record (1 flush, 2 fences) + per insert: the empty node's first 64 B; entries 1
+        // and 2 (one line each); entry 3 and its end marker at +128 (a line start); entry
+        // 4 at 120..136, two lines under one call.
+        for (k, want) in [(2, 4), (2, 4), (2, 4), (3, 6), (3, 4)]
+            .into_iter()
+            .enumerate()
+        {
+            let b = pm.stats();
+            assert!(t.insert(&mut pm, &int_key(100 + k as u64), 1));
+            assert_eq!(d(&pm, &b), want, "append {k}");
+        }
+        // The smallest key shifts entries 4..0 right: only the move into entry 4 (offset
+        // 120, straddling) flushes, 64 B = two lines; then the new entry 0 (56..72, two
+        // lines). Record + 2 calls.
+        let b = pm.stats();
+        t.insert(&mut pm, &int_key(1), 1);
+        assert_eq!(d(&pm, &b), (1 + 2 + 2, 2 + 2 + 2));
+        t.check(&pm).unwrap();
+    }
+
     #[test]
     fn crash_every_fence() {
         for kind in [KeyKind::Int, KeyKind::Str] {
@@ -1081,6 +1184,7 @@ mod tests {
         node_bytes: 256,
         no_bloat: true,
         coalesce: true,
+        header_bytes: HDR,
     };
 
     /// Every node, level by level from the root: (level, node, entries).
