@@ -119,8 +119,9 @@ fn kernel_copies_are_slower_than_dma_and_small_pages_pay_most() {
     let dma_2m = budget(CopyEngine::hemem_dma(), 2 << 20, 0);
     let kernel_2m = budget(CopyEngine::kernel_migrate_pages(), 2 << 20, 0);
     assert!(kernel_4k < dma_4k && kernel_2m < dma_2m);
-    // The per-page software cost weighs on 4 KiB pages far more than on 2 MiB ones.
-    assert!((kernel_4k as f64 / dma_4k as f64) < 0.5 * (kernel_2m as f64 / dma_2m as f64));
+    // The per-page software cost weighs on 4 KiB pages more than on 2 MiB ones: 0.61 µs
+    // beside a 0.85 µs copy against 15 µs beside a 433 µs one (docs/tiering.md).
+    assert!((kernel_4k as f64 / dma_4k as f64) < 0.7 * (kernel_2m as f64 / dma_2m as f64));
 }
 
 #[test]

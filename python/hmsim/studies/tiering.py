@@ -34,15 +34,39 @@ SYSTEMS = {  # policy name -> (system, colloid)
 PAIRS = (("hemem", "colloid-hemem"), ("tpp", "colloid-tpp"), ("memtis", "colloid-memtis"))
 
 
+# Quick mode's TPP setup, scaled down: the tiers, the working set and the hot set at 1/8 of the
+# Colloid setup's sizes and GUPS on 2 cores instead of 15, with 4 KiB pages. Each page then sees
+# about the access rate it sees at full size (2/15 of the accesses over 1/8 of the pages), so
+# kswapd's accessed-bit test finds cold pages as it does at full size; with 15 cores every page
+# of the small setup is touched between two kswapd visits and TPP would stay at first touch.
+QUICK_TPP_SCALE = 0.125
+QUICK_TPP_CORES = 2
+
+
+QUICK_TPP_S = 30.0
+
+
+def _quick_tpp(policy: str, quick: bool) -> bool:
+    return quick and policy.endswith("tpp")
+
+
+def _quick_tpp_overrides() -> dict:
+    return {
+        "workload__cores": QUICK_TPP_CORES,
+        "workload__working_set_bytes": int((72 << 30) * QUICK_TPP_SCALE),
+        "workload__hot_set_bytes": int((24 << 30) * QUICK_TPP_SCALE),
+        "sim__page_bytes": 4096,
+    }
+
+
 def _system_overrides(policy: str, quick: bool) -> dict:
     """Run length and page size per system (Colloid setup: HeMem 100 s, TPP 600 s, MEMTIS 180 s,
-    averaged over the last 30 s). Quick mode shortens them; its TPP uses THP (2 MiB): 4 KiB TPP
-    needs ~120 simulated s (~12 CPU s) to settle at full size, and a scaled-down setup (1/8 of
-    the pages, same cores) raises every page's access rate 8x, so kswapd finds no page with a
-    clear accessed bit and TPP stays at first touch, as with THP (docs/tiering.md)."""
+    averaged over the last 30 s). Quick mode shortens them; its TPP runs with 4 KiB pages in
+    the scaled-down setup (`QUICK_TPP_SCALE`, docs/tiering.md): 4 KiB TPP needs ~120
+    simulated s (~12 CPU s) to settle at full size."""
     if policy.endswith("tpp"):
         if quick:
-            return {"sim__duration_s": 30.0, "sim__measure_last_s": 5.0}
+            return {"sim__duration_s": QUICK_TPP_S, "sim__measure_last_s": 5.0, **_quick_tpp_overrides()}
         return {"sim__duration_s": 600.0, "sim__measure_last_s": 30.0, "sim__page_bytes": 4096}
     if policy.endswith("memtis"):
         return {"sim__duration_s": 20.0 if quick else 180.0, "sim__measure_last_s": 5.0 if quick else 30.0}
@@ -89,10 +113,25 @@ def _base() -> tuple[str, str]:
     return f.read_text(), str(f)
 
 
-def _with_alt_latency(text: str, ns: float) -> str:
+def _with_tiers(text: str, ns: float | None = None, scale: float = 1.0) -> str:
+    """The reference tiers with the alternate tier's unloaded latency `ns` and capacities × `scale`."""
     tiers = json.loads(_core.tier_reference_tiers())
-    tiers[1]["unloaded_latency_ns"] = ns
+    if ns is not None:
+        tiers[1]["unloaded_latency_ns"] = ns
+    for t in tiers:
+        t["capacity_bytes"] = int(t["capacity_bytes"] * scale)
     return text + "\n" + tomli_w.dumps({"tiers": tiers})
+
+
+def _with_alt_latency(text: str, ns: float) -> str:
+    return _with_tiers(text, ns)
+
+
+def _text_for(text: str, policy: str, quick: bool, ns: float | None = None) -> str:
+    """The scenario text of a run: quick TPP gets the scaled-down tiers."""
+    if _quick_tpp(policy, quick):
+        return _with_tiers(text, ns, QUICK_TPP_SCALE)
+    return text if ns is None else _with_tiers(text, ns)
 
 
 def _converge_after_s(policy: str, quick: bool) -> float:
@@ -105,7 +144,7 @@ def _converge_after_s(policy: str, quick: bool) -> float:
 
 def _heatmap_overrides(policy: str, quick: bool) -> dict:
     """Fig. 3 run lengths: HeMem 40 s (quick 15 s); MEMTIS as in fig. 1; TPP with 4 KiB pages
-    for 150 s averaged over the last 30 s (quick: THP as in fig. 1): TPP's throughput is within
+    for 150 s averaged over the last 30 s (quick: the scaled-down setup as in fig. 1): TPP's throughput is within
     ~2 % of its 600 s level after ~120 s, and 64 points of 600 s would not fit in 30 min."""
     if policy.endswith("memtis"):
         return _system_overrides(policy, quick)
@@ -152,7 +191,8 @@ def build_points(quick: bool) -> list[Point]:
         pts.append(_pt(text, file, "calibration", "static-default", i, workload__hot_offset_bytes=0, **dur))
     for policy in SYSTEMS:
         for i in range(4):
-            pts.append(_pt(text, file, "contention", policy, i, **_system_overrides(policy, quick)))
+            ov = _system_overrides(policy, quick)
+            pts.append(_pt(_text_for(text, policy, quick), file, "contention", policy, i, **ov))
     lat = [135.0, 192.0] if quick else ALT_LATENCIES_NS
     sizes = [64, 4096] if quick else OBJECT_SIZES
     intens = [0, 3] if quick else [0, 1, 2, 3]
@@ -161,9 +201,10 @@ def build_points(quick: bool) -> list[Point]:
         hd = _heatmap_overrides(policy, quick)
         for i in intens:
             for ns in lat:
-                pts.append(_pt(_with_alt_latency(text, ns), file, "alt_latency", policy, i, **hd))
+                pts.append(_pt(_text_for(text, policy, quick, ns), file, "alt_latency", policy, i, **hd))
             for size in sizes:
-                pts.append(_pt(text, file, "object_size", policy, i, workload__object_size_bytes=size, **hd))
+                t = _text_for(text, policy, quick)
+                pts.append(_pt(t, file, "object_size", policy, i, workload__object_size_bytes=size, **hd))
     pts += _app_points(text, file, quick)
     pts += tiering_pmem.points(_pt, text, file, quick)
     move = 10.0 if quick else 100.0
@@ -173,12 +214,15 @@ def build_points(quick: bool) -> list[Point]:
             "sim__measure_last_s": 5.0,
             "sim__timeline": True,
         }
-        if policy.endswith("tpp") and not quick:
+        if policy.endswith("tpp"):
             run["sim__page_bytes"] = 4096  # THP stays at first touch (docs/tiering.md)
-        pts.append(_pt(text, file, "converge_hot_move", policy, 0, workload__hot_move_s=move, **run))
+            if quick:
+                run.update(_quick_tpp_overrides())
+        t = _text_for(text, policy, quick)
+        pts.append(_pt(t, file, "converge_hot_move", policy, 0, workload__hot_move_s=move, **run))
         pts.append(
             _pt(
-                text,
+                t,
                 file,
                 "converge_contention",
                 policy,

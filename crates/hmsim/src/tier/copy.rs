@@ -142,9 +142,15 @@ mod tests {
     #[test]
     fn kernel_pays_per_page_and_dma_does_not() {
         let (k, d) = (CopyEngine::kernel_migrate_pages(), CopyEngine::hemem_dma());
-        // Per thread, 4 KiB pages: the kernel's software cost dominates its copy time.
         let per_thread = |e: &CopyEngine, b| e.rate_gb_s(b, 70.0, 135.0) / e.threads as f64;
-        assert!(per_thread(&k, 4096) < 0.5 * per_thread(&d, 4096));
+        // Closed form per thread: page / (software cost + page / stream).
+        let stream = k.stream_bytes_per_ns(70.0, 135.0);
+        let want = 4096.0 / (k.page_cost_4k_ns + 4096.0 / stream);
+        assert!((per_thread(&k, 4096) - want).abs() < 1e-9 * want);
+        // 4 KiB pages: the software cost is a large share of a kernel page's time (over a
+        // third with the measured 0.61 µs), so a kernel thread moves base pages well below
+        // a DMA channel's rate.
+        assert!(per_thread(&k, 4096) < 0.7 * per_thread(&d, 4096));
         // With 2 MiB pages the software cost is amortised: the kernel thread streams at
         // nearly a DMA channel's rate.
         assert!(per_thread(&k, 2 << 20) > 0.9 * per_thread(&d, 2 << 20));

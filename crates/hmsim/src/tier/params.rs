@@ -76,14 +76,23 @@ pub fn reference_tiers() -> Vec<TierSpec> {
 /// HeMem's evaluated build copies with I/OAT DMA over 2 channels (`NUM_CHANNS` 2 in the HeMem
 /// artifact, Raybuck et al., ACM SOSP 2021).
 pub const HEMEM_DMA_CHANNELS: u32 = 2;
-/// Estimate (no published per-page figure was found for this setup): the kernel's software
-/// cost of `migrate_pages` per 4 KiB folio besides the copy — isolate from the LRU, allocate,
-/// unmap into migration entries, one TLB-shootdown IPI round, remap. A few µs per folio
-/// makes 4 KiB migration software-bound (about 0.7 GB/s for one thread), as Nimble (Yan et
-/// al., ACM ASPLOS 2019) reports for Linux: most of the memory bandwidth left unused with
-/// base pages. docs/tiering.md, *Migration copies*.
-pub const KERNEL_PAGE_COST_4K_NS: f64 = 5_000.0;
-/// Estimate: the same per 2 MiB folio. The unmap, the shootdown and the remap are done once
-/// per folio (a PMD entry; Linux's batched-flush change notes a THP's TLB flush costs about
-/// 1/512 of its base pages'), plus per-subpage metadata; small beside the 2 MiB copy.
+/// Derived from a published measurement: the kernel's software cost of migrating one 4 KiB
+/// folio besides its copy (isolate from the LRU, allocate, unmap into migration entries, the
+/// batched TLB flush, remap). Garg, "Accelerate page migration with batch copying and hardware
+/// offload" (linux-mm RFC v4 cover letter, March 2026, table a; re-measured in the v5
+/// thread, May 2026): one thread's `move_pages()` of 1 GB between the two sockets of an AMD
+/// EPYC (Zen 3) server on vanilla Linux 7.0/7.1 moves 4 KiB folios at 3.55 / 3.31 GB/s
+/// (1154 / 1237 ns a folio) and 256 KiB–1 MiB folios at 7.03 / 7.07 GB/s, where the per-folio
+/// work is under 2 % and the rate is the thread's copy rate. Folio time less its copy at that
+/// rate: 1154 − 583 = 571 ns and 1237 − 579 = 658 ns; the mean, rounded. The model charges
+/// the copy itself at the tiers' loaded latencies (copy.rs). docs/tiering.md, *Migration
+/// copies*.
+pub const KERNEL_PAGE_COST_4K_NS: f64 = 610.0;
+/// Estimate (no published figure separates it from the copy): the same per 2 MiB folio. The
+/// same source's 2 MiB folios move at 10.88 / 11.02 GB/s (≈ 191 µs a folio) with one thread,
+/// and with the copy offloaded to 16 DMA channels about 6× faster (≈ 32 µs a folio), which
+/// bounds the non-copy work to ≲ 32 µs; a fit of t = c + copy / channels through the 4- and
+/// 16-channel points gives c ≈ 17 µs. The unmap, flush and remap are done once per folio (a
+/// PMD entry; Linux's batched-flush change notes a THP's TLB flush costs about 1/512 of its
+/// base pages'), plus per-subpage metadata. docs/tiering.md, *Migration copies*.
 pub const KERNEL_PAGE_COST_2M_NS: f64 = 15_000.0;
