@@ -2,8 +2,6 @@
 //! of [`Synthetic`], and [`fit`], which measures those parameters on a kmem trace (the
 //! presets are `fit` of the traces recorded here; see `docs/allocators.md`).
 
-use serde::{Deserialize, Serialize};
-
 use super::cohort::measure;
 use super::workload::{AllocOp, AllocWorkload, Synthetic};
 use super::MAX_ORDER;
@@ -126,45 +124,63 @@ pub fn preset(shape: &str) -> Option<Synthetic> {
     })
 }
 
-/// `[workload.synthetic]`: a shape and any parameters to override in it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SyntheticSpec {
-    /// One of [`SHAPES`]; default `kernel-compile`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shape: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threads: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allocs_per_thread: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order_mix: Option<Vec<f64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub burst_allocs_mean: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub burst_gap_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idle_gap_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub short_lived_fraction: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub short_life_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub long_life_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cohorts: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cohort_fraction: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cohort_free_gap_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cohort_short_life_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cohort_bursts_mean: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub handoff_fraction: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub handoff_gap_ns: Option<f64>,
+crate::params! {
+    #[params(check)]
+    /// `[workload.synthetic]`: a shape and any parameters to override in it.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct SyntheticSpec {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub shape: Option<String> = None => any, "",
+            "One of `kernel-compile` (default), `lmbench`, `stream`, `unixbench`, `dbench`, `tbench`: the preset the other keys override.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub threads: Option<u32> = None => any, "",
+            "Threads (CPUs) issuing requests. Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub allocs_per_thread: Option<u32> = None => any, "",
+            "Allocation requests per thread (each is later freed). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub order_mix: Option<Vec<f64>> = None => any, "",
+            "Probability weights of orders 0, 1, 2, … (normalised; at most 11 entries). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub burst_allocs_mean: Option<f64> = None => any, "allocations",
+            "Mean allocations per burst (geometric). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub burst_gap_ns: Option<f64> = None => any, "ns",
+            "Mean gap between allocations inside a burst (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub idle_gap_ns: Option<f64> = None => any, "ns",
+            "Mean gap between bursts (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub short_lived_fraction: Option<f64> = None => any, "",
+            "Fraction of blocks with the short lifetime. Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub short_life_ns: Option<f64> = None => any, "ns",
+            "Mean short lifetime (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub long_life_ns: Option<f64> = None => any, "ns",
+            "Mean long lifetime (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub cohorts: Option<bool> = None => any, "",
+            "Bursts die as cohorts; `false`: every block has an independent lifetime. Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub cohort_fraction: Option<f64> = None => any, "",
+            "Probability that a block joins its burst's cohort. Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub cohort_free_gap_ns: Option<f64> = None => any, "ns",
+            "Mean gap between consecutive frees of a cohort (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub cohort_short_life_ns: Option<f64> = None => any, "ns",
+            "Mean short lifetime of a cohort, from its first allocation to its first free (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub cohort_bursts_mean: Option<f64> = None => any, "bursts",
+            "Mean consecutive bursts of a thread that share one cohort (geometric). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub handoff_fraction: Option<f64> = None => any, "",
+            "Fraction of blocks freed once their thread's next allocation is made (a replaced buffer); they join no cohort. Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub handoff_gap_ns: Option<f64> = None => any, "ns",
+            "Mean time from the replacement's allocation to the free (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+    }
 }
 
 impl SyntheticSpec {
@@ -201,8 +217,8 @@ impl SyntheticSpec {
     }
 }
 
-impl Validate for SyntheticSpec {
-    fn validate(&self, v: &mut Validator) {
+impl SyntheticSpec {
+    fn check(&self, v: &mut Validator) {
         v.one_of("shape", self.shape_name(), &SHAPES);
         self.resolve().validate(v);
     }
