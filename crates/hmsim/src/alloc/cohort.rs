@@ -47,6 +47,11 @@ pub struct CohortStats {
     /// Mean distinct bursts whose blocks one free run holds (a CPU's frees with gaps under
     /// [`BURST_GAP_NS`], runs of two or more frees).
     pub cohort_bursts_mean: f64,
+    /// Blocks freed after their CPU's next allocation and before the one after it (a buffer
+    /// released once its replacement is allocated: a socket's page-frag refill) / all blocks.
+    pub handoff_fraction: f64,
+    /// Mean time from the replacement's allocation to such a free, ns.
+    pub handoff_gap_ns: f64,
 }
 
 /// Measure bursts, cohorts and lifetimes of `w` (see the module documentation).
@@ -55,6 +60,9 @@ pub fn measure(w: &AllocWorkload) -> CohortStats {
     let mut alloc_at = vec![u64::MAX; n];
     let mut free_at = vec![u64::MAX; n];
     let mut pages = vec![0u64; n];
+    // When the block's CPU next allocates, and allocates again after that.
+    let (mut next_at, mut next2_at) = (vec![u64::MAX; n], vec![u64::MAX; n]);
+    let mut prev: Vec<[Option<u32>; 2]> = vec![[None; 2]; w.cpus.max(1) as usize];
     let mut burst_of = vec![u32::MAX; n];
     let mut last: Vec<Option<(u64, u32)>> = vec![None; w.cpus.max(1) as usize];
     let mut bursts: Vec<(u64, Vec<u32>)> = Vec::new();
@@ -76,6 +84,13 @@ pub fn measure(w: &AllocWorkload) -> CohortStats {
                 alloc_at[i] = q.ts_ns;
                 pages[i] = 1 << order;
                 let c = q.cpu as usize;
+                if let Some(p) = prev[c][0] {
+                    next_at[p as usize] = q.ts_ns;
+                }
+                if let Some(p) = prev[c][1] {
+                    next2_at[p as usize] = q.ts_ns;
+                }
+                prev[c] = [Some(q.id), prev[c][0]];
                 let b = match last[c] {
                     Some((t, b)) if q.ts_ns - t < BURST_GAP_NS => b,
                     _ => {
@@ -105,7 +120,15 @@ pub fn measure(w: &AllocWorkload) -> CohortStats {
     for r in runs {
         close_run(Some(r).flatten());
     }
+    let (mut handoffs, mut handoff_gap) = (0u64, 0f64);
+    for i in 0..n {
+        if free_at[i] != u64::MAX && next_at[i] <= free_at[i] && free_at[i] < next2_at[i] {
+            handoffs += 1;
+            handoff_gap += (free_at[i] - next_at[i]) as f64;
+        }
+    }
     let mut s = CohortStats {
+        handoff_gap_ns: handoff_gap / handoffs.max(1) as f64,
         cohort_bursts_mean: (run_bursts as f64 / nruns.max(1) as f64).max(1.0),
         ..Default::default()
     };
@@ -161,6 +184,7 @@ pub fn measure(w: &AllocWorkload) -> CohortStats {
         v.get(v.len() / 2).copied().unwrap_or(0) as f64
     };
     let all = s.allocs.max(1) as f64;
+    s.handoff_fraction = handoffs as f64 / all;
     s.bursts = bursts.len() as u64;
     s.burst_allocs_mean = s.allocs as f64 / s.bursts.max(1) as f64;
     s.burst_pages_mean = total_pages as f64 / s.bursts.max(1) as f64;
@@ -307,6 +331,64 @@ mod tests {
         }
     }
 
+    /// Hand-offs with no gap: every block but each thread's last is freed at its
+    /// successor's allocation, after it, and `measure` counts them back.
+    #[test]
+    fn handoffs_free_after_the_next_allocation() {
+        let s = Synthetic {
+            threads: 2,
+            allocs_per_thread: 500,
+            handoff_fraction: 1.0,
+            handoff_gap_ns: 0.0,
+            ..Default::default()
+        };
+        let w = s.generate(5, "h");
+        check_stream(&w, true);
+        let mut at = vec![0u64; w.blocks as usize];
+        for (k, q) in w.reqs.iter().enumerate() {
+            match q.op {
+                AllocOp::Alloc { .. } => at[q.id as usize] = q.ts_ns,
+                AllocOp::Free if q.id % 500 != 499 => {
+                    assert_eq!(q.ts_ns, at[q.id as usize + 1], "block {}", q.id);
+                    let succ = w.reqs[..k]
+                        .iter()
+                        .any(|r| r.id == q.id + 1 && r.op != AllocOp::Free);
+                    assert!(succ, "block {} freed before its successor", q.id);
+                }
+                AllocOp::Free => {}
+            }
+        }
+        let m = measure(&w);
+        assert_eq!(m.handoff_fraction, 998.0 / 1000.0);
+        assert_eq!(m.handoff_gap_ns, 0.0);
+    }
+
+    /// A replaced-then-dropped buffer pins its successor's buddy: the tbench shape's frees
+    /// coalesce less often with its measured hand-offs than without them.
+    #[test]
+    fn handoffs_lower_coalescing() {
+        let s = Synthetic {
+            threads: 2,
+            allocs_per_thread: 4000,
+            ..preset("tbench").unwrap()
+        };
+        let end = 2_000_000_000;
+        let with = coalescing(&s.generate(1, "t"), 1 << 16, end);
+        let without = coalescing(
+            &Synthetic {
+                handoff_fraction: 0.0,
+                ..s
+            }
+            .generate(1, "t"),
+            1 << 16,
+            end,
+        );
+        assert!(
+            with.coalescing_free_fraction < 0.8 * without.coalescing_free_fraction,
+            "{with:?} vs {without:?}"
+        );
+    }
+
     /// Every block is allocated once and freed once, after its allocation; the replay
     /// conserves frames; the same seed gives the same stream.
     #[test]
@@ -366,6 +448,7 @@ mod tests {
             gap in 0.0f64..1e5,
             cohort_life in 0.0f64..1e6,
             cohort_bursts in 1.0f64..8.0,
+            handoff in 0.0f64..1.0,
             seed in 0u64..1000,
         ) {
             let s = Synthetic {
@@ -380,6 +463,8 @@ mod tests {
                 cohort_free_gap_ns: gap,
                 cohort_short_life_ns: cohort_life,
                 cohort_bursts_mean: cohort_bursts,
+                handoff_fraction: handoff,
+                handoff_gap_ns: gap,
                 ..Default::default()
             };
             let w = s.generate(seed, "p");

@@ -9,57 +9,28 @@
 //! a request that finds a lock held waits until its holder released it (a discrete-event
 //! model of lock hold/wait); the lock's line then comes from the releasing core's cache.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::layout;
 use super::machine::{AllocMachine, LineSources, MachineState};
-use crate::config::{Validate, Validator};
 
-/// Cycles of the instructions around the memory accesses. Defaults for a Nehalem/
-/// Westmere-class core (sources in `docs/allocators.md`); override in `[cost]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct CostTable {
-    /// Entering the allocator (call, argument and GFP checks).
-    pub call_cycles: u64,
-    /// `local_irq_save` + `local_irq_restore` (`pushf; cli` … `popf`), once per request.
-    pub irq_cycles: u64,
-    /// One free-list link or unlink (pointer work on lines already loaded).
-    pub list_op_cycles: u64,
-    /// ALU work on one loaded 64-bit bitmap word.
-    pub bitmap_word_cycles: u64,
-    /// The locked read-modify-write of an uncontended spin-lock acquisition (the lock's
-    /// line is costed as a line access on top).
-    pub lock_cycles: u64,
-    /// A distinct line when no machine is modelled (flat LLC hit).
-    pub line_cycles: u64,
-}
-
-impl Default for CostTable {
-    fn default() -> Self {
-        CostTable {
-            call_cycles: 20,
-            irq_cycles: 20,
-            list_op_cycles: 3,
-            bitmap_word_cycles: 2,
-            lock_cycles: 20,
-            line_cycles: 40,
-        }
-    }
-}
-
-impl Validate for CostTable {
-    fn validate(&self, v: &mut Validator) {
-        for (k, x) in [
-            ("call_cycles", self.call_cycles),
-            ("irq_cycles", self.irq_cycles),
-            ("list_op_cycles", self.list_op_cycles),
-            ("bitmap_word_cycles", self.bitmap_word_cycles),
-            ("lock_cycles", self.lock_cycles),
-            ("line_cycles", self.line_cycles),
-        ] {
-            v.range(k, x, 0, 1_000_000, "cycles");
-        }
+crate::params! {
+    /// Cycles of the instructions around the memory accesses. Defaults for a Nehalem/
+    /// Westmere-class core (sources in `docs/allocators.md`); override in `[cost]`.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct CostTable {
+        pub call_cycles: u64 = 20 => range(0, 1_000_000), "cycles",
+            "Entering the allocator (call, argument and GFP checks).";
+        pub irq_cycles: u64 = 20 => range(0, 1_000_000), "cycles",
+            "`local_irq_save` + `local_irq_restore` (`pushf; cli` … `popf`), once per request.";
+        pub list_op_cycles: u64 = 3 => range(0, 1_000_000), "cycles",
+            "One free-list link or unlink (pointer work on lines already loaded).";
+        pub bitmap_word_cycles: u64 = 2 => range(0, 1_000_000), "cycles",
+            "ALU work on one loaded 64-bit bitmap word.";
+        pub lock_cycles: u64 = 20 => range(0, 1_000_000), "cycles",
+            "The locked read-modify-write of an uncontended spin-lock acquisition (the lock's line is costed as a line access on top).";
+        pub line_cycles: u64 = 40 => range(0, 1_000_000), "cycles",
+            "A distinct line when no machine is modelled (flat LLC hit).";
     }
 }
 

@@ -9,78 +9,57 @@
 //! (see `docs/allocators.md` for each figure's source).
 
 use rand::Rng;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::cache::{
     CacheConfig, Hierarchy, HitLevel, LevelConfig, MemorySink, Replacement, WriteCause, LINE_BYTES,
 };
-use crate::config::{Validate, Validator};
+use crate::config::Validator;
 use crate::rng::SimRng;
 
-/// Cores, cache sizes, latencies and what the application does between requests.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct AllocMachine {
-    /// Cores; threads beyond this share cores (time-sliced), per-CPU lists belong to cores.
-    pub cores: u32,
-    pub l1_bytes: u64,
-    pub l1_ways: usize,
-    pub l2_bytes: u64,
-    pub l2_ways: usize,
-    /// One LLC shared by every core.
-    pub llc_bytes: u64,
-    pub llc_ways: usize,
-    /// Load-to-use latency of a line found in the core's L1.
-    pub l1_cycles: u64,
-    pub l2_cycles: u64,
-    pub llc_cycles: u64,
-    /// A line held (last written) in another core's private cache.
-    pub cross_core_cycles: u64,
-    /// A line from DRAM.
-    pub dram_cycles: u64,
-    /// A DRAM miss also brings the other line of its 128-byte pair into the core's L2.
-    pub adjacent_line_prefetch: bool,
-    /// The application zeroes every page it is handed (64 stores per 4 KiB page, through
-    /// the caches) before its next request.
-    pub zero_pages: bool,
-    /// Further application lines touched between two requests of a core (random lines
-    /// of `app_footprint_bytes`): cache pollution by the application's own work.
-    pub app_lines_per_request: u32,
-    pub app_footprint_bytes: u64,
-}
-
-impl Default for AllocMachine {
-    fn default() -> Self {
-        AllocMachine {
-            cores: 8,
-            l1_bytes: 32 << 10,
-            l1_ways: 8,
-            l2_bytes: 256 << 10,
-            l2_ways: 8,
-            llc_bytes: 8 << 20,
-            llc_ways: 16,
-            l1_cycles: 4,
-            l2_cycles: 10,
-            llc_cycles: 40,
-            cross_core_cycles: 75,
-            dram_cycles: 144,
-            adjacent_line_prefetch: true,
-            zero_pages: true,
-            app_lines_per_request: 0,
-            app_footprint_bytes: 64 << 20,
-        }
+crate::params! {
+    #[params(check)]
+    /// Cores, cache sizes, latencies and what the application does between requests.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct AllocMachine {
+        pub cores: u32 = 8 => range(1, super::MAX_CPUS as u32), "cores",
+            "Cores; threads beyond this share cores (time-sliced), per-CPU lists belong to cores.";
+        pub l1_bytes: u64 = 32 << 10 => any, "bytes",
+            "Per-core L1 data cache: 64 × ways × a power of two sets.";
+        pub l1_ways: usize = 8 => range(1, 64), "", "L1 associativity.";
+        pub l2_bytes: u64 = 256 << 10 => any, "bytes",
+            "Per-core L2: 64 × ways × a power of two sets.";
+        pub l2_ways: usize = 8 => range(1, 64), "", "L2 associativity.";
+        pub llc_bytes: u64 = 8 << 20 => any, "bytes",
+            "One LLC shared by every core: 64 × ways × a power of two sets.";
+        pub llc_ways: usize = 16 => range(1, 64), "", "LLC associativity.";
+        pub l1_cycles: u64 = 4 => range(0, 100_000), "cycles",
+            "Load-to-use latency of a line found in the core's L1.";
+        pub l2_cycles: u64 = 10 => range(0, 100_000), "cycles",
+            "Load-to-use latency of a line found in the core's L2.";
+        pub llc_cycles: u64 = 40 => range(0, 100_000), "cycles",
+            "Load-to-use latency of a line found in the shared LLC.";
+        pub cross_core_cycles: u64 = 75 => range(0, 100_000), "cycles",
+            "A line held (last written) in another core's private cache.";
+        pub dram_cycles: u64 = 144 => range(0, 100_000), "cycles", "A line from DRAM.";
+        pub adjacent_line_prefetch: bool = true => any, "",
+            "A DRAM miss also brings the other line of its 128-byte pair into the core's L2.";
+        pub zero_pages: bool = true => any, "",
+            "The application zeroes every page it is handed (64 stores per 4 KiB page, through the caches) before its next request.";
+        pub app_lines_per_request: u32 = 0 => range(0, 1 << 20), "lines",
+            "Further application lines touched between two requests of a core (random lines of `app_footprint_bytes`): cache pollution by the application's own work.";
+        pub app_footprint_bytes: u64 = 64 << 20 => range(4096, 1 << 40), "bytes",
+            "The application's memory the lines of `app_lines_per_request` are drawn from.";
     }
 }
 
-impl Validate for AllocMachine {
-    fn validate(&self, v: &mut Validator) {
-        v.range("cores", self.cores, 1, super::MAX_CPUS as u32, "cores");
+impl AllocMachine {
+    fn check(&self, v: &mut Validator) {
         for (k, b, w) in [
             ("l1", self.l1_bytes, self.l1_ways),
             ("l2", self.l2_bytes, self.l2_ways),
             ("llc", self.llc_bytes, self.llc_ways),
         ] {
-            v.range(&format!("{k}_ways"), w, 1, 64, "");
             if b < 64 * w as u64 || !(b / 64 / w as u64).is_power_of_two() {
                 v.fail(
                     &format!("{k}_bytes"),
@@ -88,29 +67,6 @@ impl Validate for AllocMachine {
                 );
             }
         }
-        for (k, x) in [
-            ("l1_cycles", self.l1_cycles),
-            ("l2_cycles", self.l2_cycles),
-            ("llc_cycles", self.llc_cycles),
-            ("cross_core_cycles", self.cross_core_cycles),
-            ("dram_cycles", self.dram_cycles),
-        ] {
-            v.range(k, x, 0, 100_000, "cycles");
-        }
-        v.range(
-            "app_lines_per_request",
-            self.app_lines_per_request,
-            0,
-            1 << 20,
-            "lines",
-        );
-        v.range(
-            "app_footprint_bytes",
-            self.app_footprint_bytes,
-            4096,
-            1 << 40,
-            "bytes",
-        );
     }
 }
 

@@ -39,11 +39,11 @@ crate::params! {
             "The allocators compared, at least one (`[[allocators]]`); default: the four kinds with default parameters.";
         pub workload: AllocWorkloadSpec = AllocWorkloadSpec::default() => nested, "",
             "The request stream: a kmem trace or the synthetic generator.";
-        pub cost: CostTable = CostTable::default() => any, "",
+        pub cost: CostTable = CostTable::default() => nested, "",
             "Cycles per primitive operation (docs/allocators.md).";
-        pub machine: AllocMachine = AllocMachine::default() => any, "",
+        pub machine: AllocMachine = AllocMachine::default() => nested, "",
             "Cores and caches the cost model runs on (docs/allocators.md).";
-        pub wear: WearModel = WearModel::default() => any, "",
+        pub wear: WearModel = WearModel::default() => nested, "",
             "Endurance of the memory the frames live in (docs/allocators.md).";
         pub real: bool = false => any, "",
             "Also run each allocator on real threads (one per workload CPU), timing every request with the cycle counter: rows with `source = \"real\"` beside the model's.";
@@ -64,7 +64,7 @@ crate::params! {
         pub kernel: Kernel = Kernel::AsRecorded => any, "",
             "Trace replay: `as-recorded`, or `2.6.32` (the requests the study's kernel would have made; docs/allocators.md).";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub synthetic: Option<SyntheticSpec> = None => any, "",
+        pub synthetic: Option<SyntheticSpec> = None => nested, "",
             "The synthetic generator's parameters (docs/allocators.md); used when no trace is given.";
     }
 }
@@ -76,9 +76,6 @@ impl AllocWorkloadSpec {
                 "synthetic",
                 "give either trace or [workload.synthetic], not both",
             );
-        }
-        if let Some(s) = &self.synthetic {
-            v.nested("synthetic", s);
         }
     }
 }
@@ -94,9 +91,6 @@ impl AllocConfig {
         for (i, a) in self.allocators.iter().enumerate() {
             v.nested(&format!("allocators.{i}"), &Frames(a, self.frames));
         }
-        v.nested("cost", &self.cost);
-        v.nested("machine", &self.machine);
-        v.nested("wear", &self.wear);
     }
 }
 

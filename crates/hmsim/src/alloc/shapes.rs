@@ -2,8 +2,6 @@
 //! of [`Synthetic`], and [`fit`], which measures those parameters on a kmem trace (the
 //! presets are `fit` of the traces recorded here; see `docs/allocators.md`).
 
-use serde::{Deserialize, Serialize};
-
 use super::cohort::measure;
 use super::workload::{AllocOp, AllocWorkload, Synthetic};
 use super::MAX_ORDER;
@@ -32,7 +30,8 @@ pub fn preset(shape: &str) -> Option<Synthetic> {
              short,
              slife,
              llife,
-             (cohort, cgap, clife, cbursts)| {
+             (cohort, cgap, clife, cbursts),
+             (handoff, hgap)| {
         Synthetic {
             threads: 4,
             allocs_per_thread: 50_000,
@@ -48,6 +47,8 @@ pub fn preset(shape: &str) -> Option<Synthetic> {
             cohort_free_gap_ns: cgap,
             cohort_short_life_ns: clife,
             cohort_bursts_mean: cbursts,
+            handoff_fraction: handoff,
+            handoff_gap_ns: hgap,
         }
     };
     Some(match shape {
@@ -63,6 +64,7 @@ pub fn preset(shape: &str) -> Option<Synthetic> {
             16_200_000.0,
             711_000_000.0,
             (0.65, 9_150.0, 1_140_000.0, 2.18),
+            (0.0188, 131_700.0),
         ),
         // stream.kmem.hmt: the arrays faulted in one page at a time in long bursts, all
         // freed together at exit.
@@ -75,6 +77,7 @@ pub fn preset(shape: &str) -> Option<Synthetic> {
             134_000_000.0,
             128_000_000.0,
             (0.645, 334.0, 7_360_000.0, 4.33),
+            (0.0008, 1_261_000.0),
         ),
         // unixbench.kmem.hmt: many short processes (pipelines) and a file copy.
         "unixbench" => s(
@@ -86,6 +89,7 @@ pub fn preset(shape: &str) -> Option<Synthetic> {
             3_390_000.0,
             484_000_000.0,
             (0.61, 2_590.0, 1_250_000.0, 2.73),
+            (0.023, 84_600.0),
         ),
         // dbench.kmem.hmt: file-server load on a local file system: mixed orders (page
         // cache, journal and slab pages up to order 8).
@@ -100,9 +104,11 @@ pub fn preset(shape: &str) -> Option<Synthetic> {
             24_300_000.0,
             2_130_000_000.0,
             (0.753, 1_570.0, 10_250_000.0, 1.90),
+            (0.0276, 874_000.0),
         ),
         // tbench.kmem.hmt: the same load over loopback TCP: socket buffers, 97 % order 3,
-        // freed within ~70 µs.
+        // freed within ~70 µs; two thirds are page-frag pages released right after their
+        // replacement is allocated (refill, then drop the old page).
         "tbench" => s(
             &[0.0288, 0.0, 0.0002, 0.971],
             9.1,
@@ -112,46 +118,69 @@ pub fn preset(shape: &str) -> Option<Synthetic> {
             70_700.0,
             2_620_000_000.0,
             (0.891, 28_000.0, 34_600.0, 2.02),
+            (0.669, 17_900.0),
         ),
         _ => return None,
     })
 }
 
-/// `[workload.synthetic]`: a shape and any parameters to override in it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SyntheticSpec {
-    /// One of [`SHAPES`]; default `kernel-compile`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shape: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threads: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allocs_per_thread: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order_mix: Option<Vec<f64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub burst_allocs_mean: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub burst_gap_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idle_gap_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub short_lived_fraction: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub short_life_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub long_life_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cohorts: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cohort_fraction: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cohort_free_gap_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cohort_short_life_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cohort_bursts_mean: Option<f64>,
+crate::params! {
+    #[params(check)]
+    /// `[workload.synthetic]`: a shape and any parameters to override in it.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct SyntheticSpec {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub shape: Option<String> = None => any, "",
+            "One of `kernel-compile` (default), `lmbench`, `stream`, `unixbench`, `dbench`, `tbench`: the preset the other keys override.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub threads: Option<u32> = None => any, "",
+            "Threads (CPUs) issuing requests. Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub allocs_per_thread: Option<u32> = None => any, "",
+            "Allocation requests per thread (each is later freed). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub order_mix: Option<Vec<f64>> = None => any, "",
+            "Probability weights of orders 0, 1, 2, … (normalised; at most 11 entries). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub burst_allocs_mean: Option<f64> = None => any, "allocations",
+            "Mean allocations per burst (geometric). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub burst_gap_ns: Option<f64> = None => any, "ns",
+            "Mean gap between allocations inside a burst (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub idle_gap_ns: Option<f64> = None => any, "ns",
+            "Mean gap between bursts (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub short_lived_fraction: Option<f64> = None => any, "",
+            "Fraction of blocks with the short lifetime. Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub short_life_ns: Option<f64> = None => any, "ns",
+            "Mean short lifetime (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub long_life_ns: Option<f64> = None => any, "ns",
+            "Mean long lifetime (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub cohorts: Option<bool> = None => any, "",
+            "Bursts die as cohorts; `false`: every block has an independent lifetime. Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub cohort_fraction: Option<f64> = None => any, "",
+            "Probability that a block joins its burst's cohort. Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub cohort_free_gap_ns: Option<f64> = None => any, "ns",
+            "Mean gap between consecutive frees of a cohort (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub cohort_short_life_ns: Option<f64> = None => any, "ns",
+            "Mean short lifetime of a cohort, from its first allocation to its first free (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub cohort_bursts_mean: Option<f64> = None => any, "bursts",
+            "Mean consecutive bursts of a thread that share one cohort (geometric). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub handoff_fraction: Option<f64> = None => any, "",
+            "Fraction of blocks freed once their thread's next allocation is made (a replaced buffer); they join no cohort. Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub handoff_gap_ns: Option<f64> = None => any, "ns",
+            "Mean time from the replacement's allocation to the free (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
+    }
 }
 
 impl SyntheticSpec {
@@ -180,14 +209,16 @@ impl SyntheticSpec {
             cohort_fraction,
             cohort_free_gap_ns,
             cohort_short_life_ns,
-            cohort_bursts_mean
+            cohort_bursts_mean,
+            handoff_fraction,
+            handoff_gap_ns
         );
         s
     }
 }
 
-impl Validate for SyntheticSpec {
-    fn validate(&self, v: &mut Validator) {
+impl SyntheticSpec {
+    fn check(&self, v: &mut Validator) {
         v.one_of("shape", self.shape_name(), &SHAPES);
         self.resolve().validate(v);
     }
@@ -196,8 +227,9 @@ impl Validate for SyntheticSpec {
 /// The generator parameters measured on a recorded (or any) workload: order mix; per CPU,
 /// gaps under [`BURST_GAP_NS`] are in-burst gaps and longer ones idle gaps; blocks freed
 /// within the trace are the short-lived ones (exponential mean = median / ln 2); the rest
-/// live to the end, so their mean lifetime is the trace's duration; the cohort fraction and
-/// the gap between a cohort's frees are [`measure`]d.
+/// live to the end, so their mean lifetime is the trace's duration; the cohort fraction, the
+/// gap between a cohort's frees and the hand-offs (blocks freed right after their CPU's next
+/// allocation) are [`measure`]d.
 pub fn fit(w: &AllocWorkload) -> Synthetic {
     let mut orders = [0u64; MAX_ORDER as usize + 1];
     let mut alloc_at = vec![u64::MAX; w.blocks as usize];
@@ -235,6 +267,7 @@ pub fn fit(w: &AllocWorkload) -> Synthetic {
     let total = allocs.max(1) as f64;
     lifetimes.sort_unstable();
     let median = lifetimes.get(lifetimes.len() / 2).copied().unwrap_or(0) as f64;
+
     let cpus = w.cpus.max(1) as u64;
     let cohorts = measure(w);
     Synthetic {
@@ -253,6 +286,8 @@ pub fn fit(w: &AllocWorkload) -> Synthetic {
         cohort_free_gap_ns: cohorts.cohort_free_gap_ns,
         cohort_short_life_ns: cohorts.median_cohort_life_ns / std::f64::consts::LN_2,
         cohort_bursts_mean: cohorts.cohort_bursts_mean,
+        handoff_fraction: cohorts.handoff_fraction,
+        handoff_gap_ns: cohorts.handoff_gap_ns,
     }
 }
 
@@ -306,6 +341,8 @@ mod tests {
             close(p.cohort_free_gap_ns, f.cohort_free_gap_ns, shape);
             close(p.cohort_short_life_ns, f.cohort_short_life_ns, shape);
             close(p.cohort_bursts_mean, f.cohort_bursts_mean, shape);
+            close(p.handoff_fraction, f.handoff_fraction, shape);
+            close(p.handoff_gap_ns, f.handoff_gap_ns, shape);
         }
     }
 

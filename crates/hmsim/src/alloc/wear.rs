@@ -4,10 +4,9 @@
 //! it is allocated, and CPU caches absorb bursts), so a frame's media writes are modelled
 //! as `allocations × writes_per_alloc` per cell. The hottest frame wears out first.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::startgap::lifetime_runs;
-use crate::config::{Validate, Validator};
 use crate::stats::Moments;
 
 /// Fairness of an allocation-count distribution over all frames (frames never allocated
@@ -37,53 +36,21 @@ pub fn fairness(counts: &[u32]) -> Fairness {
     }
 }
 
-/// The writes-per-allocation lifetime model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct WearModel {
-    /// Writes a cell endures (PCM: 10^6–10^8).
-    pub endurance_writes: f64,
-    /// Take `endurance_writes` from this catalog device's `endurance.write_cycles`
-    /// instead (e.g. `pcm`): the end-to-end view of allocator choice → SCM lifetime.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub device: Option<String>,
-    /// Writes each cell of a frame receives per allocation of that frame.
-    pub writes_per_alloc: f64,
-    /// Start-Gap comparison: writes between gap moves (ψ; the paper's 100).
-    pub start_gap_psi: u64,
-    /// Seed of Start-Gap's static address randomization.
-    pub start_gap_seed: u64,
-}
-
-impl Default for WearModel {
-    fn default() -> Self {
-        WearModel {
-            endurance_writes: 1e7,
-            device: None,
-            writes_per_alloc: 1.0,
-            start_gap_psi: super::startgap::DEFAULT_PSI,
-            start_gap_seed: 1,
-        }
-    }
-}
-
-impl Validate for WearModel {
-    fn validate(&self, v: &mut Validator) {
-        v.range(
-            "endurance_writes",
-            self.endurance_writes,
-            1.0,
-            1e18,
-            "writes",
-        );
-        v.range(
-            "writes_per_alloc",
-            self.writes_per_alloc,
-            1e-6,
-            1e9,
-            "writes",
-        );
-        v.range("start_gap_psi", self.start_gap_psi, 1, 1_000_000, "writes");
+crate::params! {
+    /// The writes-per-allocation lifetime model.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct WearModel {
+        pub endurance_writes: f64 = 1e7 => range(1.0, 1e18), "writes",
+            "Writes a cell endures (PCM: 10^6–10^8).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub device: Option<String> = None => any, "",
+            "Take `endurance_writes` from this catalog device's `endurance.write_cycles` instead (e.g. `pcm`): the end-to-end view of allocator choice → SCM lifetime.";
+        pub writes_per_alloc: f64 = 1.0 => range(1e-6, 1e9), "writes",
+            "Writes each cell of a frame receives per allocation of that frame.";
+        pub start_gap_psi: u64 = super::startgap::DEFAULT_PSI => range(1, 1_000_000), "writes",
+            "Start-Gap comparison: writes between gap moves (ψ; the paper's 100).";
+        pub start_gap_seed: u64 = 1 => any, "",
+            "Seed of Start-Gap's static address randomization.";
     }
 }
 

@@ -204,8 +204,10 @@ pub const MAX_ALLOCS: u32 = 20_000_000;
 /// is a cohort: it draws one short or long exponential lifetime, and each of its blocks
 /// joins the cohort with probability `cohort_fraction`; the members die together when
 /// that lifetime ends (as at exit or munmap), one after another with exponential gaps of
-/// mean `cohort_free_gap_ns`, in allocation order. The other blocks, and every block
-/// without `cohorts`, live their own short or long lifetime. Everything is freed in the
+/// mean `cohort_free_gap_ns`, in allocation order. A `handoff_fraction` of the blocks
+/// are buffers replaced before they are dropped: each is freed `handoff_gap_ns` (mean,
+/// exponential) after its thread's next allocation, and joins no cohort. The other blocks,
+/// and every block without `cohorts`, live their own short or long lifetime. Everything is freed in the
 /// end (the stream runs until the last block is freed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -240,6 +242,11 @@ pub struct Synthetic {
     /// Mean consecutive bursts of a thread that share one cohort (geometric; a process
     /// allocates in several bursts and frees them all at exit).
     pub cohort_bursts_mean: f64,
+    /// Fraction of blocks released once their thread's next allocation is made (a buffer
+    /// replaced, then dropped: a socket's page-frag refill); they join no cohort.
+    pub handoff_fraction: f64,
+    /// Mean time from the replacement's allocation to the release (exponential), ns.
+    pub handoff_gap_ns: f64,
 }
 
 impl Default for Synthetic {
@@ -253,6 +260,8 @@ impl Default for Synthetic {
     /// group of its blocks freed together, or still live at the end), and a cohort's frees
     /// follow each other every 1.8 µs; a run of frees holds the blocks of 6.4 bursts, and a
     /// cohort's median life is 8.9 ms (exponential mean 12.8 ms) ([`super::cohort::measure`]).
+    /// 0.04 % of the blocks are freed right after the next allocation (a hand-off, here by
+    /// coincidence), 211 µs after it.
     fn default() -> Self {
         Synthetic {
             threads: 4,
@@ -269,6 +278,8 @@ impl Default for Synthetic {
             cohort_free_gap_ns: 1_800.0,
             cohort_short_life_ns: 12_800_000.0,
             cohort_bursts_mean: 6.36,
+            handoff_fraction: 0.0004,
+            handoff_gap_ns: 211_000.0,
         }
     }
 }
@@ -319,6 +330,8 @@ impl Validate for Synthetic {
         v.non_negative("cohort_free_gap_ns", self.cohort_free_gap_ns, "ns");
         v.non_negative("cohort_short_life_ns", self.cohort_short_life_ns, "ns");
         v.range("cohort_bursts_mean", self.cohort_bursts_mean, 1.0, 1e9, "");
+        v.fraction("handoff_fraction", self.handoff_fraction);
+        v.non_negative("handoff_gap_ns", self.handoff_gap_ns, "ns");
     }
 }
 
@@ -394,6 +407,8 @@ impl Synthetic {
             // join it.
             let (mut cohort_death, mut last_member_free) = (None::<u64>, None::<u64>);
             let mut cohort_bursts_left = 0u64;
+            // Blocks waiting for their replacement's allocation.
+            let mut handoff: Vec<u32> = Vec::new();
             loop {
                 let alloc_due = (made < self.allocs_per_thread).then_some(next_alloc);
                 match (heap.peek(), alloc_due) {
@@ -417,7 +432,16 @@ impl Synthetic {
                             id,
                             op: AllocOp::Alloc { order: order as u8 },
                         });
-                        let death = if self.cohorts {
+                        for h in handoff.drain(..) {
+                            heap.push(Reverse((at + exp(&mut rng, self.handoff_gap_ns), h)));
+                        }
+                        // The thread's last block has no replacement: it lives its own life.
+                        let hands_off = made < self.allocs_per_thread
+                            && rng.random::<f64>() < self.handoff_fraction;
+                        let death = if hands_off {
+                            handoff.push(id);
+                            None
+                        } else if self.cohorts {
                             let d0 = match cohort_death {
                                 // Alive: this allocation may join it.
                                 Some(d) if d > at => d,
@@ -438,14 +462,16 @@ impl Synthetic {
                                 }
                                 .max(at);
                                 last_member_free = Some(d);
-                                d
+                                Some(d)
                             } else {
-                                at + self.lifetime(&mut rng)
+                                Some(at + self.lifetime(&mut rng))
                             }
                         } else {
-                            at + self.lifetime(&mut rng)
+                            Some(at + self.lifetime(&mut rng))
                         };
-                        heap.push(Reverse((death, id)));
+                        if let Some(death) = death {
+                            heap.push(Reverse((death, id)));
+                        }
                         burst_left -= 1;
                         if burst_left == 0 {
                             burst_left = self.burst_len(&mut rng);
