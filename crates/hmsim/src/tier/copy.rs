@@ -3,7 +3,10 @@
 //! number of lines in flight, reading the source tier and writing the destination tier, so
 //! its streaming rate is lines × 64 B / (L_source + L_destination) at the tiers' loaded
 //! latencies; a kernel migration also pays a per-page software cost (unmap, TLB shootdown,
-//! remap) during which the thread copies nothing.
+//! remap) during which the thread copies nothing. The same engine says what a migration costs
+//! the CPU (docs/tiering.md, *CPU cost*): a kernel copy thread is a CPU, busy for the software
+//! cost and the copy at the rate it achieved; a DMA channel copies off the CPU, which pays
+//! only the per-page work of submitting the copy and remapping the page.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +24,38 @@ pub struct CopyEngine {
     pub page_cost_4k_ns: f64,
     /// The same for a 2 MiB page.
     pub page_cost_2m_ns: f64,
+    /// Where the copy runs and so what it costs the CPU.
+    pub cpu: CopyCpu,
+}
+
+/// What a page copy costs the CPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum CopyCpu {
+    /// The copy threads are CPU threads: busy for the whole page time (software cost plus
+    /// the streaming copy at the tiers' loaded latencies).
+    Threads,
+    /// The copy is offloaded (DMA): the CPU pays per page only the host work of submitting
+    /// the copy and remapping the page, ns for 4 KiB and 2 MiB pages; the channels' time is
+    /// not CPU time.
+    Offload {
+        page_cost_4k_ns: f64,
+        page_cost_2m_ns: f64,
+    },
+}
+
+/// A per-page cost at `page_bytes`: the 4 KiB figure up to 4 KiB, the 2 MiB one from 2 MiB,
+/// linear in between.
+fn interpolate_ns(cost_4k_ns: f64, cost_2m_ns: f64, page_bytes: u64) -> f64 {
+    let huge = (2u64 << 20) as f64;
+    let b = page_bytes as f64;
+    if page_bytes <= BASE_PAGE_BYTES {
+        cost_4k_ns
+    } else if b >= huge {
+        cost_2m_ns
+    } else {
+        let f = (b - BASE_PAGE_BYTES as f64) / (huge - BASE_PAGE_BYTES as f64);
+        cost_4k_ns + f * (cost_2m_ns - cost_4k_ns)
+    }
 }
 
 impl CopyEngine {
@@ -28,7 +63,8 @@ impl CopyEngine {
     /// `NUM_CHANNS` 2, 1 MiB per request): two I/OAT DMA channels, each a streaming source
     /// with the cores' streaming in-flight limit. The page-table work (write-protect, remap)
     /// is done by HeMem's policy thread beside the copies, so the channels pay no per-page
-    /// cost here.
+    /// cost here; that thread's per-page work is the CPU cost of a migration
+    /// (`params::HEMEM_HOST_PAGE_COST_*`).
     pub fn hemem_dma() -> Self {
         CopyEngine {
             name: "dma",
@@ -36,6 +72,10 @@ impl CopyEngine {
             lines_in_flight: super::params::ANTAGONIST_READS_PER_CORE,
             page_cost_4k_ns: 0.0,
             page_cost_2m_ns: 0.0,
+            cpu: CopyCpu::Offload {
+                page_cost_4k_ns: super::params::HEMEM_HOST_PAGE_COST_4K_NS,
+                page_cost_2m_ns: super::params::HEMEM_HOST_PAGE_COST_2M_NS,
+            },
         }
     }
 
@@ -48,21 +88,25 @@ impl CopyEngine {
             lines_in_flight: super::params::ANTAGONIST_READS_PER_CORE,
             page_cost_4k_ns: super::params::KERNEL_PAGE_COST_4K_NS,
             page_cost_2m_ns: super::params::KERNEL_PAGE_COST_2M_NS,
+            cpu: CopyCpu::Threads,
         }
     }
 
     /// Software cost of migrating one page of `page_bytes`, ns: the 4 KiB figure up to 4 KiB,
     /// the 2 MiB one from 2 MiB, linear in between.
     pub fn page_cost_ns(&self, page_bytes: u64) -> f64 {
-        let huge = (2u64 << 20) as f64;
-        let b = page_bytes as f64;
-        if page_bytes <= BASE_PAGE_BYTES {
-            self.page_cost_4k_ns
-        } else if b >= huge {
-            self.page_cost_2m_ns
-        } else {
-            let f = (b - BASE_PAGE_BYTES as f64) / (huge - BASE_PAGE_BYTES as f64);
-            self.page_cost_4k_ns + f * (self.page_cost_2m_ns - self.page_cost_4k_ns)
+        interpolate_ns(self.page_cost_4k_ns, self.page_cost_2m_ns, page_bytes)
+    }
+
+    /// CPU time (ns) of migrating one page of `page_bytes` whose copy thread took
+    /// `cost_ns` + `stream_ns` ([`Self::page_time_ns`]).
+    pub fn page_cpu_ns(&self, page_bytes: u64, cost_ns: f64, stream_ns: f64) -> f64 {
+        match self.cpu {
+            CopyCpu::Threads => cost_ns + stream_ns,
+            CopyCpu::Offload {
+                page_cost_4k_ns,
+                page_cost_2m_ns,
+            } => interpolate_ns(page_cost_4k_ns, page_cost_2m_ns, page_bytes),
         }
     }
 

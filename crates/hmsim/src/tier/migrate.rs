@@ -39,6 +39,9 @@ pub struct Drained {
     /// Streaming thread time per direction (from, to, ns): the copy traffic it puts on the
     /// tiers.
     pub streaming_ns: Vec<(usize, usize, f64)>,
+    /// CPU time the completed migrations cost, ns (the engine's [`CopyEngine::page_cpu_ns`]
+    /// at the latencies the copies ran at).
+    pub cpu_ns: f64,
 }
 
 /// Bytes a queued request will copy: its page's size, nothing for a split.
@@ -104,6 +107,7 @@ impl MigrationQueue {
             match pt.migrate(m.page, m.to) {
                 Ok(()) => {
                     used += cost + stream;
+                    d.cpu_ns += budget.engine.page_cpu_ns(size, cost, stream);
                     d.bytes += size;
                     moved[from] += size;
                     moved[m.to] += size;

@@ -96,3 +96,14 @@ pub const KERNEL_PAGE_COST_4K_NS: f64 = 610.0;
 /// PMD entry; Linux's batched-flush change notes a THP's TLB flush costs about 1/512 of its
 /// base pages'), plus per-subpage metadata. docs/tiering.md, *Migration copies*.
 pub const KERNEL_PAGE_COST_2M_NS: f64 = 15_000.0;
+/// Estimate (no published per-page figure): CPU per page HeMem's policy thread spends on a DMA
+/// migration besides the copy. In the HeMem artifact (Raybuck et al., ACM SOSP 2021; `hemem.c`,
+/// `hemem_migrate_up`/`_down`, `USE_DMA`) each page is write-protected (a userfaultfd
+/// `UFFDIO_WRITEPROTECT` ioctl), its copy submitted to the I/OAT channels (`UFFDIO_DMA_COPY`),
+/// then remapped onto the new frame (`mmap` with `MAP_FIXED | MAP_POPULATE`, which unmaps the
+/// old frame with its TLB flush) and re-registered with userfaultfd (`UFFDIO_REGISTER`): the
+/// same unmap, flush and remap the kernel's `migrate_pages` does per folio, so the kernel's
+/// per-page software cost is taken for it.
+pub const HEMEM_HOST_PAGE_COST_4K_NS: f64 = KERNEL_PAGE_COST_4K_NS;
+/// The same for a 2 MiB page (HeMem migrates only 2 MiB pages).
+pub const HEMEM_HOST_PAGE_COST_2M_NS: f64 = KERNEL_PAGE_COST_2M_NS;

@@ -123,6 +123,8 @@ pub struct SimResult {
     pub migrations: u64,
     pub migrated_bytes: u64,
     pub failed_migrations: u64,
+    /// CPU time the policy's copy engine spent on migrations, ns (docs/tiering.md, *CPU cost*).
+    pub copy_cpu_ns: f64,
     pub pages: PageTable,
     pub work: PolicyWork,
 }
@@ -189,6 +191,7 @@ pub fn run_quanta(
         migrations: 0,
         migrated_bytes: 0,
         failed_migrations: 0,
+        copy_cpu_ns: 0.0,
         pages: pt.clone(),
         work: Default::default(),
     };
@@ -268,6 +271,7 @@ pub fn run_quanta(
         out.migrations += d.migrations;
         out.failed_migrations += d.failed;
         out.migrated_bytes += d.bytes;
+        out.copy_cpu_ns += d.cpu_ns;
         source.end_quantum(&QuantumEnd {
             quantum: q,
             quantum_s: p.quantum_s,

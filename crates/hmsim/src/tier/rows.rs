@@ -162,12 +162,7 @@ pub(super) fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimRes
         };
         per_tier.insert(format!("{}_bottleneck", spec.name), json!(name));
     }
-    // Mean bytes per migration: split huge pages move 4 KiB at a time.
-    let mean_bytes = r
-        .migrated_bytes
-        .checked_div(r.migrations)
-        .unwrap_or(sc.sim.page_bytes);
-    let cpu = cost::cpu_seconds(&r.work, r.migrations, mean_bytes, sc.sim.duration_s);
+    let cpu = cost::cpu_seconds(&r.work, r.copy_cpu_ns, sc.sim.duration_s);
     TierRow {
         policy: policy.to_string(),
         intensity,
