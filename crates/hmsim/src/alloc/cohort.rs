@@ -343,7 +343,7 @@ mod tests {
             ..Default::default()
         };
         let w = s.generate(5, "h");
-        check_stream(&w, true);
+        crate::alloc::tests::check_stream(&w, true);
         let mut at = vec![0u64; w.blocks as usize];
         for (k, q) in w.reqs.iter().enumerate() {
             match q.op {
@@ -401,35 +401,11 @@ mod tests {
             };
             let w = s.generate(11, shape);
             assert_eq!(w.reqs.len(), 2 * 3 * 1500);
-            check_stream(&w, true);
+            crate::alloc::tests::check_stream(&w, true);
             let c = coalescing(&w, 1 << 16, u64::MAX);
             assert_eq!((c.frees, c.failures), (4500, 0));
             assert_eq!(s.generate(11, shape).reqs, w.reqs);
             assert_ne!(s.generate(12, shape).reqs, w.reqs);
-        }
-    }
-
-    /// Frees only of live blocks, each at most once (`all_freed`: and every block freed).
-    fn check_stream(w: &AllocWorkload, all_freed: bool) {
-        let mut state = vec![0u8; w.blocks as usize];
-        let mut last = 0;
-        for q in &w.reqs {
-            assert!(q.ts_ns >= last);
-            last = q.ts_ns;
-            let st = &mut state[q.id as usize];
-            match q.op {
-                AllocOp::Alloc { .. } => {
-                    assert_eq!(*st, 0, "block {} allocated twice", q.id);
-                    *st = 1;
-                }
-                AllocOp::Free => {
-                    assert_eq!(*st, 1, "free of block {} that is not live", q.id);
-                    *st = 2;
-                }
-            }
-        }
-        if all_freed {
-            assert!(state.iter().all(|&s| s == 2));
         }
     }
 
@@ -469,7 +445,7 @@ mod tests {
             };
             let w = s.generate(seed, "p");
             prop_assert_eq!(w.reqs.len() as u32, 2 * threads * allocs);
-            check_stream(&w, true);
+            crate::alloc::tests::check_stream(&w, true);
         }
     }
 }

@@ -333,6 +333,29 @@ impl SetAssocCache {
         }
     }
 
+    /// Room for one more line in set `s` at `b` (anonymous fills started, set purged): its
+    /// last valid line is pushed out if one more line ages it past the last way (its word in
+    /// `victim_aux`). Returns the count of valid ways left before the insert, whose next way
+    /// is free, and the pushed-out word (`INVALID` if none); the set's count includes the
+    /// line about to be inserted.
+    #[inline]
+    fn make_room(&mut self, b: usize, s: usize) -> (usize, u64) {
+        let mut n = self.lens[s] as usize;
+        let mut old = INVALID;
+        if n > 0 {
+            let r = n - 1;
+            let age = self.anon_now(s).wrapping_sub(self.stamps[b + r]);
+            if r as u64 + 1 + age as u64 >= self.ways as u64 {
+                old = std::mem::replace(&mut self.slots[b + r], INVALID);
+                self.victim_aux = self.aux_of(b + r);
+                n -= 1;
+            }
+        }
+        debug_assert!(n < self.ways, "a full set keeps no victim");
+        self.lens[s] = (n + 1) as u8;
+        (n, old)
+    }
+
     /// Insert a line that is not present and was last touched (in a level above) when its
     /// set here had seen `stamp` anonymous fills: under LRU it goes behind the lines of the
     /// set touched since (a victim moving down an exclusive hierarchy keeps its recency).
@@ -355,7 +378,7 @@ impl SetAssocCache {
         let s = self.set_of(b);
         let now = self.anon_now(s);
         let age = now.wrapping_sub(stamp);
-        let mut n = self.lens[s] as usize;
+        let n = self.lens[s] as usize;
         // Lines touched since: a smaller age (equal ages: the arriving line is newer).
         let q = (0..n)
             .take_while(|&k| now.wrapping_sub(self.stamps[b + k]) < age)
@@ -363,18 +386,9 @@ impl SetAssocCache {
         if q as u64 + age as u64 >= self.ways as u64 {
             return TouchedFill::Passed;
         }
-        let mut old = INVALID;
-        if n > q {
-            let r = n - 1;
-            let age_r = now.wrapping_sub(self.stamps[b + r]);
-            if r as u64 + 1 + age_r as u64 >= self.ways as u64 {
-                old = std::mem::replace(&mut self.slots[b + r], INVALID);
-                self.victim_aux = self.aux_of(b + r);
-                n -= 1;
-            }
-        }
-        debug_assert!(n < self.ways, "a full set keeps no victim");
-        self.lens[s] = (n + 1) as u8;
+        // The lines touched since are younger than the arriving one and, by the check above,
+        // none of them is pushed out: only the set's last line can be the victim.
+        let (n, old) = self.make_room(b, s);
         // Way `n` is free (a full set lost its victim): only the valid ways move.
         self.shift_ways(b + q, b + n);
         self.slots[b + q] = line | if dirty { DIRTY } else { 0 };
@@ -497,20 +511,7 @@ impl SetAssocCache {
             // With anonymous fills the victim is the oldest line if the new one pushes it
             // past the last way (else an anonymous line or a free way goes).
             self.purge(b);
-            let mut old = INVALID;
-            let s = self.set_of(b);
-            let mut n = self.lens[s] as usize;
-            if n > 0 {
-                let q = n - 1;
-                let age = self.anon_now(s).wrapping_sub(self.stamps[b + q]);
-                if q as u64 + 1 + age as u64 >= self.ways as u64 {
-                    old = std::mem::replace(&mut self.slots[b + q], INVALID);
-                    self.victim_aux = self.aux_of(b + q);
-                    n -= 1;
-                }
-            }
-            debug_assert!(n < self.ways, "a full set keeps no victim");
-            self.lens[s] = (n + 1) as u8;
+            let (n, old) = self.make_room(b, self.set_of(b));
             // Way `n` is free (a full set lost its victim): only the valid ways move.
             self.shift_ways(b, b + n);
             self.slots[b] = w;

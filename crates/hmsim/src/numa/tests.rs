@@ -18,18 +18,10 @@ fn preset() -> NumaMachine {
 }
 
 fn all_policies() -> Vec<Box<dyn PlacementPolicy>> {
-    [
-        "linux-default",
-        "kmem-dax",
-        "kmem-dax-all",
-        "kmem-dax-preferred",
-        "interleave-all",
-        "memory-mode",
-        "aliusm",
-    ]
-    .iter()
-    .map(|p| parse_policy(p, 16).unwrap())
-    .collect()
+    super::scenario::DEFAULT_POLICIES
+        .iter()
+        .map(|p| parse_policy(p, 16).unwrap())
+        .collect()
 }
 
 fn place(m: &NumaMachine, p: &dyn PlacementPolicy, core: u32, bytes: u64) -> (Pool, Placement) {
