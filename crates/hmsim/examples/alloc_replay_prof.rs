@@ -1,6 +1,7 @@
 //! Cost-model replay of the benchmark stream for profiling (`perf`, `callgrind`):
-//! `cargo run --release --example alloc_replay_prof -- [ALLOCATOR] [ALLOCS_PER_THREAD]`.
-//! Prints requests, wall time and a digest of the run's results (to compare builds).
+//! `cargo run --release --example alloc_replay_prof -- [ALLOCATOR] [ALLOCS_PER_THREAD] [flat]`.
+//! Prints requests, wall time and a digest of the run's results (to compare builds); `flat`
+//! replays without the cache model (every distinct line at the flat cost).
 
 use hmsim::alloc::benchmarks::{named, replay_stream};
 use hmsim::alloc::driver;
@@ -9,10 +10,16 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let name = args.get(1).map(String::as_str).unwrap_or("buddy");
     let n: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let flat = args.get(3).is_some_and(|s| s == "flat");
     let w = replay_stream(n);
     let mut a = named(name);
+    let model = driver::CostModel::default();
     let start = std::time::Instant::now();
-    let r = driver::run(a.as_mut(), &w, &driver::CostModel::default(), &[], 0);
+    let r = if flat {
+        driver::run_flat(a.as_mut(), &w, &model)
+    } else {
+        driver::run(a.as_mut(), &w, &model, &[], 0)
+    };
     let s = start.elapsed().as_secs_f64();
     println!(
         "{name}: {} requests in {s:.3} s = {:.3} M/s; mean {:.4} cycles, sources {:?}, ops {:?}",

@@ -59,13 +59,35 @@ pub fn order0_pair(name: &str, pairs: u64) -> BenchResult {
 
 /// Requests per wall second replayed through the cost model (generation excluded).
 pub fn replay(name: &str, w: &AllocWorkload) -> BenchResult {
+    replay_timed(name, w, "cost-model replay", |a, w, m| {
+        driver::run(a, w, m, &[], 0)
+    })
+}
+
+/// `replay` with flat line costs ([`driver::run_flat`]): the allocators' paths alone, the
+/// ceiling of `replay` whatever the cache model costs.
+pub fn replay_flat(name: &str, w: &AllocWorkload) -> BenchResult {
+    replay_timed(
+        name,
+        w,
+        "replay without the cache model (flat line cost)",
+        |a, w, m| driver::run_flat(a, w, m),
+    )
+}
+
+fn replay_timed(
+    name: &str,
+    w: &AllocWorkload,
+    what: &str,
+    run: impl Fn(&mut dyn PageAllocator, &AllocWorkload, &driver::CostModel) -> driver::RunResult,
+) -> BenchResult {
     let mut a = named(name);
     let start = Instant::now();
-    let r = driver::run(a.as_mut(), w, &driver::CostModel::default(), &[], 0);
+    let r = run(a.as_mut(), w, &driver::CostModel::default());
     let wall_s = start.elapsed().as_secs_f64();
     BenchResult {
         module: "allocators".into(),
-        case: format!("{name}: cost-model replay, synthetic kernel-compile, 4 CPUs"),
+        case: format!("{name}: {what}, synthetic kernel-compile, 4 CPUs"),
         unit: "requests".into(),
         count: r.requests,
         wall_s,

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::layout;
 use super::machine::{AllocMachine, LineSources, MachineState};
+use super::seen::SeenLines;
 
 crate::params! {
     /// Cycles of the instructions around the memory accesses. Defaults for a Nehalem/
@@ -73,8 +74,10 @@ pub struct Ctx {
     pub migratetype: u8,
     machine: Option<Box<MachineState>>,
     core: usize,
-    /// Lines the request in progress touched (charged once each); `None` outside requests.
-    req_lines: Option<Vec<u64>>,
+    /// Lines the request in progress touched (charged once each).
+    req_lines: SeenLines,
+    /// Whether a request is in progress (outside one every touch is charged).
+    in_request: bool,
 }
 
 const NO_OWNER: u16 = u16::MAX;
@@ -92,7 +95,8 @@ impl Ctx {
             migratetype: 1,
             machine: None,
             core: 0,
-            req_lines: None,
+            req_lines: SeenLines::default(),
+            in_request: false,
         }
     }
 
@@ -106,9 +110,8 @@ impl Ctx {
     /// Start a request on `core`: lines touched from now on are charged once each.
     pub fn begin(&mut self, core: usize) {
         self.core = core;
-        let mut v = self.req_lines.take().unwrap_or_default();
-        v.clear();
-        self.req_lines = Some(v);
+        self.req_lines.clear();
+        self.in_request = true;
     }
 
     /// The application's work on the request's core after it (see
@@ -128,11 +131,8 @@ impl Ctx {
     #[inline]
     pub fn touch(&mut self, addr: u64, write: bool) {
         let line = addr >> 6;
-        if let Some(seen) = self.req_lines.as_mut() {
-            if seen.contains(&line) {
-                return;
-            }
-            seen.push(line);
+        if self.in_request && !self.req_lines.insert(line) {
+            return;
         }
         self.ops.lines += 1;
         self.now += match self.machine.as_mut() {

@@ -103,9 +103,27 @@ pub fn run(
     probe_orders: &[u8],
     probe_requests: u32,
 ) -> RunResult {
-    let frames = a.frames();
+    let ctx = Ctx::with_machine(a.frames() as usize, model.cost, model.machine, model.seed);
+    run_in(a, w, ctx, model, probe_orders, probe_requests)
+}
+
+/// `run` with every distinct line at the flat `line_cycles` instead of through the
+/// machine's caches (cores and clocks as in `run`): the allocators' own paths without the
+/// cache model, a reference for what the cache model costs in simulation time.
+pub fn run_flat(a: &mut dyn PageAllocator, w: &AllocWorkload, model: &CostModel) -> RunResult {
+    let ctx = Ctx::new(a.frames() as usize, model.cost);
+    run_in(a, w, ctx, model, &[], 0)
+}
+
+fn run_in(
+    a: &mut dyn PageAllocator,
+    w: &AllocWorkload,
+    mut ctx: Ctx,
+    model: &CostModel,
+    probe_orders: &[u8],
+    probe_requests: u32,
+) -> RunResult {
     let cpu_ghz = model.cpu_ghz;
-    let mut ctx = Ctx::with_machine(frames as usize, model.cost, model.machine, model.seed);
     let cores = model.machine.cores.max(1) as usize;
     let mut clocks = vec![0u64; cores];
     let mut blocks: Vec<Option<(u64, u8)>> = vec![None; w.blocks as usize];

@@ -12,7 +12,7 @@ use rand::Rng;
 use serde::Serialize;
 
 use crate::cache::{
-    CacheConfig, Hierarchy, HitLevel, LevelConfig, MemorySink, Replacement, WriteCause, LINE_BYTES,
+    CacheConfig, CoherentHierarchy, HitLevel, LevelConfig, Replacement, LINE_BYTES,
 };
 use crate::config::Validator;
 use crate::rng::SimRng;
@@ -70,14 +70,6 @@ impl AllocMachine {
     }
 }
 
-/// Main memory as the cache model sees it: the cost model charges DRAM by latency only.
-struct Dram;
-
-impl MemorySink for Dram {
-    fn mem_read(&mut self, _line: u64, _core: usize) {}
-    fn mem_write(&mut self, _line: u64, _core: usize, _cause: WriteCause) {}
-}
-
 /// Where the allocator's accesses went, per level.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct LineSources {
@@ -91,7 +83,7 @@ pub struct LineSources {
 /// A machine in use: its caches and the application's pollution stream.
 pub struct MachineState {
     pub m: AllocMachine,
-    hier: Hierarchy,
+    hier: CoherentHierarchy,
     rng: SimRng,
     pub sources: LineSources,
 }
@@ -113,7 +105,7 @@ impl MachineState {
         };
         MachineState {
             m,
-            hier: Hierarchy::new(&cfg, m.cores as usize, seed),
+            hier: CoherentHierarchy::new(&cfg, m.cores as usize, seed),
             rng: crate::rng::stream(seed, "alloc.machine.app"),
             sources: LineSources::default(),
         }
@@ -121,7 +113,7 @@ impl MachineState {
 
     /// Cycles of one access by `core` to the line holding `addr`.
     pub fn access(&mut self, core: usize, addr: u64, write: bool) -> u64 {
-        let (level, remote) = self.hier.access_coherent(core, addr, write, &mut Dram);
+        let (level, remote) = self.hier.access(core, addr, write);
         if remote {
             self.sources.cross_core += 1;
             return self.m.cross_core_cycles;
@@ -142,7 +134,7 @@ impl MachineState {
             HitLevel::Memory => {
                 self.sources.dram += 1;
                 if self.m.adjacent_line_prefetch {
-                    self.hier.prefetch_to_l2(core, addr ^ LINE_BYTES, &mut Dram);
+                    self.hier.prefetch_to_l2(core, addr ^ LINE_BYTES);
                 }
                 self.m.dram_cycles
             }

@@ -27,6 +27,7 @@ pub mod machine;
 pub mod real;
 mod rows;
 mod scenario;
+mod seen;
 pub mod shapes;
 pub mod spec;
 pub mod startgap;

@@ -2,14 +2,12 @@
 //! levels (a line lives in one level; victims move down, hits move up), write-back and
 //! write-allocate. Dirty LLC victims and flushed or non-temporal lines go to a [`MemorySink`].
 //! Flushes look in the issuing core's private caches and the LLC: persistent code flushes
-//! the lines its own thread wrote (there is no coherence between private caches).
-
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+//! the lines its own thread wrote (there is no coherence between private caches). Users
+//! that move lines between cores use [`super::CoherentHierarchy`].
 
 use serde::{Deserialize, Serialize};
 
-use super::set_assoc::{CacheStats, Replacement, SetAssocCache, TouchedFill};
+use super::set_assoc::{CacheStats, Replacement, SetAssocCache};
 use crate::config::Validator;
 use crate::rng;
 
@@ -88,10 +86,10 @@ impl LevelConfig {
     }
 }
 
-/// Hashes a line number for the holder map (a multiplicative hash: keys are line numbers,
+/// Hashes a line number for a map keyed by lines (a multiplicative hash: keys are line numbers,
 /// not attacker-chosen, and SipHash would cost more than the lookup it guards).
 #[derive(Default, Clone, Copy)]
-struct LineHasher(u64);
+pub(super) struct LineHasher(u64);
 
 impl std::hash::Hasher for LineHasher {
     fn finish(&self) -> u64 {
@@ -108,53 +106,52 @@ impl std::hash::Hasher for LineHasher {
     }
 }
 
-type LineMap<V> = HashMap<u64, V, BuildHasherDefault<LineHasher>>;
-
 pub struct Hierarchy {
     l1: Vec<SetAssocCache>,
     l2: Vec<SetAssocCache>,
     llc: SetAssocCache,
     clwb_invalidates: bool,
-    /// The core whose private caches last took each line in `access_coherent` or
-    /// `prefetch_to_l2`: a coherent line sits in at most one core's private caches, so
-    /// looking only there finds it where a search of every core would.
-    holder: LineMap<u16>,
-    /// Whether any anonymous fill happened (then lines pushed out of a private level move
-    /// down when their set is next used).
-    polluted: bool,
     /// Lines written back by flush instructions (dirty at the flush).
     pub flushed_lines: u64,
     /// Flushes of lines that were clean or absent (no memory write).
     pub clean_flushes: u64,
 }
 
+/// Each core's L1 and L2 and the shared LLC of `cfg`'s sizes under `replacement`, each with
+/// its own random stream (`cache.l1.<core>`, `cache.l2.<core>`, `cache.llc`).
+pub(super) fn levels(
+    cfg: &CacheConfig,
+    replacement: Replacement,
+    cores: usize,
+    seed: u64,
+) -> (Vec<SetAssocCache>, Vec<SetAssocCache>, SetAssocCache) {
+    let mk = |lc: &LevelConfig, name: String| {
+        SetAssocCache::new(
+            lc.size_bytes,
+            lc.ways,
+            replacement,
+            rng::stream(seed, &name),
+        )
+    };
+    (
+        (0..cores)
+            .map(|c| mk(&cfg.l1, format!("cache.l1.{c}")))
+            .collect(),
+        (0..cores)
+            .map(|c| mk(&cfg.l2, format!("cache.l2.{c}")))
+            .collect(),
+        mk(&cfg.llc, "cache.llc".into()),
+    )
+}
+
 impl Hierarchy {
     pub fn new(cfg: &CacheConfig, cores: usize, seed: u64) -> Hierarchy {
-        let mk = |lc: &LevelConfig, name: String| {
-            SetAssocCache::new(
-                lc.size_bytes,
-                lc.ways,
-                cfg.replacement,
-                rng::stream(seed, &name),
-            )
-        };
-        // L1 ways keep their lines' L2 and LLC fill stamps, L2 ways the LLC's (used only
-        // once anonymous fills start).
-        let keeping = |mut c: SetAssocCache| {
-            c.keep_aux();
-            c
-        };
+        let (l1, l2, llc) = levels(cfg, cfg.replacement, cores, seed);
         Hierarchy {
-            l1: (0..cores)
-                .map(|c| keeping(mk(&cfg.l1, format!("cache.l1.{c}"))))
-                .collect(),
-            l2: (0..cores)
-                .map(|c| keeping(mk(&cfg.l2, format!("cache.l2.{c}"))))
-                .collect(),
-            llc: mk(&cfg.llc, "cache.llc".into()),
+            l1,
+            l2,
+            llc,
             clwb_invalidates: cfg.clwb_invalidates,
-            holder: LineMap::default(),
-            polluted: false,
             flushed_lines: 0,
             clean_flushes: 0,
         }
@@ -199,9 +196,6 @@ impl Hierarchy {
     /// Put `line` into L1 of `core`, cascading victims down and dirty LLC victims to memory.
     #[inline]
     fn fill_l1(&mut self, core: usize, line: u64, dirty: bool, sink: &mut impl MemorySink) {
-        if self.polluted {
-            return self.fill_l1_ranked(core, line, dirty, sink);
-        }
         if let Some((v1, d1)) = self.l1[core].insert(line, dirty) {
             if let Some((v2, d2)) = self.l2[core].insert(v1, d1) {
                 Self::to_memory(core, self.llc.insert(v2, d2), sink);
@@ -214,115 +208,6 @@ impl Hierarchy {
         if let Some((v, true)) = victim {
             sink.mem_write(v, core, WriteCause::Eviction);
         }
-    }
-
-    /// The anonymous-fill counts of `line`'s L2 and LLC sets, kept with the line in L1
-    /// (its last touch, as the levels below count it).
-    #[inline]
-    fn down_stamps(&self, core: usize, line: u64) -> u64 {
-        self.l2[core].anon_count(line) as u64 | (self.llc.anon_count(line) as u64) << 32
-    }
-
-    /// `fill_l1` once anonymous fills happened: victims move down behind the lines touched
-    /// since their own last touch (an exclusive LRU hierarchy keeps that order), or pass
-    /// through a level whose fills since then leave no room for them.
-    fn fill_l1_ranked(&mut self, core: usize, line: u64, dirty: bool, sink: &mut impl MemorySink) {
-        let stamps = self.down_stamps(core, line);
-        let victim = self.l1[core].insert(line, dirty);
-        self.l1[core].set_last_aux(stamps);
-        if let Some((v1, d1)) = victim {
-            let aux = self.l1[core].victim_aux;
-            self.fill_l2_at(core, v1, d1, aux, sink);
-        }
-        self.move_aged(core, sink);
-    }
-
-    /// A line leaving `core`'s L1; `stamps` as `down_stamps` at its last touch.
-    fn fill_l2_at(
-        &mut self,
-        core: usize,
-        line: u64,
-        dirty: bool,
-        stamps: u64,
-        sink: &mut impl MemorySink,
-    ) {
-        let llc_stamp = stamps >> 32;
-        match self.l2[core].insert_touched_at(line, dirty, stamps as u32, llc_stamp) {
-            TouchedFill::Passed => self.fill_llc_at(core, line, dirty, llc_stamp as u32, sink),
-            TouchedFill::Kept(Some((v2, d2))) => {
-                let s = self.l2[core].victim_aux as u32;
-                self.fill_llc_at(core, v2, d2, s, sink)
-            }
-            TouchedFill::Kept(None) => {}
-        }
-    }
-
-    fn fill_llc_at(
-        &mut self,
-        core: usize,
-        line: u64,
-        dirty: bool,
-        stamp: u32,
-        sink: &mut impl MemorySink,
-    ) {
-        match self.llc.insert_touched_at(line, dirty, stamp, 0) {
-            TouchedFill::Passed => Self::to_memory(core, Some((line, dirty)), sink),
-            TouchedFill::Kept(v) => Self::to_memory(core, v, sink),
-        }
-    }
-
-    /// Lines that anonymous fills pushed out of `core`'s L1 or L2 (or the LLC) and that a
-    /// set's use just found: they move down as victims would, behind the lines touched
-    /// since their last touch.
-    #[inline]
-    fn move_aged(&mut self, core: usize, sink: &mut impl MemorySink) {
-        if self.l1[core].aged.is_empty()
-            && self.l2[core].aged.is_empty()
-            && self.llc.aged.is_empty()
-        {
-            return;
-        }
-        self.move_aged_lines(core, sink);
-    }
-
-    #[inline(never)]
-    fn move_aged_lines(&mut self, core: usize, sink: &mut impl MemorySink) {
-        while let Some((l, d, aux)) = self.l1[core].aged.pop() {
-            self.fill_l2_at(core, l, d, aux, sink);
-        }
-        while let Some((l, d, aux)) = self.l2[core].aged.pop() {
-            self.fill_llc_at(core, l, d, aux as u32, sink);
-        }
-        while let Some((l, d, _)) = self.llc.aged.pop() {
-            Self::to_memory(core, Some((l, d)), sink);
-        }
-    }
-
-    /// Make anonymous fills visible in the sets of `line` in `core`'s private caches and
-    /// the LLC before the line is looked for there.
-    #[inline]
-    fn settle(&mut self, core: usize, line: u64, sink: &mut impl MemorySink) {
-        if self.polluted {
-            self.l1[core].settle(line);
-            self.l2[core].settle(line);
-            self.move_aged(core, sink);
-            self.llc.settle(line);
-            self.move_aged(core, sink);
-        }
-    }
-
-    /// `lines` lines from `first_line` written by `core` that no one reads again and that
-    /// were not cached (zeroing a newly allocated page, data streaming past): each of
-    /// `core`'s L1 and L2 and the LLC counts them as anonymous fills of their sets
-    /// ([`SetAssocCache::pollute_lines`]) instead of storing them. Exact per level for
-    /// LRU; across levels an approximation of the exclusive hierarchy: a store miss fills
-    /// every level it passes (as Nehalem's inclusive LLC does) rather than L1 alone with
-    /// victims moving down. Only for coherent users (`access_coherent`).
-    pub fn pollute_lines(&mut self, core: usize, first_line: u64, lines: u64) {
-        self.polluted = true;
-        self.l1[core].pollute_lines(first_line, lines);
-        self.l2[core].pollute_lines(first_line, lines);
-        self.llc.pollute_lines(first_line, lines);
     }
 
     #[inline]
@@ -374,94 +259,6 @@ impl Hierarchy {
         self.access(core, addr >> 6, true, sink)
     }
 
-    /// A load or store that keeps private caches coherent for lines that move between
-    /// cores (write-invalidate, as MESI does for a line one core wrote and another then
-    /// uses): a line missing from `core`'s L1 and L2 but held in another core's private
-    /// cache moves from there, dirty state included, instead of coming from the LLC or
-    /// memory. Returns where the line was found and whether that was another core's cache
-    /// (then `HitLevel::Llc`: it crossed the shared level). A line read by several cores is
-    /// not kept shared: each use by another core moves it again. The other core is the
-    /// line's last holder (one map lookup, not a search of every core's caches). `load`/
-    /// `store` are unchanged: the persistence models use per-thread lines and no coherence.
-    pub fn access_coherent(
-        &mut self,
-        core: usize,
-        addr: u64,
-        write: bool,
-        sink: &mut impl MemorySink,
-    ) -> (HitLevel, bool) {
-        let line = addr >> 6;
-        if self.l1[core].lookup(line, write) {
-            if self.polluted {
-                let stamps = self.down_stamps(core, line);
-                self.l1[core].set_last_aux(stamps);
-            }
-            return (HitLevel::L1, false);
-        }
-        self.settle(core, line, sink);
-        self.l2[core].prefetch(line);
-        self.llc.prefetch(line);
-        if let Some(d) = self.l2[core].take(line) {
-            self.fill_l1(core, line, d || write, sink);
-            return (HitLevel::L2, false);
-        }
-        if let Some(&other) = self.holder.get(&line) {
-            let other = other as usize;
-            if other != core {
-                self.settle(other, line, sink);
-                let held = match self.l1[other].invalidate(line) {
-                    Some(d) => Some(d),
-                    None => self.l2[other].invalidate(line),
-                };
-                if let Some(d) = held {
-                    self.holder.insert(line, core as u16);
-                    self.fill_l1(core, line, d || write, sink);
-                    return (HitLevel::Llc, true);
-                }
-            }
-        }
-        self.holder.insert(line, core as u16);
-        if let Some(d) = self.llc.take(line) {
-            self.fill_l1(core, line, d || write, sink);
-            return (HitLevel::Llc, false);
-        }
-        sink.mem_read(line, core);
-        self.fill_l1(core, line, write, sink);
-        (HitLevel::Memory, false)
-    }
-
-    /// A hardware prefetch of the line holding `addr` into `core`'s L2 (the adjacent-line
-    /// prefetcher): read from memory unless some cache holds it already. True if fetched.
-    pub fn prefetch_to_l2(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) -> bool {
-        let line = addr >> 6;
-        let holder = self.holder.get(&line).map(|&c| c as usize);
-        if let Some(h) = holder {
-            self.settle(h, line, sink);
-        }
-        if self.llc.contains(line)
-            || holder.is_some_and(|h| self.l1[h].contains(line) || self.l2[h].contains(line))
-        {
-            return false;
-        }
-        sink.mem_read(line, core);
-        self.holder.insert(line, core as u16);
-        let llc_stamp = self.llc.anon_count(line) as u64;
-        if let Some((v2, d2)) = self.l2[core].insert(line, false) {
-            let s = self.l2[core].victim_aux as u32;
-            if self.polluted {
-                self.fill_llc_at(core, v2, d2, s, sink);
-            } else {
-                let v = self.llc.insert(v2, d2);
-                Self::to_memory(core, v, sink);
-            }
-        }
-        self.l2[core].set_last_aux(llc_stamp);
-        if self.polluted {
-            self.move_aged(core, sink);
-        }
-        true
-    }
-
     /// `clflush`, `clflushopt` or `clwb` of the line holding `addr`.
     #[inline]
     pub fn flush(&mut self, core: usize, addr: u64, kind: FlushKind, sink: &mut impl MemorySink) {
@@ -499,7 +296,6 @@ impl Hierarchy {
     /// alone (the victims it pushed down are other lines), so the flush has only L1 to
     /// search. (A store served by the LLC is not enough: without coherence two cores'
     /// victims can leave two copies of a line there, and the flush drops the second.)
-    /// Anonymous fills reorder the levels: then the plain pair runs.
     #[inline]
     pub fn store_flush(
         &mut self,
@@ -509,7 +305,7 @@ impl Hierarchy {
         sink: &mut impl MemorySink,
     ) -> HitLevel {
         let lvl = self.store(core, addr, sink);
-        if self.polluted || lvl != HitLevel::Memory {
+        if lvl != HitLevel::Memory {
             self.flush(core, addr, kind, sink);
             return lvl;
         }
@@ -673,7 +469,7 @@ mod tests {
     proptest::proptest! {
         /// `store_flush` is `store` then `flush`: the same level, the same memory requests in
         /// the same order, the same counts, whatever the caches held (other cores' copies,
-        /// lines in L2 or the LLC, anonymous fills) and whichever flush kind.
+        /// lines in L2 or the LLC) and whichever flush kind.
         #[test]
         fn store_flush_is_a_store_then_a_flush(
             keep in proptest::bool::ANY,
@@ -685,11 +481,6 @@ mod tests {
             for (op, core, line) in ops {
                 let addr = line * 64;
                 match op {
-                    // Anonymous fills, rarely: after the first the plain pair runs.
-                    10 if line == 0 => {
-                        a.pollute_lines(core, line, 3);
-                        b.pollute_lines(core, line, 3);
-                    }
                     0..=3 | 10 => {
                         let kind = [FlushKind::Clflush, FlushKind::Clflushopt, FlushKind::Clwb]
                             [op as usize % 3];

@@ -2,15 +2,17 @@
 //! (private L1/L2 per core, shared LLC) with the x86 persistence instructions, and the
 //! recency order of small fully associative buffers (XPBuffer, UMD DRAM cache, TLB).
 
+mod coherent;
 mod hierarchy;
 mod lru;
 mod set_assoc;
 
+pub use coherent::CoherentHierarchy;
 pub use hierarchy::{
     CacheConfig, FlushKind, Hierarchy, HitLevel, LevelConfig, MemorySink, WriteCause,
 };
 pub use lru::LruOrder;
-pub use set_assoc::{CacheStats, Replacement, SetAssocCache, TouchedFill};
+pub use set_assoc::{CacheStats, Replacement, SetAssocCache};
 
 /// Bytes in a cache line.
 pub const LINE_BYTES: u64 = 64;
