@@ -12,8 +12,9 @@
 use serde::Serialize;
 
 use super::layout;
-use super::machine::{AllocMachine, LineSources, MachineState};
+use super::machine::{AllocMachine, LineSources};
 use super::seen::SeenLines;
+use super::timing::{Event, Record, Timing, NO_BLOCK};
 
 crate::params! {
     /// Cycles of the instructions around the memory accesses. Defaults for a Nehalem/
@@ -59,86 +60,186 @@ pub struct OpCounts {
     pub steals: u64,
 }
 
-/// Run context: the clock of the core being served, the cost table, the machine's caches,
-/// the lock table and the per-frame allocation counts (wear) that fair policies read.
+/// Events held before they are timed when a [`Ctx`] times its own events.
+const SETTLE_EVENTS: usize = 1024;
+
+/// Run context, the functional side of the cost model: allocators report their paths here
+/// (lines, instructions, locks), it counts them and records them as [`Event`]s for a
+/// [`Timing`] (its own, timed as they come, or the driver's, in batches). It also keeps the
+/// per-frame allocation counts (wear) that fair policies read.
 pub struct Ctx {
     pub cost: CostTable,
-    /// Modelled cycle clock of the request in progress.
-    pub now: u64,
     pub ops: OpCounts,
-    lock_free_at: Vec<u64>,
-    lock_owner: Vec<u16>,
     /// Allocations handed out per frame.
     pub wear: Vec<u32>,
     /// Migratetype of the request in progress (Linux numbering; 1 = movable).
     pub migratetype: u8,
-    machine: Option<Box<MachineState>>,
-    core: usize,
     /// Lines the request in progress touched (charged once each).
     req_lines: SeenLines,
     /// Whether a request is in progress (outside one every touch is charged).
     in_request: bool,
+    events: Vec<Event>,
+    /// Instruction cycles not yet recorded (recorded before each lock event and at the
+    /// end of a request: only their sum between those points matters).
+    pending_cycles: u64,
+    /// Times the events as they come (`None`: the driver takes them, [`Ctx::take_events`]).
+    timing: Option<Box<Timing>>,
+    /// Events held before they are timed: `SETTLE_EVENTS` with a timing, never without.
+    settle_at: usize,
 }
 
-const NO_OWNER: u16 = u16::MAX;
-
 impl Ctx {
-    /// A context without a machine: each distinct line costs `line_cycles`.
+    /// A context timing its own events, each distinct line at `line_cycles`.
     pub fn new(frames: usize, cost: CostTable) -> Ctx {
+        Ctx::timed(frames, cost, Some(Timing::new(cost, None)))
+    }
+
+    /// A context timing its own events, lines through `machine`'s caches.
+    pub fn with_machine(frames: usize, cost: CostTable, machine: AllocMachine, seed: u64) -> Ctx {
+        Ctx::timed(frames, cost, Some(Timing::new(cost, Some((machine, seed)))))
+    }
+
+    /// A context that only records: its events are timed by whoever takes them.
+    pub fn recording(frames: usize, cost: CostTable) -> Ctx {
+        Ctx::timed(frames, cost, None)
+    }
+
+    fn timed(frames: usize, cost: CostTable, timing: Option<Timing>) -> Ctx {
         Ctx {
             cost,
-            now: 0,
             ops: OpCounts::default(),
-            lock_free_at: Vec::new(),
-            lock_owner: Vec::new(),
             wear: vec![0; frames],
             migratetype: 1,
-            machine: None,
-            core: 0,
             req_lines: SeenLines::default(),
             in_request: false,
+            events: Vec::new(),
+            pending_cycles: 0,
+            settle_at: if timing.is_some() {
+                SETTLE_EVENTS
+            } else {
+                usize::MAX
+            },
+            timing: timing.map(Box::new),
         }
     }
 
-    /// A context whose line accesses go through `machine`'s caches.
-    pub fn with_machine(frames: usize, cost: CostTable, machine: AllocMachine, seed: u64) -> Ctx {
-        let mut c = Ctx::new(frames, cost);
-        c.machine = Some(Box::new(MachineState::new(machine, seed)));
-        c
+    #[inline(always)]
+    fn push(&mut self, e: Event) {
+        self.events.push(e);
+        if self.events.len() >= self.settle_at {
+            self.settle();
+        }
+    }
+
+    /// Record the instruction cycles so far.
+    #[inline]
+    fn flush_cycles(&mut self) {
+        if self.pending_cycles > 0 {
+            let c = std::mem::take(&mut self.pending_cycles);
+            self.push(Event::Cycles(c));
+        }
+    }
+
+    /// Time every recorded event (when this context times its own).
+    #[cold]
+    fn settle(&mut self) {
+        self.flush_cycles();
+        if let Some(t) = self.timing.as_mut() {
+            for e in self.events.drain(..) {
+                t.apply(e);
+            }
+        }
+    }
+
+    /// The timing of a context that times its own events, all of them applied.
+    fn timing(&mut self) -> &mut Timing {
+        self.settle();
+        self.timing
+            .as_mut()
+            .expect("a recording context has no clock: its events are timed by the driver")
+    }
+
+    /// The modelled cycle clock after everything so far.
+    pub fn now(&mut self) -> u64 {
+        self.timing().now
+    }
+
+    /// Set the clock (after everything so far).
+    pub fn set_now(&mut self, now: u64) {
+        self.timing().now = now;
+    }
+
+    /// Where the lines came from (all zero without a machine).
+    pub fn sources(&mut self) -> LineSources {
+        self.timing().sources()
+    }
+
+    /// Lock acquisitions that waited and their cycles.
+    pub fn lock_waits(&mut self) -> (u64, u64) {
+        let t = self.timing();
+        (t.contended_locks, t.wait_cycles)
+    }
+
+    /// The events recorded since the last take (a recording context's driver takes them
+    /// between requests), leaving `empty` (cleared) in their place.
+    pub fn take_events(&mut self, mut empty: Vec<Event>) -> Vec<Event> {
+        self.flush_cycles();
+        empty.clear();
+        std::mem::replace(&mut self.events, empty)
     }
 
     /// Start a request on `core`: lines touched from now on are charged once each.
     pub fn begin(&mut self, core: usize) {
-        self.core = core;
+        self.begin_at(core, 0);
+    }
+
+    /// `begin` for a request arriving at `arrival` cycles (see [`Event::Begin`]).
+    pub fn begin_at(&mut self, core: usize, arrival: u64) {
+        self.flush_cycles();
+        self.push(Event::Begin {
+            core: core as u16,
+            arrival,
+        });
         self.req_lines.clear();
         self.in_request = true;
     }
 
-    /// The application's work on the request's core after it (see
-    /// [`MachineState::pollute`]); not charged to the request.
-    pub fn after_request(&mut self, handed_out: Option<(u64, u8)>) {
-        if let Some(m) = self.machine.as_mut() {
-            m.pollute(self.core, handed_out);
+    /// Mark the end of the workload's requests (see [`Event::WorkloadDone`]).
+    pub fn workload_done(&mut self) {
+        self.flush_cycles();
+        self.push(Event::WorkloadDone);
+    }
+
+    /// Start a probe request (see [`Event::Probe`]).
+    pub fn begin_probe(&mut self) {
+        self.begin(0);
+        self.push(Event::Probe);
+    }
+
+    /// End the request: `record` says where its cycles go; `handed_out` is the block it
+    /// handed out (the application zeroes it before the core's next request).
+    pub fn end(&mut self, record: Record, handed_out: Option<(u64, u8)>) {
+        self.flush_cycles();
+        let (pfn, order) = handed_out.unwrap_or((NO_BLOCK, 0));
+        self.push(Event::End { record, pfn, order });
+        if self.timing.is_some() {
+            // The application's work follows the request's own events.
+            self.timing().after_request(handed_out);
         }
     }
 
-    /// Where the lines came from (all zero without a machine).
-    pub fn sources(&self) -> LineSources {
-        self.machine.as_ref().map(|m| m.sources).unwrap_or_default()
-    }
-
-    /// One access to the line holding `addr`.
-    #[inline]
+    /// One access to the line holding `addr`. `write` says whether the path stores to it;
+    /// the cost is the same (a store that misses reads its line for ownership first, and
+    /// the cache model keeps no dirty state: no memory write is charged to a request).
+    #[inline(always)]
     pub fn touch(&mut self, addr: u64, write: bool) {
+        let _ = write;
         let line = addr >> 6;
         if self.in_request && !self.req_lines.insert(line) {
             return;
         }
         self.ops.lines += 1;
-        self.now += match self.machine.as_mut() {
-            Some(m) => m.access(self.core, addr, write),
-            None => self.cost.line_cycles,
-        };
+        self.push(Event::Line(line));
     }
 
     /// The `struct page` of `pfn` (one or two lines: 56-byte structs straddle lines).
@@ -164,44 +265,35 @@ impl Ctx {
     #[inline]
     pub fn call(&mut self) {
         self.ops.calls += 1;
-        self.now += self.cost.call_cycles + self.cost.irq_cycles;
+        self.pending_cycles += self.cost.call_cycles + self.cost.irq_cycles;
     }
 
     #[inline]
     pub fn list_ops(&mut self, n: u64) {
         self.ops.list_ops += n;
-        self.now += n * self.cost.list_op_cycles;
+        self.pending_cycles += n * self.cost.list_op_cycles;
     }
 
     #[inline]
     pub fn bitmap_words(&mut self, n: u64) {
         self.ops.bitmap_words += n;
-        self.now += n * self.cost.bitmap_word_cycles;
+        self.pending_cycles += n * self.cost.bitmap_word_cycles;
     }
 
     /// Acquire lock `id` (its word at `addr`) for `cpu`: wait until its last holder
     /// released it, then take its line (from wherever the last holder left it).
     pub fn lock(&mut self, id: usize, cpu: u16, addr: u64) {
-        if id >= self.lock_free_at.len() {
-            self.lock_free_at.resize(id + 1, 0);
-            self.lock_owner.resize(id + 1, NO_OWNER);
-        }
         self.ops.locks += 1;
-        let free_at = self.lock_free_at[id];
-        if free_at > self.now && self.lock_owner[id] != cpu {
-            let wait = free_at - self.now;
-            self.ops.contended_locks += 1;
-            self.ops.wait_cycles += wait;
-            self.now = free_at;
-        }
+        self.flush_cycles();
+        self.push(Event::Lock { id: id as u32, cpu });
         self.touch(addr, true);
-        self.now += self.cost.lock_cycles;
-        self.lock_owner[id] = cpu;
+        self.pending_cycles += self.cost.lock_cycles;
     }
 
     /// Release lock `id`: it is free from now on (a plain store on x86; its line is held).
     pub fn unlock(&mut self, id: usize) {
-        self.lock_free_at[id] = self.now;
+        self.flush_cycles();
+        self.push(Event::Unlock(id as u32));
     }
 
     /// Record that `2^order` frames from `pfn` were handed out.
@@ -230,26 +322,25 @@ mod tests {
         c.touch(8, false);
         c.touch(64, true);
         c.touch(128, false);
-        assert_eq!(c.now, 20 + 20 + 2 * 3 + 5 * 2 + 3 * 40);
+        assert_eq!(c.now(), 20 + 20 + 2 * 3 + 5 * 2 + 3 * 40);
         assert_eq!(c.ops.lines, 3);
         // Uncontended lock: the RMW and its line.
         c.begin(0);
-        let before = c.now;
+        let before = c.now();
         c.lock(0, 0, 4096);
         c.unlock(0);
-        assert_eq!(c.now - before, 20 + 40);
+        assert_eq!(c.now() - before, 20 + 40);
         // CPU 1 arrives at 400 while CPU 0 holds lock 1 until t=1000.
         c.begin(0);
-        c.now = 900;
+        c.set_now(900);
         c.lock(1, 0, 8192);
-        c.now = 1000;
+        c.set_now(1000);
         c.unlock(1);
         c.begin(1);
-        c.now = 400;
+        c.set_now(400);
         c.lock(1, 1, 8192);
-        assert_eq!(c.now, 1000 + 40 + 20);
-        assert_eq!(c.ops.contended_locks, 1);
-        assert_eq!(c.ops.wait_cycles, 600);
+        assert_eq!(c.now(), 1000 + 40 + 20);
+        assert_eq!(c.lock_waits(), (1, 600));
     }
 
     #[test]

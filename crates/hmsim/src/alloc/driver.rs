@@ -11,10 +11,13 @@
 //! modelled time can see a lock as held by a request that arrived earlier but would, on
 //! real hardware, have started later.
 
+use std::sync::mpsc;
+
 use serde::Serialize;
 
 use super::cost::{CostTable, Ctx, OpCounts};
 use super::machine::{AllocMachine, LineSources};
+use super::timing::{Event, Record, Timing, NO_BLOCK};
 use super::wear::{fairness, Fairness};
 use super::workload::{AllocOp, AllocWorkload};
 use super::{allocate, release, PageAllocator, MAX_ORDER};
@@ -81,6 +84,9 @@ pub struct CostModel {
     pub cpu_ghz: f64,
     /// Seeds the machine's random streams (application lines, cache replacement).
     pub seed: u64,
+    /// Time the events on a second host thread as they are made ([`pipelined_by_default`]);
+    /// the results are the same.
+    pub pipelined: bool,
 }
 
 impl Default for CostModel {
@@ -90,6 +96,7 @@ impl Default for CostModel {
             machine: AllocMachine::default(),
             cpu_ghz: 2.4,
             seed: 1,
+            pipelined: pipelined_by_default(),
         }
     }
 }
@@ -103,31 +110,191 @@ pub fn run(
     probe_orders: &[u8],
     probe_requests: u32,
 ) -> RunResult {
-    let ctx = Ctx::with_machine(a.frames() as usize, model.cost, model.machine, model.seed);
-    run_in(a, w, ctx, model, probe_orders, probe_requests)
+    let timing = Timing::new(model.cost, Some((model.machine, model.seed)));
+    run_in(a, w, timing, model, probe_orders, probe_requests)
 }
 
 /// `run` with every distinct line at the flat `line_cycles` instead of through the
 /// machine's caches (cores and clocks as in `run`): the allocators' own paths without the
 /// cache model, a reference for what the cache model costs in simulation time.
 pub fn run_flat(a: &mut dyn PageAllocator, w: &AllocWorkload, model: &CostModel) -> RunResult {
-    let ctx = Ctx::new(a.frames() as usize, model.cost);
-    run_in(a, w, ctx, model, &[], 0)
+    run_in(a, w, Timing::new(model.cost, None), model, &[], 0)
+}
+
+/// Requests whose events are timed together.
+const BATCH_REQUESTS: usize = 256;
+/// Batches in flight between the two threads of a pipelined run.
+const QUEUE_BATCHES: usize = 8;
+
+/// What the timing side knew when the workload ended (before the probes).
+#[derive(Default)]
+struct AtWorkloadEnd {
+    sources: LineSources,
+    contended_locks: u64,
+    wait_cycles: u64,
+}
+
+/// The timing of a run's events: request start times from the cores' clocks, the cycle
+/// distributions, the application's work between a core's requests.
+struct Replay {
+    timing: Timing,
+    clocks: Vec<u64>,
+    /// Core and start of the request in progress.
+    core: usize,
+    start: u64,
+    all: IntHistogram,
+    alloc: IntHistogram,
+    free: IntHistogram,
+    probes: Vec<IntHistogram>,
+    at_workload_end: AtWorkloadEnd,
+}
+
+impl Replay {
+    fn new(timing: Timing, cores: usize, probes: usize) -> Replay {
+        Replay {
+            timing,
+            clocks: vec![0; cores],
+            core: 0,
+            start: 0,
+            all: cycles(),
+            alloc: cycles(),
+            free: cycles(),
+            probes: (0..probes).map(|_| cycles()).collect(),
+            at_workload_end: AtWorkloadEnd::default(),
+        }
+    }
+
+    fn consume(&mut self, events: &[Event]) {
+        for &e in events {
+            match e {
+                Event::Begin { core, arrival } => {
+                    self.core = core as usize;
+                    self.start = self.clocks[self.core].max(arrival);
+                    self.timing.now = self.start;
+                    self.timing.apply(e);
+                }
+                Event::Probe => {
+                    // Probes start when the last core finished (they move no clock).
+                    self.start = self.clocks.iter().copied().max().unwrap_or(0);
+                    self.timing.now = self.start;
+                }
+                Event::End { record, pfn, order } => self.end(record, pfn, order),
+                Event::WorkloadDone => {
+                    self.at_workload_end = AtWorkloadEnd {
+                        sources: self.timing.sources(),
+                        contended_locks: self.timing.contended_locks,
+                        wait_cycles: self.timing.wait_cycles,
+                    }
+                }
+                _ => self.timing.apply(e),
+            }
+        }
+    }
+
+    fn end(&mut self, record: Record, pfn: u64, order: u8) {
+        let took = self.timing.now - self.start;
+        match record {
+            Record::Alloc => {
+                self.alloc.record(took);
+                self.all.record(took);
+            }
+            Record::Free => {
+                self.free.record(took);
+                self.all.record(took);
+            }
+            Record::Nothing => {}
+            Record::ProbeAlloc(k) => {
+                self.probes[k as usize].record(took);
+                return;
+            }
+            Record::ProbeFree => return,
+        }
+        self.clocks[self.core] = self.timing.now;
+        self.timing
+            .after_request((pfn != NO_BLOCK).then_some((pfn, order)));
+    }
+}
+
+/// Whether runs time their events on a second host thread, as they are made: when the
+/// host has a second CPU. The results are the same either way.
+pub fn pipelined_by_default() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
 }
 
 fn run_in(
     a: &mut dyn PageAllocator,
     w: &AllocWorkload,
-    mut ctx: Ctx,
+    timing: Timing,
     model: &CostModel,
     probe_orders: &[u8],
     probe_requests: u32,
 ) -> RunResult {
-    let cpu_ghz = model.cpu_ghz;
     let cores = model.machine.cores.max(1) as usize;
-    let mut clocks = vec![0u64; cores];
+    let replay = Replay::new(timing, cores, probe_orders.len());
+    let ((mut r, wear), replay) = if model.pipelined {
+        std::thread::scope(|scope| {
+            let (batches, to_time) = mpsc::sync_channel::<Vec<Event>>(QUEUE_BATCHES);
+            let (spares, spare) = mpsc::channel::<Vec<Event>>();
+            let timer = scope.spawn(move || {
+                let mut replay = replay;
+                for batch in to_time {
+                    replay.consume(&batch);
+                    // The issuing side may have finished: a lost spare is only memory.
+                    let _ = spares.send(batch);
+                }
+                replay
+            });
+            let out = issue(a, w, model, probe_orders, probe_requests, &mut |events| {
+                batches
+                    .send(events)
+                    .expect("the timing thread takes every batch");
+                spare.try_recv().unwrap_or_default()
+            });
+            drop(batches);
+            (out, timer.join().expect("the timing thread finishes"))
+        })
+    } else {
+        let mut replay = replay;
+        let out = issue(a, w, model, probe_orders, probe_requests, &mut |events| {
+            replay.consume(&events);
+            events
+        });
+        (out, replay)
+    };
+    let end = &replay.at_workload_end;
+    r.ops.contended_locks = end.contended_locks;
+    r.ops.wait_cycles = end.wait_cycles;
+    r.sources = end.sources;
+    for (p, h) in r.probes.iter_mut().zip(&replay.probes) {
+        p.mean_cycles = h.summary().mean;
+    }
+    r.all = replay.all.summary();
+    r.quantiles = quantiles(replay.all.histogram(), &QUANTILES);
+    r.alloc = replay.alloc.summary();
+    r.free = replay.free.summary();
+    r.wear = wear;
+    r
+}
+
+/// The functional side of a run: every request of `w` and the probes through `a`, their
+/// events handed to `deliver` every `BATCH_REQUESTS` requests (it returns an empty buffer
+/// for the next batch). Returns the result's functional part (no cycles yet) and the wear.
+fn issue(
+    a: &mut dyn PageAllocator,
+    w: &AllocWorkload,
+    model: &CostModel,
+    probe_orders: &[u8],
+    probe_requests: u32,
+    deliver: &mut dyn FnMut(Vec<Event>) -> Vec<Event>,
+) -> (RunResult, Vec<u32>) {
+    let mut ctx = Ctx::recording(a.frames() as usize, model.cost);
+    let cores = model.machine.cores.max(1) as usize;
+    let mut spare = Vec::new();
+    let mut hand_over = |ctx: &mut Ctx| {
+        let events = ctx.take_events(std::mem::take(&mut spare));
+        spare = deliver(events);
+    };
     let mut blocks: Vec<Option<(u64, u8)>> = vec![None; w.blocks as usize];
-    let (mut all_acc, mut alloc_acc, mut free_acc) = (cycles(), cycles(), cycles());
     let mut r = RunResult {
         requests: 0,
         allocs: 0,
@@ -147,79 +314,72 @@ fn run_in(
         free_frames_end: 0,
         wear: Vec::new(),
     };
-    for q in &w.reqs {
+    for (i, q) in w.reqs.iter().enumerate() {
         let c = q.cpu as usize % cores;
-        let arrival = (q.ts_ns as f64 * cpu_ghz) as u64;
-        let start = clocks[c].max(arrival);
-        ctx.now = start;
-        ctx.begin(c);
-        let mut handed_out = None;
+        ctx.begin_at(c, (q.ts_ns as f64 * model.cpu_ghz) as u64);
         match q.op {
             AllocOp::Alloc { order } => {
                 ctx.migratetype = w.alloc_mt.get(q.id as usize).copied().unwrap_or(1);
                 r.requests += 1;
                 r.order_attempts[order as usize] += 1;
-                match allocate(a, order, c as u16, &mut ctx) {
+                let got = allocate(a, order, c as u16, &mut ctx);
+                match got {
                     Some(p) => {
                         r.allocs += 1;
                         r.order_successes[order as usize] += 1;
                         blocks[q.id as usize] = Some((p, order));
-                        handed_out = Some((p, order));
                     }
                     None => r.failures += 1,
                 }
-                alloc_acc.record(ctx.now - start);
-                all_acc.record(ctx.now - start);
+                ctx.end(Record::Alloc, got.map(|p| (p, order)));
             }
             AllocOp::Free => match blocks[q.id as usize].take() {
                 Some((p, order)) => {
                     r.requests += 1;
                     r.frees += 1;
                     release(a, p, order, c as u16, &mut ctx);
-                    free_acc.record(ctx.now - start);
-                    all_acc.record(ctx.now - start);
+                    ctx.end(Record::Free, None);
                 }
-                None => r.frees_of_failed += 1,
+                None => {
+                    r.frees_of_failed += 1;
+                    ctx.end(Record::Nothing, None);
+                }
             },
         }
-        clocks[c] = ctx.now;
-        ctx.after_request(handed_out);
+        if (i + 1).is_multiple_of(BATCH_REQUESTS) {
+            hand_over(&mut ctx);
+        }
     }
-    r.all = all_acc.summary();
-    r.quantiles = quantiles(all_acc.histogram(), &QUANTILES);
-    r.alloc = alloc_acc.summary();
-    r.free = free_acc.summary();
+    // What the workload did, before the probes add to it.
+    ctx.workload_done();
     r.ops = ctx.ops;
-    r.sources = ctx.sources();
     r.fairness = fairness(&ctx.wear);
-    r.wear = ctx.wear.clone();
+    let wear = ctx.wear.clone();
     r.free_frames_end = a.free_frames();
-    let t_end = clocks.iter().copied().max().unwrap_or(0);
-    for &k in probe_orders {
+    for (i, &k) in probe_orders.iter().enumerate() {
         let free_blocks = a.free_blocks(k);
         let mut got = Vec::new();
-        let mut acc = cycles();
         ctx.migratetype = 1;
         for _ in 0..probe_requests {
-            ctx.now = t_end;
-            ctx.begin(0);
+            ctx.begin_probe();
             if let Some(p) = allocate(a, k, 0, &mut ctx) {
                 got.push(p);
             }
-            acc.record(ctx.now - t_end);
+            ctx.end(Record::ProbeAlloc(i as u8), None);
         }
         for &p in &got {
-            ctx.now = t_end;
-            ctx.begin(0);
+            ctx.begin_probe();
             release(a, p, k, 0, &mut ctx);
+            ctx.end(Record::ProbeFree, None);
         }
         r.probes.push(ProbeResult {
             order: k,
             free_blocks,
             attempts: probe_requests,
             successes: got.len() as u32,
-            mean_cycles: acc.summary().mean,
+            mean_cycles: 0.0,
         });
     }
-    r
+    hand_over(&mut ctx);
+    (r, wear)
 }

@@ -105,15 +105,16 @@ impl MachineState {
         };
         MachineState {
             m,
-            hier: CoherentHierarchy::new(&cfg, m.cores as usize, seed),
+            hier: CoherentHierarchy::new(&cfg, m.cores as usize),
             rng: crate::rng::stream(seed, "alloc.machine.app"),
             sources: LineSources::default(),
         }
     }
 
-    /// Cycles of one access by `core` to the line holding `addr`.
-    pub fn access(&mut self, core: usize, addr: u64, write: bool) -> u64 {
-        let (level, remote) = self.hier.access(core, addr, write);
+    /// Cycles of one access by `core` to the line holding `addr` (a load or a store: a
+    /// store that misses reads its line for ownership first, so it waits as a load does).
+    pub fn access(&mut self, core: usize, addr: u64) -> u64 {
+        let (level, remote) = self.hier.access(core, addr);
         if remote {
             self.sources.cross_core += 1;
             return self.m.cross_core_cycles;

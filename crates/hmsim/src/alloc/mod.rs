@@ -31,6 +31,7 @@ mod seen;
 pub mod shapes;
 pub mod spec;
 pub mod startgap;
+pub mod timing;
 pub mod wear;
 pub mod workload;
 

@@ -329,6 +329,7 @@ impl Scenario for Allocators {
                 machine: sc.machine,
                 cpu_ghz: sc.cpu_ghz,
                 seed: ctx.seed(),
+                pipelined: driver::pipelined_by_default(),
             };
             let r = driver::run(a.as_mut(), &w, &model, &sc.probe_orders, sc.probe_requests);
             let label = spec.label();

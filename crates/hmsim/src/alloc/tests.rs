@@ -225,15 +225,15 @@ fn split_and_coalesce_line_counts_in_closed_form() {
         assert_eq!(ctx.ops.splits, k as u64);
         // lock; k + 1 order checks; the pop and k pushes; each line once.
         let expect = t.lock_cycles + (2 * k as u64 + 2) * t.list_op_cycles + lines * t.line_cycles;
-        assert_eq!(ctx.now, expect, "split of order {k}");
+        assert_eq!(ctx.now(), expect, "split of order {k}");
         // Freeing it coalesces k times and touches the same lines.
-        let (now, before) = (ctx.now, ctx.ops.lines);
+        let (now, before) = (ctx.now(), ctx.ops.lines);
         ctx.begin(0);
         b.free(p, 0, 0, &mut ctx);
         assert_eq!(ctx.ops.lines - before, lines, "coalesce of order {k}");
         assert_eq!(ctx.ops.merges, k as u64);
         let expect = t.lock_cycles + (k as u64 + 1) * t.list_op_cycles + lines * t.line_cycles;
-        assert_eq!(ctx.now - now, expect, "coalesce of order {k}");
+        assert_eq!(ctx.now() - now, expect, "coalesce of order {k}");
         assert_eq!(b.free_blocks(k), 1);
     }
 }
@@ -249,25 +249,25 @@ fn ibuddy_single_page_is_constant_time() {
     // its list neighbour's struct pages (two lines), the bitmap word: five lines.
     assert_eq!(ctx.ops.lines, 5);
     let first = t.lock_cycles + t.list_op_cycles + t.bitmap_word_cycles + 5 * t.line_cycles;
-    assert_eq!(ctx.now, first);
-    ctx.now = 0;
+    assert_eq!(ctx.now(), first);
+    ctx.set_now(0);
     ctx.begin(0);
     ib.free(p, 0, 0, &mut ctx);
     // The space's line, the bitmap word, the frame's struct page, level 0's head.
     let lines = ctx.ops.lines - 5;
     assert_eq!(lines, 4);
     let expect = t.lock_cycles + t.list_op_cycles + t.bitmap_word_cycles + lines * t.line_cycles;
-    assert_eq!(ctx.now, expect);
+    assert_eq!(ctx.now(), expect);
     // The same after many frames were taken: no dependence on memory size.
     let mut ib = IBuddy::new(1 << 16, 1, FreeListPolicy::Lifo);
     let mut ctx = Ctx::new(1 << 16, t);
     for _ in 0..1000 {
         ib.alloc(0, 0, &mut ctx).unwrap();
     }
-    ctx.now = 0;
+    ctx.set_now(0);
     ctx.begin(0);
     ib.alloc(0, 0, &mut ctx).unwrap();
-    assert_eq!(ctx.now, first);
+    assert_eq!(ctx.now(), first);
 }
 
 #[test]
@@ -277,10 +277,10 @@ fn a_second_identical_request_is_cheaper_hot_than_cold() {
         let mut ctx = Ctx::with_machine(4096, CostTable::default(), AllocMachine::default(), 1);
         let mut cost = || {
             ctx.begin(0);
-            let t0 = ctx.now;
+            let t0 = ctx.now();
             let p = allocate(a.as_mut(), 0, 0, &mut ctx).unwrap();
             release(a.as_mut(), p, 0, 0, &mut ctx);
-            ctx.now - t0
+            ctx.now() - t0
         };
         let (cold, hot) = (cost(), cost());
         assert!(hot < cold, "{name}: hot {hot} vs cold {cold}");
@@ -688,8 +688,8 @@ fn a_dram_miss_brings_the_adjacent_line_into_l2() {
     use super::machine::MachineState;
     let m = AllocMachine::default();
     let mut st = MachineState::new(m, 1);
-    assert_eq!(st.access(0, 1 << 20, false), m.dram_cycles);
-    assert_eq!(st.access(0, (1 << 20) + 64, false), m.l2_cycles);
+    assert_eq!(st.access(0, 1 << 20), m.dram_cycles);
+    assert_eq!(st.access(0, (1 << 20) + 64), m.l2_cycles);
     let mut st = MachineState::new(
         AllocMachine {
             adjacent_line_prefetch: false,
@@ -697,8 +697,8 @@ fn a_dram_miss_brings_the_adjacent_line_into_l2() {
         },
         1,
     );
-    st.access(0, 1 << 20, false);
-    assert_eq!(st.access(0, (1 << 20) + 64, false), m.dram_cycles);
+    st.access(0, 1 << 20);
+    assert_eq!(st.access(0, (1 << 20) + 64), m.dram_cycles);
 }
 
 #[test]
@@ -788,28 +788,28 @@ fn zeroed_pages_push_allocator_lines_down_level_by_level() {
     // pages leave the allocator's line in L1, the eighth pushes it to L2.
     for (pages, cycles) in [(7, m.l1_cycles), (8, m.l2_cycles)] {
         let mut st = MachineState::new(m, 1);
-        st.access(0, line, true);
+        st.access(0, line);
         for pfn in 0..pages {
             st.pollute(0, Some((pfn, 0)));
         }
-        assert_eq!(st.access(0, line, false), cycles, "{pages} pages");
+        assert_eq!(st.access(0, line), cycles, "{pages} pages");
     }
     // The L2 (512 sets of 8 ways) sees a page's 64 lines in one eighth of its sets: pages
     // whose lines share the allocator line's L2 set push it on to the LLC, others do not.
     let same_l2_set = |k: u64| k * 8 + (line / 64 / 64) % 8;
     let mut st = MachineState::new(m, 1);
-    st.access(0, line, true);
+    st.access(0, line);
     for k in 0..16 {
         st.pollute(0, Some((same_l2_set(k) + 8 * 64, 0)));
     }
-    assert_eq!(st.access(0, line, false), m.llc_cycles);
+    assert_eq!(st.access(0, line), m.llc_cycles);
     // Another core's zeroing leaves this core's private caches alone.
     let mut st = MachineState::new(m, 1);
-    st.access(0, line, true);
+    st.access(0, line);
     for pfn in 0..64 {
         st.pollute(1, Some((pfn, 0)));
     }
-    assert_eq!(st.access(0, line, false), m.l1_cycles);
+    assert_eq!(st.access(0, line), m.l1_cycles);
 }
 
 /// Frees only of live blocks, each at most once, in time order (`all_freed`: and every block
@@ -835,5 +835,84 @@ pub(super) fn check_stream(w: &super::workload::AllocWorkload, all_freed: bool) 
     }
     if all_freed {
         assert!(state.iter().all(|&s| s == 2));
+    }
+}
+
+/// Each request's cycles when every event is timed as it happens (a context with its own
+/// machine), the way the driver worked before it timed events in batches.
+fn cycles_timed_as_they_happen(name: &str, w: &super::workload::AllocWorkload) -> Vec<u64> {
+    use super::timing::Record;
+    use super::workload::AllocOp;
+    let model = super::driver::CostModel::default();
+    let mut a = build(&AllocatorSpec::named(name), 1 << 14).unwrap();
+    let mut ctx = Ctx::with_machine(1 << 14, model.cost, model.machine, model.seed);
+    let cores = model.machine.cores as usize;
+    let (mut clocks, mut blocks, mut out) =
+        (vec![0u64; cores], vec![None; w.blocks as usize], Vec::new());
+    for q in &w.reqs {
+        let c = q.cpu as usize % cores;
+        let start = clocks[c].max((q.ts_ns as f64 * model.cpu_ghz) as u64);
+        ctx.begin(c);
+        ctx.set_now(start);
+        let (record, got) = match q.op {
+            AllocOp::Alloc { order } => {
+                let got = allocate(a.as_mut(), order, c as u16, &mut ctx).map(|p| (p, order));
+                blocks[q.id as usize] = got;
+                (Record::Alloc, got)
+            }
+            AllocOp::Free => match blocks[q.id as usize].take() {
+                Some((p, order)) => {
+                    release(a.as_mut(), p, order, c as u16, &mut ctx);
+                    (Record::Free, None)
+                }
+                None => (Record::Nothing, None),
+            },
+        };
+        let now = ctx.now();
+        if record != Record::Nothing {
+            out.push(now - start);
+        }
+        clocks[c] = now;
+        ctx.end(record, got);
+    }
+    out
+}
+
+#[test]
+fn batched_and_pipelined_timing_equal_timing_each_event_as_it_happens() {
+    use super::driver::{run, CostModel};
+    use super::workload::Synthetic;
+    let w = Synthetic {
+        threads: 4,
+        allocs_per_thread: 1500,
+        ..Default::default()
+    }
+    .generate(3, "synthetic-kernel-compile");
+    for name in ALLOCATOR_KINDS.names() {
+        let each = cycles_timed_as_they_happen(name, &w);
+        let mean = each.iter().sum::<u64>() as f64 / each.len() as f64;
+        let mut runs = [false, true].map(|pipelined| {
+            let mut a = build(&AllocatorSpec::named(name), 1 << 14).unwrap();
+            let model = CostModel {
+                pipelined,
+                ..Default::default()
+            };
+            run(a.as_mut(), &w, &model, &[0, 3], 20)
+        });
+        for r in &runs {
+            assert_eq!(r.requests, each.len() as u64, "{name}");
+            assert!(
+                (r.all.mean - mean).abs() < 1e-9 * mean,
+                "{name}: {} vs {mean}",
+                r.all.mean
+            );
+        }
+        let [serial, pipelined] = &mut runs;
+        assert_eq!(
+            serde_json::to_value(&*serial).unwrap(),
+            serde_json::to_value(&*pipelined).unwrap(),
+            "{name}: the schedule changed the answer"
+        );
+        assert_eq!(serial.wear, pipelined.wear);
     }
 }

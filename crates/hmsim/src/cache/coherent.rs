@@ -2,7 +2,7 @@
 //! and L2 per core, one shared LLC, *non-inclusive* (a miss fills every level it passes; a
 //! line leaving a level is dropped there, its data written to the level below if dirty),
 //! LRU in every level, coherent for lines that migrate between cores, and anonymous fills
-//! ([`SetAssocCache::pollute_lines`]) for lines the user writes but never asks about.
+//! ([`CoherentHierarchy::pollute_lines`]) for lines the user writes but never asks about.
 //!
 //! This is the organization of Nehalem/Westmere, the allocator cost model's machine: L2 is
 //! neither inclusive nor exclusive of L1, and the L3 is filled by every miss (it is
@@ -11,54 +11,245 @@
 //! fills are exact per level: a zeroing store miss fills L1, L2 and the LLC as a real one
 //! does, and lines they push out of a level are simply gone from it. The persistence
 //! models use [`super::Hierarchy`] (exclusive, with flushes and a memory sink).
+//!
+//! The levels are [`super::anon_lru`]'s compact LRU sets (no dirty state: nothing here
+//! depends on it) and each line's last holder is a dense per-line table, so an access
+//! touches few host cache lines. The proptest below checks every answer against the same
+//! hierarchy built from [`super::SetAssocCache`] with the fills inserted as real lines.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use super::hierarchy::{levels, CacheConfig, HitLevel, LineHasher};
-use super::set_assoc::{Replacement, SetAssocCache};
+use super::anon_lru::AnonLru;
+use super::hierarchy::{CacheConfig, HitLevel, LineHasher};
+use super::LevelConfig;
 
-type LineMap<V> = HashMap<u64, V, BuildHasherDefault<LineHasher>>;
-
-/// A line's last holder: the core (low bits) and which of its private levels the line
+/// A line's last holder: the core (low 8 bits) and which of its private levels the line
 /// entered since it took the line. A level whose bit is clear does not hold the line (lines
 /// enter private levels only here), so it is not searched; a set bit means "may hold it"
 /// (the line may since have been evicted).
 #[derive(Clone, Copy)]
-struct Holder(u32);
+struct Holder(u16);
 
 impl Holder {
-    const IN_L1: u32 = 1 << 16;
-    const IN_L2: u32 = 1 << 17;
+    const IN_L1: u16 = 1 << 8;
+    const IN_L2: u16 = 1 << 9;
     /// No core holds the line.
-    const NONE: Holder = Holder(u16::MAX as u32);
+    const NONE: Holder = Holder(0xff);
 
-    #[inline]
+    #[inline(always)]
     fn core(self) -> usize {
-        (self.0 & 0xffff) as usize
+        (self.0 & 0xff) as usize
+    }
+
+    #[inline(always)]
+    fn took(core: usize, levels: u16) -> Holder {
+        Holder(core as u16 | levels)
     }
 }
 
+/// Ask the host to fetch the cache line holding `x` (a hint: it never faults).
+#[inline(always)]
+pub(super) fn host_prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is a hint (SSE, part of x86-64): it never faults and reads
+        // nothing architecturally.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(x as *const T as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+/// Lines per page of [`HolderTable`].
+const PAGE_LINES: u64 = 4096;
+/// Pages remembered by [`HolderTable`]'s direct-mapped memo.
+const MEMO: usize = 16;
+
+/// Every line's [`Holder`], in pages of consecutive lines made on first use: the lines a
+/// user touches come in dense runs (an array of `struct page`s, a zone's lines), so few
+/// pages exist, and a direct-mapped memo of recent pages finds most without the map.
+struct HolderTable {
+    memo: [(u64, u32); MEMO],
+    page_of: HashMap<u64, u32, BuildHasherDefault<LineHasher>>,
+    pages: Vec<Box<[Holder; PAGE_LINES as usize]>>,
+}
+
+impl Default for HolderTable {
+    fn default() -> Self {
+        HolderTable {
+            memo: [(u64::MAX, 0); MEMO],
+            page_of: HashMap::default(),
+            pages: Vec::new(),
+        }
+    }
+}
+
+impl HolderTable {
+    #[inline(always)]
+    fn get(&mut self, line: u64) -> &mut Holder {
+        let page = line / PAGE_LINES;
+        let m = page as usize % MEMO;
+        let p = if self.memo[m].0 == page {
+            self.memo[m].1
+        } else {
+            self.page(page)
+        };
+        &mut self.pages[p as usize][(line % PAGE_LINES) as usize]
+    }
+
+    /// The index of `page` (made if new), remembered in the memo.
+    #[inline(never)]
+    fn page(&mut self, page: u64) -> u32 {
+        let n = self.pages.len() as u32;
+        let p = *self.page_of.entry(page).or_insert(n);
+        if p == n {
+            self.pages
+                .push(Box::new([Holder::NONE; PAGE_LINES as usize]));
+        }
+        self.memo[page as usize % MEMO] = (page, p);
+        p
+    }
+}
+
+/// The levels, with sets of `P1`, `P2` and `P3` entries (each at least the level's ways).
+struct Levels<const P1: usize, const P2: usize, const P3: usize> {
+    l1: Vec<AnonLru<P1>>,
+    l2: Vec<AnonLru<P2>>,
+    llc: AnonLru<P3>,
+}
+
+impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
+    fn new(cfg: &CacheConfig, cores: usize) -> Self {
+        let l = |c: &LevelConfig| (c.size_bytes, c.ways);
+        let ((b1, w1), (b2, w2), (b3, w3)) = (l(&cfg.l1), l(&cfg.l2), l(&cfg.llc));
+        Levels {
+            l1: (0..cores).map(|_| AnonLru::new(b1, w1)).collect(),
+            l2: (0..cores).map(|_| AnonLru::new(b2, w2)).collect(),
+            llc: AnonLru::new(b3, w3),
+        }
+    }
+
+    #[inline(always)]
+    fn access(&mut self, holder: &mut HolderTable, core: usize, line: u64) -> (HitLevel, bool) {
+        if self.l1[core].lookup(line) {
+            return (HitLevel::L1, false);
+        }
+        // The LLC set is likely needed: fetch it while the holder and L2 are looked at.
+        self.llc.prefetch(line);
+        let h = holder.get(line);
+        let was = *h;
+        *h = Holder::took(core, Holder::IN_L1 | Holder::IN_L2);
+        if was.core() == core && was.0 & Holder::IN_L2 != 0 && self.l2[core].lookup(line) {
+            self.l1[core].insert(line);
+            return (HitLevel::L2, false);
+        }
+        let mut remote = false;
+        let o = was.core();
+        if o != core && o < self.l1.len() {
+            // Both private levels may hold it (non-inclusive): it leaves both.
+            remote |= was.0 & Holder::IN_L1 != 0 && self.l1[o].invalidate(line);
+            remote |= was.0 & Holder::IN_L2 != 0 && self.l2[o].invalidate(line);
+        }
+        let in_llc = self.llc.lookup_or_insert(line);
+        self.l2[core].insert(line);
+        self.l1[core].insert(line);
+        match (remote, in_llc) {
+            (true, _) => (HitLevel::Llc, true),
+            (false, true) => (HitLevel::Llc, false),
+            (false, false) => (HitLevel::Memory, false),
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch_to_l2(&mut self, holder: &mut HolderTable, core: usize, line: u64) -> bool {
+        if self.llc.contains(line) {
+            return false;
+        }
+        let h = holder.get(line);
+        let was = *h;
+        let o = was.core();
+        if o < self.l1.len()
+            && ((was.0 & Holder::IN_L1 != 0 && self.l1[o].contains(line))
+                || (was.0 & Holder::IN_L2 != 0 && self.l2[o].contains(line)))
+        {
+            return false;
+        }
+        *h = Holder::took(core, Holder::IN_L2);
+        self.llc.insert(line);
+        self.l2[core].insert(line);
+        true
+    }
+
+    fn pollute_lines(&mut self, core: usize, first_line: u64, lines: u64) {
+        self.l1[core].pollute_lines(first_line, lines);
+        self.l2[core].pollute_lines(first_line, lines);
+        self.llc.pollute_lines(first_line, lines);
+    }
+
+    /// Whether `core`'s L1 and L2, and the LLC, hold `line`.
+    #[cfg(test)]
+    fn holds(&self, core: usize, line: u64) -> [bool; 3] {
+        [
+            self.l1[core].contains(line),
+            self.l2[core].contains(line),
+            self.llc.contains(line),
+        ]
+    }
+}
+
+/// The set sizes the hierarchy is compiled for: each level's ways rounded up to 8 or 16,
+/// for the common shapes, and 64 entries for any other (the same answers, more work).
+enum Shape {
+    /// Nehalem/Westmere and most x86 cores since: 8-way L1 and L2, 16-way LLC.
+    S8x8x16(Levels<8, 8, 16>),
+    S8x16x16(Levels<8, 16, 16>),
+    S8x8x8(Levels<8, 8, 8>),
+    Any(Levels<64, 64, 64>),
+}
+
+/// `$body` with `$l` bound to the levels, whatever their shape.
+macro_rules! with_levels {
+    ($shape:expr, $l:ident => $body:expr) => {
+        match $shape {
+            Shape::S8x8x16($l) => $body,
+            Shape::S8x16x16($l) => $body,
+            Shape::S8x8x8($l) => $body,
+            Shape::Any($l) => $body,
+        }
+    };
+}
+
 pub struct CoherentHierarchy {
-    l1: Vec<SetAssocCache>,
-    l2: Vec<SetAssocCache>,
-    llc: SetAssocCache,
+    levels: Shape,
     /// The core whose private caches last took each line: a line sits in at most one core's
     /// private caches (a line another core uses moves, as MESI does for a line written on
     /// one core and used on another), so looking only there finds it where a search of every
     /// core would.
-    holder: LineMap<Holder>,
+    holder: HolderTable,
 }
 
 impl CoherentHierarchy {
-    /// LRU levels of `cfg`'s sizes (its replacement and `clwb` switches do not apply).
-    pub fn new(cfg: &CacheConfig, cores: usize, seed: u64) -> CoherentHierarchy {
-        let (l1, l2, llc) = levels(cfg, Replacement::Lru, cores, seed);
+    /// LRU levels of `cfg`'s sizes for `cores` cores (up to 254); every level's set count
+    /// must be a power of two and its associativity at most 64 (`cfg`'s replacement and
+    /// `clwb` switches do not apply).
+    pub fn new(cfg: &CacheConfig, cores: usize) -> CoherentHierarchy {
+        assert!(cores < 0xff, "{cores} cores: at most 254");
+        let fit = |c: &LevelConfig| match c.ways {
+            0..=8 => 8,
+            9..=16 => 16,
+            _ => 64,
+        };
+        let levels = match (fit(&cfg.l1), fit(&cfg.l2), fit(&cfg.llc)) {
+            (8, 8, 16) => Shape::S8x8x16(Levels::new(cfg, cores)),
+            (8, 16, 16) => Shape::S8x16x16(Levels::new(cfg, cores)),
+            (8, 8, 8) => Shape::S8x8x8(Levels::new(cfg, cores)),
+            _ => Shape::Any(Levels::new(cfg, cores)),
+        };
         CoherentHierarchy {
-            l1,
-            l2,
-            llc,
-            holder: LineMap::default(),
+            levels,
+            holder: HolderTable::default(),
         }
     }
 
@@ -68,92 +259,165 @@ impl CoherentHierarchy {
     /// in both private levels looks up the LLC (filling it on a miss) and the line's last
     /// holder, whose copies move to this core.
     #[inline]
-    pub fn access(&mut self, core: usize, addr: u64, write: bool) -> (HitLevel, bool) {
-        let line = addr >> 6;
-        if self.l1[core].lookup(line, write) {
-            return (HitLevel::L1, false);
-        }
-        self.llc.prefetch(line);
-        let h = self.holder.entry(line).or_insert(Holder::NONE);
-        let was = *h;
-        *h = Holder(core as u32 | Holder::IN_L1 | Holder::IN_L2);
-        if was.core() == core && was.0 & Holder::IN_L2 != 0 && self.l2[core].lookup(line, write) {
-            self.l1[core].insert(line, write);
-            return (HitLevel::L2, false);
-        }
-        let mut remote = false;
-        let o = was.core();
-        if o != core && o < self.l1.len() {
-            // Both private levels may hold it (non-inclusive): it leaves both.
-            remote |= was.0 & Holder::IN_L1 != 0 && self.l1[o].invalidate(line).is_some();
-            remote |= was.0 & Holder::IN_L2 != 0 && self.l2[o].invalidate(line).is_some();
-        }
-        let in_llc = self.llc.lookup(line, write);
-        if !in_llc {
-            self.llc.insert(line, write);
-        }
-        self.l2[core].insert(line, write);
-        self.l1[core].insert(line, write);
-        match (remote, in_llc) {
-            (true, _) => (HitLevel::Llc, true),
-            (false, true) => (HitLevel::Llc, false),
-            (false, false) => (HitLevel::Memory, false),
-        }
+    pub fn access(&mut self, core: usize, addr: u64) -> (HitLevel, bool) {
+        with_levels!(&mut self.levels, l => l.access(&mut self.holder, core, addr >> 6))
     }
 
     /// A hardware prefetch of the line holding `addr` into `core`'s L2 and the LLC (the
     /// adjacent-line prefetcher): read from memory unless some cache holds it already.
     /// True if fetched.
+    #[inline]
     pub fn prefetch_to_l2(&mut self, core: usize, addr: u64) -> bool {
-        let line = addr >> 6;
-        if self.llc.contains(line) {
-            return false;
-        }
-        let h = self.holder.entry(line).or_insert(Holder::NONE);
-        let was = *h;
-        let o = was.core();
-        if o < self.l1.len()
-            && ((was.0 & Holder::IN_L1 != 0 && self.l1[o].contains(line))
-                || (was.0 & Holder::IN_L2 != 0 && self.l2[o].contains(line)))
-        {
-            return false;
-        }
-        *h = Holder(core as u32 | Holder::IN_L2);
-        self.llc.insert(line, false);
-        self.l2[core].insert(line, false);
-        true
+        with_levels!(&mut self.levels, l => l.prefetch_to_l2(&mut self.holder, core, addr >> 6))
     }
 
     /// `lines` lines from `first_line` written by `core` that no one reads again and that
     /// were not cached (zeroing a newly allocated page, data streaming past): `core`'s L1
-    /// and L2 and the LLC each count them as anonymous fills of their sets
-    /// ([`SetAssocCache::pollute_lines`]): exact for this hierarchy, where a store miss
-    /// fills every level.
+    /// and L2 and the LLC each count them as anonymous fills of their sets: exact for this
+    /// hierarchy, where a store miss fills every level.
     pub fn pollute_lines(&mut self, core: usize, first_line: u64, lines: u64) {
-        self.l1[core].pollute_lines(first_line, lines);
-        self.l2[core].pollute_lines(first_line, lines);
-        self.llc.pollute_lines(first_line, lines);
+        with_levels!(&mut self.levels, l => l.pollute_lines(core, first_line, lines))
+    }
+
+    /// Whether `core`'s L1 and L2, and the LLC, hold `line`.
+    #[cfg(test)]
+    fn holds(&self, core: usize, line: u64) -> [bool; 3] {
+        with_levels!(&self.levels, l => l.holds(core, line))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::LevelConfig;
+    use crate::cache::{Replacement, SetAssocCache};
 
-    /// L1 2 sets × 2 ways, L2 4 × 2, LLC 8 × 2 (line l maps to set l % sets).
-    fn small(cores: usize) -> CoherentHierarchy {
+    /// The same hierarchy built from the shared set-associative cache, written for clarity:
+    /// a map of holders, and anonymous fills inserted as real lines that are never used
+    /// again. The fast hierarchy must answer every access as this one does.
+    struct Reference {
+        l1: Vec<SetAssocCache>,
+        l2: Vec<SetAssocCache>,
+        llc: SetAssocCache,
+        holder: HashMap<u64, (usize, bool, bool)>,
+        /// Fresh lines handed out so far.
+        fresh: u64,
+    }
+
+    /// Lines far above every tracked line that map to the same sets in every level.
+    const FRESH: u64 = 1 << 30;
+
+    impl Reference {
+        fn new(cfg: &CacheConfig, cores: usize) -> Reference {
+            let mk = |l: &LevelConfig| {
+                SetAssocCache::new(
+                    l.size_bytes,
+                    l.ways,
+                    Replacement::Lru,
+                    crate::rng::stream(1, "ref"),
+                )
+            };
+            Reference {
+                l1: (0..cores).map(|_| mk(&cfg.l1)).collect(),
+                l2: (0..cores).map(|_| mk(&cfg.l2)).collect(),
+                llc: mk(&cfg.llc),
+                holder: HashMap::new(),
+                fresh: 0,
+            }
+        }
+
+        fn access(&mut self, core: usize, addr: u64) -> (HitLevel, bool) {
+            let line = addr >> 6;
+            if self.l1[core].lookup(line, false) {
+                return (HitLevel::L1, false);
+            }
+            let was = self.holder.insert(line, (core, true, true));
+            if let Some((c, _, true)) = was {
+                if c == core && self.l2[core].lookup(line, false) {
+                    self.l1[core].insert(line, false);
+                    return (HitLevel::L2, false);
+                }
+            }
+            let mut remote = false;
+            if let Some((o, in1, in2)) = was {
+                if o != core {
+                    remote |= in1 && self.l1[o].invalidate(line).is_some();
+                    remote |= in2 && self.l2[o].invalidate(line).is_some();
+                }
+            }
+            let in_llc = self.llc.lookup(line, false);
+            if !in_llc {
+                self.llc.insert(line, false);
+            }
+            self.l2[core].insert(line, false);
+            self.l1[core].insert(line, false);
+            match (remote, in_llc) {
+                (true, _) => (HitLevel::Llc, true),
+                (false, true) => (HitLevel::Llc, false),
+                (false, false) => (HitLevel::Memory, false),
+            }
+        }
+
+        fn prefetch_to_l2(&mut self, core: usize, addr: u64) -> bool {
+            let line = addr >> 6;
+            if self.llc.contains(line) {
+                return false;
+            }
+            if let Some(&(o, in1, in2)) = self.holder.get(&line) {
+                if (in1 && self.l1[o].contains(line)) || (in2 && self.l2[o].contains(line)) {
+                    return false;
+                }
+            }
+            self.holder.insert(line, (core, false, true));
+            self.llc.insert(line, false);
+            self.l2[core].insert(line, false);
+            true
+        }
+
+        /// Anonymous fills as never-seen lines of the same sets, each a store miss filling
+        /// the core's L1, its L2 and the LLC.
+        fn pollute_lines(&mut self, core: usize, first_line: u64, lines: u64) {
+            for k in 0..lines {
+                self.fresh += 1;
+                let l = FRESH * self.fresh + first_line + k;
+                for c in [&mut self.l1[core], &mut self.l2[core], &mut self.llc] {
+                    c.insert(l, true);
+                }
+            }
+        }
+
+        fn private_holders(&self, line: u64) -> usize {
+            (0..self.l1.len())
+                .filter(|&c| self.l1[c].contains(line) || self.l2[c].contains(line))
+                .count()
+        }
+    }
+
+    /// L1 2 sets × 2 ways, L2 4 × 2, LLC 8 × 2 (line l maps to set l % sets); or wider
+    /// levels whose sets are padded (3-, 11- and 20-way).
+    fn cfg(wide: bool) -> CacheConfig {
         let lvl = |sets: u64, ways: usize| LevelConfig {
             size_bytes: 64 * sets * ways as u64,
             ways,
         };
-        let cfg = CacheConfig {
-            l1: lvl(2, 2),
-            l2: lvl(4, 2),
-            llc: lvl(8, 2),
-            ..CacheConfig::default()
-        };
-        CoherentHierarchy::new(&cfg, cores, 1)
+        if wide {
+            CacheConfig {
+                l1: lvl(2, 3),
+                l2: lvl(4, 11),
+                llc: lvl(8, 20),
+                ..CacheConfig::default()
+            }
+        } else {
+            CacheConfig {
+                l1: lvl(2, 2),
+                l2: lvl(4, 2),
+                llc: lvl(8, 2),
+                ..CacheConfig::default()
+            }
+        }
+    }
+
+    fn small(cores: usize) -> CoherentHierarchy {
+        CoherentHierarchy::new(&cfg(false), cores)
     }
 
     fn at(line: u64) -> u64 {
@@ -163,68 +427,62 @@ mod tests {
     #[test]
     fn a_miss_fills_every_level_and_an_l1_victim_stays_in_l2() {
         let mut h = small(1);
-        assert_eq!(h.access(0, at(0), false), (HitLevel::Memory, false));
-        assert_eq!(h.access(0, at(0), true), (HitLevel::L1, false));
+        assert_eq!(h.access(0, at(0)), (HitLevel::Memory, false));
+        assert_eq!(h.access(0, at(0)), (HitLevel::L1, false));
         // Lines 2 and 4 share L1 set 0 with line 0: two more push it out of L1 only
         // (L2 sets 0, 2, 0: line 0 and 4 share one, with room).
-        h.access(0, at(2), false);
-        h.access(0, at(4), false);
-        assert!(!h.l1[0].contains(0) && h.l2[0].contains(0) && h.llc.contains(0));
-        assert_eq!(h.access(0, at(0), false), (HitLevel::L2, false));
-        assert_eq!(h.access(0, at(0), false), (HitLevel::L1, false));
+        h.access(0, at(2));
+        h.access(0, at(4));
+        assert_eq!(h.holds(0, 0), [false, true, true]);
+        assert_eq!(h.access(0, at(0)), (HitLevel::L2, false));
+        assert_eq!(h.access(0, at(0)), (HitLevel::L1, false));
     }
 
     #[test]
     fn a_line_another_core_holds_moves_as_a_cross_core_transfer() {
         let mut h = small(2);
-        h.access(0, at(5), true);
-        assert_eq!(h.access(1, at(5), false), (HitLevel::Llc, true));
-        assert!(!h.l1[0].contains(5) && !h.l2[0].contains(5));
-        assert_eq!(h.access(1, at(5), false), (HitLevel::L1, false));
+        h.access(0, at(5));
+        assert_eq!(h.access(1, at(5)), (HitLevel::Llc, true));
+        assert!(!h.holds(0, 5)[0] && !h.holds(0, 5)[1]);
+        assert_eq!(h.access(1, at(5)), (HitLevel::L1, false));
         // Back to core 0: another transfer.
-        assert_eq!(h.access(0, at(5), true), (HitLevel::Llc, true));
+        assert_eq!(h.access(0, at(5)), (HitLevel::Llc, true));
         // A line core 1 no longer holds privately comes from the LLC.
-        h.access(1, at(7), false);
+        h.access(1, at(7));
         for l in [9, 11, 13, 15, 17] {
-            h.access(1, at(l), false); // evict line 7 from core 1's L1 and L2
+            h.access(1, at(l)); // evict line 7 from core 1's L1 and L2
         }
-        assert!(!h.l1[1].contains(7) && !h.l2[1].contains(7));
-        let got = h.access(0, at(7), false);
+        assert!(!h.holds(1, 7)[0] && !h.holds(1, 7)[1]);
+        let got = h.access(0, at(7));
         assert!(!got.1, "no private copy left: {got:?}");
     }
 
     #[test]
     fn the_adjacent_line_prefetch_fills_l2_and_the_llc_once() {
         let mut h = small(2);
-        assert_eq!(h.access(0, at(6), false).0, HitLevel::Memory);
+        assert_eq!(h.access(0, at(6)).0, HitLevel::Memory);
         assert!(h.prefetch_to_l2(0, at(7)));
         assert!(!h.prefetch_to_l2(1, at(7)), "cached already");
-        assert_eq!(h.access(0, at(7), false), (HitLevel::L2, false));
-        assert_eq!(h.access(1, at(7), false), (HitLevel::Llc, true));
+        assert_eq!(h.access(0, at(7)), (HitLevel::L2, false));
+        assert_eq!(h.access(1, at(7)), (HitLevel::Llc, true));
     }
 
-    /// Lines far above every tracked line that map to the same sets in every level.
-    const FRESH: u64 = 1 << 30;
-
     proptest::proptest! {
-        /// Anonymous fills are exact for this hierarchy: polluting `n` lines gives the same
-        /// answer to every later access as accessing `n` never-seen lines of the same sets
-        /// (which fill L1, L2 and the LLC as misses). And a line is never in two cores'
-        /// private caches.
+        /// Every access, prefetch and anonymous fill answers as the reference hierarchy
+        /// (plain LRU caches, fills inserted as fresh lines) answers, for small and padded
+        /// sets; and a line is never in two cores' private caches.
         #[test]
-        fn anonymous_fills_equal_fresh_lines_and_one_core_holds_a_line(
-            ops in proptest::collection::vec((0u8..6, 0usize..3, 0u64..40, 1u64..20), 1..300),
+        fn equals_the_set_associative_reference_with_fresh_lines(
+            wide in proptest::bool::ANY,
+            ops in proptest::collection::vec((0u8..6, 0usize..3, 0u64..80, 1u64..20), 1..300),
         ) {
-            let (mut a, mut b) = (small(3), small(3));
-            let mut fresh = 0u64;
+            let c = cfg(wide);
+            let (mut a, mut b) = (CoherentHierarchy::new(&c, 3), Reference::new(&c, 3));
             for (op, core, line, n) in ops {
                 match op {
                     0 => {
                         a.pollute_lines(core, line, n);
-                        for k in 0..n {
-                            fresh += 1;
-                            b.access(core, at(FRESH * fresh + line + k), true);
-                        }
+                        b.pollute_lines(core, line, n);
                     }
                     1 => {
                         proptest::prop_assert_eq!(
@@ -233,15 +491,15 @@ mod tests {
                         );
                     }
                     _ => {
-                        let w = op % 2 == 0;
-                        proptest::prop_assert_eq!(a.access(core, at(line), w), b.access(core, at(line), w));
+                        proptest::prop_assert_eq!(a.access(core, at(line)), b.access(core, at(line)));
                     }
                 }
-                for l in 0..40 {
-                    let holders = (0..3)
-                        .filter(|&c| a.l1[c].contains(l) || a.l2[c].contains(l))
-                        .count();
-                    proptest::prop_assert!(holders <= 1, "line {} in {} cores", l, holders);
+                for l in 0..80 {
+                    proptest::prop_assert!(b.private_holders(l) <= 1, "line {} in two cores", l);
+                    for k in 0..3 {
+                        let want = [b.l1[k].contains(l), b.l2[k].contains(l), b.llc.contains(l)];
+                        proptest::prop_assert_eq!(a.holds(k, l), want, "core {} line {}", k, l);
+                    }
                 }
             }
         }

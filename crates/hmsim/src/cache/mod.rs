@@ -2,6 +2,7 @@
 //! (private L1/L2 per core, shared LLC) with the x86 persistence instructions, and the
 //! recency order of small fully associative buffers (XPBuffer, UMD DRAM cache, TLB).
 
+mod anon_lru;
 mod coherent;
 mod hierarchy;
 mod lru;

@@ -1,0 +1,291 @@
+//! LRU sets for latency-only users (no dirty state, no victims reported), aged by
+//! anonymous fills: the level type of [`super::CoherentHierarchy`].
+//!
+//! A set's tags and fill stamps sit side by side in one host cache line (8 ways) or two
+//! (16), and a set is always `P` entries (the associativity rounded up to 8, 16, 32 or 64):
+//! the searches and the LRU moves are fixed-size array operations the compiler turns into
+//! a few vector instructions, with no per-set count to keep. Entries at positions at or
+//! beyond the associativity are never resident (the rule below), so the padding costs no
+//! bookkeeping.
+//!
+//! Residency under LRU with anonymous fills ([`AnonLru::pollute_lines`]: lines the user
+//! writes and never reads again, counted per set, not stored): sets keep their lines newest
+//! first, each with its set's fill count at its last touch; a line at position `p` whose
+//! set saw `a` fills since then has `p + a` newer lines or fills above it, so it is cached
+//! iff `p + a < ways`. The cached lines are a prefix of the set (position and age both grow
+//! towards its end); behind them lie free entries and lines that aged out, which stay there
+//! until shifted out. Only a removal moves entries towards the front, and it moves just the
+//! cached lines behind the removed one, so no line that aged out comes back.
+//! `SetAssocCache` inserting fresh lines is the reference (the proptest in `coherent.rs`).
+
+/// A free entry: tags are `line >> set_bits`, below this.
+const INVALID: u32 = u32::MAX;
+
+/// One set: tags newest first, each with its fill stamp.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Set<const P: usize> {
+    tags: [u32; P],
+    stamps: [u32; P],
+}
+
+impl<const P: usize> Set<P> {
+    const EMPTY: Set<P> = Set {
+        tags: [INVALID; P],
+        stamps: [0; P],
+    };
+
+    /// Bit `i` set where entry `i` holds `tag`.
+    #[inline(always)]
+    fn matches(&self, tag: u32) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{
+                __m128i, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps,
+                _mm_set1_epi32,
+            };
+            // SAFETY: SSE2 is part of x86-64 (these calls need no runtime check); each load
+            // reads entries c..c + 4 of `tags`, within the array (P is a multiple of 4).
+            unsafe {
+                let t = _mm_set1_epi32(tag as i32);
+                let mut m = 0u64;
+                for c in (0..P).step_by(4) {
+                    let v = _mm_loadu_si128(self.tags.as_ptr().add(c) as *const __m128i);
+                    let eq = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, t)));
+                    m |= (eq as u64) << c;
+                }
+                m
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let mut m = 0u64;
+            for i in 0..P {
+                m |= ((self.tags[i] == tag) as u64) << i;
+            }
+            m
+        }
+    }
+
+    /// A hit at position `p` becomes the newest (`stamp`): the entries before it move
+    /// one place back.
+    #[inline(always)]
+    fn hit_to_front(&mut self, p: usize, stamp: u32) {
+        let tag = self.tags[p];
+        for i in (1..=p).rev() {
+            self.tags[i] = self.tags[i - 1];
+            self.stamps[i] = self.stamps[i - 1];
+        }
+        self.tags[0] = tag;
+        self.stamps[0] = stamp;
+    }
+
+    /// `(tag, stamp)` enters at the front: every entry moves one place back and the last
+    /// drops out (a fixed-size move).
+    #[inline(always)]
+    fn push_front(&mut self, tag: u32, stamp: u32) {
+        self.tags.copy_within(0..P - 1, 1);
+        self.stamps.copy_within(0..P - 1, 1);
+        self.tags[0] = tag;
+        self.stamps[0] = stamp;
+    }
+}
+
+/// The sets of one cache level of `ways`-way LRU, `P` entries per set (`ways <= P`, `P` a
+/// multiple of 4).
+pub(super) struct AnonLru<const P: usize> {
+    ways: u32,
+    set_bits: u32,
+    set_mask: u64,
+    sets: Vec<Set<P>>,
+    /// Anonymous fills per set; a set's count is `anon_base + anon[set]` (wrapping, as the
+    /// stamps compare; a set would need 2^32 fills without an insert to alias).
+    anon: Vec<u32>,
+    /// Fills spread over every set: one increment instead of one per set.
+    anon_base: u32,
+}
+
+impl<const P: usize> AnonLru<P> {
+    /// A level of `size_bytes` in 64-byte lines and `ways <= P` ways; the set count must be
+    /// a power of two (callers validate both).
+    pub fn new(size_bytes: u64, ways: usize) -> Self {
+        let sets = (size_bytes / (64 * ways as u64)).max(1);
+        assert!(sets.is_power_of_two() && (1..=P).contains(&ways) && P.is_multiple_of(4));
+        AnonLru {
+            ways: ways as u32,
+            set_bits: sets.trailing_zeros(),
+            set_mask: sets - 1,
+            sets: vec![Set::EMPTY; sets as usize],
+            anon: vec![0; sets as usize],
+            anon_base: 0,
+        }
+    }
+
+    /// The set and tag of `line`.
+    #[inline(always)]
+    fn split(&self, line: u64) -> (usize, u32) {
+        let tag = line >> self.set_bits;
+        debug_assert!(tag < INVALID as u64, "line {line} beyond the tag range");
+        ((line & self.set_mask) as usize, tag as u32)
+    }
+
+    #[inline(always)]
+    fn now(&self, s: usize) -> u32 {
+        self.anon_base.wrapping_add(self.anon[s])
+    }
+
+    /// Whether an entry at position `p` stamped `stamp` is still cached in a set whose fill
+    /// count is `now`.
+    #[inline(always)]
+    fn resident(&self, now: u32, p: usize, stamp: u32) -> bool {
+        (p as u64 + now.wrapping_sub(stamp) as u64) < self.ways as u64
+    }
+
+    /// Position of `tag` in set `s` if it is cached, with the set's fill count (a copy that
+    /// aged out may sit behind a cached one, never before it).
+    #[inline(always)]
+    fn find(&self, s: usize, tag: u32) -> (Option<usize>, u32) {
+        let set = &self.sets[s];
+        let m = set.matches(tag);
+        let now = self.now(s);
+        if m == 0 {
+            return (None, now);
+        }
+        let p = m.trailing_zeros() as usize;
+        (self.resident(now, p, set.stamps[p]).then_some(p), now)
+    }
+
+    /// Look `line` up; on a hit it becomes the newest of its set.
+    #[inline(always)]
+    pub fn lookup(&mut self, line: u64) -> bool {
+        let (s, tag) = self.split(line);
+        match self.find(s, tag) {
+            (Some(p), now) => {
+                self.sets[s].hit_to_front(p, now);
+                true
+            }
+            (None, _) => false,
+        }
+    }
+
+    /// `lookup`, and on a miss `insert`: whether it hit.
+    #[inline(always)]
+    pub fn lookup_or_insert(&mut self, line: u64) -> bool {
+        let (s, tag) = self.split(line);
+        match self.find(s, tag) {
+            (Some(p), now) => {
+                self.sets[s].hit_to_front(p, now);
+                true
+            }
+            (None, now) => {
+                self.sets[s].push_front(tag, now);
+                false
+            }
+        }
+    }
+
+    /// Ask the host to fetch the set of `line` (a lookup that follows overlaps its
+    /// host-memory latency with other work).
+    #[inline(always)]
+    pub fn prefetch(&self, line: u64) {
+        super::coherent::host_prefetch(&self.sets[self.split(line).0]);
+    }
+
+    /// Whether `line` is cached (its recency unchanged).
+    #[inline(always)]
+    pub fn contains(&self, line: u64) -> bool {
+        let (s, tag) = self.split(line);
+        self.find(s, tag).0.is_some()
+    }
+
+    /// Insert `line`, which is not cached, as the newest of its set (the oldest line drops
+    /// out if the set is full).
+    #[inline(always)]
+    pub fn insert(&mut self, line: u64) {
+        let (s, tag) = self.split(line);
+        let now = self.now(s);
+        self.sets[s].push_front(tag, now);
+    }
+
+    /// Remove `line`; whether it was cached. The cached lines behind it move one place
+    /// up, and the entry after them becomes free; the lines that had aged out stay where
+    /// they are (moved up, they could come back).
+    #[inline]
+    pub fn invalidate(&mut self, line: u64) -> bool {
+        let (s, tag) = self.split(line);
+        let (Some(p), now) = self.find(s, tag) else {
+            return false;
+        };
+        let ways = self.ways;
+        let set = &mut self.sets[s];
+        let mut i = p;
+        while i + 1 < P {
+            let stamp = set.stamps[i + 1];
+            if (i as u32 + 1).saturating_add(now.wrapping_sub(stamp)) >= ways {
+                break;
+            }
+            set.tags[i] = set.tags[i + 1];
+            set.stamps[i] = stamp;
+            i += 1;
+        }
+        set.tags[i] = INVALID;
+        true
+    }
+
+    /// `n` lines from `first_line` filled into the level, each never cached before and never
+    /// used again: they age the lines of their sets as inserting them one by one would,
+    /// without storing them. O(min(n, sets)).
+    pub fn pollute_lines(&mut self, first_line: u64, n: u64) {
+        let sets = self.anon.len();
+        // Whole passes over the sets: one increment of the common base.
+        self.anon_base = self.anon_base.wrapping_add((n >> self.set_bits) as u32);
+        // The rest: a run of consecutive sets, wrapping at most once.
+        let first = self.split(first_line).0;
+        let rest = (n & self.set_mask) as usize;
+        let head = rest.min(sets - first);
+        for a in &mut self.anon[first..first + head] {
+            *a = a.wrapping_add(1);
+        }
+        for a in &mut self.anon[..rest - head] {
+            *a = a.wrapping_add(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lru_order_and_fills() {
+        // One set of 4 ways.
+        let mut c = AnonLru::<8>::new(64 * 4, 4);
+        for l in 1..=4 {
+            c.insert(l);
+        }
+        assert!(c.lookup(1)); // order now 1 4 3 2
+        c.insert(5); // 2 drops out
+        assert!(!c.contains(2) && c.contains(1) && c.contains(3));
+        // Two fills: 4 and 3 age out (positions 2, 3 plus two fills reach 4).
+        c.pollute_lines(0, 2);
+        assert!(c.contains(5) && c.contains(1) && !c.contains(4) && !c.contains(3));
+        // Removing 1 must not bring 4 or 3 back.
+        assert!(c.invalidate(1));
+        assert!(!c.contains(4) && !c.contains(3) && c.contains(5));
+    }
+
+    #[test]
+    fn padded_entries_are_never_resident() {
+        // 3 ways in sets of 8 entries.
+        let mut c = AnonLru::<8>::new(64 * 3, 3);
+        for l in 1..=5 {
+            c.insert(l);
+        }
+        assert!((3..=5).all(|l| c.contains(l)) && !c.contains(1) && !c.contains(2));
+        assert!(c.invalidate(4));
+        assert!(
+            !c.contains(2),
+            "a line pushed out stays out after a removal"
+        );
+    }
+}
