@@ -551,6 +551,7 @@ fn allocators_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
     for a in ["buddy", "lazy-buddy", "ibuddy", "lazy-ibuddy"] {
         out.push(crate::alloc::benchmarks::order0_pair(a, pairs));
         out.push(crate::alloc::benchmarks::replay(a, &w));
+        out.push(crate::alloc::benchmarks::replay_one_thread(a, &w));
         out.push(crate::alloc::benchmarks::replay_flat(a, &w));
     }
     Ok(out)

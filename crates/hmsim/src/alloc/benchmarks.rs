@@ -57,21 +57,43 @@ pub fn order0_pair(name: &str, pairs: u64) -> BenchResult {
     }
 }
 
-/// Requests per wall second replayed through the cost model (generation excluded).
+/// Requests per wall second replayed through the cost model (generation excluded), its
+/// events timed on a second host thread when the host has one (the default).
 pub fn replay(name: &str, w: &AllocWorkload) -> BenchResult {
-    replay_timed(name, w, "cost-model replay", |a, w, m| {
-        driver::run(a, w, m, &[], 0)
+    let model = driver::CostModel::default();
+    let threads = if model.pipelined {
+        "2 host threads"
+    } else {
+        "1 host thread"
+    };
+    replay_timed(name, w, &format!("cost-model replay, {threads}"), |a, w| {
+        driver::run(a, w, &model, &[], 0)
     })
 }
 
-/// `replay` with flat line costs ([`driver::run_flat`]): the allocators' paths alone, the
-/// ceiling of `replay` whatever the cache model costs.
+/// `replay` on one host thread (the events timed in batches as they are made).
+pub fn replay_one_thread(name: &str, w: &AllocWorkload) -> BenchResult {
+    let model = driver::CostModel {
+        pipelined: false,
+        ..Default::default()
+    };
+    replay_timed(name, w, "cost-model replay, 1 host thread", |a, w| {
+        driver::run(a, w, &model, &[], 0)
+    })
+}
+
+/// `replay` with flat line costs ([`driver::run_flat`]) on one host thread: the
+/// allocators' paths and the request loop without the cache model.
 pub fn replay_flat(name: &str, w: &AllocWorkload) -> BenchResult {
+    let model = driver::CostModel {
+        pipelined: false,
+        ..Default::default()
+    };
     replay_timed(
         name,
         w,
-        "replay without the cache model (flat line cost)",
-        |a, w, m| driver::run_flat(a, w, m),
+        "replay without the cache model (flat line cost), 1 host thread",
+        |a, w| driver::run_flat(a, w, &model),
     )
 }
 
@@ -79,11 +101,11 @@ fn replay_timed(
     name: &str,
     w: &AllocWorkload,
     what: &str,
-    run: impl Fn(&mut dyn PageAllocator, &AllocWorkload, &driver::CostModel) -> driver::RunResult,
+    run: impl Fn(&mut dyn PageAllocator, &AllocWorkload) -> driver::RunResult,
 ) -> BenchResult {
     let mut a = named(name);
     let start = Instant::now();
-    let r = run(a.as_mut(), w, &driver::CostModel::default());
+    let r = run(a.as_mut(), w);
     let wall_s = start.elapsed().as_secs_f64();
     BenchResult {
         module: "allocators".into(),

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::layout;
 use super::machine::{AllocMachine, LineSources};
 use super::seen::SeenLines;
-use super::timing::{Event, Record, Timing, NO_BLOCK};
+use super::timing::{handed_out, Batch, Event, Record, Timing, NO_BLOCK};
 
 crate::params! {
     /// Cycles of the instructions around the memory accesses. Defaults for a Nehalem/
@@ -64,9 +64,9 @@ pub struct OpCounts {
 const SETTLE_EVENTS: usize = 1024;
 
 /// Run context, the functional side of the cost model: allocators report their paths here
-/// (lines, instructions, locks), it counts them and records them as [`Event`]s for a
-/// [`Timing`] (its own, timed as they come, or the driver's, in batches). It also keeps the
-/// per-frame allocation counts (wear) that fair policies read.
+/// (lines, instructions, locks), it counts them and records them as a [`Batch`] of
+/// [`Event`]s for a [`Timing`] (its own, timed as they come, or the driver's, in batches).
+/// It also keeps the per-frame allocation counts (wear) that fair policies read.
 pub struct Ctx {
     pub cost: CostTable,
     pub ops: OpCounts,
@@ -78,11 +78,11 @@ pub struct Ctx {
     req_lines: SeenLines,
     /// Whether a request is in progress (outside one every touch is charged).
     in_request: bool,
-    events: Vec<Event>,
-    /// Instruction cycles not yet recorded (recorded before each lock event and at the
-    /// end of a request: only their sum between those points matters).
+    batch: Batch,
+    /// Instruction cycles since the last event that carried them (only their sum between
+    /// lock events and the end of a request matters).
     pending_cycles: u64,
-    /// Times the events as they come (`None`: the driver takes them, [`Ctx::take_events`]).
+    /// Times the events as they come (`None`: the driver takes them, [`Ctx::take_batch`]).
     timing: Option<Box<Timing>>,
     /// Events held before they are timed: `SETTLE_EVENTS` with a timing, never without.
     settle_at: usize,
@@ -112,7 +112,7 @@ impl Ctx {
             migratetype: 1,
             req_lines: SeenLines::default(),
             in_request: false,
-            events: Vec::new(),
+            batch: Batch::default(),
             pending_cycles: 0,
             settle_at: if timing.is_some() {
                 SETTLE_EVENTS
@@ -125,29 +125,41 @@ impl Ctx {
 
     #[inline(always)]
     fn push(&mut self, e: Event) {
-        self.events.push(e);
-        if self.events.len() >= self.settle_at {
+        self.batch.events.push(e);
+        if self.batch.events.len() >= self.settle_at {
             self.settle();
         }
     }
 
-    /// Record the instruction cycles so far.
+    /// The pending instruction cycles for an event to carry (an event of their own first
+    /// if they exceed what it holds).
     #[inline]
-    fn flush_cycles(&mut self) {
-        if self.pending_cycles > 0 {
-            let c = std::mem::take(&mut self.pending_cycles);
-            self.push(Event::Cycles(c));
+    fn take_cycles(&mut self) -> u32 {
+        let c = std::mem::take(&mut self.pending_cycles);
+        match u32::try_from(c) {
+            Ok(c) => c,
+            Err(_) => {
+                self.push(Event::Cycles(c));
+                0
+            }
         }
     }
 
     /// Time every recorded event (when this context times its own).
     #[cold]
     fn settle(&mut self) {
-        self.flush_cycles();
         if let Some(t) = self.timing.as_mut() {
-            for e in self.events.drain(..) {
-                t.apply(e);
+            if self.pending_cycles > 0 {
+                self.batch
+                    .events
+                    .push(Event::Cycles(std::mem::take(&mut self.pending_cycles)));
             }
+            t.run(&self.batch, |t, e| {
+                if let Event::End { pfn, order, .. } = e {
+                    t.after_request(handed_out(pfn, order));
+                }
+            });
+            self.batch.clear();
         }
     }
 
@@ -180,12 +192,12 @@ impl Ctx {
         (t.contended_locks, t.wait_cycles)
     }
 
-    /// The events recorded since the last take (a recording context's driver takes them
-    /// between requests), leaving `empty` (cleared) in their place.
-    pub fn take_events(&mut self, mut empty: Vec<Event>) -> Vec<Event> {
-        self.flush_cycles();
+    /// What was recorded since the last take (a recording context's driver takes it between
+    /// requests, where no cycles are pending), leaving `empty` (cleared) in its place.
+    pub fn take_batch(&mut self, mut empty: Batch) -> Batch {
+        debug_assert_eq!(self.pending_cycles, 0, "taken inside a request");
         empty.clear();
-        std::mem::replace(&mut self.events, empty)
+        std::mem::replace(&mut self.batch, empty)
     }
 
     /// Start a request on `core`: lines touched from now on are charged once each.
@@ -195,7 +207,11 @@ impl Ctx {
 
     /// `begin` for a request arriving at `arrival` cycles (see [`Event::Begin`]).
     pub fn begin_at(&mut self, core: usize, arrival: u64) {
-        self.flush_cycles();
+        if self.pending_cycles > 0 {
+            // Work outside a request (set-up): timed, charged to no request.
+            let c = std::mem::take(&mut self.pending_cycles);
+            self.push(Event::Cycles(c));
+        }
         self.push(Event::Begin {
             core: core as u16,
             arrival,
@@ -206,7 +222,6 @@ impl Ctx {
 
     /// Mark the end of the workload's requests (see [`Event::WorkloadDone`]).
     pub fn workload_done(&mut self) {
-        self.flush_cycles();
         self.push(Event::WorkloadDone);
     }
 
@@ -219,13 +234,15 @@ impl Ctx {
     /// End the request: `record` says where its cycles go; `handed_out` is the block it
     /// handed out (the application zeroes it before the core's next request).
     pub fn end(&mut self, record: Record, handed_out: Option<(u64, u8)>) {
-        self.flush_cycles();
+        let cycles = self.take_cycles();
         let (pfn, order) = handed_out.unwrap_or((NO_BLOCK, 0));
-        self.push(Event::End { record, pfn, order });
-        if self.timing.is_some() {
-            // The application's work follows the request's own events.
-            self.timing().after_request(handed_out);
-        }
+        self.push(Event::End {
+            cycles,
+            record,
+            order,
+            pfn,
+        });
+        self.in_request = false;
     }
 
     /// One access to the line holding `addr`. `write` says whether the path stores to it;
@@ -239,7 +256,11 @@ impl Ctx {
             return;
         }
         self.ops.lines += 1;
-        self.push(Event::Line(line));
+        self.batch.lines.push(line);
+        match self.batch.events.last_mut() {
+            Some(Event::Lines(n)) => *n += 1,
+            _ => self.push(Event::Lines(1)),
+        }
     }
 
     /// The `struct page` of `pfn` (one or two lines: 56-byte structs straddle lines).
@@ -284,16 +305,23 @@ impl Ctx {
     /// released it, then take its line (from wherever the last holder left it).
     pub fn lock(&mut self, id: usize, cpu: u16, addr: u64) {
         self.ops.locks += 1;
-        self.flush_cycles();
-        self.push(Event::Lock { id: id as u32, cpu });
+        let cycles = self.take_cycles();
+        self.push(Event::Lock {
+            cycles,
+            id: id as u32,
+            cpu,
+        });
         self.touch(addr, true);
         self.pending_cycles += self.cost.lock_cycles;
     }
 
     /// Release lock `id`: it is free from now on (a plain store on x86; its line is held).
     pub fn unlock(&mut self, id: usize) {
-        self.flush_cycles();
-        self.push(Event::Unlock(id as u32));
+        let cycles = self.take_cycles();
+        self.push(Event::Unlock {
+            cycles,
+            id: id as u32,
+        });
     }
 
     /// Record that `2^order` frames from `pfn` were handed out.

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::cost::{CostTable, Ctx, OpCounts};
 use super::machine::{AllocMachine, LineSources};
-use super::timing::{Event, Record, Timing, NO_BLOCK};
+use super::timing::{handed_out, Batch, Event, Record, Timing};
 use super::wear::{fairness, Fairness};
 use super::workload::{AllocOp, AllocWorkload};
 use super::{allocate, release, PageAllocator, MAX_ORDER};
@@ -122,9 +122,9 @@ pub fn run_flat(a: &mut dyn PageAllocator, w: &AllocWorkload, model: &CostModel)
 }
 
 /// Requests whose events are timed together.
-const BATCH_REQUESTS: usize = 256;
+const BATCH_REQUESTS: usize = 8192;
 /// Batches in flight between the two threads of a pipelined run.
-const QUEUE_BATCHES: usize = 8;
+const QUEUE_BATCHES: usize = 3;
 
 /// What the timing side knew when the workload ended (before the probes).
 #[derive(Default)]
@@ -164,54 +164,61 @@ impl Replay {
         }
     }
 
-    fn consume(&mut self, events: &[Event]) {
-        for &e in events {
-            match e {
-                Event::Begin { core, arrival } => {
-                    self.core = core as usize;
-                    self.start = self.clocks[self.core].max(arrival);
-                    self.timing.now = self.start;
-                    self.timing.apply(e);
-                }
-                Event::Probe => {
-                    // Probes start when the last core finished (they move no clock).
-                    self.start = self.clocks.iter().copied().max().unwrap_or(0);
-                    self.timing.now = self.start;
-                }
-                Event::End { record, pfn, order } => self.end(record, pfn, order),
-                Event::WorkloadDone => {
-                    self.at_workload_end = AtWorkloadEnd {
-                        sources: self.timing.sources(),
-                        contended_locks: self.timing.contended_locks,
-                        wait_cycles: self.timing.wait_cycles,
+    fn consume(&mut self, batch: &Batch) {
+        let Replay {
+            timing,
+            clocks,
+            core,
+            start,
+            all,
+            alloc,
+            free,
+            probes,
+            at_workload_end,
+        } = self;
+        timing.run(batch, |t, e| match e {
+            Event::Begin { core: c, arrival } => {
+                *core = c as usize;
+                *start = clocks[*core].max(arrival);
+                t.now = *start;
+            }
+            Event::Probe => {
+                // Probes start when the last core finished (they move no clock).
+                *start = clocks.iter().copied().max().unwrap_or(0);
+                t.now = *start;
+            }
+            Event::End {
+                record, pfn, order, ..
+            } => {
+                let took = t.now - *start;
+                match record {
+                    Record::Alloc => {
+                        alloc.record(took);
+                        all.record(took);
                     }
+                    Record::Free => {
+                        free.record(took);
+                        all.record(took);
+                    }
+                    Record::Nothing => {}
+                    Record::ProbeAlloc(k) => {
+                        probes[k as usize].record(took);
+                        return;
+                    }
+                    Record::ProbeFree => return,
                 }
-                _ => self.timing.apply(e),
+                clocks[*core] = t.now;
+                t.after_request(handed_out(pfn, order));
             }
-        }
-    }
-
-    fn end(&mut self, record: Record, pfn: u64, order: u8) {
-        let took = self.timing.now - self.start;
-        match record {
-            Record::Alloc => {
-                self.alloc.record(took);
-                self.all.record(took);
+            Event::WorkloadDone => {
+                *at_workload_end = AtWorkloadEnd {
+                    sources: t.sources(),
+                    contended_locks: t.contended_locks,
+                    wait_cycles: t.wait_cycles,
+                }
             }
-            Record::Free => {
-                self.free.record(took);
-                self.all.record(took);
-            }
-            Record::Nothing => {}
-            Record::ProbeAlloc(k) => {
-                self.probes[k as usize].record(took);
-                return;
-            }
-            Record::ProbeFree => return,
-        }
-        self.clocks[self.core] = self.timing.now;
-        self.timing
-            .after_request((pfn != NO_BLOCK).then_some((pfn, order)));
+            _ => {}
+        });
     }
 }
 
@@ -233,8 +240,8 @@ fn run_in(
     let replay = Replay::new(timing, cores, probe_orders.len());
     let ((mut r, wear), replay) = if model.pipelined {
         std::thread::scope(|scope| {
-            let (batches, to_time) = mpsc::sync_channel::<Vec<Event>>(QUEUE_BATCHES);
-            let (spares, spare) = mpsc::channel::<Vec<Event>>();
+            let (batches, to_time) = mpsc::sync_channel::<Batch>(QUEUE_BATCHES);
+            let (spares, spare) = mpsc::channel::<Batch>();
             let timer = scope.spawn(move || {
                 let mut replay = replay;
                 for batch in to_time {
@@ -244,9 +251,9 @@ fn run_in(
                 }
                 replay
             });
-            let out = issue(a, w, model, probe_orders, probe_requests, &mut |events| {
+            let out = issue(a, w, model, probe_orders, probe_requests, &mut |batch| {
                 batches
-                    .send(events)
+                    .send(batch)
                     .expect("the timing thread takes every batch");
                 spare.try_recv().unwrap_or_default()
             });
@@ -255,9 +262,9 @@ fn run_in(
         })
     } else {
         let mut replay = replay;
-        let out = issue(a, w, model, probe_orders, probe_requests, &mut |events| {
-            replay.consume(&events);
-            events
+        let out = issue(a, w, model, probe_orders, probe_requests, &mut |batch| {
+            replay.consume(&batch);
+            batch
         });
         (out, replay)
     };
@@ -285,14 +292,14 @@ fn issue(
     model: &CostModel,
     probe_orders: &[u8],
     probe_requests: u32,
-    deliver: &mut dyn FnMut(Vec<Event>) -> Vec<Event>,
+    deliver: &mut dyn FnMut(Batch) -> Batch,
 ) -> (RunResult, Vec<u32>) {
     let mut ctx = Ctx::recording(a.frames() as usize, model.cost);
     let cores = model.machine.cores.max(1) as usize;
-    let mut spare = Vec::new();
+    let mut spare = Batch::default();
     let mut hand_over = |ctx: &mut Ctx| {
-        let events = ctx.take_events(std::mem::take(&mut spare));
-        spare = deliver(events);
+        let batch = ctx.take_batch(std::mem::take(&mut spare));
+        spare = deliver(batch);
     };
     let mut blocks: Vec<Option<(u64, u8)>> = vec![None; w.blocks as usize];
     let mut r = RunResult {

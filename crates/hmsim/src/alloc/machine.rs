@@ -11,9 +11,7 @@
 use rand::Rng;
 use serde::Serialize;
 
-use crate::cache::{
-    CacheConfig, CoherentHierarchy, HitLevel, LevelConfig, Replacement, LINE_BYTES,
-};
+use crate::cache::{CacheConfig, CoherentHierarchy, LevelConfig, Replacement, Source, LINE_BYTES};
 use crate::config::Validator;
 use crate::rng::SimRng;
 
@@ -85,7 +83,9 @@ pub struct MachineState {
     pub m: AllocMachine,
     hier: CoherentHierarchy,
     rng: SimRng,
-    pub sources: LineSources,
+    /// Cycles and accesses by [`Source`].
+    cycles: [u64; Source::COUNT],
+    counts: [u64; Source::COUNT],
 }
 
 /// Base address of page contents (4 KiB per frame) in the modelled physical space.
@@ -107,39 +107,39 @@ impl MachineState {
             m,
             hier: CoherentHierarchy::new(&cfg, m.cores as usize),
             rng: crate::rng::stream(seed, "alloc.machine.app"),
-            sources: LineSources::default(),
+            cycles: [
+                m.l1_cycles,
+                m.l2_cycles,
+                m.llc_cycles,
+                m.cross_core_cycles,
+                m.dram_cycles,
+            ],
+            counts: [0; Source::COUNT],
+        }
+    }
+
+    /// Where the accesses so far found their lines.
+    pub fn sources(&self) -> LineSources {
+        let c = |s: Source| self.counts[s as usize];
+        LineSources {
+            l1: c(Source::L1),
+            l2: c(Source::L2),
+            llc: c(Source::Llc),
+            cross_core: c(Source::OtherCore),
+            dram: c(Source::Memory),
         }
     }
 
     /// Cycles of one access by `core` to the line holding `addr` (a load or a store: a
     /// store that misses reads its line for ownership first, so it waits as a load does).
+    #[inline(always)]
     pub fn access(&mut self, core: usize, addr: u64) -> u64 {
-        let (level, remote) = self.hier.access(core, addr);
-        if remote {
-            self.sources.cross_core += 1;
-            return self.m.cross_core_cycles;
+        let s = self.hier.access(core, addr);
+        if s == Source::Memory && self.m.adjacent_line_prefetch {
+            self.hier.prefetch_to_l2(core, addr ^ LINE_BYTES);
         }
-        match level {
-            HitLevel::L1 => {
-                self.sources.l1 += 1;
-                self.m.l1_cycles
-            }
-            HitLevel::L2 => {
-                self.sources.l2 += 1;
-                self.m.l2_cycles
-            }
-            HitLevel::Llc => {
-                self.sources.llc += 1;
-                self.m.llc_cycles
-            }
-            HitLevel::Memory => {
-                self.sources.dram += 1;
-                if self.m.adjacent_line_prefetch {
-                    self.hier.prefetch_to_l2(core, addr ^ LINE_BYTES);
-                }
-                self.m.dram_cycles
-            }
-        }
+        self.counts[s as usize] += 1;
+        self.cycles[s as usize]
     }
 
     /// What the application does on `core` after a request: zero the block it was handed

@@ -1,37 +1,49 @@
 //! The timing side of the cost model. An allocator's code path does not depend on time:
 //! which lines it touches, which locks it takes and what it hands out follow from the
-//! request stream alone. So the paths run first and record what they did as [`Event`]s
-//! (the functional side, [`super::cost::Ctx`]), and a [`Timing`] turns the events into
-//! modelled cycles: each line through the machine's caches, the instructions around them,
-//! lock waits against the other cores' release times. The driver replays the events of many
-//! requests at once (or on another host thread, as they are made): the same answers as
-//! timing each access as it happens, with the cache model's work in one tight loop.
+//! request stream alone. So the paths run first and record what they did as a [`Batch`] of
+//! [`Event`]s (the functional side, [`super::cost::Ctx`]), and a [`Timing`] turns the events
+//! into modelled cycles: each line through the machine's caches, the instructions around
+//! them, lock waits against the other cores' release times. The driver times the events of
+//! many requests at once (on another host thread, as they are made, when there is one): the
+//! same answers as timing each access as it happens, with the cache model's work in one
+//! tight loop.
 
 use super::cost::CostTable;
 use super::machine::{AllocMachine, LineSources, MachineState};
 
-/// What a request's code path did, in order.
+/// What a request's code path did, in order. Instruction cycles are summed between the
+/// points where time matters (lock acquisitions and releases, the end of a request) and
+/// carried by the event that follows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
-    /// A line the request touched for the first time (a line number: address / 64).
-    Line(u64),
-    /// Cycles of instructions.
+    /// The next `n` lines of the batch's line list: lines the request touched for the first
+    /// time, in order.
+    Lines(u32),
+    /// Cycles of instructions (more than an event's `cycles` holds).
     Cycles(u64),
-    /// Acquire lock `id` for `cpu`: wait until its last holder released it.
-    Lock { id: u32, cpu: u16 },
-    /// Release lock `id`.
-    Unlock(u32),
+    /// After `cycles`, acquire lock `id` for `cpu`: wait until its last holder released it.
+    Lock { cycles: u32, id: u32, cpu: u16 },
+    /// After `cycles`, release lock `id`.
+    Unlock { cycles: u32, id: u32 },
     /// A request starts on `core`, arriving at `arrival` cycles (the driver starts it at
     /// `max(core clock, arrival)`; outside the driver only the core matters).
     Begin { core: u16, arrival: u64 },
-    /// The request ends: what to record, and the block handed out (`NO_BLOCK` if none),
-    /// which the application then zeroes.
-    End { record: Record, pfn: u64, order: u8 },
+    /// After `cycles`, the request ends: what to record, and the block handed out
+    /// (`NO_BLOCK` if none), which the application then zeroes.
+    End {
+        cycles: u32,
+        record: Record,
+        order: u8,
+        pfn: u64,
+    },
     /// A probe request after the workload: core 0, starting when the last core finished.
     Probe,
     /// The workload's requests are all issued (the probes follow).
     WorkloadDone,
 }
+
+// Two events per 32-byte host line.
+const _: () = assert!(std::mem::size_of::<Event>() == 16);
 
 /// Where a request's cycles go (see [`super::driver`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +61,24 @@ pub enum Record {
 
 /// `End`'s `pfn` when no block was handed out.
 pub const NO_BLOCK: u64 = u64::MAX;
+
+/// Recorded events and the lines their `Lines` events take, in order.
+#[derive(Default)]
+pub struct Batch {
+    pub events: Vec<Event>,
+    pub lines: Vec<u64>,
+}
+
+impl Batch {
+    pub fn clear(&mut self) {
+        self.events.clear();
+        self.lines.clear();
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+}
 
 /// Lock release times and owners, a clock and the machine's caches: everything time-
 /// dependent.
@@ -82,21 +112,50 @@ impl Timing {
         }
     }
 
-    /// Advance the clock by one event (`End` and `Probe` are the driver's: no time here).
+    /// Time `b`'s events in order. `mark` sees the request markers (`Begin` before the
+    /// core is switched, so it can set the start time; `End` after its cycles; `Probe`,
+    /// `WorkloadDone`), which carry no time of their own.
+    pub fn run(&mut self, b: &Batch, mut mark: impl FnMut(&mut Timing, Event)) {
+        let mut next = 0;
+        for &e in &b.events {
+            match e {
+                Event::Lines(n) => {
+                    let end = next + n as usize;
+                    self.lines(&b.lines[next..end]);
+                    next = end;
+                }
+                Event::Cycles(c) => self.now += c,
+                Event::Lock { cycles, id, cpu } => {
+                    self.now += cycles as u64;
+                    self.lock(id as usize, cpu);
+                }
+                Event::Unlock { cycles, id } => {
+                    self.now += cycles as u64;
+                    self.lock_free_at[id as usize] = self.now;
+                }
+                Event::Begin { core, .. } => {
+                    mark(self, e);
+                    self.core = core as usize;
+                }
+                Event::End { cycles, .. } => {
+                    self.now += cycles as u64;
+                    mark(self, e);
+                }
+                Event::Probe | Event::WorkloadDone => mark(self, e),
+            }
+        }
+    }
+
+    /// The accesses of the current core to `lines`.
     #[inline]
-    pub fn apply(&mut self, e: Event) {
-        match e {
-            Event::Line(line) => {
-                self.now += match self.machine.as_mut() {
-                    Some(m) => m.access(self.core, line << 6),
-                    None => self.cost.line_cycles,
+    fn lines(&mut self, lines: &[u64]) {
+        match self.machine.as_mut() {
+            Some(m) => {
+                for &l in lines {
+                    self.now += m.access(self.core, l << 6);
                 }
             }
-            Event::Cycles(c) => self.now += c,
-            Event::Lock { id, cpu } => self.lock(id as usize, cpu),
-            Event::Unlock(id) => self.lock_free_at[id as usize] = self.now,
-            Event::Begin { core, .. } => self.core = core as usize,
-            Event::End { .. } | Event::Probe | Event::WorkloadDone => {}
+            None => self.now += lines.len() as u64 * self.cost.line_cycles,
         }
     }
 
@@ -125,6 +184,14 @@ impl Timing {
 
     /// Where the lines came from (all zero without a machine).
     pub fn sources(&self) -> LineSources {
-        self.machine.as_ref().map(|m| m.sources).unwrap_or_default()
+        self.machine
+            .as_ref()
+            .map(|m| m.sources())
+            .unwrap_or_default()
     }
+}
+
+/// The block an `End` event hands out.
+pub fn handed_out(pfn: u64, order: u8) -> Option<(u64, u8)> {
+    (pfn != NO_BLOCK).then_some((pfn, order))
 }

@@ -121,12 +121,20 @@ impl<const P: usize> AnonLru<P> {
         }
     }
 
-    /// The set and tag of `line`.
+    /// The set of `line`.
+    #[inline(always)]
+    fn set_of(&self, line: u64) -> usize {
+        (line & self.set_mask) as usize
+    }
+
+    /// The set and tag of a line to store or find. Tags are 32 bits: lines stored must be
+    /// below 2^(32 + set bits), 256 GiB of addresses with a single set (the allocator
+    /// model's lines are all below 2^32; anonymous fills store nothing, so any address).
     #[inline(always)]
     fn split(&self, line: u64) -> (usize, u32) {
         let tag = line >> self.set_bits;
         debug_assert!(tag < INVALID as u64, "line {line} beyond the tag range");
-        ((line & self.set_mask) as usize, tag as u32)
+        (self.set_of(line), tag as u32)
     }
 
     #[inline(always)]
@@ -188,7 +196,7 @@ impl<const P: usize> AnonLru<P> {
     /// host-memory latency with other work).
     #[inline(always)]
     pub fn prefetch(&self, line: u64) {
-        super::coherent::host_prefetch(&self.sets[self.split(line).0]);
+        super::coherent::host_prefetch(&self.sets[self.set_of(line)]);
     }
 
     /// Whether `line` is cached (its recency unchanged).
@@ -240,7 +248,7 @@ impl<const P: usize> AnonLru<P> {
         // Whole passes over the sets: one increment of the common base.
         self.anon_base = self.anon_base.wrapping_add((n >> self.set_bits) as u32);
         // The rest: a run of consecutive sets, wrapping at most once.
-        let first = self.split(first_line).0;
+        let first = self.set_of(first_line);
         let rest = (n & self.set_mask) as usize;
         let head = rest.min(sets - first);
         for a in &mut self.anon[first..first + head] {

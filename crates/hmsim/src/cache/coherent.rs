@@ -21,8 +21,25 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use super::anon_lru::AnonLru;
-use super::hierarchy::{CacheConfig, HitLevel, LineHasher};
+use super::hierarchy::{CacheConfig, LineHasher};
 use super::LevelConfig;
+
+/// Where an access found its line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Source {
+    L1 = 0,
+    L2 = 1,
+    /// The shared LLC, no core holding the line privately.
+    Llc = 2,
+    /// Another core's private cache (through the LLC, which snooped it).
+    OtherCore = 3,
+    Memory = 4,
+}
+
+impl Source {
+    pub const COUNT: usize = 5;
+}
 
 /// A line's last holder: the core (low 8 bits) and which of its private levels the line
 /// entered since it took the line. A level whose bit is clear does not hold the line (lines
@@ -132,9 +149,9 @@ impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
     }
 
     #[inline(always)]
-    fn access(&mut self, holder: &mut HolderTable, core: usize, line: u64) -> (HitLevel, bool) {
+    fn access(&mut self, holder: &mut HolderTable, core: usize, line: u64) -> Source {
         if self.l1[core].lookup(line) {
-            return (HitLevel::L1, false);
+            return Source::L1;
         }
         // The LLC set is likely needed: fetch it while the holder and L2 are looked at.
         self.llc.prefetch(line);
@@ -143,7 +160,7 @@ impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
         *h = Holder::took(core, Holder::IN_L1 | Holder::IN_L2);
         if was.core() == core && was.0 & Holder::IN_L2 != 0 && self.l2[core].lookup(line) {
             self.l1[core].insert(line);
-            return (HitLevel::L2, false);
+            return Source::L2;
         }
         let mut remote = false;
         let o = was.core();
@@ -156,9 +173,9 @@ impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
         self.l2[core].insert(line);
         self.l1[core].insert(line);
         match (remote, in_llc) {
-            (true, _) => (HitLevel::Llc, true),
-            (false, true) => (HitLevel::Llc, false),
-            (false, false) => (HitLevel::Memory, false),
+            (true, _) => Source::OtherCore,
+            (false, true) => Source::Llc,
+            (false, false) => Source::Memory,
         }
     }
 
@@ -253,13 +270,11 @@ impl CoherentHierarchy {
         }
     }
 
-    /// A load or store by `core` of the line holding `addr`: where it was found, and whether
-    /// that was another core's private cache (then `HitLevel::Llc`: the request went through
-    /// the shared level, which snooped the holder). An L1 miss that hits L2 fills L1; a miss
-    /// in both private levels looks up the LLC (filling it on a miss) and the line's last
-    /// holder, whose copies move to this core.
-    #[inline]
-    pub fn access(&mut self, core: usize, addr: u64) -> (HitLevel, bool) {
+    /// A load or store by `core` of the line holding `addr`: where it was found. An L1 miss
+    /// that hits L2 fills L1; a miss in both private levels looks up the LLC (filling it on a
+    /// miss) and the line's last holder, whose copies move to this core.
+    #[inline(always)]
+    pub fn access(&mut self, core: usize, addr: u64) -> Source {
         with_levels!(&mut self.levels, l => l.access(&mut self.holder, core, addr >> 6))
     }
 
@@ -325,16 +340,16 @@ mod tests {
             }
         }
 
-        fn access(&mut self, core: usize, addr: u64) -> (HitLevel, bool) {
+        fn access(&mut self, core: usize, addr: u64) -> Source {
             let line = addr >> 6;
             if self.l1[core].lookup(line, false) {
-                return (HitLevel::L1, false);
+                return Source::L1;
             }
             let was = self.holder.insert(line, (core, true, true));
             if let Some((c, _, true)) = was {
                 if c == core && self.l2[core].lookup(line, false) {
                     self.l1[core].insert(line, false);
-                    return (HitLevel::L2, false);
+                    return Source::L2;
                 }
             }
             let mut remote = false;
@@ -351,9 +366,9 @@ mod tests {
             self.l2[core].insert(line, false);
             self.l1[core].insert(line, false);
             match (remote, in_llc) {
-                (true, _) => (HitLevel::Llc, true),
-                (false, true) => (HitLevel::Llc, false),
-                (false, false) => (HitLevel::Memory, false),
+                (true, _) => Source::OtherCore,
+                (false, true) => Source::Llc,
+                (false, false) => Source::Memory,
             }
         }
 
@@ -427,26 +442,26 @@ mod tests {
     #[test]
     fn a_miss_fills_every_level_and_an_l1_victim_stays_in_l2() {
         let mut h = small(1);
-        assert_eq!(h.access(0, at(0)), (HitLevel::Memory, false));
-        assert_eq!(h.access(0, at(0)), (HitLevel::L1, false));
+        assert_eq!(h.access(0, at(0)), Source::Memory);
+        assert_eq!(h.access(0, at(0)), Source::L1);
         // Lines 2 and 4 share L1 set 0 with line 0: two more push it out of L1 only
         // (L2 sets 0, 2, 0: line 0 and 4 share one, with room).
         h.access(0, at(2));
         h.access(0, at(4));
         assert_eq!(h.holds(0, 0), [false, true, true]);
-        assert_eq!(h.access(0, at(0)), (HitLevel::L2, false));
-        assert_eq!(h.access(0, at(0)), (HitLevel::L1, false));
+        assert_eq!(h.access(0, at(0)), Source::L2);
+        assert_eq!(h.access(0, at(0)), Source::L1);
     }
 
     #[test]
     fn a_line_another_core_holds_moves_as_a_cross_core_transfer() {
         let mut h = small(2);
         h.access(0, at(5));
-        assert_eq!(h.access(1, at(5)), (HitLevel::Llc, true));
+        assert_eq!(h.access(1, at(5)), Source::OtherCore);
         assert!(!h.holds(0, 5)[0] && !h.holds(0, 5)[1]);
-        assert_eq!(h.access(1, at(5)), (HitLevel::L1, false));
+        assert_eq!(h.access(1, at(5)), Source::L1);
         // Back to core 0: another transfer.
-        assert_eq!(h.access(0, at(5)), (HitLevel::Llc, true));
+        assert_eq!(h.access(0, at(5)), Source::OtherCore);
         // A line core 1 no longer holds privately comes from the LLC.
         h.access(1, at(7));
         for l in [9, 11, 13, 15, 17] {
@@ -454,17 +469,17 @@ mod tests {
         }
         assert!(!h.holds(1, 7)[0] && !h.holds(1, 7)[1]);
         let got = h.access(0, at(7));
-        assert!(!got.1, "no private copy left: {got:?}");
+        assert_ne!(got, Source::OtherCore, "no private copy left");
     }
 
     #[test]
     fn the_adjacent_line_prefetch_fills_l2_and_the_llc_once() {
         let mut h = small(2);
-        assert_eq!(h.access(0, at(6)).0, HitLevel::Memory);
+        assert_eq!(h.access(0, at(6)), Source::Memory);
         assert!(h.prefetch_to_l2(0, at(7)));
         assert!(!h.prefetch_to_l2(1, at(7)), "cached already");
-        assert_eq!(h.access(0, at(7)), (HitLevel::L2, false));
-        assert_eq!(h.access(1, at(7)), (HitLevel::Llc, true));
+        assert_eq!(h.access(0, at(7)), Source::L2);
+        assert_eq!(h.access(1, at(7)), Source::OtherCore);
     }
 
     proptest::proptest! {

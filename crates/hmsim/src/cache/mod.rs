@@ -8,7 +8,7 @@ mod hierarchy;
 mod lru;
 mod set_assoc;
 
-pub use coherent::CoherentHierarchy;
+pub use coherent::{CoherentHierarchy, Source};
 pub use hierarchy::{
     CacheConfig, FlushKind, Hierarchy, HitLevel, LevelConfig, MemorySink, WriteCause,
 };

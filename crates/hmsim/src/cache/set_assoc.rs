@@ -50,23 +50,16 @@ pub struct SetAssocCache {
     /// A line `probe_hit` found absent (INVALID: none). Only `insert` adds lines, and it
     /// clears this, so the `lookup` that follows the probe can count the miss unsearched.
     probed_absent: u64,
-    /// Anonymous fills ([`SetAssocCache::pollute_lines`]) per set so far; empty until the
-    /// first one (then `stamps` holds, per way, its set's count at the line's last touch).
-    anon: Vec<u32>,
-    /// Fills spread over every set (one increment instead of one per set): a set's count
-    /// is `anon_base + anon[set]` (wrapping, as the stamps compare).
-    anon_base: u32,
-    /// Valid ways per set once anonymous fills start (ordered sets keep them as a prefix):
-    /// purges and searches look at those ways only.
+    /// Valid ways per set under LRU and FIFO (a prefix: free ways are kept at the end), so
+    /// searches, inserts and removals touch only those; empty under random replacement.
     lens: Vec<u8>,
-    stamps: Vec<u32>,
     pub stats: CacheStats,
 }
 
 /// Move every way one place towards the end, dropping the last (a set is at most 64 ways:
 /// a plain loop beats the general slice rotation).
 #[inline]
-fn shift_right<T: Copy>(ways: &mut [T]) {
+fn shift_right(ways: &mut [u64]) {
     for k in (1..ways.len()).rev() {
         ways[k] = ways[k - 1];
     }
@@ -74,7 +67,7 @@ fn shift_right<T: Copy>(ways: &mut [T]) {
 
 /// Move every way one place towards the front, dropping the first (its last stays).
 #[inline]
-fn shift_left<T: Copy>(ways: &mut [T]) {
+fn shift_left(ways: &mut [u64]) {
     for k in 1..ways.len() {
         ways[k - 1] = ways[k];
     }
@@ -95,15 +88,11 @@ impl SetAssocCache {
             rng,
             last_hit: 0,
             probed_absent: INVALID,
-            anon: Vec::new(),
-            anon_base: 0,
-            // Valid ways per set (a prefix) under the ordered policies.
             lens: if policy == Replacement::Random {
                 Vec::new()
             } else {
                 vec![0; sets as usize]
             },
-            stamps: Vec::new(),
             stats: CacheStats::default(),
         }
     }
@@ -147,9 +136,6 @@ impl SetAssocCache {
         let p = self.slots[b..b + n]
             .iter()
             .position(|&w| w & !DIRTY == line)?;
-        if !self.anon.is_empty() && !self.resident_in(s, b, p) {
-            return None;
-        }
         Some((b, p))
     }
 
@@ -164,132 +150,12 @@ impl SetAssocCache {
         }
     }
 
-    /// The anonymous fills of set `s` so far (anonymous fills started).
-    #[inline]
-    fn anon_now(&self, s: usize) -> u32 {
-        self.anon_base.wrapping_add(self.anon[s])
-    }
-
     /// Set index of the set whose first way is `b`.
     #[inline]
     fn set_of(&self, b: usize) -> usize {
         match self.ways_shift {
             Some(k) => b >> k,
             None => b / self.ways,
-        }
-    }
-
-    /// Whether the line in way `p` of the set at `b` is still cached: the ways newer than it
-    /// (its position) plus the anonymous fills of its set since its last touch leave it
-    /// among the set's `ways` most recent lines.
-    #[inline]
-    fn resident(&self, b: usize, p: usize) -> bool {
-        self.resident_in(self.set_of(b), b, p)
-    }
-
-    /// `resident` for set `s` at `b`.
-    #[inline]
-    fn resident_in(&self, s: usize, b: usize, p: usize) -> bool {
-        let age = self.anon_now(s).wrapping_sub(self.stamps[b + p]);
-        (p as u64 + age as u64) < self.ways as u64
-    }
-
-    /// Drop the lines of the set at `b` that anonymous fills pushed out (they are the set's
-    /// oldest: position and age both grow towards the end).
-    #[inline]
-    fn purge(&mut self, b: usize) {
-        if self.anon.is_empty() {
-            return;
-        }
-        // Valid ways are a prefix of the set: only its last one needs a look when nothing
-        // aged out (the common case, kept inline).
-        let s = self.set_of(b);
-        let n = self.lens[s] as usize;
-        if n > 0 && !self.resident(b, n - 1) {
-            self.purge_from(b, s, n);
-        }
-    }
-
-    /// `purge` of the set `s` at `b` whose last valid way (of `n`) aged out.
-    #[inline(never)]
-    fn purge_from(&mut self, b: usize, s: usize, mut n: usize) {
-        while n > 0 && !self.resident(b, n - 1) {
-            n -= 1;
-            let w = std::mem::replace(&mut self.slots[b + n], INVALID);
-            self.stats.evictions += 1;
-            self.stats.writebacks += (w & DIRTY != 0) as u64;
-        }
-        self.lens[s] = n as u8;
-    }
-
-    /// `n` lines from `first_line` filled into the cache, each a line never cached before
-    /// and never used again (page zeroing, application data streaming past): they age the
-    /// other lines of their sets exactly as inserting them one by one would under LRU or
-    /// FIFO, without storing them. O(min(n, sets)).
-    pub fn pollute_lines(&mut self, first_line: u64, n: u64) {
-        assert!(
-            self.ordered(),
-            "anonymous fills need an ordered (LRU or FIFO) policy"
-        );
-        if n == 0 {
-            return;
-        }
-        if self.anon.is_empty() {
-            self.anon = vec![0; self.sets as usize];
-            self.stamps = vec![0; self.slots.len()];
-        }
-        // Whole passes over the sets: one increment of the common base.
-        self.anon_base = self.anon_base.wrapping_add((n / self.sets) as u32);
-        // The rest: a run of consecutive sets, wrapping at most once.
-        let first = self.set_of(self.base(first_line));
-        let rest = (n % self.sets) as usize;
-        let head = rest.min(self.sets as usize - first);
-        for a in &mut self.anon[first..first + head] {
-            *a = a.wrapping_add(1);
-        }
-        for a in &mut self.anon[..rest - head] {
-            *a = a.wrapping_add(1);
-        }
-        // The last hit may have aged out; the spare way past the last set holds no line.
-        self.last_hit = self.slots.len() - 1;
-    }
-
-    /// Shift the ways `b..=i` one place towards the end, the stamps with them.
-    #[inline]
-    fn shift_ways(&mut self, b: usize, i: usize) {
-        shift_right(&mut self.slots[b..=i]);
-        if !self.stamps.is_empty() {
-            // A few ways: a plain loop, not a `memmove` call.
-            shift_right(&mut self.stamps[b..=i]);
-        }
-    }
-
-    /// Room for one more line in set `s` at `b` (anonymous fills started, set purged): its
-    /// last valid line is pushed out if one more line ages it past the last way. Returns the count of valid ways left before the insert, whose next way
-    /// is free, and the pushed-out word (`INVALID` if none); the set's count includes the
-    /// line about to be inserted.
-    #[inline]
-    fn make_room(&mut self, b: usize, s: usize) -> (usize, u64) {
-        let mut n = self.lens[s] as usize;
-        let mut old = INVALID;
-        if n > 0 {
-            let r = n - 1;
-            let age = self.anon_now(s).wrapping_sub(self.stamps[b + r]);
-            if r as u64 + 1 + age as u64 >= self.ways as u64 {
-                old = std::mem::replace(&mut self.slots[b + r], INVALID);
-                n -= 1;
-            }
-        }
-        debug_assert!(n < self.ways, "a full set keeps no victim");
-        self.lens[s] = (n + 1) as u8;
-        (n, old)
-    }
-
-    /// Stamp way `i` (of the set at `b`) as touched now.
-    #[inline]
-    fn stamp(&mut self, b: usize, i: usize) {
-        if !self.stamps.is_empty() {
-            self.stamps[i] = self.anon_now(self.set_of(b));
         }
     }
 
@@ -316,10 +182,6 @@ impl SetAssocCache {
         }
         if write {
             self.slots[i] |= DIRTY;
-        }
-        if !self.stamps.is_empty() && self.policy == Replacement::Lru {
-            // A hit is a touch: the line is as young as the set's fills so far.
-            self.stamps[i] = self.anon_now(self.set_of(i));
         }
         self.stats.hits += 1;
         true
@@ -351,21 +213,16 @@ impl SetAssocCache {
     /// The set search of a lookup; on a hit as `lookup`, on a miss nothing counted.
     #[inline(never)]
     fn hit_search(&mut self, line: u64, write: bool) -> bool {
-        // No purge needed: moving a resident line to the front leaves every line behind it
-        // where it was, and the lines before it stay among the resident ones.
         let Some((b, p)) = self.find_way(line) else {
             return false;
         };
         let mut i = b + p;
-        if self.policy == Replacement::Lru {
-            if p != 0 {
-                // Move the line to the front of its set.
-                let w = self.slots[i];
-                self.shift_ways(b, i);
-                self.slots[b] = w;
-                i = b;
-            }
-            self.stamp(b, i);
+        if self.policy == Replacement::Lru && p != 0 {
+            // Move the line to the front of its set.
+            let w = self.slots[i];
+            shift_right(&mut self.slots[b..=i]);
+            self.slots[b] = w;
+            i = b;
         }
         if write {
             self.slots[i] |= DIRTY;
@@ -381,17 +238,7 @@ impl SetAssocCache {
         let b = self.base(line);
         self.probed_absent = INVALID;
         let w = line | if dirty { DIRTY } else { 0 };
-        let (slot, old) = if !self.anon.is_empty() {
-            // With anonymous fills the victim is the oldest line if the new one pushes it
-            // past the last way (else an anonymous line or a free way goes).
-            self.purge(b);
-            let (n, old) = self.make_room(b, self.set_of(b));
-            // Way `n` is free (a full set lost its victim): only the valid ways move.
-            self.shift_ways(b, b + n);
-            self.slots[b] = w;
-            self.stamp(b, b);
-            (b, old)
-        } else if self.ordered() {
+        let (slot, old) = if self.ordered() {
             // Newest first: the last way is the victim of a full set; otherwise the first
             // free way takes the shift.
             let s = self.set_of(b);
@@ -428,18 +275,16 @@ impl SetAssocCache {
     /// Remove the line; `Some(dirty)` if it was present.
     #[inline]
     pub fn invalidate(&mut self, line: u64) -> Option<bool> {
-        self.purge(self.base(line));
         let (b, p) = self.find_way(line)?;
         Some(self.remove_at(b, p))
     }
 
     /// `lookup` followed by `invalidate` on a hit (a line moving to another level), with
-    /// one search: counts the hit or miss; `Some(dirty)` on a hit. The same outcome: a
-    /// hit's move to the front of its set changes no line's residency.
+    /// one search: counts the hit or miss; `Some(dirty)` on a hit. The same outcome:
+    /// removing the line where it is leaves the others as a move to the front would.
     #[inline]
     pub fn take(&mut self, line: u64) -> Option<bool> {
         if line != self.probed_absent {
-            self.purge(self.base(line));
             if let Some((b, p)) = self.find_way(line) {
                 self.stats.hits += 1;
                 // The slot of the last hit no longer holds it.
@@ -464,9 +309,6 @@ impl SetAssocCache {
             self.slots[end - 1] = INVALID;
             let s = self.set_of(b);
             self.lens[s] -= 1;
-            if !self.stamps.is_empty() {
-                shift_left(&mut self.stamps[i..end]);
-            }
         } else {
             self.slots[i] = INVALID;
         }
@@ -494,10 +336,6 @@ impl SetAssocCache {
     /// Mark every dirty line clean, calling `f` with each (the end-of-run write-back), set
     /// by set, newest first within a set.
     pub fn drain_dirty(&mut self, mut f: impl FnMut(u64)) {
-        // Lines anonymous fills pushed out were written back as they went.
-        for s in 0..self.sets as usize {
-            self.purge(s * self.ways);
-        }
         for w in self
             .slots
             .iter_mut()
@@ -632,73 +470,7 @@ mod tests {
         }
     }
 
-    proptest::proptest! {
-        /// Anonymous fills age the tracked lines exactly as inserting fresh lines one by one:
-        /// after every operation both caches hold the same tracked lines with the same dirty
-        /// bits and agree on every hit; a tracked victim of one is a victim (or pushed-out
-        /// line) of the other.
-        #[test]
-        fn anonymous_fills_match_inserting_fresh_lines(
-            lru in proptest::bool::ANY,
-            ops in proptest::collection::vec((0u8..4, 0u64..24, 0u64..13, proptest::bool::ANY), 1..300),
-        ) {
-            let policy = if lru { Replacement::Lru } else { Replacement::Fifo };
-            let (sets, ways) = (4u64, 3usize);
-            let mk = || SetAssocCache::new(64 * ways as u64 * sets, ways, policy, crate::rng::stream(1, "c"));
-            let (mut a, mut b) = (mk(), mk());
-            let mut fresh = 1u64 << 20; // fresh line numbers (multiples of `sets` apart)
-            let mut gone_a: Vec<u64> = Vec::new();
-            let mut gone_b: Vec<u64> = Vec::new();
-            for (op, line, n, flag) in ops {
-                match op {
-                    0 | 1 => {
-                        let hit = a.lookup(line, flag);
-                        proptest::prop_assert_eq!(hit, b.lookup(line, flag));
-                        if !hit {
-                            if let Some((v, _)) = a.insert(line, flag) {
-                                gone_a.push(v);
-                            }
-                            if let Some((v, _)) = b.insert(line, flag) {
-                                if v < 24 {
-                                    gone_b.push(v);
-                                }
-                            }
-                        }
-                    }
-                    2 => proptest::prop_assert_eq!(a.invalidate(line), b.invalidate(line)),
-                    _ => {
-                        a.pollute_lines(line, n);
-                        for k in 0..n {
-                            fresh += sets;
-                            let l = fresh + (line + k) % sets;
-                            if let Some((v, _)) = b.insert(l, true) {
-                                if v < 24 {
-                                    gone_b.push(v);
-                                }
-                            }
-                        }
-                    }
-                }
-                for l in 0..24 {
-                    proptest::prop_assert_eq!(a.contains(l), b.contains(l), "line {}", l);
-                    proptest::prop_assert_eq!(a.is_dirty(l), b.is_dirty(l), "line {}", l);
-                }
-                // Every victim `a` returned is one `b` evicted too (`b` may also have
-                // evicted tracked lines that `a` drops as pushed out by its fills).
-                gone_a.sort_unstable();
-                gone_b.sort_unstable();
-                proptest::prop_assert!(gone_a.iter().all(|l| gone_b.binary_search(l).is_ok()));
-            }
-        }
-    }
-
     impl SetAssocCache {
-        /// Drop the lines anonymous fills pushed out of `line`'s set.
-        fn settle(&mut self, line: u64) {
-            let b = self.base(line);
-            self.purge(b);
-        }
-
         /// The per-set valid counts match the ways (a valid prefix, then free ways).
         fn check_lens(&self) {
             for (s, &n) in self.lens.iter().enumerate() {
@@ -709,45 +481,35 @@ mod tests {
             }
         }
 
-        /// Every tracked line the straightforward way: scan all ways of the set and apply
-        /// the residency rule (position + fills since the line's last touch < ways).
-        fn resident_lines_by_scan(&self) -> Vec<(u64, bool)> {
-            let mut out = Vec::new();
-            for s in 0..self.sets as usize {
-                let b = s * self.ways;
-                let now = self.anon_base.wrapping_add(self.anon[s]);
-                let mut p = 0;
-                for q in 0..self.ways {
-                    let w = self.slots[b + q];
-                    if w == INVALID {
-                        continue;
-                    }
-                    if (p + now.wrapping_sub(self.stamps[b + q]) as u64) < self.ways as u64 {
-                        out.push((w & !DIRTY, w & DIRTY != 0));
-                    }
-                    p += 1;
-                }
-            }
+        /// Every line held, the straightforward way: all ways of all sets, whatever `lens`
+        /// says.
+        fn lines_by_scan(&self) -> Vec<(u64, bool)> {
+            let mut out: Vec<_> = self
+                .slots
+                .iter()
+                .filter(|&&w| w != INVALID)
+                .map(|&w| (w & !DIRTY, w & DIRTY != 0))
+                .collect();
             out.sort_unstable();
             out
         }
     }
 
     proptest::proptest! {
-        /// The per-set valid counts and the common fill base (whole passes over the sets)
-        /// give the same hits, misses, victims and resident lines as scanning every way
-        /// with per-set counts only: the invariant holds after every operation, and a
-        /// second cache fed the same operations but polluting one line at a time (so the
-        /// base never moves) and moving lines out by `lookup` + `invalidate` instead of
-        /// `take` agrees on everything.
+        /// Searching only the valid ways (`lens`) finds exactly the lines a scan of every way
+        /// finds, the counts match the sets after every operation, and a second cache fed the
+        /// same operations but moving lines out by `lookup` + `invalidate` instead of `take`
+        /// agrees on every line, dirty bit, victim and count.
         #[test]
-        fn valid_prefix_and_fill_base_match_full_scan(
-            ops in proptest::collection::vec((0u8..5, 0u64..48, 0u64..40, proptest::bool::ANY), 1..400),
+        fn valid_prefix_and_take_match_full_scan(
+            policy in 0usize..3,
+            ops in proptest::collection::vec((0u8..3, 0u64..48, proptest::bool::ANY), 1..400),
         ) {
+            let policy = [Replacement::Lru, Replacement::Fifo, Replacement::Random][policy];
             let (sets, ways) = (8u64, 4usize);
-            let mk = || SetAssocCache::new(64 * ways as u64 * sets, ways, Replacement::Lru, crate::rng::stream(1, "c"));
+            let mk = || SetAssocCache::new(64 * ways as u64 * sets, ways, policy, crate::rng::stream(1, "c"));
             let (mut a, mut b) = (mk(), mk());
-            for (op, line, n, flag) in ops {
+            for (op, line, flag) in ops {
                 match op {
                     0 | 1 => {
                         let hit = a.lookup(line, flag);
@@ -756,33 +518,24 @@ mod tests {
                             proptest::prop_assert_eq!(a.insert(line, flag), b.insert(line, flag));
                         }
                     }
-                    2 if flag => {
-                        // `take` is a lookup and, on a hit, an invalidation, of a settled
-                        // set (the hierarchy settles a line's sets before looking there).
-                        b.settle(line);
+                    _ if flag => {
                         let hit = b.lookup(line, false);
                         let moved = if hit { b.invalidate(line) } else { None };
                         proptest::prop_assert_eq!(a.take(line), moved);
                     }
-                    2 => proptest::prop_assert_eq!(a.invalidate(line), b.invalidate(line)),
-                    3 => {
-                        a.pollute_lines(line, n);
-                        for k in 0..n {
-                            b.pollute_lines(line + k, 1);
-                        }
-                    }
-                    _ => {}
+                    _ => proptest::prop_assert_eq!(a.invalidate(line), b.invalidate(line)),
                 }
                 a.check_lens();
                 b.check_lens();
-                if !a.anon.is_empty() {
-                    proptest::prop_assert_eq!(a.resident_lines_by_scan(), b.resident_lines_by_scan());
-                }
+                let held = a.lines_by_scan();
+                proptest::prop_assert_eq!(&held, &b.lines_by_scan());
                 for l in 0..48 {
-                    proptest::prop_assert_eq!(a.contains(l), b.contains(l), "line {}", l);
+                    proptest::prop_assert_eq!(a.contains(l), held.iter().any(|e| e.0 == l), "line {}", l);
+                    proptest::prop_assert_eq!(a.is_dirty(l), held.contains(&(l, true)), "line {}", l);
+                    proptest::prop_assert_eq!(b.contains(l), a.contains(l), "line {}", l);
                 }
-                proptest::prop_assert_eq!([a.stats.hits, a.stats.misses, a.stats.evictions],
-                    [b.stats.hits, b.stats.misses, b.stats.evictions]);
+                proptest::prop_assert_eq!([a.stats.hits, a.stats.misses, a.stats.evictions, a.stats.writebacks],
+                    [b.stats.hits, b.stats.misses, b.stats.evictions, b.stats.writebacks]);
             }
         }
     }
