@@ -238,7 +238,7 @@ fn run_in(
 ) -> RunResult {
     let cores = model.machine.cores.max(1) as usize;
     let replay = Replay::new(timing, cores, probe_orders.len());
-    let ((mut r, wear), replay) = if model.pipelined {
+    let (mut r, replay) = if model.pipelined {
         std::thread::scope(|scope| {
             let (batches, to_time) = mpsc::sync_channel::<Batch>(QUEUE_BATCHES);
             let (spares, spare) = mpsc::channel::<Batch>();
@@ -279,13 +279,12 @@ fn run_in(
     r.quantiles = quantiles(replay.all.histogram(), &QUANTILES);
     r.alloc = replay.alloc.summary();
     r.free = replay.free.summary();
-    r.wear = wear;
     r
 }
 
 /// The functional side of a run: every request of `w` and the probes through `a`, their
 /// events handed to `deliver` every `BATCH_REQUESTS` requests (it returns an empty buffer
-/// for the next batch). Returns the result's functional part (no cycles yet) and the wear.
+/// for the next batch). Returns the result's functional part (no cycles yet).
 fn issue(
     a: &mut dyn PageAllocator,
     w: &AllocWorkload,
@@ -293,7 +292,7 @@ fn issue(
     probe_orders: &[u8],
     probe_requests: u32,
     deliver: &mut dyn FnMut(Batch) -> Batch,
-) -> (RunResult, Vec<u32>) {
+) -> RunResult {
     let mut ctx = Ctx::recording(a.frames() as usize, model.cost);
     let cores = model.machine.cores.max(1) as usize;
     let mut spare = Batch::default();
@@ -361,7 +360,7 @@ fn issue(
     ctx.workload_done();
     r.ops = ctx.ops;
     r.fairness = fairness(&ctx.wear);
-    let wear = ctx.wear.clone();
+    r.wear = ctx.wear.clone();
     r.free_frames_end = a.free_frames();
     for (i, &k) in probe_orders.iter().enumerate() {
         let free_blocks = a.free_blocks(k);
@@ -388,5 +387,5 @@ fn issue(
         });
     }
     hand_over(&mut ctx);
-    (r, wear)
+    r
 }

@@ -74,10 +74,6 @@ impl Batch {
         self.events.clear();
         self.lines.clear();
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
-    }
 }
 
 /// Lock release times and owners, a clock and the machine's caches: everything time-

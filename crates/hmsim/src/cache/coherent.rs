@@ -304,6 +304,7 @@ impl CoherentHierarchy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::hierarchy::levels;
     use crate::cache::{Replacement, SetAssocCache};
 
     /// The same hierarchy built from the shared set-associative cache, written for clarity:
@@ -323,18 +324,11 @@ mod tests {
 
     impl Reference {
         fn new(cfg: &CacheConfig, cores: usize) -> Reference {
-            let mk = |l: &LevelConfig| {
-                SetAssocCache::new(
-                    l.size_bytes,
-                    l.ways,
-                    Replacement::Lru,
-                    crate::rng::stream(1, "ref"),
-                )
-            };
+            let (l1, l2, llc) = levels(cfg, Replacement::Lru, cores, 1);
             Reference {
-                l1: (0..cores).map(|_| mk(&cfg.l1)).collect(),
-                l2: (0..cores).map(|_| mk(&cfg.l2)).collect(),
-                llc: mk(&cfg.llc),
+                l1,
+                l2,
+                llc,
                 holder: HashMap::new(),
                 fresh: 0,
             }
