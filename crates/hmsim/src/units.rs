@@ -35,6 +35,32 @@ pub fn mib_per_s(bytes: f64, ns: f64) -> f64 {
     }
 }
 
+/// A Julian year, s (lifetimes in years).
+pub const SECONDS_PER_YEAR: f64 = 365.25 * 24.0 * 3600.0;
+
+/// A simulated span for messages: `2.3 ms`, `41 µs`, `12.5 s`, `3.2 h`.
+pub fn human_seconds(s: f64) -> String {
+    let (v, unit) = if s >= 3600.0 {
+        (s / 3600.0, "h")
+    } else if s >= 1.0 {
+        (s, "s")
+    } else if s >= 1e-3 {
+        (s * 1e3, "ms")
+    } else if s >= 1e-6 {
+        (s * 1e6, "µs")
+    } else {
+        (s * 1e9, "ns")
+    };
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$} {unit}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

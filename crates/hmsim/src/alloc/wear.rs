@@ -74,7 +74,7 @@ impl WearModel {
         let runs = self.endurance_writes / (f.max as f64 * self.writes_per_alloc);
         let ideal_runs = self.endurance_writes / (f.mean * self.writes_per_alloc);
         let years = (duration_ns > 0 && runs.is_finite())
-            .then(|| runs * duration_ns as f64 * 1e-9 / (365.25 * 24.0 * 3600.0));
+            .then(|| runs * duration_ns as f64 * 1e-9 / crate::units::SECONDS_PER_YEAR);
         Lifetime {
             runs,
             ideal_runs,

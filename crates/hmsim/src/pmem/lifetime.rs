@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::system::PmemSystem;
 use crate::hash::FastMap;
+use crate::units::SECONDS_PER_YEAR;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct HotRange {
@@ -33,8 +34,6 @@ pub struct LifetimeReport {
     pub rated_fraction_per_hour: f64,
     pub hottest_ranges: Vec<HotRange>,
 }
-
-const SECONDS_PER_YEAR: f64 = 365.25 * 24.0 * 3600.0;
 
 fn years(endurance_writes: f64, writes: f64, elapsed_s: f64) -> f64 {
     if writes <= 0.0 || elapsed_s <= 0.0 {
@@ -86,8 +85,15 @@ pub fn report(
     let rated = rated_bytes_per_dimm * dimms as f64;
     let line_endurance = rated_bytes_per_dimm / capacity_bytes_per_dimm;
     let mut hot: Vec<(u64, u64)> = pages.iter().map(|(&p, &w)| (p, w)).collect();
-    hot.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let total: u64 = hot.iter().map(|h| h.1).sum();
+    let hottest_first = |a: &(u64, u64), b: &(u64, u64)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
+    // Only the `top_n` hottest are reported: select them before sorting (a trace touching
+    // millions of pages would otherwise sort them all).
+    if top_n < hot.len() {
+        hot.select_nth_unstable_by(top_n, hottest_first);
+        hot.truncate(top_n);
+    }
+    hot.sort_unstable_by(hottest_first);
     LifetimeReport {
         media_bytes_written: media_bytes,
         media_write_rate_bytes_per_s: if elapsed_s > 0.0 {

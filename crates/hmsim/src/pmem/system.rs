@@ -65,6 +65,40 @@ struct Dimm {
     /// The latest media write of each XPLine still queued: later writes to the XPLine merge
     /// into it until it starts (entries whose start has passed are dropped lazily).
     queued: FastMap<u64, QueuedWrite>,
+    /// Every insert into `queued` as (XPLine, start), in insertion order. Media writes start
+    /// in the order they are queued, so the entries that have started are at the front: a
+    /// sweep pops them instead of scanning the whole map (work per write stays constant
+    /// however far the writes run ahead of the media).
+    queued_order: std::collections::VecDeque<(u64, f64)>,
+    /// Records visited by sweeps and compactions of `queued_order` (a work count for tests).
+    queue_work: u64,
+}
+
+impl Dimm {
+    /// Drop the queued writes that have started by `now` (exactly those with
+    /// `start_ns <= now`), popping them from the front of `queued_order`.
+    fn drop_started(&mut self, now: f64) {
+        while let Some(&(x, start)) = self.queued_order.front() {
+            if start > now {
+                break;
+            }
+            self.queued_order.pop_front();
+            self.queue_work += 1;
+            // A record whose entry was replaced or removed since is stale.
+            if self.queued.get(&x).is_some_and(|q| q.start_ns == start) {
+                self.queued.remove(&x);
+            }
+        }
+    }
+
+    /// Drop the records of entries that merges and reads removed or later writes replaced:
+    /// called when they outnumber the live ones, so each call at least halves the list.
+    fn compact_order(&mut self) {
+        self.queue_work += self.queued_order.len() as u64;
+        let queued = &self.queued;
+        self.queued_order
+            .retain(|&(x, start)| queued.get(&x).is_some_and(|q| q.start_ns == start));
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -141,6 +175,8 @@ impl PmemSystem {
                 stall_until_ns: 0.0,
                 write_queue_until_ns: 0.0,
                 queued: FastMap::default(),
+                queued_order: Default::default(),
+                queue_work: 0,
             })
             .collect();
         PmemSystem {
@@ -212,14 +248,16 @@ impl PmemSystem {
         dimm.write_queue_until_ns = start + self.write_ns;
         if self.merge_queued && start > self.now_ns {
             if dimm.queued.len() >= QUEUED_SWEEP {
-                let now = self.now_ns;
-                dimm.queued.retain(|_, q| q.start_ns > now);
+                dimm.drop_started(self.now_ns);
+            } else if dimm.queued_order.len() >= 2 * dimm.queued.len() + QUEUED_SWEEP {
+                dimm.compact_order();
             }
             let patch_until_ns = if w.rmw_read {
                 self.now_ns + self.read_media_ns
             } else {
                 0.0
             };
+            dimm.queued_order.push_back((w.xpline, start));
             dimm.queued.insert(
                 w.xpline,
                 QueuedWrite {
@@ -344,6 +382,17 @@ impl PmemSystem {
             }
         }
         pages
+    }
+
+    /// Records of queued media writes visited to keep the queues current, over all DIMMs:
+    /// the bookkeeping work, which stays proportional to the media writes.
+    pub fn queue_work(&self) -> u64 {
+        self.dimms.iter().map(|d| d.queue_work).sum()
+    }
+
+    /// Queued media writes not yet known to have started, over all DIMMs.
+    pub fn queued_writes(&self) -> usize {
+        self.dimms.iter().map(|d| d.queued.len()).sum()
     }
 
     pub fn wpq_inserts_per_imc(&self) -> &[u64] {

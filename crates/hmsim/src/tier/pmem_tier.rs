@@ -28,8 +28,6 @@ use crate::result_row;
 use crate::rng::{self, SimRng};
 use crate::scenario::Ctx;
 
-const SECONDS_PER_YEAR: f64 = 365.25 * 24.0 * 3600.0;
-
 crate::params! {
     #[params(check)]
     /// `[pmem_tier]`: which tier is PMem, the path's parameters and the sample size.
@@ -311,7 +309,9 @@ impl PmemFeeder {
         let hottest = self.copies.values().copied().max().unwrap_or(0) as f64
             + self.hottest_app_xpline_requests * wa_app / 4.0;
         let years_no_wl = if hottest > 0.0 && duration_s > 0.0 {
-            self.dimm.line_endurance_writes as f64 / (hottest / duration_s) / SECONDS_PER_YEAR
+            self.dimm.line_endurance_writes as f64
+                / (hottest / duration_s)
+                / crate::units::SECONDS_PER_YEAR
         } else {
             f64::INFINITY
         };
@@ -386,7 +386,7 @@ mod tests {
         // 64 sequential lines fill 16 XPLines, each one 256 B media write (4 units).
         assert_eq!(num("pmem_media_writes_64b"), 3.0 * 64.0);
         assert_eq!(num("pmem_hottest_xpline_media_writes"), 2.0);
-        let years = 1000.0 / 2.0 / SECONDS_PER_YEAR;
+        let years = 1000.0 / 2.0 / crate::units::SECONDS_PER_YEAR;
         assert!((num("pmem_lifetime_years_no_wl") / years - 1.0).abs() < 1e-12);
     }
 }
