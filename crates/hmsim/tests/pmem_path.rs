@@ -340,3 +340,45 @@ fn many_streams_on_one_dimm_are_deterministic() {
     assert_eq!(a.bandwidth_gb_s, b.bandwidth_gb_s);
     assert_eq!(a.wpq_inserts_per_imc.iter().filter(|&&n| n > 0).count(), 1);
 }
+
+/// Random 64 B stores over 1 GiB of one DIMM, then the final write-back of the caches: the
+/// bookkeeping of queued media writes per store stays flat as the trace grows (it grew with
+/// the queue when each write swept the whole queue), and the drain, paced by WPQ credits
+/// like any other write-back, leaves no more queued writes than one sweep's worth.
+#[test]
+fn replay_work_per_write_does_not_grow_with_the_trace() {
+    use hmsim::pmem::Machine;
+    let per_write = |n: u64| {
+        let cfg = PmemConfig {
+            dimms: 1,
+            ..PmemConfig::default()
+        };
+        let dimm = DimmSpec {
+            capacity_bytes: 16 << 30,
+            line_endurance_writes: u32::MAX,
+        };
+        let mut m = Machine::new(&cfg, &CacheConfig::default(), 1, dimm, 7);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            m.write_op(0, (x % (1 << 30)) & !63, 64, Persist::None, false);
+        }
+        m.drain();
+        let media = m.sys.counters().media_writes_64b / 4;
+        assert!(media > n / 2, "{media} media writes for {n} stores");
+        assert!(
+            m.sys.queued_writes() <= 4096 + 64,
+            "{} queued writes after the drain",
+            m.sys.queued_writes()
+        );
+        m.sys.queue_work() as f64 / n as f64
+    };
+    let (small, large) = (per_write(100_000), per_write(400_000));
+    assert!(
+        large <= small * 1.25 + 0.05,
+        "queue work per write grew: {small:.3} at 100 k, {large:.3} at 400 k"
+    );
+    assert!(large < 4.0, "{large:.3} records visited per write");
+}

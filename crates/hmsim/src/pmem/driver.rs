@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{PmemConfig, PmemTiming};
 use super::system::{PmemCounters, PmemSystem};
-use crate::cache::{CacheConfig, FlushKind, Hierarchy, HitLevel};
+use crate::cache::{CacheConfig, FlushKind, Hierarchy, HitLevel, MemorySink, WriteCause};
 use crate::config::Validator;
 use crate::rng;
 use crate::stats::{LatencyHistogram, LatencySummary};
@@ -430,7 +430,14 @@ impl Machine {
 
     /// Write back every dirty cached line (a finished program's lines reach memory).
     pub fn drain(&mut self) {
-        self.h.writeback_all(&mut self.sys);
+        // The write-backs go through the WPQ like any other: each core's waits for a credit
+        // when its DIMM's media queue is full, so its clock runs on with the drain and the
+        // queue never holds more than its room.
+        let mut paced = Paced {
+            sys: &mut self.sys,
+            clocks: &mut self.clocks,
+        };
+        self.h.writeback_all(&mut paced);
     }
 
     /// Run time: slowest thread or busiest DIMM, ns.
@@ -440,6 +447,29 @@ impl Machine {
             .copied()
             .fold(0.0, f64::max)
             .max(self.sys.max_busy_ns())
+    }
+}
+
+/// The PMem side as the cache write-back of [`Machine::drain`] sees it: each write-back is
+/// issued at its core's clock, which advances by the WPQ credit wait it meets.
+struct Paced<'a> {
+    sys: &'a mut PmemSystem,
+    clocks: &'a mut [f64],
+}
+
+impl MemorySink for Paced<'_> {
+    fn mem_read(&mut self, line: u64, core: usize) {
+        self.sys.now_ns = self.clocks[core];
+        self.sys.op_wait_ns = 0.0;
+        self.sys.mem_read(line, core);
+        self.clocks[core] += self.sys.op_wait_ns;
+    }
+
+    fn mem_write(&mut self, line: u64, core: usize, cause: WriteCause) {
+        self.sys.now_ns = self.clocks[core];
+        self.sys.op_wait_ns = 0.0;
+        self.sys.mem_write(line, core, cause);
+        self.clocks[core] += self.sys.op_wait_ns;
     }
 }
 
