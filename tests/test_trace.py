@@ -154,6 +154,19 @@ def test_committed_recorded_traces_read_back(name):
     assert info["source"].startswith("lackey: " if kind == "access" else "kmem: ")
 
 
+def test_a_lifetime_resting_on_the_final_drain_is_flagged(cli, tmp_path):
+    """sqlite3's trace stays in the caches: every media write comes from the final drain,
+    so the lifetime is flagged in the row, on stdout and in summary.json."""
+    trace = str(DATA / "sqlite3.pages.hmt")
+    code, out, _ = cli("lifetime", "--trace", trace, "--top", "0", "--out", str(tmp_path / "lt"))
+    assert code == 0
+    assert "drain-dominated" in out and "warning: lifetime rests on the final drain" in out
+    summary = json.loads((tmp_path / "lt" / "summary.json").read_text())
+    assert summary["warnings"] and "final drain" in summary["warnings"][0]
+    r = lifetime(trace, top_n=0, drain=False).results.iloc[0]
+    assert r.lifetime_basis == "no-media-writes" and r.media_writes_64b == 0
+
+
 def test_lifetime_of_the_recorded_pigz_trace():
     r = lifetime(DATA / "pigz-d.pages.hmt").results.iloc[0]
     assert r.instructions == 1_414_015 and r.media_writes_64b > 0

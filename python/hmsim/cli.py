@@ -88,6 +88,13 @@ def run(scenario: str, out: str, overrides: tuple[str, ...], device_dirs: tuple[
         # Keys verbatim: no rich markup ([no_EPF] is a key, not a style).
         console.print(f"{k:>24}: {headline_value(k, v)}", markup=False)
     console.print(f"results in {out}/ ({duration(res.wall_time_s)})", markup=False)
+    print_warnings(res.warnings)
+
+
+def print_warnings(warnings: list[str]) -> None:
+    """Each of a run's trust warnings, after its numbers (also in summary.json)."""
+    for w in warnings:
+        click.echo(f"warning: {w}")
 
 
 @cli.command()
@@ -256,6 +263,7 @@ def lifetime(
         console.print(f"{'hottest 4 KiB ranges':>34}:")
         for h in hot.itertuples():
             console.print(f"{'':>36}{h.start_addr}  {h.media_writes_64b} media writes ({h.share:.1%})")
+    print_warnings(res.warnings)
 
 
 def lifetime_rows(r) -> list[tuple[str, str]]:
@@ -301,9 +309,11 @@ def lifetime_rows(r) -> list[tuple[str, str]]:
         ),
         ("media bytes per hour", num(r.media_bytes_per_hour, ".4g", why="no simulated time")),
         ("rated PBW used per hour", num(r.rated_fraction_per_hour, ".3e", why="no simulated time")),
+        ("media writes from the final drain", num(r.get("drain_media_share"), ".1%", why=no_writes)),
         ("lifetime, hottest line, no WL", human(r.lifetime_years_no_wl, years, no_writes)),
         ("lifetime, simulated AIT WL", human(r.lifetime_years_sim_wl, years, no_writes)),
         ("lifetime, ideal WL (rated PBW)", human(r.lifetime_years_ideal_wl, years, no_writes)),
+        ("lifetime rests on", str(r.get("lifetime_basis", "n/a"))),
     ]
 
 

@@ -37,6 +37,8 @@ class RunResult:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     headline: dict = field(default_factory=dict)
     wall_time_s: float = 0.0
+    #: What limits how far the results can be trusted (the CLI prints each one).
+    warnings: list[str] = field(default_factory=list)
 
     def summary(self, scenario_file: str = "") -> dict:
         return {
@@ -46,6 +48,7 @@ class RunResult:
             "scenario_file": scenario_file,
             "wall_time_s": self.wall_time_s,
             "headline": self.headline,
+            "warnings": self.warnings,
             "resolved_config": self.resolved,
         }
 
@@ -111,6 +114,7 @@ def output_from_json(raw: str | dict, wall_time_s: float = 0.0) -> RunResult:
         tables={k: typed_frame(v, columns.get(k), f"{d['module']} table {k}") for k, v in d["tables"].items()},
         headline=d["headline"],
         wall_time_s=wall_time_s,
+        warnings=list(d.get("warnings", [])),
     )
 
 

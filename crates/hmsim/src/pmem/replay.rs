@@ -9,6 +9,7 @@ use super::config::PmemConfig;
 use super::driver::{DimmSpec, Machine, Persist};
 use super::lifetime;
 use super::rows::{lifetime_output, ratio, LifetimeCols, LifetimeRow};
+use super::system::PmemCounters;
 use crate::cache::{CacheConfig, FlushKind};
 use crate::config::{parse_toml, Validator};
 use crate::device::Catalog;
@@ -118,11 +119,13 @@ pub fn lifetime_trace(
         }
         records += n as u64;
     }
+    let before_drain = m.sys.counters();
     if opts.drain {
         m.drain();
     }
     let elapsed_s = m.elapsed_ns() * 1e-9;
     let c = m.sys.counters();
+    let trust = Trust::of(&before_drain, &c, &pmem, elapsed_s);
     let life = lifetime::of_run(
         &m.sys,
         elapsed_s,
@@ -150,10 +153,13 @@ pub fn lifetime_trace(
         write_amplification: ratio(c.media_writes_64b as f64, c.write_requests as f64),
         wa_end_to_end: ratio(c.media_writes_64b as f64 * 64.0, stored),
         media_bytes_per_hour: life.media_write_rate_bytes_per_s * 3600.0,
+        drain_media_share: trust.drain_share,
+        wl_windows: trust.wl_windows,
+        lifetime_basis: trust.basis.to_string(),
         counters: c,
         lifetime: LifetimeCols::from(&life),
     };
-    let output = lifetime_output(
+    let mut output = lifetime_output(
         row,
         &[
             "wa_end_to_end",
@@ -165,10 +171,65 @@ pub fn lifetime_trace(
         ],
         &life,
     );
+    output.warnings = trust.warnings;
     let resolved = serde_json::to_value(&opts).unwrap_or(Value::Null);
     Ok(RunOutput::from_output(
         "lifetime", opts.seed, resolved, output,
     ))
+}
+
+/// Drain shares above this make a lifetime "drain-dominated".
+const DRAIN_DOMINATED_SHARE: f64 = 0.5;
+
+/// How far a replay's lifetime can be trusted: how much of its wear came from the final
+/// write-back of the caches (a one-off event the lifetime would otherwise extrapolate as
+/// steady wear) and whether the run outlasted one wear-leveling window.
+struct Trust {
+    drain_share: Option<f64>,
+    wl_windows: f64,
+    basis: &'static str,
+    warnings: Vec<String>,
+}
+
+impl Trust {
+    fn of(
+        before_drain: &PmemCounters,
+        all: &PmemCounters,
+        pmem: &PmemConfig,
+        span_s: f64,
+    ) -> Trust {
+        let media = all.media_writes_64b;
+        let drained = media - before_drain.media_writes_64b;
+        let drain_share = ratio(drained as f64, media as f64);
+        // Media writes are counted in 64 B units; the AIT's window counts 256 B writes.
+        let per_dimm = media as f64 / 4.0 / pmem.dimms.max(1) as f64;
+        let wl_windows = per_dimm / pmem.ait.window_media_writes.max(1) as f64;
+        let mut warnings = Vec::new();
+        let span = crate::units::human_seconds(span_s);
+        let basis = if media == 0 {
+            "no-media-writes"
+        } else if drain_share.unwrap_or(0.0) > DRAIN_DOMINATED_SHARE {
+            warnings.push(format!(
+                "lifetime rests on the final drain: {:.0} % of the media writes came from writing back the caches' dirty lines at the end of a {span} run, not from the program's steady traffic, and the lifetime extrapolates them as if they recurred; replay a longer trace (compare with --no-drain, which leaves them out) before trusting it",
+                100.0 * drain_share.unwrap_or(0.0)
+            ));
+            "drain-dominated"
+        } else if pmem.ait.wear_leveling && wl_windows < 1.0 {
+            warnings.push(format!(
+                "the run wrote {per_dimm:.0} media writes per DIMM, less than one wear-leveling window ({} writes, pmem.ait.window_media_writes): the simulated-WL lifetime has not seen the AIT level any wear; replay a longer trace",
+                pmem.ait.window_media_writes
+            ));
+            "shorter-than-wl-window"
+        } else {
+            "steady-wear"
+        };
+        Trust {
+            drain_share,
+            wl_windows,
+            basis,
+            warnings,
+        }
+    }
 }
 
 /// Lifetime replays CPU memory accesses: block-device requests and page events are refused
@@ -195,6 +256,78 @@ fn refuse_non_access(reader: &dyn TraceReader, trace_name: &str) -> Result<(), C
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Replays VANS `text` on one DIMM of the catalog's Optane PMem.
+    fn replay(text: String, options: &str) -> RunOutput {
+        let mut r = crate::trace::open_reader(
+            Box::new(std::io::Cursor::new(text.into_bytes())),
+            "t.vans",
+            Some(crate::trace::Format::Vans),
+        )
+        .unwrap();
+        lifetime_trace(
+            &mut r,
+            "t.vans",
+            "optane-pmem",
+            options,
+            &Catalog::builtin(),
+        )
+        .unwrap()
+    }
+
+    fn basis(out: &RunOutput) -> (String, Option<f64>) {
+        let row = &out.rows[0];
+        (
+            row["lifetime_basis"].as_str().unwrap().to_string(),
+            row["drain_media_share"].as_f64(),
+        )
+    }
+
+    #[test]
+    fn a_lifetime_resting_on_the_final_drain_is_flagged() {
+        // 256 KiB stored once, which the caches hold: every media write is the drain's.
+        let small: String = (0..4096).map(|i| format!("{:#x} W\n", i * 64)).collect();
+        let out = replay(small.clone(), r#"{"pmem": {"dimms": 1}}"#);
+        assert_eq!(basis(&out), ("drain-dominated".into(), Some(1.0)));
+        assert!(
+            out.warnings[0].contains("final drain"),
+            "{:?}",
+            out.warnings
+        );
+        // Without the drain nothing reaches the media, and nothing is extrapolated.
+        let out = replay(small, r#"{"pmem": {"dimms": 1}, "drain": false}"#);
+        assert_eq!(basis(&out), ("no-media-writes".into(), None));
+        assert!(out.warnings.is_empty());
+    }
+
+    #[test]
+    fn a_long_streaming_replay_rests_on_steady_wear() {
+        // 512 MiB written once, sequentially: the caches hold a small part of it.
+        let text: String = (0..(512u64 << 20) / 64)
+            .map(|i| format!("{:#x} W\n", i * 64))
+            .collect();
+        let out = replay(text, r#"{"pmem": {"dimms": 1}}"#);
+        let (b, share) = basis(&out);
+        assert_eq!(b, "steady-wear");
+        assert!(share.unwrap() < 0.2, "drain share {share:?}");
+        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    }
+
+    #[test]
+    fn a_replay_shorter_than_a_wear_leveling_window_is_flagged() {
+        // 2 MiB streamed through 8 KiB caches: 8192 media writes, a quarter of a
+        // 32768-write window, and almost none of them from the drain.
+        let text: String = (0..(2u64 << 20) / 64)
+            .map(|i| format!("{:#x} W\n", i * 64))
+            .collect();
+        let tiny = r#"{"size_bytes": 8192, "ways": 2}"#;
+        let opts = format!(
+            r#"{{"pmem": {{"dimms": 1, "ait": {{"window_media_writes": 32768}}}}, "cache": {{"l1": {tiny}, "l2": {tiny}, "llc": {tiny}}}}}"#
+        );
+        let out = replay(text, &opts);
+        assert_eq!(basis(&out).0, "shorter-than-wl-window");
+        assert!(out.warnings[0].contains("wear-leveling window"));
+    }
 
     #[test]
     fn options_are_read_like_a_scenario() {

@@ -97,6 +97,9 @@ result_row! {
         write_amplification: Option<f64> ["", "media writes per DDR-T write request"],
         wa_end_to_end: Option<f64> ["", "media bytes per stored byte"],
         media_bytes_per_hour: f64 ["B/h", "media write rate"],
+        drain_media_share: Option<f64> ["", "share of the media writes that came from the final write-back of the caches (empty: no media writes)"],
+        wl_windows: f64 ["windows", "media writes per DIMM over the AIT's wear-leveling window (below 1: leveling never completed a window)"],
+        lifetime_basis: String ["", "what the lifetime rests on: steady-wear, drain-dominated, shorter-than-wl-window or no-media-writes"],
         counters: PmemCounters [flatten],
         lifetime: LifetimeCols [flatten],
     }

@@ -14,6 +14,9 @@ pub struct Output<R: ResultRow> {
     pub rows: Vec<R>,
     pub tables: BTreeMap<String, Table>,
     pub headline: Map<String, Value>,
+    /// What limits how far the rows can be trusted (a lifetime resting on the final drain,
+    /// a window that is not steady): printed by the CLI and kept in `summary.json`.
+    pub warnings: Vec<String>,
 }
 
 impl<R: ResultRow> Output<R> {
@@ -22,6 +25,7 @@ impl<R: ResultRow> Output<R> {
             rows,
             tables: BTreeMap::new(),
             headline: Map::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -69,6 +73,8 @@ pub struct RunOutput {
     pub headline: Map<String, Value>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub columns: BTreeMap<String, &'static [Column]>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl RunOutput {
@@ -82,6 +88,7 @@ impl RunOutput {
             tables: BTreeMap::new(),
             headline: Map::new(),
             columns: BTreeMap::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -100,6 +107,7 @@ impl RunOutput {
             out.tables.insert(name, table.rows);
         }
         out.headline = output.headline;
+        out.warnings = output.warnings;
         out
     }
 }
