@@ -101,3 +101,17 @@ def test_pm_index_study_quick(quick_study):
     for kt in ("int", "string"):
         assert xc.loc[("fast-fair-recipe", kt)].flushes_hmsim > xc.loc[("fast-fair", kt)].flushes_hmsim + 1.0
     assert "fast-fair-recipe" not in set(load.reset_index()["index"])
+
+
+def test_lifetime_in_years_for_a_stated_insert_rate_and_module_count():
+    """years = inserts a module endures x modules / insert rate; by default the rate is the
+    simulated one, and it is stated in its own column."""
+    sim = hmsim.run(_scenario()).results.iloc[0]
+    assert sim.lifetime_inserts_per_s > 0 and sim.lifetime_years > 0
+    stated = hmsim.run(_scenario(lifetime={"inserts_per_s": 1e5, "modules": 6})).results.iloc[0]
+    assert stated.lifetime_inserts_per_s == 1e5
+    expected = stated.inserts_per_module * 6 / 1e5 / (365.25 * 86400)
+    assert abs(stated.lifetime_years - expected) < 1e-9 * expected
+    # A workload without inserts has no lifetime per insert, rather than one made from 0.
+    reads = hmsim.run(_scenario(workload={"records": 3000, "kind": "c"})).results.iloc[0]
+    assert reads.lifetime_years != reads.lifetime_years  # NaN: an empty cell

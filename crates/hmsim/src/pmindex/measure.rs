@@ -215,6 +215,16 @@ pub fn cost_row(
     let media_bytes = c.media_writes_64b as f64 * 64.0;
     let per_insert = (m.inserts > 0).then(|| media_bytes / m.inserts as f64);
     let t = &sc.index.tonic;
+    let inserts_per_module = per_insert.filter(|&b| b > 0.0).map(|b| rated / b);
+    let sim_insert_rate =
+        (m.sim_ns > 0.0 && m.inserts > 0).then(|| m.inserts as f64 / m.sim_ns * 1e9);
+    let rate = sc.lifetime.inserts_per_s.or(sim_insert_rate);
+    let lifetime_years = match (inserts_per_module, rate) {
+        (Some(i), Some(r)) => {
+            Some(i * sc.lifetime.modules as f64 / r / crate::units::SECONDS_PER_YEAR)
+        }
+        _ => None,
+    };
     CostRow {
         index: spec.name.into(),
         family: spec.family.into(),
@@ -251,7 +261,9 @@ pub fn cost_row(
         media_bytes_per_op: media_bytes / n,
         media_bytes_per_insert: per_insert,
         // Ideal wear leveling: the module's rated bytes over the media bytes per insert.
-        inserts_per_module: per_insert.filter(|&b| b > 0.0).map(|b| rated / b),
+        inserts_per_module,
+        lifetime_inserts_per_s: rate,
+        lifetime_years,
         sim_throughput_mops: if m.sim_ns > 0.0 {
             n / m.sim_ns * 1e3
         } else {

@@ -57,6 +57,8 @@ result_row! {
         media_bytes_per_op: f64 ["B/op", "media bytes written per operation"],
         media_bytes_per_insert: Option<f64> ["B", "media bytes written per insert (empty: no inserts)"],
         inserts_per_module: Option<f64> ["inserts", "inserts until the module's rated bytes are written (ideal wear leveling)"],
+        lifetime_inserts_per_s: Option<f64> ["inserts/s", "insert rate the lifetime is stated for (lifetime.inserts_per_s, or the simulated insert rate)"],
+        lifetime_years: Option<f64> ["years", "years until lifetime.modules modules reach their rated bytes at that rate (ideal wear leveling; empty: no media writes or inserts)"],
         sim_throughput_mops: f64 ["Mops/s", "simulated throughput"],
         throughput_mops: Option<f64> ["Mops/s", "throughput on this machine without the model (empty: not measured)", measured],
         counters: PmemCounters [flatten],

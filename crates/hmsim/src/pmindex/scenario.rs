@@ -110,6 +110,18 @@ crate::params! {
 }
 
 crate::params! {
+    /// The rate and modules a lifetime in years is stated for.
+    #[derive(Debug, Clone)]
+    pub struct LifetimeSection {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub inserts_per_s: Option<f64> = None => range(1e-9, 1e15), "inserts/s",
+            "Sustained insert rate; default: the simulated insert rate (the index inserting without pause).";
+        pub modules: u32 = 1 => range(1, 4096), "modules",
+            "PMem modules of `model.pmem.device` the writes are spread over (ideal wear leveling).";
+    }
+}
+
+crate::params! {
     #[params(required, check)]
     /// A `pm-index` scenario: the region, the index, the workload, the model, and what to
     /// measure on this machine (or a crash-consistency run instead).
@@ -122,6 +134,8 @@ crate::params! {
             "The cache + PMem model.";
         pub throughput: ThroughputSection = ThroughputSection::default() => nested, "",
             "What is timed on this machine.";
+        pub lifetime: LifetimeSection = LifetimeSection::default() => nested, "",
+            "What the lifetime in years assumes.";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub crash: Option<CrashSection> = None => nested, "",
             "A crash-consistency run instead of the cost measurement.";
