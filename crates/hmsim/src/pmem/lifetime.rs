@@ -5,7 +5,6 @@
 use serde::Serialize;
 
 use super::system::PmemSystem;
-use crate::hash::FastMap;
 use crate::units::SECONDS_PER_YEAR;
 
 #[derive(Debug, Clone, Serialize)]
@@ -68,7 +67,8 @@ pub fn of_run(
     )
 }
 
-/// `pages`: media writes (64 B units) per 4 KiB page of the program's address space.
+/// `pages`: media writes (64 B units) per 4 KiB page of the program's address space, as
+/// (page, writes) with each page once.
 #[allow(clippy::too_many_arguments)]
 pub fn report(
     media_writes_64b: u64,
@@ -78,13 +78,13 @@ pub fn report(
     dimms: u32,
     max_logical_line_writes: u32,
     max_physical_line_writes: u32,
-    pages: &FastMap<u64, u64>,
+    pages: &[(u64, u64)],
     top_n: usize,
 ) -> LifetimeReport {
     let media_bytes = media_writes_64b as f64 * 64.0;
     let rated = rated_bytes_per_dimm * dimms as f64;
     let line_endurance = rated_bytes_per_dimm / capacity_bytes_per_dimm;
-    let mut hot: Vec<(u64, u64)> = pages.iter().map(|(&p, &w)| (p, w)).collect();
+    let mut hot: Vec<(u64, u64)> = pages.to_vec();
     let total: u64 = hot.iter().map(|h| h.1).sum();
     let hottest_first = |a: &(u64, u64), b: &(u64, u64)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
     // Only the `top_n` hottest are reported: select them before sorting (a trace touching
@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn one_line_written_once_per_second_lasts_its_endurance_in_seconds() {
-        let pages = FastMap::default();
+        let pages = [];
         // 1e6-write endurance; hottest line written 10 times in 10 s.
         let r = report(40, 10.0, 1e6 * 1024.0, 1024.0, 1, 10, 10, &pages, 5);
         assert!((r.years_no_wear_leveling * SECONDS_PER_YEAR - 1e6).abs() < 1e-3);

@@ -80,6 +80,8 @@ pub fn lifetime_trace(
         DimmSpec::from_rating(dev.capacity_bytes, rated),
         opts.seed,
     );
+    // The replay reports no operation latencies: skip the histograms (outputs only).
+    m.record_latency = false;
     let mut batch = Vec::with_capacity(4096);
     let (mut records, mut instructions) = (0u64, 0u64);
     // Stores whose size the format does not give (pinatrace, ChampSim): replayed as one

@@ -372,14 +372,26 @@ impl PmemSystem {
     }
 
     /// Media writes the program caused (64 B units) per 4 KiB page of its address space
-    /// (migration copies excluded).
-    pub fn page_media_writes(&self) -> FastMap<u64, u64> {
-        let mut pages = FastMap::default();
+    /// (migration copies excluded), as (page, writes) with each page once, in no set order.
+    pub fn page_media_writes(&self) -> Vec<(u64, u64)> {
+        let mut pages: Vec<(u64, u64)> = Vec::new();
         for (d, dimm) in self.dimms.iter().enumerate() {
             for (block, writes) in dimm.ait.block_writes() {
                 let page = self.global_addr(d, block * super::ait::XPLINES_PER_BLOCK) >> 12;
-                *pages.entry(page).or_insert(0) += 4 * writes;
+                pages.push((page, 4 * writes));
             }
+        }
+        // An interleave that is a multiple of 4 KiB keeps each DIMM block in one page of its
+        // own; a finer one spreads a page over several DIMMs: add their shares up.
+        if !self.interleave.is_multiple_of(4096) {
+            pages.sort_unstable_by_key(|p| p.0);
+            pages.dedup_by(|b, a| {
+                let same = a.0 == b.0;
+                if same {
+                    a.1 += b.1;
+                }
+                same
+            });
         }
         pages
     }

@@ -297,7 +297,7 @@ impl PmemFeeder {
             self.spec.path.dimms,
             0,
             0,
-            &Default::default(),
+            &[],
             0,
         );
         // Without wear leveling the most written XPLine decides. A sparse sample cannot show
