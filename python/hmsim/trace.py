@@ -53,7 +53,8 @@ def convert(
     if max_output_bytes is not None and (
         isinstance(max_output_bytes, bool) or not isinstance(max_output_bytes, int) or not 0 <= max_output_bytes < 2**64
     ):
-        raise ConfigError("max_output_bytes", f"expected a whole number of bytes >= 0 (0: no limit), got {max_output_bytes!r:.60}")
+        got = f"{max_output_bytes!r:.60}"
+        raise ConfigError("max_output_bytes", f"expected a whole number of bytes >= 0 (0: no limit), got {got}")
     cancel = _core.Cancel()
     with core_progress(f"converting {src.name}") as bar:
         raw = interruptible(
