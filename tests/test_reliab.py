@@ -7,6 +7,7 @@ where there is one), or in a correct result; never a traceback."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import random
 import re
@@ -444,6 +445,22 @@ def test_reliab_sigterm_during_a_run_leaves_no_partial_folder(tmp_path):
     _, err = p.communicate(timeout=120)
     assert p.returncode == 0, err
     assert sorted(x.name for x in tmp_path.iterdir()) == ["o", "s.toml"]
+
+
+def test_reliab_set_into_default_tiers_changes_that_default(tmp_path, cli):
+    # The example has no [[tiers]]: the override applies to the default tiers (#30).
+    scenario = ROOT / "examples" / "tiering-hot-set-move.toml"
+    assert "[[tiers]]" not in scenario.read_text()
+    out = tmp_path / "o"
+    sets = ["tiers.1.unloaded_latency_ns=250", "sim.duration_s=1", "sim.measure_last_s=0.5", 'policy.names=["hemem"]']
+    code, _, err = cli("run", str(scenario), "--out", str(out), *[a for s in sets for a in ("--set", s)])
+    assert code == 0, err
+    tiers = json.loads((out / "summary.json").read_text())["resolved_config"]["tiers"]
+    assert [(t["name"], t["unloaded_latency_ns"]) for t in tiers] == [("default", 70.0), ("alternate", 250.0)]
+    code, _, err = cli("run", str(scenario), "--out", str(out), "--set", "tiers.1.latency=3")
+    assert code == 2
+    one_error_line(err, "tiers.1.latency")
+    assert "`device`, `name`" in err, err
 
 
 def test_reliab_trace_convert_refuses_a_gap_it_would_expand_past_the_limit(tmp_path, cli):
