@@ -540,6 +540,8 @@ def test_reliab_sigint_during_start_up_is_clean(tmp_path):
         lambda t: hmsim.trace.info(t / "x.lackey", fmt=3),
         lambda t: hmsim.trace.convert(t / "x.lackey", None),
         lambda t: hmsim.trace.convert(t / "x.lackey", t / "y", to=["native"]),
+        lambda t: hmsim.trace.convert(t / "x.lackey", t / "y", to="lackey", max_output_bytes=-1),
+        lambda t: hmsim.trace.convert(t / "x.lackey", t / "y", to="lackey", max_output_bytes=2**64),
     ],
 )
 def test_reliab_api_misuse_is_a_config_error(tmp_path, call):
