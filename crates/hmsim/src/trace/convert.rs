@@ -386,6 +386,9 @@ pub fn write_champsim(
     for r in reader {
         let r = r?;
         n += 1;
+        if options.cancel.is_cancelled() {
+            return Err(interrupted(out_name)); // also when records write nothing
+        }
         w.check_expansion(&r, n, to, &limit_text, out_name)?;
         match writer.write(&r, &mut w) {
             Ok(io) => io.map_err(|e| w.error(e, n, to, &limit_text, out_name))?,
@@ -431,6 +434,9 @@ pub fn write_text(
     for r in reader {
         let r = r?;
         n += 1;
+        if options.cancel.is_cancelled() {
+            return Err(interrupted(out_name)); // also when records write nothing
+        }
         w.check_expansion(&r, n, format, &limit_text, out_name)?;
         writer.write(&r, &mut w).map_err(|e| match e {
             WriteError::Io(e) => w.error(e, n, format, &limit_text, out_name),
