@@ -7,6 +7,7 @@ where there is one), or in a correct result; never a traceback."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import random
 import re
@@ -446,6 +447,55 @@ def test_reliab_sigterm_during_a_run_leaves_no_partial_folder(tmp_path):
     assert sorted(x.name for x in tmp_path.iterdir()) == ["o", "s.toml"]
 
 
+def test_reliab_set_into_default_tiers_changes_that_default(tmp_path, cli):
+    # The example has no [[tiers]]: the override applies to the default tiers (#30).
+    scenario = ROOT / "examples" / "tiering-hot-set-move.toml"
+    assert "[[tiers]]" not in scenario.read_text()
+    out = tmp_path / "o"
+    sets = ["tiers.1.unloaded_latency_ns=250", "sim.duration_s=1", "sim.measure_last_s=0.5", 'policy.names=["hemem"]']
+    code, _, err = cli("run", str(scenario), "--out", str(out), *[a for s in sets for a in ("--set", s)])
+    assert code == 0, err
+    tiers = json.loads((out / "summary.json").read_text())["resolved_config"]["tiers"]
+    assert [(t["name"], t["unloaded_latency_ns"]) for t in tiers] == [("default", 70.0), ("alternate", 250.0)]
+    code, _, err = cli("run", str(scenario), "--out", str(out), "--set", "tiers.1.latency=3")
+    assert code == 2
+    one_error_line(err, "tiers.1.latency")
+    assert "`device`, `name`" in err, err
+
+
+def test_reliab_trace_convert_refuses_a_gap_it_would_expand_past_the_limit(tmp_path, cli):
+    # 16 bytes: one Ramulator cpu line with 2^32 bubbles, 60 GB as lackey `I` lines (#31).
+    src = tmp_path / "b.txt"
+    src.write_text("4294967296 4096\n")
+    for dst, to in (("b.lackey", "lackey"), ("b.lackey.zst", "lackey"), ("b.champsim", "champsim")):
+        start = time.monotonic()
+        code, _, err = cli("trace", "convert", str(src), str(tmp_path / dst), "--to", to)
+        assert code == 2, err
+        one_error_line(err, dst)
+        assert "record 1 has an instruction gap of 4294967297" in err, err
+        assert "--max-output-bytes" in err, err
+        assert time.monotonic() - start < 10, "refused up front"
+    assert [x.name for x in tmp_path.iterdir()] == ["b.txt"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_reliab_signal_stops_a_long_conversion_and_removes_its_temp_file(tmp_path, sig):
+    src = tmp_path / "b.txt"
+    src.write_text("4294967296 4096\n")
+    dst = tmp_path / "b.lackey.zst"  # compressed: the disk stays free while it runs
+    p = _hmsim("trace", "convert", str(src), str(dst), "--to", "lackey", "--max-output-bytes", "0")
+    _wait_for(lambda: any(x.name.startswith("b.lackey.zst.tmp-") for x in tmp_path.iterdir()) or p.poll() is not None)
+    time.sleep(0.5)
+    assert p.poll() is None, p.communicate()
+    start = time.monotonic()
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + sig, err
+    assert time.monotonic() - start < 5, "the signal takes effect promptly"
+    assert "Traceback" not in err
+    assert [x.name for x in tmp_path.iterdir()] == ["b.txt"]
+
+
 def test_reliab_sigint_during_start_up_is_clean(tmp_path):
     p = _hmsim("devices")
     time.sleep(0.4)  # inside hmsim's imports (before that, Python itself is starting)
@@ -490,6 +540,8 @@ def test_reliab_sigint_during_start_up_is_clean(tmp_path):
         lambda t: hmsim.trace.info(t / "x.lackey", fmt=3),
         lambda t: hmsim.trace.convert(t / "x.lackey", None),
         lambda t: hmsim.trace.convert(t / "x.lackey", t / "y", to=["native"]),
+        lambda t: hmsim.trace.convert(t / "x.lackey", t / "y", to="lackey", max_output_bytes=-1),
+        lambda t: hmsim.trace.convert(t / "x.lackey", t / "y", to="lackey", max_output_bytes=2**64),
     ],
 )
 def test_reliab_api_misuse_is_a_config_error(tmp_path, call):

@@ -358,11 +358,21 @@ def trace_info(file: str, fmt: str | None, top: int, as_json: bool) -> None:
     metavar="N",
     help="dramsim target: give records without a cycle one N cycles after the previous request.",
 )
-def trace_convert(src: str, dst: str, to: str, fmt: str | None, synthetic_cycles: int | None) -> None:
+@click.option(
+    "--max-output-bytes",
+    type=click.IntRange(0, (1 << 64) - 1),
+    default=None,
+    metavar="N",
+    help="Text and champsim targets: refuse an output above N bytes before compression "
+    "(default: 1000 x the input's size, at least 1 GiB; 0: no limit).",
+)
+def trace_convert(
+    src: str, dst: str, to: str, fmt: str | None, synthetic_cycles: int | None, max_output_bytes: int | None
+) -> None:
     """Convert a trace to another format (default: hmsim native)."""
     from hmsim.trace import convert
 
-    res = convert(src, dst, to, fmt, synthetic_cycles=synthetic_cycles)
+    res = convert(src, dst, to, fmt, synthetic_cycles=synthetic_cycles, max_output_bytes=max_output_bytes)
     console.print(f"{res.get('records', '?')} records written to {dst}")
 
 

@@ -66,9 +66,12 @@ def leave_if_busy(status: int) -> None:
         os._exit(status)
 
 
-def interruptible(fn: Callable[..., T], *args: Any) -> T:
+def interruptible(fn: Callable[..., T], *args: Any, on_interrupt: Callable[[], None] | None = None) -> T:
     """`fn(*args)` in a helper thread, waited for so that signals reach the main thread
-    promptly; elsewhere than the main thread, a plain call."""
+    promptly; elsewhere than the main thread, a plain call. `on_interrupt`, for calls the
+    core can stop (a conversion's `Cancel`), is called when a signal interrupts the wait,
+    which then waits up to 5 s for the call to stop (and clean up) before passing the
+    interrupt on."""
     if threading.current_thread() is not threading.main_thread():
         return fn(*args)
     box: dict[str, Any] = {}
@@ -87,8 +90,14 @@ def interruptible(fn: Callable[..., T], *args: Any) -> T:
 
     _running.add(key)
     threading.Thread(target=body, name="hmsim-core").start()
-    while not done.wait(0.25):
-        pass
+    try:
+        while not done.wait(0.25):
+            pass
+    except KeyboardInterrupt:
+        if on_interrupt is not None:
+            on_interrupt()
+            done.wait(5.0)
+        raise
     if "error" in box:
         raise box["error"]
     return box["value"]

@@ -18,6 +18,7 @@ from pathlib import Path
 from hmsim import _core, check
 from hmsim.errors import ConfigError, HmsimError
 from hmsim.progress import CoreProgress, core_progress
+from hmsim.signals import interruptible
 
 
 def info(path: str | Path, fmt: str | None = None, top: int = 10) -> dict:
@@ -30,11 +31,18 @@ def info(path: str | Path, fmt: str | None = None, top: int = 10) -> dict:
 
 
 def convert(
-    src: str | Path, dst: str | Path, to: str = "native", fmt: str | None = None, synthetic_cycles: int | None = None
+    src: str | Path,
+    dst: str | Path,
+    to: str = "native",
+    fmt: str | None = None,
+    synthetic_cycles: int | None = None,
+    max_output_bytes: int | None = None,
 ) -> dict:
     """Convert a trace (any readable format) to `to` (default: hmsim native). Records without
     a cycle stop a conversion to dramsim unless `synthetic_cycles` spaces them that many
-    cycles apart."""
+    cycles apart. A lackey or ChampSim output (one line or record per instruction) may not
+    exceed `max_output_bytes` (default: 1000 times the input's size, at least 1 GiB; 0: no
+    limit). Ctrl-C or SIGTERM stops the conversion and removes its temporary file."""
     src, dst = check.path(src, "src"), check.path(dst, "dst")
     check.name(to, "to")
     check.optional_name(fmt, "fmt")
@@ -42,8 +50,26 @@ def convert(
         isinstance(synthetic_cycles, bool) or not isinstance(synthetic_cycles, int) or synthetic_cycles < 1
     ):
         raise ConfigError("synthetic_cycles", f"expected a positive integer, got {synthetic_cycles!r}")
+    if max_output_bytes is not None and (
+        isinstance(max_output_bytes, bool) or not isinstance(max_output_bytes, int) or not 0 <= max_output_bytes < 2**64
+    ):
+        got = f"{max_output_bytes!r:.60}"
+        raise ConfigError("max_output_bytes", f"expected a whole number of bytes >= 0 (0: no limit), got {got}")
+    cancel = _core.Cancel()
     with core_progress(f"converting {src.name}") as bar:
-        return json.loads(_core.trace_convert(str(src), str(dst), to, fmt, synthetic_cycles, bar))
+        raw = interruptible(
+            _core.trace_convert,
+            str(src),
+            str(dst),
+            to,
+            fmt,
+            synthetic_cycles,
+            bar,
+            max_output_bytes,
+            cancel,
+            on_interrupt=cancel.cancel,
+        )
+    return json.loads(raw)
 
 
 def _atomic_target(out: Path) -> Path:

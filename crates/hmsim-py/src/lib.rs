@@ -141,9 +141,27 @@ fn trace_info(
     to_json(&info)
 }
 
-/// `trace convert`: `src` to `dst` in format `to`.
+/// A flag that stops a running conversion (`cancel()`), for the thread that sees a signal.
+#[pyclass(name = "Cancel", frozen)]
+struct PyCancel(trace::Cancel);
+
+#[pymethods]
+impl PyCancel {
+    #[new]
+    fn new() -> Self {
+        PyCancel(trace::Cancel::default())
+    }
+
+    fn cancel(&self) {
+        self.0.cancel();
+    }
+}
+
+/// `trace convert`: `src` to `dst` in format `to`. `max_output_bytes`: `None` the default
+/// limit, 0 none.
 #[pyfunction]
-#[pyo3(signature = (src, dst, to="native".to_string(), format=None, synthetic_cycles=None, progress=None))]
+#[pyo3(signature = (src, dst, to="native".to_string(), format=None, synthetic_cycles=None, progress=None, max_output_bytes=None, cancel=None))]
+#[allow(clippy::too_many_arguments)]
 fn trace_convert(
     py: Python<'_>,
     src: String,
@@ -152,11 +170,15 @@ fn trace_convert(
     format: Option<String>,
     synthetic_cycles: Option<u64>,
     progress: Option<Py<PyAny>>,
+    max_output_bytes: Option<u64>,
+    cancel: Option<PyRef<'_, PyCancel>>,
 ) -> PyResult<String> {
     let from = format_arg(format, "--from")?;
     let to = format_arg(Some(to), "--to")?.expect("given");
     let options = trace::ConvertOptions {
         synthetic_cycle_step: synthetic_cycles,
+        max_output_bytes,
+        cancel: cancel.map(|c| c.0.clone()).unwrap_or_default(),
     };
     let progress = receiver(progress);
     let out = dst.clone();
@@ -393,6 +415,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
+    m.add_class::<PyCancel>()?;
     m.add_function(wrap_pyfunction!(trace_record_stream, m)?)?;
     m.add_function(wrap_pyfunction!(lifetime_trace, m)?)?;
     m.add_function(wrap_pyfunction!(tier_reference_tiers, m)?)?;

@@ -62,6 +62,25 @@ pub fn module_names() -> Vec<&'static str> {
     MODULES.names()
 }
 
+/// The default of an array-of-tables key `key` of `module` that has one (a tiering
+/// scenario's `tiers`), as TOML: `--set tiers.1.x=v` on a scenario without `[[tiers]]`
+/// writes these out, then changes entry 1.
+pub fn default_array_of_tables(module: &str, key: &str) -> Option<toml_edit::Item> {
+    #[derive(serde::Serialize)]
+    struct Tiers {
+        tiers: Vec<crate::tier::TierSpec>,
+    }
+    let text = match (module, key) {
+        ("tiering", "tiers") => toml::to_string(&Tiers {
+            tiers: crate::tier::params::reference_tiers(),
+        })
+        .ok()?,
+        _ => return None,
+    };
+    let mut doc = text.parse::<toml_edit::DocumentMut>().ok()?;
+    doc.remove(key)
+}
+
 #[derive(Deserialize)]
 struct Header {
     module: Option<toml::Value>,
@@ -221,6 +240,30 @@ mod tests {
     }
 
     const SCENARIO: &str = "module = \"storage\"\n[device]\nname = \"intel-optane-900p\"\n[job]\nop = \"read\"\nqueue_depth = 4\nblock_size_bytes = 4096\nduration_s = 0.001\n";
+
+    /// `--set tiers.1.x=v` on a tiering scenario without `[[tiers]]` changes the default
+    /// tiers (#30): written out exactly, then entry 1 changed.
+    #[test]
+    fn an_override_into_default_tiers_changes_that_default() {
+        #[derive(serde::Deserialize)]
+        struct Tiers {
+            tiers: Vec<crate::tier::TierSpec>,
+        }
+        let text = "module = \"tiering\"\nseed = 3\n";
+        let ov = vec![("tiers.1.unloaded_latency_ns".to_string(), "250".to_string())];
+        let out = apply_overrides(text, "s.toml", &ov).unwrap();
+        let got: Tiers = toml::from_str(&out).unwrap();
+        let mut want = crate::tier::params::reference_tiers();
+        want[1].unloaded_latency_ns = 250.0;
+        assert_eq!(got.tiers, want);
+        // A key with no default array to write out says what to do instead.
+        let ov = vec![("policies.0.x".to_string(), "1".to_string())];
+        let e = apply_overrides(text, "s.toml", &ov).unwrap_err();
+        assert!(
+            e.message.contains("'policies' is not in the scenario"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn errors_from_overrides_name_the_override() {

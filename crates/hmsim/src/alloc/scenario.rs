@@ -91,6 +91,20 @@ impl AllocConfig {
         for (i, a) in self.allocators.iter().enumerate() {
             v.nested(&format!("allocators.{i}"), &Frames(a, self.frames));
         }
+        // An allocator listed twice with the same keys would run twice, two identical rows.
+        for (j, b) in self.allocators.iter().enumerate() {
+            if let Some(i) = self.allocators[..j].iter().position(|a| a == b) {
+                v.fail(
+                    &format!("allocators.{j}"),
+                    format!(
+                        "'{}' repeats entry {i} of 'allocators' with the same keys; list each \
+                         configuration once",
+                        b.name
+                    ),
+                );
+                break;
+            }
+        }
     }
 }
 

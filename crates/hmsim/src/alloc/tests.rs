@@ -468,6 +468,27 @@ fn impossible_values_are_errors() {
     assert_eq!(e.key, "workload.trace");
 }
 
+/// The same allocator listed twice would run twice (#31); the same name with other keys
+/// is a different configuration.
+#[test]
+fn a_repeated_allocator_is_refused_with_its_key_and_line() {
+    let base = "module = \"allocators\"\n[[allocators]]\nname = \"buddy\"\n";
+    let e = run(&format!(
+        "{base}[[allocators]]\nname = \"ibuddy\"\n[[allocators]]\nname = \"buddy\"\n"
+    ))
+    .unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("allocators.2", Some(6)), "{e}");
+    assert!(e.message.contains("repeats entry 0"), "{e}");
+    let e = run(&format!(
+        "{base}[[allocators]]\nname = \"buddy\"\npolicy = \"fifo\"\nbatchh = 1\n"
+    ))
+    .unwrap_err();
+    assert!(
+        e.message.contains("batchh"),
+        "a different configuration passes the check: {e}"
+    );
+}
+
 #[test]
 fn the_docs_example_runs() {
     let doc = include_str!("../../../../docs/allocators.md");

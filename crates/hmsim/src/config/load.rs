@@ -123,12 +123,33 @@ pub fn parse_toml<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, Conf
         let line = e.span().map(|s| line_of_offset(text, s.start));
         ConfigError::new(file, "", format!("not valid TOML: {}", e.message().trim())).at_line(line)
     })?;
-    if let Ok(table) = text.parse::<toml::Table>() {
-        let value = toml::Value::Table(table);
-        let problem = super::params::renamed_key(&value, &mut Vec::new())
-            .or_else(|| insane(&value, &mut Vec::new()));
-        if let Some((key, message)) = problem {
-            let line = line_of_key(text, &key);
+    match text.parse::<toml::Table>() {
+        Ok(table) => {
+            let value = toml::Value::Table(table);
+            let problem = super::params::renamed_key(&value, &mut Vec::new())
+                .or_else(|| insane(&value, &mut Vec::new()));
+            if let Some((key, message)) = problem {
+                let line = line_of_key(text, &key);
+                return Err(ConfigError::new(file, &key, message).at_line(line));
+            }
+        }
+        Err(e) => {
+            // A value TOML reads but cannot hold (an integer beyond i64): the parser finds
+            // it at its span; a typed deserializer would blame whichever key it read first.
+            let line = e.span().map(|s| line_of_offset(text, s.start));
+            let key = line.and_then(|l| key_at_line(text, l)).unwrap_or_default();
+            let mut message = e.message().trim().to_string();
+            if message.contains("as i128") {
+                // toml reads the digits as i128 and refuses them: say it in the user's terms.
+                let number = message
+                    .split('`')
+                    .nth(1)
+                    .unwrap_or("the integer")
+                    .to_string();
+                message = format!(
+                    "{number} does not fit in a 64-bit integer; hmsim allows at most 1e18 in magnitude"
+                );
+            }
             return Err(ConfigError::new(file, &key, message).at_line(line));
         }
     }
@@ -149,6 +170,37 @@ pub fn parse_toml<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, Conf
             .or_else(|| line_of_key(text, &key));
         ConfigError::new(file, &key, message).at_line(line)
     })
+}
+
+/// The dotted key path written on 1-based `line` (`job.queue_depth`, `tiers.1.name`), from
+/// the table headers above it; for a line TOML cannot parse, so it is read as plain text.
+fn key_at_line(text: &str, line: usize) -> Option<String> {
+    let mut table: Vec<String> = Vec::new();
+    let mut arrays: std::collections::HashMap<String, usize> = Default::default();
+    let dotted = |s: &str| -> Vec<String> {
+        s.split('.')
+            .map(|p| p.trim().trim_matches('"').trim_matches('\'').to_string())
+            .collect()
+    };
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if i + 1 == line {
+            let (k, _) = l.split_once('=')?;
+            let mut path = table.clone();
+            path.extend(dotted(k));
+            return Some(path.join("."));
+        }
+        if let Some(h) = l.strip_prefix("[[") {
+            let name = h.split("]]").next()?.trim().to_string();
+            let n = arrays.entry(name.clone()).or_insert(0);
+            table = dotted(&name);
+            table.push(n.to_string());
+            *n += 1;
+        } else if let Some(h) = l.strip_prefix('[') {
+            table = dotted(h.split(']').next()?);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -214,6 +266,45 @@ mod tests {
         assert!(parse_toml::<toml::Table>(&long, "s.toml").is_err());
         assert!(parse_toml::<toml::Table>("name = \"\"\n", "s.toml").is_err());
         assert!(parse_toml::<toml::Table>("name = \"ok-name 1\"\nx = 1e17\n", "s").is_ok());
+    }
+
+    /// An integer beyond i64 names its own key and line, not `module` (#31).
+    #[test]
+    fn an_integer_beyond_i64_names_its_key_and_line() {
+        let text = "module = \"storage\"\nseed = 1\n[job]\nqueue_depth = 99999999999999999999\n";
+        let e = parse_toml::<toml::Table>(text, "s.toml").unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.line),
+            ("job.queue_depth", Some(4)),
+            "{e}"
+        );
+        #[derive(Deserialize, Debug)]
+        struct Header {
+            #[allow(dead_code)]
+            module: Option<toml::Value>,
+        }
+        let e = parse_toml::<Header>(text, "s.toml").unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.line),
+            ("job.queue_depth", Some(4)),
+            "{e}"
+        );
+        assert!(
+            e.message
+                .contains("99999999999999999999 does not fit in a 64-bit integer"),
+            "{e}"
+        );
+        let text = "module = \"tiering\"\n[[tiers]]\nname = \"a\"\n[[tiers]]\nname = \"b\"\ncapacity_bytes = -99999999999999999999\n";
+        let e = parse_toml::<Header>(text, "s.toml").unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.line),
+            ("tiers.1.capacity_bytes", Some(6)),
+            "{e}"
+        );
+        assert_eq!(
+            key_at_line("[a.\"b\"]\nc.d = 1\n", 2).as_deref(),
+            Some("a.b.c.d")
+        );
     }
 
     #[test]

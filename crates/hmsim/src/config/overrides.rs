@@ -4,7 +4,9 @@ use crate::error::ConfigError;
 /// The value is read as a TOML value (`16`, `true`, `"x"`, `[1, 2]`, `{a = 1}`); a bare word
 /// that is not valid TOML is taken as a string, so `--set device.name=intel-ssd-750` works
 /// unquoted. A numeric part indexes an array of tables or an array (`tiers.1.capacity_bytes`,
-/// also written `tiers[1].capacity_bytes`); the element must exist.
+/// also written `tiers[1].capacity_bytes`); the element must exist. An array of tables the
+/// scenario leaves to its default (a tiering scenario without `[[tiers]]`) is written out
+/// from the default first, so an index into it changes one default entry.
 pub fn apply_overrides(
     text: &str,
     file: &str,
@@ -16,9 +18,32 @@ pub fn apply_overrides(
     let mut doc = text.parse::<toml_edit::DocumentMut>().map_err(|e| {
         ConfigError::new(file, "", format!("not valid TOML: {}", e.message().trim()))
     })?;
+    let module = doc
+        .get("module")
+        .and_then(|m| m.as_str())
+        .unwrap_or_default()
+        .to_string();
     for (key, raw) in overrides {
         let value = parse_value(raw);
         let parts = key_parts(key)?;
+        if parts.len() > 1 && parts[1].parse::<usize>().is_ok() && !doc.contains_key(&parts[0]) {
+            match crate::registry::default_array_of_tables(&module, &parts[0]) {
+                Some(item) => {
+                    doc.insert(&parts[0], item);
+                }
+                None => {
+                    return Err(ConfigError::new(
+                        "<override>",
+                        key,
+                        format!(
+                            "'{}' is not in the scenario, so there is no element {} to change; \
+                             write the '{}' entries in the scenario first",
+                            parts[0], parts[1], parts[0]
+                        ),
+                    ))
+                }
+            }
+        }
         set_path(doc.as_item_mut(), &parts, key, value)?;
     }
     Ok(doc.to_string())

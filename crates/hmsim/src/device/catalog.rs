@@ -36,6 +36,40 @@ pub fn builtin_files() -> &'static [(&'static str, &'static str)] {
     ]
 }
 
+/// The known name closest to `name`: one containing it (or contained in it), else the
+/// one at the smallest edit distance if that is at most a third of the name (at least 2).
+pub fn nearest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    let lower = name.to_ascii_lowercase();
+    if lower.len() >= 3 {
+        let mut containing: Vec<&str> = known
+            .iter()
+            .copied()
+            .filter(|k| k.contains(lower.as_str()) || lower.contains(*k))
+            .collect();
+        containing.sort_by_key(|k| (k.len().abs_diff(lower.len()), *k));
+        if let Some(k) = containing.first() {
+            return Some(k);
+        }
+    }
+    let best = known.iter().map(|k| (edit_distance(&lower, k), *k)).min()?;
+    (best.0 <= (lower.chars().count() / 3).max(2)).then_some(best.1)
+}
+
+/// Levenshtein distance in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 struct RawDevice {
     file: String,
     text: String,
@@ -111,15 +145,21 @@ impl Catalog {
         self.devices.get(name).map(|(d, _)| d)
     }
 
-    /// The device `name` or an error listing the known names.
+    /// The device `name` or an error with the nearest known name, where to add devices,
+    /// and the known names.
     pub fn require(&self, name: &str, file: &str, key: &str) -> Result<&DeviceSpec, ConfigError> {
         self.get(name).ok_or_else(|| {
             let names: Vec<&str> = self.devices.keys().map(|s| s.as_str()).collect();
+            let hint = match nearest(name, &names) {
+                Some(n) => format!("did you mean '{n}'? "),
+                None => String::new(),
+            };
             ConfigError::new(
                 file,
                 key,
                 format!(
-                    "unknown device '{name}'; known devices: {}",
+                    "unknown device '{name}'; {hint}devices from files are found with \
+                     --device-dir DIR or $HMSIM_DEVICE_PATH; known devices: {}",
                     names.join(", ")
                 ),
             )
@@ -282,6 +322,46 @@ fn deserialize(file: &str, text: &str, table: toml::Table) -> Result<DeviceSpec,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Figures beyond physical bounds are refused with their key (#31): 1e-9 ns, 1e17 GB/s.
+    #[test]
+    fn device_figures_beyond_physical_bounds_are_refused() {
+        let cat = Catalog::builtin();
+        for (section, key, value) in [
+            ("read", "latency_ns", "1e-9"),
+            ("write", "bandwidth_gb_s", "1e17"),
+            ("read", "latency_ns", "2e10"),
+        ] {
+            let text =
+                format!("name = \"x\"\nbase = \"ddr4-dram\"\n[{section}]\n{key} = {value}\n");
+            let e = cat.parse_device_file("x.toml", &text).unwrap_err();
+            assert_eq!(e.key, format!("{section}.{key}"), "{e}");
+            assert_eq!(e.line, Some(4), "{e}");
+            assert!(e.message.contains("out of range"), "{e}");
+        }
+        let text = "name = \"x\"\nbase = \"ddr4-dram\"\n[read]\nlatency_ns = 0.5\n";
+        cat.parse_device_file("x.toml", text).unwrap();
+    }
+
+    /// An unknown device names the nearest known one and where devices come from (#30).
+    #[test]
+    fn unknown_device_suggests_the_nearest_name_and_the_search_path() {
+        let cat = Catalog::builtin();
+        let e = cat
+            .require("optane-900p", "s.toml", "device.name")
+            .unwrap_err();
+        assert!(
+            e.message.contains("did you mean 'intel-optane-900p'?"),
+            "{e}"
+        );
+        assert!(e.message.contains("--device-dir"), "{e}");
+        assert!(e.message.contains("HMSIM_DEVICE_PATH"), "{e}");
+        let e = cat.require("ddr4-dramm", "s.toml", "device").unwrap_err();
+        assert!(e.message.contains("did you mean 'ddr4-dram'?"), "{e}");
+        let e = cat.require("zzzzzzzzzz", "s.toml", "device").unwrap_err();
+        assert!(!e.message.contains("did you mean"), "{e}");
+        assert!(e.message.contains("known devices: "), "{e}");
+    }
 
     #[test]
     fn builtin_catalog_is_valid_and_complete() {

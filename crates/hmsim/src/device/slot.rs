@@ -99,12 +99,62 @@ pub fn blame_slot(mut e: ConfigError, original: &str, file: &str, slot: &Slot) -
     if e.file != file || e.key.is_empty() {
         return e;
     }
+    if explain(&mut e, original, slot) {
+        return e;
+    }
     e.line = line_of_key(original, &e.key).or_else(|| {
         let rest = e.key.strip_prefix(slot.array)?.strip_prefix('.')?;
         let index = rest.split('.').next()?;
         line_of_key(original, &format!("{}.{index}.device", slot.array))
     });
     e
+}
+
+/// An unknown key in one of `slot`'s tables: the allowed keys include `device` (removed
+/// before the module parses the table), and the line is the unknown key's own in
+/// `original`. Other errors are returned as they are.
+pub fn explain_unknown_key(mut e: ConfigError, original: &str, slot: &Slot) -> ConfigError {
+    explain(&mut e, original, slot);
+    e
+}
+
+/// [`explain_unknown_key`] in place; whether it found the key's line.
+fn explain(e: &mut ConfigError, original: &str, slot: &Slot) -> bool {
+    if let Some(unknown) = unknown_key_in_slot(e, slot) {
+        // serde lists the module's keys; a slot also takes `device` (removed before
+        // parsing). The line is the unknown key's own.
+        if let Some(at) = e.message.find("expected one of ") {
+            let list = at + "expected one of ".len();
+            e.message.insert_str(list, "`device`, ");
+        }
+        let key = dotted(&e.key);
+        let path = if key.ends_with(&format!(".{unknown}")) {
+            key
+        } else {
+            format!("{key}.{unknown}")
+        };
+        if let Some(line) = line_of_key(original, &path) {
+            e.key = path;
+            e.line = Some(line);
+            return true;
+        }
+    }
+    false
+}
+
+/// `tiers[1].x` (serde's spelling of a path) as `tiers.1.x`.
+fn dotted(key: &str) -> String {
+    key.replace('[', ".").replace(']', "")
+}
+
+/// The key named by an "unknown key `x`" error inside one of `slot`'s tables.
+fn unknown_key_in_slot(e: &ConfigError, slot: &Slot) -> Option<String> {
+    let key = dotted(&e.key);
+    let rest = key.strip_prefix(slot.array)?.strip_prefix('.')?;
+    rest.split('.').next()?.parse::<usize>().ok()?;
+    let start = e.message.find("unknown key `")? + "unknown key `".len();
+    let len = e.message[start..].find('`')?;
+    Some(e.message[start..start + len].to_string())
 }
 
 #[cfg(test)]
@@ -119,6 +169,28 @@ mod tests {
             .iter()
             .map(|t| t.as_table().unwrap().clone())
             .collect()
+    }
+
+    /// An unknown key in a tier names its own line and lists `device` among the allowed
+    /// keys, with or without a device in that tier (#30).
+    #[test]
+    fn an_unknown_key_in_a_tier_names_its_line_and_device() {
+        let c = Catalog::builtin();
+        let head = "module = \"tiering\"\n[[tiers]]\nname = \"local\"\ncapacity_bytes = 1000000000\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 160.0\n[[tiers]]\n";
+        for tier in [
+            "device = \"cxl-dram\"\n# a comment\nlatency_ns = 250.0\n",
+            "name = \"far\"\ncapacity_bytes = 1000000000\nlatency_ns = 250.0\n",
+        ] {
+            let text = format!("{head}{tier}");
+            let e = crate::tier::run(&text, "s.toml", &c).unwrap_err();
+            assert_eq!(e.line, Some(10), "{e}");
+            assert_eq!(e.key, "tiers.1.latency_ns", "{e}");
+            assert!(e.message.contains("unknown key `latency_ns`"), "{e}");
+            assert!(
+                e.message.contains("expected one of `device`, `name`"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

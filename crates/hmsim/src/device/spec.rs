@@ -10,6 +10,15 @@ pub enum DeviceKind {
     Block,
 }
 
+/// Physical bounds of a device's figures (docs/devices.md): latencies from 0.1 ns (below any
+/// memory, a few gate delays) to 10 s; bandwidths from 1 kB/s to 10 TB/s (above any memory
+/// device, HBM stacks included); command rates up to 10^9 per second.
+pub const MIN_LATENCY_NS: f64 = 0.1;
+pub const MAX_LATENCY_NS: f64 = 1e10;
+pub const MIN_BANDWIDTH_GB_S: f64 = 1e-6;
+pub const MAX_BANDWIDTH_GB_S: f64 = 1e4;
+pub const MAX_IOPS: f64 = 1e9;
+
 crate::params! {
     #[params(required, check)]
     /// One device of the catalog. Memory media and block devices share this schema; sections
@@ -56,12 +65,12 @@ crate::params! {
     /// Read or write characteristics.
     #[derive(Debug, Clone)]
     pub struct DirectionSpec {
-        pub latency_ns: f64 => positive, "ns",
+        pub latency_ns: f64 => range(MIN_LATENCY_NS, MAX_LATENCY_NS), "ns",
             "Unloaded media access latency (block: per stripe access inside the device, occupying the unit; memory: load-to-use or store latency).";
-        pub bandwidth_gb_s: f64 => positive, "GB/s",
+        pub bandwidth_gb_s: f64 => range(MIN_BANDWIDTH_GB_S, MAX_BANDWIDTH_GB_S), "GB/s",
             "Saturated bandwidth of the media for large requests (10^9 B/s).";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub max_iops: Option<f64> = None => positive, "requests/s",
+        pub max_iops: Option<f64> = None => range(1.0, MAX_IOPS), "requests/s",
             "Command-rate cap for small (4 KiB) requests; block devices only.";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub energy_nj_per_access: Option<f64> = None => non_negative, "nJ",
@@ -75,7 +84,7 @@ crate::params! {
     #[derive(Debug, Clone)]
     pub struct InterfaceSpec {
         pub bus: String => any, "", "Bus name, e.g. `pcie3-x4` (informational).";
-        pub link_gb_s: f64 => any, "GB/s", "Usable link bandwidth per direction; above zero.";
+        pub link_gb_s: f64 => any, "GB/s", "Usable link bandwidth per direction, 1e-6 to 1e4 GB/s.";
     }
 }
 
@@ -99,9 +108,9 @@ crate::params! {
     #[derive(Debug, Clone)]
     pub struct CacheSpec {
         pub capacity_bytes: u64 => any, "bytes", "Bytes written at the `write` figures.";
-        pub after_latency_ns: f64 => any, "ns", "Write latency once the cache is full; above zero.";
+        pub after_latency_ns: f64 => any, "ns", "Write latency once the cache is full, 0.1 ns to 10 s.";
         pub after_bandwidth_gb_s: f64 => any, "GB/s",
-            "Write bandwidth once the cache is full; above zero.";
+            "Write bandwidth once the cache is full, 1e-6 to 1e4 GB/s.";
     }
 }
 
@@ -245,7 +254,13 @@ impl DeviceSpec {
                 }
             }
             if let Some(i) = &self.interface {
-                v.positive("interface.link_gb_s", i.link_gb_s, "GB/s");
+                v.range(
+                    "interface.link_gb_s",
+                    i.link_gb_s,
+                    MIN_BANDWIDTH_GB_S,
+                    MAX_BANDWIDTH_GB_S,
+                    "GB/s",
+                );
             }
             if let Some(p) = &self.parallelism {
                 v.range("parallelism.units", p.units, 1, 4096, "");
@@ -275,10 +290,18 @@ impl DeviceSpec {
                 }
             }
             if let Some(c) = &self.write_cache {
-                v.positive("write_cache.after_latency_ns", c.after_latency_ns, "ns");
-                v.positive(
+                v.range(
+                    "write_cache.after_latency_ns",
+                    c.after_latency_ns,
+                    MIN_LATENCY_NS,
+                    MAX_LATENCY_NS,
+                    "ns",
+                );
+                v.range(
                     "write_cache.after_bandwidth_gb_s",
                     c.after_bandwidth_gb_s,
+                    MIN_BANDWIDTH_GB_S,
+                    MAX_BANDWIDTH_GB_S,
                     "GB/s",
                 );
             }

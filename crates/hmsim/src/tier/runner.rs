@@ -108,14 +108,15 @@ pub fn run_with_progress(
     catalog: &Catalog,
     progress: &dyn Progress,
 ) -> Result<RunOutput, RunError> {
-    use crate::device::{blame_slot, fill_slots, MEMORY_TIER};
+    use crate::device::{blame_slot, explain_unknown_key, fill_slots, MEMORY_TIER};
     // Tiers that name a catalog device (`device = "cxl-dram"`) get the keys they do not
     // write from it (docs/devices.md); errors point at what the user wrote.
     let filled = fill_slots(text, file, catalog, &MEMORY_TIER)?;
     let mut out = match &filled {
         Some(t) => scenario::run::<Tiering>(t, file, catalog, progress)
             .map_err(|e| blame_slot(e, text, file, &MEMORY_TIER))?,
-        None => scenario::run::<Tiering>(text, file, catalog, progress)?,
+        None => scenario::run::<Tiering>(text, file, catalog, progress)
+            .map_err(|e| explain_unknown_key(e, text, &MEMORY_TIER))?,
     };
     // Columns named after the tiers (`{tier}_latency_ns`) spelled out for this run's tiers.
     let tiers: Vec<String> = out.resolved["tiers"]

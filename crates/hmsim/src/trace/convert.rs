@@ -2,10 +2,19 @@
 //!
 //! The output is written to a temporary file beside the target and renamed when complete,
 //! so an interrupted conversion never leaves a half trace that looks whole.
+//!
+//! Lackey and ChampSim spell out every instruction (a lackey `I` line, a 64 B ChampSim
+//! record), so an instruction gap expands: one record of a Ramulator cpu trace with
+//! 4294967296 bubbles is 60 GB of lackey. The output is therefore bounded
+//! ([`ConvertOptions::max_output_bytes`]): a record whose expansion would pass the limit is
+//! refused before it is written. A conversion also stops, removing its temporary file, when
+//! its [`Cancel`] is set (the Python side sets it on SIGINT/SIGTERM).
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -13,7 +22,7 @@ use super::champsim::ChampsimWriter;
 use super::error::{Location, TraceError};
 use super::native::{NativeHeader, NativeWriter};
 use super::writers::{TextWriter, WriteError, TEXT_TARGETS};
-use super::{open_trace_watched, Compression, Format, TraceReader};
+use super::{open_trace_watched, Compression, Format, TraceReader, TraceRecord};
 use crate::scenario::{NoProgress, Progress};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -23,13 +32,172 @@ pub struct ConvertReport {
     pub records: u64,
 }
 
-/// What a conversion may make up, only when asked (docs/trace-format.md, "Converting").
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The output limit when none is given: this many times the input file's size...
+pub const DEFAULT_OUTPUT_PER_INPUT_BYTE: u64 = 1000;
+/// ... and at least this (1 GiB).
+pub const MIN_DEFAULT_OUTPUT_BYTES: u64 = 1 << 30;
+
+/// What a conversion may make up, only when asked (docs/trace-format.md, "Converting"),
+/// how much it may write, and how to stop it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConvertOptions {
     /// A record without a cycle gets the previous request's cycle plus this many, in a
     /// target that needs cycles (DRAMsim3). `None`: such a record stops the conversion.
     pub synthetic_cycle_step: Option<u64>,
+    /// Most bytes a text or ChampSim output may have (before compression). `None`: the
+    /// default, [`DEFAULT_OUTPUT_PER_INPUT_BYTE`] times the input file's size and at least
+    /// [`MIN_DEFAULT_OUTPUT_BYTES`]; `Some(0)`: no limit.
+    pub max_output_bytes: Option<u64>,
+    /// Set from another thread to stop the conversion (within one batch of records).
+    pub cancel: Cancel,
 }
+
+/// A flag another thread sets to stop long work; clones share the flag.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// Asks the work to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Two cancels are equal when they share the flag.
+impl PartialEq for Cancel {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Cancel {}
+
+const INTERRUPTED: &str = "conversion interrupted; the partial output was removed";
+
+fn interrupted(out_name: &str) -> TraceError {
+    TraceError::new(out_name, Location::File, INTERRUPTED)
+}
+
+/// The limit a conversion works to: `u64::MAX` for none.
+fn output_limit(options: &ConvertOptions, input_bytes: Option<u64>) -> (u64, String) {
+    match options.max_output_bytes {
+        Some(0) => (u64::MAX, String::new()),
+        Some(n) => (n, format!("{n} bytes (--max-output-bytes)")),
+        None => {
+            let n = input_bytes
+                .unwrap_or(0)
+                .saturating_mul(DEFAULT_OUTPUT_PER_INPUT_BYTE)
+                .max(MIN_DEFAULT_OUTPUT_BYTES);
+            (
+                n,
+                format!("{n} bytes (the default: {DEFAULT_OUTPUT_PER_INPUT_BYTE} times the input's size, at least 1 GiB)"),
+            )
+        }
+    }
+}
+
+/// The output of a text or ChampSim conversion: counts what is written, refuses to pass
+/// the limit and stops when cancelled (checked on every write, so a record that expands
+/// into many lines stops too).
+struct Guarded<'a> {
+    inner: &'a mut dyn Write,
+    written: u64,
+    limit: u64,
+    cancel: &'a Cancel,
+    /// Why the last write failed, when it was the guard's doing.
+    stopped: Option<Stop>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Cancelled,
+    Limit,
+}
+
+impl Write for Guarded<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.cancel.is_cancelled() {
+            self.stopped = Some(Stop::Cancelled);
+            return Err(io::Error::other(INTERRUPTED));
+        }
+        if self.written.saturating_add(buf.len() as u64) > self.limit {
+            self.stopped = Some(Stop::Limit);
+            return Err(io::Error::other("output limit reached"));
+        }
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl Guarded<'_> {
+    /// The error for a failed write of record `n`: the guard's reason, or the I/O error.
+    fn error(
+        &self,
+        e: io::Error,
+        n: u64,
+        to: Format,
+        limit_text: &str,
+        out_name: &str,
+    ) -> TraceError {
+        match self.stopped {
+            Some(Stop::Cancelled) => interrupted(out_name),
+            Some(Stop::Limit) => TraceError::new(
+                out_name,
+                Location::File,
+                format!(
+                    "record {n}: the {to} output would pass the limit of {limit_text}; \
+                     pass --max-output-bytes N to raise it (0: no limit)"
+                ),
+            ),
+            None => TraceError::new(out_name, Location::File, format!("cannot write: {e}")),
+        }
+    }
+
+    /// Refuses up front a record whose instruction gap `to` spells out past the limit.
+    fn check_expansion(
+        &self,
+        r: &TraceRecord,
+        n: u64,
+        to: Format,
+        limit_text: &str,
+        out_name: &str,
+    ) -> Result<(), TraceError> {
+        let (per_instr, what) = match to {
+            Format::Lackey => (LACKEY_INSTR_LINE_BYTES, "lackey 'I' line"),
+            Format::Champsim => (
+                super::champsim::RECORD_BYTES as u64,
+                "64-byte ChampSim record",
+            ),
+            _ => return Ok(()),
+        };
+        let bytes = r.inst_gap.saturating_mul(per_instr);
+        if self.written.saturating_add(bytes) <= self.limit {
+            return Ok(());
+        }
+        Err(TraceError::new(
+            out_name,
+            Location::File,
+            format!(
+                "record {n} has an instruction gap of {}, one {what} per instruction \
+                 ({bytes} bytes): the output would pass the limit of {limit_text}; \
+                 pass --max-output-bytes N to raise it (0: no limit)",
+                r.inst_gap
+            ),
+        ))
+    }
+}
+
+/// Bytes of one lackey `I` line as the writer spells it (`I  00000000,0\n`).
+const LACKEY_INSTR_LINE_BYTES: u64 = super::writers::LACKEY_INSTR_LINE.len() as u64;
 
 /// Converts `input` (format sniffed unless `from` is given) to `output` in format `to`.
 /// Text output is compressed when `output` ends in `.gz`, `.xz`, `.zst` or `.bz2`.
@@ -65,7 +233,8 @@ pub fn convert_watched(
     check_target(output, to)?;
     let mut reader = open_trace_watched(input, from, progress)?;
     let source = format!("{}: {}", reader.format(), input.display());
-    convert_reader_with(&mut reader, output, to, &source, options)
+    let input_bytes = fs::metadata(input).ok().map(|m| m.len());
+    convert_reader_with(&mut reader, output, to, &source, &options, input_bytes)
 }
 
 /// Writes everything `reader` yields to `output` in format `to`: the streaming half of
@@ -77,15 +246,18 @@ pub fn convert_reader(
     to: Format,
     source: &str,
 ) -> Result<ConvertReport, TraceError> {
-    convert_reader_with(reader, output, to, source, ConvertOptions::default())
+    convert_reader_with(reader, output, to, source, &ConvertOptions::default(), None)
 }
 
-fn convert_reader_with(
+/// [`convert_reader`] with `options`; `input_bytes` (the input file's size, when known)
+/// sets the default output limit.
+pub fn convert_reader_with(
     reader: &mut dyn TraceReader,
     output: &Path,
     to: Format,
     source: &str,
-    options: ConvertOptions,
+    options: &ConvertOptions,
+    input_bytes: Option<u64>,
 ) -> Result<ConvertReport, TraceError> {
     check_target(output, to)?;
     let out_name = output.display().to_string();
@@ -102,7 +274,7 @@ fn convert_reader_with(
                     source: source.to_string(),
                     ..NativeHeader::default()
                 };
-                write_native(reader, file, &header, &out_name)?
+                write_native(reader, file, &header, &out_name, &options.cancel)?
             }
             _ => {
                 let mut enc = Compression::from_extension(output)
@@ -111,9 +283,9 @@ fn convert_reader_with(
                 let n = if to == Format::Champsim {
                     // Zero gaps mean "same instruction" only where the source counts them.
                     let merge = from.has_instructions() || from == Format::Native;
-                    write_champsim(reader, merge, &mut enc, &out_name)?
+                    write_champsim(reader, merge, &mut enc, &out_name, options, input_bytes)?
                 } else {
-                    write_text(reader, to, &mut enc, &out_name, options)?
+                    write_text(reader, to, &mut enc, &out_name, options, input_bytes)?
                 };
                 enc.finish().map_err(out_err)?;
                 n
@@ -172,12 +344,16 @@ fn write_native<W: Write>(
     w: W,
     header: &NativeHeader,
     out_name: &str,
+    cancel: &Cancel,
 ) -> Result<u64, TraceError> {
     let out_err =
         |e: io::Error| TraceError::new(out_name, Location::File, format!("cannot write: {e}"));
     let mut writer = NativeWriter::new(w, header).map_err(out_err)?;
     let mut batch = Vec::with_capacity(8192);
     while reader.read_batch(&mut batch, 8192)? > 0 {
+        if cancel.is_cancelled() {
+            return Err(interrupted(out_name));
+        }
         for r in &batch {
             writer.write(r).map_err(out_err)?;
         }
@@ -193,23 +369,38 @@ pub fn write_champsim(
     merge_zero_gaps: bool,
     w: &mut dyn Write,
     out_name: &str,
+    options: &ConvertOptions,
+    input_bytes: Option<u64>,
 ) -> Result<u64, TraceError> {
-    let out_err =
-        |e: io::Error| TraceError::new(out_name, Location::File, format!("cannot write: {e}"));
+    let (limit, limit_text) = output_limit(options, input_bytes);
+    let mut w = Guarded {
+        inner: w,
+        written: 0,
+        limit,
+        cancel: &options.cancel,
+        stopped: None,
+    };
+    let to = Format::Champsim;
     let mut writer = ChampsimWriter::new(merge_zero_gaps);
     let mut n = 0;
     for r in reader {
         let r = r?;
         n += 1;
-        match writer.write(&r, w) {
-            Ok(io) => io.map_err(out_err)?,
+        if options.cancel.is_cancelled() {
+            return Err(interrupted(out_name)); // also when records write nothing
+        }
+        w.check_expansion(&r, n, to, &limit_text, out_name)?;
+        match writer.write(&r, &mut w) {
+            Ok(io) => io.map_err(|e| w.error(e, n, to, &limit_text, out_name))?,
             Err(m) => {
                 let m = format!("{m} (record {n})");
                 return Err(TraceError::new(out_name, Location::File, m));
             }
         }
     }
-    writer.flush(w).map_err(out_err)?;
+    writer
+        .flush(&mut w)
+        .map_err(|e| w.error(e, n, to, &limit_text, out_name))?;
     Ok(n)
 }
 
@@ -220,10 +411,17 @@ pub fn write_text(
     format: Format,
     w: &mut dyn Write,
     out_name: &str,
-    options: ConvertOptions,
+    options: &ConvertOptions,
+    input_bytes: Option<u64>,
 ) -> Result<u64, TraceError> {
-    let out_err =
-        |e: io::Error| TraceError::new(out_name, Location::File, format!("cannot write: {e}"));
+    let (limit, limit_text) = output_limit(options, input_bytes);
+    let mut w = Guarded {
+        inner: w,
+        written: 0,
+        limit,
+        cancel: &options.cancel,
+        stopped: None,
+    };
     let mut writer = TextWriter::new(format, reader.format()).ok_or_else(|| {
         TraceError::new(
             out_name,
@@ -236,14 +434,20 @@ pub fn write_text(
     for r in reader {
         let r = r?;
         n += 1;
-        writer.write(&r, w).map_err(|e| match e {
-            WriteError::Io(e) => out_err(e),
+        if options.cancel.is_cancelled() {
+            return Err(interrupted(out_name)); // also when records write nothing
+        }
+        w.check_expansion(&r, n, format, &limit_text, out_name)?;
+        writer.write(&r, &mut w).map_err(|e| match e {
+            WriteError::Io(e) => w.error(e, n, format, &limit_text, out_name),
             WriteError::Inexpressible(m) => {
                 TraceError::new(out_name, Location::File, format!("{m} (record {n})"))
             }
         })?;
     }
-    writer.finish(w).map_err(out_err)?;
+    writer
+        .finish(&mut w)
+        .map_err(|e| w.error(e, n, format, &limit_text, out_name))?;
     Ok(n)
 }
 
@@ -296,6 +500,7 @@ mod tests {
         assert!(!out.exists(), "no half-written output");
         let options = ConvertOptions {
             synthetic_cycle_step: Some(10),
+            ..ConvertOptions::default()
         };
         convert_with(&src, &out, Format::Dramsim, None, options).unwrap();
         assert_eq!(
@@ -334,6 +539,87 @@ mod tests {
                 let _ = fs::remove_file(f);
             }
         }
+        let _ = fs::remove_file(src);
+    }
+
+    /// No leftover `NAME.tmp-PID` beside `out`.
+    fn no_temp(out: &Path) -> bool {
+        !temp_path(out).exists()
+    }
+
+    /// One Ramulator cpu line of 2^32 bubbles (16 bytes) would be 60 GB of lackey `I`
+    /// lines or 275 GB of ChampSim: refused before anything is written, naming the record
+    /// and the flag (issue #31).
+    #[test]
+    fn trace_convert_refuses_a_gap_that_expands_past_the_output_limit() {
+        let src = temp_file("conv-gap.txt", b"4294967296 4096\n");
+        for (name, to) in [
+            ("conv-gap.lackey", Format::Lackey),
+            ("conv-gap.lackey.zst", Format::Lackey),
+            ("conv-gap.champsim", Format::Champsim),
+        ] {
+            let out = temp_file(name, b"");
+            let _ = fs::remove_file(&out);
+            let t = std::time::Instant::now();
+            let e = convert(&src, &out, to, None).unwrap_err();
+            assert!(t.elapsed().as_secs() < 5, "refused up front");
+            assert_eq!(e.file(), out.display().to_string());
+            let m = e.message();
+            assert!(
+                m.contains("record 1 has an instruction gap of 4294967297"),
+                "{m}"
+            );
+            assert!(m.contains("--max-output-bytes"), "{m}");
+            assert!(m.contains("1073741824 bytes"), "{m}");
+            assert!(!out.exists() && no_temp(&out), "{name}");
+        }
+        // A stated limit holds for every record, not only for one big gap.
+        let lines: String = (0..1000).map(|i| format!("3 {}\n", i * 64)).collect();
+        let many = temp_file("conv-gap-many.txt", lines.as_bytes());
+        let out = temp_file("conv-gap-many.lackey", b"");
+        let _ = fs::remove_file(&out);
+        let options = ConvertOptions {
+            max_output_bytes: Some(10_000),
+            ..ConvertOptions::default()
+        };
+        let e = convert_with(&many, &out, Format::Lackey, None, options).unwrap_err();
+        assert!(e.message().contains("limit of 10000 bytes"), "{e}");
+        assert!(!out.exists() && no_temp(&out));
+        // Within the limit, or with the limit lifted, it converts.
+        let options = ConvertOptions {
+            max_output_bytes: Some(0),
+            ..ConvertOptions::default()
+        };
+        convert_with(&many, &out, Format::Lackey, None, options).unwrap();
+        // 4 `I` lines (3 bubbles and the load's own instruction) and ` L 0000xxxx,64`.
+        assert_eq!(fs::read(&out).unwrap().len(), 1000 * (4 * 14 + 15));
+        for f in [src, many, out] {
+            let _ = fs::remove_file(f);
+        }
+    }
+
+    /// A conversion told to stop does so at once, even inside one record's gap, and
+    /// removes its temporary file.
+    #[test]
+    fn trace_convert_stops_when_cancelled_and_removes_its_temp_file() {
+        let src = temp_file("conv-cancel.txt", b"4294967296 4096\n");
+        let out = temp_file("conv-cancel.lackey.zst", b"");
+        let _ = fs::remove_file(&out);
+        let options = ConvertOptions {
+            max_output_bytes: Some(0),
+            ..ConvertOptions::default()
+        };
+        let cancel = options.cancel.clone();
+        let t = std::time::Instant::now();
+        let stopper = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            cancel.cancel();
+        });
+        let e = convert_with(&src, &out, Format::Lackey, None, options).unwrap_err();
+        stopper.join().unwrap();
+        assert!(t.elapsed().as_secs() < 10, "stopped promptly");
+        assert!(e.message().contains("interrupted"), "{e}");
+        assert!(!out.exists() && no_temp(&out));
         let _ = fs::remove_file(src);
     }
 

@@ -118,6 +118,10 @@ impl LineParser for Kmem {
             );
         }
         let (cpu, rest) = cpu_field(line).ok_or(EXPECTED)?;
+        if line[..line.len() - rest.len()].contains(&0) {
+            // Reported by the line loop as a NUL byte at its column.
+            return Err("a task name without NUL bytes".into());
+        }
         // After the CPU: optional irq/preempt flags, then `<seconds>:`, then `<event>:`.
         let mut f = fields(rest);
         let mut ts = None;
@@ -235,6 +239,15 @@ mod tests {
             read_err(b"hello world\n", Some(Format::Kmem)).line(),
             Some(1)
         );
+    }
+
+    /// A NUL byte in a task name is corruption, not a name (#31).
+    #[test]
+    fn trace_kmem_nul_in_task_name_is_refused_at_its_line() {
+        let text = "  a-1 [000] 1.0: mm_page_free: page=0x1 pfn=0x2 order=0\n  b\0d-2 [000] 1.1: mm_page_free: page=0x1 pfn=0x3 order=0\n";
+        let e = read_err(text.as_bytes(), Some(Format::Kmem));
+        assert_eq!(e.line(), Some(2));
+        assert!(e.message().contains("NUL byte at column 4"), "{e}");
     }
 
     #[test]

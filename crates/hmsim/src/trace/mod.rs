@@ -43,8 +43,8 @@ use std::path::Path;
 
 pub use champsim::{encode_instr as encode_champsim_instr, RECORD_BYTES as CHAMPSIM_RECORD_BYTES};
 pub use convert::{
-    convert, convert_reader, convert_watched, convert_with, write_text, ConvertOptions,
-    ConvertReport,
+    convert, convert_reader, convert_reader_with, convert_watched, convert_with, write_text,
+    Cancel, ConvertOptions, ConvertReport, DEFAULT_OUTPUT_PER_INPUT_BYTE, MIN_DEFAULT_OUTPUT_BYTES,
 };
 pub use decompress::{Compression, Encoder};
 pub use error::{Location, TraceError};

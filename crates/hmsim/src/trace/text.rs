@@ -121,7 +121,15 @@ impl<P: LineParser> Iterator for TextReader<P> {
                 }
                 continue;
             }
-            match self.parser.parse(line) {
+            let parsed = self.parser.parse(line);
+            if cut && parsed.is_ok() {
+                // A line cut short may still parse (`LD 0x1234abcd` cut to `LD 0x1234`):
+                // without its newline a last line cannot be told from a truncated one.
+                let e = "the last line has no newline at the end: a trace cut off mid-record? \
+                         (if the line is whole, end the file with a newline)";
+                return self.fail(TraceError::at_line(&self.file, self.line, line, e));
+            }
+            match parsed {
                 Ok(Some(r)) => return Some(Ok(sized::<P>(r))),
                 Ok(None) => continue,
                 Err(expected) => {

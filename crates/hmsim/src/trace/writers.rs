@@ -28,6 +28,9 @@ pub const TEXT_TARGETS: [Format; 10] = [
     Format::Kmem,
 ];
 
+/// A lackey instruction as written: the instruction address is not kept.
+pub const LACKEY_INSTR_LINE: &[u8] = b"I  00000000,0\n";
+
 /// Why a record could not be written.
 pub enum WriteError {
     Io(io::Error),
@@ -128,7 +131,7 @@ impl TextWriter {
             Format::RamulatorCpu => return self.ramulator_cpu(r, w),
             Format::Lackey => {
                 for _ in 0..r.inst_gap {
-                    w.write_all(b"I  00000000,0\n")?;
+                    w.write_all(LACKEY_INSTR_LINE)?;
                 }
                 let op = match r.kind {
                     Kind::Load => 'L',

@@ -28,6 +28,10 @@ pub struct NativeReader {
     done: bool,
 }
 
+/// Smallest and largest page size a header may state (a power of two between them).
+pub const MIN_PAGE_SIZE: u32 = 512;
+pub const MAX_PAGE_SIZE: u32 = 1 << 30;
+
 impl NativeReader {
     /// Reads and checks the header.
     pub fn new(mut src: Box<dyn Read + Send>, file: &str) -> Result<Self, TraceError> {
@@ -61,6 +65,15 @@ impl NativeReader {
             ));
         }
         let page_size = u32::from_le_bytes(fixed[12..16].try_into().unwrap());
+        if !page_size.is_power_of_two() || !(MIN_PAGE_SIZE..=MAX_PAGE_SIZE).contains(&page_size) {
+            return Err(err(
+                12,
+                format!(
+                    "page size {page_size} bytes; expected a power of two from \
+                     {MIN_PAGE_SIZE} B to 1 GiB"
+                ),
+            ));
+        }
         let source_len = u16::from_le_bytes([fixed[16], fixed[17]]) as usize;
         let mut source = vec![0u8; source_len];
         read_full(&mut src, &mut source)

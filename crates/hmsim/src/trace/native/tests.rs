@@ -80,6 +80,25 @@ fn trace_native_rejects_foreign_header() {
     assert!(e.message().contains("magic"), "{e}");
 }
 
+/// A header's page size must be a power of two from 512 B to 1 GiB (#31): 0 is refused
+/// at its byte.
+#[test]
+fn trace_native_refuses_an_impossible_page_size() {
+    for page in [0u32, 3000, 256, 1 << 31] {
+        let mut bytes = write(&sample()[..10]);
+        bytes[12..16].copy_from_slice(&page.to_le_bytes());
+        let e = read(bytes).unwrap_err();
+        assert_eq!(e.location(), Location::Byte(12), "{e}");
+        assert!(
+            e.message().contains(&format!("page size {page} bytes")),
+            "{e}"
+        );
+    }
+    let mut bytes = write(&sample()[..10]);
+    bytes[12..16].copy_from_slice(&(2u32 << 20).to_le_bytes());
+    assert_eq!(read(bytes).unwrap().len(), 10);
+}
+
 fn arb_record() -> impl Strategy<Value = TraceRecord> {
     (
         (
