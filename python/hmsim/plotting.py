@@ -36,6 +36,10 @@ PALETTE = [
     "#888888",
 ]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d", "8", "H", "1"]
+# Past the palette, series repeat a colour and marker with another line style: (colour, marker,
+# line style) stays distinct for up to 4 x 16 series; more than that a figure facets.
+LINESTYLES = ["-", "--", ":", "-."]
+MAX_SERIES = len(PALETTE) * len(LINESTYLES)
 FORMATS = ("png", "svg", "pdf")
 
 STYLE = {
@@ -77,9 +81,66 @@ def marker_for(names: list[str]) -> dict[str, str]:
 
 
 def series_style(names: list[str]) -> dict[str, dict[str, str]]:
-    """`plot(**series_style(names)[n])`: colour and marker, distinct for each name."""
-    colors, markers = color_for(names), marker_for(names)
-    return {n: {"color": colors[n], "marker": markers[n]} for n in colors}
+    """`plot(**series_style(names)[n])`: colour, marker and line style, distinct for each name
+    (the first 16 solid, then dashed, dotted, dash-dotted); more than `MAX_SERIES` names raise:
+    the figure must facet rather than repeat a look."""
+    names = list(dict.fromkeys(names))
+    if len(names) > MAX_SERIES:
+        raise ValueError(f"{len(names)} series but only {MAX_SERIES} distinct styles: facet the figure")
+    n = len(PALETTE)
+    return {
+        name: {"color": PALETTE[i % n], "marker": MARKERS[i % n], "linestyle": LINESTYLES[i // n]}
+        for i, name in enumerate(names)
+    }
+
+
+# Series accounting: a figure function declares the series its data holds
+# (`declare_series`); `save_figure` records them beside what the figure shows
+# (`shown_labels`), so a test can check that no series was dropped. Keyed by the saved
+# path (without extension), the last drawing of each figure.
+DRAWN: dict[str, dict[str, list[str]]] = {}
+
+
+def declare_series(fig: plt.Figure, names) -> None:
+    """Record that `fig` should show each of `names` (a series, bar, panel: whatever one
+    group of the data becomes) as a legend entry, artist label, tick label or panel title."""
+    have = getattr(fig, "_hmsim_series", [])
+    fig._hmsim_series = list(dict.fromkeys([*have, *(str(n) for n in names)]))
+
+
+def _texts(fig: plt.Figure) -> tuple[set[str], list[str]]:
+    """(labels, titles) the figure shows: artist labels, legend entries and tick labels
+    (matched exactly), axes and figure titles (matched as a word)."""
+    labels: set[str] = set()
+    titles: list[str] = []
+    if fig._suptitle is not None:
+        titles.append(fig._suptitle.get_text())
+    for ax in fig.axes:
+        artists = [*ax.lines, *ax.collections, *ax.containers, *ax.patches, *ax.images]
+        labels |= {a.get_label() for a in artists if a.get_label() and not a.get_label().startswith("_")}
+        legend = ax.get_legend()
+        if legend is not None:
+            labels |= {t.get_text() for t in legend.get_texts()}
+        for t in [*ax.get_xticklabels(), *ax.get_yticklabels()]:
+            labels.add(t.get_text())
+        titles += [ax.get_title(loc) for loc in ("left", "center", "right")]
+        titles += [ax.get_xlabel(), ax.get_ylabel()]
+    for legend in fig.legends:
+        labels |= {t.get_text() for t in legend.get_texts()}
+    return {x for x in labels if x}, [t for t in titles if t]
+
+
+def shown_labels(fig: plt.Figure, names) -> list[str]:
+    """The `names` that `fig` shows (see `declare_series`)."""
+    import re
+
+    labels, titles = _texts(fig)
+    found = []
+    for n in names:
+        word = re.compile(rf"(?<![\w+-]){re.escape(n)}(?![\w+-])")
+        if n in labels or any(word.search(t) for t in titles):
+            found.append(n)
+    return found
 
 
 def outside_legend(ax: plt.Axes, **kw) -> None:
@@ -92,6 +153,8 @@ def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
     """Save `fig` as `name`.png, .svg and .pdf under `out_dir` (nothing clipped: the saved
     area grows to hold every label and an outside legend); close it."""
     paths = []
+    declared = getattr(fig, "_hmsim_series", [])
+    DRAWN[str(Path(out_dir) / name)] = {"declared": declared, "shown": shown_labels(fig, declared)}
     if fig.get_layout_engine() is None:
         fig.tight_layout()
     meta = {"png": {"Software": "hmsim"}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
