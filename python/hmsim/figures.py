@@ -108,6 +108,7 @@ def _bar_panels(df, label_cols: list[str], metrics: list[tuple[str, str]], out: 
                 ax.set_yticks(y, labels)
                 ax.set_ylim(len(labels) - 0.4, -0.6)  # first row on top; a lone bar stays a bar
         fig.suptitle(title)
+        declare_series(fig, labels)
         return save_figure(fig, out, name)
 
 

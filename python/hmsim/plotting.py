@@ -166,3 +166,26 @@ def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
         paths.append(path)
     plt.close(fig)
     return paths
+
+
+def dot_plot(ax: plt.Axes, table, colors: dict | None = None, log: bool = False, rotation: int = 0) -> None:
+    """Grouped values as dots, not bars: a category per row of `table` on x, a series per
+    column side by side within it (colour and marker each, labelled for the legend). For a
+    log axis, where a bar's length would only say where the axis starts."""
+    cols = [str(c) for c in table.columns]
+    style = series_style(cols)
+    n = max(len(cols), 1)
+    width = 0.8 / n
+    x0 = list(range(len(table.index)))
+    for k, (col, name) in enumerate(zip(table.columns, cols, strict=True)):
+        st = {**style[name], "linestyle": "none"}
+        if colors and name in colors:
+            st["color"] = colors[name]
+        xs = [x + (k - (n - 1) / 2) * width for x in x0]
+        ax.plot(xs, table[col].to_numpy(dtype=float), label=name, markersize=6, **st)
+    ax.set_xticks(x0, [str(i) for i in table.index], rotation=rotation, ha="right" if rotation else "center")
+    for x in x0[1:]:
+        ax.axvline(x - 0.5, color="#dddddd", lw=0.8, zorder=0)
+    ax.grid(axis="x", visible=False)
+    if log:
+        ax.set_yscale("log")
