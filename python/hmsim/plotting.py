@@ -130,6 +130,23 @@ def _texts(fig: plt.Figure) -> tuple[set[str], list[str]]:
     return {x for x in labels if x}, [t for t in titles if t]
 
 
+def _axes_facts(ax: plt.Axes) -> dict:
+    """What a test checks of a panel: scales, labels, titles, its annotations, its bars."""
+    from matplotlib.patches import Rectangle
+
+    bars = [p for c in ax.containers for p in c if isinstance(p, Rectangle)]
+    return {
+        "xscale": ax.get_xscale(),
+        "yscale": ax.get_yscale(),
+        "xlabel": ax.get_xlabel(),
+        "ylabel": ax.get_ylabel(),
+        "title": ax.get_title(),
+        "texts": [t.get_text() for t in ax.texts],
+        "bars": len(bars),
+        "xticklabels": [t.get_text() for t in ax.get_xticklabels()],
+    }
+
+
 def shown_labels(fig: plt.Figure, names) -> list[str]:
     """The `names` that `fig` shows (see `declare_series`)."""
     import re
@@ -154,7 +171,12 @@ def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
     area grows to hold every label and an outside legend); close it."""
     paths = []
     declared = getattr(fig, "_hmsim_series", [])
-    DRAWN[str(Path(out_dir) / name)] = {"declared": declared, "shown": shown_labels(fig, declared)}
+    DRAWN[str(Path(out_dir) / name)] = {
+        "declared": declared,
+        "shown": shown_labels(fig, declared),
+        "axes": [_axes_facts(ax) for ax in fig.axes if ax.get_visible()],
+        "texts": [t.get_text() for t in fig.texts],
+    }
     if fig.get_layout_engine() is None:
         fig.tight_layout()
     meta = {"png": {"Software": "hmsim"}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
