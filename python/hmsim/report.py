@@ -213,6 +213,24 @@ def with_studies_on_disk(out: Path, done: dict[str, StudyResult]) -> dict[str, S
     return {**found, **{n: r for n, r in done.items() if n not in found}}
 
 
+def _not_compared(name: str) -> tuple[list[str], list[str]]:
+    """(HTML, Markdown): what the study's spec publishes that its table does not compare."""
+    from hmsim.studies.spec_coverage import NOT_COMPARED, SPEC
+
+    items = NOT_COMPARED.get(name, [])
+    if not items:
+        return [], []
+    title = f"Not compared: published in the spec ({SPEC.get(name, 'spec')}) but not in the tables above"
+    h = [f"<h3>{html.escape(title)}</h3><table><tr><th>published figure or number</th><th>why</th></tr>"]
+    md = [f"### {title}", "", "| published figure or number | why |", "|---|---|"]
+    for item, why in items:
+        h.append(f"<tr><td>{html.escape(item)}</td><td>{html.escape(why)}</td></tr>")
+        md.append(f"| {item} | {why} |")
+    h.append("</table>")
+    md.append("")
+    return h, md
+
+
 def write_report(out: Path, results: dict[str, StudyResult]) -> Path:
     """Write `out/report/index.html` and `out/report/README.md`; returns the HTML path."""
     rep = Path(out) / "report"
@@ -274,6 +292,9 @@ def write_report(out: Path, results: dict[str, StudyResult]) -> Path:
         ch, cmd = _crosscheck_tables(r)
         h += ch
         md += cmd
+        nh, nmd = _not_compared(name)
+        h += nh
+        md += nmd
         h.append("<div class='figs'>")
         for fig in s.get("figures", []):
             if fig.endswith(".png"):
