@@ -213,14 +213,17 @@ def with_studies_on_disk(out: Path, done: dict[str, StudyResult]) -> dict[str, S
     return {**found, **{n: r for n, r in done.items() if n not in found}}
 
 
+NOT_COMPARED_TITLE = "Published but not compared: figures and numbers of the source that the tables above leave out"
+
+
 def _not_compared(name: str) -> tuple[list[str], list[str]]:
-    """(HTML, Markdown): what the study's spec publishes that its table does not compare."""
-    from hmsim.studies.spec_coverage import NOT_COMPARED, SPEC
+    """(HTML, Markdown): what the study's sources publish that its tables do not compare."""
+    from hmsim.studies.not_compared import NOT_COMPARED
 
     items = NOT_COMPARED.get(name, [])
     if not items:
         return [], []
-    title = f"Not compared: published in the spec ({SPEC.get(name, 'spec')}) but not in the tables above"
+    title = NOT_COMPARED_TITLE
     h = [f"<h3>{html.escape(title)}</h3><table><tr><th>published figure or number</th><th>why</th></tr>"]
     md = [f"### {title}", "", "| published figure or number | why |", "|---|---|"]
     for item, why in items:

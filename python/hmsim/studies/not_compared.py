@@ -1,30 +1,19 @@
-"""What each study's specification publishes that its comparison table does not compare.
+"""What each study's sources publish that its comparison table does not compare.
 
-A study compares the published numbers it reproduces (`Published` rows); the rest of what its
-spec section lists (figures drawn without published values, numbers used as inputs, numbers
-not yet compared) is listed here with the reason, and the report prints it under the study's
-tables, so a reader sees what is missing as well as what agrees. Keep in step with the study's
-`compare` and with its spec section (`SPEC`)."""
+A study compares the published numbers it reproduces (`Published` rows); the rest of what the
+reproduction targets list for it (figures drawn without published values, numbers used as
+inputs, numbers not yet compared) is listed here with the reason, and the report prints it
+under the study's tables, so a reader sees what is missing as well as what agrees. Keep in
+step with each study's `compare` and its docs page."""
 
 from __future__ import annotations
-
-# study -> the spec section of its published figures and numbers
-SPEC: dict[str, str] = {
-    "storage": "01-devices.md §5",
-    "pmem-wa": "02-pmem.md §4",
-    "pm-index": "03-pm-index.md §5, §7",
-    "numa-pmem": "04-numa-pmem.md §2",
-    "tiering": "05-tiering.md §3",
-    "allocators": "06-allocators.md §4",
-    "hybrid": "07-hybrid.md §4",
-}
 
 # study -> [(published figure or number, why it is not in the comparison table)]
 NOT_COMPARED: dict[str, list[tuple[str, str]]] = {
     "storage": [
         (
             "Fig. 1: bandwidth vs queue depth (1-64) and vs request size (4 KiB-4 MiB)",
-            "drawn only: the spec gives no published values for the curves",
+            "drawn only: no published values at hand for the curves",
         ),
         (
             "Fig. 3: temperature over time without a fan",
@@ -38,11 +27,11 @@ NOT_COMPARED: dict[str, list[tuple[str, str]]] = {
     "pmem-wa": [
         (
             "Table 2: WPQ inserts, write requests and media writes per footprint (64 B-1 MB, clflush)",
-            "drawn only: the spec lists the experiment but no published counts",
+            "drawn only: the experiment is reproduced, its published counts are not at hand",
         ),
         (
             "Table 3: write amplification and bandwidth, 28 threads, 256 B / 1 KB regions, each flush",
-            "drawn only: the spec lists the experiment but no published values",
+            "drawn only: the experiment is reproduced, its published values are not at hand",
         ),
         ("DRAM idle latencies 81 / 101 / 87 / 57 ns", "only the Optane side of the pairs is compared"),
         ("1 DIMM clwb write bandwidth 1.4-1.8 GB/s", "simulated (write_clwb) but not in the comparison table"),
@@ -61,7 +50,7 @@ NOT_COMPARED: dict[str, list[tuple[str, str]]] = {
         ),
         (
             "LLC misses, WPQ inserts, media writes and WA per insert",
-            "results only: the spec gives no published values",
+            "results only: no published values at hand",
         ),
         ("lifetime cost per index", "drawn only (fig_lifetime_per_insert): no published values"),
         ("the same for YCSB A/B/C/E", "drawn only (fig_ycsb_media_writes): no published values"),
@@ -69,11 +58,11 @@ NOT_COMPARED: dict[str, list[tuple[str, str]]] = {
     "numa-pmem": [
         (
             "Fig. 1: large allocation 100-3,000 GB per policy: success or out of memory, allocation time",
-            "drawn only (fig_allocation): no published times in the spec",
+            "drawn only (fig_allocation): no published times at hand",
         ),
         (
             "Fig. 2: SuperPi-like runtime per policy (footprint in DRAM)",
-            "drawn only (fig_superpi): no published runtimes in the spec",
+            "drawn only (fig_superpi): no published runtimes at hand",
         ),
         (
             "Fig. 3: PMem as one module, interleaved, remote vs DRAM",
@@ -95,13 +84,13 @@ NOT_COMPARED: dict[str, list[tuple[str, str]]] = {
         ),
         (
             "Figs. 2-6: latency and hot share, Colloid gain heatmaps, convergence, overhead, application analogs",
-            "drawn only: the spec gives no published values",
+            "drawn only: no published values at hand",
         ),
     ],
     "allocators": [
         (
             "response time (cycles) per allocator x six workloads x 1-32 threads, and its standard deviation",
-            "drawn only: the study's table values are not in the spec",
+            "drawn only: the study's table values are not at hand",
         ),
         ("lazy iBuddy (batch 1) over lazy buddy (batch 31), (c - e) / c", "computed, no published values"),
         (
@@ -112,7 +101,7 @@ NOT_COMPARED: dict[str, list[tuple[str, str]]] = {
     "hybrid": [
         (
             "runtime per policy (no_EPF, all_EPF, smart_EPF) at 100 MB and 150 MB UMD DRAM",
-            "drawn only (fig_runtime_by_policy): the spec gives no published runtimes",
+            "drawn only (fig_runtime_by_policy): no published runtimes at hand",
         ),
         ("internal-fault and EPF counts and shares", "results only: no published values"),
         ("DRAM-size and smart-threshold sweeps", "drawn only: no published values"),
