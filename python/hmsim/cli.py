@@ -124,10 +124,11 @@ def reproduce(study: str, out: str, quick: bool, workers: int | None, backend: s
             res = get(name).run(Path(out) / name, quick=quick, workers=workers, echo=True)
         done[name] = res
         console.print(f"{name}: results in {Path(out) / name}/ ({duration(res.summary['wall_time_s'])})")
-    if study == "all":
-        from hmsim.report import write_report
+    from hmsim.report import with_studies_on_disk, write_report
 
-        console.print(f"report: {write_report(Path(out), done)}")
+    # A single study's report also shows the studies an earlier run left in `out`.
+    report = done if study == "all" else with_studies_on_disk(Path(out), done)
+    console.print(f"report: {write_report(Path(out), report)}")
 
 
 @cli.command()

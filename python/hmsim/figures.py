@@ -7,7 +7,15 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from hmsim.humanize import axis_unit, key_seconds_per_unit
-from hmsim.plotting import PALETTE, color_for, house_style, outside_legend, save_figure, series_style
+from hmsim.plotting import (
+    PALETTE,
+    color_for,
+    declare_series,
+    house_style,
+    outside_legend,
+    save_figure,
+    series_style,
+)
 
 
 def _storage(result, out: Path) -> None:
@@ -100,6 +108,7 @@ def _bar_panels(df, label_cols: list[str], metrics: list[tuple[str, str]], out: 
                 ax.set_yticks(y, labels)
                 ax.set_ylim(len(labels) - 0.4, -0.6)  # first row on top; a lone bar stays a bar
         fig.suptitle(title)
+        declare_series(fig, labels)
         return save_figure(fig, out, name)
 
 
@@ -142,18 +151,39 @@ def _tiering(result, out: Path) -> None:
         )
     timeline = result.tables.get("timeline")
     if timeline is not None and len(timeline) and {"time_s", "throughput_gb_s"} <= set(timeline.columns):
-        keys = [c for c in ("policy", "intensity") if c in timeline.columns]
-        groups = list(timeline.groupby(keys, sort=False)) if keys else [((), timeline)]
-        names = [" ".join(str(x) for x in (k if isinstance(k, tuple) else (k,))) for k, _ in groups][: len(PALETTE)]
-        style = series_style(names)
-        with house_style():
-            fig, ax = plt.subplots(figsize=(7.4, 3.4))
-            for n, (_, g) in zip(names, groups, strict=False):
-                ax.plot(g["time_s"], g["throughput_gb_s"], label=n, color=style[n]["color"])
+        _timeline(timeline, out)
+
+
+def _timeline(timeline, out: Path) -> list[Path]:
+    """Throughput over time, one line per policy and intensity: with several intensities, one
+    panel each (a policy keeps its look across panels); every series drawn, none dropped."""
+    keys = [c for c in ("policy", "intensity") if c in timeline.columns]
+    facet = "intensity" in keys and timeline["intensity"].nunique() > 1
+    series = [k for k in keys if not (facet and k == "intensity")]
+    panels = list(timeline.groupby("intensity", sort=True)) if facet else [(None, timeline)]
+
+    def name(key) -> str:
+        return " ".join(str(x) for x in (key if isinstance(key, tuple) else (key,)))
+
+    names = list(dict.fromkeys(name(k) for k, _ in timeline.groupby(series, sort=False))) if series else [""]
+    style = series_style(names)
+    with house_style():
+        fig, axs = plt.subplots(1, len(panels), figsize=(3.6 * len(panels) + 2.6, 3.4), sharey=True, squeeze=False)
+        for ax, (intensity, d) in zip(axs[0], panels, strict=True):
+            groups = d.groupby(series, sort=False) if series else [((), d)]
+            for key, g in groups:
+                n = name(key) if series else ""
+                st = {**style[n], "marker": None}
+                ax.plot(g["time_s"], g["throughput_gb_s"], label=n or "throughput", **st)
             ax.set_xlabel("simulated time (s)")
-            ax.set_ylabel("throughput (GB/s)")
-            outside_legend(ax, title=" ".join(keys))
-            save_figure(fig, out, "timeline")
+            if intensity is not None:
+                ax.set_title(f"intensity {intensity}")
+        axs[0][0].set_ylabel("throughput (GB/s)")
+        outside_legend(axs[0][-1], title=" ".join(series) or None)
+        declare_series(fig, [n for n in names if n])
+        if facet:
+            declare_series(fig, [f"intensity {i}" for i, _ in panels])
+        return save_figure(fig, out, "timeline")
 
 
 def _allocators(result, out: Path) -> None:
@@ -277,12 +307,72 @@ def _series_name(keys: list[str], values) -> str:
     return ", ".join(f"{k}={v}" for k, v in zip(keys, values, strict=True))
 
 
+def column_units(module: str = "") -> dict[str, str]:
+    """Declared unit of every result column (`hmsim schema`): of `module`, or of every module
+    (a name's first declaration) when it is empty or unknown."""
+    import json
+
+    from hmsim import _core
+
+    units: dict[str, str] = {}
+    mods = json.loads(_core.schema())
+    chosen = [m for m in mods if m["module"] == module] or mods
+    for m in chosen:
+        for table in m["tables"]:
+            for c in table["columns"]:
+                units.setdefault(c["name"], c["unit"])
+    return units
+
+
+# Units of scenario keys that are no result column, by the key's last token.
+_KEY_SUFFIX_UNITS = {
+    "ns": "ns", "us": "µs", "ms": "ms", "s": "s", "bytes": "B", "mib": "MiB", "gib": "GiB", "gb": "GB",
+    "kib": "KiB", "c": "°C", "w": "W", "hz": "Hz", "pct": "%",
+}  # fmt: skip
+_UNIT_DISPLAY = {"us": "µs"}
+_ACRONYMS = {"wa": "WA", "dram": "DRAM", "pmem": "PMem", "cpu": "CPU", "epf": "EPF", "cov": "CoV", "qd": "QD"}
+
+
+def _unit_tokens(unit: str) -> list[str]:
+    """How a unit is spelled at the end of a column name: "MiB/s" -> ["mib", "s"], "B" -> ["bytes"]."""
+    if unit == "B":
+        return ["bytes"]
+    return [t for t in unit.lower().replace("µ", "u").replace("/", " ").replace(" ", "_").split("_") if t]
+
+
+def axis_label(column: str, units: dict[str, str]) -> str:
+    """An axis label for a result column or a scenario key path: its name (the unit suffix
+    dropped, underscores as spaces) and its declared unit in parentheses: `latency_p99_us` ->
+    "latency p99 (µs)", `job.queue_depth` -> "job.queue_depth (requests)"."""
+    leaf = column.rsplit(".", 1)[-1]
+    unit = units.get(column) or units.get(leaf)
+    tokens = leaf.split("_")
+    if unit is None and len(tokens) > 1:
+        unit = _KEY_SUFFIX_UNITS.get(tokens[-1].lower(), "")
+    unit = unit or ""
+    if column != leaf:  # a key path names the scenario key: keep it as written
+        return f"{column} ({_UNIT_DISPLAY.get(unit, unit)})" if unit else column
+    ut = _unit_tokens(unit)
+    for k in range(len(ut), 0, -1):
+        if len(tokens) > k and [t.lower() for t in tokens[-k:]] == ut[:k]:
+            tokens = tokens[:-k]
+            break
+    else:
+        if len(tokens) > 1 and tokens[-1].lower() == "".join(ut):  # media_writes_64b: "64 B"
+            tokens = tokens[:-1]
+    name = " ".join(_ACRONYMS.get(t, t) for t in tokens)
+    if not unit or (unit.startswith("1/") and "per" in tokens):
+        return name
+    return f"{name} ({_UNIT_DISPLAY.get(unit, unit)})"
+
+
 def sweep_figures(
     results, axes: list[str], out: Path, module: str = "", metrics: list[str] | None = None
 ) -> list[Path]:
     """`sweep.png/.svg/.pdf`: the module's main metrics against the first axis, one series per
     combination of the other axes and of the row labels that vary within a point (distinct
-    colour and marker each), legend outside."""
+    colour, marker and line style each), legend outside; axes labelled with their declared
+    units. Every series is drawn: past 16 they go in further rows of panels."""
     if results is None or not len(results) or not axes:
         return []
     x = axes[0]
@@ -290,29 +380,34 @@ def sweep_figures(
     metrics = [m for m in metrics if results[m].dtype.kind in "fi" and results[m].notna().any()]
     if not metrics:
         return []
+    units = column_units(module)
     others = [a for a in axes[1:] if a in results.columns]
     per_point = results.groupby(list(axes), sort=False)
     labels = [c for c in SERIES_LABELS if c in results.columns and c not in axes and (per_point[c].nunique() > 1).any()]
     keys = others + labels
     groups = list(results.groupby(keys, sort=False)) if keys else [((), results)]
     names = [_series_name(keys, key) for key, _ in groups]
-    # Groups beyond the distinct styles would repeat a look: plot the first ones only, and say so.
-    shown = min(len(groups), len(PALETTE))
-    style = series_style(names[:shown])
+    per_row = len(PALETTE)  # a row of panels per 16 series: each legend stays readable
+    rows = [list(range(i, min(i + per_row, len(groups)))) for i in range(0, len(groups), per_row)]
+    style = series_style(names[:per_row])
     numeric_x = results[x].dtype.kind in "fi"
     with house_style():
-        fig, axs = plt.subplots(1, len(metrics), figsize=(3.4 * len(metrics) + 1.8, 3.4), squeeze=False)
-        for ax, m in zip(axs[0], metrics, strict=True):
-            for name, (_, g) in zip(names[:shown], groups[:shown], strict=True):
-                g = g.groupby(x, sort=numeric_x, as_index=False)[m].mean()
-                xs = g[x] if numeric_x else g[x].astype(str)
-                ax.plot(xs, g[m], label=name or m, **style[name])
-            ax.set_xlabel(x)
-            ax.set_ylabel(m)
-            if not numeric_x:
-                ax.tick_params(axis="x", labelrotation=30)
+        fig, axs = plt.subplots(
+            len(rows), len(metrics), figsize=(3.4 * len(metrics) + 1.8, 3.4 * len(rows)), squeeze=False
+        )
+        for r, idx in enumerate(rows):
+            for ax, m in zip(axs[r], metrics, strict=True):
+                for k in idx:
+                    name, (_, g) = names[k], groups[k]
+                    g = g.groupby(x, sort=numeric_x, as_index=False)[m].mean()
+                    xs = g[x] if numeric_x else g[x].astype(str)
+                    ax.plot(xs, g[m], label=name or m, **style[names[k % per_row]])
+                ax.set_xlabel(axis_label(x, units))
+                ax.set_ylabel(axis_label(m, units))
+                if not numeric_x:
+                    ax.tick_params(axis="x", labelrotation=30)
+            if keys:
+                outside_legend(axs[r][-1])
         if keys:
-            outside_legend(axs[0][-1])
-        if shown < len(groups):
-            fig.suptitle(f"first {shown} of {len(groups)} series shown")
+            declare_series(fig, names)
         return save_figure(fig, out, "sweep")

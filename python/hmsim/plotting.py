@@ -36,6 +36,10 @@ PALETTE = [
     "#888888",
 ]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d", "8", "H", "1"]
+# Past the palette, series repeat a colour and marker with another line style: (colour, marker,
+# line style) stays distinct for up to 4 x 16 series; more than that a figure facets.
+LINESTYLES = ["-", "--", ":", "-."]
+MAX_SERIES = len(PALETTE) * len(LINESTYLES)
 FORMATS = ("png", "svg", "pdf")
 
 STYLE = {
@@ -77,9 +81,83 @@ def marker_for(names: list[str]) -> dict[str, str]:
 
 
 def series_style(names: list[str]) -> dict[str, dict[str, str]]:
-    """`plot(**series_style(names)[n])`: colour and marker, distinct for each name."""
-    colors, markers = color_for(names), marker_for(names)
-    return {n: {"color": colors[n], "marker": markers[n]} for n in colors}
+    """`plot(**series_style(names)[n])`: colour, marker and line style, distinct for each name
+    (the first 16 solid, then dashed, dotted, dash-dotted); more than `MAX_SERIES` names raise:
+    the figure must facet rather than repeat a look."""
+    names = list(dict.fromkeys(names))
+    if len(names) > MAX_SERIES:
+        raise ValueError(f"{len(names)} series but only {MAX_SERIES} distinct styles: facet the figure")
+    n = len(PALETTE)
+    return {
+        name: {"color": PALETTE[i % n], "marker": MARKERS[i % n], "linestyle": LINESTYLES[i // n]}
+        for i, name in enumerate(names)
+    }
+
+
+# Series accounting: a figure function declares the series its data holds
+# (`declare_series`); `save_figure` records them beside what the figure shows
+# (`shown_labels`), so a test can check that no series was dropped. Keyed by the saved
+# path (without extension), the last drawing of each figure.
+DRAWN: dict[str, dict[str, list[str]]] = {}
+
+
+def declare_series(fig: plt.Figure, names) -> None:
+    """Record that `fig` should show each of `names` (a series, bar, panel: whatever one
+    group of the data becomes) as a legend entry, artist label, tick label or panel title."""
+    have = getattr(fig, "_hmsim_series", [])
+    fig._hmsim_series = list(dict.fromkeys([*have, *(str(n) for n in names)]))
+
+
+def _texts(fig: plt.Figure) -> tuple[set[str], list[str]]:
+    """(labels, titles) the figure shows: artist labels, legend entries and tick labels
+    (matched exactly), axes and figure titles (matched as a word)."""
+    labels: set[str] = set()
+    titles: list[str] = []
+    if fig._suptitle is not None:
+        titles.append(fig._suptitle.get_text())
+    for ax in fig.axes:
+        artists = [*ax.lines, *ax.collections, *ax.containers, *ax.patches, *ax.images]
+        labels |= {a.get_label() for a in artists if a.get_label() and not a.get_label().startswith("_")}
+        legend = ax.get_legend()
+        if legend is not None:
+            labels |= {t.get_text() for t in legend.get_texts()}
+        for t in [*ax.get_xticklabels(), *ax.get_yticklabels()]:
+            labels.add(t.get_text())
+        titles += [ax.get_title(loc) for loc in ("left", "center", "right")]
+        titles += [ax.get_xlabel(), ax.get_ylabel()]
+    for legend in fig.legends:
+        labels |= {t.get_text() for t in legend.get_texts()}
+    return {x for x in labels if x}, [t for t in titles if t]
+
+
+def _axes_facts(ax: plt.Axes) -> dict:
+    """What a test checks of a panel: scales, labels, titles, its annotations, its bars."""
+    from matplotlib.patches import Rectangle
+
+    bars = [p for c in ax.containers for p in c if isinstance(p, Rectangle)]
+    return {
+        "xscale": ax.get_xscale(),
+        "yscale": ax.get_yscale(),
+        "xlabel": ax.get_xlabel(),
+        "ylabel": ax.get_ylabel(),
+        "title": ax.get_title(),
+        "texts": [t.get_text() for t in ax.texts],
+        "bars": len(bars),
+        "xticklabels": [t.get_text() for t in ax.get_xticklabels()],
+    }
+
+
+def shown_labels(fig: plt.Figure, names) -> list[str]:
+    """The `names` that `fig` shows (see `declare_series`)."""
+    import re
+
+    labels, titles = _texts(fig)
+    found = []
+    for n in names:
+        word = re.compile(rf"(?<![\w+-]){re.escape(n)}(?![\w+-])")
+        if n in labels or any(word.search(t) for t in titles):
+            found.append(n)
+    return found
 
 
 def outside_legend(ax: plt.Axes, **kw) -> None:
@@ -92,6 +170,13 @@ def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
     """Save `fig` as `name`.png, .svg and .pdf under `out_dir` (nothing clipped: the saved
     area grows to hold every label and an outside legend); close it."""
     paths = []
+    declared = getattr(fig, "_hmsim_series", [])
+    DRAWN[str(Path(out_dir) / name)] = {
+        "declared": declared,
+        "shown": shown_labels(fig, declared),
+        "axes": [_axes_facts(ax) for ax in fig.axes if ax.get_visible()],
+        "texts": [t.get_text() for t in fig.texts],
+    }
     if fig.get_layout_engine() is None:
         fig.tight_layout()
     meta = {"png": {"Software": "hmsim"}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
@@ -103,3 +188,26 @@ def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
         paths.append(path)
     plt.close(fig)
     return paths
+
+
+def dot_plot(ax: plt.Axes, table, colors: dict | None = None, log: bool = False, rotation: int = 0) -> None:
+    """Grouped values as dots, not bars: a category per row of `table` on x, a series per
+    column side by side within it (colour and marker each, labelled for the legend). For a
+    log axis, where a bar's length would only say where the axis starts."""
+    cols = [str(c) for c in table.columns]
+    style = series_style(cols)
+    n = max(len(cols), 1)
+    width = 0.8 / n
+    x0 = list(range(len(table.index)))
+    for k, (col, name) in enumerate(zip(table.columns, cols, strict=True)):
+        st = {**style[name], "linestyle": "none"}
+        if colors and name in colors:
+            st["color"] = colors[name]
+        xs = [x + (k - (n - 1) / 2) * width for x in x0]
+        ax.plot(xs, table[col].to_numpy(dtype=float), label=name, markersize=6, **st)
+    ax.set_xticks(x0, [str(i) for i in table.index], rotation=rotation, ha="right" if rotation else "center")
+    for x in x0[1:]:
+        ax.axvline(x - 0.5, color="#dddddd", lw=0.8, zorder=0)
+    ax.grid(axis="x", visible=False)
+    if log:
+        ax.set_yscale("log")

@@ -1,6 +1,6 @@
 """The reproduction report: one page with every study's figures and its numbers beside the
 published ones (validation first, then calibration, inputs apart), the agreement on top and
-the cited papers at the end (`hmsim reproduce all` writes it)."""
+the cited papers at the end (`hmsim reproduce` writes it, for one study or all)."""
 
 from __future__ import annotations
 
@@ -128,6 +128,24 @@ def _crosscheck_tables(r: StudyResult) -> tuple[list[str], list[str]]:
     return h, md
 
 
+def wall_text(s: dict) -> str:
+    """The real time behind a study's results: a resumed run's own wall time counts only the
+    points it ran, so the total over the runs that made them comes first, then this run's."""
+    wall = float(s.get("wall_time_s", 0.0) or 0.0)
+    if "wall_time_total_s" not in s:  # a summary from before the totals were kept
+        return f"wall {duration(wall)}"
+    ran, reused, runs = int(s.get("points_ran", 0)), int(s.get("points_reused", 0)), int(s.get("runs", 1))
+    if not reused:
+        text = f"wall {duration(wall)}"
+    elif runs > 1:
+        text = f"wall {duration(s['wall_time_total_s'])} over {runs} runs (the last {duration(wall)}, "
+        text += f"{ran} of {ran + reused} points new)"
+    else:
+        text = f"wall {duration(wall)} resumed: {ran} of {ran + reused} points new"
+        text += ", the earlier (interrupted) run untimed"
+    return text + f" · points' own run time {duration(float(s.get('points_wall_time_s', 0.0)))}"
+
+
 def _study_tables(r: StudyResult) -> tuple[list[str], list[str]]:
     """(HTML, Markdown) of a study's numbers: validation, calibration, then inputs apart."""
     if r.comparison.empty:
@@ -157,6 +175,62 @@ def _study_tables(r: StudyResult) -> tuple[list[str], list[str]]:
             md.append("| " + " | ".join(cells) + " |")
         h.append("</table>")
         md.append("")
+    return h, md
+
+
+def load_study(folder: Path) -> StudyResult | None:
+    """A study's result as an earlier `hmsim reproduce` left it in `folder` (its summary.json,
+    comparison and cross-check tables), for the report; None if it holds no finished study."""
+    summary_path = Path(folder) / "summary.json"
+    try:
+        summary = json.loads(summary_path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(summary, dict) or "study" not in summary:
+        return None
+    comparison = pd.DataFrame(summary.get("comparison") or [])
+    for col in comparison.columns:
+        if comparison[col].dtype == object:
+            comparison[col] = comparison[col].fillna("")
+    tables = {}
+    for name in CROSSCHECK_TABLES:
+        f = Path(folder) / f"{name}.csv"
+        if f.exists():
+            tables[name] = pd.read_csv(f)
+    return StudyResult(summary["study"], pd.DataFrame(), tables, comparison, summary)
+
+
+def with_studies_on_disk(out: Path, done: dict[str, StudyResult]) -> dict[str, StudyResult]:
+    """`done` and every other study an earlier run left under `out`, in the registry's order:
+    a report after `hmsim reproduce STUDY` covers every study reproduced into `out`."""
+    from hmsim.studies import names
+
+    found: dict[str, StudyResult] = {}
+    for name in names():
+        r = done.get(name) or load_study(Path(out) / name)
+        if r is not None:
+            found[name] = r
+    return {**found, **{n: r for n, r in done.items() if n not in found}}
+
+
+NOT_COMPARED_TITLE = "Published but not compared: figures and numbers of the source that the tables above leave out"
+
+
+def _not_compared(name: str) -> tuple[list[str], list[str]]:
+    """(HTML, Markdown): what the study's sources publish that its tables do not compare."""
+    from hmsim.studies.not_compared import NOT_COMPARED
+
+    items = NOT_COMPARED.get(name, [])
+    if not items:
+        return [], []
+    title = NOT_COMPARED_TITLE
+    h = [f"<h3>{html.escape(title)}</h3><table><tr><th>published figure or number</th><th>why</th></tr>"]
+    md = [f"### {title}", "", "| published figure or number | why |", "|---|---|"]
+    for item, why in items:
+        h.append(f"<tr><td>{html.escape(item)}</td><td>{html.escape(why)}</td></tr>")
+        md.append(f"| {item} | {why} |")
+    h.append("</table>")
+    md.append("")
     return h, md
 
 
@@ -210,7 +284,7 @@ def write_report(out: Path, results: dict[str, StudyResult]) -> Path:
         meta = (
             (f"source: {src} · " if src else "")
             + f"seed {s.get('seed')} · {'quick' if s.get('quick') else 'full'} grid · "
-            + f"{s.get('points', '?')} points · wall {duration(s.get('wall_time_s', 0.0))} · "
+            + f"{s.get('points', '?')} points · {wall_text(s)} · "
             + f"hmsim {s.get('hmsim_version')}"
         )
         h.append(f"<p class='meta'>{html.escape(meta)}</p>")
@@ -221,6 +295,9 @@ def write_report(out: Path, results: dict[str, StudyResult]) -> Path:
         ch, cmd = _crosscheck_tables(r)
         h += ch
         md += cmd
+        nh, nmd = _not_compared(name)
+        h += nh
+        md += nmd
         h.append("<div class='figs'>")
         for fig in s.get("figures", []):
             if fig.endswith(".png"):
@@ -257,7 +334,7 @@ def write_validation_doc(out: Path, doc: Path) -> None:
         "",
         "Generated from a `hmsim reproduce` report by `hmsim.report.write_validation_doc`",
         "(`make validation` runs every study's full grid); each study's line below names the",
-        "grid it ran (full or quick) — wall times of resumed runs count only the new points.",
+        "grid it ran (full or quick) and its wall time, summed over the runs a resumed study took.",
         "The figures are in the report itself (`results/report/index.html` after `make validation`).",
         "",
     ]

@@ -15,16 +15,21 @@ def reproduce(
     workers: int | None = None,
     echo: bool = False,
 ) -> StudyResult | dict[str, StudyResult]:
-    """Run study `name` (or every study for "all"); results land in `out/<name>/`."""
+    """Run study `name` (or every study for "all"); results land in `out/<name>/`, and the
+    report in `out/report/` (a single study's report also lists the studies an earlier run
+    left in `out`)."""
     check.name(name, "name")
     out = check.path(out, "out")
     check.flag(quick, "quick")
     check.flag(echo, "echo")
     workers = check.workers(workers)
-    if name == "all":
-        from hmsim.report import write_report
+    from hmsim.report import with_studies_on_disk, write_report
 
+    if name == "all":
         done = {n: get(n).run(out / n, quick=quick, workers=workers, echo=echo) for n in names()}
         write_report(out, done)
         return done
-    return get(name).run(out / name, quick=quick, workers=workers, echo=echo)
+    res = get(name).run(out / name, quick=quick, workers=workers, echo=echo)
+    # One study's report too: it, and any other study reproduced into `out` before.
+    write_report(out, with_studies_on_disk(out, {res.name: res}))
+    return res

@@ -5,7 +5,18 @@ From Python, call the module itself (docs/getting-started.md, "Sweeps from Pytho
 
     df = hmsim.sweep("base.toml", axes={"tiers.1.unloaded_latency_ns": [150, 250]})
 
-returns the tidy results as a DataFrame (one column per axis first).
+returns the tidy results as a DataFrame (one column per axis first). Its signature:
+
+    hmsim.sweep(base, axes, set=None, out=None, workers=None, devices=(), backend=None) -> DataFrame
+
+    base     str | Path | Mapping: the scenario, a TOML file or a dict of its tables
+    axes     Mapping[str, Sequence]: key path -> values; the grid is their cartesian product
+    set      Mapping[str, Any] | None: key path -> value fixed for every point
+    out      str | Path | None: folder for points, results.csv, summary.json and figures
+             (a re-run resumes); None: a temporary folder, nothing kept
+    workers  int | None: points run in parallel (default: the machine's cores)
+    devices  Iterable[str | Path]: device files or folders beside the built-in catalog
+    backend  Backend | None: where points run (Backend("local") or Backend("dask", addr))
 
 A sweep file is TOML:
 
@@ -122,6 +133,20 @@ class Backend:
 
 
 BACKEND: ContextVar[Backend | None] = ContextVar("hmsim_backend", default=None)
+# While a study runs (`points_ledger`): its points run now and reused from an earlier run, and
+# the sum of every point's own run time (`wall_time_s` in its saved output), new or reused.
+POINTS_LEDGER: ContextVar[dict | None] = ContextVar("hmsim_points_ledger", default=None)
+
+
+@contextmanager
+def points_ledger() -> Iterator[dict]:
+    """Count the points every `run_points` inside runs or reuses (see `POINTS_LEDGER`)."""
+    ledger = {"ran": 0, "reused": 0, "points_wall_time_s": 0.0}
+    token = POINTS_LEDGER.set(ledger)
+    try:
+        yield ledger
+    finally:
+        POINTS_LEDGER.reset(token)
 
 
 @contextmanager
@@ -261,6 +286,13 @@ def _run_points(
             raise SweepInterrupted(len(outputs), len({p.id for p in points}), Path(out)) from None
     ordered = [outputs[p.id] for p in points]
     results, tables = _combine(points, ordered)
+    ledger = POINTS_LEDGER.get()
+    if ledger is not None:
+        ran_ids = {p.id for p in todo}
+        for pid, o in outputs.items():
+            key = "ran" if pid in ran_ids else "reused"
+            ledger[key] += 1
+            ledger["points_wall_time_s"] += float(o.get("wall_time_s") or 0.0)
     return SweepResult(results, tables, ordered, ran=len(todo), reused=reused)
 
 
@@ -382,6 +414,18 @@ def sweep(
     """Run scenario `base` (a TOML path or a dict) at every combination of `axes` and return
     the tidy results: one column per axis (named by its key path), then the module's columns.
 
+    Parameters:
+        base: the scenario: a TOML file's path, or a dict of its tables.
+        axes: key path -> list of values; every combination is one point.
+        set: key path -> value, fixed for every point (as `--set`).
+        out: folder for the points, results.csv, summary.json and the sweep figures; a re-run
+            into it resumes. None: the points run in a temporary folder and only the
+            DataFrame is returned.
+        workers: points run in parallel (default: the machine's cores).
+        devices: device files or folders added to the built-in catalog.
+        backend: where the points run: `Backend("local")` (threads here, the default) or
+            `Backend("dask", "tcp://host:8786")`.
+
     Axis keys are any key path of the scenario, including arrays of tables
     (`tiers.1.unloaded_latency_ns` or `tiers[1].unloaded_latency_ns`); values may be numbers,
     strings, lists or tables (a list or table axis appears in the results as compact JSON text,
@@ -439,9 +483,15 @@ class _CallableModule(types.ModuleType):
         self,
         base: str | Path | Mapping[str, Any],
         axes: Mapping[str, Sequence[Any]],
-        **kw: Any,
+        set: Mapping[str, Any] | None = None,
+        out: str | Path | None = None,
+        workers: int | None = None,
+        devices: Iterable[str | Path] = (),
+        backend: Backend | None = None,
     ) -> pd.DataFrame:
-        return sweep(base, axes, **kw)
+        return sweep(base, axes, set=set, out=out, workers=workers, devices=devices, backend=backend)
+
+    __call__.__doc__ = sweep.__doc__
 
 
 sys.modules[__name__].__class__ = _CallableModule

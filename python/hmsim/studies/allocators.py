@@ -16,7 +16,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.plotting import color_for, declare_series, dot_plot, house_style, save_figure
 from hmsim.results import select
 from hmsim.scenario import _toml_value
 from hmsim.studies.base import Study, StudyResult, comparison_frame, register
@@ -111,6 +111,8 @@ def _grid(df: pd.DataFrame, names: list[str], colors: dict, col: str, ylabel: st
         ax.set_ylabel(ylabel)
     axes.flat[0].legend(fontsize=7)
     fig.suptitle(title)
+    s = _syn(df)
+    declare_series(fig, [*dict.fromkeys(s.allocator), *SHAPES])
     return fig
 
 
@@ -139,6 +141,7 @@ def figures(out: Path, df: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> lis
                 ax.set_ylabel("cumulative fraction")
                 ax.set_title(f"kernel-compile, 1 thread ({src})")
             axes[0].legend(fontsize=7)
+            declare_series(fig, dict.fromkeys(lat[lat.point == "kernel-compile-1"].allocator))
             paths += save_figure(fig, out, "fig_response_distribution")
 
         wear = tables.get("wear")
@@ -159,11 +162,13 @@ def figures(out: Path, df: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> lis
             s = s.set_index("allocator").loc[names]
             life = s[["lifetime_runs", "lifetime_start_gap_runs", "lifetime_start_gap_random_runs"]]
             life.columns = ["no leveling", "Start-Gap ψ=100", "Start-Gap + randomization"]
-            life.plot.bar(ax=axes[1])
-            axes[1].set_yscale("log")
+            # Dots on the log axis, not bars (a log bar's length is where the axis starts).
+            dot_plot(axes[1], life, log=True, rotation=30)
+            axes[1].legend(fontsize=7)
             axes[1].set_ylabel("repetitions to first wear-out")
             axes[1].set_title("Implied lifetime, endurance 1e7 writes")
-            axes[1].tick_params(axis="x", rotation=30, labelsize=7)
+            axes[1].tick_params(axis="x", labelsize=7)
+            declare_series(fig, [*dict.fromkeys(w.allocator), *names, *life.columns])
             paths += save_figure(fig, out, "fig_wear_lifetime")
 
         fig, axes = plt.subplots(1, 2, figsize=(12, 4))
@@ -181,6 +186,7 @@ def figures(out: Path, df: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> lis
         if axes[1].get_legend():
             axes[1].legend(fontsize=6)
         fig.suptitle("Fragmentation: order-k probes after each workload (4 threads)")
+        declare_series(fig, [*dict.fromkeys(s.allocator), *dict.fromkeys(s.workload)])
         paths += save_figure(fig, out, "fig_fragmentation")
 
         # End to end: allocator choice → per-frame writes → PCM endurance → years, without
@@ -194,12 +200,12 @@ def figures(out: Path, df: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> lis
                 (axes[1], "sg_years", "randomized Start-Gap (ψ = 100)"),
             ):
                 t = tr.pivot_table(index="workload", columns="allocator", values=col)[names]
-                t.plot.bar(ax=ax, color=[colors[n] for n in names], legend=ax is axes[1])
-                ax.set_yscale("log")
+                dot_plot(ax, t, colors=colors, log=True, rotation=20)  # dots: no log bars
                 ax.set_title(lab)
-                ax.tick_params(axis="x", rotation=20, labelsize=7)
+                ax.tick_params(axis="x", labelsize=7)
             axes[0].set_ylabel("years until the hottest frame wears out")
             axes[1].legend(fontsize=6)
+            declare_series(fig, [*dict.fromkeys(tr.allocator), *dict.fromkeys(tr.workload)])
             fig.suptitle("Recorded traces repeated back to back on PCM cells (endurance 1e7, 1 write per allocation)")
         paths += save_figure(fig, out, "fig_end_to_end_pcm_lifetime")
 
@@ -219,6 +225,7 @@ def figures(out: Path, df: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> lis
             axes[0].set_ylabel("mean response ratio (>1: iBuddy faster)")
             axes[0].legend(fontsize=7)
             fig.suptitle("Sensitivity of the iBuddy-vs-buddy gap to the machine (model)")
+            declare_series(fig, [f"{shape}: buddy / iBuddy" for shape in dict.fromkeys(sens["shape"])])
             paths += save_figure(fig, out, "fig_sensitivity")
     return paths
 

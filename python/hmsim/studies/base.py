@@ -99,10 +99,13 @@ class Study:
 
     def run(self, out: Path, quick: bool = True, workers: int | None = None, echo: bool = True) -> StudyResult:
         from hmsim import __version__
+        from hmsim.sweep import points_ledger
 
         out = Path(out)
         start = time.perf_counter()
-        res = self.body(out, quick=quick, workers=workers)
+        before = _previous_summary(out / "summary.json")
+        with points_ledger() as ledger:
+            res = self.body(out, quick=quick, workers=workers)
         if len(res.comparison) and self.source:
             res.comparison["source"] = res.comparison["source"].replace("", self.source)
         write_csv(out / "results.csv", res.results)
@@ -120,7 +123,7 @@ class Study:
             "source": self.source,
             "hmsim_version": __version__,
             "quick": quick,
-            "wall_time_s": time.perf_counter() - start,
+            **_wall_times(time.perf_counter() - start, ledger, before, quick),
             **res.summary,
             "comparison": res.comparison.to_dict(orient="records"),
             "figures": [str(p.relative_to(out)) for p in res.figures],
@@ -129,6 +132,34 @@ class Study:
         if echo and not res.comparison.empty:
             print_comparison(res.comparison, f"{self.name}: simulated vs published")
         return res
+
+
+def _previous_summary(path: Path) -> dict:
+    """The summary.json an earlier run left (empty if none or unreadable)."""
+    import json
+
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _wall_times(elapsed: float, ledger: dict, before: dict, quick: bool) -> dict:
+    """A resumed run's wall time counts only what it ran: beside it, the real time of every
+    completed run that made these results (this one plus the earlier ones whose points it
+    reused; a run interrupted before its summary was written is not known) and the points'
+    own run times summed over all of them (new and reused, on however many workers)."""
+    reused = ledger["reused"] > 0 and before.get("quick") == quick
+    earlier = float(before.get("wall_time_total_s", before.get("wall_time_s", 0.0)) or 0.0) if reused else 0.0
+    runs = int(before.get("runs", 1)) + 1 if reused else 1
+    return {
+        "wall_time_s": elapsed,
+        "wall_time_total_s": elapsed + earlier,
+        "runs": runs,
+        "points_ran": ledger["ran"],
+        "points_reused": ledger["reused"],
+        "points_wall_time_s": ledger["points_wall_time_s"],
+    }
 
 
 _REGISTRY: dict[str, Study] = {}

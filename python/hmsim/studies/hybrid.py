@@ -23,7 +23,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.plotting import color_for, declare_series, house_style, save_figure
 from hmsim.results import select
 from hmsim.scenario import _toml_value
 from hmsim.studies.base import Study, StudyResult, comparison_frame, register
@@ -165,6 +165,7 @@ def figures(out: Path, df: pd.DataFrame, service: pd.DataFrame) -> list[Path]:
             ax.set_ylabel("runtime (s)")
             ax.set_title(wl)
             ax.tick_params(axis="x", rotation=0)
+        declare_series(fig, dict.fromkeys(df[df.sweep.isin(["main", "trace"])].policy))
         paths += save_figure(fig, out, "fig_runtime_by_policy")
 
         fig, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -180,6 +181,7 @@ def figures(out: Path, df: pd.DataFrame, service: pd.DataFrame) -> list[Path]:
         axes[1].set_xlabel("UMD DRAM (MiB)")
         axes[1].set_ylabel("internal faults / UMD accesses")
         fig.suptitle("DRAM-size sweep (pigz-like)")
+        declare_series(fig, dict.fromkeys(sw.policy))
         paths += save_figure(fig, out, "fig_dram_sweep")
 
         fig, ax = plt.subplots()
@@ -193,6 +195,14 @@ def figures(out: Path, df: pd.DataFrame, service: pd.DataFrame) -> list[Path]:
         ax.set_xlabel("smart_EPF threshold (µs; rightmost = ∞ ≡ no_EPF)")
         ax.set_ylabel("runtime / best runtime")
         ax.legend(["pigz-like", "pigz -d trace"][: len(ax.lines)])
+        declare_series(
+            fig,
+            [
+                lab
+                for sw_, lab in (("threshold", "pigz-like"), ("trace-threshold", "pigz -d trace"))
+                if (df.sweep == sw_).any()
+            ],
+        )
         paths += save_figure(fig, out, "fig_threshold_sweep")
 
         if not service.empty:
@@ -211,6 +221,7 @@ def figures(out: Path, df: pd.DataFrame, service: pd.DataFrame) -> list[Path]:
                 ax.set_title(f"{dram:g} MiB UMD DRAM")
                 ax.tick_params(axis="x", rotation=0)
             fig.suptitle("Service-time histogram (pigz-like)")
+            declare_series(fig, [*dict.fromkeys(sv.label), *(f"{d:g} MiB UMD DRAM" for d in drams)])
             paths += save_figure(fig, out, "fig_service_time")
     return paths
 

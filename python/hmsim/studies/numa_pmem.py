@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.plotting import color_for, declare_series, house_style, save_figure
 from hmsim.results import select
 from hmsim.scenario import _toml_value
 from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
@@ -150,6 +150,7 @@ def figures(out: Path, df: pd.DataFrame, nodes: pd.DataFrame) -> list[Path]:
         ax.set_yscale("log")
         ax.legend(fontsize=8)
         ax.set_title("vmalloc-style allocation on the aliusM machine")
+        declare_series(fig, dict.fromkeys(a.policy))
         paths += save_figure(fig, out, "fig_allocation")
 
         s = df[df.experiment == "superpi"]
@@ -164,6 +165,7 @@ def figures(out: Path, df: pd.DataFrame, nodes: pd.DataFrame) -> list[Path]:
             ax.set_ylabel("runtime (s)")
             ax.set_title("SuperPi-like run (1 thread), footprint fits in DRAM")
             ax.legend(fontsize=8)
+            declare_series(fig, dict.fromkeys(s.policy))
             paths += save_figure(fig, out, "fig_superpi")
 
         mm = mm_frame(df)
@@ -189,6 +191,9 @@ def figures(out: Path, df: pd.DataFrame, nodes: pd.DataFrame) -> list[Path]:
             axes[1].set_ylabel("runtime, Memory Mode / DRAM-first")
             axes[1].legend(fontsize=7)
             fig.suptitle("SuperPi-like run on core 0: Memory Mode vs DRAM-first")
+            declare_series(
+                fig, [f"{o}, {t} thr" for o, t in dict.fromkeys(zip(mm.frame_order, mm.threads, strict=True))]
+            )
             paths += save_figure(fig, out, "fig_mm_hit_ratio")
 
         i = df[df.experiment == "interleave"].copy()
@@ -202,6 +207,7 @@ def figures(out: Path, df: pd.DataFrame, nodes: pd.DataFrame) -> list[Path]:
             axes[1].set_xlabel("idle read latency (ns)")
             axes[1].legend(fontsize=8)
             fig.suptitle("PMem single module vs interleaved vs remote, against DRAM")
+            declare_series(fig, dict.fromkeys(i.path))
             paths += save_figure(fig, out, "fig_interleave")
 
         n = (
@@ -215,6 +221,7 @@ def figures(out: Path, df: pd.DataFrame, nodes: pd.DataFrame) -> list[Path]:
             piv.plot.barh(stacked=True, ax=ax)
             ax.set_xlabel(f"GiB placed of {n.size_gib.max():g} GiB requested")
             ax.set_title("Where the largest allocation landed")
+            declare_series(fig, [*dict.fromkeys(n.policy), *dict.fromkeys(n.kind)])
             paths += save_figure(fig, out, "fig_placement")
     return paths
 

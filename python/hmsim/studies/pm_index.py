@@ -10,9 +10,10 @@ from importlib import resources
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
-from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.plotting import color_for, declare_series, house_style, save_figure
 from hmsim.results import select
 from hmsim.scenario import _toml_value
 from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
@@ -150,17 +151,26 @@ def figures(out: Path, df: pd.DataFrame, tonic: pd.DataFrame, real: pd.DataFrame
         ax.set_ylabel("flushes per insert (P-CLHT = 1)")
         ax.set_title("Load A, integer keys: flushes per insert, normalized to P-CLHT")
         ax.tick_params(axis="x", rotation=30)
+        declare_series(fig, names)
         paths += save_figure(fig, out, "fig_flushes_per_insert")
 
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-        axes[0].bar(names, load.media_writes_64b_per_op, color=[colors[n] for n in names])
-        axes[0].set_ylabel("media writes per insert (64 B units)")
-        axes[1].bar(names, load.inserts_per_module, color=[colors[n] for n in names])
-        axes[1].set_yscale("log")
-        axes[1].set_ylabel("inserts a 256 GB module endures")
-        for a in axes:
-            a.tick_params(axis="x", rotation=30)
+        # Horizontal bars from 0 on linear axes (a bar on a log axis has the length of wherever
+        # the axis happens to start); the endurance counted in powers of ten shown in the label.
+        fig, axes = plt.subplots(1, 2, figsize=(11, 0.35 * len(names) + 1.8), sharey=True)
+        y = list(range(len(names)))
+        inserts = load.inserts_per_module.astype(float)
+        top = float(inserts.max()) if len(inserts) and inserts.max() > 0 else 1.0
+        exp = int(np.floor(np.log10(top)))
+        for ax, values in ((axes[0], load.media_writes_64b_per_op), (axes[1], inserts / 10.0**exp)):
+            ax.barh(y, values, color=[colors[n] for n in names], height=0.6)
+            ax.set_xlim(left=0)
+            ax.grid(axis="y", visible=False)
+        axes[0].set_xlabel("media writes per insert (64 B units)")
+        axes[1].set_xlabel(f"inserts a 256 GB module endures (× $10^{{{exp}}}$)")
+        axes[0].set_yticks(y, names)
+        axes[0].invert_yaxis()
         fig.suptitle("Lifetime price of an insert")
+        declare_series(fig, names)
         paths += save_figure(fig, out, "fig_lifetime_per_insert")
 
         y = df[(df.experiment == "ycsb") & (df.distribution == "zipfian")]
@@ -171,6 +181,7 @@ def figures(out: Path, df: pd.DataFrame, tonic: pd.DataFrame, real: pd.DataFrame
             ax.set_ylabel("media writes per operation (64 B)")
             ax.set_title("YCSB, zipfian 0.99, integer keys")
             ax.tick_params(axis="x", rotation=0)
+            declare_series(fig, [*dict.fromkeys(y["index"]), *dict.fromkeys(y.workload)])
             paths += save_figure(fig, out, "fig_ycsb_media_writes")
 
         if not real.empty:
@@ -181,6 +192,7 @@ def figures(out: Path, df: pd.DataFrame, tonic: pd.DataFrame, real: pd.DataFrame
             ax.set_ylabel("M inserts / wall s")
             ax.set_title(f"Real threads, SharedIndex ({int(real.shards.iloc[0])} shards), Load, DRAM, no model")
             ax.legend(fontsize=8)
+            declare_series(fig, dict.fromkeys(real["index"]))
             paths += save_figure(fig, out, "fig_real_threads")
 
         if not tonic.empty:
@@ -192,6 +204,7 @@ def figures(out: Path, df: pd.DataFrame, tonic: pd.DataFrame, real: pd.DataFrame
             ax.set_title("Tonic's optimizations, Load, integer keys")
             ax.legend(fontsize=8)
             ax.tick_params(axis="x", rotation=30)
+            declare_series(fig, [*dict.fromkeys(tonic["index"]), *dict.fromkeys(tonic.switch)])
             paths += save_figure(fig, out, "fig_tonic_before_after")
     return paths
 

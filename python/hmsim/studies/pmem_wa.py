@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.plotting import color_for, declare_series, house_style, save_figure
 from hmsim.scenario import _toml_value
 from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
 from hmsim.sweep import Point, run_points
@@ -381,6 +381,7 @@ def figures(out: Path, df: pd.DataFrame) -> list[Path]:
         ax.set_ylabel("count")
         ax.set_title("Table 2: merging along the write path (1 thread)")
         ax.legend()
+        declare_series(fig, [_size(v) for v in t2.footprint_bytes])
         paths += save_figure(fig, out, "fig_table2_merging")
 
         t3 = df[df.experiment == "table3"]
@@ -408,6 +409,7 @@ def figures(out: Path, df: pd.DataFrame) -> list[Path]:
             ax.set_xticks(range(4), FLUSHES)
             ax.set_ylabel(lab)
         axes[0].set_title("Table 3: 28 threads, own 256 B (dark) / 1 KB (light) region")
+        declare_series(fig, dict.fromkeys(t3.flush))
         paths += save_figure(fig, out, "fig_table3_threads")
 
         fig, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -425,6 +427,7 @@ def figures(out: Path, df: pd.DataFrame) -> list[Path]:
             ax.set_ylabel("bandwidth (GB/s)")
             ax.set_title(f"{dimms} DIMM{'s' if dimms > 1 else ''}")
         axes[0].legend()
+        declare_series(fig, [f"{d} DIMM{'s' if d > 1 else ''}" for d in sorted(bt.dimms.unique())])
         paths += save_figure(fig, out, "fig_bandwidth_vs_threads")
 
         fig, ax = plt.subplots()
@@ -436,6 +439,7 @@ def figures(out: Path, df: pd.DataFrame) -> list[Path]:
         ax.set_ylabel("write amplification (media / requests)")
         ax.set_title("XPBuffer size probe, 1 DIMM")
         ax.legend()
+        declare_series(fig, ["hmsim"] if len(pr) else [])
         paths += save_figure(fig, out, "fig_xpbuffer_probe")
 
         fig, ax = plt.subplots()
@@ -448,6 +452,7 @@ def figures(out: Path, df: pd.DataFrame) -> list[Path]:
         ax.set_ylabel("p99.999 write latency (µs)")
         ax.set_title("Wear-leveling stalls")
         ax.legend()
+        declare_series(fig, ["hmsim"] if len(hs) else [])
         paths += save_figure(fig, out, "fig_hot_spot_tail")
     return paths
 

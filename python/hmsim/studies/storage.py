@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from hmsim.catalog import device_list
-from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.plotting import color_for, declare_series, house_style, save_figure
 from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
 from hmsim.sweep import Point, run_points
 
@@ -288,6 +288,7 @@ def figures(out: Path, results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.D
         axes[0].set_title("256 KiB requests")
         axes[1].set_title("queue depth 16")
         axes[0].legend()
+        declare_series(fig, dict.fromkeys(results[results.experiment.isin(["qd_sweep", "size_sweep"])].device))
         paths += save_figure(fig, out, "fig1_bandwidth_vs_qd_and_size")
 
         seq = results[results.experiment == "seq"]
@@ -304,6 +305,7 @@ def figures(out: Path, results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.D
             ax.set_ylabel(lab)
         axes[0].legend()
         fig.suptitle("Sequential I/O, QD 16, 256 KiB")
+        declare_series(fig, [*dict.fromkeys(seq.device), *dict.fromkeys(seq.op)])
         paths += save_figure(fig, out, "fig2_bandwidth_energy_efficiency")
 
         fig, ax = plt.subplots()
@@ -317,6 +319,7 @@ def figures(out: Path, results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.D
         ax.set_ylabel("device temperature (°C)")
         ax.set_title(f"Sustained sequential writes, {ROOM_C:.0f} °C ambient")
         ax.legend()
+        declare_series(fig, [f"{d}, no fan" for d in dict.fromkeys(th[~th.fan.astype(bool)].device)])
         paths += save_figure(fig, out, "fig3_temperature")
 
         fig, ax = plt.subplots()
@@ -326,6 +329,7 @@ def figures(out: Path, results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.D
         ax.set_ylabel("operating time until stop (s)")
         ax.set_title("STT-MRAM SSD without fan")
         ax.legend()
+        declare_series(fig, ["hmsim"] if len(stops) else [])
         paths += save_figure(fig, out, "fig4_stop_time_vs_ambient")
     return paths
 

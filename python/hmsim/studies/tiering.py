@@ -14,7 +14,7 @@ import tomli_w
 from matplotlib.colors import TwoSlopeNorm
 
 from hmsim import _core
-from hmsim.plotting import color_for, house_style, marker_for, outside_legend, save_figure
+from hmsim.plotting import color_for, declare_series, house_style, marker_for, outside_legend, save_figure
 from hmsim.scenario import _toml_value
 from hmsim.studies import tiering_pmem
 from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
@@ -48,6 +48,36 @@ QUICK_TPP_S = 30.0
 
 def _quick_tpp(policy: str, quick: bool) -> bool:
     return quick and policy.endswith("tpp")
+
+
+# Experiments whose quick TPP points run in the scaled-down setup (`_text_for`, fig. 4's runs).
+SCALED_EXPERIMENTS = ("contention", "alt_latency", "object_size", "converge_hot_move", "converge_contention")
+SCALED_NOTE = (
+    f"[scaled]: quick grid, TPP at 1/{round(1 / QUICK_TPP_SCALE)} size with GUPS on {QUICK_TPP_CORES} cores "
+    "instead of 15 (docs/tiering.md): its values are not on the full-size runs' scale"
+)
+
+
+def scaled_down(df: pd.DataFrame, quick: bool) -> pd.Series:
+    """Rows (of the results or the timeline) from the scaled-down quick TPP setup: no column
+    says so, the run's grid does (`_text_for`, `_quick_tpp_overrides`)."""
+    exp = df["experiment"] if "experiment" in df.columns else df["scenario"]
+    return pd.Series(quick, index=df.index) & (df["system"] == "tpp") & exp.isin(SCALED_EXPERIMENTS)
+
+
+def series_labels(df: pd.DataFrame, quick: bool) -> list[str]:
+    """ "system[ + colloid][ [scaled]]" per row: the series name every tiering figure uses."""
+    scaled = scaled_down(df, quick)
+    return [
+        f"{s}{' + colloid' if c else ''}{' [scaled]' if z else ''}"
+        for s, c, z in zip(df.system, df.colloid, scaled, strict=True)
+    ]
+
+
+def _scaled_note(fig: plt.Figure, labels) -> None:
+    """The footnote that explains "[scaled]", on a figure that shows such a series."""
+    if any(str(lab).endswith("[scaled]") for lab in labels):
+        fig.text(0.01, -0.02, SCALED_NOTE, fontsize=7, ha="left", va="top", color="#444444")
 
 
 def _quick_tpp_overrides() -> dict:
@@ -320,24 +350,29 @@ def compare(df: pd.DataFrame) -> list[Published]:
     return items
 
 
-def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame) -> list[Path]:
+def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = False) -> list[Path]:
+    """Figures 1-7; `quick` marks the scaled-down quick TPP series "[scaled]" (`scaled_down`)."""
     paths: list[Path] = []
     cont = df[df.experiment == "contention"]
-    names = [f"{s}{' + colloid' if c else ''}" for s, c in zip(cont.system, cont.colloid, strict=True)]
+    names = series_labels(cont, quick)
     cont = cont.assign(label=names)
     labels = list(dict.fromkeys(names))
     colors = color_for(labels)
     markers = marker_for(labels)
+    # A scaled-down series: dashed, hollow markers, "[scaled]" in its name and a footnote.
+    line = {lab: {"ls": "--", "mfc": "none"} if lab.endswith("[scaled]") else {} for lab in labels}
     with house_style():
         fig, ax = plt.subplots(figsize=(7.6, 4.0))
         for lab in labels:
             s = cont[cont.label == lab].sort_values("intensity")
-            ax.plot(s.intensity, s.throughput_gb_s, marker=markers[lab], color=colors[lab], label=lab)
+            ax.plot(s.intensity, s.throughput_gb_s, marker=markers[lab], color=colors[lab], label=lab, **line[lab])
         ax.set_xticks(range(4), ["0x", "1x", "2x", "3x"])
         ax.set_xlabel("memory contention (antagonist intensity)")
         ax.set_ylabel("GUPS throughput (GB/s)")
         ax.set_title("Fig. 1: throughput vs contention")
         outside_legend(ax)
+        _scaled_note(fig, labels)
+        declare_series(fig, labels)
         paths += save_figure(fig, out, "fig1_throughput_vs_contention")
 
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
@@ -346,13 +381,15 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame) -> list[Path]:
             m = markers[lab]
             axes[0].plot(s.intensity, s.default_latency_ns, marker=m, color=colors[lab], label=f"{lab} default")
             axes[0].plot(s.intensity, s.alternate_latency_ns, marker=m, ls="--", color=colors[lab], mfc="none")
-            axes[1].plot(s.intensity, s.alt_hot_share, marker=m, color=colors[lab], label=lab)
+            axes[1].plot(s.intensity, s.alt_hot_share, marker=m, color=colors[lab], label=lab, **line[lab])
         axes[0].set_ylabel("loaded latency (ns): default solid, alternate dashed")
         axes[1].set_ylabel("share of hot pages in the alternate tier")
         for ax in axes:
             ax.set_xticks(range(4), ["0x", "1x", "2x", "3x"])
             ax.set_xlabel("contention")
         outside_legend(axes[1])
+        _scaled_note(fig, labels)
+        declare_series(fig, labels)
         paths += save_figure(fig, out, "fig2_latency_and_hot_share")
 
         heat = df[df.experiment.isin(["alt_latency", "object_size"])]
@@ -384,10 +421,14 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame) -> list[Path]:
                 ax.text(cidx, r, f"{v:.2f}", ha="center", va="center", fontsize=8, color="w" if strong else "k")
             ax.set_xlabel(lab)
             ax.set_ylabel("contention")
-            ax.set_title(f"Fig. 3: Colloid on {system}", fontsize=9)
+            scaled = " [scaled]" if quick and system == "tpp" else ""
+            ax.set_title(f"Fig. 3: Colloid on {system}{scaled}", fontsize=9)
         if im is not None:
             fig.colorbar(im, ax=axes.ravel().tolist(), label="Colloid gain (throughput with / without)", shrink=0.8)
         fig.set_layout_engine("constrained")
+        panel_names = [f"{system}{' [scaled]' if quick and system == 'tpp' else ''}" for system in systems]
+        _scaled_note(fig, panel_names)
+        declare_series(fig, panel_names)
         paths += save_figure(fig, out, "fig3_colloid_gain_heatmaps")
 
         fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
@@ -396,13 +437,21 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame) -> list[Path]:
             (axes[1], "converge_contention", "contention 0x → 3x"),
         ):
             t = timeline[timeline.scenario == scen]
-            for (system, colloid), g in t.groupby(["system", "colloid"]):
-                lab = f"{system}{' + colloid' if colloid else ''}"
-                ax.plot(g.time_s, g.throughput_gb_s, label=lab, color=colors.get(lab))
+            t = t.assign(label=series_labels(t, quick))
+            for lab, g in t.groupby("label", sort=False):
+                # A base system wide, its Colloid variant thin on top: where they coincide
+                # (Colloid idle at 0x), both stay visible.
+                lw = 1.2 if "colloid" in lab else 2.8
+                style = {"lw": lw, **line.get(lab, {})}
+                style.pop("mfc", None)
+                ax.plot(g.time_s, g.throughput_gb_s, label=lab, color=colors.get(lab), **style)
             ax.set_title(f"Fig. 4: {title}")
             ax.set_xlabel("time (s)")
         axes[0].set_ylabel("GUPS throughput (GB/s)")
         outside_legend(axes[1])
+        tl_labels = series_labels(timeline, quick) if len(timeline) else []
+        _scaled_note(fig, tl_labels)
+        declare_series(fig, tl_labels)
         paths += save_figure(fig, out, "fig4_convergence")
 
         fig, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -421,6 +470,8 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame) -> list[Path]:
         axes[0].legend(title="contention")
         axes[0].set_title("Fig. 5: policy CPU overhead")
         axes[1].set_title("migration traffic")
+        _scaled_note(fig, pol.label)
+        declare_series(fig, [*dict.fromkeys(pol.label), *(f"{i}x" for i in sorted(pol.intensity.unique()))])
         paths += save_figure(fig, out, "fig5_overhead")
 
         apps = df[df.experiment.str.startswith("app_")]
@@ -441,13 +492,16 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame) -> list[Path]:
                 ax.set_title(f"Fig. 6: {app} analog")
             np.atleast_1d(axes)[0].set_ylabel("application throughput (GB/s)")
             np.atleast_1d(axes)[0].legend()
+            app_labels = [f"{s}{' + colloid' if c else ''}" for s, c in zip(apps.system, apps.colloid, strict=True)]
+            panels = [f"Fig. 6: {a.removeprefix('app_')} analog" for a in dict.fromkeys(apps.experiment)]
+            declare_series(fig, [*dict.fromkeys(app_labels), *panels])
             paths += save_figure(fig, out, "fig6_app_analogs")
     paths += tiering_pmem.figure(out, df)
-    paths += placement_figure(out, df)
+    paths += placement_figure(out, df, quick)
     return paths
 
 
-def placement_figure(out: Path, df: pd.DataFrame) -> list[Path]:
+def placement_figure(out: Path, df: pd.DataFrame, quick: bool = False) -> list[Path]:
     """Fig. 7 (explains the study): per-tier loaded latency vs the share of the hot set in the
     alternate tier, one panel per intensity, from static placements; each policy's operating
     point on both curves; points at >= 90 % of the tier's tightest resource marked
@@ -456,13 +510,14 @@ def placement_figure(out: Path, df: pd.DataFrame) -> list[Path]:
     if pl.empty:
         return []
     cont = df[df.experiment == "contention"]
-    names = [f"{s}{' + colloid' if c else ''}" for s, c in zip(cont.system, cont.colloid, strict=True)]
+    names = series_labels(cont, quick)
     cont = cont.assign(label=names)
     labels = list(dict.fromkeys(names))
     colors = color_for(labels)
     with house_style():
         fig, axes = plt.subplots(1, 4, figsize=(16, 4.2), sharey=True)
         for i, ax in enumerate(axes):
+            notes: list[str] = []  # the saturated resources: under the panel title, off the markers
             p = pl[pl.intensity == i].sort_values("alt_hot_share")
             for tier, style in (("default", "-"), ("alternate", "--")):
                 ax.plot(p.alt_hot_share, p[f"{tier}_latency_ns"], style, color="k", label=f"{tier} tier")
@@ -472,22 +527,12 @@ def placement_figure(out: Path, df: pd.DataFrame) -> list[Path]:
                     if len(sat):
                         ax.scatter(sat.alt_hot_share, sat[f"{tier}_latency_ns"], marker="s", s=40, color="k", zorder=3)
                         last = sat.iloc[-1]
-                        ax.annotate(
-                            f"{tier}: {last[f'{tier}_bottleneck']} at {last[col]:.0%}",
-                            (last.alt_hot_share, last[f"{tier}_latency_ns"]),
-                            fontsize=7,
-                            # Below and left of the last saturated point, inside the panel
-                            # (to its right the legend begins).
-                            xytext=(-4, -10),
-                            textcoords="offset points",
-                            ha="right",
-                            va="top",
-                        )
+                        notes.append(f"{tier}: {last[f'{tier}_bottleneck']} at {last[col]:.0%}")
             c = cont[cont.intensity == i]
             for _, r in c.iterrows():
                 for tier, mk in (("default", "o"), ("alternate", "^")):
                     ax.scatter(r.alt_hot_share, r[f"{tier}_latency_ns"], marker=mk, color=colors[r.label], zorder=4)
-            ax.set_title(f"{i}x contention", fontsize=10)
+            ax.set_title("\n".join([f"{i}x contention", *notes]), fontsize=9)
             ax.set_xlabel("share of the hot set in the alternate tier")
         axes[0].set_ylabel("loaded latency (ns)")
         handles = [plt.Line2D([], [], color=colors[lab], marker="o", ls="", label=lab) for lab in labels]
@@ -498,6 +543,8 @@ def placement_figure(out: Path, df: pd.DataFrame) -> list[Path]:
         ]
         axes[-1].legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
         fig.suptitle("Fig. 7: per-tier latency vs hot-set share in the alternate tier (o default, ^ alternate)")
+        _scaled_note(fig, labels)
+        declare_series(fig, [*labels, *(f"{i}x contention" for i in range(len(axes)))])
         return save_figure(fig, out, "fig7_latency_vs_placement")
 
 
@@ -561,7 +608,7 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
             "convergence_time_s": conv,
             "convergence_first_entry_s": first,
         },
-        figures=figures(out, steady, timeline),
+        figures=figures(out, steady, timeline, quick),
     )
 
 

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
-from hmsim.plotting import color_for, house_style, save_figure
+from hmsim.humanize import SECONDS_PER_YEAR
+from hmsim.plotting import color_for, declare_series, house_style, save_figure
 from hmsim.sweep import Point
 
 EXPERIMENT = "pmem_alternate"
@@ -68,6 +70,9 @@ def points(make: Callable[..., Point], text: str, file: str, quick: bool) -> lis
 
 
 def figure(out: Path, df: pd.DataFrame) -> list[Path]:
+    """Throughput against PMem media writes and against lifetime: a colour per system, a marker
+    shape per contention, filled without Colloid and a ring with it (a dot inside its ring:
+    Colloid changed nothing); lifetime in the unit it reads in (days, months, years)."""
     d = df[df.experiment == EXPERIMENT]
     if d.empty:
         return []
@@ -76,21 +81,42 @@ def figure(out: Path, df: pd.DataFrame) -> list[Path]:
         label=labels,
         media_gb_s=d.pmem_media_writes_64b * 64 / 1e9 / d.duration_s,
     )
-    colors = color_for(list(dict.fromkeys(labels)))
+    systems = list(dict.fromkeys(d.system))
+    colors = color_for(systems)
     markers = {0: "o", 1: "s", 2: "^", 3: "D"}
+    life_s = d.pmem_lifetime_years_no_wl * SECONDS_PER_YEAR
+    unit, per = life_unit(life_s)
+    d = d.assign(life=life_s / per)
     with house_style():
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        for (lab, i), g in d.groupby(["label", "intensity"]):
-            kw = {"color": colors[lab], "marker": markers.get(i, "o")}
-            axes[0].scatter(g.media_gb_s, g.throughput_gb_s, label=f"{lab} {i}x", **kw)
-            axes[1].scatter(g.pmem_lifetime_years_no_wl, g.throughput_gb_s, **kw)
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+        for (system, colloid, i), g in d.groupby(["system", "colloid", "intensity"], sort=False):
+            kw = {"marker": markers.get(i, "o"), "label": f"{system}{' + colloid' if colloid else ''} {i}x"}
+            kw |= {"facecolors": "none", "edgecolors": colors[system], "s": 150, "linewidths": 1.5} if colloid else {}
+            kw |= {} if colloid else {"color": colors[system], "s": 36}
+            axes[0].scatter(g.media_gb_s, g.throughput_gb_s, **kw)
+            axes[1].scatter(g.life, g.throughput_gb_s, **{**kw, "label": "_"})
         axes[0].set_xlabel("PMem media writes (GB/s, extrapolated)")
-        axes[1].set_xlabel("PMem lifetime without wear leveling (years)")
-        axes[1].set_xscale("log")
+        axes[1].set_xlabel(f"PMem lifetime without wear leveling ({unit})")
+        axes[0].set_ylabel("GUPS throughput (GB/s)")
         for ax in axes:
-            ax.set_ylabel("GUPS throughput (GB/s)")
-        axes[0].legend(fontsize=7)
-        axes[0].set_title("PMem as alternate tier: throughput vs media writes")
-        axes[1].set_title("... vs lifetime (o: 0x, D: 3x contention)")
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
+        axes[1].legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+        axes[0].set_title("PMem as alternate tier: throughput vs media writes", fontsize=10)
+        axes[1].set_title("... vs lifetime (ring: with Colloid)", fontsize=10)
+        declare_series(fig, [f"{lab} {i}x" for lab, i in dict.fromkeys(zip(d.label, d.intensity, strict=True))])
         paths = save_figure(fig, out, "fig_pmem_alternate")
     return paths
+
+
+def life_unit(seconds: pd.Series) -> tuple[str, float]:
+    """(name, seconds per unit) for a lifetime axis: days up to 2 months, months up to 2
+    years, then years; hours below 2 days."""
+    finite = seconds[seconds.notna() & (seconds > 0) & (seconds < float("inf"))]
+    mid = float(finite.median()) if len(finite) else SECONDS_PER_YEAR
+    if mid < 2 * 86400:
+        return "hours", 3600.0
+    if mid < 61 * 86400:
+        return "days", 86400.0
+    if mid < 2 * SECONDS_PER_YEAR:
+        return "months", SECONDS_PER_YEAR / 12
+    return "years", SECONDS_PER_YEAR
