@@ -554,3 +554,52 @@ def test_reliab_api_misuse_is_a_config_error(tmp_path, call):
     with pytest.raises(hmsim.ConfigError) as e:
         call(tmp_path)
     assert str(e.value) and "\n" not in str(e.value)
+
+
+# ---------------------------------------------------------------- issue #31: special files
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "/dev/urandom", "fifo", "dir", "huge"])
+def test_reliab_special_files_as_scenario_sweep_or_device_are_refused_up_front(tmp_path, cli, kind):
+    if kind == "fifo":
+        path = tmp_path / "f.toml"
+        os.mkfifo(path)  # no writer: opening it for reading would block for ever
+    elif kind == "dir":
+        path = tmp_path / "d.toml"
+        path.mkdir()
+    elif kind == "huge":
+        path = tmp_path / "big.toml"
+        with open(path, "wb") as f:
+            f.truncate(hmsim.errors.MAX_TEXT_BYTES + 1)  # sparse: costs no disk
+    else:
+        path = Path(kind)
+    (tmp_path / "s.toml").write_text(STORAGE.format(duration=0.001))
+    sw = tmp_path / "sw.toml"
+    sw.write_text(f'scenario = "{path}"\n[axes]\n"job.queue_depth" = [1]\n')
+    devdir = tmp_path / "devs"
+    devdir.mkdir()
+    if kind in ("fifo", "huge"):
+        os.rename(path, devdir / path.name)
+        (tmp_path / path.name).symlink_to(devdir / path.name)
+    for args in (
+        ["run", str(path), "--out", str(tmp_path / "o")],
+        ["sweep", str(path), "--out", str(tmp_path / "o")],
+        ["sweep", str(sw), "--out", str(tmp_path / "o")],
+        ["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--device-dir", str(path)],
+        ["devices", "--device-dir", str(devdir if kind in ("fifo", "huge") else path)],
+    ):
+        if kind == "dir" and "--device-dir" in args:
+            continue  # a folder is what --device-dir takes
+        code, _, err = cli(*args)
+        assert code == 2, (args, err)
+        one_error_line(err, path.name if kind in ("fifo", "huge") else str(path))
+        assert re.search(r"FIFO|character device|directory|MiB", err), err
+    assert not (tmp_path / "o").exists()
+
+
+def test_reliab_sweep_file_with_a_bom_is_read_like_a_scenario(tmp_path, cli):
+    (tmp_path / "s.toml").write_bytes(b"\xef\xbb\xbf" + STORAGE.format(duration=0.001).encode())
+    sw = tmp_path / "sw.toml"
+    sw.write_bytes(b'\xef\xbb\xbfscenario = "s.toml"\n[axes]\n"job.queue_depth" = [1]\n')
+    code, _, err = cli("sweep", str(sw), "--out", str(tmp_path / "o"), "--workers", "1")
+    assert code == 0, err

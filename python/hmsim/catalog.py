@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable
@@ -10,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from hmsim import _core, check
+from hmsim.errors import check_text_file
 
 ENV_VAR = "HMSIM_DEVICE_PATH"
 
@@ -19,7 +21,22 @@ def device_paths(extra: Iterable[str | Path] = ()) -> list[str]:
     paths = check.paths(extra, "devices")
     env = os.environ.get(ENV_VAR, "")
     paths += [p for p in env.split(os.pathsep) if p]
+    for p in paths:
+        _check_device_path(Path(p))
     return paths
+
+
+def _check_device_path(path: Path) -> None:
+    """The core reads device files whole: refuse up front what it would block on or read
+    without end (a FIFO, `/dev/zero`, a huge file), given directly or as a `*.toml` entry of
+    a device folder. A missing path is left to the core's own message."""
+    if path.is_dir():
+        with contextlib.suppress(OSError):
+            for entry in sorted(path.iterdir()):
+                if entry.suffix == ".toml":
+                    check_text_file(entry, "device file")
+    elif path.exists() or path.is_symlink():
+        check_text_file(path, "device file")
 
 
 def device_list(extra: Iterable[str | Path] = ()) -> list[dict]:

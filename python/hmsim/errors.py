@@ -13,9 +13,15 @@ carries `file`, `line`, `key` and `detail` (the message without the location).
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 __all__ = ["ConfigError", "HmsimError", "InputDataError", "SimulationError", "from_kind", "read_text"]
+
+# Scenario, sweep and device files are hand-written TOML: the largest example is a few KiB.
+# Reading stops past this, so `/dev/zero` or a runaway file is one error line, not all memory.
+MAX_TEXT_BYTES = 4 << 20
 
 
 class HmsimError(Exception):
@@ -55,15 +61,55 @@ def from_kind(kind: str, file: str, message: str, key: str = "", line: int | Non
     return _KINDS.get(kind, HmsimError)(file, message, key=key, line=line)
 
 
-def read_text(path: Path, what: str) -> str:
-    """A UTF-8 text file (scenario, sweep); a binary or mis-encoded one is one error line
-    naming the line of the first bad byte."""
+def _kind(mode: int) -> str:
+    for test, what in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def check_text_file(path: Path, what: str) -> None:
+    """Refuse, before anything opens it, a path that is not a regular file of at most
+    MAX_TEXT_BYTES (a directory, a FIFO that would block, a device that never ends)."""
     try:
-        data = path.read_bytes()
+        st = os.stat(path)
+    except OSError as e:
+        raise ConfigError(str(path), f"cannot read {what}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(str(path), f"is {_kind(st.st_mode)}; expected a {what} (a regular file)")
+    if st.st_size > MAX_TEXT_BYTES:
+        raise ConfigError(
+            str(path), f"{st.st_size} bytes; a {what} is at most {MAX_TEXT_BYTES >> 20} MiB: is it a {what}?"
+        )
+
+
+def read_text(path: Path, what: str) -> str:
+    """A UTF-8 text file (scenario, sweep) of at most MAX_TEXT_BYTES; anything else (a
+    directory, a FIFO, a device, binary or mis-encoded text) is one error line naming the
+    file (and the line of the first bad byte). A UTF-8 byte-order mark is dropped."""
+    check_text_file(path, what)
+    try:
+        # O_NONBLOCK: a FIFO swapped in after the check cannot block the open.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise ConfigError(str(path), f"is {_kind(st.st_mode)}; expected a {what} (a regular file)")
+            data = f.read(MAX_TEXT_BYTES + 1)
     except IsADirectoryError:
         raise ConfigError(str(path), f"cannot read {what}: is a directory") from None
     except OSError as e:
         raise ConfigError(str(path), f"cannot read {what}: {e.strerror}") from None
+    if len(data) > MAX_TEXT_BYTES:
+        raise ConfigError(str(path), f"over {MAX_TEXT_BYTES >> 20} MiB; a {what} is at most that: is it a {what}?")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
