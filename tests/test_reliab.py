@@ -603,3 +603,12 @@ def test_reliab_sweep_file_with_a_bom_is_read_like_a_scenario(tmp_path, cli):
     sw.write_bytes(b'\xef\xbb\xbfscenario = "s.toml"\n[axes]\n"job.queue_depth" = [1]\n')
     code, _, err = cli("sweep", str(sw), "--out", str(tmp_path / "o"), "--workers", "1")
     assert code == 0, err
+
+
+def test_reliab_lifetime_cli_on_a_trace_without_sizes(tmp_path, cli):
+    # Pinatrace gives no access sizes: stored bytes are pandas' NA, printed as n/a.
+    t = tmp_path / "p.pin"
+    t.write_text("0x1: W 0x1000\n#eof\n")
+    code, out, err = cli("lifetime", "--trace", str(t))
+    assert code == 0, err
+    assert "n/a (store sizes not in the trace format)" in out, out

@@ -270,23 +270,30 @@ def lifetime(
 def lifetime_rows(r) -> list[tuple[str, str]]:
     """The lifetime summary as (label, text); a figure the trace cannot give (no writes, no
     sizes, no time) reads "n/a" with the reason rather than a number made from 0 or 1."""
+    import pandas as pd
+
     from hmsim.humanize import duration, years
 
+    def missing(v) -> bool:
+        # None, NaN, or pandas' NA (a gap in a typed integer column): `NA != NA` is NA,
+        # whose truth value raises, so ask pandas.
+        return v is None or bool(pd.isna(v))
+
     def num(v, spec: str, unit: str = "", why: str = "") -> str:
-        if v is None or (isinstance(v, float) and v != v):
+        if missing(v):
             return f"n/a ({why})" if why else "n/a"
         return f"{v:{spec}}{unit}"
 
     def human(v, fmt, why: str = "") -> str:
         # Durations in the unit their magnitude calls for (hours, days, years …).
-        if v is None or (isinstance(v, float) and v != v):
+        if missing(v):
             return f"n/a ({why})" if why else "n/a"
         return fmt(v)
 
     unsized = "store sizes not in the trace format"
     no_writes = "no writes reach PMem"
     stored = r.get("stored_bytes")
-    if stored is not None and stored != stored:  # NaN: pandas' missing value
+    if missing(stored):
         stored = None
     per_byte = unsized if stored is None else "no stores"
     return [
@@ -301,7 +308,7 @@ def lifetime_rows(r) -> list[tuple[str, str]]:
         (
             "media writes (MediaWrites, 64 B)",
             f"{r.media_writes_64b}  (WA {num(r.write_amplification, '.3g')} per request)"
-            if r.write_requests
+            if not missing(r.write_requests) and r.write_requests
             else f"{r.media_writes_64b}",
         ),
         (
