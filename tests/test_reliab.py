@@ -612,3 +612,58 @@ def test_reliab_lifetime_cli_on_a_trace_without_sizes(tmp_path, cli):
     code, out, err = cli("lifetime", "--trace", str(t))
     assert code == 0, err
     assert "n/a (store sizes not in the trace format)" in out, out
+
+
+# ---------------------------------------------------------------- issue #31: double signals
+
+
+def _burst(pid: int, n: int, gap_s: float) -> None:
+    for _ in range(n):
+        try:
+            os.kill(pid, signal.SIGINT)
+        except ProcessLookupError:
+            return
+        end = time.perf_counter() + gap_s
+        while time.perf_counter() < end:
+            pass
+
+
+def test_reliab_a_second_signal_while_leaving_is_ignored():
+    from hmsim import signals
+
+    old = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        signals.install()
+        with pytest.raises(KeyboardInterrupt):
+            signals._on_signal(signal.SIGTERM, None)
+        signals._on_signal(signal.SIGINT, None)  # no second KeyboardInterrupt
+        assert signals.exit_status() == 143  # the first one decides
+    finally:
+        signal.signal(signal.SIGINT, old[0])
+        signal.signal(signal.SIGTERM, old[1])
+
+
+@pytest.mark.parametrize("phase", ["simulating", "writing"])
+@pytest.mark.parametrize("gap_s", [0.0, 0.0001])
+def test_reliab_two_ctrl_c_during_a_run_exit_130_cleanly(tmp_path, phase, gap_s):
+    out = tmp_path / "o"
+    example = ROOT / "examples" / "storage-qd16.toml"
+    # Simulating: the core runs for minutes. Writing: a short run, signalled once its
+    # staging folder appears, while Python draws the figures (where a second
+    # KeyboardInterrupt inside clean-up code used to escape as a traceback, exit -2).
+    duration = "3000" if phase == "simulating" else "2"
+    p = _hmsim("run", str(example), "--out", str(out), "--set", f"job.duration_s={duration}")
+    if phase == "simulating":
+        _wait_for(lambda: (tmp_path / ".o.lock").exists() or p.poll() is not None, timeout=30)
+        time.sleep(0.2)
+    else:
+        _wait_for(lambda: any(tmp_path.glob(".o.tmp-*")) or p.poll() is not None, timeout=30)
+    assert p.poll() is None, p.communicate()
+    # Two at once, then a burst: some land while hmsim is already cleaning up and leaving.
+    _burst(p.pid, 2, 0.0)
+    _burst(p.pid, 400, gap_s)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    assert "Traceback" not in err and "release unlocked lock" not in err, err
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())

@@ -415,9 +415,25 @@ def main(argv: list[str] | None = None) -> int:
     2; a valid run that could not complete → one line and 1; Ctrl-C → 130, SIGTERM
     → 143 (finished sweep points kept, temporaries removed)."""
     from hmsim import signals
-    from hmsim.sweep import SweepInterrupted
 
     signals.install()
+    try:
+        status = _main(argv)
+    except KeyboardInterrupt:  # a first signal just after the command's own handling
+        status = signals.exit_status()
+    if argv is None:
+        # The `hmsim` command, its work done (files written, lock released): leave now. At
+        # interpreter shutdown Python resets the signal handlers, so a signal there (a second
+        # Ctrl-C) would end it with a raw -2 after tracebacks from threading's exit hooks.
+        signals.install_leaving()
+        signals.exit_now(status)
+    return status
+
+
+def _main(argv: list[str] | None) -> int:
+    from hmsim import signals
+    from hmsim.sweep import SweepInterrupted
+
     try:
         cli.main(args=argv, prog_name="hmsim", standalone_mode=False)
     except SimulationError as e:
@@ -434,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
         return e.exit_code
     except SweepInterrupted as e:
         click.echo(f"hmsim: {e}", err=True)
+        signals.leave_if_busy(signals.exit_status())
         return signals.exit_status()
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo(f"hmsim: interrupted ({signals.signal_name()})", err=True)

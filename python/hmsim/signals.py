@@ -4,6 +4,7 @@ instead of after the call returns (the core does not poll for interrupts)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -14,18 +15,27 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 _received: int | None = None
+_extra = 0  # signals after the first, ignored
 
 
 def _on_signal(signum: int, frame: Any) -> None:
-    global _received
+    """The first signal raises KeyboardInterrupt; any later one (a second Ctrl-C, a burst)
+    is ignored: hmsim is already leaving, and a second KeyboardInterrupt raised inside that
+    clean-up (in a `finally`, in `threading`'s lock handling) would leave a lock unreleased,
+    a temporary folder behind, or a `RuntimeError: release unlocked lock` traceback."""
+    global _received, _extra
+    if _received is not None:
+        _extra += 1
+        return
     _received = signum
     raise KeyboardInterrupt
 
 
 def install() -> None:
     """For the CLI: SIGINT and SIGTERM raise KeyboardInterrupt; `exit_status` tells which."""
-    global _received
+    global _received, _extra
     _received = None
+    _extra = 0
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)
 
@@ -33,13 +43,30 @@ def install() -> None:
 def install_early() -> None:
     """For the CLI while it starts (imports take a second): a signal ends it at once, as
     nothing has been written yet."""
+    signal.signal(signal.SIGINT, _leave)
+    signal.signal(signal.SIGTERM, _leave)
 
-    def leave(signum: int, frame: Any) -> None:
-        os.write(2, b"hmsim: interrupted\n")
-        os._exit(128 + signum)
 
-    signal.signal(signal.SIGINT, leave)
-    signal.signal(signal.SIGTERM, leave)
+def _leave(signum: int, frame: Any) -> None:
+    os.write(2, b"hmsim: interrupted\n")
+    os._exit(128 + signum)
+
+
+def install_leaving() -> None:
+    """For the CLI once its work is done (files written, lock released) and the interpreter
+    shuts down: a signal then ends it at once with 128 + the signal, not with Python's raw
+    death by SIGINT (exit -2) after a traceback from `threading._shutdown`."""
+    signal.signal(signal.SIGINT, _leave)
+    signal.signal(signal.SIGTERM, _leave)
+
+
+def exit_now(status: int) -> None:
+    """Flush the standard streams and end the process with `status`, skipping interpreter
+    shutdown (for the CLI, whose work is done)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
 
 
 def exit_status() -> int:
@@ -58,9 +85,11 @@ def leave_if_busy(status: int) -> None:
     """For the CLI after an interrupt: if a core call is still running in a helper thread,
     end the process now. Interpreter shutdown would wait for the call (it is not a daemon
     thread: a daemon thread inside the core would abort the process at shutdown)."""
-    # Not Thread.is_alive(): after a join() cut short by a signal it can read False while
-    # the thread is still inside the core.
-    if _running:
+    # Not Thread.is_alive() for core calls: after a join() cut short by a signal it can read
+    # False while the thread is still inside the core. Other live threads (a sweep's pool,
+    # whose running points are abandoned) would be joined at exit too.
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if _running or others:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)
