@@ -667,3 +667,152 @@ def test_reliab_two_ctrl_c_during_a_run_exit_130_cleanly(tmp_path, phase, gap_s)
     assert "Traceback" not in err and "release unlocked lock" not in err, err
     assert not out.exists()
     assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
+
+
+# ---------------------------------------------------------------- issue #31: swapping results in
+
+
+def _run_into(cli, tmp_path, out, duration=0.001, *extra):
+    s = tmp_path / "s.toml"
+    s.write_text(STORAGE.format(duration=duration))
+    code, _, err = cli("run", str(s), "--out", str(out), *extra)
+    assert code == 0, err
+    return (out / "summary.json").read_text()
+
+
+def test_reliab_swap_is_one_exchange_where_the_os_can(tmp_path, cli, monkeypatch):
+    from hmsim import outdir
+
+    out = tmp_path / "o"
+    _run_into(cli, tmp_path, out)
+    (out / "first").write_text("1")
+    seen = []
+    real = outdir._exchange
+
+    def spy(a, b):
+        ok = real(a, b)
+        seen.append((ok, b.exists(), (b / "first").exists(), (a / "first").exists()))
+        return ok
+
+    monkeypatch.setattr(outdir, "_exchange", spy)
+    _run_into(cli, tmp_path, out)
+    if not seen[0][0]:
+        pytest.skip("no RENAME_EXCHANGE on this system")
+    # One step: the new result at `out`, the old one at the temporary name, then removed.
+    assert seen == [(True, True, False, True)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o", "s.toml"]
+
+
+def test_reliab_interrupt_between_the_two_renames_keeps_a_result(tmp_path, cli, monkeypatch):
+    from hmsim import outdir
+
+    out = tmp_path / "o"
+    before = _run_into(cli, tmp_path, out)
+    monkeypatch.setattr(outdir, "_exchange", lambda a, b: False)  # the two-rename fallback
+    real = os.rename
+
+    def interrupted(src, dst):
+        if Path(dst) == out and ".o.tmp-" in str(src):
+            raise KeyboardInterrupt  # a signal after `out` was moved aside
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "rename", interrupted)
+    s = tmp_path / "s.toml"
+    with pytest.raises(KeyboardInterrupt):
+        hmsim.run(s, out=out)
+    monkeypatch.setattr(os, "rename", real)
+    assert (out / "summary.json").read_text() == before  # put back at once
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o", "s.toml"]
+
+
+def test_reliab_a_kill_between_the_renames_is_repaired_by_the_next_writer(tmp_path, cli):
+    from hmsim.outdir import exclusive, staged
+
+    out = tmp_path / "o"
+    before = _run_into(cli, tmp_path, out)
+    # What SIGKILL between `out -> .o.old-PID` and `.o.tmp-* -> out` leaves.
+    os.rename(out, tmp_path / ".o.old-4242")
+    (tmp_path / ".o.tmp-abcd1234").mkdir()
+    with pytest.raises(RuntimeError), exclusive(out), staged(out):
+        raise RuntimeError("the next run fails too")
+    assert (out / "summary.json").read_text() == before  # restored, not deleted
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o", "s.toml"]
+    _run_into(cli, tmp_path, out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o", "s.toml"]
+
+
+def test_reliab_glob_characters_in_out_touch_no_other_output(tmp_path, cli):
+    g = tmp_path / "g"
+    _run_into(cli, tmp_path, g / "abc")
+    for left in (".abc.tmp-zzzz1234", ".abc.old-999"):
+        (g / left).mkdir()
+        (g / left / "x").write_text("not yours")
+    for name in ("a*", "a?c", "[a]bc"):
+        _run_into(cli, tmp_path, g / name)
+        assert (g / name / "summary.json").exists()
+    assert (g / ".abc.tmp-zzzz1234" / "x").exists() and (g / ".abc.old-999" / "x").exists()
+    assert (g / "abc" / "summary.json").exists()
+
+
+# ---------------------------------------------------------------- issue #31: only hmsim's folders
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_reliab_run_and_sweep_refuse_a_user_folder_even_with_a_summary_json(tmp_path, cli, command):
+    (tmp_path / "s.toml").write_text(STORAGE.format(duration=0.001))
+    sw = tmp_path / "sw.toml"
+    sw.write_text('scenario = "s.toml"\n[axes]\n"job.queue_depth" = [1]\n')
+    given = str(tmp_path / ("s.toml" if command == "run" else "sw.toml"))
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "results.csv").write_text("my,data\n1,2\n")
+    for summary in ('{"mine": true}\n', "not json", '["hmsim_version"]'):
+        (mine / "summary.json").write_text(summary)
+        extra = ["--workers", "1"] if command == "sweep" else []
+        code, _, err = cli(command, given, "--out", str(mine), *extra)
+        assert code == 2, err
+        one_error_line(err, str(mine))
+        assert "hmsim did not make" in err
+        assert (mine / "results.csv").read_text() == "my,data\n1,2\n"
+        assert (mine / "summary.json").read_text() == summary
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_reliab_results_of_earlier_versions_are_still_replaced(tmp_path, cli, command):
+    (tmp_path / "s.toml").write_text(STORAGE.format(duration=0.001))
+    sw = tmp_path / "sw.toml"
+    sw.write_text('scenario = "s.toml"\n[axes]\n"job.queue_depth" = [1]\n')
+    old = tmp_path / "old"
+    old.mkdir()  # an earlier hmsim's result: no marker, its summary.json says hmsim
+    (old / "results.csv").write_text("a\n1\n")
+    (old / "summary.json").write_text('{"module": "storage", "hmsim_version": "0.1.0", "seed": 1}\n')
+    args = [command, str(tmp_path / ("s.toml" if command == "run" else "sw.toml")), "--out", str(old)]
+    code, _, err = cli(*args, *(["--workers", "1"] if command == "sweep" else []))
+    assert code == 0, err
+    assert (old / ".hmsim").exists() and "queue_depth" in (old / "results.csv").read_text()
+
+
+def test_reliab_symlinked_out_is_followed_and_leaves_nothing_behind(tmp_path, cli):
+    real = tmp_path / "real"
+    link = tmp_path / "link"
+    link.symlink_to(real)  # dangling at first
+    for _ in range(2):
+        _run_into(cli, tmp_path, link)
+        assert link.is_symlink() and (real / "summary.json").exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real", "s.toml"]
+
+
+def test_reliab_killed_convert_temps_are_removed_by_the_next_convert(tmp_path, cli):
+    t = tmp_path / "t.lackey"
+    t.write_text("".join(_lackey(50)))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f"t.hmt.tmp-{dead.pid}"
+    stale.write_bytes(b"partial")
+    live = tmp_path / f"t.hmt.tmp-{os.getppid()}"  # a writer still running: left alone
+    live.write_bytes(b"partial")
+    other = tmp_path / f"u.hmt.tmp-{dead.pid}"  # another output's
+    other.write_bytes(b"partial")
+    code, _, err = cli("trace", "convert", str(t), str(tmp_path / "t.hmt"))
+    assert code == 0, err
+    assert not stale.exists() and live.exists() and other.exists()

@@ -10,9 +10,15 @@ the old results or the new ones, never a mixture. See docs/reliability.md.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import fcntl
+import functools
+import json
 import os
+import re
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -49,6 +55,70 @@ def io_error(path: Path | str, op: str, e: OSError) -> HmsimError:
     return HmsimError(str(path), f"{op}: {e.strerror or e}")
 
 
+def target(out: str | Path) -> Path:
+    """The folder an `--out` names: a symbolic link is followed (its target is written and
+    replaced; the link itself stays as it is)."""
+    out = Path(out)
+    return Path(os.path.realpath(out)) if out.is_symlink() else out
+
+
+# Every folder hmsim writes holds this file; only folders holding it (or an earlier hmsim's
+# recognisable result) are ever replaced or written into.
+MARKER = ".hmsim"
+MARKER_TEXT = "hmsim output folder: hmsim may replace or delete everything here\n"
+
+
+def write_marker(folder: Path) -> None:
+    from hmsim.results import write_bytes
+
+    write_bytes(folder / MARKER, MARKER_TEXT.encode())
+
+
+def is_hmsim_folder(path: Path) -> bool:
+    """An empty folder, or one hmsim made: it holds the `.hmsim` marker, or (results of
+    earlier versions) a summary.json that is a JSON object with an `hmsim_version`, or an
+    unfinished sweep's `points/` store of point files only."""
+    if not path.is_dir():
+        return False
+    try:
+        if not any(path.iterdir()):
+            return True
+        marker = path / MARKER
+        if marker.is_file() and not marker.is_symlink():
+            with open(marker, "rb") as f:
+                if f.read(len(MARKER_TEXT) + 1) == MARKER_TEXT.encode():
+                    return True
+        summary = path / "summary.json"
+        if summary.is_file() and summary.stat().st_size < (64 << 20):
+            with contextlib.suppress(ValueError):
+                data = json.loads(summary.read_bytes())
+                if isinstance(data, dict) and isinstance(data.get("hmsim_version"), str):
+                    return True
+        points = path / "points"
+        if points.is_dir():
+            names = [p.name for p in points.iterdir()]
+            return bool(names) and all(_POINT.fullmatch(n) for n in names)
+    except OSError:
+        return False
+    return False
+
+
+_POINT = re.compile(r"[0-9a-f]{20}\.json|\..*\.tmp")
+
+
+def refuse_foreign(out: Path) -> None:
+    """One rule for `run`, `lifetime` and `sweep`: an existing `out` must be an hmsim folder
+    (or empty); anything else is refused, never replaced or written into."""
+    if not os.path.lexists(out):
+        return
+    if not out.is_dir():
+        raise ConfigError(str(out), "exists and is not a folder; choose a new or empty --out")
+    if not is_hmsim_folder(out):
+        raise ConfigError(
+            str(out), "exists and is a folder hmsim did not make (no .hmsim marker); choose a new or empty --out"
+        )
+
+
 _held: dict[Path, int] = {}
 _held_lock = threading.Lock()
 
@@ -60,7 +130,7 @@ def _lock_path(out: Path) -> Path:
 @contextlib.contextmanager
 def exclusive(out: str | Path) -> Iterator[None]:
     """Hold the writer lock of `out` for the block; re-entrant within this process."""
-    out = Path(out).absolute()
+    out = target(out).absolute()
     with _held_lock:
         if out in _held:
             _held[out] += 1
@@ -121,27 +191,46 @@ def _acquire(lock: Path, out: Path) -> int:
         os.close(fd)
 
 
-def _is_result_folder(path: Path) -> bool:
-    """A folder hmsim wrote before (it replaces those whole), or an empty one."""
-    return path.is_dir() and (not any(path.iterdir()) or (path / "summary.json").is_file())
+def _leftovers(out: Path, kind: str) -> list[Path]:
+    """`.NAME.tmp-*` or `.NAME.old-*` beside `out`, matched by exact name, not by a glob
+    pattern: an `--out` holding `*` or `?` must not match another output's folders."""
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.{kind}-[A-Za-z0-9_]+")
+    try:
+        return sorted(p for p in out.parent.iterdir() if pattern.fullmatch(p.name))
+    except OSError:
+        return []
+
+
+def _restore_or_remove_leftovers(out: Path) -> None:
+    """Folders of a killed earlier writer (the caller holds the lock of `out`). A previous
+    result moved aside (`.NAME.old-*`) while `out` is missing is the last complete result:
+    it is put back, not deleted (a kill between the two renames of a swap without
+    RENAME_EXCHANGE leaves exactly that)."""
+    olds = _leftovers(out, "old")
+    if olds and not os.path.lexists(out):
+        newest = max(olds, key=lambda p: p.lstat().st_mtime)
+        with contextlib.suppress(OSError):
+            os.rename(newest, out)
+    for left in _leftovers(out, "tmp") + _leftovers(out, "old"):
+        if left.is_dir() and not left.is_symlink():
+            shutil.rmtree(left, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                left.unlink()
 
 
 @contextlib.contextmanager
 def staged(out: str | Path) -> Iterator[Path]:
-    """A temporary folder beside `out`, renamed to `out` when the block completes.
+    """A temporary folder beside `out`, swapped into place when the block completes.
 
-    An existing `out` is replaced only if it is empty or an earlier hmsim result (it holds a
-    summary.json); any other existing folder is refused rather than deleted. Call it inside
+    An existing `out` is replaced only if hmsim made it (`is_hmsim_folder`); any other
+    existing folder is refused rather than deleted. An `out` that is a symbolic link is
+    followed: the folder it points to is replaced, the link stays. Call it inside
     `exclusive(out)`.
     """
-    out = Path(out)
-    if out.exists() and not _is_result_folder(out):
-        what = "a file" if not out.is_dir() else "a folder that is not an hmsim result (no summary.json)"
-        raise ConfigError(str(out), f"exists and is {what}; choose a new or empty --out")
-    # Folders of a killed earlier writer (the caller holds the lock of `out`).
-    for pattern in (f".{out.name}.tmp-*", f".{out.name}.old-*"):
-        for left in out.parent.glob(pattern):
-            shutil.rmtree(left, ignore_errors=True)
+    out = target(out)
+    refuse_foreign(out)
+    _restore_or_remove_leftovers(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
@@ -149,6 +238,7 @@ def staged(out: str | Path) -> Iterator[Path]:
     except OSError as e:
         raise io_error(out.parent, "mkdir", e) from None
     try:
+        write_marker(tmp)
         yield tmp
         _swap_in(tmp, out)
     except BaseException:
@@ -156,21 +246,67 @@ def staged(out: str | Path) -> Iterator[Path]:
         raise
 
 
-def _swap_in(tmp: Path, out: Path) -> None:
-    old = None
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap `a` and `b` in one step (Linux renameat2 RENAME_EXCHANGE): at every instant one
+    of them is at each name. False where the system or file system cannot."""
+    fn = _renameat2()
+    if fn is None:
+        return False
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+@functools.cache
+def _renameat2():
+    if not sys.platform.startswith("linux"):
+        return None
     try:
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            shutil.rmtree(old, ignore_errors=True)
-            os.rename(out, old)
-        os.rename(tmp, out)
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def _swap_in(tmp: Path, out: Path) -> None:
+    """Put the complete folder `tmp` at `out`. With an earlier `out`: exchanged in one step
+    where the OS can (the old result then sits at `tmp` and is removed); elsewhere moved
+    aside to `.NAME.old-PID` first, and put back if the second rename fails or is
+    interrupted (after a kill there, the next writer puts it back)."""
+    try:
+        if not os.path.lexists(out):
+            os.rename(tmp, out)
+            return
+        if _exchange(tmp, out):
+            shutil.rmtree(tmp, ignore_errors=True)
+            return
     except OSError as e:
-        if old is not None and not out.exists():
+        raise io_error(out, "rename", e) from None
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    shutil.rmtree(old, ignore_errors=True)
+    try:
+        os.rename(out, old)
+    except OSError as e:
+        raise io_error(out, "rename", e) from None
+    try:
+        os.rename(tmp, out)
+    except BaseException as e:
+        if not os.path.lexists(out):
             with contextlib.suppress(OSError):
                 os.rename(old, out)  # put the previous results back
-        raise io_error(out, "rename", e) from None
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        if isinstance(e, OSError):
+            raise io_error(out, "rename", e) from None
+        raise
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def sweep_leftovers(folder: Path) -> None:

@@ -55,7 +55,7 @@ import tomli_w
 from hmsim import check
 from hmsim.catalog import device_paths
 from hmsim.errors import ConfigError, read_text
-from hmsim.outdir import exclusive, sweep_leftovers
+from hmsim.outdir import exclusive, io_error, refuse_foreign, sweep_leftovers, write_marker
 from hmsim.progress import progress
 from hmsim.results import read_json, write_csv, write_json
 from hmsim.scenario import _toml_value, run_raw, scenario_text
@@ -389,8 +389,13 @@ def _finish_sweep(
 ) -> SweepResult:
     """Runs the points and writes the combined files; summary.json, written last, is the
     completion marker: it is removed first so a folder without it is an unfinished sweep."""
-    if out.exists() and not out.is_dir():
-        raise ConfigError(str(out), "exists and is a file; --out needs a folder")
+    # The rule of `hmsim run`: only a new, empty or hmsim-made folder is written into.
+    refuse_foreign(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise io_error(out, "mkdir", e) from None
+    write_marker(out)
     (out / "summary.json").unlink(missing_ok=True)
     res = run_points(points, out, workers=workers, label=meta["name"], devices=devices, backend=backend)
     try:

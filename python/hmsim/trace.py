@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,6 +57,7 @@ def convert(
         got = f"{max_output_bytes!r:.60}"
         raise ConfigError("max_output_bytes", f"expected a whole number of bytes >= 0 (0: no limit), got {got}")
     cancel = _core.Cancel()
+    _remove_stale_temps(dst)
     with core_progress(f"converting {src.name}") as bar:
         raw = interruptible(
             _core.trace_convert,
@@ -70,6 +72,33 @@ def convert(
             on_interrupt=cancel.cancel,
         )
     return json.loads(raw)
+
+
+def _remove_stale_temps(dst: Path) -> None:
+    """The core writes `DST.tmp-PID` and renames it to DST when complete; a killed convert
+    leaves it behind. Remove those whose writer is gone (a live PID's is left alone)."""
+    pattern = re.compile(rf"{re.escape(dst.name)}\.tmp-(\d+)")
+    try:
+        entries = list(dst.parent.iterdir())
+    except OSError:
+        return
+    for p in entries:
+        m = pattern.fullmatch(p.name)
+        if m and not _alive(int(m.group(1))) and p.is_file() and not p.is_symlink():
+            with contextlib.suppress(OSError):
+                p.unlink()
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
 
 
 def _atomic_target(out: Path) -> Path:
