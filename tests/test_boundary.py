@@ -73,7 +73,7 @@ def test_cli_simulation_errors_are_one_line_and_status_1(monkeypatch, cli, scena
     def fail(*args, **kwargs):
         raise SimulationError(str(scenario), "the model ran out of simulated memory")
 
-    monkeypatch.setattr("hmsim.scenario.run", fail)
+    monkeypatch.setattr("hmsim.scenario._run", fail)
     code, _, err = cli("run", str(scenario), "--out", str(tmp_path / "o"))
     assert code == 1, err
     assert err.strip() == f"hmsim: simulation failed: {scenario}: the model ran out of simulated memory"

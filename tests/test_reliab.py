@@ -816,3 +816,74 @@ def test_reliab_killed_convert_temps_are_removed_by_the_next_convert(tmp_path, c
     code, _, err = cli("trace", "convert", str(t), str(tmp_path / "t.hmt"))
     assert code == 0, err
     assert not stale.exists() and live.exists() and other.exists()
+
+
+# ---------------------------------------------------------------- issue #31: sweeps and overrides
+
+
+def test_reliab_table_values_on_a_sweep_axis_are_refused_naming_the_axis(tmp_path, cli):
+    (tmp_path / "s.toml").write_text(STORAGE.format(duration=0.001))
+    sw = tmp_path / "sw.toml"
+    sw.write_text('scenario = "s.toml"\n[axes]\n"job.queue_depth" = [{a = 7}, {b = 9}]\n')
+    code, _, err = cli("sweep", str(sw), "--out", str(tmp_path / "o"), "--workers", "1")
+    assert code == 2, err
+    one_error_line(err, str(sw))
+    assert "[axes] job.queue_depth = {a = 7}" in err or "[axes] job.queue_depth = {b = 9}" in err, err
+    assert "map" in err, err  # a table, refused as `--set job.queue_depth={a = 7}` is
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda s: hmsim.run(s, set={"job.queue_depth": [1, 2]}), "set['job.queue_depth'] = [1, 2]: "),
+        (lambda s: hmsim.run(s, set={"job.bogus": 1}), "set['job.bogus'] = 1: "),
+        (lambda s: hmsim.run(s, set=["job.queue_depth"]), "set: 'job.queue_depth' is not key=value"),
+        (lambda s: hmsim.sweep(s, axes={"job.queue_depth": [[1, 2]]}), "axes['job.queue_depth'] value [1, 2]: "),
+        (lambda s: hmsim.sweep(s, axes={"job.queue_depth": [{"a": 7}]}), "axes['job.queue_depth'] value {a = 7}: "),
+        (lambda s: hmsim.sweep(s, axes={"job.queue_depth": [1]}, set={"job.x": [3]}), "set['job.x'] = [3]: "),
+        (lambda s: hmsim.sweep(s, axes={1: [1]}), "axes: expected dotted key paths"),
+        (lambda s: hmsim.sweep(s, axes={"job.queue_depth": [1]}, set={2: 1}), "set: expected dotted key paths"),
+        (lambda s: hmsim.sweep(s, axes=[1]), "axes: expected a non-empty mapping"),
+        (lambda s: hmsim.sweep(s, axes={"job.queue_depth": [1]}, backend="dask"), "backend: expected"),
+        (lambda s: hmsim.sweep(s, axes={"job.queue_depth": [1]}, workers=0), "workers"),
+    ],
+)
+def test_reliab_python_api_errors_name_the_argument_used(tmp_path, call, words):
+    s = tmp_path / "s.toml"
+    s.write_text(STORAGE.format(duration=0.001))
+    with pytest.raises(hmsim.ConfigError) as e:
+        call(s)
+    msg = str(e.value)
+    assert "\n" not in msg and "--set" not in msg, msg
+    assert msg.startswith(words) if words.endswith(": ") else words in msg, msg
+
+
+def test_reliab_cli_set_errors_stay_worded_as_set_and_one_line(tmp_path, cli):
+    s = tmp_path / "s.toml"
+    s.write_text(STORAGE.format(duration=0.001))
+    code, _, err = cli("run", str(s), "--out", str(tmp_path / "o"), "--set", "job.queue_depth=[1, 2]")
+    assert code == 2
+    one_error_line(err, "--set job.queue_depth=[1, 2]")
+    code, _, err = cli("run", str(s), "--out", str(tmp_path / "o"), "--set", "job.queue_depth")
+    assert code == 2
+    one_error_line(err, "--set")
+
+
+@pytest.mark.parametrize(
+    "body, key",
+    [
+        (f'description = "{"d" * 100_000}"\n', "description"),
+        ("description = 5\n", "description"),
+        ('[set]\n"job.duration_s" = 1e300\n', "set.job.duration_s"),
+        (f'[set]\n"device.name" = "{"x" * 5000}"\n', "set.device.name"),
+    ],
+)
+def test_reliab_sweep_files_get_the_scenario_bounds(tmp_path, cli, body, key):
+    (tmp_path / "s.toml").write_text(STORAGE.format(duration=0.001))
+    sw = tmp_path / "sw.toml"
+    sw.write_text('scenario = "s.toml"\n' + body + '[axes]\n"job.queue_depth" = [1]\n')
+    code, _, err = cli("sweep", str(sw), "--out", str(tmp_path / "o"), "--workers", "1")
+    assert code == 2, err
+    one_error_line(err, str(sw))
+    assert f"key '{key}'" in err, err
+    assert len(err) < 400, err

@@ -81,9 +81,9 @@ def _ns(ns: float) -> str:
 def run(scenario: str, out: str, overrides: tuple[str, ...], device_dirs: tuple[str, ...]) -> None:
     """Run one scenario; write results.csv, summary.json and figures into OUT."""
     from hmsim.humanize import duration, headline_value
-    from hmsim.scenario import run as run_scenario
+    from hmsim.scenario import _run
 
-    res = run_scenario(scenario, out=out, set=list(overrides), devices=device_dirs)
+    res = _run(scenario, out, list(overrides), device_dirs, origin="--set")
     for k, v in res.headline.items():
         # Keys verbatim: no rich markup ([no_EPF] is a key, not a style).
         console.print(f"{k:>24}: {headline_value(k, v)}", markup=False)

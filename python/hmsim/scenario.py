@@ -18,7 +18,7 @@ import tomli_w
 
 from hmsim import _core, check
 from hmsim.catalog import device_paths
-from hmsim.errors import ConfigError, read_text
+from hmsim.errors import ConfigError, HmsimError, read_text
 from hmsim.progress import CoreProgress, core_progress
 from hmsim.signals import interruptible
 
@@ -53,39 +53,82 @@ class RunResult:
         }
 
 
-def parse_overrides(overrides: Overrides) -> list[tuple[str, str]]:
-    """`{"job.queue_depth": 16}` or `["job.queue_depth=16"]` → [("job.queue_depth", "16")]."""
+def parse_overrides(overrides: Overrides, arg: str = "set") -> list[tuple[str, str]]:
+    """`{"job.queue_depth": 16}` or `["job.queue_depth=16"]` → [("job.queue_depth", "16")].
+    `arg` names the argument in errors: `set` (Python) or `--set` (the CLI)."""
     if overrides is None:
         return []
     if isinstance(overrides, Mapping):
-        return [(_key(k), _toml_value(v, k)) for k, v in overrides.items()]
+        return [(_key(k, arg), _toml_value(v, k, arg)) for k, v in overrides.items()]
     if isinstance(overrides, str | bytes) or not isinstance(overrides, Iterable):
         raise ConfigError(
-            "set", f"expected a mapping {{key: value}} or a list of 'key=value', got {type(overrides).__name__}"
+            arg, f"expected a mapping {{key: value}} or a list of 'key=value', got {type(overrides).__name__}"
         )
     out = []
     for item in overrides:
         if not isinstance(item, str):
-            raise ConfigError("set", f"expected 'key=value' strings, got {type(item).__name__} {item!r:.60}")
+            raise ConfigError(arg, f"expected 'key=value' strings, got {type(item).__name__} {item!r:.60}")
         if "=" not in item:
-            raise ConfigError("--set", f"'{item}' is not key=value (e.g. job.queue_depth=16)")
+            raise ConfigError(arg, f"'{item}' is not key=value (e.g. job.queue_depth=16)")
         k, v = item.split("=", 1)
         out.append((k.strip(), v.strip()))
     return out
 
 
-def _key(k: Any) -> str:
+def _key(k: Any, arg: str = "set") -> str:
     if not isinstance(k, str) or not k:
-        raise ConfigError("set", f"expected dotted key paths (str) as keys, got {type(k).__name__} {k!r:.60}")
+        raise ConfigError(arg, f"expected dotted key paths (str) as keys, got {type(k).__name__} {k!r:.60}")
     return k
 
 
-def _toml_value(v: Any, key: str = "") -> str:
-    """A Python value as TOML value text (strings quoted, lists as arrays)."""
+def _toml_value(v: Any, key: str = "", arg: str = "set") -> str:
+    """A Python value as one line of TOML value text: strings quoted, lists as `[1, 2]`,
+    tables as inline tables `{a = 7}` (never a `[v]` section, whose first value would be
+    taken for the whole table)."""
     try:
-        return tomli_w.dumps({"v": v}).split("=", 1)[1].strip()
+        return _inline(v)
     except (TypeError, ValueError) as e:
-        raise ConfigError("set", f"{type(v).__name__} {v!r:.60} has no TOML form ({e})", key=key) from None
+        raise ConfigError(arg, f"{type(v).__name__} {v!r:.60} has no TOML form ({e})", key=key) from None
+
+
+def _inline(v: Any) -> str:
+    if isinstance(v, Mapping):
+        items = ", ".join(f"{_inline_key(k)} = {_inline(x)}" for k, x in v.items())
+        return "{" + items + "}"
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_inline(x) for x in v) + "]"
+    return tomli_w.dumps({"v": v}).split("=", 1)[1].strip()
+
+
+def _inline_key(k: Any) -> str:
+    if not isinstance(k, str):
+        raise TypeError(f"table keys must be str, got {type(k).__name__} {k!r:.60}")
+    return tomli_w.dumps({k: 0}).rsplit("=", 1)[0].strip()
+
+
+def blame(e: HmsimError, origins: Mapping[str, str], overrides: Iterable[tuple[str, str]] = ()) -> HmsimError:
+    """A core error about an override (the core names it `--set k=v`, or `<override>` for a
+    bad key path) worded by where the override came from: `origins` maps its key to `--set`
+    (the CLI), `set` or `axes` (Python arguments) or `FILE [set]` / `FILE [axes]` (a sweep
+    file). Other errors are returned unchanged."""
+    if e.file.startswith("--set "):
+        k, _, v = e.file[len("--set ") :].partition("=")
+    elif e.file == "<override>":
+        k, v = e.key, dict(overrides).get(e.key, "")
+    else:
+        return e
+    origin = origins.get(k)
+    if origin is None or origin == "--set":
+        if e.file == "<override>":
+            return type(e)(f"--set {k}={v}" if origin else e.file, e.detail, key=e.key, line=e.line)
+        return e
+    if origin == "set":
+        where = f"set[{k!r}] = {v}"
+    elif origin == "axes":
+        where = f"axes[{k!r}] value {v}"
+    else:
+        where = f"{origin} {k} = {v}"
+    return type(e)(where, e.detail, key=e.key)
 
 
 def scenario_text(scenario: str | Path | Mapping[str, Any]) -> tuple[str, str]:
@@ -136,18 +179,32 @@ def run(
     devices: Iterable[str | Path] = (),
 ) -> RunResult:
     """Run one scenario (a TOML path or a dict). With `out`, write results there."""
+    return _run(scenario, out, set, devices, origin="set")
+
+
+def _run(
+    scenario: str | Path | Mapping[str, Any],
+    out: str | Path | None,
+    overrides: Overrides,
+    devices: Iterable[str | Path],
+    origin: str,
+) -> RunResult:
+    """`run`, its overrides named in errors as `origin`: `set` (Python) or `--set` (CLI)."""
     from hmsim.outdir import exclusive
 
     out = check.optional_path(out, "out")
     text, file = scenario_text(scenario)
     with exclusive(out) if out is not None else contextlib.nullcontext():
-        ov = parse_overrides(set)
-        hooked = python_policy(text, file, ov)
-        if hooked is not None:
-            raw = run_python_policy(*hooked, devices)
-        else:
-            with core_progress(f"running {Path(file).name}") as bar:
-                raw = run_raw(text, file, ov, device_paths(devices), bar)
+        ov = parse_overrides(overrides, origin)
+        try:
+            hooked = python_policy(text, file, ov)
+            if hooked is not None:
+                raw = run_python_policy(*hooked, devices)
+            else:
+                with core_progress(f"running {Path(file).name}") as bar:
+                    raw = run_raw(text, file, ov, device_paths(devices), bar)
+        except HmsimError as e:
+            raise blame(e, {k: origin for k, _ in ov}, ov) from None
         result = output_from_json(raw, raw["wall_time_s"])
         if out is not None:
             write_run(result, out, file)

@@ -77,6 +77,19 @@ class Point:
     file: str
     overrides: tuple[tuple[str, str], ...] = ()
     labels: tuple[tuple[str, Any], ...] = field(default=())
+    # Where each override came from, for error messages (`hmsim.scenario.blame`); not part
+    # of the point's identity.
+    origins: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    def result(self, fut: Any) -> dict:
+        """`fut.result()`, an error about an override worded by where it came from."""
+        from hmsim.errors import HmsimError
+        from hmsim.scenario import blame
+
+        try:
+            return fut.result()
+        except HmsimError as e:
+            raise blame(e, dict(self.origins), self.overrides) from None
 
     @property
     def id(self) -> str:
@@ -174,7 +187,7 @@ def _run_local(todo: list[Point], dev: list[str], n: int, done: Done) -> None:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
                 p = pending.pop(fut)
-                done(p, fut.result())
+                done(p, p.result(fut))
                 nxt = next(queue, None)
                 if nxt is not None:
                     pending[pool.submit(run_raw, nxt.text, nxt.file, list(nxt.overrides), dev)] = nxt
@@ -185,7 +198,7 @@ def _run_local(todo: list[Point], dev: list[str], n: int, done: Done) -> None:
         for fut, p in pending.items():
             if not fut.cancelled():
                 with contextlib.suppress(Exception):
-                    done(p, fut.result())
+                    done(p, p.result(fut))
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     except BaseException:
@@ -220,7 +233,7 @@ def _run_dask(todo: list[Point], dev: list[str], n: int, done: Done, scheduler: 
         # Results stream back as they finish and are written at once; a worker that dies only
         # loses its running task, which the scheduler reruns elsewhere.
         for fut in as_completed(futures):
-            done(futures[fut], fut.result())
+            done(futures[fut], futures[fut].result(fut))
     except KeyboardInterrupt:
         client.cancel(list(futures))
         raise
@@ -307,6 +320,12 @@ def load_sweep(path: str | Path) -> tuple[list[Point], dict]:
     for k in spec:
         if k not in allowed:
             raise ConfigError(str(path), f"unknown key; allowed: {', '.join(sorted(allowed))}", key=k)
+    # The bounds every scenario file shares (docs/configuration.md), for the sweep file too.
+    problem = _out_of_bounds(spec, [])
+    if problem is not None:
+        raise ConfigError(str(path), problem[1], key=problem[0])
+    if "description" in spec and not isinstance(spec["description"], str):
+        raise ConfigError(str(path), f"expected a string, got {type(spec['description']).__name__}", key="description")
     if "name" in spec:
         try:
             check.name(spec["name"], "name")
@@ -321,36 +340,82 @@ def load_sweep(path: str | Path) -> tuple[list[Point], dict]:
         raise ConfigError(str(path), "expected a scenario file name or an inline [scenario] table", key="scenario")
     axes = spec.get("axes")
     fixed = spec.get("set", {})
-    points = grid_points(text, file, axes, fixed, str(path))
+    points = grid_points(text, file, axes, fixed, str(path), (f"{path} [axes]", f"{path} [set]"))
     return points, {"file": str(path), "axes": axes, "set": fixed, "name": spec.get("name", path.stem)}
 
 
-def grid_points(text: str, file: str, axes: Any, fixed: Any, where: str) -> list[Point]:
+MAX_MAGNITUDE = 1e18  # the core's shared bounds (crates/hmsim/src/config/load.rs)
+MAX_STRING_CHARS = 4096
+
+
+def _out_of_bounds(value: Any, path: list[str]) -> tuple[str, str] | None:
+    """The first value beyond the bounds every scenario file shares: (key path, message)."""
+    last = path[-1] if path else ""
+    key = ".".join(path)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and last != "seed" and not last.endswith("_seed") and abs(value) > MAX_MAGNITUDE:
+        return key, f"{value} is beyond any count, size or time hmsim models (at most 1e18 in magnitude)"
+    never = value == float("inf") and last == "threshold_us"  # +inf: a threshold never reached
+    if isinstance(value, float) and abs(value) > MAX_MAGNITUDE and not never:
+        return key, f"{value} is beyond any count, size or time hmsim models (at most 1e18 in magnitude)"
+    if isinstance(value, str) and len(value) > MAX_STRING_CHARS:
+        return key, f"a string of {len(value)} characters; at most {MAX_STRING_CHARS}"
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            if (r := _out_of_bounds(v, [*path, str(i)])) is not None:
+                return r
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if (r := _out_of_bounds(v, [*path, str(k)])) is not None:
+                return r
+    return None
+
+
+def grid_points(
+    text: str, file: str, axes: Any, fixed: Any, where: str, origins: tuple[str, str] = ("axes", "set")
+) -> list[Point]:
     """The cartesian product of `axes` (key → list of values) over the scenario `text`, each
-    point with the `fixed` overrides too; errors name `where` and the offending axis."""
+    point with the `fixed` overrides too; errors name `where` and the offending axis.
+    `origins` name the axes and the fixed overrides in errors: `axes` and `set` (the Python
+    arguments) or `FILE [axes]` and `FILE [set]` (a sweep file)."""
+    api = origins == ("axes", "set")
+
+    def error(section: str, message: str, key: str = "") -> ConfigError:
+        # Python arguments are named as such (`axes`, `set`); a sweep file by its path.
+        if api:
+            return ConfigError(section, message, key=key)
+        return ConfigError(where, message, key=f"{section}.{key}" if key else section)
+
     if not isinstance(axes, Mapping) or not axes:
-        raise ConfigError(where, "expected a non-empty [axes] table of key = [values]", key="axes")
+        raise error("axes", f"expected a non-empty mapping of key = [values], got {type(axes).__name__}")
     for k, values in axes.items():
+        if not isinstance(k, str) or not k.strip():
+            raise error("axes", f"expected dotted key paths (str) as keys, got {type(k).__name__} {k!r:.60}")
         if not isinstance(values, list | tuple) or not values:
-            raise ConfigError(where, "expected a non-empty list of values for this axis", key=f"axes.{k}")
+            raise error("axes", "expected a non-empty list of values for this axis", key=k)
         kinds = {type(v).__name__ for v in values}
         if len(kinds - {"int", "float"}) > 0 and len(kinds) > 1:
-            raise ConfigError(where, f"values of one axis must share a type, found {sorted(kinds)}", key=f"axes.{k}")
+            raise error("axes", f"values of one axis must share a type, found {sorted(kinds)}", key=k)
         if len({json.dumps(v, default=str) for v in values}) != len(values):
-            raise ConfigError(where, "axis values repeat", key=f"axes.{k}")
+            raise error("axes", "axis values repeat", key=k)
     fixed = {} if fixed is None else fixed
     if not isinstance(fixed, Mapping):
-        raise ConfigError(where, "expected a table of key = value", key="set")
+        raise error("set", f"expected a mapping of key = value, got {type(fixed).__name__}")
     for k in fixed:
+        if not isinstance(k, str) or not k.strip():
+            raise error("set", f"expected dotted key paths (str) as keys, got {type(k).__name__} {k!r:.60}")
         if k in axes:
-            raise ConfigError(where, "set both in [set] and in [axes]", key=f"set.{k}")
-    base = tuple((k, _toml_value(v)) for k, v in fixed.items())
+            raise error("set", "set both in set and in axes", key=k)
+    axes_arg, set_arg = ("axes", "set") if api else (where, where)
+    base = tuple((k, _toml_value(v, k, set_arg)) for k, v in fixed.items())
     keys = list(axes)
+    from_ = tuple((k, origins[1]) for k in fixed) + tuple((k, origins[0]) for k in keys)
     points = []
     for combo in itertools.product(*(axes[k] for k in keys)):
-        ov = base + tuple((k, _toml_value(v)) for k, v in zip(keys, combo, strict=True))
+        ov = base + tuple((k, _toml_value(v, k, axes_arg)) for k, v in zip(keys, combo, strict=True))
         labels = tuple((k, _label(v)) for k, v in zip(keys, combo, strict=True))
-        points.append(Point(text=text, file=file, overrides=ov, labels=labels))
+        points.append(Point(text=text, file=file, overrides=ov, labels=labels, origins=from_))
     return points
 
 
@@ -441,6 +506,10 @@ def sweep(
     from hmsim.scenario import scenario_text
 
     start = time.perf_counter()
+    if backend is not None and not isinstance(backend, Backend):
+        got = f"{type(backend).__name__} {backend!r:.60}"
+        raise ConfigError("backend", f"expected hmsim.sweep.Backend or None, got {got}")
+    workers = check.workers(workers)
     text, file = scenario_text(base)
     points = grid_points(text, file, axes, set, "hmsim.sweep")
     meta = {"file": file, "axes": {k: list(v) for k, v in axes.items()}, "set": dict(set or {}), "name": "sweep"}
