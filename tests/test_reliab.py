@@ -887,3 +887,45 @@ def test_reliab_sweep_files_get_the_scenario_bounds(tmp_path, cli, body, key):
     one_error_line(err, str(sw))
     assert f"key '{key}'" in err, err
     assert len(err) < 400, err
+
+
+# ---------------------------------------------------------------- issue #31: usage errors, full disk
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["run"], "run: Missing argument 'SCENARIO'"),
+        (["run", "--bogus", "x"], "run: No such option '--bogus'"),
+        (["bogus"], "No such command 'bogus'"),
+        (["sweep", "x", "--out", "o", "--workers", "0"], "sweep: Invalid value for '--workers'"),
+    ],
+)
+def test_reliab_usage_errors_are_one_line_and_a_hint(cli, args, words):
+    code, _, err = cli(*args)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 2, err
+    assert lines[0].startswith("hmsim: error: ") and words in lines[0], err
+    assert lines[1].startswith("hmsim: try 'hmsim") and "--help'" in lines[1], err
+
+
+def test_reliab_full_disk_on_the_lock_names_it_and_leaves_no_lock(tmp_path, cli, monkeypatch):
+    s = tmp_path / "s.toml"
+    s.write_text(STORAGE.format(duration=0.001))
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "pwrite", full)
+    code, _, err = cli("run", str(s), "--out", str(tmp_path / "o"))
+    assert code == 2
+    one_error_line(err, ".o.lock")
+    assert ".o.lock: write: No space left on device" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+    monkeypatch.undo()
+    # An I/O error nothing named is still one line, without an empty file name.
+    monkeypatch.setattr("hmsim.scenario.write_run", full)
+    code, _, err = cli("run", str(s), "--out", str(tmp_path / "o"))
+    assert code == 2 and err == "hmsim: error: No space left on device\n", err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]

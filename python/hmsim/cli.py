@@ -445,8 +445,16 @@ def _main(argv: list[str] | None) -> int:
         return 2
     except click.exceptions.Exit as e:
         return e.exit_code
+    except click.UsageError as e:
+        # One line naming the command and what was wrong, then where help is: not click's
+        # four-line usage block.
+        where = e.ctx.command_path if e.ctx is not None else "hmsim"
+        sub = where.removeprefix("hmsim").strip()
+        click.echo(f"hmsim: error: {sub + ': ' if sub else ''}{e.format_message()}", err=True)
+        click.echo(f"hmsim: try '{where} --help'", err=True)
+        return e.exit_code
     except click.ClickException as e:
-        e.show()
+        click.echo(f"hmsim: error: {e.format_message()}", err=True)
         return e.exit_code
     except SweepInterrupted as e:
         click.echo(f"hmsim: {e}", err=True)
@@ -457,7 +465,9 @@ def _main(argv: list[str] | None) -> int:
         signals.leave_if_busy(signals.exit_status())
         return signals.exit_status()
     except OSError as e:
-        click.echo(f"hmsim: error: {e.filename or ''}: {e.strerror}", err=True)
+        # Only an I/O error no code path named reaches here: say what is known, never `: :`.
+        where = f"{e.filename}: " if e.filename else ""
+        click.echo(f"hmsim: error: {where}{e.strerror or e}", err=True)
         return 2
     return 0
 

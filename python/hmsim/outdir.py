@@ -185,8 +185,15 @@ def _acquire(lock: Path, out: Path) -> int:
         except FileNotFoundError:
             same = False
         if same:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            except OSError as e:
+                # A full disk: name the lock file, and leave no lock behind (it is ours).
+                with contextlib.suppress(OSError):
+                    lock.unlink()
+                os.close(fd)
+                raise io_error(lock, "write", e) from None
             return fd
         os.close(fd)
 
