@@ -959,3 +959,153 @@ def test_reliab_signals_while_a_sweep_leaves_give_128_plus_the_signal(tmp_path, 
     assert p.returncode == status, err
     assert "Traceback" not in err, err
     assert not list(tmp_path.glob(".o.*")), list(tmp_path.iterdir())
+
+
+# ---------------------------------------------------------------- issue #31: generated families
+# `make fuzz` raises these counts; the default run keeps each test to seconds.
+FUZZ_FILES = int(os.environ.get("HMSIM_FUZZ_FILES", "40"))
+FUZZ_OUTPUTS = int(os.environ.get("HMSIM_FUZZ_OUTPUTS", "25"))
+FUZZ_SIGNALS = int(os.environ.get("HMSIM_FUZZ_SIGNALS", "3"))
+FUZZ_KILLS = int(os.environ.get("HMSIM_FUZZ_KILLS", "2"))
+FIXTURE_OK = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+
+
+def _special(folder: Path, kind: str, linked: bool) -> Path:
+    """A path of `kind` in `folder` (through a symbolic link when `linked`)."""
+    path = folder / f"x-{kind.replace('/', '_')}.toml"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dir":
+        path.mkdir()
+    elif kind == "huge":
+        with open(path, "wb") as f:
+            f.truncate(hmsim.errors.MAX_TEXT_BYTES + 1)
+    else:
+        path.symlink_to(kind)  # a device: /dev/zero, /dev/urandom, /dev/null
+        if linked:
+            return path
+        return Path(kind)
+    if linked:
+        link = folder / f"link-{kind.replace('/', '_')}.toml"
+        link.symlink_to(path)
+        return link
+    return path
+
+
+@settings(max_examples=FUZZ_FILES, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(
+    kind=st.sampled_from(["fifo", "dir", "huge", "/dev/zero", "/dev/urandom", "/dev/null"]),
+    linked=st.booleans(),
+    role=st.sampled_from(["scenario", "sweep", "sweep-scenario", "device-file", "device-entry"]),
+)
+def test_reliab_generated_special_files_never_hang_or_trace(tmp_path_factory, cli, kind, linked, role):
+    import faulthandler
+
+    if kind == "dir" and role in ("device-file", "device-entry"):
+        return  # a folder is what --device-dir takes (and `*.toml` folders in it are skipped)
+    tmp = tmp_path_factory.mktemp("special")
+    folder = tmp / "devs"
+    folder.mkdir()
+    path = _special(folder, kind, linked)
+    (tmp / "s.toml").write_text(STORAGE.format(duration=0.001))
+    sw = tmp / "sw.toml"
+    sw.write_text(f'scenario = "{path}"\n[axes]\n"job.queue_depth" = [1]\n')
+    args = {
+        "scenario": ["run", str(path)],
+        "sweep": ["sweep", str(path)],
+        "sweep-scenario": ["sweep", str(sw)],
+        "device-file": ["run", str(tmp / "s.toml"), "--device-dir", str(path)],
+        "device-entry": ["run", str(tmp / "s.toml"), "--device-dir", str(folder)],
+    }[role]
+    # A hang (a FIFO opened, a device read without end) fails the run loudly, with stacks.
+    faulthandler.dump_traceback_later(60, exit=True, file=sys.__stderr__)
+    try:
+        code, _, err = cli(*args, "--out", str(tmp / "o"))
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    assert code == 2, err
+    one_error_line(err, path.name)
+    assert not (tmp / "o").exists()
+
+
+_NAME = st.text(alphabet="ab*?[]-._", min_size=1, max_size=6).filter(lambda s: s not in (".", ".."))
+
+
+@settings(max_examples=FUZZ_OUTPUTS, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(name=_NAME, sibling=_NAME, link=st.sampled_from(["none", "to-dir", "dangling"]), runs=st.integers(1, 3))
+def test_reliab_generated_outputs_touch_only_their_own_folders(tmp_path_factory, name, sibling, link, runs):
+    from hmsim.outdir import MARKER, exclusive, staged
+
+    if name == sibling:
+        return
+    tmp = tmp_path_factory.mktemp("outs")
+    # Another output's folder, lock and leftovers: none of it may be touched.
+    theirs = [tmp / sibling, tmp / f".{sibling}.tmp-abc123", tmp / f".{sibling}.old-77"]
+    for d in theirs:
+        d.mkdir()
+        (d / "keep").write_text(d.name)
+    out = tmp / name
+    if link != "none":
+        target = tmp / "target-dir"
+        if link == "to-dir":
+            target.mkdir()
+        out.symlink_to(target)
+    for i in range(runs):
+        with exclusive(out), staged(out) as t:
+            (t / "summary.json").write_text(f'{{"hmsim_version": "x", "run": {i}}}')
+    real = out.resolve()
+    assert (real / MARKER).exists() and f'"run": {runs - 1}' in (real / "summary.json").read_text()
+    if link != "none":
+        assert out.is_symlink()
+    for d in theirs:
+        assert (d / "keep").read_text() == d.name, d
+    expected = {sibling, f".{sibling}.tmp-abc123", f".{sibling}.old-77", name} | (
+        {"target-dir"} if link != "none" else set()
+    )
+    assert {p.name for p in tmp.iterdir()} == expected
+
+
+@settings(max_examples=FUZZ_SIGNALS, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(
+    sig=st.sampled_from([signal.SIGINT, signal.SIGTERM]),
+    count=st.integers(1, 50),
+    gap_us=st.integers(0, 500),
+    after_s=st.floats(0.0, 0.4),
+)
+def test_reliab_generated_signal_bursts_during_a_run(tmp_path_factory, sig, count, gap_us, after_s):
+    tmp = tmp_path_factory.mktemp("sig")
+    out = tmp / "o"
+    p = _hmsim("run", str(ROOT / "examples" / "storage-qd16.toml"), "--out", str(out), "--set", "job.duration_s=3000")
+    _wait_for(lambda: (tmp / ".o.lock").exists() or p.poll() is not None, timeout=30)
+    time.sleep(after_s)
+    for _ in range(count):
+        try:
+            os.kill(p.pid, sig)
+        except ProcessLookupError:
+            break
+        time.sleep(gap_us / 1e6)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 128 + sig, err
+    assert "Traceback" not in err, err
+    assert list(tmp.iterdir()) == []
+
+
+@settings(max_examples=FUZZ_KILLS, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(sig=st.sampled_from([signal.SIGTERM, signal.SIGKILL]), after_points=st.integers(1, 3))
+def test_reliab_generated_mid_sweep_kills_resume_to_the_full_result(tmp_path_factory, sig, after_points):
+    tmp = tmp_path_factory.mktemp("kill")
+    sw = _sweep_file(tmp, 4, 0.05)
+    out = tmp / "o"
+    p = _hmsim("sweep", str(sw), "--out", str(out), "--workers", "1")
+    _wait_for(lambda: len(list((out / "points").glob("*.json"))) >= after_points or p.poll() is not None)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode in (0, 128 + sig, -sig), err
+    assert "Traceback" not in err, err
+    p = _hmsim("sweep", str(sw), "--out", str(out), "--workers", "2")
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    df = pd.read_csv(out / "results.csv")
+    assert sorted(df["job.queue_depth"]) == [1, 2, 3, 4]
+    assert (out / "summary.json").exists() and (out / ".hmsim").exists()
+    assert not list((out / "points").glob(".*.tmp")) and not list(tmp.glob(".o.*"))
