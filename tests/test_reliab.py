@@ -556,7 +556,7 @@ def test_reliab_api_misuse_is_a_config_error(tmp_path, call):
     assert str(e.value) and "\n" not in str(e.value)
 
 
-# ---------------------------------------------------------------- issue #31: special files
+# ---------------------------------------------------------------- special files
 
 
 @pytest.mark.parametrize("kind", ["/dev/zero", "/dev/urandom", "fifo", "dir", "huge"])
@@ -614,7 +614,7 @@ def test_reliab_lifetime_cli_on_a_trace_without_sizes(tmp_path, cli):
     assert "n/a (store sizes not in the trace format)" in out, out
 
 
-# ---------------------------------------------------------------- issue #31: double signals
+# ---------------------------------------------------------------- double signals
 
 
 def _burst(pid: int, n: int, gap_s: float) -> None:
@@ -669,7 +669,7 @@ def test_reliab_two_ctrl_c_during_a_run_exit_130_cleanly(tmp_path, phase, gap_s)
     assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
 
 
-# ---------------------------------------------------------------- issue #31: swapping results in
+# ---------------------------------------------------------------- swapping results in
 
 
 def _run_into(cli, tmp_path, out, duration=0.001, *extra):
@@ -754,7 +754,7 @@ def test_reliab_glob_characters_in_out_touch_no_other_output(tmp_path, cli):
     assert (g / "abc" / "summary.json").exists()
 
 
-# ---------------------------------------------------------------- issue #31: only hmsim's folders
+# ---------------------------------------------------------------- only hmsim's folders
 
 
 @pytest.mark.parametrize("command", ["run", "sweep"])
@@ -818,7 +818,7 @@ def test_reliab_killed_convert_temps_are_removed_by_the_next_convert(tmp_path, c
     assert not stale.exists() and live.exists() and other.exists()
 
 
-# ---------------------------------------------------------------- issue #31: sweeps and overrides
+# ---------------------------------------------------------------- sweeps and overrides
 
 
 def test_reliab_table_values_on_a_sweep_axis_are_refused_naming_the_axis(tmp_path, cli):
@@ -889,7 +889,7 @@ def test_reliab_sweep_files_get_the_scenario_bounds(tmp_path, cli, body, key):
     assert len(err) < 400, err
 
 
-# ---------------------------------------------------------------- issue #31: usage errors, full disk
+# ---------------------------------------------------------------- usage errors, full disk
 
 
 @pytest.mark.parametrize(
@@ -961,7 +961,7 @@ def test_reliab_signals_while_a_sweep_leaves_give_128_plus_the_signal(tmp_path, 
     assert not list(tmp_path.glob(".o.*")), list(tmp_path.iterdir())
 
 
-# ---------------------------------------------------------------- issue #31: generated families
+# ---------------------------------------------------------------- generated families
 # `make fuzz` raises these counts; the default run keeps each test to seconds.
 FUZZ_FILES = int(os.environ.get("HMSIM_FUZZ_FILES", "40"))
 FUZZ_OUTPUTS = int(os.environ.get("HMSIM_FUZZ_OUTPUTS", "25"))
