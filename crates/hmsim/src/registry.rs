@@ -242,7 +242,7 @@ mod tests {
     const SCENARIO: &str = "module = \"storage\"\n[device]\nname = \"intel-optane-900p\"\n[job]\nop = \"read\"\nqueue_depth = 4\nblock_size_bytes = 4096\nduration_s = 0.001\n";
 
     /// `--set tiers.1.x=v` on a tiering scenario without `[[tiers]]` changes the default
-    /// tiers (#30): written out exactly, then entry 1 changed.
+    /// tiers: written out exactly, then entry 1 changed.
     #[test]
     fn an_override_into_default_tiers_changes_that_default() {
         #[derive(serde::Deserialize)]

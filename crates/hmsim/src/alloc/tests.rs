@@ -468,7 +468,7 @@ fn impossible_values_are_errors() {
     assert_eq!(e.key, "workload.trace");
 }
 
-/// The same allocator listed twice would run twice (#31); the same name with other keys
+/// The same allocator listed twice would run twice; the same name with other keys
 /// is a different configuration.
 #[test]
 fn a_repeated_allocator_is_refused_with_its_key_and_line() {

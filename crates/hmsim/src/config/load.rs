@@ -268,7 +268,7 @@ mod tests {
         assert!(parse_toml::<toml::Table>("name = \"ok-name 1\"\nx = 1e17\n", "s").is_ok());
     }
 
-    /// An integer beyond i64 names its own key and line, not `module` (#31).
+    /// An integer beyond i64 names its own key and line, not `module`.
     #[test]
     fn an_integer_beyond_i64_names_its_key_and_line() {
         let text = "module = \"storage\"\nseed = 1\n[job]\nqueue_depth = 99999999999999999999\n";

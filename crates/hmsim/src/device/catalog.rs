@@ -323,7 +323,7 @@ fn deserialize(file: &str, text: &str, table: toml::Table) -> Result<DeviceSpec,
 mod tests {
     use super::*;
 
-    /// Figures beyond physical bounds are refused with their key (#31): 1e-9 ns, 1e17 GB/s.
+    /// Figures beyond physical bounds are refused with their key 1e-9 ns, 1e17 GB/s.
     #[test]
     fn device_figures_beyond_physical_bounds_are_refused() {
         let cat = Catalog::builtin();
@@ -343,7 +343,7 @@ mod tests {
         cat.parse_device_file("x.toml", text).unwrap();
     }
 
-    /// An unknown device names the nearest known one and where devices come from (#30).
+    /// An unknown device names the nearest known one and where devices come from.
     #[test]
     fn unknown_device_suggests_the_nearest_name_and_the_search_path() {
         let cat = Catalog::builtin();

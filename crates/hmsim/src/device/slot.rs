@@ -172,7 +172,7 @@ mod tests {
     }
 
     /// An unknown key in a tier names its own line and lists `device` among the allowed
-    /// keys, with or without a device in that tier (#30).
+    /// keys, with or without a device in that tier.
     #[test]
     fn an_unknown_key_in_a_tier_names_its_line_and_device() {
         let c = Catalog::builtin();

@@ -549,7 +549,7 @@ mod tests {
 
     /// One Ramulator cpu line of 2^32 bubbles (16 bytes) would be 60 GB of lackey `I`
     /// lines or 275 GB of ChampSim: refused before anything is written, naming the record
-    /// and the flag (issue #31).
+    /// and the flag.
     #[test]
     fn trace_convert_refuses_a_gap_that_expands_past_the_output_limit() {
         let src = temp_file("conv-gap.txt", b"4294967296 4096\n");

@@ -241,7 +241,7 @@ mod tests {
         );
     }
 
-    /// A NUL byte in a task name is corruption, not a name (#31).
+    /// A NUL byte in a task name is corruption, not a name.
     #[test]
     fn trace_kmem_nul_in_task_name_is_refused_at_its_line() {
         let text = "  a-1 [000] 1.0: mm_page_free: page=0x1 pfn=0x2 order=0\n  b\0d-2 [000] 1.1: mm_page_free: page=0x1 pfn=0x3 order=0\n";

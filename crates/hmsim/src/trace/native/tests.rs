@@ -80,7 +80,7 @@ fn trace_native_rejects_foreign_header() {
     assert!(e.message().contains("magic"), "{e}");
 }
 
-/// A header's page size must be a power of two from 512 B to 1 GiB (#31): 0 is refused
+/// A header's page size must be a power of two from 512 B to 1 GiB 0 is refused
 /// at its byte.
 #[test]
 fn trace_native_refuses_an_impossible_page_size() {
