@@ -323,7 +323,7 @@ fn deserialize(file: &str, text: &str, table: toml::Table) -> Result<DeviceSpec,
 mod tests {
     use super::*;
 
-    /// Figures beyond physical bounds are refused with their key 1e-9 ns, 1e17 GB/s.
+    /// Figures beyond physical bounds are refused with their key: 1e-9 ns, 1e17 GB/s.
     #[test]
     fn device_figures_beyond_physical_bounds_are_refused() {
         let cat = Catalog::builtin();
