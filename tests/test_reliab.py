@@ -1109,3 +1109,29 @@ def test_reliab_generated_mid_sweep_kills_resume_to_the_full_result(tmp_path_fac
     assert sorted(df["job.queue_depth"]) == [1, 2, 3, 4]
     assert (out / "summary.json").exists() and (out / ".hmsim").exists()
     assert not list((out / "points").glob(".*.tmp")) and not list(tmp.glob(".o.*"))
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "fifo", "huge"])
+def test_reliab_special_files_named_inside_a_scenario_are_refused_by_the_core(tmp_path, cli, kind):
+    """A device file named by the scenario itself (`[device] file`) is read by the core: it
+    refuses a device, a FIFO with no writer and an oversized file before reading them, in
+    well under a second, instead of reading /dev/zero for ever or blocking on the FIFO."""
+    import time
+
+    if kind == "fifo":
+        path = tmp_path / "d.toml"
+        os.mkfifo(path)
+    elif kind == "huge":
+        path = tmp_path / "d.toml"
+        with open(path, "wb") as f:
+            f.truncate((4 << 20) + 1)  # sparse: costs no disk
+    else:
+        path = Path(kind)
+    s = tmp_path / "s.toml"
+    s.write_text(STORAGE.format(duration=0.001).replace('name = "intel-optane-900p"', f'file = "{path}"'))
+    start = time.monotonic()
+    code, _, err = cli("run", str(s), "--out", str(tmp_path / "o"))
+    assert code == 2, err
+    assert time.monotonic() - start < 5
+    assert "device.file" in err and re.search(r"FIFO|a device|larger than", err), err
+    assert len(err.strip().splitlines()) == 1, err

@@ -6,9 +6,11 @@ mod load;
 mod overrides;
 pub mod param_docs;
 pub mod params;
+mod small_file;
 mod validate;
 
 pub use load::{line_of_key, parse_toml};
 pub use overrides::apply_overrides;
 pub use params::{ParamDoc, Params};
+pub use small_file::{read_config_text, MAX_CONFIG_FILE_BYTES};
 pub use validate::{Validate, Validator};

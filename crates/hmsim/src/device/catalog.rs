@@ -96,7 +96,7 @@ impl Catalog {
         for path in extra {
             let in_dir = !path.is_file();
             for file in toml_files(path)? {
-                let text = std::fs::read_to_string(&file).map_err(|e| {
+                let text = crate::config::read_config_text(&file).map_err(|e| {
                     ConfigError::new(
                         &file.display().to_string(),
                         "",

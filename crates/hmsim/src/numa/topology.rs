@@ -524,7 +524,7 @@ pub fn load(
                         .parent()
                         .unwrap_or(std::path::Path::new(""));
                     let path = base.join(p);
-                    let t = std::fs::read_to_string(&path).map_err(|e| {
+                    let t = crate::config::read_config_text(&path).map_err(|e| {
                         let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
                         ConfigError::new(
                             file,

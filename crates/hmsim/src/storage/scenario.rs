@@ -124,7 +124,7 @@ fn resolve_device(cfg: &StorageConfig, ctx: &Ctx) -> Result<DeviceSpec, RunError
     } else {
         let path = ctx.path(cfg.device.file.as_deref().unwrap_or_default());
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let text = crate::config::read_config_text(&path).map_err(|e| {
             RunError::config(
                 ctx.file(),
                 "device.file",

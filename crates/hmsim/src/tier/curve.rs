@@ -51,7 +51,7 @@ impl TryFrom<CurveInput> for LatencyCurve {
         match c {
             CurveInput::Points(points) => Ok(LatencyCurve { points }),
             CurveInput::MessFile(path) => {
-                let text = std::fs::read_to_string(&path)
+                let text = crate::config::read_config_text(std::path::Path::new(&path))
                     .map_err(|e| format!("cannot read MESS curve file '{path}': {e}"))?;
                 LatencyCurve::from_mess_bwlat(&text)
                     .map_err(|(line, msg)| format!("{path}, line {line}: {msg}"))
