@@ -13,9 +13,10 @@ use super::policies::{PolicyParams, POLICIES};
 use super::policy::TieringPolicy;
 use super::quantum::{Antagonists, SimParams, SimResult};
 use super::replay::{simulate_stream, ReplayCounts, StreamDemand};
-use super::rows::{row_of, tail_mean, timeline_row, with_tier_names, TierRow, TimelineRow};
+use super::rows::{row_of, tail, tail_mean, timeline_row, with_tier_names, TierRow, TimelineRow};
 use super::scenario::{TierScenario, BEST};
 use super::sim::{simulate_observed, QuantumObserver};
+use super::steady::{nothing_migrated, Steadiness};
 use super::stream::{AccessStream, TraceStream};
 use super::workload::Gups;
 use crate::device::Catalog;
@@ -185,6 +186,7 @@ fn run_policies(
     let seed = ctx.seed();
     let mut rows = Vec::new();
     let mut timeline = Vec::new();
+    let mut warnings = Vec::new();
     let a = &sc.antagonist;
     let mut pp = PolicyParams {
         hemem: sc.policy.hemem.clone(),
@@ -233,66 +235,105 @@ fn run_policies(
                     .change_s
                     .zip(a.change_to_intensity.map(|i| i * a.cores_per_intensity)),
             };
-            let gups = Gups::new(&sc.workload, sc.sim.page_bytes);
-            let new_feeder =
-                || pmem_dimm.map(|(spec, (dimm, rated))| PmemFeeder::new(spec, dimm, rated, seed));
-            let mut feeder = new_feeder();
-            let mut replayed = None;
-            let (r, oracle_share) = if sc.workload.is_stream() {
-                let mut policy: Box<dyn TieringPolicy> = match external.as_mut() {
-                    Some(e) => (e.make)(),
-                    None if name == BEST => {
+            // With `sim.until_steady` a run that is not steady runs again, twice as long,
+            // up to the cap (the model is deterministic: a longer run repeats the shorter
+            // one's start).
+            let cap = sc.sim.cap_s();
+            let mut duration = sc.sim.duration_s;
+            let (sc, r, feeder, oracle_share, replayed, row) = loop {
+                let mut run_sc = sc.clone();
+                run_sc.sim.duration_s = duration;
+                let sc = &run_sc;
+                let p = SimParams {
+                    duration_s: duration,
+                    ..p.clone()
+                };
+                let gups = Gups::new(&sc.workload, sc.sim.page_bytes);
+                let new_feeder = || {
+                    pmem_dimm.map(|(spec, (dimm, rated))| PmemFeeder::new(spec, dimm, rated, seed))
+                };
+                let mut feeder = new_feeder();
+                let mut replayed = None;
+                let (r, oracle_share) = if sc.workload.is_stream() {
+                    let mut policy: Box<dyn TieringPolicy> =
+                        match external.as_mut() {
+                            Some(e) => (e.make)(),
+                            None if name == BEST => return Err(ctx.error(
+                                "policy.names",
+                                "'best' (the oracle sweep) needs the statistical GUPS workload; \
+                                 remove it or workload.trace/workload.app",
+                            )),
+                            None => make(name)?,
+                        };
+                    if sc.pmem_tier.is_some() {
                         return Err(ctx.error(
-                            "policy.names",
-                            "'best' (the oracle sweep) needs the statistical GUPS workload; \
-                             remove it or workload.trace/workload.app",
-                        ))
+                            "pmem_tier",
+                            "the PMem alternate tier is fed by the statistical GUPS workload only; \
+                             remove [pmem_tier] or workload.trace/workload.app",
+                        ));
                     }
-                    None => make(name)?,
-                };
-                if sc.pmem_tier.is_some() {
-                    return Err(ctx.error(
-                        "pmem_tier",
-                        "the PMem alternate tier is fed by the statistical GUPS workload only; \
-                         remove [pmem_tier] or workload.trace/workload.app",
-                    ));
-                }
-                let (r, counts) = run_stream(&sc, &p, ctx, &ant, policy.as_mut())?;
-                replayed = Some(counts);
-                (r, None)
-            } else if let Some(e) = external.as_mut() {
-                let mut policy = (e.make)();
-                let r = simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
-                    .ok_or_else(no_fit)?;
-                (r, None)
-            } else if name == BEST {
-                // Colloid setup (Vuppalapati & Agarwal, ACM SOSP 2024): 0–100 % of the hot set in the default tier in 10 % steps; keep
-                // the best steady-state throughput.
-                let default_pages = sc.tiers[0].capacity_bytes / sc.sim.page_bytes;
-                let mut best: Option<(f64, SimResult, f64, Option<PmemFeeder>)> = None;
-                for k in 0..=10 {
-                    let share = k as f64 / 10.0;
-                    let mut pol = OracleStatic::new(&gups, default_pages, share);
-                    let mut f = new_feeder();
-                    let r = simulate_observed(&p, gups.clone(), &ant, &mut pol, observer(&mut f))
-                        .ok_or_else(no_fit)?;
-                    let tput = tail_mean(&sc, &r, |q| q.throughput_gb_s);
-                    if best.as_ref().is_none_or(|b| tput > b.0) {
-                        best = Some((tput, r, share, f));
+                    let (r, counts) = run_stream(&sc, &p, ctx, &ant, policy.as_mut())?;
+                    replayed = Some(counts);
+                    (r, None)
+                } else if let Some(e) = external.as_mut() {
+                    let mut policy = (e.make)();
+                    let r =
+                        simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
+                            .ok_or_else(no_fit)?;
+                    (r, None)
+                } else if name == BEST {
+                    // Colloid setup (Vuppalapati & Agarwal, ACM SOSP 2024): 0–100 % of the hot set in the default tier in 10 % steps; keep
+                    // the best steady-state throughput.
+                    let default_pages = sc.tiers[0].capacity_bytes / sc.sim.page_bytes;
+                    let mut best: Option<(f64, SimResult, f64, Option<PmemFeeder>)> = None;
+                    for k in 0..=10 {
+                        let share = k as f64 / 10.0;
+                        let mut pol = OracleStatic::new(&gups, default_pages, share);
+                        let mut f = new_feeder();
+                        let r =
+                            simulate_observed(&p, gups.clone(), &ant, &mut pol, observer(&mut f))
+                                .ok_or_else(no_fit)?;
+                        let tput = tail_mean(&sc, &r, |q| q.throughput_gb_s);
+                        if best.as_ref().is_none_or(|b| tput > b.0) {
+                            best = Some((tput, r, share, f));
+                        }
                     }
-                }
-                let Some((_, r, share, f)) = best else {
-                    unreachable!("the sweep has eleven runs")
+                    let Some((_, r, share, f)) = best else {
+                        unreachable!("the sweep has eleven runs")
+                    };
+                    feeder = f;
+                    (r, Some(share))
+                } else {
+                    let mut policy = make(name)?;
+                    let r =
+                        simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
+                            .ok_or_else(no_fit)?;
+                    (r, None)
                 };
-                feeder = f;
-                (r, Some(share))
-            } else {
-                let mut policy = make(name)?;
-                let r = simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
-                    .ok_or_else(no_fit)?;
-                (r, None)
+                let row = row_of(sc, name, intensity, &r);
+                if row.converged || duration >= cap {
+                    break (run_sc, r, feeder, oracle_share, replayed, row);
+                }
+                duration = (2.0 * duration).min(cap);
             };
-            let mut row = row_of(&sc, name, intensity, &r);
+            let mut row = row;
+            let who = format!("{name} at intensity {intensity}×");
+            let steady = Steadiness {
+                drift: row.window_throughput_drift,
+                migration_share: row.window_migration_share,
+            };
+            let hint = if sc.sim.until_steady {
+                format!("the run stopped at its cap ({cap} s): raise sim.max_duration_s")
+            } else {
+                "lengthen sim.duration_s (sim.measure_last_s stays the window at the end), \
+                 or set sim.until_steady = true"
+                    .to_string()
+            };
+            warnings.extend(steady.warning(&who, sc.sim.measure_last_s, duration, &hint));
+            warnings.extend(nothing_migrated(&who, name, &r, tail(&sc, &r)));
+            if sc.sim.until_steady {
+                row.run_duration_s = Some(duration);
+            }
             row.pmem = feeder.as_ref().map(|f| f.columns(sc.sim.duration_s));
             row.oracle_hot_share_default = oracle_share;
             if let Some(c) = replayed {
@@ -311,6 +352,7 @@ fn run_policies(
         }
     }
     let mut out = Output::new(rows);
+    out.warnings = warnings;
     if sc.sim.timeline {
         out.table("timeline", &timeline);
     }
