@@ -473,6 +473,131 @@ mod tests {
         assert_eq!(err(&none).key, "tiers.1.path.0.read_gb_s");
     }
 
+    /// Small tiers (4 + 12 GB) under an 8 GiB GUPS: HeMem moves the 2 GiB hot set into the
+    /// default tier within about a second.
+    const MOVING: &str = "module = \"tiering\"\nseed = 3\n[[tiers]]\nname = \"default\"\ncapacity_bytes = 4000000000\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 160.0\n[[tiers]]\nname = \"alternate\"\ncapacity_bytes = 12000000000\nunloaded_latency_ns = 135.0\nread_bandwidth_gb_s = 75.0\n[workload]\nworking_set_bytes = 8589934592\nhot_set_bytes = 2147483648\n[antagonist]\nintensities = [0]\n[policy]\nnames = [\"hemem\", \"static-default\", \"tpp\"]\n[sim]\nduration_s = 0.5\nmeasure_last_s = 0.2\n";
+
+    fn set(kv: &[(&str, &str)]) -> Vec<(String, String)> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn steady_warnings(out: &crate::scenario::RunOutput) -> Vec<&String> {
+        out.warnings
+            .iter()
+            .filter(|w| w.contains("not steady"))
+            .collect()
+    }
+
+    #[test]
+    fn a_short_run_is_flagged_not_steady_and_a_long_one_is_not() {
+        let short = run_scenario(MOVING, "t.toml", &[], &[]).unwrap();
+        let hemem = &short.rows[0];
+        assert_eq!(hemem["converged"], false);
+        assert!(hemem["window_throughput_drift"].as_f64().unwrap() > 0.02);
+        assert!(hemem["window_migration_share"].as_f64().unwrap() > 0.05);
+        let w = steady_warnings(&short);
+        assert_eq!(w.len(), 1, "{:?}", short.warnings);
+        assert!(
+            w[0].starts_with("hemem at intensity 0×")
+                && w[0].contains("sim.duration_s")
+                && w[0].contains("sim.measure_last_s"),
+            "{}",
+            w[0]
+        );
+        // The static placement is steady from the start.
+        assert_eq!(short.rows[1]["converged"], true);
+        assert_eq!(short.rows[1]["window_throughput_drift"], 0.0);
+        let long = run_scenario(MOVING, "t.toml", &set(&[("sim.duration_s", "2")]), &[]).unwrap();
+        assert!(long.rows.iter().all(|r| r["converged"] == true));
+        assert!(steady_warnings(&long).is_empty(), "{:?}", long.warnings);
+        assert!(long.rows.iter().all(|r| !r.contains_key("run_duration_s")));
+    }
+
+    #[test]
+    fn tpp_with_huge_pages_gets_a_notice_and_static_placements_do_not() {
+        let out = run_scenario(MOVING, "t.toml", &[], &[]).unwrap();
+        let notices: Vec<_> = out
+            .warnings
+            .iter()
+            .filter(|w| w.contains("migrated almost nothing"))
+            .collect();
+        assert_eq!(notices.len(), 1, "{:?}", out.warnings);
+        assert!(
+            notices[0].starts_with("tpp at intensity 0×")
+                && notices[0].contains("THP")
+                && notices[0].contains("sim.page_bytes = 4096"),
+            "{}",
+            notices[0]
+        );
+        // The notice follows the mechanism: everything in the default tier is another reason.
+        let fits = run_scenario(
+            &MOVING.replace(
+                "capacity_bytes = 4000000000",
+                "capacity_bytes = 32000000000",
+            ),
+            "t.toml",
+            &[],
+            &[],
+        )
+        .unwrap();
+        assert!(
+            fits.warnings
+                .iter()
+                .filter(|w| w.contains("migrated almost nothing"))
+                .all(|w| w.contains("sits in the default tier")),
+            "{:?}",
+            fits.warnings
+        );
+    }
+
+    #[test]
+    fn until_steady_extends_a_run_up_to_its_cap() {
+        let out = run_scenario(
+            MOVING,
+            "t.toml",
+            &set(&[("sim.until_steady", "true"), ("sim.max_duration_s", "4")]),
+            &[],
+        )
+        .unwrap();
+        assert!(steady_warnings(&out).is_empty(), "{:?}", out.warnings);
+        let hemem = &out.rows[0];
+        assert_eq!(hemem["converged"], true);
+        let d = hemem["run_duration_s"].as_f64().unwrap();
+        assert!(d > 0.5 && d <= 4.0, "{d}");
+        // Steady from the start: not extended.
+        assert_eq!(out.rows[1]["run_duration_s"], 0.5);
+        // The extended run is the plain run of that length.
+        let plain = run_scenario(
+            MOVING,
+            "t.toml",
+            &set(&[("sim.duration_s", &d.to_string())]),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            hemem["throughput_gb_s"], plain.rows[0]["throughput_gb_s"],
+            "{d}"
+        );
+        // A cap too short: the warning says to raise it.
+        let capped = run_scenario(
+            MOVING,
+            "t.toml",
+            &set(&[("sim.until_steady", "true"), ("sim.max_duration_s", "0.6")]),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(capped.rows[0]["run_duration_s"], 0.6);
+        let w = steady_warnings(&capped);
+        assert!(w[0].contains("sim.max_duration_s"), "{}", w[0]);
+        let e = err(&MOVING.replace(
+            "measure_last_s = 0.2",
+            "measure_last_s = 0.2\nmax_duration_s = 0.1",
+        ));
+        assert_eq!(e.key, "sim.max_duration_s");
+    }
+
     #[test]
     fn hot_set_larger_than_working_set_is_an_error() {
         let e = err(&SMALL.replace("hot_set_bytes = 2147483648", "hot_set_bytes = 9999999999"));

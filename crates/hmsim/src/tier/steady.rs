@@ -111,7 +111,7 @@ fn never_migrates(policy: &str) -> bool {
 }
 
 /// The notice for a migrating policy that moved (almost) nothing over the whole run — under
-/// 0.1 % of the pages' bytes — with the reason where the model knows it, or none.
+/// 1 % of the pages' bytes — with the reason where the model knows it, or none.
 pub fn nothing_migrated(
     who: &str,
     policy: &str,
@@ -119,7 +119,7 @@ pub fn nothing_migrated(
     window: &[QuantumRecord],
 ) -> Option<String> {
     let footprint: u64 = r.pages.bytes_by_tier().iter().sum();
-    if never_migrates(policy) || r.migrated_bytes as f64 > footprint as f64 * 1e-3 {
+    if never_migrates(policy) || r.migrated_bytes as f64 > footprint as f64 * 1e-2 {
         return None;
     }
     let page = r.pages.page_bytes;
