@@ -272,7 +272,7 @@ fn run_policies(
                              remove [pmem_tier] or workload.trace/workload.app",
                         ));
                     }
-                    let (r, counts) = run_stream(&sc, &p, ctx, &ant, policy.as_mut())?;
+                    let (r, counts) = run_stream(sc, &p, ctx, &ant, policy.as_mut())?;
                     replayed = Some(counts);
                     (r, None)
                 } else if let Some(e) = external.as_mut() {
@@ -293,7 +293,7 @@ fn run_policies(
                         let r =
                             simulate_observed(&p, gups.clone(), &ant, &mut pol, observer(&mut f))
                                 .ok_or_else(no_fit)?;
-                        let tput = tail_mean(&sc, &r, |q| q.throughput_gb_s);
+                        let tput = tail_mean(sc, &r, |q| q.throughput_gb_s);
                         if best.as_ref().is_none_or(|b| tput > b.0) {
                             best = Some((tput, r, share, f));
                         }
