@@ -135,7 +135,7 @@ const ROW_TAIL: &[Column] = &[
     nullable(col("oracle_hot_share_default", "", Float, "hot-set share in the default tier of the best oracle placement (`best` only)")),
     nullable(col("replayed_accesses", "", Int, "stream accesses replayed (trace-driven runs)")),
     nullable(col("pebs_samples", "", Int, "PEBS samples taken (trace-driven runs)")),
-    col("converged", "", Bool, "the measured window is steady: |window_throughput_drift| <= 0.02 and window_migration_share <= 0.05"),
+    col("converged", "", Bool, "the measured window is steady: |window_throughput_drift| <= 0.01 and window_migration_share <= 0.05"),
     col("window_throughput_drift", "", Float, "throughput change from the measured window's first half to its second, / its mean"),
     col("window_migration_share", "", Float, "bytes migrated in the measured window / application bytes in it"),
     nullable(col("run_duration_s", "s", Float, "the run's simulated time (`sim.until_steady` runs only)")),

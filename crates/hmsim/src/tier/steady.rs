@@ -13,8 +13,8 @@
 
 use super::quantum::{QuantumRecord, SimResult};
 
-/// Largest |throughput drift| across the measured window of a steady run (2 %).
-pub const DRIFT_MAX: f64 = 0.02;
+/// Largest |throughput drift| across the measured window of a steady run (1 %).
+pub const DRIFT_MAX: f64 = 0.01;
 /// Largest share of migration copies in the window's application traffic of a steady run (5 %).
 pub const MIGRATION_SHARE_MAX: f64 = 0.05;
 
