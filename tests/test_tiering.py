@@ -47,8 +47,13 @@ def test_files_and_columns(study):
         "alternate_latency_ns",
         "alt_traffic_share",
         "migrated_gb",
+        "converged",
+        "window_throughput_drift",
+        "window_migration_share",
     }
     assert need <= set(df.columns)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["not_steady_rows"] == len(summary["not_steady"]) == int((~df.converged).sum())
     tl = pd.read_csv(out / "timeline.csv")
     assert {"system", "colloid", "scenario", "time_s", "throughput_gb_s"} <= set(tl.columns)
     conv = json.loads((out / "summary.json").read_text())["convergence_time_s"]

@@ -592,11 +592,20 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
         "policy_hint_faults",
         "policy_cpu_cores",
         "oracle_hot_share_default",
+        "converged",
+        "window_throughput_drift",
+        "window_migration_share",
     ]
     tier_cols = [f"{t}_{k}" for t in ("default", "alternate") for k in ("utilization", "bottleneck")]
     cols += [c for c in tier_cols if c in df.columns]
     cols += [c for c in tiering_pmem.COLUMNS if c in df.columns]
     steady = df[~df.experiment.str.startswith("converge")][cols].reset_index(drop=True)
+    # Rows whose measured window is not steady (docs/tiering.md, *Is the window steady?*).
+    unsteady = [
+        f"{r.experiment}/{r.system}{'+colloid' if r.colloid else ''}/{r.intensity}x"
+        f"/{r.alt_unloaded_latency_ns:g}ns/{r.object_size_bytes}B"
+        for r in steady[~steady.converged.astype(bool)].itertuples()
+    ]
     return StudyResult(
         name="tiering",
         results=steady,
@@ -607,6 +616,8 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
             "points": len(points),
             "convergence_time_s": conv,
             "convergence_first_entry_s": first,
+            "not_steady_rows": len(unsteady),
+            "not_steady": unsteady,
         },
         figures=figures(out, steady, timeline, quick),
     )

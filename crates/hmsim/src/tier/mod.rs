@@ -28,6 +28,7 @@ mod runner;
 mod scenario;
 pub mod sim;
 pub mod source;
+pub mod steady;
 pub mod stream;
 pub mod tpp;
 pub mod workload;

@@ -15,6 +15,7 @@ use super::cost;
 use super::pmem_tier::PmemColumns;
 use super::quantum::{QuantumRecord, SimResult};
 use super::scenario::TierScenario;
+use super::steady::Steadiness;
 use crate::scenario::{columns_len, concat_columns, Column, Dtype, ResultRow};
 use crate::stats::Moments;
 
@@ -24,7 +25,7 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// The quanta of the last `measure_last_s` of a run (at least one).
-fn tail<'a>(sc: &TierScenario, r: &'a SimResult) -> &'a [QuantumRecord] {
+pub(super) fn tail<'a>(sc: &TierScenario, r: &'a SimResult) -> &'a [QuantumRecord] {
     let keep = ((sc.sim.measure_last_s / sc.sim.quantum_s).round() as usize).max(1);
     &r.timeline[r.timeline.len().saturating_sub(keep)..]
 }
@@ -57,7 +58,7 @@ const fn nullable(c: Column) -> Column {
     }
 }
 
-use Dtype::{Float, Int, Str};
+use Dtype::{Bool, Float, Int, Str};
 
 /// One run of one policy at one antagonist intensity.
 #[derive(Debug, Clone, Serialize)]
@@ -93,6 +94,13 @@ pub struct TierRow {
     pub replayed_accesses: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pebs_samples: Option<u64>,
+    /// Whether the measured window is steady (docs/tiering.md, *Is the window steady?*).
+    pub converged: bool,
+    pub window_throughput_drift: f64,
+    pub window_migration_share: f64,
+    /// The run's simulated time, with `sim.until_steady` (it may exceed `duration_s`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_duration_s: Option<f64>,
 }
 
 /// Columns of [`TierRow`] before and after the PMem ones.
@@ -127,6 +135,10 @@ const ROW_TAIL: &[Column] = &[
     nullable(col("oracle_hot_share_default", "", Float, "hot-set share in the default tier of the best oracle placement (`best` only)")),
     nullable(col("replayed_accesses", "", Int, "stream accesses replayed (trace-driven runs)")),
     nullable(col("pebs_samples", "", Int, "PEBS samples taken (trace-driven runs)")),
+    col("converged", "", Bool, "the measured window is steady: |window_throughput_drift| <= 0.01 and window_migration_share <= 0.05"),
+    col("window_throughput_drift", "", Float, "throughput change from the measured window's first half to its second, / its mean"),
+    col("window_migration_share", "", Float, "bytes migrated in the measured window / application bytes in it"),
+    nullable(col("run_duration_s", "s", Float, "the run's simulated time (`sim.until_steady` runs only)")),
 ];
 
 const ROW_PARTS: &[&[Column]] = &[ROW_HEAD, PmemColumns::COLUMNS, ROW_TAIL];
@@ -163,6 +175,7 @@ pub(super) fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimRes
         per_tier.insert(format!("{}_bottleneck", spec.name), json!(name));
     }
     let cpu = cost::cpu_seconds(&r.work, r.copy_cpu_ns, sc.sim.duration_s);
+    let steady = Steadiness::of(tail, sc.sim.quantum_s);
     TierRow {
         policy: policy.to_string(),
         intensity,
@@ -188,6 +201,10 @@ pub(super) fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimRes
         oracle_hot_share_default: None,
         replayed_accesses: None,
         pebs_samples: None,
+        converged: steady.converged(),
+        window_throughput_drift: steady.drift,
+        run_duration_s: None,
+        window_migration_share: steady.migration_share,
     }
 }
 

@@ -13,9 +13,10 @@ use super::policies::{PolicyParams, POLICIES};
 use super::policy::TieringPolicy;
 use super::quantum::{Antagonists, SimParams, SimResult};
 use super::replay::{simulate_stream, ReplayCounts, StreamDemand};
-use super::rows::{row_of, tail_mean, timeline_row, with_tier_names, TierRow, TimelineRow};
+use super::rows::{row_of, tail, tail_mean, timeline_row, with_tier_names, TierRow, TimelineRow};
 use super::scenario::{TierScenario, BEST};
 use super::sim::{simulate_observed, QuantumObserver};
+use super::steady::{nothing_migrated, Steadiness};
 use super::stream::{AccessStream, TraceStream};
 use super::workload::Gups;
 use crate::device::Catalog;
@@ -185,6 +186,7 @@ fn run_policies(
     let seed = ctx.seed();
     let mut rows = Vec::new();
     let mut timeline = Vec::new();
+    let mut warnings = Vec::new();
     let a = &sc.antagonist;
     let mut pp = PolicyParams {
         hemem: sc.policy.hemem.clone(),
@@ -233,66 +235,105 @@ fn run_policies(
                     .change_s
                     .zip(a.change_to_intensity.map(|i| i * a.cores_per_intensity)),
             };
-            let gups = Gups::new(&sc.workload, sc.sim.page_bytes);
-            let new_feeder =
-                || pmem_dimm.map(|(spec, (dimm, rated))| PmemFeeder::new(spec, dimm, rated, seed));
-            let mut feeder = new_feeder();
-            let mut replayed = None;
-            let (r, oracle_share) = if sc.workload.is_stream() {
-                let mut policy: Box<dyn TieringPolicy> = match external.as_mut() {
-                    Some(e) => (e.make)(),
-                    None if name == BEST => {
+            // With `sim.until_steady` a run that is not steady runs again, twice as long,
+            // up to the cap (the model is deterministic: a longer run repeats the shorter
+            // one's start).
+            let cap = sc.sim.cap_s();
+            let mut duration = sc.sim.duration_s;
+            let (sc, r, feeder, oracle_share, replayed, row) = loop {
+                let mut run_sc = sc.clone();
+                run_sc.sim.duration_s = duration;
+                let sc = &run_sc;
+                let p = SimParams {
+                    duration_s: duration,
+                    ..p.clone()
+                };
+                let gups = Gups::new(&sc.workload, sc.sim.page_bytes);
+                let new_feeder = || {
+                    pmem_dimm.map(|(spec, (dimm, rated))| PmemFeeder::new(spec, dimm, rated, seed))
+                };
+                let mut feeder = new_feeder();
+                let mut replayed = None;
+                let (r, oracle_share) = if sc.workload.is_stream() {
+                    let mut policy: Box<dyn TieringPolicy> =
+                        match external.as_mut() {
+                            Some(e) => (e.make)(),
+                            None if name == BEST => return Err(ctx.error(
+                                "policy.names",
+                                "'best' (the oracle sweep) needs the statistical GUPS workload; \
+                                 remove it or workload.trace/workload.app",
+                            )),
+                            None => make(name)?,
+                        };
+                    if sc.pmem_tier.is_some() {
                         return Err(ctx.error(
-                            "policy.names",
-                            "'best' (the oracle sweep) needs the statistical GUPS workload; \
-                             remove it or workload.trace/workload.app",
-                        ))
+                            "pmem_tier",
+                            "the PMem alternate tier is fed by the statistical GUPS workload only; \
+                             remove [pmem_tier] or workload.trace/workload.app",
+                        ));
                     }
-                    None => make(name)?,
-                };
-                if sc.pmem_tier.is_some() {
-                    return Err(ctx.error(
-                        "pmem_tier",
-                        "the PMem alternate tier is fed by the statistical GUPS workload only; \
-                         remove [pmem_tier] or workload.trace/workload.app",
-                    ));
-                }
-                let (r, counts) = run_stream(&sc, &p, ctx, &ant, policy.as_mut())?;
-                replayed = Some(counts);
-                (r, None)
-            } else if let Some(e) = external.as_mut() {
-                let mut policy = (e.make)();
-                let r = simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
-                    .ok_or_else(no_fit)?;
-                (r, None)
-            } else if name == BEST {
-                // Colloid setup (Vuppalapati & Agarwal, ACM SOSP 2024): 0–100 % of the hot set in the default tier in 10 % steps; keep
-                // the best steady-state throughput.
-                let default_pages = sc.tiers[0].capacity_bytes / sc.sim.page_bytes;
-                let mut best: Option<(f64, SimResult, f64, Option<PmemFeeder>)> = None;
-                for k in 0..=10 {
-                    let share = k as f64 / 10.0;
-                    let mut pol = OracleStatic::new(&gups, default_pages, share);
-                    let mut f = new_feeder();
-                    let r = simulate_observed(&p, gups.clone(), &ant, &mut pol, observer(&mut f))
-                        .ok_or_else(no_fit)?;
-                    let tput = tail_mean(&sc, &r, |q| q.throughput_gb_s);
-                    if best.as_ref().is_none_or(|b| tput > b.0) {
-                        best = Some((tput, r, share, f));
+                    let (r, counts) = run_stream(sc, &p, ctx, &ant, policy.as_mut())?;
+                    replayed = Some(counts);
+                    (r, None)
+                } else if let Some(e) = external.as_mut() {
+                    let mut policy = (e.make)();
+                    let r =
+                        simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
+                            .ok_or_else(no_fit)?;
+                    (r, None)
+                } else if name == BEST {
+                    // Colloid setup (Vuppalapati & Agarwal, ACM SOSP 2024): 0–100 % of the hot set in the default tier in 10 % steps; keep
+                    // the best steady-state throughput.
+                    let default_pages = sc.tiers[0].capacity_bytes / sc.sim.page_bytes;
+                    let mut best: Option<(f64, SimResult, f64, Option<PmemFeeder>)> = None;
+                    for k in 0..=10 {
+                        let share = k as f64 / 10.0;
+                        let mut pol = OracleStatic::new(&gups, default_pages, share);
+                        let mut f = new_feeder();
+                        let r =
+                            simulate_observed(&p, gups.clone(), &ant, &mut pol, observer(&mut f))
+                                .ok_or_else(no_fit)?;
+                        let tput = tail_mean(sc, &r, |q| q.throughput_gb_s);
+                        if best.as_ref().is_none_or(|b| tput > b.0) {
+                            best = Some((tput, r, share, f));
+                        }
                     }
-                }
-                let Some((_, r, share, f)) = best else {
-                    unreachable!("the sweep has eleven runs")
+                    let Some((_, r, share, f)) = best else {
+                        unreachable!("the sweep has eleven runs")
+                    };
+                    feeder = f;
+                    (r, Some(share))
+                } else {
+                    let mut policy = make(name)?;
+                    let r =
+                        simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
+                            .ok_or_else(no_fit)?;
+                    (r, None)
                 };
-                feeder = f;
-                (r, Some(share))
-            } else {
-                let mut policy = make(name)?;
-                let r = simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
-                    .ok_or_else(no_fit)?;
-                (r, None)
+                let row = row_of(sc, name, intensity, &r);
+                if row.converged || duration >= cap {
+                    break (run_sc, r, feeder, oracle_share, replayed, row);
+                }
+                duration = (2.0 * duration).min(cap);
             };
-            let mut row = row_of(&sc, name, intensity, &r);
+            let mut row = row;
+            let who = format!("{name} at intensity {intensity}×");
+            let steady = Steadiness {
+                drift: row.window_throughput_drift,
+                migration_share: row.window_migration_share,
+            };
+            let hint = if sc.sim.until_steady {
+                format!("the run stopped at its cap ({cap} s): raise sim.max_duration_s")
+            } else {
+                "lengthen sim.duration_s (sim.measure_last_s stays the window at the end), \
+                 or set sim.until_steady = true"
+                    .to_string()
+            };
+            warnings.extend(steady.warning(&who, sc.sim.measure_last_s, duration, &hint));
+            warnings.extend(nothing_migrated(&who, name, &r, tail(&sc, &r)));
+            if sc.sim.until_steady {
+                row.run_duration_s = Some(duration);
+            }
             row.pmem = feeder.as_ref().map(|f| f.columns(sc.sim.duration_s));
             row.oracle_hot_share_default = oracle_share;
             if let Some(c) = replayed {
@@ -311,6 +352,7 @@ fn run_policies(
         }
     }
     let mut out = Output::new(rows);
+    out.warnings = warnings;
     if sc.sim.timeline {
         out.table("timeline", &timeline);
     }
@@ -429,6 +471,131 @@ mod tests {
             "curve = [[0.0, 1.0], [1.0, 2.0]]",
         );
         assert_eq!(err(&none).key, "tiers.1.path.0.read_gb_s");
+    }
+
+    /// Small tiers (4 + 12 GB) under an 8 GiB GUPS: HeMem moves the 2 GiB hot set into the
+    /// default tier within about a second.
+    const MOVING: &str = "module = \"tiering\"\nseed = 3\n[[tiers]]\nname = \"default\"\ncapacity_bytes = 4000000000\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 160.0\n[[tiers]]\nname = \"alternate\"\ncapacity_bytes = 12000000000\nunloaded_latency_ns = 135.0\nread_bandwidth_gb_s = 75.0\n[workload]\nworking_set_bytes = 8589934592\nhot_set_bytes = 2147483648\n[antagonist]\nintensities = [0]\n[policy]\nnames = [\"hemem\", \"static-default\", \"tpp\"]\n[sim]\nduration_s = 0.5\nmeasure_last_s = 0.2\n";
+
+    fn set(kv: &[(&str, &str)]) -> Vec<(String, String)> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn steady_warnings(out: &crate::scenario::RunOutput) -> Vec<&String> {
+        out.warnings
+            .iter()
+            .filter(|w| w.contains("not steady"))
+            .collect()
+    }
+
+    #[test]
+    fn a_short_run_is_flagged_not_steady_and_a_long_one_is_not() {
+        let short = run_scenario(MOVING, "t.toml", &[], &[]).unwrap();
+        let hemem = &short.rows[0];
+        assert_eq!(hemem["converged"], false);
+        assert!(hemem["window_throughput_drift"].as_f64().unwrap() > 0.02);
+        assert!(hemem["window_migration_share"].as_f64().unwrap() > 0.05);
+        let w = steady_warnings(&short);
+        assert_eq!(w.len(), 1, "{:?}", short.warnings);
+        assert!(
+            w[0].starts_with("hemem at intensity 0×")
+                && w[0].contains("sim.duration_s")
+                && w[0].contains("sim.measure_last_s"),
+            "{}",
+            w[0]
+        );
+        // The static placement is steady from the start.
+        assert_eq!(short.rows[1]["converged"], true);
+        assert_eq!(short.rows[1]["window_throughput_drift"], 0.0);
+        let long = run_scenario(MOVING, "t.toml", &set(&[("sim.duration_s", "2")]), &[]).unwrap();
+        assert!(long.rows.iter().all(|r| r["converged"] == true));
+        assert!(steady_warnings(&long).is_empty(), "{:?}", long.warnings);
+        assert!(long.rows.iter().all(|r| !r.contains_key("run_duration_s")));
+    }
+
+    #[test]
+    fn tpp_with_huge_pages_gets_a_notice_and_static_placements_do_not() {
+        let out = run_scenario(MOVING, "t.toml", &[], &[]).unwrap();
+        let notices: Vec<_> = out
+            .warnings
+            .iter()
+            .filter(|w| w.contains("migrated almost nothing"))
+            .collect();
+        assert_eq!(notices.len(), 1, "{:?}", out.warnings);
+        assert!(
+            notices[0].starts_with("tpp at intensity 0×")
+                && notices[0].contains("THP")
+                && notices[0].contains("sim.page_bytes = 4096"),
+            "{}",
+            notices[0]
+        );
+        // The notice follows the mechanism: everything in the default tier is another reason.
+        let fits = run_scenario(
+            &MOVING.replace(
+                "capacity_bytes = 4000000000",
+                "capacity_bytes = 32000000000",
+            ),
+            "t.toml",
+            &[],
+            &[],
+        )
+        .unwrap();
+        assert!(
+            fits.warnings
+                .iter()
+                .filter(|w| w.contains("migrated almost nothing"))
+                .all(|w| w.contains("sits in the default tier")),
+            "{:?}",
+            fits.warnings
+        );
+    }
+
+    #[test]
+    fn until_steady_extends_a_run_up_to_its_cap() {
+        let out = run_scenario(
+            MOVING,
+            "t.toml",
+            &set(&[("sim.until_steady", "true"), ("sim.max_duration_s", "4")]),
+            &[],
+        )
+        .unwrap();
+        assert!(steady_warnings(&out).is_empty(), "{:?}", out.warnings);
+        let hemem = &out.rows[0];
+        assert_eq!(hemem["converged"], true);
+        let d = hemem["run_duration_s"].as_f64().unwrap();
+        assert!(d > 0.5 && d <= 4.0, "{d}");
+        // Steady from the start: not extended.
+        assert_eq!(out.rows[1]["run_duration_s"], 0.5);
+        // The extended run is the plain run of that length.
+        let plain = run_scenario(
+            MOVING,
+            "t.toml",
+            &set(&[("sim.duration_s", &d.to_string())]),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            hemem["throughput_gb_s"], plain.rows[0]["throughput_gb_s"],
+            "{d}"
+        );
+        // A cap too short: the warning says to raise it.
+        let capped = run_scenario(
+            MOVING,
+            "t.toml",
+            &set(&[("sim.until_steady", "true"), ("sim.max_duration_s", "0.6")]),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(capped.rows[0]["run_duration_s"], 0.6);
+        let w = steady_warnings(&capped);
+        assert!(w[0].contains("sim.max_duration_s"), "{}", w[0]);
+        let e = err(&MOVING.replace(
+            "measure_last_s = 0.2",
+            "measure_last_s = 0.2\nmax_duration_s = 0.1",
+        ));
+        assert_eq!(e.key, "sim.max_duration_s");
     }
 
     #[test]

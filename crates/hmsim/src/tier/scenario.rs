@@ -92,6 +92,12 @@ crate::params! {
         pub ewma_alpha: f64 = 0.5 => range(0.01, 1.0), "",
             "Weight of the newest quantum in the counters' EWMA (a modelling choice).";
         pub timeline: bool = true => any, "", "Write the per-quantum timeline table.";
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        pub until_steady: bool = false => any, "",
+            "Extend each run (doubling `duration_s`) until its measured window is steady or `max_duration_s` is reached (docs/tiering.md, *Is the window steady?*).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub max_duration_s: Option<f64> = None => any, "s",
+            "Cap on a run's simulated time with `until_steady`; duration_s to 100000 (default 8 × duration_s).";
     }
 }
 
@@ -130,6 +136,17 @@ impl PolicySpec {
 }
 
 impl SimSpec {
+    /// The longest a run may last: `duration_s`, or with `until_steady` its cap.
+    pub fn cap_s(&self) -> f64 {
+        if self.until_steady {
+            self.max_duration_s
+                .unwrap_or(8.0 * self.duration_s)
+                .min(1e5)
+        } else {
+            self.duration_s
+        }
+    }
+
     fn check(&self, v: &mut Validator) {
         v.range("duration_s", self.duration_s, self.quantum_s, 1e5, "s");
         v.range(
@@ -139,6 +156,9 @@ impl SimSpec {
             self.duration_s,
             "s",
         );
+        if let Some(cap) = self.max_duration_s {
+            v.range("max_duration_s", cap, self.duration_s, 1e5, "s");
+        }
         if self.page_bytes != 4096 && self.page_bytes != 2 << 20 {
             v.fail(
                 "page_bytes",
