@@ -60,6 +60,129 @@ pub struct OpCounts {
     pub steals: u64,
 }
 
+/// A structural event an allocator counts ([`OpCounts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Split,
+    Merge,
+    Refill,
+    Drain,
+    Steal,
+}
+
+/// What an allocator path reports as it runs: the recording [`Ctx`] (the cost model) or
+/// [`NoCost`], whose methods are empty and compile away. Allocators are generic over it
+/// (`PageAllocator<R>`), so an allocator run without a cost model pays nothing for it.
+pub trait Recorder {
+    /// One access to the line holding `addr` (see [`Ctx::touch`]).
+    fn touch(&mut self, addr: u64, write: bool);
+    /// The `struct page` of `pfn` (see [`Ctx::touch_page`]).
+    fn touch_page(&mut self, pfn: u64, write: bool);
+    /// The `struct page`s of a block (see [`Ctx::touch_pages`]).
+    fn touch_pages(&mut self, pfn: u64, order: u8, write: bool);
+    fn call(&mut self);
+    fn list_ops(&mut self, n: u64);
+    fn bitmap_words(&mut self, n: u64);
+    /// Acquire lock `id` for `cpu` (see [`Ctx::lock`]).
+    fn lock(&mut self, id: usize, cpu: u16, addr: u64);
+    fn unlock(&mut self, id: usize);
+    /// Count a structural event.
+    fn count(&mut self, op: Op);
+    /// Allocations handed out so far at `pfn` (what least-allocated reuse reads).
+    fn wear_of(&self, pfn: u64) -> u32;
+    /// Migratetype of the request in progress (Linux numbering; 1 = movable).
+    fn migratetype(&self) -> u8;
+}
+
+/// The recorder of a run without a cost model: records nothing, costs nothing. It keeps
+/// no wear counts (least-allocated reuse sees every frame at 0, i.e. FIFO) and every
+/// request is movable.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoCost;
+
+impl Recorder for NoCost {
+    #[inline(always)]
+    fn touch(&mut self, _addr: u64, _write: bool) {}
+    #[inline(always)]
+    fn touch_page(&mut self, _pfn: u64, _write: bool) {}
+    #[inline(always)]
+    fn touch_pages(&mut self, _pfn: u64, _order: u8, _write: bool) {}
+    #[inline(always)]
+    fn call(&mut self) {}
+    #[inline(always)]
+    fn list_ops(&mut self, _n: u64) {}
+    #[inline(always)]
+    fn bitmap_words(&mut self, _n: u64) {}
+    #[inline(always)]
+    fn lock(&mut self, _id: usize, _cpu: u16, _addr: u64) {}
+    #[inline(always)]
+    fn unlock(&mut self, _id: usize) {}
+    #[inline(always)]
+    fn count(&mut self, _op: Op) {}
+    #[inline(always)]
+    fn wear_of(&self, _pfn: u64) -> u32 {
+        0
+    }
+    #[inline(always)]
+    fn migratetype(&self) -> u8 {
+        1
+    }
+}
+
+impl Recorder for Ctx {
+    #[inline(always)]
+    fn touch(&mut self, addr: u64, write: bool) {
+        Ctx::touch(self, addr, write)
+    }
+    #[inline(always)]
+    fn touch_page(&mut self, pfn: u64, write: bool) {
+        Ctx::touch_page(self, pfn, write)
+    }
+    #[inline(always)]
+    fn touch_pages(&mut self, pfn: u64, order: u8, write: bool) {
+        Ctx::touch_pages(self, pfn, order, write)
+    }
+    #[inline(always)]
+    fn call(&mut self) {
+        Ctx::call(self)
+    }
+    #[inline(always)]
+    fn list_ops(&mut self, n: u64) {
+        Ctx::list_ops(self, n)
+    }
+    #[inline(always)]
+    fn bitmap_words(&mut self, n: u64) {
+        Ctx::bitmap_words(self, n)
+    }
+    #[inline(always)]
+    fn lock(&mut self, id: usize, cpu: u16, addr: u64) {
+        Ctx::lock(self, id, cpu, addr)
+    }
+    #[inline(always)]
+    fn unlock(&mut self, id: usize) {
+        Ctx::unlock(self, id)
+    }
+    #[inline(always)]
+    fn count(&mut self, op: Op) {
+        let c = match op {
+            Op::Split => &mut self.ops.splits,
+            Op::Merge => &mut self.ops.merges,
+            Op::Refill => &mut self.ops.refills,
+            Op::Drain => &mut self.ops.drains,
+            Op::Steal => &mut self.ops.steals,
+        };
+        *c += 1;
+    }
+    #[inline(always)]
+    fn wear_of(&self, pfn: u64) -> u32 {
+        self.wear[pfn as usize]
+    }
+    #[inline(always)]
+    fn migratetype(&self) -> u8 {
+        self.migratetype
+    }
+}
+
 /// Events held before they are timed when a [`Ctx`] times its own events.
 const SETTLE_EVENTS: usize = 1024;
 
