@@ -185,6 +185,9 @@ impl Recorder for Ctx {
 
 /// Events held before they are timed when a [`Ctx`] times its own events.
 const SETTLE_EVENTS: usize = 1024;
+/// Lines held before they are timed when a [`Ctx`] times its own events (a path without
+/// locks or requests, such as a per-CPU list's, makes one `Lines` event that only grows).
+const SETTLE_LINES: usize = 16 * 1024;
 
 /// Run context, the functional side of the cost model: allocators report their paths here
 /// (lines, instructions, locks), it counts them and records them as a [`Batch`] of
@@ -209,6 +212,8 @@ pub struct Ctx {
     timing: Option<Box<Timing>>,
     /// Events held before they are timed: `SETTLE_EVENTS` with a timing, never without.
     settle_at: usize,
+    /// Lines held before they are timed: `SETTLE_LINES` with a timing, never without.
+    settle_lines: usize,
 }
 
 impl Ctx {
@@ -239,6 +244,11 @@ impl Ctx {
             pending_cycles: 0,
             settle_at: if timing.is_some() {
                 SETTLE_EVENTS
+            } else {
+                usize::MAX
+            },
+            settle_lines: if timing.is_some() {
+                SETTLE_LINES
             } else {
                 usize::MAX
             },
@@ -381,7 +391,12 @@ impl Ctx {
         self.ops.lines += 1;
         self.batch.lines.push(line);
         match self.batch.events.last_mut() {
-            Some(Event::Lines(n)) => *n += 1,
+            Some(Event::Lines(n)) => {
+                *n += 1;
+                if self.batch.lines.len() >= self.settle_lines {
+                    self.settle();
+                }
+            }
             _ => self.push(Event::Lines(1)),
         }
     }
