@@ -402,7 +402,7 @@ impl Ctx {
     }
 
     /// The `struct page` of `pfn` (one or two lines: 56-byte structs straddle lines).
-    #[inline]
+    #[inline(always)]
     pub fn touch_page(&mut self, pfn: u64, write: bool) {
         let a = layout::struct_page(pfn);
         self.touch(a, write);
@@ -441,6 +441,7 @@ impl Ctx {
 
     /// Acquire lock `id` (its word at `addr`) for `cpu`: wait until its last holder
     /// released it, then take its line (from wherever the last holder left it).
+    #[inline]
     pub fn lock(&mut self, id: usize, cpu: u16, addr: u64) {
         self.ops.locks += 1;
         let cycles = self.take_cycles();
@@ -454,6 +455,7 @@ impl Ctx {
     }
 
     /// Release lock `id`: it is free from now on (a plain store on x86; its line is held).
+    #[inline]
     pub fn unlock(&mut self, id: usize) {
         let cycles = self.take_cycles();
         self.push(Event::Unlock {
