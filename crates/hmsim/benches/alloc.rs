@@ -1,14 +1,17 @@
-//! Page-frame allocators: the single-thread order-0 allocate+free pair (ours beside the
-//! `buddy_system_allocator` crate's `FrameAllocator` on the same request stream), a mixed
-//! stream with a live set, and replay through the cost model.
+//! Page-frame allocators: the single-thread order-0 allocate+free pair after a fragmenting
+//! warm-up (`order0-pair`) and on a fresh array (`order0-lifo`: alloc then free the same
+//! frame, where a classic buddy splits and coalesces every time), each ours without a cost
+//! model (`NoCost`) and recording for one (`Ctx`, the `+cost` rows) beside the
+//! `buddy_system_allocator` crate's `FrameAllocator` on the same request stream; a mixed
+//! stream with a live set; and replay through the cost model.
 
 use std::hint::black_box;
 
 use buddy_system_allocator::FrameAllocator;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use hmsim::alloc::benchmarks::{named, replay_stream, warm_up, FRAMES};
+use hmsim::alloc::benchmarks::{named, plain, replay_stream, warm_up, FRAMES};
 use hmsim::alloc::driver;
-use hmsim::alloc::{CostTable, Ctx};
+use hmsim::alloc::{CostTable, Ctx, NoCost, PageAllocator};
 
 /// The reference: a buddy over frames `0..FRAMES` with orders 0..=10 (ORDER = 11 lists).
 fn reference() -> FrameAllocator<11> {
@@ -52,14 +55,33 @@ fn stream() -> Vec<(bool, u8, usize)> {
         .collect()
 }
 
-fn pairs(c: &mut Criterion) {
-    let mut g = c.benchmark_group("alloc/order0-pair");
+const NAMES: [&str; 4] = ["buddy", "lazy-buddy", "ibuddy", "lazy-ibuddy"];
+
+/// The order-0 pair group: `warm` runs the fragmenting warm-up first (`order0-pair`),
+/// otherwise the array is fresh (`order0-lifo`).
+fn order0(c: &mut Criterion, group: &str, warm: bool) {
+    let mut g = c.benchmark_group(group);
     g.throughput(Throughput::Elements(1));
-    for name in ["buddy", "lazy-buddy", "ibuddy", "lazy-ibuddy"] {
+    for name in NAMES {
+        let mut a = plain(name);
+        if warm {
+            warm_up(&mut a, &mut NoCost);
+        }
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let p =
+                    PageAllocator::<NoCost>::alloc(&mut a, 0, 0, &mut NoCost).expect("free frames");
+                a.free(black_box(p), 0, 0, &mut NoCost);
+            })
+        });
+    }
+    for name in NAMES {
         let mut a = named(name);
         let mut ctx = Ctx::new(FRAMES as usize, CostTable::default());
-        warm_up(a.as_mut(), &mut ctx);
-        g.bench_function(name, |b| {
+        if warm {
+            warm_up(a.as_mut(), &mut ctx);
+        }
+        g.bench_function(format!("{name}+cost"), |b| {
             b.iter(|| {
                 let p = a.alloc(0, 0, &mut ctx).expect("free frames");
                 a.free(black_box(p), 0, 0, &mut ctx);
@@ -67,7 +89,9 @@ fn pairs(c: &mut Criterion) {
         });
     }
     let mut f = reference();
-    reference_warm(&mut f);
+    if warm {
+        reference_warm(&mut f);
+    }
     g.bench_function("buddy_system_allocator::FrameAllocator", |b| {
         b.iter(|| {
             let p = f.alloc(1).expect("free frames");
@@ -75,6 +99,14 @@ fn pairs(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+fn pairs(c: &mut Criterion) {
+    order0(c, "alloc/order0-pair", true);
+}
+
+fn lifo(c: &mut Criterion) {
+    order0(c, "alloc/order0-lifo", false);
 }
 
 fn mixed(c: &mut Criterion) {
@@ -146,5 +178,5 @@ fn replay(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pairs, mixed, replay);
+criterion_group!(benches, pairs, lifo, mixed, replay);
 criterion_main!(benches);

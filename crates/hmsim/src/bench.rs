@@ -550,6 +550,11 @@ fn allocators_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
     let w = crate::alloc::benchmarks::replay_stream((500_000.0 * scale).max(100.0) as u32);
     for a in ["buddy", "lazy-buddy", "ibuddy", "lazy-ibuddy"] {
         out.push(crate::alloc::benchmarks::order0_pair(a, pairs));
+        out.push(crate::alloc::benchmarks::order0_lifo(a, pairs));
+        out.push(crate::alloc::benchmarks::order0_pair_recorded(
+            a,
+            pairs / 10,
+        ));
         out.push(crate::alloc::benchmarks::replay(a, &w));
         out.push(crate::alloc::benchmarks::replay_one_thread(a, &w));
         out.push(crate::alloc::benchmarks::replay_flat(a, &w));

@@ -1,15 +1,20 @@
 //! Bodies of the allocator benchmarks (`hmsim bench --module allocators` and the criterion
-//! bench `alloc`): the single-thread order-0 allocate+free pair on a fragmented array, and
-//! replay of a pre-generated stream through the cost model.
+//! bench `alloc`): the single-thread order-0 allocate+free pair on a fragmented array
+//! (without a cost model, [`NoCost`], and recording for one, [`Ctx`]), the same pair on a
+//! fresh array (LIFO: the buddy splits and coalesces every time), and replay of a
+//! pre-generated stream through the cost model.
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use super::cost::{CostTable, Ctx};
+use super::buddy::Buddy;
+use super::cost::{CostTable, Ctx, NoCost, Recorder};
 use super::driver;
+use super::ibuddy::IBuddy;
+use super::lazy::{Lazy, LazyMode};
 use super::spec::{build, AllocatorSpec};
 use super::workload::AllocWorkload;
-use super::PageAllocator;
+use super::{PageAllocator, MAX_CPUS};
 use crate::bench::BenchResult;
 
 /// Frames of the benchmark array (1 GiB of 4 KiB pages).
@@ -17,7 +22,7 @@ pub const FRAMES: u64 = 1 << 18;
 
 /// The warm-up every pair benchmark starts from: allocate 4096 single frames, free every
 /// other one (2048 isolated holes, so the buddy has split blocks and free singles).
-pub fn warm_up(a: &mut dyn PageAllocator, ctx: &mut Ctx) -> Vec<u64> {
+pub fn warm_up<R: Recorder>(a: &mut dyn PageAllocator<R>, ctx: &mut R) -> Vec<u64> {
     let got: Vec<u64> = (0..4096).filter_map(|_| a.alloc(0, 0, ctx)).collect();
     for p in got.iter().step_by(2) {
         a.free(*p, 0, 0, ctx);
@@ -36,24 +41,147 @@ pub fn named(name: &str) -> Box<dyn PageAllocator> {
     build(&s, FRAMES).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// ns per order-0 allocate + free pair, `pairs` of them, on CPU 0 after [`warm_up`].
-pub fn order0_pair(name: &str, pairs: u64) -> BenchResult {
+/// One of the study's four allocators as a concrete type (no virtual calls), for runs
+/// without a cost model; the same configurations as [`named`].
+pub enum Plain {
+    Buddy(Buddy),
+    LazyBuddy(Lazy<Buddy>),
+    IBuddy(IBuddy),
+    LazyIBuddy(Lazy<IBuddy>),
+}
+
+/// [`named`]'s allocator as a [`Plain`] (the same spec defaults).
+pub fn plain(name: &str) -> Plain {
+    let mut s = AllocatorSpec::named(name);
+    let b = || Buddy::new(FRAMES, s.policy, 0);
+    let ib = |s: &AllocatorSpec| IBuddy::new(FRAMES, s.spaces as usize, s.policy);
+    match name {
+        "buddy" => Plain::Buddy(b()),
+        "lazy-buddy" => {
+            let mode = LazyMode::Bulky {
+                batch: s.batch,
+                high: s.high(),
+            };
+            Plain::LazyBuddy(Lazy::new(b(), mode, MAX_CPUS, s.policy))
+        }
+        "ibuddy" => Plain::IBuddy(ib(&s)),
+        "lazy-ibuddy" => {
+            s.batch = 1;
+            let mode = LazyMode::Bypass { capacity: s.batch };
+            Plain::LazyIBuddy(Lazy::new(ib(&s), mode, MAX_CPUS, s.policy))
+        }
+        _ => panic!("no plain allocator {name}"),
+    }
+}
+
+impl<R: Recorder> PageAllocator<R> for Plain {
+    fn frames(&self) -> u64 {
+        FRAMES
+    }
+
+    #[inline]
+    fn alloc(&mut self, order: u8, cpu: u16, ctx: &mut R) -> Option<u64> {
+        match self {
+            Plain::Buddy(a) => a.alloc(order, cpu, ctx),
+            Plain::LazyBuddy(a) => a.alloc(order, cpu, ctx),
+            Plain::IBuddy(a) => a.alloc(order, cpu, ctx),
+            Plain::LazyIBuddy(a) => a.alloc(order, cpu, ctx),
+        }
+    }
+
+    #[inline]
+    fn free(&mut self, pfn: u64, order: u8, cpu: u16, ctx: &mut R) {
+        match self {
+            Plain::Buddy(a) => a.free(pfn, order, cpu, ctx),
+            Plain::LazyBuddy(a) => a.free(pfn, order, cpu, ctx),
+            Plain::IBuddy(a) => a.free(pfn, order, cpu, ctx),
+            Plain::LazyIBuddy(a) => a.free(pfn, order, cpu, ctx),
+        }
+    }
+
+    fn free_frames(&self) -> u64 {
+        match self {
+            Plain::Buddy(a) => a.free_frames(),
+            Plain::LazyBuddy(a) => a.free_frames(),
+            Plain::IBuddy(a) => a.free_frames(),
+            Plain::LazyIBuddy(a) => a.free_frames(),
+        }
+    }
+
+    fn free_blocks(&self, order: u8) -> u64 {
+        match self {
+            Plain::Buddy(a) => a.free_blocks(order),
+            Plain::LazyBuddy(a) => a.free_blocks(order),
+            Plain::IBuddy(a) => a.free_blocks(order),
+            Plain::LazyIBuddy(a) => a.free_blocks(order),
+        }
+    }
+}
+
+/// The order-0 allocate + free pair on CPU 0, `pairs` times.
+#[inline]
+pub fn pairs<R: Recorder, A: PageAllocator<R> + ?Sized>(a: &mut A, ctx: &mut R, pairs: u64) {
+    for _ in 0..pairs {
+        let p = a.alloc(0, 0, ctx).expect("free frames");
+        a.free(black_box(p), 0, 0, ctx);
+    }
+}
+
+/// ns per order-0 allocate + free pair without a cost model, `pairs` of them, on CPU 0
+/// after [`warm_up`].
+pub fn order0_pair(name: &str, pairs_n: u64) -> BenchResult {
+    order0(name, pairs_n, false)
+}
+
+/// [`order0_pair`] on the untouched array: the LIFO pattern that makes the buddy split a
+/// 2^10 block and coalesce it again on every pair.
+pub fn order0_lifo(name: &str, pairs_n: u64) -> BenchResult {
+    order0(name, pairs_n, true)
+}
+
+/// [`order0_pair`] recording every line, instruction and lock for a cost model (a context
+/// timing its own events at flat line costs), through the registry's boxed allocator.
+pub fn order0_pair_recorded(name: &str, pairs_n: u64) -> BenchResult {
     let mut a = named(name);
     let mut ctx = Ctx::new(FRAMES as usize, CostTable::default());
     warm_up(a.as_mut(), &mut ctx);
     let start = Instant::now();
-    for _ in 0..pairs {
-        let p = a.alloc(0, 0, &mut ctx).expect("free frames");
-        a.free(black_box(p), 0, 0, &mut ctx);
-    }
+    pairs(a.as_mut(), &mut ctx, pairs_n);
     let wall_s = start.elapsed().as_secs_f64();
     BenchResult {
         module: "allocators".into(),
-        case: format!("{name}: order-0 allocate+free pair, one thread (ns/pair = 1e9/rate)"),
+        case: format!(
+            "{name}: order-0 allocate+free pair, one thread, recording for the cost model (ns/pair = 1e9/rate)"
+        ),
         unit: "pairs".into(),
-        count: pairs,
+        count: pairs_n,
         wall_s,
-        per_wall_second: pairs as f64 / wall_s,
+        per_wall_second: pairs_n as f64 / wall_s,
+    }
+}
+
+fn order0(name: &str, pairs_n: u64, fresh: bool) -> BenchResult {
+    let mut a = plain(name);
+    if !fresh {
+        warm_up(&mut a, &mut NoCost);
+    }
+    let start = Instant::now();
+    pairs(&mut a, &mut NoCost, pairs_n);
+    let wall_s = start.elapsed().as_secs_f64();
+    let what = if fresh {
+        "fresh array"
+    } else {
+        "after warm-up"
+    };
+    BenchResult {
+        module: "allocators".into(),
+        case: format!(
+            "{name}: order-0 allocate+free pair, one thread, no cost model, {what} (ns/pair = 1e9/rate)"
+        ),
+        unit: "pairs".into(),
+        count: pairs_n,
+        wall_s,
+        per_wall_second: pairs_n as f64 / wall_s,
     }
 }
 

@@ -18,7 +18,7 @@
 //! requester's type; a freed block goes to its pageblock's type. Simplifications: no
 //! highatomic/CMA/isolate types; the lazy layer's per-CPU lists are not split by type.
 
-use super::cost::Ctx;
+use super::cost::{NoCost, Op, Recorder};
 use super::layout;
 use super::lists::{FrameLists, FreeListPolicy};
 use super::{PageAllocator, MAX_ORDER};
@@ -55,7 +55,7 @@ impl Buddy {
     }
 
     fn build(frames: u64, policy: FreeListPolicy, lock: usize, types: usize) -> Buddy {
-        let mut ctx = Ctx::new(frames as usize, Default::default());
+        let mut ctx = NoCost;
         let blocks = (frames >> MAX_ORDER) as usize + 1;
         let mut b = Buddy {
             frames,
@@ -90,19 +90,19 @@ impl Buddy {
         self.block_type[(pfn >> MAX_ORDER) as usize] as usize
     }
 
-    fn insert(&mut self, pfn: u64, order: u8, ctx: &mut Ctx) {
+    fn insert(&mut self, pfn: u64, order: u8, ctx: &mut impl Recorder) {
         let t = self.type_of(pfn);
         self.insert_typed(pfn, order, t, ctx);
     }
 
-    fn insert_typed(&mut self, pfn: u64, order: u8, t: usize, ctx: &mut Ctx) {
+    fn insert_typed(&mut self, pfn: u64, order: u8, t: usize, ctx: &mut impl Recorder) {
         self.lists.push(t * ORDERS + order as usize, pfn, ctx);
         ctx.touch(layout::nr_free(order), true);
         self.head_order[pfn as usize] = order + 1;
     }
 
     /// Lowest order ≥ `order` with a free block of type `t`.
-    fn find(&self, order: u8, t: usize, ctx: &mut Ctx) -> Option<u8> {
+    fn find(&self, order: u8, t: usize, ctx: &mut impl Recorder) -> Option<u8> {
         (order..=MAX_ORDER).find(|&o| {
             ctx.list_ops(1);
             self.lists.peek(t * ORDERS + o as usize, ctx);
@@ -111,14 +111,14 @@ impl Buddy {
     }
 
     /// Steal the largest free block of a fallback type for type `t`: (list, order).
-    fn steal(&mut self, order: u8, t: usize, ctx: &mut Ctx) -> Option<(usize, u8)> {
+    fn steal(&mut self, order: u8, t: usize, ctx: &mut impl Recorder) -> Option<(usize, u8)> {
         for o in (order..=MAX_ORDER).rev() {
             for &f in &FALLBACKS[t] {
                 ctx.list_ops(1);
                 let list = f as usize * ORDERS + o as usize;
                 self.lists.peek(list, ctx);
                 if !self.lists.is_empty(list) {
-                    ctx.ops.steals += 1;
+                    ctx.count(Op::Steal);
                     return Some((list, o));
                 }
             }
@@ -127,9 +127,9 @@ impl Buddy {
     }
 
     /// Allocate under an already held lock.
-    fn alloc_locked(&mut self, order: u8, ctx: &mut Ctx) -> Option<u64> {
+    fn alloc_locked(&mut self, order: u8, ctx: &mut impl Recorder) -> Option<u64> {
         let t = if self.types > 1 {
-            (ctx.migratetype as usize).min(2)
+            (ctx.migratetype() as usize).min(2)
         } else {
             0
         };
@@ -148,14 +148,14 @@ impl Buddy {
         while o > order {
             o -= 1;
             self.insert_typed(pfn + (1 << o), o, t, ctx);
-            ctx.ops.splits += 1;
+            ctx.count(Op::Split);
         }
         self.free -= 1 << order;
         Some(pfn)
     }
 
     /// Free under an already held lock, coalescing upwards.
-    fn free_locked(&mut self, pfn: u64, order: u8, ctx: &mut Ctx) {
+    fn free_locked(&mut self, pfn: u64, order: u8, ctx: &mut impl Recorder) {
         debug_assert!(pfn + (1 << order) <= self.frames);
         self.free += 1 << order;
         let (mut b, mut o) = (pfn, order);
@@ -174,31 +174,49 @@ impl Buddy {
             self.head_order[bud as usize] = NOT_FREE;
             b = b.min(bud);
             o += 1;
-            ctx.ops.merges += 1;
+            ctx.count(Op::Merge);
         }
         self.insert(b, o, ctx);
     }
 }
 
-impl PageAllocator for Buddy {
-    fn frames(&self) -> u64 {
+/// The counts of [`PageAllocator`] without naming a recorder.
+impl Buddy {
+    pub fn frames(&self) -> u64 {
         self.frames
     }
 
-    fn alloc(&mut self, order: u8, cpu: u16, ctx: &mut Ctx) -> Option<u64> {
+    pub fn free_frames(&self) -> u64 {
+        self.free
+    }
+
+    pub fn free_blocks(&self, order: u8) -> u64 {
+        (0..self.types)
+            .flat_map(|t| (order..=MAX_ORDER).map(move |o| (t, o)))
+            .map(|(t, o)| (self.lists.len(t * ORDERS + o as usize) as u64) << (o - order))
+            .sum()
+    }
+}
+
+impl<R: Recorder> PageAllocator<R> for Buddy {
+    fn frames(&self) -> u64 {
+        Buddy::frames(self)
+    }
+
+    fn alloc(&mut self, order: u8, cpu: u16, ctx: &mut R) -> Option<u64> {
         ctx.lock(self.lock, cpu, layout::zone_lock());
         let r = self.alloc_locked(order, ctx);
         ctx.unlock(self.lock);
         r
     }
 
-    fn free(&mut self, pfn: u64, order: u8, cpu: u16, ctx: &mut Ctx) {
+    fn free(&mut self, pfn: u64, order: u8, cpu: u16, ctx: &mut R) {
         ctx.lock(self.lock, cpu, layout::zone_lock());
         self.free_locked(pfn, order, ctx);
         ctx.unlock(self.lock);
     }
 
-    fn alloc_bulk(&mut self, n: usize, cpu: u16, ctx: &mut Ctx, out: &mut Vec<u64>) {
+    fn alloc_bulk(&mut self, n: usize, cpu: u16, ctx: &mut R, out: &mut Vec<u64>) {
         ctx.lock(self.lock, cpu, layout::zone_lock());
         for _ in 0..n {
             match self.alloc_locked(0, ctx) {
@@ -209,7 +227,7 @@ impl PageAllocator for Buddy {
         ctx.unlock(self.lock);
     }
 
-    fn free_bulk(&mut self, pfns: &[u64], cpu: u16, ctx: &mut Ctx) {
+    fn free_bulk(&mut self, pfns: &[u64], cpu: u16, ctx: &mut R) {
         ctx.lock(self.lock, cpu, layout::zone_lock());
         for &p in pfns {
             self.free_locked(p, 0, ctx);
@@ -218,13 +236,10 @@ impl PageAllocator for Buddy {
     }
 
     fn free_frames(&self) -> u64 {
-        self.free
+        Buddy::free_frames(self)
     }
 
     fn free_blocks(&self, order: u8) -> u64 {
-        (0..self.types)
-            .flat_map(|t| (order..=MAX_ORDER).map(move |o| (t, o)))
-            .map(|(t, o)| (self.lists.len(t * ORDERS + o as usize) as u64) << (o - order))
-            .sum()
+        Buddy::free_blocks(self, order)
     }
 }

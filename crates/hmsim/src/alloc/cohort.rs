@@ -17,7 +17,7 @@ use super::cost::{CostTable, Ctx};
 use super::lists::FreeListPolicy;
 use super::shapes::BURST_GAP_NS;
 use super::workload::{AllocOp, AllocWorkload};
-use super::{allocate, release, PageAllocator};
+use super::{allocate, release};
 
 /// What [`measure`] finds on a stream.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

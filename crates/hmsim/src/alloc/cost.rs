@@ -60,8 +60,134 @@ pub struct OpCounts {
     pub steals: u64,
 }
 
+/// A structural event an allocator counts ([`OpCounts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Split,
+    Merge,
+    Refill,
+    Drain,
+    Steal,
+}
+
+/// What an allocator path reports as it runs: the recording [`Ctx`] (the cost model) or
+/// [`NoCost`], whose methods are empty and compile away. Allocators are generic over it
+/// (`PageAllocator<R>`), so an allocator run without a cost model pays nothing for it.
+pub trait Recorder {
+    /// One access to the line holding `addr` (see [`Ctx::touch`]).
+    fn touch(&mut self, addr: u64, write: bool);
+    /// The `struct page` of `pfn` (see [`Ctx::touch_page`]).
+    fn touch_page(&mut self, pfn: u64, write: bool);
+    /// The `struct page`s of a block (see [`Ctx::touch_pages`]).
+    fn touch_pages(&mut self, pfn: u64, order: u8, write: bool);
+    fn call(&mut self);
+    fn list_ops(&mut self, n: u64);
+    fn bitmap_words(&mut self, n: u64);
+    /// Acquire lock `id` for `cpu` (see [`Ctx::lock`]).
+    fn lock(&mut self, id: usize, cpu: u16, addr: u64);
+    fn unlock(&mut self, id: usize);
+    /// Count a structural event.
+    fn count(&mut self, op: Op);
+    /// Allocations handed out so far at `pfn` (what least-allocated reuse reads).
+    fn wear_of(&self, pfn: u64) -> u32;
+    /// Migratetype of the request in progress (Linux numbering; 1 = movable).
+    fn migratetype(&self) -> u8;
+}
+
+/// The recorder of a run without a cost model: records nothing, costs nothing. It keeps
+/// no wear counts (least-allocated reuse sees every frame at 0, i.e. FIFO) and every
+/// request is movable.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoCost;
+
+impl Recorder for NoCost {
+    #[inline(always)]
+    fn touch(&mut self, _addr: u64, _write: bool) {}
+    #[inline(always)]
+    fn touch_page(&mut self, _pfn: u64, _write: bool) {}
+    #[inline(always)]
+    fn touch_pages(&mut self, _pfn: u64, _order: u8, _write: bool) {}
+    #[inline(always)]
+    fn call(&mut self) {}
+    #[inline(always)]
+    fn list_ops(&mut self, _n: u64) {}
+    #[inline(always)]
+    fn bitmap_words(&mut self, _n: u64) {}
+    #[inline(always)]
+    fn lock(&mut self, _id: usize, _cpu: u16, _addr: u64) {}
+    #[inline(always)]
+    fn unlock(&mut self, _id: usize) {}
+    #[inline(always)]
+    fn count(&mut self, _op: Op) {}
+    #[inline(always)]
+    fn wear_of(&self, _pfn: u64) -> u32 {
+        0
+    }
+    #[inline(always)]
+    fn migratetype(&self) -> u8 {
+        1
+    }
+}
+
+impl Recorder for Ctx {
+    #[inline(always)]
+    fn touch(&mut self, addr: u64, write: bool) {
+        Ctx::touch(self, addr, write)
+    }
+    #[inline(always)]
+    fn touch_page(&mut self, pfn: u64, write: bool) {
+        Ctx::touch_page(self, pfn, write)
+    }
+    #[inline(always)]
+    fn touch_pages(&mut self, pfn: u64, order: u8, write: bool) {
+        Ctx::touch_pages(self, pfn, order, write)
+    }
+    #[inline(always)]
+    fn call(&mut self) {
+        Ctx::call(self)
+    }
+    #[inline(always)]
+    fn list_ops(&mut self, n: u64) {
+        Ctx::list_ops(self, n)
+    }
+    #[inline(always)]
+    fn bitmap_words(&mut self, n: u64) {
+        Ctx::bitmap_words(self, n)
+    }
+    #[inline(always)]
+    fn lock(&mut self, id: usize, cpu: u16, addr: u64) {
+        Ctx::lock(self, id, cpu, addr)
+    }
+    #[inline(always)]
+    fn unlock(&mut self, id: usize) {
+        Ctx::unlock(self, id)
+    }
+    #[inline(always)]
+    fn count(&mut self, op: Op) {
+        let c = match op {
+            Op::Split => &mut self.ops.splits,
+            Op::Merge => &mut self.ops.merges,
+            Op::Refill => &mut self.ops.refills,
+            Op::Drain => &mut self.ops.drains,
+            Op::Steal => &mut self.ops.steals,
+        };
+        *c += 1;
+    }
+    #[inline(always)]
+    fn wear_of(&self, pfn: u64) -> u32 {
+        self.wear[pfn as usize]
+    }
+    #[inline(always)]
+    fn migratetype(&self) -> u8 {
+        self.migratetype
+    }
+}
+
 /// Events held before they are timed when a [`Ctx`] times its own events.
 const SETTLE_EVENTS: usize = 1024;
+/// Lines held before they are timed when a [`Ctx`] times its own events (a path without
+/// locks or requests, such as a per-CPU list's, makes one `Lines` event that only grows).
+const SETTLE_LINES: usize = 16 * 1024;
 
 /// Run context, the functional side of the cost model: allocators report their paths here
 /// (lines, instructions, locks), it counts them and records them as a [`Batch`] of
@@ -86,6 +212,8 @@ pub struct Ctx {
     timing: Option<Box<Timing>>,
     /// Events held before they are timed: `SETTLE_EVENTS` with a timing, never without.
     settle_at: usize,
+    /// Lines held before they are timed: `SETTLE_LINES` with a timing, never without.
+    settle_lines: usize,
 }
 
 impl Ctx {
@@ -116,6 +244,11 @@ impl Ctx {
             pending_cycles: 0,
             settle_at: if timing.is_some() {
                 SETTLE_EVENTS
+            } else {
+                usize::MAX
+            },
+            settle_lines: if timing.is_some() {
+                SETTLE_LINES
             } else {
                 usize::MAX
             },
@@ -258,13 +391,18 @@ impl Ctx {
         self.ops.lines += 1;
         self.batch.lines.push(line);
         match self.batch.events.last_mut() {
-            Some(Event::Lines(n)) => *n += 1,
+            Some(Event::Lines(n)) => {
+                *n += 1;
+                if self.batch.lines.len() >= self.settle_lines {
+                    self.settle();
+                }
+            }
             _ => self.push(Event::Lines(1)),
         }
     }
 
     /// The `struct page` of `pfn` (one or two lines: 56-byte structs straddle lines).
-    #[inline]
+    #[inline(always)]
     pub fn touch_page(&mut self, pfn: u64, write: bool) {
         let a = layout::struct_page(pfn);
         self.touch(a, write);
@@ -303,6 +441,7 @@ impl Ctx {
 
     /// Acquire lock `id` (its word at `addr`) for `cpu`: wait until its last holder
     /// released it, then take its line (from wherever the last holder left it).
+    #[inline]
     pub fn lock(&mut self, id: usize, cpu: u16, addr: u64) {
         self.ops.locks += 1;
         let cycles = self.take_cycles();
@@ -316,6 +455,7 @@ impl Ctx {
     }
 
     /// Release lock `id`: it is free from now on (a plain store on x86; its line is held).
+    #[inline]
     pub fn unlock(&mut self, id: usize) {
         let cycles = self.take_cycles();
         self.push(Event::Unlock {

@@ -33,7 +33,7 @@
 //!   queued: on the top level, behind every frame already waiting, instead of level 0
 //!   where it would be reused first.
 
-use super::cost::Ctx;
+use super::cost::{NoCost, Op, Recorder};
 use super::layout;
 use super::lists::{FrameLists, FreeListPolicy};
 use super::{PageAllocator, MAX_ORDER};
@@ -58,7 +58,7 @@ impl IBuddy {
     pub fn new(frames: u64, spaces: usize, policy: FreeListPolicy) -> IBuddy {
         assert!(spaces >= 1 && frames.is_multiple_of(64 * spaces as u64));
         let space_frames = frames / spaces as u64;
-        let mut ctx = Ctx::new(frames as usize, Default::default());
+        let mut ctx = NoCost;
         let mut ib = IBuddy {
             frames,
             spaces,
@@ -111,7 +111,7 @@ impl IBuddy {
     }
 
     /// Whether the aligned run `start..start+size` is wholly free (size a power of two).
-    fn run_free(&self, start: u64, size: u64, ctx: &mut Ctx) -> bool {
+    fn run_free(&self, start: u64, size: u64, ctx: &mut impl Recorder) -> bool {
         if size < 64 {
             ctx.bitmap_words(1);
             ctx.touch(layout::bitmap_word(start), false);
@@ -129,7 +129,7 @@ impl IBuddy {
         true
     }
 
-    fn take_run(&mut self, s: usize, start: u64, size: u64, ctx: &mut Ctx) {
+    fn take_run(&mut self, s: usize, start: u64, size: u64, ctx: &mut impl Recorder) {
         for f in start..start + size {
             self.lists.remove(f, ctx);
             self.bits[(f / 64) as usize] &= !(1u64 << (f % 64));
@@ -137,11 +137,11 @@ impl IBuddy {
         }
         ctx.bitmap_words((size / 64).max(1));
         self.free[s] -= size;
-        ctx.ops.merges += 1;
+        ctx.count(Op::Merge);
     }
 
     /// Single frame from space `s` (lock held).
-    fn alloc_one(&mut self, s: usize, ctx: &mut Ctx) -> Option<u64> {
+    fn alloc_one(&mut self, s: usize, ctx: &mut impl Recorder) -> Option<u64> {
         let mut nl = self.next_level[s] as usize;
         self.lists.peek(Self::list(s, nl), ctx);
         while self.lists.is_empty(Self::list(s, nl)) {
@@ -169,7 +169,7 @@ impl IBuddy {
     }
 
     /// Aligned 2^order block from space `s` (lock held).
-    fn alloc_run(&mut self, s: usize, order: u8, ctx: &mut Ctx) -> Option<u64> {
+    fn alloc_run(&mut self, s: usize, order: u8, ctx: &mut impl Recorder) -> Option<u64> {
         let size = 1u64 << order;
         let (base, end) = self.bounds(s);
         for level in order as usize..LEVELS {
@@ -193,7 +193,7 @@ impl IBuddy {
     }
 
     /// First aligned all-free group of `size` frames in space `s`, by bitmap words.
-    fn scan(&self, s: usize, size: u64, ctx: &mut Ctx) -> Option<u64> {
+    fn scan(&self, s: usize, size: u64, ctx: &mut impl Recorder) -> Option<u64> {
         let (base, end) = self.bounds(s);
         if size < 64 {
             let mask = (1u64 << size) - 1;
@@ -229,12 +229,38 @@ impl IBuddy {
     }
 }
 
-impl PageAllocator for IBuddy {
-    fn frames(&self) -> u64 {
+/// The counts of [`PageAllocator`] without naming a recorder.
+impl IBuddy {
+    pub fn frames(&self) -> u64 {
         self.frames
     }
 
-    fn alloc(&mut self, order: u8, cpu: u16, ctx: &mut Ctx) -> Option<u64> {
+    pub fn free_frames(&self) -> u64 {
+        self.free.iter().sum()
+    }
+
+    pub fn free_blocks(&self, order: u8) -> u64 {
+        let size = 1u64 << order;
+        let mut ctx = NoCost;
+        let mut n = 0;
+        for s in 0..self.spaces {
+            let (base, end) = self.bounds(s);
+            let mut start = base.next_multiple_of(size);
+            while start + size <= end {
+                n += self.run_free(start, size, &mut ctx) as u64;
+                start += size;
+            }
+        }
+        n
+    }
+}
+
+impl<R: Recorder> PageAllocator<R> for IBuddy {
+    fn frames(&self) -> u64 {
+        IBuddy::frames(self)
+    }
+
+    fn alloc(&mut self, order: u8, cpu: u16, ctx: &mut R) -> Option<u64> {
         let home = cpu as usize % self.spaces;
         for i in 0..self.spaces {
             let s = (home + i) % self.spaces;
@@ -258,7 +284,7 @@ impl PageAllocator for IBuddy {
         None
     }
 
-    fn free(&mut self, pfn: u64, order: u8, cpu: u16, ctx: &mut Ctx) {
+    fn free(&mut self, pfn: u64, order: u8, cpu: u16, ctx: &mut R) {
         let s = self.space_of(pfn);
         let size = 1u64 << order;
         debug_assert!(pfn + size <= self.bounds(s).1);
@@ -288,21 +314,10 @@ impl PageAllocator for IBuddy {
     }
 
     fn free_frames(&self) -> u64 {
-        self.free.iter().sum()
+        IBuddy::free_frames(self)
     }
 
     fn free_blocks(&self, order: u8) -> u64 {
-        let size = 1u64 << order;
-        let mut ctx = Ctx::new(0, Default::default());
-        let mut n = 0;
-        for s in 0..self.spaces {
-            let (base, end) = self.bounds(s);
-            let mut start = base.next_multiple_of(size);
-            while start + size <= end {
-                n += self.run_free(start, size, &mut ctx) as u64;
-                start += size;
-            }
-        }
-        n
+        IBuddy::free_blocks(self, order)
     }
 }

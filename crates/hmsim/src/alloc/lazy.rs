@@ -14,7 +14,7 @@
 //! costs nothing in the model beyond the list op. CPU ids at or above the number of lists
 //! share lists by `cpu % cpus`. Higher orders go to the backing allocator directly.
 
-use super::cost::Ctx;
+use super::cost::{Ctx, Op, Recorder};
 use super::layout;
 use super::lists::{FrameLists, FreeListPolicy};
 use super::PageAllocator;
@@ -25,7 +25,7 @@ pub enum LazyMode {
     Bypass { capacity: u32 },
 }
 
-pub struct Lazy<A: PageAllocator> {
+pub struct Lazy<A> {
     inner: A,
     mode: LazyMode,
     lists: FrameLists,
@@ -34,8 +34,11 @@ pub struct Lazy<A: PageAllocator> {
     scratch: Vec<u64>,
 }
 
-impl<A: PageAllocator> Lazy<A> {
-    pub fn new(inner: A, mode: LazyMode, cpus: usize, policy: FreeListPolicy) -> Lazy<A> {
+impl<A> Lazy<A> {
+    pub fn new(inner: A, mode: LazyMode, cpus: usize, policy: FreeListPolicy) -> Lazy<A>
+    where
+        A: PageAllocator<Ctx>,
+    {
         let frames = inner.frames() as usize;
         let mut lists = FrameLists::new(frames, cpus, policy);
         for c in 0..cpus {
@@ -56,7 +59,10 @@ impl<A: PageAllocator> Lazy<A> {
         self.cached
     }
 
-    fn alloc_lazy(&mut self, order: u8, cpu: u16, ctx: &mut Ctx) -> Option<u64> {
+    fn alloc_lazy<R: Recorder>(&mut self, order: u8, cpu: u16, ctx: &mut R) -> Option<u64>
+    where
+        A: PageAllocator<R>,
+    {
         if order != 0 {
             return self.inner.alloc(order, cpu, ctx);
         }
@@ -70,7 +76,7 @@ impl<A: PageAllocator> Lazy<A> {
                     let mut got = std::mem::take(&mut self.scratch);
                     got.clear();
                     self.inner.alloc_bulk(batch as usize, cpu, ctx, &mut got);
-                    ctx.ops.refills += 1;
+                    ctx.count(Op::Refill);
                     for &p in &got {
                         self.lists.push(l, p, ctx);
                     }
@@ -85,12 +91,27 @@ impl<A: PageAllocator> Lazy<A> {
     }
 }
 
-impl<A: PageAllocator> PageAllocator for Lazy<A> {
+/// The counts of [`PageAllocator`] without naming a recorder.
+impl<A: PageAllocator> Lazy<A> {
+    pub fn frames(&self) -> u64 {
+        self.inner.frames()
+    }
+
+    pub fn free_frames(&self) -> u64 {
+        self.inner.free_frames() + self.cached
+    }
+
+    pub fn free_blocks(&self, order: u8) -> u64 {
+        self.inner.free_blocks(order)
+    }
+}
+
+impl<R: Recorder, A: PageAllocator<R>> PageAllocator<R> for Lazy<A> {
     fn frames(&self) -> u64 {
         self.inner.frames()
     }
 
-    fn alloc(&mut self, order: u8, cpu: u16, ctx: &mut Ctx) -> Option<u64> {
+    fn alloc(&mut self, order: u8, cpu: u16, ctx: &mut R) -> Option<u64> {
         let r = self.alloc_lazy(order, cpu, ctx);
         if r.is_some() || self.cached == 0 {
             return r;
@@ -101,7 +122,7 @@ impl<A: PageAllocator> PageAllocator for Lazy<A> {
         self.alloc_lazy(order, cpu, ctx)
     }
 
-    fn free(&mut self, pfn: u64, order: u8, cpu: u16, ctx: &mut Ctx) {
+    fn free(&mut self, pfn: u64, order: u8, cpu: u16, ctx: &mut R) {
         if order != 0 {
             return self.inner.free(pfn, order, cpu, ctx);
         }
@@ -130,7 +151,7 @@ impl<A: PageAllocator> PageAllocator for Lazy<A> {
                     }
                     self.cached -= out.len() as u64;
                     self.inner.free_bulk(&out, cpu, ctx);
-                    ctx.ops.drains += 1;
+                    ctx.count(Op::Drain);
                     self.scratch = out;
                 }
             }
@@ -145,7 +166,7 @@ impl<A: PageAllocator> PageAllocator for Lazy<A> {
         self.inner.free_blocks(order)
     }
 
-    fn drain_all(&mut self, ctx: &mut Ctx) {
+    fn drain_all(&mut self, ctx: &mut R) {
         for l in 0..self.cpus {
             let mut out = Vec::new();
             while let Some(p) = self.lists.pop_cold(l, ctx) {
@@ -154,7 +175,7 @@ impl<A: PageAllocator> PageAllocator for Lazy<A> {
             self.cached -= out.len() as u64;
             if !out.is_empty() {
                 self.inner.free_bulk(&out, l as u16, ctx);
-                ctx.ops.drains += 1;
+                ctx.count(Op::Drain);
             }
         }
         self.inner.drain_all(ctx);

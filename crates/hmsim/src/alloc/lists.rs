@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::cost::Ctx;
+use super::cost::Recorder;
 
 /// Which free frame (or block, by its first frame) is reused first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -108,7 +108,7 @@ impl FrameLists {
 
     /// Read `list`'s head (an emptiness check).
     #[inline]
-    pub fn peek(&self, list: usize, ctx: &mut Ctx) {
+    pub fn peek(&self, list: usize, ctx: &mut impl Recorder) {
         let a = self.head_addr[list];
         if a != NO_ADDR {
             ctx.touch(a, false);
@@ -116,7 +116,7 @@ impl FrameLists {
     }
 
     #[inline]
-    fn touch_head(&self, list: usize, ctx: &mut Ctx) {
+    fn touch_head(&self, list: usize, ctx: &mut impl Recorder) {
         let a = self.head_addr[list];
         if a != NO_ADDR {
             ctx.touch(a, true);
@@ -141,9 +141,9 @@ impl FrameLists {
     }
 
     /// Put `pfn` on `list` where the policy wants it.
-    pub fn push(&mut self, list: usize, pfn: u64, ctx: &mut Ctx) {
+    pub fn push(&mut self, list: usize, pfn: u64, ctx: &mut impl Recorder) {
         let bin = match self.policy {
-            FreeListPolicy::LeastAllocated => bin_of(ctx.wear[pfn as usize]),
+            FreeListPolicy::LeastAllocated => bin_of(ctx.wear_of(pfn)),
             _ => 0,
         };
         let phys = list * self.bins + bin;
@@ -195,7 +195,7 @@ impl FrameLists {
     }
 
     /// Remove and return the frame the policy hands out next.
-    pub fn pop(&mut self, list: usize, ctx: &mut Ctx) -> Option<u64> {
+    pub fn pop(&mut self, list: usize, ctx: &mut impl Recorder) -> Option<u64> {
         let f = self.front(list)?;
         self.remove(f, ctx);
         Some(f)
@@ -203,7 +203,7 @@ impl FrameLists {
 
     /// Remove and return the frame the policy would hand out last (the coldest for LIFO,
     /// the most-allocated bin for least-allocated); used to drain per-CPU lists.
-    pub fn pop_cold(&mut self, list: usize, ctx: &mut Ctx) -> Option<u64> {
+    pub fn pop_cold(&mut self, list: usize, ctx: &mut impl Recorder) -> Option<u64> {
         let m = self.nonempty[list];
         if m == 0 {
             return None;
@@ -220,7 +220,7 @@ impl FrameLists {
     }
 
     /// Unlink `pfn` from whatever list it is on (it must be on one).
-    pub fn remove(&mut self, pfn: u64, ctx: &mut Ctx) {
+    pub fn remove(&mut self, pfn: u64, ctx: &mut impl Recorder) {
         let i = pfn as usize;
         let phys = self.nodes[i].on;
         debug_assert_ne!(phys, NIL, "frame {pfn} is on no list");
@@ -254,7 +254,7 @@ impl FrameLists {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alloc::cost::CostTable;
+    use crate::alloc::cost::{CostTable, Ctx};
 
     #[test]
     fn lifo_fifo_and_bins() {

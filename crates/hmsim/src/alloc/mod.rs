@@ -38,7 +38,7 @@ pub mod workload;
 #[cfg(test)]
 mod tests;
 
-pub use cost::{CostTable, Ctx, OpCounts};
+pub use cost::{CostTable, Ctx, NoCost, Op, OpCounts, Recorder};
 pub use lists::FreeListPolicy;
 pub use machine::AllocMachine;
 pub use rows::{AllocRow, LatencyRow, WearRow};
@@ -53,18 +53,20 @@ pub const MAX_CPUS: usize = 64;
 
 /// A physical page-frame allocator over frames `0..frames()`.
 ///
-/// Every operation reports its primitive operations to the [`Ctx`] (the cost model).
-/// `alloc` returns the first frame of a free, 2^order-aligned block of 2^order frames, or
-/// `None` when no such block is free. `free` must receive a block `alloc` returned, with
-/// the same order (the caller, not the allocator, keeps that record — like the kernel).
-pub trait PageAllocator: Send {
+/// Every operation reports its primitive operations to the recorder `R`: the cost model's
+/// [`Ctx`] (the default), or [`NoCost`] for a run without one (nothing recorded, nothing
+/// paid). `alloc` returns the first frame of a free, 2^order-aligned block of 2^order
+/// frames, or `None` when no such block is free. `free` must receive a block `alloc`
+/// returned, with the same order (the caller, not the allocator, keeps that record — like
+/// the kernel).
+pub trait PageAllocator<R: Recorder = Ctx>: Send {
     fn frames(&self) -> u64;
-    fn alloc(&mut self, order: u8, cpu: u16, ctx: &mut Ctx) -> Option<u64>;
-    fn free(&mut self, pfn: u64, order: u8, cpu: u16, ctx: &mut Ctx);
+    fn alloc(&mut self, order: u8, cpu: u16, ctx: &mut R) -> Option<u64>;
+    fn free(&mut self, pfn: u64, order: u8, cpu: u16, ctx: &mut R);
 
     /// Up to `n` single frames, appended to `out`; an allocator with a shared lock takes it
     /// once for the whole batch.
-    fn alloc_bulk(&mut self, n: usize, cpu: u16, ctx: &mut Ctx, out: &mut Vec<u64>) {
+    fn alloc_bulk(&mut self, n: usize, cpu: u16, ctx: &mut R, out: &mut Vec<u64>) {
         for _ in 0..n {
             match self.alloc(0, cpu, ctx) {
                 Some(p) => out.push(p),
@@ -74,7 +76,7 @@ pub trait PageAllocator: Send {
     }
 
     /// Free single frames; an allocator with a shared lock takes it once.
-    fn free_bulk(&mut self, pfns: &[u64], cpu: u16, ctx: &mut Ctx) {
+    fn free_bulk(&mut self, pfns: &[u64], cpu: u16, ctx: &mut R) {
         for &p in pfns {
             self.free(p, 0, cpu, ctx);
         }
@@ -88,7 +90,7 @@ pub trait PageAllocator: Send {
     fn free_blocks(&self, order: u8) -> u64;
 
     /// Return frames parked in per-CPU lists to the backing allocator.
-    fn drain_all(&mut self, _ctx: &mut Ctx) {}
+    fn drain_all(&mut self, _ctx: &mut R) {}
 }
 
 /// Allocate and count the handed-out frames as allocations (wear).
