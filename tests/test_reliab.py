@@ -1135,3 +1135,22 @@ def test_reliab_special_files_named_inside_a_scenario_are_refused_by_the_core(tm
     assert time.monotonic() - start < 5
     assert "device.file" in err and re.search(r"FIFO|a device|larger than", err), err
     assert len(err.strip().splitlines()) == 1, err
+
+
+def test_reliab_a_grid_beyond_the_point_limit_is_refused_before_it_is_built(tmp_path, cli, monkeypatch):
+    """A 10^10-point grid used to be built in memory without a word: it is refused at once,
+    naming the axes and their sizes, unless HMSIM_ALLOW_LARGE is set."""
+    import time
+
+    (tmp_path / "s.toml").write_text(STORAGE.format(duration=0.001))
+    sw = tmp_path / "sw.toml"
+    axis = list(range(1, 100_001))
+    sw.write_text(f'scenario = "s.toml"\n[axes]\n"job.queue_depth" = {axis}\n"seed" = {axis}\n')
+    monkeypatch.delenv("HMSIM_ALLOW_LARGE", raising=False)
+    start = time.monotonic()
+    code, _, err = cli("sweep", str(sw), "--out", str(tmp_path / "o"))
+    assert code == 2 and time.monotonic() - start < 30, err
+    assert "10,000,000,000 points" in err and "HMSIM_ALLOW_LARGE" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    with pytest.raises(hmsim.ConfigError, match="points"):
+        hmsim.sweep(tmp_path / "s.toml", axes={"job.queue_depth": axis, "seed": axis}, out=tmp_path / "p")

@@ -35,6 +35,7 @@ import hashlib
 import itertools
 import json
 import logging
+import math
 import os
 import sys
 import tempfile
@@ -372,6 +373,11 @@ def _out_of_bounds(value: Any, path: list[str]) -> tuple[str, str] | None:
     return None
 
 
+#: Largest grid a sweep builds unless HMSIM_ALLOW_LARGE is set (a grid is built in memory
+#: and each point keeps a file in the resume store).
+MAX_SWEEP_POINTS = 1_000_000
+
+
 def grid_points(
     text: str, file: str, axes: Any, fixed: Any, where: str, origins: tuple[str, str] = ("axes", "set")
 ) -> list[Point]:
@@ -407,6 +413,14 @@ def grid_points(
             raise error("set", f"expected dotted key paths (str) as keys, got {type(k).__name__} {k!r:.60}")
         if k in axes:
             raise error("set", "set both in set and in axes", key=k)
+    n_points = math.prod(len(v) for v in axes.values())
+    if n_points > MAX_SWEEP_POINTS and not os.environ.get("HMSIM_ALLOW_LARGE"):
+        sizes = " x ".join(f"{k} ({len(v)})" for k, v in axes.items())
+        raise error(
+            "axes",
+            f"the grid has {n_points:,} points ({sizes}), more than the {MAX_SWEEP_POINTS:,} a sweep builds "
+            "(each point is kept in memory and on disk); split the sweep, or set HMSIM_ALLOW_LARGE=1 to run it anyway",
+        )
     axes_arg, set_arg = ("axes", "set") if api else (where, where)
     base = tuple((k, _toml_value(v, k, set_arg)) for k, v in fixed.items())
     keys = list(axes)
