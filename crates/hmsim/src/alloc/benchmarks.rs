@@ -50,7 +50,7 @@ pub enum Plain {
     LazyIBuddy(Lazy<IBuddy>),
 }
 
-/// [`named`]'s allocator as a [`Plain`] (the same spec defaults).
+/// [`named`]'s allocator as a [`Plain`] (with `AllocatorSpec::named`'s defaults).
 pub fn plain(name: &str) -> Plain {
     let mut s = AllocatorSpec::named(name);
     let b = || Buddy::new(FRAMES, s.policy, 0);
