@@ -255,10 +255,7 @@ def test_reliab_dev_zero_is_refused_not_read_forever(tmp_path, cli):
 
 def test_reliab_index_beyond_host_memory_is_refused_not_aborted(tmp_path):
     s = tmp_path / "s.toml"
-    s.write_text(
-        'module = "pm-index"\nseed = 1\n[index]\nname = "p-clht"\n'
-        "[workload]\nrecords = 4294967296\n"
-    )
+    s.write_text('module = "pm-index"\nseed = 1\n[index]\nname = "p-clht"\n[workload]\nrecords = 4294967296\n')
     env = {k: v for k, v in os.environ.items() if k != "HMSIM_ALLOW_LARGE"}
     cmd = "import sys; from hmsim.cli import main; sys.exit(main(sys.argv[1:]))"
     p = subprocess.run(
