@@ -253,6 +253,25 @@ def test_reliab_dev_zero_is_refused_not_read_forever(tmp_path, cli):
         assert "workload.trace" in err and "device" in err, err
 
 
+def test_reliab_index_beyond_host_memory_is_refused_not_aborted(tmp_path):
+    s = tmp_path / "s.toml"
+    s.write_text('module = "pm-index"\nseed = 1\n[index]\nname = "p-clht"\n[workload]\nrecords = 4294967296\n')
+    env = {k: v for k, v in os.environ.items() if k != "HMSIM_ALLOW_LARGE"}
+    cmd = "import sys; from hmsim.cli import main; sys.exit(main(sys.argv[1:]))"
+    p = subprocess.run(
+        [sys.executable, "-c", cmd, "run", str(s), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert p.returncode == 2, p.stderr
+    one_error_line(p.stderr, str(s), 6)
+    assert "workload.records" in p.stderr and "HMSIM_ALLOW_LARGE=1" in p.stderr, p.stderr
+    assert "panicked" not in p.stderr and "backtrace" not in p.stderr, p.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_reliab_lifetime_on_traces_without_writes_sizes_or_times(tmp_path, cli):
     # Committed kmem traces are page events: refused with what they are.
     code, _, err = cli("lifetime", "--trace", str(TRACES / "gcc.kmem.hmt"))

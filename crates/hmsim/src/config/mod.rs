@@ -2,6 +2,7 @@
 //! and wrong types become errors naming the key path and line), apply `--set` overrides, then
 //! check ranges with a [`Validator`] that knows the key path of every field it checks.
 
+mod host_memory;
 mod load;
 mod overrides;
 pub mod param_docs;
@@ -9,6 +10,10 @@ pub mod params;
 mod small_file;
 mod validate;
 
+pub use host_memory::{
+    available_memory_bytes, check_against, check_host_memory, human_bytes, large_allowed,
+    ALLOW_LARGE_ENV,
+};
 pub use load::{line_of_key, parse_toml};
 pub use overrides::apply_overrides;
 pub use params::{ParamDoc, Params};

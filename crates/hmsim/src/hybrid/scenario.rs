@@ -7,7 +7,7 @@ use super::pigz::PigzLike;
 use super::policy::EpfPolicySpec;
 use super::umd::Umd;
 use super::workload::{from_trace, HybridWorkload, MIB, PAGE_BYTES};
-use crate::config::Validator;
+use crate::config::{check_host_memory, Validator};
 use crate::error::RunError;
 use crate::flash::{build_gc, preset, Ftl, Geometry, GC_POLICIES, NAND_PRESETS};
 use crate::result_row;
@@ -155,6 +155,18 @@ impl HybridWorkloadSpec {
             v.range("input_mib", m, 0.0, 1e9, "MiB");
         }
     }
+}
+
+/// Host memory the device needs at least, bytes (an estimate, a lower bound): per logical page
+/// (`device.capacity_mib` / 4 KiB) the UMD's frame map and the FTL's logical-to-physical map
+/// (4 B each) and at least one physical page's reverse map (4 B), per DRAM frame
+/// (`device.dram_mib` / 4 KiB) its ready time (8 B); the block tables and the workload come
+/// on top.
+pub fn host_memory_estimate(sc: &HybridConfig) -> u64 {
+    let pages = |mib: f64| (mib * MIB as f64 / PAGE_BYTES as f64).max(0.0) as u64;
+    pages(sc.device.capacity_mib)
+        .saturating_mul(12)
+        .saturating_add(pages(sc.device.dram_mib).saturating_mul(8))
 }
 
 impl HybridConfig {
@@ -446,6 +458,15 @@ impl Scenario for Hybrid {
         &[("service", ServiceRow::COLUMNS)];
 
     fn run(sc: &HybridConfig, ctx: &Ctx) -> Result<Output<HybridRow>, RunError> {
+        check_host_memory(
+            host_memory_estimate(sc),
+            "the device's page maps",
+            &format!(
+                " for {} MiB of capacity and {} MiB of DRAM cache (device.dram_mib)",
+                sc.device.capacity_mib, sc.device.dram_mib
+            ),
+        )
+        .map_err(|e| ctx.error("device.capacity_mib", e))?;
         let w = sc.load_workload(ctx.file(), ctx.seed())?;
         let need = pages_needed(&w, &sc.host);
         if need > sc.logical_pages() as u64 {

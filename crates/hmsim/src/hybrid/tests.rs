@@ -475,3 +475,28 @@ fn older_mb_spellings_of_mib_sizes_read_as_the_mib_keys() {
     assert_eq!(pb.os_resident_mib, 3.0);
     assert_eq!(pa.window_kib, 64);
 }
+
+#[test]
+fn a_device_beyond_host_memory_is_refused_before_allocating() {
+    let text = "module = \"hybrid\"\n[device]\ncapacity_mib = 16777216\n";
+    let cfg = crate::scenario::parse_config::<super::scenario::Hybrid>(text);
+    let need = super::scenario::host_memory_estimate(&cfg);
+    assert!(need >= 48 << 30, "{need}");
+    // 51 GB: refused wherever less is available (the check runs before anything is built).
+    if crate::config::available_memory_bytes().is_some_and(|a| a < need)
+        && !crate::config::large_allowed()
+    {
+        let e = crate::run_scenario(text, "b.toml", &[], &[]).unwrap_err();
+        assert_eq!(e.key, "device.capacity_mib", "{e}");
+        assert!(e.message.contains("HMSIM_ALLOW_LARGE"), "{e}");
+    }
+    for ex in ["hybrid-pigz-epf.toml", "hybrid-replay-pigz-trace.toml"] {
+        let path = format!("{}/../../examples/{ex}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(path).unwrap();
+        let cfg = crate::scenario::parse_config::<super::scenario::Hybrid>(&text);
+        assert!(
+            super::scenario::host_memory_estimate(&cfg) < 64 << 20,
+            "{ex}"
+        );
+    }
+}

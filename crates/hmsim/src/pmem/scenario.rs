@@ -1,10 +1,11 @@
 //! The `pmem` scenario: a microbenchmark through caches → WPQ → XPBuffer → AIT → media.
 
 use super::config::PmemConfig;
-use super::driver::{run_workload, DimmSpec, PmemWorkload};
+use super::driver::{run_workload, DimmSpec, PmemPattern, PmemWorkload};
 use super::lifetime;
 use super::rows::{lifetime_output, ratio, HotRangeRow, LifetimeCols, PmemRow};
 use crate::cache::CacheConfig;
+use crate::config::check_host_memory;
 use crate::error::RunError;
 use crate::scenario::{Column, Ctx, Output, ResultRow, Scenario};
 
@@ -25,6 +26,38 @@ crate::params! {
     }
 }
 
+/// Address space one wear-table chunk covers (1024 blocks of 4 KiB), and its size (16
+/// four-byte counters per block).
+const WEAR_CHUNK_SPAN: u64 = 4 << 20;
+const WEAR_CHUNK_BYTES: u64 = 64 << 10;
+
+/// Host memory a write workload's wear counters need at least, bytes (an estimate, a lower
+/// bound): each thread's writes touch wear-table chunks (64 KiB per 4 MiB of address written)
+/// in its own region: sequential writes `min(operations × access, footprint)` / 4 MiB of them,
+/// random writes at least half of `min(operations, footprint / 4 MiB)`; times
+/// `workload.threads` when the regions do not overlap. Reads, the caches and the remap
+/// tables come on top.
+pub fn host_memory_estimate(w: &PmemWorkload) -> u64 {
+    let chunks_in = |bytes: u64| bytes.div_ceil(WEAR_CHUNK_SPAN);
+    let per_thread = match w.pattern {
+        PmemPattern::SeqWrite => chunks_in(
+            w.operations
+                .saturating_mul(w.access_bytes)
+                .min(w.footprint_bytes),
+        ),
+        PmemPattern::XplineHalves => {
+            chunks_in(w.operations.saturating_mul(256).min(w.footprint_bytes))
+        }
+        PmemPattern::RandWrite => w.operations.min(chunks_in(w.footprint_bytes)) / 2,
+        PmemPattern::SeqRead | PmemPattern::RandRead => 0,
+    };
+    let disjoint = w.region_stride_bytes.is_none_or(|s| s >= w.footprint_bytes);
+    let threads = if disjoint { w.threads as u64 } else { 1 };
+    per_thread
+        .saturating_mul(threads)
+        .saturating_mul(WEAR_CHUNK_BYTES)
+}
+
 impl Scenario for Pmem {
     const MODULE: &'static str = "pmem";
     const ABOUT: &'static str =
@@ -37,6 +70,16 @@ impl Scenario for Pmem {
     fn run(sc: &PmemScenarioConfig, ctx: &Ctx) -> Result<Output<PmemRow>, RunError> {
         let (dev, rated) = ctx.memory_device_with_endurance(&sc.pmem.device, "pmem.device")?;
         let w = &sc.workload;
+        check_host_memory(
+            host_memory_estimate(w),
+            "the wear tables",
+            &format!(
+                " for {} threads writing {} operations each over {} bytes (workload.threads, \
+                 workload.operations)",
+                w.threads, w.operations, w.footprint_bytes
+            ),
+        )
+        .map_err(|e| ctx.error("workload.footprint_bytes", e))?;
         let dimm = DimmSpec::from_rating(dev.capacity_bytes, rated);
         ctx.progress().start(1, "runs");
         let (r, m) = run_workload(&sc.pmem, &sc.cache, w, dimm, ctx.seed());
@@ -97,5 +140,29 @@ impl Scenario for Pmem {
             ],
             &life,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::registry::run_scenario;
+
+    #[test]
+    fn wear_tables_beyond_host_memory_are_refused_before_allocating() {
+        // 1024 threads each writing 1 TiB at random: 2^18 chunks each, half of them at least.
+        let text = "module = \"pmem\"\nseed = 1\n[workload]\npattern = \"rand-write\"\nthreads = 1024\nfootprint_bytes = 1099511627776\noperations = 1000000\n";
+        let e = run_scenario(text, "p.toml", &[], &[]).unwrap_err();
+        assert_eq!(e.key, "workload.footprint_bytes", "{e}");
+        assert!(e.message.contains("1024 threads"), "{e}");
+        assert!(e.message.contains("HMSIM_ALLOW_LARGE"), "{e}");
+        for ex in ["pmem-28-threads-clwb.toml", "pmem-clwb-hotspot.toml"] {
+            let path = format!("{}/../../examples/{ex}", env!("CARGO_MANIFEST_DIR"));
+            let text = std::fs::read_to_string(path).unwrap();
+            let cfg = crate::scenario::parse_config::<super::Pmem>(&text);
+            assert!(
+                super::host_memory_estimate(&cfg.workload) < 256 << 20,
+                "{ex}"
+            );
+        }
     }
 }

@@ -15,7 +15,7 @@ use super::shared::{DEFAULT_SHARDS, MAX_SHARDS};
 use super::testing::random_ops;
 use super::ycsb::{load_ops, run_ops, Distribution, YcsbSpec, YcsbWorkload};
 use crate::cache::CacheConfig;
-use crate::config::Validator;
+use crate::config::{check_host_memory, Validator};
 use crate::error::RunError;
 use crate::pmem::{DimmSpec, PmemConfig};
 use crate::scenario::{to_map, Column, Ctx, Output, ResultRow, Scenario};
@@ -172,6 +172,26 @@ impl PmIndexConfig {
     }
 }
 
+/// Host memory a workload run needs at least, bytes (an estimate, a lower bound): the load
+/// phase's operations (`workload.records` × the size of one operation), the run phase's
+/// (`workload.operations` × the same, unless the workload is `load`) and the index holding
+/// every loaded key and its 8-byte value (`workload.records` × (key + 8 B)); the index's own
+/// nodes, the cache model and the PM image come on top.
+pub fn host_memory_estimate(sc: &PmIndexConfig) -> u64 {
+    let w = &sc.workload;
+    let op = std::mem::size_of::<super::ops::Op>() as u64;
+    let key = match sc.index.key_type {
+        KeyType::Int => 8,
+        KeyType::Str => 24,
+    };
+    let run = if w.kind == YcsbWorkload::Load {
+        0
+    } else {
+        w.operations.saturating_mul(op)
+    };
+    w.records.saturating_mul(op + key + 8).saturating_add(run)
+}
+
 impl Scenario for PmIndexStudy {
     const MODULE: &'static str = "pm-index";
     const ABOUT: &'static str =
@@ -227,6 +247,9 @@ impl Scenario for PmIndexStudy {
             return Ok(out);
         }
         let w = &sc.workload;
+        let need = host_memory_estimate(sc);
+        check_host_memory(need, "the index", &format!(" for {} records", w.records))
+            .map_err(|e| ctx.error("workload.records", e))?;
         let y = YcsbSpec {
             workload: w.kind,
             key_type: sc.index.key_type,
@@ -324,6 +347,23 @@ mod tests {
         );
         // The load's dirty lines are drained before the run phase is measured.
         assert_eq!(num(r, "wpq_inserts_per_op"), 0.0);
+    }
+
+    #[test]
+    fn an_index_beyond_host_memory_is_refused_before_allocating() {
+        let text = scenario("[workload]\nrecords = 4294967296\n");
+        let e = run_scenario(&text, "s.toml", &[], &[]).unwrap_err();
+        assert_eq!(e.key, "workload.records", "{e}");
+        assert!(e.line.is_some(), "{e}");
+        assert!(e.message.contains("for 4294967296 records"), "{e}");
+        assert!(e.message.contains("HMSIM_ALLOW_LARGE"), "{e}");
+        // The shipped examples are far below any machine's memory.
+        for ex in ["pm-index-ycsb-a.toml", "pm-index-crash.toml"] {
+            let path = format!("{}/../../examples/{ex}", env!("CARGO_MANIFEST_DIR"));
+            let text = std::fs::read_to_string(path).unwrap();
+            let cfg = crate::scenario::parse_config::<super::PmIndexStudy>(&text);
+            assert!(super::host_memory_estimate(&cfg) < 256 << 20, "{ex}");
+        }
     }
 
     #[test]

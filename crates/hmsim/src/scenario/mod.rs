@@ -77,6 +77,12 @@ fn without_header(text: &str) -> String {
     String::from_utf8(bytes).unwrap_or_else(|_| text.to_string())
 }
 
+/// The configuration of module `S` in the scenario `text` (header keys dropped), for tests.
+#[cfg(test)]
+pub(crate) fn parse_config<S: Scenario>(text: &str) -> S::Config {
+    parse_toml(&without_header(text), "t.toml").unwrap()
+}
+
 /// Parse, validate and run the scenario `text` (from `file`) of module `S`.
 pub fn run<S: Scenario>(
     text: &str,

@@ -19,6 +19,7 @@ use super::sim::{simulate_observed, QuantumObserver};
 use super::steady::{nothing_migrated, Steadiness};
 use super::stream::{AccessStream, TraceStream};
 use super::workload::Gups;
+use crate::config::check_host_memory;
 use crate::device::Catalog;
 use crate::error::RunError;
 use crate::scenario::{
@@ -164,6 +165,19 @@ pub fn run_with_policy(
     out
 }
 
+/// Host memory the pages of a working-set workload need at least, bytes (an estimate, a lower
+/// bound): one byte per page (`workload.working_set_bytes` / `sim.page_bytes`), the page
+/// table's tier of each page; the policies' per-page counters come on top. Trace and app
+/// workloads size their pages from the stream and are not estimated.
+pub fn host_memory_estimate(sc: &TierScenario) -> u64 {
+    if sc.workload.is_stream() {
+        return 0;
+    }
+    sc.workload
+        .working_set_bytes
+        .div_ceil(sc.sim.page_bytes.max(1))
+}
+
 /// Every (policy, intensity) run of the scenario; `external` replaces `policy.names`.
 fn run_policies(
     cfg: &TierScenario,
@@ -182,6 +196,15 @@ fn run_policies(
         sc.workload.object_size_bytes = sh.object_size_bytes;
         sc.workload.read_fraction = sh.read_fraction;
         sc.tiers[0].capacity_bytes = sh.default_tier_bytes;
+    }
+    if !sc.workload.is_stream() {
+        let (ws, page) = (sc.workload.working_set_bytes, sc.sim.page_bytes);
+        check_host_memory(
+            host_memory_estimate(&sc),
+            "the page table",
+            &format!(" for a {ws}-byte working set in {page}-byte pages (sim.page_bytes)"),
+        )
+        .map_err(|e| ctx.error("workload.working_set_bytes", e))?;
     }
     let seed = ctx.seed();
     let mut rows = Vec::new();
@@ -382,6 +405,38 @@ mod tests {
 
     fn err(text: &str) -> crate::ConfigError {
         run_scenario(text, "t.toml", &[], &[]).unwrap_err()
+    }
+
+    #[test]
+    fn a_page_table_beyond_host_memory_is_refused_before_allocating() {
+        // 1 PiB in 4 KiB pages: 2^38 pages, a byte each at least.
+        let tier = |name: &str| {
+            format!("[[tiers]]\nname = \"{name}\"\ncapacity_bytes = 1125899906842624\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 100.0\n")
+        };
+        let text = format!(
+            "module = \"tiering\"\nseed = 3\n{}{}[workload]\nworking_set_bytes = 1125899906842624\nhot_set_bytes = 0\n[sim]\npage_bytes = 4096\n",
+            tier("a"),
+            tier("b")
+        );
+        let e = err(&text);
+        assert_eq!(e.key, "workload.working_set_bytes", "{e}");
+        assert!(e.message.contains("sim.page_bytes"), "{e}");
+        assert!(e.message.contains("HMSIM_ALLOW_LARGE"), "{e}");
+        // The shipped examples (those without catalog tiers) need a few MB at most.
+        let dir = format!("{}/../../examples", env!("CARGO_MANIFEST_DIR"));
+        for f in std::fs::read_dir(dir).unwrap() {
+            let path = f.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if name.starts_with("tiering-") && name.ends_with(".toml") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                // A tier from the device catalog is resolved before parsing: not here.
+                if text.contains("\ndevice =") {
+                    continue;
+                }
+                let cfg = crate::scenario::parse_config::<super::Tiering>(&text);
+                assert!(super::host_memory_estimate(&cfg) < 64 << 20, "{name}");
+            }
+        }
     }
 
     #[test]
