@@ -48,7 +48,7 @@ FUZZ_SECONDS ?= 120
 FUZZ_TOOLCHAIN ?= +nightly
 FUZZ_TARGETS := trace_sniffed trace_each_format config_load
 fuzz: build
-	HMSIM_FUZZ_EXAMPLES=2000 HMSIM_FUZZ_FILES=400 HMSIM_FUZZ_OUTPUTS=400 HMSIM_FUZZ_SIGNALS=20 HMSIM_FUZZ_KILLS=10 \
+	HMSIM_FUZZ_EXAMPLES=2000 HMSIM_FUZZ_FILES=400 HMSIM_FUZZ_OUTPUTS=400 HMSIM_FUZZ_SIGNALS=20 HMSIM_FUZZ_KILLS=10 HMSIM_FUZZ_OVERSIZED=500 \
 	  pytest -q tests/test_reliab.py
 	PROPTEST_CASES=20000 cargo test -p hmsim --test reliab --quiet
 	set -o pipefail; cd fuzz && for t in $(FUZZ_TARGETS); do \

@@ -1173,3 +1173,50 @@ def test_reliab_a_grid_beyond_the_point_limit_is_refused_before_it_is_built(tmp_
     assert len(err.strip().splitlines()) == 1, err
     with pytest.raises(hmsim.ConfigError, match="points"):
         hmsim.sweep(tmp_path / "s.toml", axes={"job.queue_depth": axis, "seed": axis}, out=tmp_path / "p")
+
+
+FUZZ_OVERSIZED = int(os.environ.get("HMSIM_FUZZ_OVERSIZED", "20"))
+
+
+def _mem_available_bytes() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+@pytest.mark.skipif(
+    not Path("/proc/meminfo").exists() or _mem_available_bytes() > 200 << 30,
+    reason="needs /proc/meminfo and under 200 GiB available (the values below must not fit)",
+)
+@settings(max_examples=FUZZ_OVERSIZED, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(
+    case=st.one_of(
+        st.tuples(st.just("records"), st.integers(2**31, 2**32)),
+        st.tuples(st.just("capacity"), st.integers(2**23, 2**24)),
+        st.tuples(st.just("pmem"), st.integers(2**30, 2**40)),
+    )
+)
+def test_reliab_oversized_values_in_range_are_refused_before_allocating(case, monkeypatch):
+    """Values inside their documented ranges that need more host memory than the machine has
+    are refused with the key that drives them, never an abort on allocation."""
+    monkeypatch.delenv("HMSIM_ALLOW_LARGE", raising=False)
+    what, v = case
+    if what == "records":
+        sc, key = {"module": "pm-index", "index": {"name": "cceh"}, "workload": {"records": v}}, "workload.records"
+    elif what == "capacity":
+        sc, key = {"module": "hybrid", "device": {"capacity_mib": v}}, "device.capacity_mib"
+    else:
+        sc = {
+            "module": "pmem",
+            "workload": {
+                "pattern": "rand-write",
+                "threads": 1024,
+                "footprint_bytes": 1 << 40,
+                "operations": v,
+            },
+        }
+        key = "workload.footprint_bytes"
+    with pytest.raises(hmsim.ConfigError, match="host memory") as e:
+        hmsim.run(sc)
+    assert key in str(e.value) and "\n" not in str(e.value)

@@ -460,7 +460,7 @@ impl Scenario for Hybrid {
     fn run(sc: &HybridConfig, ctx: &Ctx) -> Result<Output<HybridRow>, RunError> {
         check_host_memory(
             host_memory_estimate(sc),
-            "the device's page maps",
+            "the device model (its page maps)",
             &format!(
                 " for {} MiB of capacity and {} MiB of DRAM cache (device.dram_mib)",
                 sc.device.capacity_mib, sc.device.dram_mib

@@ -72,7 +72,7 @@ impl Scenario for Pmem {
         let w = &sc.workload;
         check_host_memory(
             host_memory_estimate(w),
-            "the wear tables",
+            "the wear table",
             &format!(
                 " for {} threads writing {} operations each over {} bytes (workload.threads, \
                  workload.operations)",
