@@ -378,6 +378,11 @@ def _out_of_bounds(value: Any, path: list[str]) -> tuple[str, str] | None:
 MAX_SWEEP_POINTS = 1_000_000
 
 
+def _large_allowed() -> bool:
+    """HMSIM_ALLOW_LARGE read as the core reads it (`1`, `true` or `yes`): `=0` does not allow."""
+    return os.environ.get("HMSIM_ALLOW_LARGE", "").strip().lower() in {"1", "true", "yes"}
+
+
 def grid_points(
     text: str, file: str, axes: Any, fixed: Any, where: str, origins: tuple[str, str] = ("axes", "set")
 ) -> list[Point]:
@@ -414,7 +419,7 @@ def grid_points(
         if k in axes:
             raise error("set", "set both in set and in axes", key=k)
     n_points = math.prod(len(v) for v in axes.values())
-    if n_points > MAX_SWEEP_POINTS and not os.environ.get("HMSIM_ALLOW_LARGE"):
+    if n_points > MAX_SWEEP_POINTS and not _large_allowed():
         sizes = " x ".join(f"{k} ({len(v)})" for k, v in axes.items())
         raise error(
             "axes",
