@@ -78,9 +78,30 @@ def test_files_and_columns(study):
 
 def test_contention_model_calibration(study):
     res, _ = study
-    c = res.comparison.set_index("metric")
+    c = res.comparison[res.comparison["where"] != "Fig. 1 (GUPS, throughput vs contention)"].set_index("metric")
+    assert len(c) == 5
     for m in c.index:
         assert c.loc[m, "within_10pct"], f"{m}: {c.loc[m, 'ratio']:.3f}"
+
+
+def test_figure_1_published_gains_and_shares_of_the_best_case_are_compared(study):
+    """Fig. 1's published results sit in the comparison (validation rows) and on the figure.
+    Regression ranges of the quick grid: Colloid gains under contention and not at 0x, and
+    comes near the best case (the best case of the scaled-down setup for quick TPP)."""
+    res, out = study
+    c = res.comparison.set_index("metric")
+    for system, pub in (("hemem", 2.3), ("tpp", 2.35), ("memtis", 2.3)):
+        g3 = c.loc[f"Colloid's gain over {system} at 3x"]
+        assert g3.published == pub and g3.role == "validation"
+        assert 1.1 < g3.simulated < 3.0, (system, g3.simulated)
+        assert 0.9 < c.loc[f"Colloid's gain over {system} at 0x"].simulated < 1.1, system
+        share = c.loc[f"{system} + colloid as a share of the best case at 3x"].simulated
+        assert 0.8 < share < 1.2, (system, share)
+    assert "scaled_best" in set(res.results.experiment)
+    from hmsim import plotting
+
+    shown = plotting.DRAWN[str(out / "fig1_throughput_vs_contention")]["shown"]
+    assert "published (Colloid paper)" in shown and "hemem + colloid / hemem" in shown
 
 
 def test_colloid_never_loses_to_hemem_and_wins_under_contention(study):

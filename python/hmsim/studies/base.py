@@ -131,6 +131,10 @@ class Study:
         write_json(out / "summary.json", res.summary)
         if echo and not res.comparison.empty:
             print_comparison(res.comparison, f"{self.name}: simulated vs published")
+        # How far to trust the study's numbers (e.g. rows whose window is not steady): after
+        # them on stdout, as `hmsim run` prints a run's, and in summary.json.
+        for w in res.summary.get("warnings", []) if echo else []:
+            print(f"warning: {self.name}: {w}")
         return res
 
 

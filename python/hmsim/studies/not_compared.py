@@ -71,14 +71,6 @@ NOT_COMPARED: dict[str, list[tuple[str, str]]] = {
     ],
     "tiering": [
         (
-            "Fig. 1: Colloid's gain at 3x over HeMem / TPP / MEMTIS (~2.3x / 2.35x / 2.3x)",
-            "not in the comparison table yet: the figure shows the simulated gains",
-        ),
-        (
-            "Fig. 1: Colloid within 3 % / 8 % / 13 % of the best case at 3x; ~1.0x at 0x",
-            "not in the comparison table yet: the figure shows the simulated throughputs",
-        ),
-        (
             "antagonists alone use ~0 / 51 / 61 / 70 % of default-tier bandwidth at 0-3x",
             "calibration target of the contention model, not compared as a number",
         ),

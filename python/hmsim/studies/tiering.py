@@ -223,6 +223,12 @@ def build_points(quick: bool) -> list[Point]:
         for i in range(4):
             ov = _system_overrides(policy, quick)
             pts.append(_pt(_text_for(text, policy, quick), file, "contention", policy, i, **ov))
+    if quick:
+        # Fig. 1's share of the best case for the scaled-down quick TPP: the best case in that
+        # setup. Its placements are static, so steady from the start (as fig. 7's).
+        for i in (0, 3):
+            ov = {**_quick_tpp_overrides(), "sim__duration_s": 2.0, "sim__measure_last_s": 1.0}
+            pts.append(_pt(_text_for(text, "tpp", quick), file, "scaled_best", "best", i, **ov))
     lat = [135.0, 192.0] if quick else ALT_LATENCIES_NS
     sizes = [64, 4096] if quick else OBJECT_SIZES
     intens = [0, 3] if quick else [0, 1, 2, 3]
@@ -309,7 +315,79 @@ def convergence_time_s(tl: pd.DataFrame, event_s: float, band: float = 0.05) -> 
 CALIB = "GUPS with antagonists, hot set in the default tier"
 
 
-def compare(df: pd.DataFrame) -> list[Published]:
+# Fig. 1's published results (validation: the model was built without them): Colloid's gain over
+# each base system at 3x and at 0x, and its throughput as a share of the best case at 3x.
+FIG1_GAIN_3X = {"hemem": 2.3, "tpp": 2.35, "memtis": 2.3}
+FIG1_GAIN_0X = 1.0
+FIG1_SHARE_OF_BEST_3X = {"hemem": 0.97, "tpp": 0.92, "memtis": 0.87}
+FIG1 = "Fig. 1 (GUPS, throughput vs contention)"
+
+
+def _row(df: pd.DataFrame, experiment: str, system: str, colloid: bool, intensity: int) -> pd.DataFrame:
+    s = df[(df.experiment == experiment) & (df.system == system) & (df.colloid == colloid)]
+    return s[s.intensity == intensity]
+
+
+def _throughput(df: pd.DataFrame, experiment: str, system: str, colloid: bool, intensity: int) -> float:
+    s = _row(df, experiment, system, colloid, intensity)
+    return float(s.throughput_gb_s.iloc[0]) if len(s) else float("nan")
+
+
+def _unsteady(df: pd.DataFrame, rows: list[tuple[str, str, bool, int]]) -> str:
+    """ "; rests on rows not steady: ..." for those of `rows` whose measured window is not."""
+    bad = [
+        f"{system}{' + colloid' if colloid else ''} {i}x"
+        for exp, system, colloid, i in rows
+        if not _row(df, exp, system, colloid, i).converged.astype(bool).all()
+    ]
+    return f"; rests on rows not steady: {', '.join(bad)}" if bad else ""
+
+
+def fig1_items(df: pd.DataFrame, quick: bool) -> list[Published]:
+    """Fig. 1's published gains and shares of the best case beside the simulated ones. Quick TPP
+    runs in the scaled-down setup, so its share of the best case is taken against the best case
+    run in that same setup (experiment `scaled_best`)."""
+    items = []
+    for system, pub in FIG1_GAIN_3X.items():
+        for i, p in ((3, pub), (0, FIG1_GAIN_0X)):
+            base = _throughput(df, "contention", system, False, i)
+            items.append(
+                Published(
+                    f"Colloid's gain over {system} at {i}x",
+                    p,
+                    _throughput(df, "contention", system, True, i) / base,
+                    "x",
+                    "validation",
+                    "not fitted"
+                    + (" (quick: scaled-down TPP setup)" if quick and system == "tpp" else "")
+                    + _unsteady(df, [("contention", system, c, i) for c in (False, True)]),
+                    source="colloid-sosp24",
+                    where=FIG1,
+                )
+            )
+    for system, pub in FIG1_SHARE_OF_BEST_3X.items():
+        scaled = _quick_tpp(system, quick)
+        best = _throughput(df, "scaled_best" if scaled else "contention", "best", False, 3)
+        items.append(
+            Published(
+                f"{system} + colloid as a share of the best case at 3x",
+                pub,
+                _throughput(df, "contention", system, True, 3) / best,
+                "",
+                "validation",
+                f"published: within {round((1 - pub) * 100)} % of the best case"
+                + ("; quick: both in the scaled-down TPP setup" if scaled else "")
+                + _unsteady(
+                    df, [("contention", system, True, 3), ("scaled_best" if scaled else "contention", "best", False, 3)]
+                ),
+                source="colloid-sosp24",
+                where=FIG1,
+            )
+        )
+    return items
+
+
+def compare(df: pd.DataFrame, quick: bool = False) -> list[Published]:
     c = df[df.experiment == "calibration"].set_index("intensity")
     items = [
         Published(
@@ -347,7 +425,49 @@ def compare(df: pd.DataFrame) -> list[Published]:
             where=CALIB,
         )
     )
-    return items
+    return items + fig1_items(df, quick)
+
+
+PUBLISHED_LABEL = "published (Colloid paper)"
+
+
+def _fig1_gain_panel(ax: plt.Axes, cont: pd.DataFrame, colors: dict, markers: dict, line: dict) -> list[str]:
+    """Fig. 1's right panel: Colloid's gain over each base system vs contention, with the
+    published gains at 0x and 3x overlaid (open stars). Returns the series it drew."""
+    drawn = []
+    for k, system in enumerate(FIG1_GAIN_3X):
+        base = cont[(cont.system == system) & ~cont.colloid.astype(bool)].set_index("intensity")
+        coll = cont[(cont.system == system) & cont.colloid.astype(bool)].set_index("intensity")
+        if base.empty or coll.empty:
+            continue
+        gain = (coll.throughput_gb_s / base.throughput_gb_s).dropna().sort_index()
+        lab = f"{coll.label.iloc[0]} / {base.label.iloc[0]}"
+        ax.plot(
+            gain.index,
+            gain.values,
+            marker=markers[coll.label.iloc[0]],
+            color=colors[coll.label.iloc[0]],
+            label=lab,
+            **line[coll.label.iloc[0]],
+        )
+        dx = (k - 1) * 0.08  # equal published gains side by side, not on top of each other
+        ax.plot(
+            [dx, 3 + dx],
+            [FIG1_GAIN_0X, FIG1_GAIN_3X[system]],
+            ls="none",
+            marker="*",
+            ms=12,
+            mfc="none",
+            color=colors[coll.label.iloc[0]],
+        )
+        drawn.append(lab)
+    ax.plot([], [], ls="none", marker="*", ms=12, mfc="none", color="#444444", label=PUBLISHED_LABEL)
+    ax.axhline(1.0, color="#888888", lw=0.8, zorder=0)
+    ax.set_xticks(range(4), ["0x", "1x", "2x", "3x"])
+    ax.set_xlabel("memory contention (antagonist intensity)")
+    ax.set_ylabel("Colloid's gain over its base system (x)")
+    ax.set_title("Colloid's gain (published: stars)")
+    return [*drawn, PUBLISHED_LABEL]
 
 
 def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = False) -> list[Path]:
@@ -362,7 +482,7 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = F
     # A scaled-down series: dashed, hollow markers, "[scaled]" in its name and a footnote.
     line = {lab: {"ls": "--", "mfc": "none"} if lab.endswith("[scaled]") else {} for lab in labels}
     with house_style():
-        fig, ax = plt.subplots(figsize=(7.6, 4.0))
+        fig, (ax, gx) = plt.subplots(1, 2, figsize=(12.0, 4.0), gridspec_kw={"width_ratios": [3, 2]})
         for lab in labels:
             s = cont[cont.label == lab].sort_values("intensity")
             ax.plot(s.intensity, s.throughput_gb_s, marker=markers[lab], color=colors[lab], label=lab, **line[lab])
@@ -370,9 +490,12 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = F
         ax.set_xlabel("memory contention (antagonist intensity)")
         ax.set_ylabel("GUPS throughput (GB/s)")
         ax.set_title("Fig. 1: throughput vs contention")
-        outside_legend(ax)
+        gains = _fig1_gain_panel(gx, cont, colors, markers, line)
+        outside_legend(gx)
+        # Below the throughput panel: beside it the gain panel would cover it.
+        ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.16), ncol=3, borderaxespad=0.0)
         _scaled_note(fig, labels)
-        declare_series(fig, labels)
+        declare_series(fig, [*labels, *gains])
         paths += save_figure(fig, out, "fig1_throughput_vs_contention")
 
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
@@ -610,7 +733,7 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
         name="tiering",
         results=steady,
         tables={"timeline": timeline},
-        comparison=comparison_frame(compare(steady)),
+        comparison=comparison_frame(compare(steady, quick)),
         summary={
             "seed": 1,
             "points": len(points),
@@ -618,6 +741,13 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
             "convergence_first_entry_s": first,
             "not_steady_rows": len(unsteady),
             "not_steady": unsteady,
+            "warnings": [
+                f"{len(unsteady)} of {len(steady)} rows are not steady in their measured window "
+                "(their runs are too short to settle; summary.json lists them under not_steady, results.csv "
+                "marks them converged = false, and a comparison row resting on one says so in its note)"
+            ]
+            if unsteady
+            else [],
         },
         figures=figures(out, steady, timeline, quick),
     )
