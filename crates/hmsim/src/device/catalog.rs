@@ -81,6 +81,30 @@ struct RawDevice {
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     devices: BTreeMap<String, (DeviceSpec, String)>,
+    /// Each device's own file as written (before `base` is merged in): where a figure was set.
+    own: BTreeMap<String, OwnFile>,
+}
+
+/// A device file as written: its keys, text (for lines) and base.
+#[derive(Debug, Clone)]
+struct OwnFile {
+    file: String,
+    text: String,
+    table: toml::Table,
+}
+
+/// Whether `table` sets the dotted key `path` (`write.latency_ns`, `endurance`).
+fn sets(table: &toml::Table, path: &str) -> bool {
+    let mut t = table;
+    let mut parts = path.split('.').peekable();
+    while let Some(p) = parts.next() {
+        match (t.get(p), parts.peek()) {
+            (Some(_), None) => return true,
+            (Some(toml::Value::Table(inner)), Some(_)) => t = inner,
+            _ => return false,
+        }
+    }
+    false
 }
 
 impl Catalog {
@@ -138,7 +162,47 @@ impl Catalog {
             Validator::check(&raw.file, &raw.text, &spec)?;
             devices.insert(name.clone(), (spec, raw.file.clone()));
         }
-        Ok(Catalog { devices })
+        let own = by_name
+            .into_iter()
+            .map(|(name, raw)| {
+                let own = OwnFile {
+                    file: raw.file,
+                    text: raw.text,
+                    table: raw.table,
+                };
+                (name, own)
+            })
+            .collect();
+        Ok(Catalog { devices, own })
+    }
+
+    /// The file (and line) that sets the dotted key `key` of device `name`: its own file, or
+    /// the file of the base it inherits the key from. `None` when no file in the chain sets
+    /// it (a default of the schema).
+    pub fn origin(&self, name: &str, key: &str) -> Option<(&str, Option<usize>)> {
+        let mut at = name;
+        for _ in 0..10 {
+            let own = self.own.get(at)?;
+            if sets(&own.table, key) {
+                return Some((own.file.as_str(), line_of_key(&own.text, key)));
+            }
+            at = own.table.get("base")?.as_str()?;
+        }
+        None
+    }
+
+    /// `file:line` of [`Catalog::origin`], for messages (`examples/devices/x.toml:14`).
+    pub fn origin_text(&self, name: &str, key: &str) -> Option<String> {
+        self.origin(name, key).map(|(f, l)| match l {
+            Some(l) => format!("{f}:{l}"),
+            None => f.to_string(),
+        })
+    }
+
+    /// Whether a device file of the user's (not a built-in one) sets `key` of device `name`.
+    pub fn user_sets(&self, name: &str, key: &str) -> bool {
+        self.origin(name, key)
+            .is_some_and(|(f, _)| !f.starts_with("builtin:"))
     }
 
     pub fn get(&self, name: &str) -> Option<&DeviceSpec> {

@@ -6,9 +6,9 @@ mod slot;
 mod spec;
 
 pub use catalog::{builtin_files, Catalog};
-pub use slot::{blame_slot, explain_unknown_key, fill_slots, Slot, SlotKey, MEMORY_TIER};
+pub use slot::{blame_slot, explain_unknown_key, fill_slots, Refusal, Slot, SlotKey, MEMORY_TIER};
 pub use spec::{
-    CacheSpec, DeviceKind, DeviceSpec, DirectionSpec, EnduranceSpec, InterfaceSpec,
+    CacheSpec, DeviceKind, DeviceSpec, DirectionSpec, EnduranceSpec, InterfaceSpec, LinkSpec,
     ParallelismSpec, PowerSpec, ThermalSpec,
 };
 

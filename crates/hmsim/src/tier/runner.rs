@@ -113,7 +113,7 @@ pub fn run_with_progress(
     use crate::device::{blame_slot, explain_unknown_key, fill_slots, MEMORY_TIER};
     // Tiers that name a catalog device (`device = "cxl-dram"`) get the keys they do not
     // write from it (docs/devices.md); errors point at what the user wrote.
-    let filled = fill_slots(text, file, catalog, &MEMORY_TIER)?;
+    let (filled, device_warnings) = fill_slots(text, file, catalog, &MEMORY_TIER)?;
     let mut out = match &filled {
         Some(t) => scenario::run::<Tiering>(t, file, catalog, progress)
             .map_err(|e| blame_slot(e, text, file, &MEMORY_TIER))?,
@@ -132,6 +132,8 @@ pub fn run_with_progress(
     for columns in out.columns.values_mut() {
         *columns = with_tier_names(columns, &tiers);
     }
+    // Once per run, before the rows' own warnings.
+    out.warnings.splice(0..0, device_warnings);
     Ok(out)
 }
 
