@@ -249,6 +249,41 @@ impl Catalog {
                 ),
             ));
         }
+        // The PMem write path is Optane's: 256 B XPLines written through the XPBuffer, straight
+        // on the memory bus. Other media granularities or a link in front are not modelled.
+        const XPLINE_BYTES: u64 = 256;
+        if dev.access_bytes != XPLINE_BYTES {
+            let at = self
+                .origin_text(name, "access_bytes")
+                .map(|o| format!(" (set at {o})"))
+                .unwrap_or_default();
+            return Err(ConfigError::new(
+                file,
+                key,
+                format!(
+                    "the PMem write path cannot use device '{}' as it is: access_bytes = {}{at}; \
+                     the model's media are {XPLINE_BYTES} B XPLines (Optane's XPBuffer and AIT), \
+                     so a device for it gives access_bytes = {XPLINE_BYTES} (start from \
+                     base = \"optane-pmem\")",
+                    dev.name, dev.access_bytes
+                ),
+            ));
+        }
+        if dev.link.is_some() {
+            let at = self
+                .origin_text(name, "link")
+                .map(|o| format!(" (set at {o})"))
+                .unwrap_or_default();
+            return Err(ConfigError::new(
+                file,
+                key,
+                format!(
+                    "the PMem write path cannot use device '{}' as it is: it has a [link]{at}; \
+                     the model's DIMMs sit on the memory bus with nothing in front (remove [link])",
+                    dev.name
+                ),
+            ));
+        }
         let rated = dev.endurance.as_ref().and_then(|e| e.tbw_bytes);
         let rated = rated.ok_or_else(|| {
             ConfigError::new(
@@ -405,6 +440,80 @@ mod tests {
         }
         let text = "name = \"x\"\nbase = \"ddr4-dram\"\n[read]\nlatency_ns = 0.5\n";
         cat.parse_device_file("x.toml", text).unwrap();
+    }
+
+    /// A memory device's [link] is checked like any figure; block-only sections are refused
+    /// on memory devices and [link] on block devices, each naming its key and line.
+    #[test]
+    fn link_and_block_sections_are_checked_by_kind() {
+        let cat = Catalog::builtin();
+        let ok = "name = \"x\"\nbase = \"cxl-dram\"\n[link]\nname = \"cxl-x8\"\nread_gb_s = 30.0\n";
+        let d = cat.parse_device_file("x.toml", ok).unwrap();
+        assert_eq!(d.link.unwrap().read_gb_s, Some(30.0));
+        for (text, key, line, part) in [
+            (
+                "name = \"x\"\nbase = \"cxl-dram\"\n[link]\nname = \"l\"\nwrite_gb_s = 1e6\n",
+                "link.write_gb_s",
+                Some(5),
+                "out of range",
+            ),
+            (
+                "name = \"x\"\nbase = \"cxl-dram\"\n[link]\nname = \"l\"\n",
+                "link",
+                Some(3),
+                "needs read_gb_s",
+            ),
+            (
+                "name = \"x\"\nbase = \"intel-ssd-750\"\n[link]\nname = \"l\"\ntotal_gb_s = 4.0\n",
+                "link",
+                Some(3),
+                "[interface]",
+            ),
+            (
+                "name = \"x\"\nbase = \"cxl-dram\"\n[write_cache]\ncapacity_bytes = 1\nafter_latency_ns = 1.0\nafter_bandwidth_gb_s = 1.0\n",
+                "write_cache",
+                Some(3),
+                "block devices only",
+            ),
+            (
+                "name = \"x\"\nbase = \"cxl-dram\"\n[read]\nmax_iops = 1e6\n",
+                "read.max_iops",
+                Some(4),
+                "block devices only",
+            ),
+        ] {
+            let e = cat.parse_device_file("x.toml", text).unwrap_err();
+            assert_eq!(e.key, key, "{e}");
+            assert_eq!(e.line, line, "{e}");
+            assert!(e.message.contains(part), "{e}");
+        }
+    }
+
+    /// The PMem write path refuses media of another access size, or with a link, naming
+    /// where the figure is set.
+    #[test]
+    fn the_pmem_path_refuses_other_media_granularities_and_links() {
+        let dir = std::env::temp_dir().join(format!("hmsim-pmem-dev-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let small = "name = \"small\"\nbase = \"optane-pmem\"\naccess_bytes = 64\n";
+        let linked =
+            "name = \"linked\"\nbase = \"optane-pmem\"\n[link]\nname = \"l\"\nread_gb_s = 8.0\n";
+        std::fs::write(dir.join("small.toml"), small).unwrap();
+        std::fs::write(dir.join("linked.toml"), linked).unwrap();
+        let c = Catalog::load(std::slice::from_ref(&dir)).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        c.memory_with_rated_writes("optane-pmem", "s.toml", "pmem.device")
+            .unwrap();
+        let e = c
+            .memory_with_rated_writes("small", "s.toml", "pmem.device")
+            .unwrap_err();
+        assert_eq!(e.key, "pmem.device");
+        assert!(e.message.contains("access_bytes = 64 (set at "), "{e}");
+        assert!(e.message.contains("small.toml:3"), "{e}");
+        let e = c
+            .memory_with_rated_writes("linked", "s.toml", "pmem.device")
+            .unwrap_err();
+        assert!(e.message.contains("[link] (set at "), "{e}");
     }
 
     /// An unknown device names the nearest known one and where devices come from.

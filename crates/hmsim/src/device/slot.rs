@@ -140,6 +140,68 @@ fn refuse_in_tier(d: &DeviceSpec, table: &dyn toml_edit::TableLike) -> Option<Re
     None
 }
 
+/// The warning for the figures of device `name` (named at `key`) that `module` does not use
+/// (`unused`: device key, why) and that a user's device file sets; `None` when there are
+/// none (built-in devices carry such figures for other modules and stay quiet).
+pub fn unused_figures(
+    catalog: &Catalog,
+    name: &str,
+    key: &str,
+    module: &str,
+    unused: &[(&str, &str)],
+) -> Option<String> {
+    let named: Vec<String> = unused
+        .iter()
+        .filter(|(k, _)| catalog.user_sets(name, k))
+        .map(|(k, why)| {
+            let o = catalog.origin_text(name, k).unwrap_or_default();
+            format!("{k} ({o}: {why})")
+        })
+        .collect();
+    (!named.is_empty()).then(|| {
+        format!(
+            "{key}: device '{name}' sets figures the {module} model does not use: {}",
+            named.join("; ")
+        )
+    })
+}
+
+/// Device figures the PMem write path (modules pmem, pm-index, and tiering's `[pmem_tier]`)
+/// does not use: it takes the device's capacity and rated bytes written; its media timing is
+/// `[pmem.timing]` (or the module's own timing table).
+pub const PMEM_UNUSED: &[(&str, &str)] = &[
+    (
+        "read.latency_ns",
+        "media timing comes from the pmem timing table (read_media_ns)",
+    ),
+    (
+        "read.bandwidth_gb_s",
+        "media timing comes from the pmem timing table (media_read_gb_s)",
+    ),
+    (
+        "write.latency_ns",
+        "media timing comes from the pmem timing table (persist_ns)",
+    ),
+    (
+        "write.bandwidth_gb_s",
+        "media timing comes from the pmem timing table (media_write_gb_s)",
+    ),
+    (
+        "read.energy_nj_per_access",
+        "the pmem model reports no energy",
+    ),
+    (
+        "write.energy_nj_per_access",
+        "the pmem model reports no energy",
+    ),
+    ("power", "the pmem model reports no power or energy"),
+    ("thermal", "the pmem model has no temperature"),
+    (
+        "usable_capacity_bytes",
+        "wear spreads over the raw capacity_bytes",
+    ),
+];
+
 /// `text` with every table of `slot` that names a device completed from the catalog and its
 /// `device` key removed (so the module sees only its own keys), and the warnings for device
 /// figures the module does not use. The text is `None` when no table names a device: it is
@@ -205,22 +267,13 @@ pub fn fill_slots(
                 ),
             )));
         }
-        let unused: Vec<String> = slot
-            .unused
-            .iter()
-            .filter(|(k, _)| catalog.user_sets(&name, k))
-            .map(|(k, why)| {
-                let o = catalog.origin_text(&name, k).unwrap_or_default();
-                format!("{k} ({o}: {why})")
-            })
-            .collect();
-        if !unused.is_empty() {
-            warnings.push(format!(
-                "{key}: device '{name}' sets figures the {} model does not use: {}",
-                slot.module,
-                unused.join("; ")
-            ));
-        }
+        warnings.extend(unused_figures(
+            catalog,
+            &name,
+            &key,
+            slot.module,
+            slot.unused,
+        ));
         for (k, get) in slot.keys {
             if !table.contains_key(k) {
                 if let Some(v) = get(device) {

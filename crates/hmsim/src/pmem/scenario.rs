@@ -129,7 +129,7 @@ impl Scenario for Pmem {
             llc_misses: llc.misses,
             llc_writebacks: llc.writebacks,
         };
-        Ok(lifetime_output(
+        let mut out = lifetime_output(
             row,
             &[
                 "write_amplification",
@@ -139,7 +139,10 @@ impl Scenario for Pmem {
                 "rated_fraction_per_hour",
             ],
             &life,
-        ))
+        );
+        out.warnings
+            .extend(ctx.pmem_device_warning(&sc.pmem.device, "pmem.device"));
+        Ok(out)
     }
 }
 

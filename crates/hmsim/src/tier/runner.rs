@@ -243,6 +243,9 @@ fn run_policies(
         Some(spec) => Some((spec, dimm_of(spec, ctx)?)),
         None => None,
     };
+    if let Some(spec) = &sc.pmem_tier {
+        warnings.extend(ctx.pmem_device_warning(&spec.path.device, "pmem_tier.path.device"));
+    }
     let names: Vec<String> = match &external {
         Some(e) => vec![e.name.clone()],
         None => sc.policy.names.clone(),
