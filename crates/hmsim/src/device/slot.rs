@@ -113,7 +113,7 @@ fn refuse_in_tier(d: &DeviceSpec, table: &dyn toml_edit::TableLike) -> Option<Re
         return Some((
             "write.latency_ns",
             format!(
-                "its write.latency_ns ({} ns) is above its read.latency_ns ({} ns); a tier treats \
+                "{} ns is above its read.latency_ns ({} ns); a tier treats \
                  write-backs as posted (the CPU never waits on them), which holds only for media \
                  whose writes complete no slower than reads (DRAM, CXL DRAM). Give the tier a \
                  `curve` measured on this device (reads queueing behind slow writes included), or \
@@ -128,7 +128,7 @@ fn refuse_in_tier(d: &DeviceSpec, table: &dyn toml_edit::TableLike) -> Option<Re
         return Some((
             "access_bytes",
             format!(
-                "its media access {} B at a time; a tier moves {TIER_LINE_BYTES} B lines and its \
+                "{} B per media access; a tier moves {TIER_LINE_BYTES} B lines and its \
                  bandwidths are for {TIER_LINE_BYTES} B accesses, which such media serve at a \
                  fraction of their stated bandwidth (the model does not compute it). Write the \
                  tier's read_bandwidth_gb_s and write_bandwidth_gb_s for {TIER_LINE_BYTES} B \
@@ -522,7 +522,7 @@ mod tests {
         assert_eq!(e.key, "tiers.1.device", "{e}");
         assert_eq!(e.line, Some(5), "{e}");
         for part in [
-            "write.latency_ns (set at builtin:pcm.toml:",
+            "write.latency_ns (set at builtin:pcm.toml:14): 100 ns is above",
             "above its read.latency_ns (50 ns)",
             "posted",
             "curve",
@@ -544,7 +544,7 @@ mod tests {
                 .contains("access_bytes (set at builtin:optane-pmem.toml:"),
             "{e}"
         );
-        assert!(e.message.contains("256 B"), "{e}");
+        assert!(e.message.contains("): 256 B per media access"), "{e}");
         let both = format!(
             "{head}device = \"optane-pmem\"\nread_bandwidth_gb_s = 1.6\nwrite_bandwidth_gb_s = 0.6\n"
         );
