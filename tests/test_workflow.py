@@ -55,9 +55,61 @@ def test_a_tier_names_a_user_catalog_device_with_overrides_beside_it(tiering):
     r = hmsim.run(tiering, devices=[DEVICES])
     alt = r.resolved["tiers"][1]
     assert alt["name"] == "cxl-expander-250"
-    assert alt["unloaded_latency_ns"] == 250.0 and alt["read_bandwidth_gb_s"] == 30.0
+    assert alt["unloaded_latency_ns"] == 250.0 and alt["read_bandwidth_gb_s"] == 38.4
+    assert alt["write_bandwidth_gb_s"] == 38.4
+    # The device's [link] is the tier's path.
+    assert alt["path"] == [{"name": "cxl-x8", "read_gb_s": 30.0, "write_gb_s": 30.0, "curve": alt["path"][0]["curve"]}]
     assert alt["capacity_bytes"] == 12_000_000_000  # written beside `device`: wins
     assert r.results["cxl-expander-250_latency_ns"].iloc[0] >= 250.0
+
+
+def _device_dir(tmp_path: Path, replace: dict[str, str], extra: str = "") -> Path:
+    """examples/devices/cxl-expander-250.toml with some lines replaced, in its own folder."""
+    text = (DEVICES / "cxl-expander-250.toml").read_text()
+    for old, new in replace.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    d = tmp_path / "devices"
+    d.mkdir()
+    (d / "cxl-expander-250.toml").write_text(text + extra)
+    return d
+
+
+WRITE_BW = "bandwidth_gb_s = 38.4          # the media: the same channel"
+
+
+def test_a_device_write_bandwidth_changes_the_results(tiering, tmp_path):
+    base = hmsim.run(tiering, devices=[DEVICES])
+    slow = hmsim.run(tiering, devices=[_device_dir(tmp_path, {WRITE_BW: "bandwidth_gb_s = 1.0"})])
+    assert slow.resolved["tiers"][1]["write_bandwidth_gb_s"] == 1.0
+    alt = "cxl-expander-250"
+    # 1 GB/s of writes saturates the expander: slower, and GUPS slower with it.
+    assert slow.results[f"{alt}_latency_ns"].iloc[0] > base.results[f"{alt}_latency_ns"].iloc[0]
+    assert slow.results.throughput_gb_s.iloc[0] < base.results.throughput_gb_s.iloc[0]
+
+
+def test_a_figure_a_tier_cannot_honour_refuses_the_device_at_its_line(cli, tiering, tmp_path):
+    d = _device_dir(tmp_path, {"latency_ns = 250.0             # as read": "latency_ns = 400.0 # slow writes"})
+    code, _, err = cli("run", str(tiering), "--out", str(tmp_path / "o"), "--device-dir", str(d))
+    assert code == 2, err
+    assert f"{tiering}:20: key 'tiers.1.device'" in err
+    assert f"write.latency_ns (set at {d / 'cxl-expander-250.toml'}:17)" in err
+    assert "posted" in err and "curve" in err and "Traceback" not in err
+
+
+def test_unused_device_figures_from_a_users_file_are_one_warning(cli, tiering, tmp_path):
+    extra = "\n[endurance]\nwrite_cycles = 1e15 # what-if\n"
+    d = _device_dir(tmp_path, {}, extra)
+    code, out, err = cli("run", str(tiering), "--out", str(tmp_path / "o"), "--device-dir", str(d))
+    assert code == 0, err
+    lines = [x for x in out.splitlines() if x.startswith("warning: tiers.1.device")]
+    assert len(lines) == 1, out
+    assert "endurance (" in lines[0] and "cxl-expander-250.toml:25" in lines[0]
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert any(w.startswith("tiers.1.device") for w in summary["warnings"])
+    # The example's own device file sets nothing a tier ignores: no such warning.
+    code, out, err = cli("run", str(tiering), "--out", str(tmp_path / "o2"), "--device-dir", str(DEVICES))
+    assert code == 0 and "warning: tiers.1.device" not in out
 
 
 def test_device_dir_skips_the_scenarios_beside_the_devices(cli, tiering, tmp_path):

@@ -81,6 +81,30 @@ struct RawDevice {
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     devices: BTreeMap<String, (DeviceSpec, String)>,
+    /// Each device's own file as written (before `base` is merged in): where a figure was set.
+    own: BTreeMap<String, OwnFile>,
+}
+
+/// A device file as written: its keys, text (for lines) and base.
+#[derive(Debug, Clone)]
+struct OwnFile {
+    file: String,
+    text: String,
+    table: toml::Table,
+}
+
+/// Whether `table` sets the dotted key `path` (`write.latency_ns`, `endurance`).
+fn sets(table: &toml::Table, path: &str) -> bool {
+    let mut t = table;
+    let mut parts = path.split('.').peekable();
+    while let Some(p) = parts.next() {
+        match (t.get(p), parts.peek()) {
+            (Some(_), None) => return true,
+            (Some(toml::Value::Table(inner)), Some(_)) => t = inner,
+            _ => return false,
+        }
+    }
+    false
 }
 
 impl Catalog {
@@ -138,7 +162,47 @@ impl Catalog {
             Validator::check(&raw.file, &raw.text, &spec)?;
             devices.insert(name.clone(), (spec, raw.file.clone()));
         }
-        Ok(Catalog { devices })
+        let own = by_name
+            .into_iter()
+            .map(|(name, raw)| {
+                let own = OwnFile {
+                    file: raw.file,
+                    text: raw.text,
+                    table: raw.table,
+                };
+                (name, own)
+            })
+            .collect();
+        Ok(Catalog { devices, own })
+    }
+
+    /// The file (and line) that sets the dotted key `key` of device `name`: its own file, or
+    /// the file of the base it inherits the key from. `None` when no file in the chain sets
+    /// it (a default of the schema).
+    pub fn origin(&self, name: &str, key: &str) -> Option<(&str, Option<usize>)> {
+        let mut at = name;
+        for _ in 0..10 {
+            let own = self.own.get(at)?;
+            if sets(&own.table, key) {
+                return Some((own.file.as_str(), line_of_key(&own.text, key)));
+            }
+            at = own.table.get("base")?.as_str()?;
+        }
+        None
+    }
+
+    /// `file:line` of [`Catalog::origin`], for messages (`examples/devices/x.toml:14`).
+    pub fn origin_text(&self, name: &str, key: &str) -> Option<String> {
+        self.origin(name, key).map(|(f, l)| match l {
+            Some(l) => format!("{f}:{l}"),
+            None => f.to_string(),
+        })
+    }
+
+    /// Whether a device file of the user's (not a built-in one) sets `key` of device `name`.
+    pub fn user_sets(&self, name: &str, key: &str) -> bool {
+        self.origin(name, key)
+            .is_some_and(|(f, _)| !f.starts_with("builtin:"))
     }
 
     pub fn get(&self, name: &str) -> Option<&DeviceSpec> {
@@ -181,6 +245,41 @@ impl Catalog {
                 key,
                 format!(
                     "'{}' is a block device; expected a memory device such as optane-pmem",
+                    dev.name
+                ),
+            ));
+        }
+        // The PMem write path is Optane's: 256 B XPLines written through the XPBuffer, straight
+        // on the memory bus. Other media granularities or a link in front are not modelled.
+        const XPLINE_BYTES: u64 = 256;
+        if dev.access_bytes != XPLINE_BYTES {
+            let at = self
+                .origin_text(name, "access_bytes")
+                .map(|o| format!(" (set at {o})"))
+                .unwrap_or_default();
+            return Err(ConfigError::new(
+                file,
+                key,
+                format!(
+                    "the PMem write path cannot use device '{}' as it is: access_bytes = {}{at}; \
+                     the model's media are {XPLINE_BYTES} B XPLines (Optane's XPBuffer and AIT), \
+                     so a device for it gives access_bytes = {XPLINE_BYTES} (start from \
+                     base = \"optane-pmem\")",
+                    dev.name, dev.access_bytes
+                ),
+            ));
+        }
+        if dev.link.is_some() {
+            let at = self
+                .origin_text(name, "link")
+                .map(|o| format!(" (set at {o})"))
+                .unwrap_or_default();
+            return Err(ConfigError::new(
+                file,
+                key,
+                format!(
+                    "the PMem write path cannot use device '{}' as it is: it has a [link]{at}; \
+                     the model's DIMMs sit on the memory bus with nothing in front (remove [link])",
                     dev.name
                 ),
             ));
@@ -341,6 +440,80 @@ mod tests {
         }
         let text = "name = \"x\"\nbase = \"ddr4-dram\"\n[read]\nlatency_ns = 0.5\n";
         cat.parse_device_file("x.toml", text).unwrap();
+    }
+
+    /// A memory device's [link] is checked like any figure; block-only sections are refused
+    /// on memory devices and [link] on block devices, each naming its key and line.
+    #[test]
+    fn link_and_block_sections_are_checked_by_kind() {
+        let cat = Catalog::builtin();
+        let ok = "name = \"x\"\nbase = \"cxl-dram\"\n[link]\nname = \"cxl-x8\"\nread_gb_s = 30.0\n";
+        let d = cat.parse_device_file("x.toml", ok).unwrap();
+        assert_eq!(d.link.unwrap().read_gb_s, Some(30.0));
+        for (text, key, line, part) in [
+            (
+                "name = \"x\"\nbase = \"cxl-dram\"\n[link]\nname = \"l\"\nwrite_gb_s = 1e6\n",
+                "link.write_gb_s",
+                Some(5),
+                "out of range",
+            ),
+            (
+                "name = \"x\"\nbase = \"cxl-dram\"\n[link]\nname = \"l\"\n",
+                "link",
+                Some(3),
+                "needs read_gb_s",
+            ),
+            (
+                "name = \"x\"\nbase = \"intel-ssd-750\"\n[link]\nname = \"l\"\ntotal_gb_s = 4.0\n",
+                "link",
+                Some(3),
+                "[interface]",
+            ),
+            (
+                "name = \"x\"\nbase = \"cxl-dram\"\n[write_cache]\ncapacity_bytes = 1\nafter_latency_ns = 1.0\nafter_bandwidth_gb_s = 1.0\n",
+                "write_cache",
+                Some(3),
+                "block devices only",
+            ),
+            (
+                "name = \"x\"\nbase = \"cxl-dram\"\n[read]\nmax_iops = 1e6\n",
+                "read.max_iops",
+                Some(4),
+                "block devices only",
+            ),
+        ] {
+            let e = cat.parse_device_file("x.toml", text).unwrap_err();
+            assert_eq!(e.key, key, "{e}");
+            assert_eq!(e.line, line, "{e}");
+            assert!(e.message.contains(part), "{e}");
+        }
+    }
+
+    /// The PMem write path refuses media of another access size, or with a link, naming
+    /// where the figure is set.
+    #[test]
+    fn the_pmem_path_refuses_other_media_granularities_and_links() {
+        let dir = std::env::temp_dir().join(format!("hmsim-pmem-dev-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let small = "name = \"small\"\nbase = \"optane-pmem\"\naccess_bytes = 64\n";
+        let linked =
+            "name = \"linked\"\nbase = \"optane-pmem\"\n[link]\nname = \"l\"\nread_gb_s = 8.0\n";
+        std::fs::write(dir.join("small.toml"), small).unwrap();
+        std::fs::write(dir.join("linked.toml"), linked).unwrap();
+        let c = Catalog::load(std::slice::from_ref(&dir)).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        c.memory_with_rated_writes("optane-pmem", "s.toml", "pmem.device")
+            .unwrap();
+        let e = c
+            .memory_with_rated_writes("small", "s.toml", "pmem.device")
+            .unwrap_err();
+        assert_eq!(e.key, "pmem.device");
+        assert!(e.message.contains("access_bytes = 64 (set at "), "{e}");
+        assert!(e.message.contains("small.toml:3"), "{e}");
+        let e = c
+            .memory_with_rated_writes("linked", "s.toml", "pmem.device")
+            .unwrap_err();
+        assert!(e.message.contains("[link] (set at "), "{e}");
     }
 
     /// An unknown device names the nearest known one and where devices come from.

@@ -6,9 +6,12 @@ mod slot;
 mod spec;
 
 pub use catalog::{builtin_files, Catalog};
-pub use slot::{blame_slot, explain_unknown_key, fill_slots, Slot, SlotKey, MEMORY_TIER};
+pub use slot::{
+    blame_slot, explain_unknown_key, fill_slots, unused_figures, Refusal, Slot, SlotKey,
+    MEMORY_TIER, PMEM_UNUSED,
+};
 pub use spec::{
-    CacheSpec, DeviceKind, DeviceSpec, DirectionSpec, EnduranceSpec, InterfaceSpec,
+    CacheSpec, DeviceKind, DeviceSpec, DirectionSpec, EnduranceSpec, InterfaceSpec, LinkSpec,
     ParallelismSpec, PowerSpec, ThermalSpec,
 };
 

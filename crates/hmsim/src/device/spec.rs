@@ -46,6 +46,9 @@ crate::params! {
         pub interface: Option<InterfaceSpec> = None => table, "",
             "Host interface; block devices only (required there).";
         #[serde(skip_serializing_if = "Option::is_none")]
+        pub link: Option<LinkSpec> = None => table, "",
+            "The link between the CPU and the media (a CXL expander's PCIe lanes); memory devices only: a tier of the tiering module takes it as its `path` (docs/devices.md, *Devices in a scenario*).";
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub parallelism: Option<ParallelismSpec> = None => table, "",
             "Internal parallelism; block devices only (required there).";
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -85,6 +88,26 @@ crate::params! {
     pub struct InterfaceSpec {
         pub bus: String => any, "", "Bus name, e.g. `pcie3-x4` (informational).";
         pub link_gb_s: f64 => any, "GB/s", "Usable link bandwidth per direction, 1e-6 to 1e4 GB/s.";
+    }
+}
+
+crate::params! {
+    #[params(required)]
+    /// The link in front of a memory device's media (a CXL expander's PCIe 5.0 x8 lanes), as a
+    /// resource of a tier's path: bandwidth per direction, or shared by both, or any mix; the
+    /// media figures (`read`, `write`) stay those of the media behind it.
+    #[derive(Debug, Clone)]
+    pub struct LinkSpec {
+        pub name: String => any, "", "Name of the link in results (`<tier>_bottleneck`), e.g. `cxl-x8`.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub read_gb_s: Option<f64> = None => any, "GB/s",
+            "Bandwidth toward the CPU (carrying read data), 1e-6 to 1e4 GB/s.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub write_gb_s: Option<f64> = None => any, "GB/s",
+            "Bandwidth toward the device (carrying writes), 1e-6 to 1e4 GB/s.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub total_gb_s: Option<f64> = None => any, "GB/s",
+            "Bandwidth shared by both directions (a half-duplex bus), 1e-6 to 1e4 GB/s.";
     }
 }
 
@@ -235,6 +258,47 @@ impl DeviceSpec {
                         format!(
                             "{a} is not allowed; expected at least idle_w ({})",
                             p.idle_w
+                        ),
+                    );
+                }
+            }
+        }
+        if let Some(l) = &self.link {
+            if self.kind == DeviceKind::Block {
+                v.fail(
+                    "link",
+                    "[link] describes the link in front of memory media; a block device's host link is [interface]",
+                );
+            }
+            let given = [
+                ("link.read_gb_s", l.read_gb_s),
+                ("link.write_gb_s", l.write_gb_s),
+                ("link.total_gb_s", l.total_gb_s),
+            ];
+            if given.iter().all(|(_, b)| b.is_none()) {
+                v.fail("link", "a link needs read_gb_s, write_gb_s or total_gb_s");
+            }
+            for (k, b) in given {
+                if let Some(b) = b {
+                    v.range(k, b, MIN_BANDWIDTH_GB_S, MAX_BANDWIDTH_GB_S, "GB/s");
+                }
+            }
+        }
+        if self.kind == DeviceKind::Memory {
+            // Sections and figures of the block-device model: no memory module reads them,
+            // so a memory device that carries them would have them silently ignored.
+            for (section, present) in [
+                ("interface", self.interface.is_some()),
+                ("parallelism", self.parallelism.is_some()),
+                ("write_cache", self.write_cache.is_some()),
+                ("read.max_iops", self.read.max_iops.is_some()),
+                ("write.max_iops", self.write.max_iops.is_some()),
+            ] {
+                if present {
+                    v.fail(
+                        section,
+                        format!(
+                            "{section} is for block devices only; no memory model uses it (a memory device's link is [link])"
                         ),
                     );
                 }

@@ -173,6 +173,7 @@ fn tier(name: String, lat: f64, bw: f64, mix_penalty: f64) -> TierSpec {
         capacity_bytes: 0,
         unloaded_latency_ns: lat,
         read_bandwidth_gb_s: bw,
+        write_bandwidth_gb_s: None,
         mix_penalty,
         queue_coeff: QUEUE_COEFF,
         curve: LatencyCurve::mess(),

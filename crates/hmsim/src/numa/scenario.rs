@@ -447,6 +447,20 @@ fn run_numa(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
     }
     let mut out = Output::new(rows);
     out.table("nodes", &node_rows);
+    let prefix = if sc.topology.is_some() {
+        "topology."
+    } else {
+        ""
+    };
+    for (name, medium) in &m.spec.media {
+        out.warnings.extend(crate::device::unused_figures(
+            ctx.catalog(),
+            &medium.device,
+            &format!("{prefix}media.{name}.device"),
+            "numa",
+            topology::NUMA_UNUSED,
+        ));
+    }
     let h = &mut out.headline;
     h.insert("topology".into(), json!(m.spec.name));
     h.insert("nodes".into(), json!(m.nodes.len()));

@@ -748,3 +748,40 @@ fn memory_mode_runs_are_deterministic_per_seed() {
     assert_ne!(h(&a), h(&c));
     assert!((h(&a) - h(&c)).abs() < 0.03);
 }
+
+/// A medium's device with a [link] is refused (the numa model has no place for it), naming
+/// the medium's key and where the link is set; a user's file setting figures the model does
+/// not use is named in the run's warnings.
+#[test]
+fn a_medium_with_a_link_is_refused_and_unused_figures_warned() {
+    let dir = std::env::temp_dir().join(format!("hmsim-numa-link-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dev = "name = \"cxl-dram\"\nkind = \"memory\"\ndescription = \"d\"\ntechnology = \"dram\"\ncapacity_bytes = 274877906944\n[read]\nlatency_ns = 250.0\nbandwidth_gb_s = 38.4\n[write]\nlatency_ns = 250.0\nbandwidth_gb_s = 38.4\n[link]\nname = \"cxl-x8\"\nread_gb_s = 30.0\n";
+    std::fs::write(dir.join("mine.toml"), dev).unwrap();
+    let hot = "name = \"hot\"\nbase = \"cxl-dram\"\n[endurance]\nwrite_cycles = 1e9\n";
+    std::fs::write(dir.join("hot.toml"), hot).unwrap();
+    let c = Catalog::load(std::slice::from_ref(&dir)).unwrap();
+    let e = topology::load(None, Some("cxl-box"), "t.toml", "", &c).unwrap_err();
+    assert_eq!(e.key, "media.cxl.device", "{e}");
+    assert!(e.message.contains("[link] (set at "), "{e}");
+    assert!(e.message.contains("mine.toml:12"), "{e}");
+    let text = "module = \"numa\"\ntopology_preset = \"cxl-box\"\npolicies = [\"linux-default\"]\n[allocation]\nsize_bytes = 1073741824\n";
+    let out = crate::registry::run_scenario(text, "s.toml", &[], &[]).unwrap();
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    std::fs::remove_file(dir.join("mine.toml")).unwrap();
+    let text = "module = \"numa\"\npolicies = [\"linux-default\"]\n[allocation]\nsize_bytes = 1073741824\n[topology]\nname = \"t\"\nsockets = [{ cores = 4 }]\ncontrollers = [{ socket = 0, dram_bytes = 8589934592, modules = [{ medium = \"far\", bytes = 8589934592 }] }]\ndistances = [[10, 20], [20, 10]]\n[topology.media.dram]\ndevice = \"ddr4-dram\"\n[topology.media.far]\ndevice = \"hot\"\n";
+    let out =
+        crate::registry::run_scenario(text, "s.toml", &[], std::slice::from_ref(&dir)).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+    assert!(
+        out.warnings[0].starts_with("topology.media.far.device: device 'hot'"),
+        "{:?}",
+        out.warnings
+    );
+    assert!(
+        out.warnings[0].contains("endurance ("),
+        "{:?}",
+        out.warnings
+    );
+}

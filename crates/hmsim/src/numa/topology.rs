@@ -117,6 +117,26 @@ crate::params! {
     }
 }
 
+/// Device figures the numa model does not use (it takes name, read and write latency and
+/// bandwidth, capacity and usable capacity): a warning when a user's device file sets them.
+pub const NUMA_UNUSED: &[(&str, &str)] = &[
+    (
+        "access_bytes",
+        "the device's bandwidths are taken as stated, whatever its access size",
+    ),
+    (
+        "read.energy_nj_per_access",
+        "the numa model reports no energy",
+    ),
+    (
+        "write.energy_nj_per_access",
+        "the numa model reports no energy",
+    ),
+    ("power", "the numa model reports no power or energy"),
+    ("endurance", "the numa model counts no wear"),
+    ("thermal", "the numa model has no temperature"),
+];
+
 /// What a node is made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -331,7 +351,38 @@ impl NumaMachine {
         };
         let mut media = BTreeMap::new();
         for (name, m) in &spec.media {
-            let d = catalog.require(&m.device, file, &key(&format!("media.{name}.device")))?;
+            let dk = key(&format!("media.{name}.device"));
+            let d = catalog.require(&m.device, file, &dk)?;
+            if d.kind != crate::device::DeviceKind::Memory {
+                return Err(ConfigError::new(
+                    file,
+                    &dk,
+                    format!(
+                        "'{}' is a block device; a medium needs a memory device",
+                        d.name
+                    ),
+                )
+                .at_line(crate::config::line_of_key(text, &dk)));
+            }
+            if d.link.is_some() {
+                let at = catalog
+                    .origin_text(&d.name, "link")
+                    .map(|o| format!(" (set at {o})"))
+                    .unwrap_or_default();
+                return Err(ConfigError::new(
+                    file,
+                    &dk,
+                    format!(
+                        "the numa model cannot use device '{}' as it is: it has a [link]{at}, and a \
+                         node's path here is its media plus the socket interconnect; give the \
+                         medium's read_bandwidth_gb_s / write_bandwidth_gb_s as the link allows, \
+                         or use the device as a tier of the tiering module, which takes [link] as \
+                         the tier's path",
+                        d.name
+                    ),
+                )
+                .at_line(crate::config::line_of_key(text, &dk)));
+            }
             let u = m.units as f64;
             let read = m.read_latency_ns.unwrap_or(d.read.latency_ns);
             media.insert(

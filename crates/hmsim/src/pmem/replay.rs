@@ -174,6 +174,13 @@ pub fn lifetime_trace(
         &life,
     );
     output.warnings = trust.warnings;
+    output.warnings.extend(crate::device::unused_figures(
+        catalog,
+        &dev.name,
+        "--device",
+        "PMem write path",
+        crate::device::PMEM_UNUSED,
+    ));
     let resolved = serde_json::to_value(&opts).unwrap_or(Value::Null);
     Ok(RunOutput::from_output(
         "lifetime", opts.seed, resolved, output,

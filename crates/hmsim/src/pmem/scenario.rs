@@ -129,7 +129,7 @@ impl Scenario for Pmem {
             llc_misses: llc.misses,
             llc_writebacks: llc.writebacks,
         };
-        Ok(lifetime_output(
+        let mut out = lifetime_output(
             row,
             &[
                 "write_amplification",
@@ -139,7 +139,10 @@ impl Scenario for Pmem {
                 "rated_fraction_per_hour",
             ],
             &life,
-        ))
+        );
+        out.warnings
+            .extend(ctx.pmem_device_warning(&sc.pmem.device, "pmem.device"));
+        Ok(out)
     }
 }
 
@@ -164,5 +167,34 @@ mod tests {
                 "{ex}"
             );
         }
+    }
+
+    /// A user's device that changes media figures the PMem write path takes from
+    /// `[pmem.timing]` runs with one warning naming them; the built-in device warns of none.
+    #[test]
+    fn media_figures_a_users_file_sets_are_named_in_a_warning() {
+        let dir = std::env::temp_dir().join(format!("hmsim-pmem-warn-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dev = "name = \"my-pmem\"\nbase = \"optane-pmem\"\n[write]\nbandwidth_gb_s = 1.1\n";
+        std::fs::write(dir.join("my-pmem.toml"), dev).unwrap();
+        let text = "module = \"pmem\"\n[pmem]\ndevice = \"my-pmem\"\n[workload]\npattern = \"seq-write\"\nfootprint_bytes = 4096\noperations = 1000\n";
+        let out = run_scenario(text, "p.toml", &[], std::slice::from_ref(&dir)).unwrap();
+        let builtin = text.replace("my-pmem", "optane-pmem");
+        let quiet = run_scenario(&builtin, "p.toml", &[], std::slice::from_ref(&dir)).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let w: Vec<&String> = out
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with("pmem.device"))
+            .collect();
+        assert_eq!(w.len(), 1, "{:?}", out.warnings);
+        assert!(w[0].contains("write.bandwidth_gb_s ("), "{w:?}");
+        assert!(w[0].contains("my-pmem.toml:4"), "{w:?}");
+        assert!(w[0].contains("media_write_gb_s"), "{w:?}");
+        assert!(
+            !quiet.warnings.iter().any(|w| w.starts_with("pmem.device")),
+            "{:?}",
+            quiet.warnings
+        );
     }
 }

@@ -206,6 +206,7 @@ impl Scenario for PmIndexStudy {
             .map_err(|e| RunError::config(ctx.file(), "index.name", e))?;
         let (dev, rated) =
             ctx.memory_device_with_endurance(&sc.model.pmem.device, "model.pmem.device")?;
+        let device_warning = ctx.pmem_device_warning(&sc.model.pmem.device, "model.pmem.device");
         let seed = ctx.seed();
         let fail = |e: String| RunError::config(ctx.file(), "index", format!("run failed: {e}"));
         if let Some(c) = &sc.crash {
@@ -244,6 +245,7 @@ impl Scenario for PmIndexStudy {
             out.headline
                 .insert("crash_failures".into(), json!(failures));
             out.headline.insert("images_checked".into(), json!(images));
+            out.warnings.extend(device_warning);
             return Ok(out);
         }
         let w = &sc.workload;
@@ -291,6 +293,7 @@ impl Scenario for PmIndexStudy {
         ] {
             out.headline.insert(k.into(), all[k].clone());
         }
+        out.warnings.extend(device_warning);
         Ok(out)
     }
 }

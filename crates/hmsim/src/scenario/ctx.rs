@@ -90,6 +90,18 @@ impl<'a> Ctx<'a> {
             .map_err(|e| e.at_line(line_of_key(self.text, key)))
     }
 
+    /// The warning for figures of the PMem device `name` (set at `key`) that the PMem write
+    /// path does not use and a user's device file sets.
+    pub fn pmem_device_warning(&self, name: &str, key: &str) -> Option<String> {
+        crate::device::unused_figures(
+            self.catalog,
+            name,
+            key,
+            "PMem write path",
+            crate::device::PMEM_UNUSED,
+        )
+    }
+
     /// The memory device `name` (set at `key`) and its rated bytes written.
     pub fn memory_device_with_endurance(
         &self,

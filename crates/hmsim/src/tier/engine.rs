@@ -25,6 +25,9 @@ crate::params! {
         pub unloaded_latency_ns: f64 => range(1.0, 1e6), "ns", "Access latency without load.";
         pub read_bandwidth_gb_s: f64 => range(0.01, 1e5), "GB/s",
             "The media's saturation bandwidth with 100 % reads.";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub write_bandwidth_gb_s: Option<f64> = None => range(0.01, 1e5), "GB/s",
+            "The media's saturation bandwidth with 100 % writes; traffic with read fraction r then takes r/read + (1−r)/write ns per byte before the mix penalty. Default: writes as fast as reads (the media's bandwidth is `read_bandwidth_gb_s` for any mix before the penalty).";
         pub mix_penalty: f64 = super::params::MIX_PENALTY => range(0.0, 0.9), "",
             "Fractional loss of the media's saturation bandwidth for a 50/50 read/write mix (MESS-style curves: ~0.28); other mixes scale with 4·r·(1−r); not applied to path resources.";
         pub queue_coeff: f64 = super::params::QUEUE_COEFF => range(0.0, 100.0), "",
@@ -43,9 +46,20 @@ fn mix(read_fraction: f64) -> f64 {
 
 impl TierSpec {
     /// The media's saturation bandwidth (GB/s) for `read_fraction` reads: the DRAM read/write
-    /// mix penalty (bus turnarounds, bank conflicts) applies here, not to links.
+    /// mix penalty (bus turnarounds, bank conflicts) applies here, not to links. With a write
+    /// bandwidth W beside the read bandwidth R, a byte takes r/R + (1−r)/W ns before the
+    /// penalty.
     pub fn media_saturation_gb_s(&self, read_fraction: f64) -> f64 {
-        self.read_bandwidth_gb_s * (1.0 - self.mix_penalty * mix(read_fraction))
+        let b = self.read_bandwidth_gb_s * (1.0 - self.mix_penalty * mix(read_fraction));
+        match self.write_bandwidth_gb_s {
+            None => b,
+            // 1 / (r/R + (1−r)/W) = R / (1 + (1−r)(R/W − 1)), written so that W = R gives
+            // exactly the read-only figure (R/W − 1 is then 0).
+            Some(w) => {
+                let r = read_fraction.clamp(0.0, 1.0);
+                b / (1.0 + (1.0 - r) * (self.read_bandwidth_gb_s / w - 1.0))
+            }
+        }
     }
 
     /// Saturation bandwidth (GB/s) for traffic with `read_fraction` of its lines read: the
@@ -374,6 +388,48 @@ mod tests {
         c.update(&point(100.0, 300.0)); // R = 1/3
         let (o, r) = (150.0, (2.0 + 1.0 / 3.0) / 2.0);
         assert!((c.latency_ns(0).unwrap() - o / r).abs() < 1e-9);
+    }
+
+    /// A write bandwidth below the read bandwidth lowers the media's saturation for mixed
+    /// traffic by the time per byte of each direction; none, or one equal to the read
+    /// bandwidth, gives exactly today's figure.
+    #[test]
+    fn write_bandwidth_combines_with_reads_per_byte() {
+        let mut t = crate::tier::params::reference_tiers().remove(1);
+        t.path.clear();
+        let before: Vec<f64> = [0.0, 0.3, 0.5, 1.0]
+            .iter()
+            .map(|&r| t.media_saturation_gb_s(r))
+            .collect();
+        t.write_bandwidth_gb_s = Some(t.read_bandwidth_gb_s);
+        for (i, r) in [0.0, 0.3, 0.5, 1.0].into_iter().enumerate() {
+            assert_eq!(t.media_saturation_gb_s(r).to_bits(), before[i].to_bits());
+        }
+        let read = t.read_bandwidth_gb_s;
+        t.write_bandwidth_gb_s = Some(read / 4.0);
+        // All reads: unchanged; all writes: the write bandwidth.
+        assert_eq!(t.media_saturation_gb_s(1.0), read);
+        assert!((t.media_saturation_gb_s(0.0) - read / 4.0).abs() < 1e-9);
+        // 50/50: 1 / (0.5/R + 0.5/(R/4)) = R/2.5, then the mix penalty.
+        let want = read / 2.5 * (1.0 - t.mix_penalty);
+        assert!((t.media_saturation_gb_s(0.5) - want).abs() < 1e-9 * want);
+        assert!(t.saturation_gb_s(0.5) < before[2]);
+        // Under the same 50/50 load the slower writes raise the loaded latency.
+        let x = 0.5 * want;
+        let mut same = t.clone();
+        same.write_bandwidth_gb_s = None;
+        assert!(t.curve_latency_ns(x, 0.5) > same.curve_latency_ns(x, 0.5));
+    }
+
+    /// The media is the bottleneck against a link when slow writes make it so.
+    #[test]
+    fn slow_writes_move_the_bottleneck_to_the_media() {
+        let mut t = crate::tier::params::reference_tiers().remove(1);
+        t.path = vec![PathResource::duplex("cxl-x8", 30.0, 30.0)];
+        t.read_bandwidth_gb_s = 38.4;
+        assert_eq!(t.bottleneck(1.0), 1, "reads: the link (30 < 38.4)");
+        t.write_bandwidth_gb_s = Some(10.0);
+        assert_eq!(t.bottleneck(0.0), 0, "writes: the media (10 < 30)");
     }
 
     #[test]

@@ -113,7 +113,7 @@ pub fn run_with_progress(
     use crate::device::{blame_slot, explain_unknown_key, fill_slots, MEMORY_TIER};
     // Tiers that name a catalog device (`device = "cxl-dram"`) get the keys they do not
     // write from it (docs/devices.md); errors point at what the user wrote.
-    let filled = fill_slots(text, file, catalog, &MEMORY_TIER)?;
+    let (filled, device_warnings) = fill_slots(text, file, catalog, &MEMORY_TIER)?;
     let mut out = match &filled {
         Some(t) => scenario::run::<Tiering>(t, file, catalog, progress)
             .map_err(|e| blame_slot(e, text, file, &MEMORY_TIER))?,
@@ -132,6 +132,8 @@ pub fn run_with_progress(
     for columns in out.columns.values_mut() {
         *columns = with_tier_names(columns, &tiers);
     }
+    // Once per run, before the rows' own warnings.
+    out.warnings.splice(0..0, device_warnings);
     Ok(out)
 }
 
@@ -241,6 +243,9 @@ fn run_policies(
         Some(spec) => Some((spec, dimm_of(spec, ctx)?)),
         None => None,
     };
+    if let Some(spec) = &sc.pmem_tier {
+        warnings.extend(ctx.pmem_device_warning(&spec.path.device, "pmem_tier.path.device"));
+    }
     let names: Vec<String> = match &external {
         Some(e) => vec![e.name.clone()],
         None => sc.policy.names.clone(),
