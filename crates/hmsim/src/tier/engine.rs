@@ -25,9 +25,9 @@ crate::params! {
         pub unloaded_latency_ns: f64 => range(1.0, 1e6), "ns", "Access latency without load.";
         pub read_bandwidth_gb_s: f64 => range(0.01, 1e5), "GB/s",
             "The media's saturation bandwidth with 100 % reads.";
-        pub mix_penalty: f64 = super::params::MIX_PENALTY => range(0.0, 0.9), "",
+        pub mix_penalty: f64 = super::reference::MIX_PENALTY => range(0.0, 0.9), "",
             "Fractional loss of the media's saturation bandwidth for a 50/50 read/write mix (MESS-style curves: ~0.28); other mixes scale with 4·r·(1−r); not applied to path resources.";
-        pub queue_coeff: f64 = super::params::QUEUE_COEFF => range(0.0, 100.0), "",
+        pub queue_coeff: f64 = super::reference::QUEUE_COEFF => range(0.0, 100.0), "",
             "Queueing term under mixed traffic: factor += q · 4r(1−r) · u² / (1 − u); fitted (docs/tiering.md, *Calibration*).";
         pub curve: LatencyCurve = LatencyCurve::default() => any, "",
             "The media's (utilisation, latency factor) points, or a MESS file of them (docs/tiering.md, *Curves from MESS files*); default the normalised MESS curve (Esmaili-Dokht et al., MICRO 2024).";
