@@ -6,6 +6,7 @@
 
 pub mod alloc;
 pub mod bench;
+pub mod bench_result;
 pub mod cache;
 pub mod config;
 pub mod device;
@@ -13,9 +14,12 @@ pub mod error;
 pub mod flash;
 pub mod hash;
 pub mod hybrid;
+pub mod named;
 pub mod numa;
+pub mod param_docs;
 pub mod pmem;
 pub mod pmindex;
+pub mod progress;
 pub mod registry;
 pub mod rng;
 pub mod scenario;
