@@ -8,6 +8,7 @@ pub mod alloc;
 pub mod bench;
 pub mod bench_result;
 pub mod cache;
+pub mod columns;
 pub mod config;
 pub mod device;
 pub mod error;

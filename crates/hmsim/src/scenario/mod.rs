@@ -7,14 +7,13 @@
 mod ctx;
 mod header;
 mod output;
-mod row;
 
+pub use crate::columns::{columns_len, concat_columns, Column, ColumnType, Dtype, ResultRow};
 pub use crate::named::{Entry, Registry};
 pub use crate::progress::{NoProgress, Progress};
 pub use ctx::Ctx;
 pub use header::Header;
 pub use output::{to_map, Output, RunOutput, Table};
-pub use row::{columns_len, concat_columns, Column, ColumnType, Dtype, ResultRow};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
