@@ -329,9 +329,11 @@ class Crate:
             no_use = re.sub(r"(?<![\w:])(pub(\([^)]*\))?\s+)?use\s+[^;]+;", lambda m: " " * len(m.group(0)), code)
             for m in code_path.finditer(no_use):
                 segs = [m.group(1), *[s.strip() for s in m.group(2).split("::") if s.strip()]]
-                if segs[0] not in ("crate", "$crate", "super", "self") and segs[0] not in names:
+                here = self._mod_at(rel, m.start())
+                known = ("crate", "$crate", "super", "self")
+                if segs[0] not in known and segs[0] not in names and (*here, segs[0]) not in self.modules:
                     continue
-                ab = self._absolute(segs, self._mod_at(rel, m.start()), names)
+                ab = self._absolute(segs, here, names)
                 if ab is None:
                     continue
                 target = self.resolve(ab)
@@ -437,11 +439,14 @@ def test_the_reader_finds_known_edges():
             'pub struct B;\nfn f() -> crate::high::H { let _ = "crate::low::a::A"; super::a::A; todo!() }\n'
             "#[cfg(test)]\nmod tests {\n    use crate::high::h::Hidden;\n}\n"
         )
-        (root / "high" / "mod.rs").write_text("mod h;\npub use h::H;\n")
-        (root / "high" / "h.rs").write_text("use crate::low;\npub struct H(low::A);\npub struct Hidden;\n")
+        (root / "high" / "mod.rs").write_text("mod h;\npub use h::H;\npub fn size() -> usize { h::SIZE }\n")
+        (root / "high" / "h.rs").write_text(
+            "use crate::low;\npub struct H(low::A);\npub struct Hidden;\npub const SIZE: usize = 1;\n"
+        )
         edges = Crate(root).graph()
     assert edges["low/a.rs"] == {"low/b.rs"}  # through the re-export; the comment ignored
     assert edges["low/b.rs"] == {"high/h.rs", "low/a.rs"}  # the string and the test ignored
     assert edges["high/h.rs"] == {"low/a.rs"}  # through the module alias
     assert edges["low/mod.rs"] == set()  # a facade
+    assert edges["high/mod.rs"] == {"high/h.rs"}  # its own code names a child module
     assert circles(edges) == [["high/h.rs", "low/a.rs", "low/b.rs"]]
