@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     // The first line as an override `key=value` applied to the rest.
     if let Some((first, rest)) = text.split_once('\n') {
         if let Some((k, v)) = first.split_once('=') {
-            let _ = hmsim::config::apply_overrides(rest, "f.toml", &[(k.into(), v.into())]);
+            let _ = hmsim::registry::apply_overrides(rest, "f.toml", &[(k.into(), v.into())]);
         }
     }
     let catalog = CATALOG.get_or_init(hmsim::device::Catalog::builtin);

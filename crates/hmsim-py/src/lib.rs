@@ -91,7 +91,7 @@ fn apply_overrides(
     file: String,
     overrides: Vec<(String, String)>,
 ) -> PyResult<String> {
-    hmsim::config::apply_overrides(&text, &file, &overrides).map_err(run_err)
+    hmsim::registry::apply_overrides(&text, &file, &overrides).map_err(run_err)
 }
 
 /// The device catalog as JSON: a list of {"device": <resolved device>, "file": <its file>}.

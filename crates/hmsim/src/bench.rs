@@ -2,23 +2,11 @@
 
 use std::time::Instant;
 
-use serde::Serialize;
-
+pub use crate::bench_result::BenchResult;
 use crate::device::{BlockDevice, Catalog};
 use crate::error::RunError;
-use crate::scenario::{Entry, Registry};
+use crate::named::{Entry, Registry};
 use crate::storage::{run_job, JobSpec, OpMix, Pattern};
-
-#[derive(Debug, Clone, Serialize)]
-pub struct BenchResult {
-    pub module: String,
-    pub case: String,
-    /// What is counted (`requests`, `accesses`, ...).
-    pub unit: String,
-    pub count: u64,
-    pub wall_s: f64,
-    pub per_wall_second: f64,
-}
 
 /// 4 KiB random reads at QD 16 on the STT-MRAM SSD preset, `requests` of them, one core.
 pub fn storage_4k_random_qd16(requests: u64) -> BenchResult {

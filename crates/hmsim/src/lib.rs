@@ -6,16 +6,21 @@
 
 pub mod alloc;
 pub mod bench;
+pub mod bench_result;
 pub mod cache;
+pub mod columns;
 pub mod config;
 pub mod device;
 pub mod error;
 pub mod flash;
 pub mod hash;
 pub mod hybrid;
+pub mod named;
 pub mod numa;
+pub mod param_docs;
 pub mod pmem;
 pub mod pmindex;
+pub mod progress;
 pub mod registry;
 pub mod rng;
 pub mod scenario;

@@ -4,11 +4,13 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{apply_overrides, line_of_key};
+use crate::config::{apply_overrides_with, line_of_key};
 use crate::device::Catalog;
 use crate::error::{ConfigError, RunError};
+use crate::named::{Entry, Registry};
+use crate::progress::{NoProgress, Progress};
 pub use crate::scenario::RunOutput;
-use crate::scenario::{self, Column, Entry, NoProgress, Progress, Registry, ResultRow, Scenario};
+use crate::scenario::{self, Column, ResultRow, Scenario};
 
 /// Runs one module's scenario: (text after overrides, file, catalog, progress).
 pub type Runner = fn(&str, &str, &Catalog, &dyn Progress) -> Result<RunOutput, RunError>;
@@ -79,6 +81,16 @@ pub fn default_array_of_tables(module: &str, key: &str) -> Option<toml_edit::Ite
     };
     let mut doc = text.parse::<toml_edit::DocumentMut>().ok()?;
     doc.remove(key)
+}
+
+/// Apply `key.path=value` overrides to TOML `text` (see `config::apply_overrides_with`), an
+/// array of tables the scenario leaves to its default written out from the module's default.
+pub fn apply_overrides(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+) -> Result<String, ConfigError> {
+    apply_overrides_with(text, file, overrides, &default_array_of_tables)
 }
 
 #[derive(Deserialize)]

@@ -15,7 +15,7 @@ use super::lazy::{Lazy, LazyMode};
 use super::spec::{build, AllocatorSpec};
 use super::workload::AllocWorkload;
 use super::{PageAllocator, MAX_CPUS};
-use crate::bench::BenchResult;
+use crate::bench_result::BenchResult;
 
 /// Frames of the benchmark array (1 GiB of 4 KiB pages).
 pub const FRAMES: u64 = 1 << 18;

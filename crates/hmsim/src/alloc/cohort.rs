@@ -15,9 +15,11 @@ use serde::Serialize;
 use super::buddy::Buddy;
 use super::cost::{CostTable, Ctx};
 use super::lists::FreeListPolicy;
-use super::shapes::BURST_GAP_NS;
 use super::workload::{AllocOp, AllocWorkload};
 use super::{allocate, release};
+
+/// Gaps between a CPU's allocations at least this long separate bursts.
+pub const BURST_GAP_NS: u64 = 100_000;
 
 /// What [`measure`] finds on a stream.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -14,27 +14,8 @@ use serde::Serialize;
 use super::layout;
 use super::machine::{AllocMachine, LineSources};
 use super::seen::SeenLines;
+pub use super::timing::CostTable;
 use super::timing::{handed_out, Batch, Event, Record, Timing, NO_BLOCK};
-
-crate::params! {
-    /// Cycles of the instructions around the memory accesses. Defaults for a Nehalem/
-    /// Westmere-class core (sources in `docs/allocators.md`); override in `[cost]`.
-    #[derive(Debug, Clone, Copy, PartialEq)]
-    pub struct CostTable {
-        pub call_cycles: u64 = 20 => range(0, 1_000_000), "cycles",
-            "Entering the allocator (call, argument and GFP checks).";
-        pub irq_cycles: u64 = 20 => range(0, 1_000_000), "cycles",
-            "`local_irq_save` + `local_irq_restore` (`pushf; cli` … `popf`), once per request.";
-        pub list_op_cycles: u64 = 3 => range(0, 1_000_000), "cycles",
-            "One free-list link or unlink (pointer work on lines already loaded).";
-        pub bitmap_word_cycles: u64 = 2 => range(0, 1_000_000), "cycles",
-            "ALU work on one loaded 64-bit bitmap word.";
-        pub lock_cycles: u64 = 20 => range(0, 1_000_000), "cycles",
-            "The locked read-modify-write of an uncontended spin-lock acquisition (the lock's line is costed as a line access on top).";
-        pub line_cycles: u64 = 40 => range(0, 1_000_000), "cycles",
-            "A distinct line when no machine is modelled (flat LLC hit).";
-    }
-}
 
 /// Counts of primitive operations (and structural events) over a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

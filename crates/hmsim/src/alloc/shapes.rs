@@ -2,7 +2,7 @@
 //! of [`Synthetic`], and [`fit`], which measures those parameters on a kmem trace (the
 //! presets are `fit` of the traces recorded here; see `docs/allocators.md`).
 
-use super::cohort::measure;
+use super::cohort::{measure, BURST_GAP_NS};
 use super::workload::{AllocOp, AllocWorkload, Synthetic};
 use super::MAX_ORDER;
 use crate::config::{Validate, Validator};
@@ -16,9 +16,6 @@ pub const SHAPES: [&str; 6] = [
     "dbench",
     "tbench",
 ];
-
-/// Gaps between a CPU's allocations at least this long separate bursts.
-pub const BURST_GAP_NS: u64 = 100_000;
 
 /// The preset of `shape` (one of [`SHAPES`]). Numbers are [`fit`] of the kmem traces in
 /// `crates/hmsim/tests/data/traces` (rounded), with 4 threads and 50 000 allocations each.

@@ -6,7 +6,7 @@ use super::lazy::{Lazy, LazyMode};
 use super::lists::FreeListPolicy;
 use super::{PageAllocator, MAX_CPUS};
 use crate::config::Validator;
-use crate::scenario::{Entry, Registry};
+use crate::named::{Entry, Registry};
 
 /// Builds an allocator from its `AllocatorSpec` over a number of frames (validated beforehand).
 pub type MakeAllocator = fn(&AllocatorSpec, u64) -> Box<dyn PageAllocator>;

@@ -8,8 +8,27 @@
 //! same answers as timing each access as it happens, with the cache model's work in one
 //! tight loop.
 
-use super::cost::CostTable;
 use super::machine::{AllocMachine, LineSources, MachineState};
+
+crate::params! {
+    /// Cycles of the instructions around the memory accesses. Defaults for a Nehalem/
+    /// Westmere-class core (sources in `docs/allocators.md`); override in `[cost]`.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct CostTable {
+        pub call_cycles: u64 = 20 => range(0, 1_000_000), "cycles",
+            "Entering the allocator (call, argument and GFP checks).";
+        pub irq_cycles: u64 = 20 => range(0, 1_000_000), "cycles",
+            "`local_irq_save` + `local_irq_restore` (`pushf; cli` … `popf`), once per request.";
+        pub list_op_cycles: u64 = 3 => range(0, 1_000_000), "cycles",
+            "One free-list link or unlink (pointer work on lines already loaded).";
+        pub bitmap_word_cycles: u64 = 2 => range(0, 1_000_000), "cycles",
+            "ALU work on one loaded 64-bit bitmap word.";
+        pub lock_cycles: u64 = 20 => range(0, 1_000_000), "cycles",
+            "The locked read-modify-write of an uncontended spin-lock acquisition (the lock's line is costed as a line access on top).";
+        pub line_cycles: u64 = 40 => range(0, 1_000_000), "cycles",
+            "A distinct line when no machine is modelled (flat LLC hit).";
+    }
+}
 
 /// What a request's code path did, in order. Instruction cycles are summed between the
 /// points where time matters (lock acquisitions and releases, the end of a request) and

@@ -65,20 +65,6 @@ impl Holder {
     }
 }
 
-/// Ask the host to fetch the cache line holding `x` (a hint: it never faults).
-#[inline(always)]
-pub(super) fn host_prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch is a hint (SSE, part of x86-64): it never faults and reads
-        // nothing architecturally.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(x as *const T as *const i8) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
-}
-
 /// Lines per page of [`HolderTable`].
 const PAGE_LINES: u64 = 4096;
 /// Pages remembered by [`HolderTable`]'s direct-mapped memo.

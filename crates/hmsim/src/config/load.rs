@@ -126,8 +126,8 @@ pub fn parse_toml<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, Conf
     match text.parse::<toml::Table>() {
         Ok(table) => {
             let value = toml::Value::Table(table);
-            let problem = super::params::renamed_key(&value, &mut Vec::new())
-                .or_else(|| insane(&value, &mut Vec::new()));
+            let problem =
+                renamed_key(&value, &mut Vec::new()).or_else(|| insane(&value, &mut Vec::new()));
             if let Some((key, message)) = problem {
                 let line = line_of_key(text, &key);
                 return Err(ConfigError::new(file, &key, message).at_line(line));
@@ -201,6 +201,43 @@ fn key_at_line(text: &str, line: usize) -> Option<String> {
         }
     }
     None
+}
+
+/// Keys renamed to the one spelling of their unit (`_gb_s` for 10^9 B/s, `_mib` for 2^20
+/// bytes): (old, new). A file that still uses an old key is rejected with a message naming
+/// the new one, rather than with serde's list of expected keys.
+pub const RENAMED_KEYS: &[(&str, &str)] = &[
+    ("bandwidth_gbps", "bandwidth_gb_s"),
+    ("link_gbps", "link_gb_s"),
+    ("after_bandwidth_gbps", "after_bandwidth_gb_s"),
+    ("media_read_gbps", "media_read_gb_s"),
+    ("media_write_gbps", "media_write_gb_s"),
+    ("channel_gbps", "channel_gb_s"),
+];
+
+/// The first key of `value` (a whole file) that [`RENAMED_KEYS`] renamed: (key path, message).
+pub fn renamed_key(value: &toml::Value, path: &mut Vec<String>) -> Option<(String, String)> {
+    match value {
+        toml::Value::Table(t) => t.iter().find_map(|(k, v)| {
+            path.push(k.clone());
+            let found = match RENAMED_KEYS.iter().find(|(old, _)| old == k) {
+                Some((old, new)) => Some((
+                    path.join("."),
+                    format!("'{old}' was renamed; write '{new}' (same value and unit)"),
+                )),
+                None => renamed_key(v, path),
+            };
+            path.pop();
+            found
+        }),
+        toml::Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| {
+            path.push(i.to_string());
+            let found = renamed_key(v, path);
+            path.pop();
+            found
+        }),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

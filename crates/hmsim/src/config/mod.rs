@@ -5,7 +5,6 @@
 mod host_memory;
 mod load;
 mod overrides;
-pub mod param_docs;
 pub mod params;
 mod small_file;
 mod validate;
@@ -15,7 +14,7 @@ pub use host_memory::{
     ALLOW_LARGE_ENV,
 };
 pub use load::{line_of_key, parse_toml};
-pub use overrides::apply_overrides;
+pub use overrides::apply_overrides_with;
 pub use params::{ParamDoc, Params};
 pub use small_file::{read_config_text, MAX_CONFIG_FILE_BYTES};
 pub use validate::{Validate, Validator};

@@ -6,11 +6,13 @@ use crate::error::ConfigError;
 /// unquoted. A numeric part indexes an array of tables or an array (`tiers.1.capacity_bytes`,
 /// also written `tiers[1].capacity_bytes`); the element must exist. An array of tables the
 /// scenario leaves to its default (a tiering scenario without `[[tiers]]`) is written out
-/// from the default first, so an index into it changes one default entry.
-pub fn apply_overrides(
+/// from the default first, so an index into it changes one default entry: `defaults(module,
+/// key)` gives that default (the modules know it; `registry::apply_overrides` asks them).
+pub fn apply_overrides_with(
     text: &str,
     file: &str,
     overrides: &[(String, String)],
+    defaults: &dyn Fn(&str, &str) -> Option<toml_edit::Item>,
 ) -> Result<String, ConfigError> {
     if overrides.is_empty() {
         return Ok(text.to_string());
@@ -27,7 +29,7 @@ pub fn apply_overrides(
         let value = parse_value(raw);
         let parts = key_parts(key)?;
         if parts.len() > 1 && parts[1].parse::<usize>().is_ok() && !doc.contains_key(&parts[0]) {
-            match crate::registry::default_array_of_tables(&module, &parts[0]) {
+            match defaults(&module, &parts[0]) {
                 Some(item) => {
                     doc.insert(&parts[0], item);
                 }
@@ -130,7 +132,7 @@ fn parse_value(raw: &str) -> toml_edit::Value {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::registry::apply_overrides;
 
     #[test]
     fn overrides_replace_and_create() {

@@ -210,43 +210,6 @@ fn show_json(v: &serde_json::Value) -> String {
     }
 }
 
-/// Keys renamed to the one spelling of their unit (`_gb_s` for 10^9 B/s, `_mib` for 2^20
-/// bytes): (old, new). A file that still uses an old key is rejected with a message naming
-/// the new one, rather than with serde's list of expected keys.
-pub const RENAMED_KEYS: &[(&str, &str)] = &[
-    ("bandwidth_gbps", "bandwidth_gb_s"),
-    ("link_gbps", "link_gb_s"),
-    ("after_bandwidth_gbps", "after_bandwidth_gb_s"),
-    ("media_read_gbps", "media_read_gb_s"),
-    ("media_write_gbps", "media_write_gb_s"),
-    ("channel_gbps", "channel_gb_s"),
-];
-
-/// The first key of `value` (a whole file) that [`RENAMED_KEYS`] renamed: (key path, message).
-pub fn renamed_key(value: &toml::Value, path: &mut Vec<String>) -> Option<(String, String)> {
-    match value {
-        toml::Value::Table(t) => t.iter().find_map(|(k, v)| {
-            path.push(k.clone());
-            let found = match RENAMED_KEYS.iter().find(|(old, _)| old == k) {
-                Some((old, new)) => Some((
-                    path.join("."),
-                    format!("'{old}' was renamed; write '{new}' (same value and unit)"),
-                )),
-                None => renamed_key(v, path),
-            };
-            path.pop();
-            found
-        }),
-        toml::Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| {
-            path.push(i.to_string());
-            let found = renamed_key(v, path);
-            path.pop();
-            found
-        }),
-        _ => None,
-    }
-}
-
 /// Text of a `range(lo, hi)` check of a field of type `F` for the tables.
 pub fn show_range<F: InRange<T>, T: Display>(lo: T, hi: T) -> String {
     format!("{lo} to {hi}")

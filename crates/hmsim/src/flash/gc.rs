@@ -2,8 +2,8 @@
 
 use rand::Rng;
 
+use crate::named::{Entry, Registry};
 use crate::rng::SimRng;
-use crate::scenario::{Entry, Registry};
 
 /// Picks the block to clean among `candidates` (full, not the write block). `valid[b]` is
 /// the valid pages of block `b`, `stamp[b]` the write sequence number of its last program

@@ -2,7 +2,7 @@
 //! for the estimated service time and runs another) or the core stalls until it is done.
 
 use crate::config::Validator;
-use crate::scenario::{Entry, Registry};
+use crate::named::{Entry, Registry};
 
 /// What the host knows when an internal fault could be signalled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

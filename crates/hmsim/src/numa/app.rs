@@ -14,7 +14,8 @@ use crate::tier::{solve_fixed_point, LatencyCurve, Source, TierSpec};
 
 use super::cost::{backing_bandwidth, SwapSpec};
 use super::mmcache::{steady_state, MemoryModePattern, MemoryModeSpec, SimCounts};
-use super::pool::{Placement, Pool};
+use super::placer::Placement;
+use super::pool::Pool;
 use super::topology::NumaMachine;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,7 +5,8 @@
 
 use crate::cache::LINE_BYTES;
 
-use super::pool::{Placement, Pool};
+use super::placer::Placement;
+use super::pool::Pool;
 use super::topology::NumaMachine;
 
 crate::params! {

@@ -14,6 +14,7 @@ pub mod app;
 pub mod capacity;
 pub mod cost;
 pub mod mmcache;
+pub mod placer;
 pub mod policies;
 pub mod policy;
 pub mod pool;
@@ -23,8 +24,9 @@ pub mod topology;
 #[cfg(test)]
 mod tests;
 
+pub use placer::{Placement, Placer, Task};
 pub use policies::{parse_policy, policy_names, PLACEMENT_POLICIES};
 pub use policy::{PlacementPolicy, Stage};
-pub use pool::{Placement, Placer, Pool, Task};
+pub use pool::Pool;
 pub use scenario::{allocate, AllocationSpec, NodeRow, Numa, NumaConfig, NumaOutcome, NumaRow};
 pub use topology::{NumaMachine, Topology, PRESETS};

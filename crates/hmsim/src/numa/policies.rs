@@ -4,7 +4,7 @@
 
 use super::policy::{PlacementPolicy, Stage};
 use super::pool::{Pool, PoolNode};
-use crate::scenario::{Entry, Registry};
+use crate::named::{Entry, Registry};
 
 /// Pool nodes matching `pred`, nearest to `home` first (ties by id).
 fn by_distance(pool: &Pool, home: usize, pred: &dyn Fn(&PoolNode) -> bool) -> Vec<usize> {

@@ -5,9 +5,10 @@ use super::mmcache::{
     hit_ratio, hit_ratio_granular, simulate, steady_state, FrameOrder, MemoryModeCache,
     MemoryModePattern, MemoryModeSpec,
 };
+use super::placer::{Placement, Placer, Task};
 use super::policies::{parse_policy, AliusM, KmemDax, KmemDaxPreferred, LinuxDefault};
 use super::policy::{PlacementPolicy, Stage};
-use super::pool::{Placement, Placer, Pool, Task};
+use super::pool::Pool;
 use super::topology::{self, NumaMachine};
 use crate::device::Catalog;
 

@@ -10,12 +10,8 @@
 //! Layout of the header (4 KiB at offset 0): magic, region size, `reserved_top`, 8 root
 //! slots (indexes keep their top-level object there), free-list heads per class.
 
-use super::region::{POff, PmError, PmRegion, PmResult};
+use super::region::{POff, PmRegion, PmResult, HEADER_BYTES, OFF_RESERVED};
 
-pub const HEADER_BYTES: u64 = 4096;
-const MAGIC: u64 = 0x686d_7369_6d50_4d31; // "hmsimPM1"
-const OFF_MAGIC: u64 = 0;
-const OFF_RESERVED: u64 = 16;
 const OFF_ROOTS: u64 = 64;
 pub const ROOT_SLOTS: u64 = 8;
 
@@ -38,32 +34,6 @@ fn class_of(size: u64) -> (u64, u64) {
         let p = s.next_power_of_two();
         (64 + p.trailing_zeros() as u64 - 13, p)
     }
-}
-
-pub(super) fn format(r: &mut PmRegion) -> PmResult<()> {
-    r.in_alloc = true;
-    r.zero(8, HEADER_BYTES - 8);
-    r.write_u64(OFF_RESERVED, HEADER_BYTES);
-    r.persist(8, HEADER_BYTES - 8);
-    // The magic goes last: a region is valid only once its header is durable.
-    r.write_u64(OFF_MAGIC, MAGIC);
-    r.persist(OFF_MAGIC, 8);
-    r.in_alloc = false;
-    r.bump = HEADER_BYTES;
-    Ok(())
-}
-
-pub(super) fn open(r: &mut PmRegion) -> PmResult<()> {
-    if r.peek_u64(OFF_MAGIC) != MAGIC {
-        return Err(PmError::Corrupt("region header has no valid magic".into()));
-    }
-    let top = r.peek_u64(OFF_RESERVED);
-    if top < HEADER_BYTES || top > r.config().max_bytes {
-        return Err(PmError::Corrupt(format!("reserved_top {top} out of range")));
-    }
-    r.ensure(top)?;
-    r.bump = top;
-    Ok(())
 }
 
 impl PmRegion {

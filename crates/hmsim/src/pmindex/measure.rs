@@ -4,11 +4,11 @@
 
 use std::time::Instant;
 
+use super::config::PmIndexConfig;
 use super::index::{IndexOptions, IndexSpec, PmIndex};
 use super::ops::Op;
 use super::region::{PmRegion, PmStats};
 use super::rows::{CostRow, RealThreadsRow};
-use super::scenario::PmIndexConfig;
 use super::shared::{run_threads, SharedIndex, ThreadRun};
 use super::sim::ModelObserver;
 use super::ycsb::YcsbWorkload;

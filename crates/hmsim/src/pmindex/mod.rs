@@ -31,6 +31,7 @@
 //! shards, each its own region + index, usable through `&self`.
 
 mod alloc;
+mod config;
 mod counters;
 pub mod crash;
 pub mod hash;
@@ -51,7 +52,7 @@ pub mod testing;
 pub mod trees;
 pub mod ycsb;
 
-pub use alloc::{HEADER_BYTES, ROOT_SLOTS};
+pub use alloc::ROOT_SLOTS;
 pub use index::{
     IndexOptions, IndexSpec, MakeIndex, PmIndex, TonicOpts, OPT_COALESCE, OPT_EVICT_VOLATILE,
     OPT_NO_BLOAT, OPT_XPLINE,
@@ -61,7 +62,7 @@ pub use mem::{Instr, Peek, PmMem};
 pub use ops::Op;
 pub use region::{
     CrashCapture, CrashImage, EventLog, POff, PmError, PmEvent, PmObserver, PmRegion, PmResult,
-    PmStats, RegionConfig, LINE,
+    PmStats, RegionConfig, HEADER_BYTES, LINE,
 };
 pub use registry::{find, registry, INDEXES};
 pub use rows::{CostRow, CrashRow, PmIndexRow, RealThreadsRow};

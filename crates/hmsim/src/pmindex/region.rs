@@ -22,6 +22,12 @@ pub type POff = u64;
 /// Bytes in a cache line (the unit of flushes and crash images).
 pub const LINE: u64 = crate::cache::LINE_BYTES;
 
+/// The region header (its layout is described with the allocator, `alloc.rs`).
+pub const HEADER_BYTES: u64 = 4096;
+const MAGIC: u64 = 0x686d_7369_6d50_4d31; // "hmsimPM1"
+const OFF_MAGIC: u64 = 0;
+pub(super) const OFF_RESERVED: u64 = 16;
+
 /// What went wrong inside a region.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PmError {
@@ -201,7 +207,7 @@ pub struct PmRegion {
 impl PmRegion {
     /// An anonymous (DRAM-backed) region, formatted empty.
     pub fn anonymous(cfg: RegionConfig) -> PmResult<PmRegion> {
-        let len = cfg.initial_bytes.max(super::alloc::HEADER_BYTES * 2);
+        let len = cfg.initial_bytes.max(HEADER_BYTES * 2);
         let mut r = PmRegion::with_backing(Backing::Anon(vec![0; (len / 8) as usize]), len, cfg)?;
         r.format()?;
         Ok(r)
@@ -226,7 +232,7 @@ impl PmRegion {
     pub fn from_image(image: &[u8], cfg: RegionConfig) -> PmResult<PmRegion> {
         let len = (image.len() as u64)
             .max(cfg.initial_bytes)
-            .max(super::alloc::HEADER_BYTES * 2)
+            .max(HEADER_BYTES * 2)
             .next_multiple_of(4096);
         let mut words = vec![0u64; (len / 8) as usize];
         for (i, ch) in image.chunks(8).enumerate() {
@@ -253,11 +259,11 @@ impl PmRegion {
             f.set_len(s).map_err(setup)?;
         }
         let len = f.metadata().map_err(setup)?.len();
-        if len < super::alloc::HEADER_BYTES * 2 {
+        if len < HEADER_BYTES * 2 {
             return Err(PmError::Setup(format!(
                 "{}: {len} bytes is too small for a region (at least {})",
                 path.display(),
-                super::alloc::HEADER_BYTES * 2
+                HEADER_BYTES * 2
             )));
         }
         // SAFETY: a fresh shared mapping of a file we opened read-write; checked below.
@@ -688,7 +694,7 @@ impl PmRegion {
     pub fn durable_image(&self) -> Option<Vec<u8>> {
         self.crash
             .as_ref()
-            .map(|c| c.durable[..self.bump.max(super::alloc::HEADER_BYTES) as usize].to_vec())
+            .map(|c| c.durable[..self.bump.max(HEADER_BYTES) as usize].to_vec())
     }
 
     /// Whether every stored line has been flushed and fenced (nothing volatile is left).
@@ -708,7 +714,7 @@ impl PmRegion {
     }
 
     fn crash_point(&mut self) {
-        let used = self.bump.max(super::alloc::HEADER_BYTES) as usize;
+        let used = self.bump.max(HEADER_BYTES) as usize;
         let fences = self.stats.fences + self.stats.alloc_fences;
         // Capture before this fence completes: pending lines are not yet guaranteed durable.
         let mut c = self.crash.take().expect("tracking");
@@ -744,11 +750,11 @@ impl PmRegion {
 
     /// Format a fresh region (header + allocator), durable.
     fn format(&mut self) -> PmResult<()> {
-        super::alloc::format(self)
+        format(self)
     }
 
     fn open_header(&mut self) -> PmResult<()> {
-        super::alloc::open(self)
+        open(self)
     }
 }
 
@@ -769,6 +775,32 @@ fn put_line(bytes: &mut [u8], line: u64, data: &[u8; 64]) {
         let n = (bytes.len() - off).min(64);
         bytes[off..off + n].copy_from_slice(&data[..n]);
     }
+}
+
+fn format(r: &mut PmRegion) -> PmResult<()> {
+    r.in_alloc = true;
+    r.zero(8, HEADER_BYTES - 8);
+    r.write_u64(OFF_RESERVED, HEADER_BYTES);
+    r.persist(8, HEADER_BYTES - 8);
+    // The magic goes last: a region is valid only once its header is durable.
+    r.write_u64(OFF_MAGIC, MAGIC);
+    r.persist(OFF_MAGIC, 8);
+    r.in_alloc = false;
+    r.bump = HEADER_BYTES;
+    Ok(())
+}
+
+fn open(r: &mut PmRegion) -> PmResult<()> {
+    if r.peek_u64(OFF_MAGIC) != MAGIC {
+        return Err(PmError::Corrupt("region header has no valid magic".into()));
+    }
+    let top = r.peek_u64(OFF_RESERVED);
+    if top < HEADER_BYTES || top > r.config().max_bytes {
+        return Err(PmError::Corrupt(format!("reserved_top {top} out of range")));
+    }
+    r.ensure(top)?;
+    r.bump = top;
+    Ok(())
 }
 
 #[cfg(test)]

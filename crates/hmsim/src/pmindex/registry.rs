@@ -3,7 +3,7 @@
 use super::hash::{cceh, clht, level};
 use super::index::IndexSpec;
 use super::trees::{art, bwtree, fastfair, hot, masstree};
-use crate::scenario::{Entry, Registry};
+use crate::named::{Entry, Registry};
 
 /// A registry entry from the index's own `IndexSpec` (its name and description are written there).
 const fn entry(spec: &'static IndexSpec) -> Entry<&'static IndexSpec> {

@@ -9,7 +9,7 @@ use crate::error::RunError;
 use crate::rng::{self, SimRng};
 
 use super::header::Header;
-use super::progress::{NoProgress, Progress};
+use crate::progress::{NoProgress, Progress};
 
 /// The context of one scenario run.
 pub struct Ctx<'a> {

@@ -1,20 +1,19 @@
 //! The one shape every module's scenario has: a common [`Header`], a module [`Scenario`] with
 //! its own `Config` and result [`ResultRow`]s, a [`Ctx`] for paths, devices, random streams
-//! and progress, and [`Registry`]s for parts picked by name. See docs/architecture.md.
+//! and progress, and [`Registry`]s for parts picked by name (`Registry` and `Progress` live
+//! below every component, in `named.rs` and `progress.rs`, and are re-exported here). See
+//! docs/architecture.md.
 
 mod ctx;
 mod header;
 mod output;
-mod progress;
-mod registry;
-mod row;
 
+pub use crate::columns::{columns_len, concat_columns, Column, ColumnType, Dtype, ResultRow};
+pub use crate::named::{Entry, Registry};
+pub use crate::progress::{NoProgress, Progress};
 pub use ctx::Ctx;
 pub use header::Header;
 pub use output::{to_map, Output, RunOutput, Table};
-pub use progress::{NoProgress, Progress};
-pub use registry::{Entry, Registry};
-pub use row::{columns_len, concat_columns, Column, ColumnType, Dtype, ResultRow};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::row::{Column, ResultRow};
+use crate::columns::{Column, ResultRow};
 
 /// A module's result: rows for `results.csv`, extra tables (e.g. `thermal.csv`) and headline
 /// metrics for `summary.json`.

@@ -68,13 +68,13 @@ impl CopyEngine {
     pub fn hemem_dma() -> Self {
         CopyEngine {
             name: "dma",
-            threads: super::params::HEMEM_DMA_CHANNELS,
-            lines_in_flight: super::params::ANTAGONIST_READS_PER_CORE,
+            threads: super::reference::HEMEM_DMA_CHANNELS,
+            lines_in_flight: super::reference::ANTAGONIST_READS_PER_CORE,
             page_cost_4k_ns: 0.0,
             page_cost_2m_ns: 0.0,
             cpu: CopyCpu::Offload {
-                page_cost_4k_ns: super::params::HEMEM_HOST_PAGE_COST_4K_NS,
-                page_cost_2m_ns: super::params::HEMEM_HOST_PAGE_COST_2M_NS,
+                page_cost_4k_ns: super::reference::HEMEM_HOST_PAGE_COST_4K_NS,
+                page_cost_2m_ns: super::reference::HEMEM_HOST_PAGE_COST_2M_NS,
             },
         }
     }
@@ -85,9 +85,9 @@ impl CopyEngine {
         CopyEngine {
             name: "migrate_pages",
             threads: 1,
-            lines_in_flight: super::params::ANTAGONIST_READS_PER_CORE,
-            page_cost_4k_ns: super::params::KERNEL_PAGE_COST_4K_NS,
-            page_cost_2m_ns: super::params::KERNEL_PAGE_COST_2M_NS,
+            lines_in_flight: super::reference::ANTAGONIST_READS_PER_CORE,
+            page_cost_4k_ns: super::reference::KERNEL_PAGE_COST_4K_NS,
+            page_cost_2m_ns: super::reference::KERNEL_PAGE_COST_2M_NS,
             cpu: CopyCpu::Threads,
         }
     }

@@ -28,11 +28,11 @@
 
 use super::colloid::{Colloid, ColloidParams, Direction};
 use super::cost::SAMPLE_NS;
+pub use super::memtis_bins::bin_of;
+use super::memtis_bins::BINS;
 use super::memtis_split::{skew_of, Skew, MIN_RHR_GAIN, NO_SLOT, SKEW_BINS};
 use super::pages::PageTable;
 use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER, SPLIT_PAGE};
-
-pub(super) const BINS: usize = 16;
 
 /// MEMTIS's sampling periods, from the finest to the coarsest (MEMTIS: 199 … 19997).
 pub const PERIOD_LADDER: [u64; 12] = [
@@ -63,15 +63,6 @@ crate::params! {
             "A split decision waits for more samples than the working set (4 KiB units) shifted right by this, and than the default tier (artifact `htmm_split_period` = 2).";
         pub split_max_per_interval: u64 = 50 => range(0, 1 << 30), "huge pages",
             "Huge pages split per interval on each tier (artifact: 50 per kmigraterd pass).";
-    }
-}
-
-/// Bin of a count: 0 for none, else ⌊log2 count⌋ + 1, capped at 15.
-pub fn bin_of(count: u32) -> usize {
-    if count == 0 {
-        0
-    } else {
-        ((32 - count.leading_zeros()) as usize).min(BINS - 1)
     }
 }
 

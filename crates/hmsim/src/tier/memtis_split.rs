@@ -2,7 +2,7 @@
 //! `mm/htmm_core.c`): skewness bins, the estimated base-page histogram, eHR against rHR, the
 //! split target and threshold. `memtis.rs` drives it from its samples and cooling.
 
-use super::memtis::{bin_of, BINS};
+use super::memtis_bins::{bin_of, BINS};
 use super::pages::PageTable;
 
 /// Skew bins of the split decision (artifact `access_map`, 0 … 20).

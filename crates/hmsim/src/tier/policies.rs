@@ -6,7 +6,7 @@ use super::memtis::{Memtis, MemtisParams};
 use super::policy::{StaticAlternate, StaticDefault, TieringPolicy};
 use super::tpp::{Tpp, TppParams};
 use crate::error::RunError;
-use crate::scenario::{Entry, Registry};
+use crate::named::{Entry, Registry};
 
 /// Every policy's parameters (each policy reads its own, Colloid's policies also `colloid`).
 #[derive(Debug, Clone, Default, PartialEq)]

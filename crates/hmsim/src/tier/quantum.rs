@@ -5,10 +5,11 @@
 //! sources in the next quantum).
 
 use super::copy::CopyFlow;
-use super::engine::{solve_fixed_point_from, FixedPoint, Source, TierCounters, TierSpec};
+use super::engine::{solve_fixed_point_from, FixedPoint, Source, TierCounters};
 use super::migrate::{CopyBudget, MigrationQueue};
 use super::pages::PageTable;
 use super::policy::{Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
+pub use super::sim_params::SimParams;
 use super::source::{AccessSource, Demand, QuantumEnd, QuantumRate};
 use super::workload::lines_in_flight_per_core;
 use crate::error::ConfigError;
@@ -41,20 +42,6 @@ impl Antagonists {
             _ => self.cores,
         }
     }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct SimParams {
-    pub tiers: Vec<TierSpec>,
-    pub page_bytes: u64,
-    pub quantum_s: f64,
-    pub duration_s: f64,
-    pub sample_period: u64,
-    /// An explicit cap on the copy rate, GB/s, on top of the copy engine's own rate (None:
-    /// only the copy threads limit it).
-    pub migrate_limit_gb_s: Option<f64>,
-    pub ewma_alpha: f64,
-    pub seed: u64,
 }
 
 /// One quantum of the timeline.

@@ -5,7 +5,7 @@
 use super::hw::{HintFault, PageHardware};
 use super::pages::PageTable;
 use super::policy::TieringPolicy;
-use super::quantum::SimParams;
+use super::sim_params::SimParams;
 use crate::error::ConfigError;
 
 /// The application's closed-loop demand: `cores` each keeping `mlp` objects of

@@ -23,7 +23,7 @@ use super::error::{Location, TraceError};
 use super::native::{NativeHeader, NativeWriter};
 use super::writers::{TextWriter, WriteError, TEXT_TARGETS};
 use super::{open_trace_watched, Compression, Format, TraceReader, TraceRecord};
-use crate::scenario::{NoProgress, Progress};
+use crate::progress::{NoProgress, Progress};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ConvertReport {

@@ -6,7 +6,7 @@ use super::error::TraceError;
 use super::native::NativeReader;
 use super::text::{LineParser, TextReader};
 use super::{block, champsim, kmem, lackey, memctrl, pin, TraceReader};
-use crate::scenario::{Entry, Registry};
+use crate::named::{Entry, Registry};
 
 /// A decompressed stream, buffered.
 pub type Source = BufReader<Box<dyn Read + Send>>;

@@ -25,6 +25,7 @@ mod pagelevel;
 mod pages;
 mod parse;
 mod pin;
+mod reader;
 mod record;
 mod sniff;
 mod text;
@@ -54,54 +55,13 @@ pub use info::{summarise, trace_info, PageCount, TraceInfo, DEFAULT_TOP_PAGES};
 pub use kmem::gfp;
 pub use native::{NativeHeader, NativeReader, NativeWriter};
 pub use pagelevel::PageLevel;
+pub use reader::TraceReader;
 pub use record::{
     Kind, TraceRecord, KMEM_PAGE_BYTES, NO_CYCLE, NO_ID, NO_MIGRATETYPE, NO_TIME, SECTOR_BYTES,
 };
 pub use sniff::sniff;
 pub use watch::{open_reader_watched, open_trace_watched, Watched};
 pub use writers::TEXT_TARGETS;
-
-/// A stream of trace records. Iteration stops after the first error.
-pub trait TraceReader: Iterator<Item = Result<TraceRecord, TraceError>> + Send {
-    /// The format being read.
-    fn format(&self) -> Format;
-
-    /// The header of a native trace; `None` for other formats.
-    fn native_header(&self) -> Option<&NativeHeader> {
-        None
-    }
-
-    /// Replaces `out` with up to `max` records; 0 at the end. Readers with a faster bulk
-    /// path (native) override it; hot loops should prefer it over `next`. On an error the
-    /// records of this batch are dropped: a stream ends at its first error anyway.
-    fn read_batch(&mut self, out: &mut Vec<TraceRecord>, max: usize) -> Result<usize, TraceError> {
-        out.clear();
-        while out.len() < max {
-            match self.next() {
-                Some(Ok(r)) => out.push(r),
-                Some(Err(e)) => return Err(e),
-                None => break,
-            }
-        }
-        Ok(out.len())
-    }
-}
-
-/// A boxed reader is a reader, so adapters such as [`PageLevel`] wrap what `open_trace`
-/// returns.
-impl TraceReader for Box<dyn TraceReader> {
-    fn format(&self) -> Format {
-        (**self).format()
-    }
-
-    fn native_header(&self) -> Option<&NativeHeader> {
-        (**self).native_header()
-    }
-
-    fn read_batch(&mut self, out: &mut Vec<TraceRecord>, max: usize) -> Result<usize, TraceError> {
-        (**self).read_batch(out, max)
-    }
-}
 
 /// Read buffer for text and binary streams.
 const BUF_BYTES: usize = 256 * 1024;

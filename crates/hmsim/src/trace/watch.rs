@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::error::{Location, TraceError};
 use super::{check_file_type, open_reader, Format, NativeHeader, TraceReader, TraceRecord};
-use crate::scenario::Progress;
+use crate::progress::Progress;
 
 /// Reports progress every this many records read one by one (batches report once each).
 const REPORT_EVERY_RECORDS: u32 = 4096;

@@ -29,9 +29,9 @@
 
 use std::cmp::Ordering;
 
+use super::adapter::Adapted;
 use super::ordered::{
-    free_zeroed, new_record, record_bytes, record_key, Adapted, Instr, KeyKind, OrderedIndex,
-    PmMem, LINE,
+    free_zeroed, new_record, record_bytes, record_key, Instr, KeyKind, OrderedIndex, PmMem, LINE,
 };
 use crate::pmindex::{
     IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT, OPT_XPLINE,

@@ -27,8 +27,9 @@
 
 use std::cmp::Ordering;
 
+use super::adapter::Adapted;
 use super::ordered::{
-    cmp_stored, new_record_fenced, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+    cmp_stored, new_record_fenced, record_key, Instr, KeyKind, OrderedIndex, PmMem, LINE,
 };
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult};
 

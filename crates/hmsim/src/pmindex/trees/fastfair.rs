@@ -25,8 +25,9 @@
 
 use std::cmp::Ordering;
 
+use super::adapter::Adapted;
 use super::ordered::{
-    cmp_stored, free_zeroed, new_record_fenced, record_bytes, record_key, Adapted, Instr, KeyKind,
+    cmp_stored, free_zeroed, new_record_fenced, record_bytes, record_key, Instr, KeyKind,
     OrderedIndex, PmMem, LINE,
 };
 use crate::pmindex::{

@@ -38,8 +38,9 @@
 //! a copy without the entry (a node left with one entry is replaced by it); no merging, and
 //! ancestors' heights may stay higher than needed.
 
+use super::adapter::Adapted;
 use super::ordered::{
-    new_record_fenced, record_bytes, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+    new_record_fenced, record_bytes, record_key, Instr, KeyKind, OrderedIndex, PmMem, LINE,
 };
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_XPLINE};
 

@@ -29,8 +29,9 @@
 //! but whose permutation was not yet cut still lists keys >= `next.highest`: they are dropped
 //! from its permutation; an interrupted root split (a root with a `next`) gets its new root.
 
+use super::adapter::Adapted;
 use super::ordered::{
-    free_zeroed, new_record, record_key, Adapted, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+    free_zeroed, new_record, record_key, Instr, KeyKind, OrderedIndex, PmMem, LINE,
 };
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT};
 

@@ -4,7 +4,6 @@
 
 use std::cmp::Ordering;
 
-pub use super::adapter::Adapted;
 pub use crate::pmindex::mem::{Instr, Peek, PmMem};
 pub use crate::pmindex::LINE;
 
@@ -129,6 +128,7 @@ pub trait OrderedIndex<M: PmMem> {
 pub(crate) mod testing {
     //! Shared test drivers: model-based runs against a `BTreeMap`, and the framework's crash
     //! harness (`pmindex/crash.rs`) on a tree built with any options.
+    use super::super::adapter::Adapted;
     use super::*;
     use crate::pmindex::crash::{crash_test_subject, Subject};
     use crate::pmindex::{

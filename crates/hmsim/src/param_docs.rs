@@ -2,7 +2,7 @@
 //! device files), each listing the tables its scenario reads, from the `params!` declarations.
 //! A test fails when a committed page differs from what the code declares.
 
-use super::params::{markdown, Params, TableRef};
+use crate::config::params::{markdown, Params, TableRef};
 
 /// One generated page: file stem, title, intro line, root tables.
 pub struct Page {
@@ -128,7 +128,7 @@ mod tests {
     #[test]
     fn every_page_has_a_table_per_root_and_no_key_twice_in_a_table() {
         for p in pages() {
-            let tables = super::super::params::tables_from(&p.roots);
+            let tables = crate::config::params::tables_from(&p.roots);
             assert!(tables.len() >= p.roots.len(), "{}", p.stem);
             for (name, rows) in tables {
                 let mut keys: Vec<&str> = rows.iter().map(|r| r.name).collect();

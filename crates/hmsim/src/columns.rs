@@ -143,7 +143,7 @@ macro_rules! result_row {
     ) => {
         $crate::result_row!(@munch $meta $vis $name
             [$($fields)* $(#[$fmeta])* #[serde(flatten)] pub $field: $ty,]
-            [$($parts)* <$ty as $crate::scenario::ResultRow>::COLUMNS,]
+            [$($parts)* <$ty as $crate::columns::ResultRow>::COLUMNS,]
             $($($rest)*)?);
     };
     // One column.
@@ -153,11 +153,11 @@ macro_rules! result_row {
     ) => {
         $crate::result_row!(@munch $meta $vis $name
             [$($fields)* $(#[$fmeta])* #[doc = $doc] pub $field: $ty,]
-            [$($parts)* &[$crate::scenario::Column {
+            [$($parts)* &[$crate::columns::Column {
                 name: stringify!($field),
                 unit: $unit,
-                dtype: <$ty as $crate::scenario::ColumnType>::DTYPE,
-                nullable: <$ty as $crate::scenario::ColumnType>::NULLABLE,
+                dtype: <$ty as $crate::columns::ColumnType>::DTYPE,
+                nullable: <$ty as $crate::columns::ColumnType>::NULLABLE,
                 measured: $crate::result_row!(@measured $($flag)?),
                 doc: $doc,
             }],]
@@ -169,11 +169,11 @@ macro_rules! result_row {
         #[derive(Debug, Clone, serde::Serialize)]
         $vis struct $name { $($fields)* }
 
-        impl $crate::scenario::ResultRow for $name {
-            const COLUMNS: &'static [$crate::scenario::Column] = {
-                const PARTS: &[&[$crate::scenario::Column]] = &[$($parts)*];
-                const ALL: [$crate::scenario::Column; $crate::scenario::columns_len(PARTS)] =
-                    $crate::scenario::concat_columns(PARTS);
+        impl $crate::columns::ResultRow for $name {
+            const COLUMNS: &'static [$crate::columns::Column] = {
+                const PARTS: &[&[$crate::columns::Column]] = &[$($parts)*];
+                const ALL: [$crate::columns::Column; $crate::columns::columns_len(PARTS)] =
+                    $crate::columns::concat_columns(PARTS);
                 &ALL
             };
         }
