@@ -78,9 +78,6 @@ pub struct TraceStream {
     pub page_level: bool,
 }
 
-/// What `trace record --page-level` appends to a native trace's source.
-const PAGE_LEVEL_MARK: &str = "(page level)";
-
 /// Lines touched, one bit per line of each dense page (pages arrive in first-touch order).
 struct LineSet {
     words_per_page: usize,
@@ -251,9 +248,7 @@ impl TraceStream {
         let lb = page_shift - LINE_SHIFT;
         let line_mask = (1u64 << lb) - 1;
         let mut reader = open_trace(path, None).map_err(name_err)?;
-        let page_level = reader
-            .native_header()
-            .is_some_and(|h| h.source.contains(PAGE_LEVEL_MARK));
+        let page_level = crate::trace::is_page_level(reader.as_ref());
         let mut lines = LineSet::new(lb);
         let mut map = PageNumbers::new();
         let mut batch = Vec::with_capacity(BATCH);
