@@ -45,7 +45,7 @@ pub enum HitLevel {
 crate::params! {
     #[params(required, check)]
     /// One cache level.
-    #[derive(Debug, Clone)]
+    #[derive(Debug, Clone, PartialEq)]
     pub struct LevelConfig {
         pub size_bytes: u64 => any, "bytes", "Capacity; at least 64 x `ways`.";
         pub ways: usize => range(1, 64), "", "Associativity.";
@@ -56,7 +56,7 @@ crate::params! {
     /// Sizes, associativity, replacement and the CPU-model switches. Defaults: Xeon Platinum
     /// 8260 (Cascade Lake), the FAST'20 machine: 32 KiB 8-way L1D, 1 MiB 16-way L2,
     /// 35.75 MiB 11-way shared LLC.
-    #[derive(Debug, Clone)]
+    #[derive(Debug, Clone, PartialEq)]
     pub struct CacheConfig {
         pub l1: LevelConfig = LevelConfig { size_bytes: 32 << 10, ways: 8 } => nested, "",
             "Private L1 data cache of each core.";
@@ -68,6 +68,30 @@ crate::params! {
             "Replacement policy of every level.";
         pub clwb_invalidates: bool = true => any, "",
             "`clwb` writes back *and invalidates* (Cascade Lake behaves so); false keeps the line.";
+    }
+}
+
+impl CacheConfig {
+    /// One socket of a Xeon Platinum 8362 (Ice Lake-SP, 32 cores), the tiering study's
+    /// machine: 48 KiB 12-way L1D and 1.25 MiB 20-way L2 per core, a 48 MiB 12-way shared
+    /// LLC (1.5 MiB per core), LRU.
+    pub fn ice_lake_8362() -> CacheConfig {
+        CacheConfig {
+            l1: LevelConfig {
+                size_bytes: 48 << 10,
+                ways: 12,
+            },
+            l2: LevelConfig {
+                size_bytes: 1280 << 10,
+                ways: 20,
+            },
+            llc: LevelConfig {
+                size_bytes: 48 << 20,
+                ways: 12,
+            },
+            replacement: Replacement::Lru,
+            clwb_invalidates: true,
+        }
     }
 }
 

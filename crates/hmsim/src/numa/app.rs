@@ -380,6 +380,7 @@ pub fn run(
             share: ts.iter().map(|t| t.share).collect(),
             reads: app.threads as f64 * mlp,
             read_fraction: rf,
+            think_ns: 0.0,
         };
         // Memory Mode fills write into the DRAM cache beside the program's own traffic:
         // open-loop load on the hit path, refined once from the first solution.

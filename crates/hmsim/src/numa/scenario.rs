@@ -447,6 +447,17 @@ fn run_numa(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
         ctx.progress().advance(1);
     }
     let mut out = Output::new(rows);
+    if let (AppKind::Trace, Some(rel)) = (sc.app.kind, sc.app.trace.as_deref()) {
+        // The mix is measured record by record: a CPU-level trace's cache hits count as
+        // memory traffic (docs/fidelity.md, *Which traces go through the caches*).
+        out.warnings.push(format!(
+            "app.trace ({rel}): the application mix (read and random fractions, traffic per \
+             footprint byte) is measured on every record of the trace, not through CPU \
+             caches: a trace recorded at the CPU (lackey, Pin) counts its cache hits as \
+             memory traffic; give a memory-level trace, or set app.passes to the memory \
+             traffic you expect"
+        ));
+    }
     out.table("nodes", &node_rows);
     let prefix = if sc.topology.is_some() {
         "topology."

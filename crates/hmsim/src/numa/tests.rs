@@ -706,6 +706,14 @@ fn a_trace_sets_the_application_mix() {
     let o = crate::registry::run_scenario(&text, "s.toml", &[], &[]).unwrap();
     let rt = |i: usize| o.rows[i]["runtime_s"].as_f64().unwrap();
     assert!(rt(0) > 0.0 && rt(1) > rt(0));
+    // The mix is not filtered through caches, and the run says so.
+    assert!(
+        o.warnings
+            .iter()
+            .any(|w| w.contains("app.trace") && w.contains("not through CPU caches")),
+        "{:?}",
+        o.warnings
+    );
     let bad = text.replace("true.lackey.xz", "missing.xz");
     assert!(crate::registry::run_scenario(&bad, "s.toml", &[], &[]).is_err());
 }

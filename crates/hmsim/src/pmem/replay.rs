@@ -71,6 +71,7 @@ pub fn lifetime_trace(
     let opts = parse_options(options_json)?;
     let (dev, rated) = catalog.memory_with_rated_writes(device, "--device", "device")?;
     refuse_non_access(reader, trace_name)?;
+    let page_level = crate::trace::is_page_level(reader);
     let mut pmem = opts.pmem.clone();
     pmem.device = dev.name.clone();
     let mut m = Machine::new(
@@ -181,6 +182,11 @@ pub fn lifetime_trace(
         "PMem write path",
         crate::device::PMEM_UNUSED,
     ));
+    if page_level {
+        output.warnings.push(format!(
+            "{trace_name} is a page-level trace (recorded with --page-level: one record per run of accesses to a page): the caches see only each run's first access, so the lines stored and the media writes are undercounted; replay a line-level trace (hmsim trace record --kind lackey, without --page-level)"
+        ));
+    }
     let resolved = serde_json::to_value(&opts).unwrap_or(Value::Null);
     Ok(RunOutput::from_output(
         "lifetime", opts.seed, resolved, output,
@@ -290,6 +296,30 @@ mod tests {
             row["lifetime_basis"].as_str().unwrap().to_string(),
             row["drain_media_share"].as_f64(),
         )
+    }
+
+    #[test]
+    fn a_page_level_trace_is_flagged() {
+        let lifetime = |source: &str| {
+            let mut buf = Vec::new();
+            let header = crate::trace::NativeHeader {
+                source: source.into(),
+                ..Default::default()
+            };
+            let mut w = crate::trace::NativeWriter::new(&mut buf, &header).unwrap();
+            for i in 0..64u64 {
+                w.write(&crate::trace::TraceRecord::new(Kind::Store, i * 4096, 8))
+                    .unwrap();
+            }
+            w.finish().unwrap();
+            let mut r =
+                crate::trace::open_reader(Box::new(std::io::Cursor::new(buf)), "t.hmt", None)
+                    .unwrap();
+            lifetime_trace(&mut r, "t.hmt", "optane-pmem", "{}", &Catalog::builtin()).unwrap()
+        };
+        let page_level = |out: &RunOutput| out.warnings.iter().any(|w| w.contains("page-level"));
+        assert!(page_level(&lifetime("lackey: sort (page level)")));
+        assert!(!page_level(&lifetime("lackey: sort")));
     }
 
     #[test]

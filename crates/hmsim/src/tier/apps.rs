@@ -231,6 +231,8 @@ impl AccessStream for AppStream {
                 page: self.pages - 1 - page,
                 sub: ((b % self.page_bytes) / 4096) as u16,
                 load,
+                store: !load,
+                line: 0,
             });
         }
         Ok(())

@@ -142,11 +142,15 @@ pub enum Source {
         read_fraction: f64,
     },
     /// `reads` in flight spread over tiers by access fractions `share` (summing to 1): by
-    /// Little's law the reads on tier t are ∝ share_t · latency_t.
+    /// Little's law the reads on tier t are ∝ share_t · latency_t. With `think_ns` > 0 each
+    /// of the `reads` spends that long outside memory between two memory reads (the cache
+    /// hits of a cache-filtered trace): a closed loop with think time, so only the share
+    /// R / (think + R) of them is in memory at mean memory latency R.
     Spread {
         share: Vec<f64>,
         reads: f64,
         read_fraction: f64,
+        think_ns: f64,
     },
     /// Page copies (docs/tiering.md, *Migration copies*): per direction, lines in flight
     /// that are read on the source tier and written on the destination tier, each line
@@ -187,9 +191,18 @@ fn distribute(sources: &[Source], n_tiers: usize, lat: &[f64]) -> (Vec<Vec<f64>>
         let mut wv = Vec::new();
         match s {
             Source::Pinned { tier, reads, .. } => v[*tier] = *reads,
-            Source::Spread { share, reads, .. } => {
-                let w: f64 = share.iter().zip(lat).map(|(f, l)| f * l).sum();
+            Source::Spread {
+                share,
+                reads,
+                think_ns,
+                ..
+            } => {
+                let mut w: f64 = share.iter().zip(lat).map(|(f, l)| f * l).sum();
                 if w > 0.0 {
+                    // Without think time the divisor is the mean latency itself, as before.
+                    if *think_ns > 0.0 {
+                        w += think_ns;
+                    }
                     for t in 0..n_tiers {
                         v[t] = reads * share[t] * lat[t] / w;
                     }

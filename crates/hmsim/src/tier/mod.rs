@@ -4,6 +4,7 @@
 //! with and without Colloid) behind one trait.
 
 pub mod apps;
+pub mod cachefilter;
 pub mod colloid;
 pub mod copy;
 pub mod cost;

@@ -120,10 +120,18 @@ pub struct SimResult {
 /// antagonists (pinned to their tier).
 pub fn app_sources(d: &Demand, shares: &[f64], ant: &Antagonists, ant_cores: u32) -> Vec<Source> {
     let per_core = lines_in_flight_per_core(d.mlp, d.lines_per_access, ant.reads_per_core);
+    // Behind caches, the accesses in flight spend the hit time between memory reads; when
+    // nothing misses, none is in memory.
+    let (reads, think_ns) = match d.cache.map(|c| c.think_ns()) {
+        None => (d.cores as f64 * per_core, 0.0),
+        Some(Some(think)) => (d.cores as f64 * per_core, think),
+        Some(None) => (0.0, 0.0),
+    };
     let mut s = vec![Source::Spread {
         share: shares.to_vec(),
-        reads: d.cores as f64 * per_core,
+        reads,
         read_fraction: d.read_fraction,
+        think_ns,
     }];
     if ant_cores > 0 {
         s.push(Source::Pinned {
@@ -159,7 +167,6 @@ pub fn run_quanta(
     let Some(mut pt) = source.place(p, policy) else {
         return Ok(None);
     };
-    let demand = source.demand();
     let n = p.tiers.len();
     let mut counters = TierCounters::new(n, p.ewma_alpha);
     let mut app_rate = vec![0.0; n];
@@ -188,6 +195,8 @@ pub fn run_quanta(
         let time_s = q as f64 * p.quantum_s;
         source.begin_quantum(time_s, &pt);
         let ant_cores = ant.cores_at(time_s);
+        // Per quantum: a cache-filtered trace's demand follows its measured hit rates.
+        let demand = source.demand();
         let mut srcs = app_sources(&demand, source.shares(), ant, ant_cores);
         if !flows.is_empty() {
             srcs.push(Source::Copy {
@@ -209,7 +218,13 @@ pub fn run_quanta(
                 p.ewma_alpha * r + (1.0 - p.ewma_alpha) * *rate
             };
         }
-        let acc_per_ns = app_accesses_per_ns(&fp, demand.lines_per_access);
+        let acc_per_ns = match demand.cache {
+            None => app_accesses_per_ns(&fp, demand.lines_per_access),
+            Some(c) => c.accesses_per_ns(
+                app_reads_per_ns(&fp).sum(),
+                demand.cores as f64 * demand.mlp,
+            ),
+        };
         let gb_s = source.gb_s(acc_per_ns);
         samples.clear();
         subpages.clear();

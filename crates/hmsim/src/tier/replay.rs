@@ -5,12 +5,18 @@
 //! access rate; that many accesses are taken from the stream; each one counts towards its
 //! tier, sets its page's accessed bit, raises a hint fault if its page is marked, and every
 //! `period`-th load becomes a PEBS sample.
+//!
+//! A trace (not a generated stream) goes through CPU caches first ([`CacheFilter`]): every
+//! access still sets its page's accessed bit and takes its hint fault (those are page-table
+//! events), but only the misses count towards the tiers and PEBS (which samples LLC-miss
+//! loads), and the next quantum's demand follows the measured hit rates and hit time.
 
+use super::cachefilter::CacheFilter;
 use super::hw::{HintFault, PageHardware};
 use super::pages::{PageTable, BASE_PAGE_BYTES};
 use super::policy::{TieringPolicy, DEFAULT_TIER};
 use super::quantum::{run_quanta, Antagonists, SimParams, SimResult};
-use super::source::{AccessSource, Demand, QuantumRate};
+use super::source::{AccessSource, CachedDemand, Demand, QuantumRate};
 use super::stream::{Access, AccessStream};
 use super::LINE_BYTES;
 use crate::error::ConfigError;
@@ -24,6 +30,14 @@ pub struct StreamDemand {
     pub read_fraction: f64,
     /// Application accesses each stream access stands for (1: every access is replayed).
     pub weight: f64,
+}
+
+/// What the caches did with the accesses of one quantum, the demand of the next.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Measured {
+    cached: CachedDemand,
+    /// Share of the memory lines (reads + write-backs) that are reads.
+    read_fraction: f64,
 }
 
 impl StreamDemand {
@@ -106,6 +120,14 @@ pub struct ReplayCounts {
     pub samples: u64,
 }
 
+/// A quantum's misses (memory reads) per tier, write-backs and total hit time.
+#[derive(Default)]
+struct Filtered {
+    reads: u64,
+    writebacks: u64,
+    hit_ns: f64,
+}
+
 /// A stream replayed quantum by quantum.
 struct StreamSource<'a> {
     demand: &'a StreamDemand,
@@ -124,6 +146,10 @@ struct StreamSource<'a> {
     /// Fraction of a stream access carried to the next quantum, so none is lost.
     carry: f64,
     counts: ReplayCounts,
+    /// The CPU caches a trace goes through (`None`: every access is a memory access).
+    cache: Option<CacheFilter>,
+    /// Before the first quantum nothing is measured: every access a miss (a cold cache).
+    measured: Measured,
 }
 
 impl AccessSource for StreamSource<'_> {
@@ -154,16 +180,37 @@ impl AccessSource for StreamSource<'_> {
     }
 
     fn demand(&self) -> Demand {
-        Demand {
-            cores: self.demand.cores,
-            mlp: self.demand.mlp,
-            lines_per_access: self.demand.lines_per_access(),
-            read_fraction: self.demand.read_fraction,
+        match self.cache {
+            None => Demand {
+                cores: self.demand.cores,
+                mlp: self.demand.mlp,
+                lines_per_access: self.demand.lines_per_access(),
+                read_fraction: self.demand.read_fraction,
+                cache: None,
+            },
+            // Behind caches an access is one line; its memory traffic is measured.
+            Some(_) => Demand {
+                cores: self.demand.cores,
+                mlp: self.demand.mlp,
+                lines_per_access: 1.0,
+                read_fraction: self.measured.read_fraction,
+                cache: Some(self.measured.cached),
+            },
         }
     }
 
     fn gb_s(&self, accesses_per_ns: f64) -> f64 {
-        accesses_per_ns * self.demand.lines_per_access() * LINE_BYTES / self.demand.read_fraction
+        match self.cache {
+            None => {
+                accesses_per_ns * self.demand.lines_per_access() * LINE_BYTES
+                    / self.demand.read_fraction
+            }
+            // Memory traffic: the misses' reads and the dirty write-backs.
+            Some(_) => {
+                accesses_per_ns * self.measured.cached.misses_per_access * LINE_BYTES
+                    / self.measured.read_fraction
+            }
+        }
     }
 
     fn shares(&self) -> &[f64] {
@@ -178,7 +225,11 @@ impl AccessSource for StreamSource<'_> {
         subpages: &mut Vec<u16>,
     ) -> Result<Vec<HintFault>, ConfigError> {
         let weight = self.demand.weight;
-        let lines = self.demand.lines_per_access();
+        // Behind caches a PEBS event is one missing load of one line.
+        let lines = match self.cache {
+            None => self.demand.lines_per_access(),
+            Some(_) => 1.0,
+        };
         // Stream accesses this quantum (fractions carried, so none is lost).
         let want = r.accesses_per_ns * (r.quantum_s * 1e9) / weight + self.carry;
         let take = want.floor() as usize;
@@ -192,14 +243,23 @@ impl AccessSource for StreamSource<'_> {
         } else {
             0.0
         };
+        let mut filtered = Filtered::default();
+        let before = self.cache.as_ref().map(|c| c.traffic);
         for (i, a) in self.batch.iter().enumerate() {
+            // Page-table events happen on every access, hit or miss.
+            self.hw.access(a.page, r.time_s + i as f64 * dt);
+            if let Some(c) = self.cache.as_mut() {
+                if let Some(ns) = c.access(a.line, a.store) {
+                    filtered.hit_ns += ns;
+                    continue;
+                }
+            }
             let tier = if pt.is_split(a.page) {
                 pt.tier(pt.base_id(a.page, u64::from(a.sub)))
             } else {
                 pt.tier(a.page)
             };
             per_tier[tier] += 1;
-            self.hw.access(a.page, r.time_s + i as f64 * dt);
             if a.load {
                 // Each line of the object is one LLC-miss load for PEBS.
                 self.to_sample -= weight * lines;
@@ -217,8 +277,33 @@ impl AccessSource for StreamSource<'_> {
         for (c, k) in self.counts.per_tier.iter_mut().zip(&per_tier) {
             *c += k;
         }
-        if take > 0 {
-            self.shares = per_tier.iter().map(|&c| c as f64 / take as f64).collect();
+        let reaching: u64 = per_tier.iter().sum();
+        if let (Some(c), Some(b)) = (self.cache.as_ref(), before) {
+            filtered.reads = c.traffic.reads - b.reads;
+            filtered.writebacks = c.traffic.writebacks - b.writebacks;
+            if take > 0 {
+                let lines = filtered.reads + filtered.writebacks;
+                self.measured = Measured {
+                    cached: CachedDemand {
+                        misses_per_access: filtered.reads as f64 / take as f64,
+                        hit_ns_per_access: filtered.hit_ns / take as f64,
+                    },
+                    read_fraction: if lines > 0 {
+                        // The engine's floor on a read fraction (a write-back-only quantum).
+                        (filtered.reads as f64 / lines as f64).max(0.05)
+                    } else {
+                        1.0
+                    },
+                };
+            }
+        }
+        // Shares of the accesses that reached memory (all of them without caches); a
+        // quantum whose accesses all hit keeps the last shares.
+        if reaching > 0 {
+            self.shares = per_tier
+                .iter()
+                .map(|&c| c as f64 / reaching as f64)
+                .collect();
         }
         Ok(self.hw.take_faults())
     }
@@ -256,6 +341,20 @@ pub fn simulate_stream(
     ant: &Antagonists,
     policy: &mut dyn TieringPolicy,
 ) -> Result<Option<(SimResult, ReplayCounts)>, ConfigError> {
+    simulate_stream_cached(p, demand, stream, None, ant, policy).map(|r| r.map(|(r, c, _)| (r, c)))
+}
+
+/// [`simulate_stream`] with the stream's accesses going through `cache` first (a trace's
+/// loads and stores; `None`: each access is a memory access). Returns the filter too, for
+/// its hit rates.
+pub fn simulate_stream_cached(
+    p: &SimParams,
+    demand: &StreamDemand,
+    stream: &mut dyn AccessStream,
+    cache: Option<CacheFilter>,
+    ant: &Antagonists,
+    policy: &mut dyn TieringPolicy,
+) -> Result<Option<(SimResult, ReplayCounts, Option<CacheFilter>)>, ConfigError> {
     let mut source = StreamSource {
         demand,
         stream,
@@ -268,7 +367,15 @@ pub fn simulate_stream(
         to_sample: 0.0,
         carry: 0.0,
         counts: ReplayCounts::default(),
+        cache,
+        measured: Measured {
+            cached: CachedDemand {
+                misses_per_access: 1.0,
+                hit_ns_per_access: 0.0,
+            },
+            read_fraction: demand.read_fraction,
+        },
     };
     let r = run_quanta(p, &mut source, ant, policy)?;
-    Ok(r.map(|r| (r, source.counts)))
+    Ok(r.map(|r| (r, source.counts, source.cache)))
 }

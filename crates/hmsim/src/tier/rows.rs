@@ -94,6 +94,9 @@ pub struct TierRow {
     pub replayed_accesses: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pebs_samples: Option<u64>,
+    /// Hit rates of the caches a trace went through (cache-filtered trace runs only).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheColumns>,
     /// Whether the measured window is steady (docs/tiering.md, *Is the window steady?*).
     pub converged: bool,
     pub window_throughput_drift: f64,
@@ -101,6 +104,17 @@ pub struct TierRow {
     /// The run's simulated time, with `sim.until_steady` (it may exceed `duration_s`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_duration_s: Option<f64>,
+}
+
+/// The caches' columns of a cache-filtered trace run, over the whole run (the first pass's
+/// cold misses included).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct CacheColumns {
+    pub l1_hit_rate: f64,
+    pub l2_hit_rate: f64,
+    pub llc_hit_rate: f64,
+    pub memory_lines_per_access: f64,
+    pub trace_footprint_bytes: u64,
 }
 
 /// Columns of [`TierRow`] before and after the PMem ones.
@@ -135,6 +149,11 @@ const ROW_TAIL: &[Column] = &[
     nullable(col("oracle_hot_share_default", "", Float, "hot-set share in the default tier of the best oracle placement (`best` only)")),
     nullable(col("replayed_accesses", "", Int, "stream accesses replayed (trace-driven runs)")),
     nullable(col("pebs_samples", "", Int, "PEBS samples taken (trace-driven runs)")),
+    nullable(col("l1_hit_rate", "", Float, "L1 hits / L1 lookups over the run (cache-filtered traces)")),
+    nullable(col("l2_hit_rate", "", Float, "L2 hits / L2 lookups (the L1 misses) over the run (cache-filtered traces)")),
+    nullable(col("llc_hit_rate", "", Float, "LLC hits / LLC lookups (the L2 misses) over the run (cache-filtered traces)")),
+    nullable(col("memory_lines_per_access", "lines", Float, "memory reads + dirty write-backs per trace access over the run (cache-filtered traces)")),
+    nullable(col("trace_footprint_bytes", "B", Int, "distinct 64 B lines the trace touches x 64 (cache-filtered traces)")),
     col("converged", "", Bool, "the measured window is steady: |window_throughput_drift| <= 0.01 and window_migration_share <= 0.05"),
     col("window_throughput_drift", "", Float, "throughput change from the measured window's first half to its second, / its mean"),
     col("window_migration_share", "", Float, "bytes migrated in the measured window / application bytes in it"),
@@ -201,6 +220,7 @@ pub(super) fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimRes
         oracle_hot_share_default: None,
         replayed_accesses: None,
         pebs_samples: None,
+        cache: None,
         converged: steady.converged(),
         window_throughput_drift: steady.drift,
         run_duration_s: None,

@@ -7,18 +7,22 @@ use std::cell::RefCell;
 use serde_json::json;
 
 use super::apps::{self, AppStream};
+use super::cachefilter::CacheFilter;
 use super::oracle::OracleStatic;
 use super::pmem_tier::{dimm_of, PmemFeeder};
 use super::policies::{PolicyParams, POLICIES};
 use super::policy::TieringPolicy;
 use super::quantum::{Antagonists, SimParams, SimResult};
-use super::replay::{simulate_stream, ReplayCounts, StreamDemand};
-use super::rows::{row_of, tail, tail_mean, timeline_row, with_tier_names, TierRow, TimelineRow};
+use super::replay::{simulate_stream_cached, ReplayCounts, StreamDemand};
+use super::rows::{
+    row_of, tail, tail_mean, timeline_row, with_tier_names, CacheColumns, TierRow, TimelineRow,
+};
 use super::scenario::{TierScenario, BEST};
 use super::sim::{simulate_observed, QuantumObserver};
 use super::steady::{nothing_migrated, Steadiness};
 use super::stream::{AccessStream, TraceStream};
-use super::workload::Gups;
+use super::workload::{Gups, CACHE_NONE};
+use super::LINE_BYTES;
 use crate::config::check_host_memory;
 use crate::device::Catalog;
 use crate::error::RunError;
@@ -43,6 +47,15 @@ impl Scenario for Tiering {
     }
 }
 
+/// What the caches did in a cache-filtered trace run, and the trace's footprint.
+struct CacheReport {
+    columns: CacheColumns,
+    distinct_lines: u64,
+    llc_bytes: u64,
+    /// Passes over the trace the run replayed.
+    passes: f64,
+}
+
 /// One trace-driven run: the scenario's trace file or app analog as the access stream.
 fn run_stream(
     sc: &TierScenario,
@@ -50,7 +63,7 @@ fn run_stream(
     ctx: &Ctx,
     ant: &Antagonists,
     policy: &mut dyn TieringPolicy,
-) -> Result<(SimResult, ReplayCounts), RunError> {
+) -> Result<(SimResult, ReplayCounts, Option<CacheReport>), RunError> {
     let file = ctx.file();
     let w = &sc.workload;
     let demand = StreamDemand {
@@ -60,18 +73,29 @@ fn run_stream(
         read_fraction: w.read_fraction,
         weight: w.access_weight,
     };
+    let mut footprint = None;
+    let mut accesses_per_pass = 0;
     let (mut stream, key): (Box<dyn AccessStream>, &str) = match (&w.trace, &w.app) {
         (Some(rel), _) => {
             let path = ctx.path(rel);
-            (
-                Box::new(TraceStream::open(
-                    &path,
-                    p.page_bytes,
-                    file,
+            let t = TraceStream::open(&path, p.page_bytes, file, "workload.trace")?;
+            if t.page_level && w.cache_filtered() {
+                return Err(ctx.error(
                     "workload.trace",
-                )?),
-                "workload.trace",
-            )
+                    format!(
+                        "{} is a page-level trace (recorded with --page-level: one record per \
+                         run of accesses to a page), so its records are not the program's \
+                         cache-line accesses and cannot go through the CPU caches; record a \
+                         line-level trace (hmsim trace record --kind lackey, without \
+                         --page-level), or set workload.cache = \"none\" to count every record \
+                         as a memory access (no cache filtering)",
+                        path.display()
+                    ),
+                ));
+            }
+            footprint = Some(t.distinct_lines);
+            accesses_per_pass = t.accesses_per_pass;
+            (Box::new(t), "workload.trace")
         }
         (None, Some(app)) => (
             Box::new(AppStream::new(
@@ -85,8 +109,50 @@ fn run_stream(
         ),
         (None, None) => unreachable!("run_stream is called for stream workloads only"),
     };
-    simulate_stream(p, &demand, stream.as_mut(), ant, policy)?
-        .ok_or_else(|| ctx.error(key, "its pages do not fit in the tiers"))
+    let cache = w.cache_filtered().then(|| {
+        let model = w.cache_model.clone().unwrap_or_default();
+        CacheFilter::new(&model, p.seed)
+    });
+    let (r, counts, cache) =
+        simulate_stream_cached(p, &demand, stream.as_mut(), cache, ant, policy)?
+            .ok_or_else(|| ctx.error(key, "its pages do not fit in the tiers"))?;
+    let report = cache.zip(footprint).map(|(c, lines)| {
+        let h = c.hit_rates(counts.accesses);
+        CacheReport {
+            columns: CacheColumns {
+                l1_hit_rate: h.l1,
+                l2_hit_rate: h.l2,
+                llc_hit_rate: h.llc,
+                memory_lines_per_access: h.memory_lines_per_access,
+                trace_footprint_bytes: lines * LINE_BYTES as u64,
+            },
+            distinct_lines: lines,
+            llc_bytes: c.llc_bytes(),
+            passes: counts.accesses as f64 / accesses_per_pass.max(1) as f64,
+        }
+    });
+    Ok((r, counts, report))
+}
+
+/// The run warning of a trace whose footprint fits in the LLC: after its first pass the
+/// tiers see (almost) no traffic, so the policies are ranked on the cold misses.
+fn llc_fit_warning(rel: &str, c: &CacheReport) -> Option<String> {
+    let bytes = c.distinct_lines * LINE_BYTES as u64;
+    (bytes <= c.llc_bytes).then(|| {
+        format!(
+            "workload.trace ({rel}): the trace touches {} distinct 64 B lines ({bytes} bytes), \
+             which fit in the {}-byte LLC: after its first pass nearly every access hits the \
+             caches (this run replayed {:.2} passes; LLC hit rate {:.3}, {:.4} memory lines \
+             per access), so the tiers see little traffic and the policies are compared on \
+             cold misses; replay a trace whose footprint exceeds the LLC, or shrink \
+             workload.cache_model.llc to study a smaller machine",
+            c.distinct_lines,
+            c.llc_bytes,
+            c.passes,
+            c.columns.llc_hit_rate,
+            c.columns.memory_lines_per_access
+        )
+    })
 }
 
 /// The feeder as the run's observer, or none.
@@ -212,6 +278,14 @@ fn run_policies(
     let mut rows = Vec::new();
     let mut timeline = Vec::new();
     let mut warnings = Vec::new();
+    let mut llc_warned = false;
+    if let (Some(rel), Some(CACHE_NONE)) = (&sc.workload.trace, sc.workload.cache.as_deref()) {
+        warnings.push(format!(
+            "workload.trace ({rel}): cache = \"none\": every record counts as a memory access \
+             (no CPU caches in front of the tiers), so the tiers see the program's CPU-level \
+             accesses, cache hits included (docs/tiering.md, *Traces behind caches*)"
+        ));
+    }
     let a = &sc.antagonist;
     let mut pp = PolicyParams {
         hemem: sc.policy.hemem.clone(),
@@ -300,8 +374,8 @@ fn run_policies(
                              remove [pmem_tier] or workload.trace/workload.app",
                         ));
                     }
-                    let (r, counts) = run_stream(sc, &p, ctx, &ant, policy.as_mut())?;
-                    replayed = Some(counts);
+                    let (r, counts, report) = run_stream(sc, &p, ctx, &ant, policy.as_mut())?;
+                    replayed = Some((counts, report));
                     (r, None)
                 } else if let Some(e) = external.as_mut() {
                     let mut policy = (e.make)();
@@ -364,9 +438,18 @@ fn run_policies(
             }
             row.pmem = feeder.as_ref().map(|f| f.columns(sc.sim.duration_s));
             row.oracle_hot_share_default = oracle_share;
-            if let Some(c) = replayed {
+            if let Some((c, report)) = replayed {
                 row.replayed_accesses = Some(c.accesses);
                 row.pebs_samples = Some(c.samples);
+                if let Some(report) = report {
+                    // The footprint is the trace's: one warning for the scenario.
+                    if !llc_warned {
+                        let rel = sc.workload.trace.as_deref().unwrap_or_default();
+                        warnings.extend(llc_fit_warning(rel, &report));
+                        llc_warned = true;
+                    }
+                    row.cache = Some(report.columns);
+                }
             }
             rows.push(row);
             if sc.sim.timeline {

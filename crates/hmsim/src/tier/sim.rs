@@ -43,6 +43,7 @@ fn demand_of(gups: &Gups) -> Demand {
         mlp: gups.spec.mlp,
         lines_per_access: gups.lines_per_access(),
         read_fraction: gups.spec.read_fraction,
+        cache: None,
     }
 }
 

@@ -16,6 +16,38 @@ pub struct Demand {
     pub mlp: f64,
     pub lines_per_access: f64,
     pub read_fraction: f64,
+    /// The accesses go through CPU caches first (a cache-filtered trace); `None`: every
+    /// access is a memory access.
+    pub cache: Option<CachedDemand>,
+}
+
+/// What the caches in front of memory make of one application access, as measured on the
+/// previous quantum's accesses: memory reads (misses) per access and cache time per access.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CachedDemand {
+    /// Memory reads (LLC misses) per application access.
+    pub misses_per_access: f64,
+    /// Mean time an access spends in cache hits, ns (hits × their level's latency, over all
+    /// accesses; a miss costs the memory latency the fixed point gives).
+    pub hit_ns_per_access: f64,
+}
+
+impl CachedDemand {
+    /// Time outside memory between two memory reads, ns (the closed loop's think time);
+    /// `None` when nothing misses (no memory reads at all).
+    pub fn think_ns(&self) -> Option<f64> {
+        (self.misses_per_access > 0.0).then(|| self.hit_ns_per_access / self.misses_per_access)
+    }
+
+    /// Application accesses per ns from the memory reads per ns the fixed point gave, or,
+    /// when nothing misses, from `in_flight` accesses each taking the hit time.
+    pub fn accesses_per_ns(&self, memory_reads_per_ns: f64, in_flight: f64) -> f64 {
+        if self.misses_per_access > 0.0 {
+            memory_reads_per_ns / self.misses_per_access
+        } else {
+            in_flight / self.hit_ns_per_access
+        }
+    }
 }
 
 /// One quantum's access rate and sampling, as the engine solved it.

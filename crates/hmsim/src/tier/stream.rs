@@ -9,13 +9,17 @@ use crate::hash::FastMap;
 use crate::trace::{open_trace, Kind, TraceError, TraceReader, TraceRecord};
 
 /// One access: a dense page number, the 4 KiB base page inside it (0 for 4 KiB pages; PEBS
-/// records the address, so a policy that splits huge pages can count sub-pages), and whether
-/// it is a load (PEBS samples loads only).
+/// records the address, so a policy that splits huge pages can count sub-pages), whether
+/// it is a load (PEBS samples loads only), and for trace streams the 64 B line in dense
+/// page space (`page × lines per page + line in page`, what the cache filter looks up) and
+/// whether it writes. Generated streams are memory-level traffic: `line` 0, never filtered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Access {
     pub page: u64,
     pub sub: u16,
     pub load: bool,
+    pub store: bool,
+    pub line: u64,
 }
 
 /// Bits of the 4 KiB index inside a page of `1 << page_shift` bytes.
@@ -23,6 +27,8 @@ pub fn sub_bits(page_shift: u32) -> u32 {
     page_shift.saturating_sub(BASE_PAGE_SHIFT)
 }
 const BASE_PAGE_SHIFT: u32 = 12;
+/// Bits of a byte address inside its 64 B line.
+const LINE_SHIFT: u32 = 6;
 
 /// A stream of page accesses over `pages()` pages (numbered 0.. in first-touch order).
 pub trait AccessStream {
@@ -57,11 +63,49 @@ pub struct TraceStream {
     reader: Option<Box<dyn TraceReader>>,
     batch: Vec<TraceRecord>,
     pos: usize,
-    /// The whole trace as (page << (1 + sub_bits) | sub << 1 | load) when it has at most `CACHE_ACCESSES` accesses:
-    /// replay then skips decoding and page lookups.
+    /// Bits of the 64 B line inside a page (`page_shift - 6`).
+    line_bits: u32,
+    /// The whole trace as (page << (2 + line_bits) | line in page << 2 | store << 1 | load)
+    /// when it has at most `CACHE_ACCESSES` accesses: replay then skips decoding and page
+    /// lookups.
     cached: Vec<u32>,
     /// Accesses in one pass over the file.
     pub accesses_per_pass: u64,
+    /// Distinct 64 B lines the trace touches (its footprint at line granularity).
+    pub distinct_lines: u64,
+    /// The trace was reduced to one record per run of accesses to a page (`hmsim trace
+    /// record --page-level`): its records are not the program's line accesses.
+    pub page_level: bool,
+}
+
+/// Lines touched, one bit per line of each dense page (pages arrive in first-touch order).
+struct LineSet {
+    words_per_page: usize,
+    bits: Vec<u64>,
+    count: u64,
+}
+
+impl LineSet {
+    fn new(line_bits: u32) -> Self {
+        LineSet {
+            words_per_page: (1usize << line_bits).div_ceil(64),
+            bits: Vec::new(),
+            count: 0,
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, page: u64, line_in_page: u64) {
+        let i = page as usize * self.words_per_page + (line_in_page / 64) as usize;
+        if i >= self.bits.len() {
+            self.bits.resize((i + 1).next_power_of_two(), 0);
+        }
+        let b = 1u64 << (line_in_page % 64);
+        if self.bits[i] & b == 0 {
+            self.bits[i] |= b;
+            self.count += 1;
+        }
+    }
 }
 
 /// A trace problem as a scenario error: the scenario's key, the trace file and its line.
@@ -201,8 +245,11 @@ impl TraceStream {
         let name_err = |e| trace_error(e, file, key);
         let page_shift = page_bytes.trailing_zeros();
         let sb = sub_bits(page_shift);
-        let sub_mask = (1u64 << sb) - 1;
+        let lb = page_shift - LINE_SHIFT;
+        let line_mask = (1u64 << lb) - 1;
         let mut reader = open_trace(path, None).map_err(name_err)?;
+        let page_level = crate::trace::is_page_level(reader.as_ref());
+        let mut lines = LineSet::new(lb);
         let mut map = PageNumbers::new();
         let mut batch = Vec::with_capacity(BATCH);
         let mut cached: Vec<u32> = Vec::new();
@@ -220,12 +267,14 @@ impl TraceStream {
                     p
                 };
                 map.count(last_at);
+                let lip = (r.address >> LINE_SHIFT) & line_mask;
+                lines.insert(p, lip);
                 if caching {
-                    if cached.len() < CACHE_ACCESSES && p < 1 << (31 - sb) {
-                        let sub = (r.address >> BASE_PAGE_SHIFT) & sub_mask;
+                    if cached.len() < CACHE_ACCESSES && p < 1 << (30 - lb) {
                         cached.push(
-                            ((p as u32) << (1 + sb))
-                                | ((sub as u32) << 1)
+                            ((p as u32) << (2 + lb))
+                                | ((lip as u32) << 2)
+                                | (u32::from(r.kind.is_write()) << 1)
                                 | u32::from(r.kind.is_read()),
                         );
                     } else {
@@ -271,6 +320,7 @@ impl TraceStream {
             key: key.to_string(),
             page_shift,
             sub_bits: sb,
+            line_bits: lb,
             map,
             hot,
             hot_pages,
@@ -279,6 +329,8 @@ impl TraceStream {
             pos: usize::MAX,
             cached,
             accesses_per_pass: total,
+            distinct_lines: lines.count,
+            page_level,
         })
     }
 }
@@ -298,12 +350,20 @@ impl AccessStream for TraceStream {
                     self.pos = 0;
                 }
                 let end = (self.pos + left).min(self.cached.len());
-                let sb = self.sub_bits;
-                let sub_mask = (1u32 << sb) - 1;
-                out.extend(self.cached[self.pos..end].iter().map(|&c| Access {
-                    page: u64::from(c >> (1 + sb)),
-                    sub: ((c >> 1) & sub_mask) as u16,
-                    load: c & 1 == 1,
+                let lb = self.line_bits;
+                let line_mask = (1u32 << lb) - 1;
+                // The 4 KiB index is the line index's top bits.
+                let sub_shift = BASE_PAGE_SHIFT - LINE_SHIFT;
+                out.extend(self.cached[self.pos..end].iter().map(|&c| {
+                    let lip = (c >> 2) & line_mask;
+                    let page = u64::from(c >> (2 + lb));
+                    Access {
+                        page,
+                        sub: (lip >> sub_shift) as u16,
+                        load: c & 1 == 1,
+                        store: c & 2 != 0,
+                        line: (page << lb) | u64::from(lip),
+                    }
                 }));
                 left -= end - self.pos;
                 self.pos = end;
@@ -330,10 +390,13 @@ impl AccessStream for TraceStream {
             }
             // Every address was numbered by the first pass over the same file.
             let page = self.map.get(r.address >> self.page_shift);
+            let lb = self.line_bits;
             out.push(Access {
                 page,
                 sub: ((r.address >> BASE_PAGE_SHIFT) & ((1u64 << self.sub_bits) - 1)) as u16,
                 load: r.kind.is_read(),
+                store: r.kind.is_write(),
+                line: (page << lb) | ((r.address >> LINE_SHIFT) & ((1u64 << lb) - 1)),
             });
             left -= 1;
         }

@@ -44,8 +44,20 @@ crate::params! {
             "Size factor for `app` (1 = the Colloid paper's sizes; the quick study scales down).";
         pub access_weight: f64 = 1.0 => range(1.0, 1e9), "accesses",
             "Trace-driven mode: application accesses each replayed access stands for (time and the PEBS period scale by it; 1 = every access is its own).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub cache: Option<String> = None => any, "",
+            "With `trace`: `filter` (the default) sends the trace's loads and stores through CPU caches (`cache_model`) and only misses and dirty write-backs reach the tiers; `none` counts every record as a memory access (the only way to replay a page-level trace). Generated `app` streams are memory-level traffic and never filtered (docs/tiering.md, *Traces behind caches*).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub cache_model: Option<super::cachefilter::TraceCacheModel> = None => nested, "",
+            "The caches of `cache = \"filter\"` and their hit latencies; default one socket of the study's Xeon Platinum 8362 (Ice Lake-SP).";
     }
 }
+
+/// `workload.cache`: through the caches (the default for a trace), or every record a memory
+/// access.
+pub const CACHE_FILTER: &str = "filter";
+pub const CACHE_NONE: &str = "none";
+const CACHE_MODES: [&str; 2] = [CACHE_FILTER, CACHE_NONE];
 
 impl GupsSpec {
     fn check(&self, v: &mut Validator) {
@@ -76,6 +88,29 @@ impl GupsSpec {
                 v.fail("trace", "give either trace or app, not both");
             }
         }
+        if let Some(c) = &self.cache {
+            v.one_of("cache", c, &CACHE_MODES);
+        }
+        if self.trace.is_none() {
+            let why = "applies to workload.trace only (GUPS and the generated app streams \
+                       model memory-level traffic: nothing to filter)";
+            if self.cache.is_some() {
+                v.fail("cache", why);
+            }
+            if self.cache_model.is_some() {
+                v.fail("cache_model", why);
+            }
+        } else if self.cache.as_deref() == Some(CACHE_NONE) && self.cache_model.is_some() {
+            v.fail(
+                "cache_model",
+                "has no effect with cache = \"none\"; remove one of them",
+            );
+        }
+    }
+
+    /// Whether a trace goes through the CPU caches before the tiers.
+    pub fn cache_filtered(&self) -> bool {
+        self.trace.is_some() && self.cache.as_deref() != Some(CACHE_NONE)
     }
 }
 

@@ -54,7 +54,7 @@ pub use formats::FORMATS;
 pub use info::{summarise, trace_info, PageCount, TraceInfo, DEFAULT_TOP_PAGES};
 pub use kmem::gfp;
 pub use native::{NativeHeader, NativeReader, NativeWriter};
-pub use pagelevel::PageLevel;
+pub use pagelevel::{is_page_level, PageLevel};
 pub use reader::TraceReader;
 pub use record::{
     Kind, TraceRecord, KMEM_PAGE_BYTES, NO_CYCLE, NO_ID, NO_MIGRATETYPE, NO_TIME, SECTOR_BYTES,

@@ -12,6 +12,19 @@
 use super::record::{Kind, TraceRecord};
 use super::{Format, TraceError, TraceReader};
 
+/// What `trace record --page-level` appends to a native trace's source (hmsim-py's
+/// `trace_record_stream` writes `"<source> (page level)"`).
+pub const PAGE_LEVEL_MARK: &str = "(page level)";
+
+/// Whether `reader` reads a trace reduced to pages (`trace record --page-level`): its records
+/// are the first access of each run of accesses to a page, not every line the program
+/// touched, so they cannot go through CPU caches as the program's accesses.
+pub fn is_page_level(reader: &dyn TraceReader) -> bool {
+    reader
+        .native_header()
+        .is_some_and(|h| h.source.contains(PAGE_LEVEL_MARK))
+}
+
 pub struct PageLevel<R> {
     inner: R,
     page_shift: u32,
