@@ -131,7 +131,7 @@ impl TierSpec {
 /// is computed once per [`TierSpec::solve`] instead of once per bisection step, by the same
 /// operations (so the same latencies), and each curve remembers its last window.
 struct CurveAt<'a> {
-    spec: &'a TierSpec,
+    tier: &'a TierSpec,
     read_fraction: f64,
     media_gb_s: f64,
     /// `queue_coeff · mix(read_fraction)`.
@@ -146,23 +146,23 @@ struct CurveAt<'a> {
 const PATH_MEMO: usize = 4;
 
 impl<'a> CurveAt<'a> {
-    fn new(spec: &'a TierSpec, read_fraction: f64) -> Self {
+    fn new(tier: &'a TierSpec, read_fraction: f64) -> Self {
         let mut path_gb_s = [0.0; PATH_MEMO];
         let mut hints = [usize::MAX; PATH_MEMO + 1];
-        if spec.curve.increasing() {
+        if tier.curve.increasing() {
             hints[0] = 0;
         }
-        for (i, p) in spec.path.iter().take(PATH_MEMO).enumerate() {
+        for (i, p) in tier.path.iter().take(PATH_MEMO).enumerate() {
             path_gb_s[i] = p.saturation_gb_s(read_fraction);
             if p.curve.increasing() {
                 hints[i + 1] = 0;
             }
         }
         CurveAt {
-            spec,
+            tier,
             read_fraction,
-            media_gb_s: spec.media_saturation_gb_s(read_fraction),
-            queue: spec.queue_coeff * mix(read_fraction),
+            media_gb_s: tier.media_saturation_gb_s(read_fraction),
+            queue: tier.queue_coeff * mix(read_fraction),
             path_gb_s,
             hints,
         }
@@ -177,7 +177,7 @@ impl<'a> CurveAt<'a> {
         }
     }
 
-    /// Equals `spec.curve_latency_ns(x_gb_s, read_fraction)`.
+    /// Equals `tier.curve_latency_ns(x_gb_s, read_fraction)`.
     #[inline]
     fn latency_ns(&mut self, x_gb_s: f64) -> f64 {
         let u = (x_gb_s / self.media_gb_s).clamp(0.0, 1.0);
@@ -186,9 +186,9 @@ impl<'a> CurveAt<'a> {
         } else {
             f64::INFINITY
         };
-        let mut factor = Self::factor(&self.spec.curve, u, &mut self.hints[0]) + q;
+        let mut factor = Self::factor(&self.tier.curve, u, &mut self.hints[0]) + q;
         let mut no_hint = usize::MAX;
-        for (i, p) in self.spec.path.iter().enumerate() {
+        for (i, p) in self.tier.path.iter().enumerate() {
             let (sat, hint) = if i < PATH_MEMO {
                 (self.path_gb_s[i], &mut self.hints[i + 1])
             } else {
@@ -197,7 +197,7 @@ impl<'a> CurveAt<'a> {
             let u = (x_gb_s / sat).clamp(0.0, 1.0);
             factor = factor.max(Self::factor(&p.curve, u, hint));
         }
-        self.spec.unloaded_latency_ns * factor
+        self.tier.unloaded_latency_ns * factor
     }
 }
 
