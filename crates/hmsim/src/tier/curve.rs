@@ -177,6 +177,38 @@ impl LatencyCurve {
         }
         p[p.len() - 1].1
     }
+
+    /// [`factor`](Self::factor), trying the window `hint` first and leaving in it the window
+    /// used: a bisection's utilisations close in on one window, so the scan is skipped. Only
+    /// for points with strictly increasing utilisations ([`increasing`](Self::increasing)):
+    /// then the window with u0 < u ≤ u1 is the first the scan would take, and the value is
+    /// the same.
+    #[inline]
+    pub fn factor_near(&self, u: f64, hint: &mut usize) -> f64 {
+        let p = &self.points;
+        let i = *hint;
+        if i + 1 < p.len() && p[i].0 < u && u <= p[i + 1].0 {
+            let ((u0, f0), (u1, f1)) = (p[i], p[i + 1]);
+            return f0 + (f1 - f0) * (u - u0) / (u1 - u0);
+        }
+        if u <= p[0].0 {
+            return p[0].1;
+        }
+        for (i, w) in p.windows(2).enumerate() {
+            let ((u0, f0), (u1, f1)) = (w[0], w[1]);
+            if u <= u1 {
+                *hint = i;
+                return f0 + (f1 - f0) * (u - u0) / (u1 - u0);
+            }
+        }
+        p[p.len() - 1].1
+    }
+
+    /// Whether the utilisations increase strictly (what [`factor_near`](Self::factor_near)
+    /// needs; a validated curve's do).
+    pub fn increasing(&self) -> bool {
+        self.points.windows(2).all(|w| w[0].0 < w[1].0)
+    }
 }
 
 #[cfg(test)]

@@ -109,26 +109,109 @@ impl TierSpec {
     pub fn solve(&self, inflight_bytes: f64, open_gb_s: f64, read_fraction: f64) -> (f64, f64) {
         let b = self.saturation_gb_s(read_fraction);
         let open = open_gb_s.clamp(0.0, 0.9 * b);
+        let mut curve = CurveAt::new(self, read_fraction);
         if inflight_bytes <= 0.0 {
-            return (0.0, self.curve_latency_ns(open, read_fraction));
+            return (0.0, curve.latency_ns(open));
         }
         let xmax = (b - open) * (1.0 - 1e-12);
-        let f = |x: f64| x * self.curve_latency_ns(x + open, read_fraction);
+        let mut f = |x: f64| x * curve.latency_ns(x + open);
         if f(xmax) <= inflight_bytes {
             // Saturated: bandwidth at its ceiling, latency by Little's law.
             return (xmax, inflight_bytes / xmax);
         }
         let (mut lo, mut hi) = (0.0, xmax);
+        // f(lo) < inflight is known once lo has moved (f(0) is not evaluated).
+        let mut lo_known = false;
         for _ in 0..64 {
             let mid = 0.5 * (lo + hi);
+            // Once lo and hi are neighbouring floats the midpoint is one of them, whose side
+            // is known: every remaining step would leave (lo, hi) as they are.
+            if mid == hi || (mid == lo && lo_known) {
+                break;
+            }
             if f(mid) < inflight_bytes {
                 lo = mid;
+                lo_known = true;
             } else {
                 hi = mid;
             }
         }
         let x = 0.5 * (lo + hi);
         (x, inflight_bytes / x)
+    }
+}
+
+/// [`TierSpec::curve_latency_ns`] at one read fraction: what does not depend on the bandwidth
+/// is computed once per [`TierSpec::solve`] instead of once per bisection step, by the same
+/// operations (so the same latencies), and each curve remembers its last window.
+struct CurveAt<'a> {
+    tier: &'a TierSpec,
+    read_fraction: f64,
+    media_gb_s: f64,
+    /// `queue_coeff · mix(read_fraction)`.
+    queue: f64,
+    /// Saturation of the first path resources (the rest are computed per call).
+    path_gb_s: [f64; PATH_MEMO],
+    /// Last window of the media's curve and of each path resource's; `usize::MAX` where a
+    /// curve's points do not increase strictly (then the full scan runs every time).
+    hints: [usize; PATH_MEMO + 1],
+}
+
+const PATH_MEMO: usize = 4;
+
+impl<'a> CurveAt<'a> {
+    fn new(tier: &'a TierSpec, read_fraction: f64) -> Self {
+        let mut path_gb_s = [0.0; PATH_MEMO];
+        let mut hints = [usize::MAX; PATH_MEMO + 1];
+        if tier.curve.increasing() {
+            hints[0] = 0;
+        }
+        for (i, p) in tier.path.iter().take(PATH_MEMO).enumerate() {
+            path_gb_s[i] = p.saturation_gb_s(read_fraction);
+            if p.curve.increasing() {
+                hints[i + 1] = 0;
+            }
+        }
+        CurveAt {
+            tier,
+            read_fraction,
+            media_gb_s: tier.media_saturation_gb_s(read_fraction),
+            queue: tier.queue_coeff * mix(read_fraction),
+            path_gb_s,
+            hints,
+        }
+    }
+
+    #[inline(always)]
+    fn factor(curve: &LatencyCurve, u: f64, hint: &mut usize) -> f64 {
+        if *hint == usize::MAX {
+            curve.factor(u)
+        } else {
+            curve.factor_near(u, hint)
+        }
+    }
+
+    /// Equals `tier.curve_latency_ns(x_gb_s, read_fraction)`.
+    #[inline]
+    fn latency_ns(&mut self, x_gb_s: f64) -> f64 {
+        let u = (x_gb_s / self.media_gb_s).clamp(0.0, 1.0);
+        let q = if u < 1.0 {
+            self.queue * u * u / (1.0 - u)
+        } else {
+            f64::INFINITY
+        };
+        let mut factor = Self::factor(&self.tier.curve, u, &mut self.hints[0]) + q;
+        let mut no_hint = usize::MAX;
+        for (i, p) in self.tier.path.iter().enumerate() {
+            let (sat, hint) = if i < PATH_MEMO {
+                (self.path_gb_s[i], &mut self.hints[i + 1])
+            } else {
+                (p.saturation_gb_s(self.read_fraction), &mut no_hint)
+            };
+            let u = (x_gb_s / sat).clamp(0.0, 1.0);
+            factor = factor.max(Self::factor(&p.curve, u, hint));
+        }
+        self.tier.unloaded_latency_ns * factor
     }
 }
 
@@ -183,12 +266,20 @@ pub struct FixedPoint {
 /// Reads each source holds on each tier at latencies `lat`, and the lines it holds as writes
 /// only (copies' writes on their destination tier; other sources' write-backs are counted
 /// through their read fraction).
-fn distribute(sources: &[Source], n_tiers: usize, lat: &[f64]) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
-    let mut reads = Vec::with_capacity(sources.len());
-    let mut writes = Vec::with_capacity(sources.len());
-    for s in sources {
-        let mut v = vec![0.0; n_tiers];
-        let mut wv = Vec::new();
+/// The buffers of the previous call are refilled (the fixed point calls this every iteration).
+fn distribute(
+    sources: &[Source],
+    n_tiers: usize,
+    lat: &[f64],
+    reads: &mut Vec<Vec<f64>>,
+    writes: &mut Vec<Vec<f64>>,
+) {
+    reads.resize_with(sources.len(), Vec::new);
+    writes.resize_with(sources.len(), Vec::new);
+    for ((s, v), wv) in sources.iter().zip(reads.iter_mut()).zip(writes.iter_mut()) {
+        v.clear();
+        v.resize(n_tiers, 0.0);
+        wv.clear();
         match s {
             Source::Pinned { tier, reads, .. } => v[*tier] = *reads,
             Source::Spread {
@@ -209,7 +300,7 @@ fn distribute(sources: &[Source], n_tiers: usize, lat: &[f64]) -> (Vec<Vec<f64>>
                 }
             }
             Source::Copy { flows } => {
-                wv = vec![0.0; n_tiers];
+                wv.resize(n_tiers, 0.0);
                 for f in flows {
                     let (r, w) = f.split(lat);
                     v[f.from] += r;
@@ -217,10 +308,7 @@ fn distribute(sources: &[Source], n_tiers: usize, lat: &[f64]) -> (Vec<Vec<f64>>
                 }
             }
         }
-        reads.push(v);
-        writes.push(wv);
     }
-    (reads, writes)
 }
 
 fn read_fraction_of(s: &Source) -> f64 {
@@ -253,11 +341,11 @@ pub fn solve_fixed_point_from(
     let mut converged = false;
     let mut points = Vec::new();
     let mut reads = Vec::new();
+    let mut writes = Vec::new();
     let damping = 0.5;
     for it in 1..=500 {
         iterations = it;
-        let (r, writes) = distribute(sources, n, &lat);
-        reads = r;
+        distribute(sources, n, &lat, &mut reads, &mut writes);
         points.clear();
         let mut max_change: f64 = 0.0;
         for t in 0..n {
@@ -443,6 +531,66 @@ mod tests {
         assert_eq!(t.bottleneck(1.0), 1, "reads: the link (30 < 38.4)");
         t.write_bandwidth_gb_s = Some(10.0);
         assert_eq!(t.bottleneck(0.0), 0, "writes: the media (10 < 30)");
+    }
+
+    /// `solve` as it was before the per-solve precomputation and the early stop: the
+    /// bisection's 64 steps on `curve_latency_ns`.
+    fn solve_reference(t: &TierSpec, inflight: f64, open_gb_s: f64, rf: f64) -> (f64, f64) {
+        let b = t.saturation_gb_s(rf);
+        let open = open_gb_s.clamp(0.0, 0.9 * b);
+        if inflight <= 0.0 {
+            return (0.0, t.curve_latency_ns(open, rf));
+        }
+        let xmax = (b - open) * (1.0 - 1e-12);
+        let f = |x: f64| x * t.curve_latency_ns(x + open, rf);
+        if f(xmax) <= inflight {
+            return (xmax, inflight / xmax);
+        }
+        let (mut lo, mut hi) = (0.0, xmax);
+        for _ in 0..64 {
+            let mid = 0.5 * (lo + hi);
+            if f(mid) < inflight {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let x = 0.5 * (lo + hi);
+        (x, inflight / x)
+    }
+
+    #[test]
+    fn solve_gives_the_bits_of_the_full_bisection() {
+        let mut tiers = crate::tier::params::reference_tiers();
+        // A path of several resources (one past the memo) and a curve whose points repeat a
+        // utilisation (no window hints for it).
+        let mut long = tiers[1].clone();
+        for i in 0..5 {
+            long.path
+                .push(PathResource::duplex("link", 60.0 + 10.0 * i as f64, 50.0));
+        }
+        long.path[5].curve = LatencyCurve {
+            points: vec![(0.0, 1.0), (0.5, 1.2), (0.5, 1.4), (1.0, 3.0)],
+        };
+        tiers.push(long);
+        for t in &tiers {
+            for rf in [1.0, 0.75, 0.5, 0.3] {
+                for open in [0.0, 5.0, 40.0] {
+                    for k in 0..200 {
+                        // In-flight bytes from nothing to far past saturation.
+                        let inflight = 1.07f64.powi(k) * 10.0 - 10.0;
+                        let (x, l) = t.solve(inflight, open, rf);
+                        let (x0, l0) = solve_reference(t, inflight, open, rf);
+                        assert_eq!(
+                            (x.to_bits(), l.to_bits()),
+                            (x0.to_bits(), l0.to_bits()),
+                            "{} rf {rf} open {open} inflight {inflight}",
+                            t.name
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -76,6 +76,40 @@ impl Heat {
         v
     }
 
+    /// [`hot_on`](Self::hot_on) for every tier from 1 on, only the first `limit` pages of
+    /// each (the rest would not be reached), and then [`prune`](Self::prune), in one pass
+    /// over the counts: the same pages in the same order (the order is total) and the same
+    /// counts left.
+    pub fn hot_off_default_and_prune(
+        &mut self,
+        pt: &PageTable,
+        threshold: u32,
+        limit: usize,
+    ) -> Vec<Vec<(u64, u32)>> {
+        let mut by_tier = vec![Vec::new(); pt.tiers()];
+        let clock = self.clock;
+        self.counts.retain(|&p, e| {
+            let shift = clock - e.1;
+            let c = if shift >= 32 { 0 } else { e.0 >> shift };
+            if c >= threshold {
+                let t = pt.tier(p);
+                if t != DEFAULT_TIER {
+                    by_tier[t].push((p, c));
+                }
+            }
+            c > 0
+        });
+        let order = |a: &(u64, u32), b: &(u64, u32)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
+        for v in &mut by_tier {
+            if v.len() > limit {
+                v.select_nth_unstable_by(limit, order);
+                v.truncate(limit);
+            }
+            v.sort_unstable_by(order);
+        }
+        by_tier
+    }
+
     /// Sum of cooled counts (the denominator of a page's estimated access share).
     pub fn total(&self) -> f64 {
         self.counts.values().map(|&e| self.cooled(e) as f64).sum()
@@ -190,8 +224,13 @@ impl TieringPolicy for HeMem {
         let mut free = pt.free_pages(DEFAULT_TIER);
         let mut out = Vec::new();
         let mut demoted = Vec::new();
-        for t in 1..pt.tiers() {
-            for (page, _) in self.tracker.heat.hot_on(pt, t, th) {
+        // Each page taken uses at least a page of budget, so no more than this many of a
+        // tier's hot pages are reached. Pruning here (not after the loop) changes nothing:
+        // a page whose count cooled to zero counts as zero whether it is kept or not.
+        let limit = (budget / pt.page_bytes).saturating_add(1) as usize;
+        let hot = self.tracker.heat.hot_off_default_and_prune(pt, th, limit);
+        for (t, hot_on_t) in hot.into_iter().enumerate().skip(1) {
+            for (page, _) in hot_on_t {
                 if free > 0 {
                     if budget < pt.page_bytes {
                         break;
@@ -223,7 +262,6 @@ impl TieringPolicy for HeMem {
                 }
             }
         }
-        self.tracker.heat.prune();
         out
     }
 }
@@ -237,5 +275,43 @@ impl HeMemParams {
             1_000_000,
             "samples",
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+
+    #[test]
+    fn one_pass_hot_lists_equal_hot_on_then_prune() {
+        let pt = PageTable::first_touch(4000, 4096, &[2000 * 4096, 4000 * 4096]).unwrap();
+        let mut rng = crate::rng::stream(5, "t");
+        let mut heat = Heat::new(18);
+        let sorted = |h: &Heat| {
+            let mut v: Vec<(u64, (u32, u32))> = h.counts.iter().map(|(&p, &e)| (p, e)).collect();
+            v.sort_unstable();
+            v
+        };
+        for _ in 0..200 {
+            for _ in 0..500 {
+                // Skewed: low pages far hotter, so counts cool and some reach zero.
+                let p = rng
+                    .random_range(0..4000u64)
+                    .min(rng.random_range(0..4000u64));
+                heat.sample(p);
+            }
+            let hot = heat.hot_on(&pt, 1, 8);
+            let mut pruned = heat.clone();
+            pruned.prune();
+            for limit in [0usize, 3, 100, 10_000] {
+                let mut h = heat.clone();
+                let got = h.hot_off_default_and_prune(&pt, 8, limit);
+                assert!(got[0].is_empty());
+                assert_eq!(got[1], hot[..limit.min(hot.len())]);
+                assert_eq!(sorted(&h), sorted(&pruned));
+            }
+            heat.prune();
+        }
     }
 }

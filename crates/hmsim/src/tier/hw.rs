@@ -36,6 +36,63 @@ impl PageHardware for NoHardware {
     }
 }
 
+/// A pending fault: (page, delay after marking in s, fault time in s).
+type Fault = (u64, f32, f64);
+
+/// Quanta ahead whose faults go to the ring of buckets (most marked pages fault within a
+/// few hundred quanta; the rest wait in a map).
+const NEAR_QUANTA: u64 = 512;
+
+/// Sorts faults by (time bits, page) — the order of a comparison sort on that key, which is
+/// total — by distributing them into as many buckets as faults by their time's position
+/// between the earliest and the latest, then sorting each (small) bucket. The bucket index
+/// `⌊(at − min) · n / (max − min)⌋` never decreases as `at` grows (each floating-point step
+/// is monotone), so buckets in order hold the faults in order; for non-negative times the
+/// bits order as the numbers do (anything else takes the comparison sort).
+fn sort_faults(v: &mut Vec<Fault>, scratch: &mut Vec<Fault>, starts: &mut Vec<u32>) {
+    let key = |f: &Fault| (f.2.to_bits(), f.0);
+    let n = v.len();
+    let (lo, hi) = v
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), f| {
+            (lo.min(f.2), hi.max(f.2))
+        });
+    let plain = v
+        .iter()
+        .all(|f| f.2.is_finite() && f.2.to_bits() >> 63 == 0);
+    if n < 64 || !plain || hi <= lo {
+        v.sort_unstable_by_key(key);
+        return;
+    }
+    let scale = n as f64 / (hi - lo);
+    let bucket = |at: f64| (((at - lo) * scale) as usize).min(n - 1);
+    starts.clear();
+    starts.resize(n + 1, 0);
+    for f in v.iter() {
+        starts[bucket(f.2) + 1] += 1;
+    }
+    for b in 0..n {
+        starts[b + 1] += starts[b];
+    }
+    scratch.clear();
+    scratch.resize(n, (0, 0.0, 0.0));
+    {
+        let mut next = starts[..n].to_vec();
+        for f in v.iter() {
+            let b = bucket(f.2);
+            scratch[next[b] as usize] = *f;
+            next[b] += 1;
+        }
+    }
+    std::mem::swap(v, scratch);
+    for b in 0..n {
+        let (a, z) = (starts[b] as usize, starts[b + 1] as usize);
+        if z - a > 1 {
+            v[a..z].sort_unstable_by_key(key);
+        }
+    }
+}
+
 /// Statistical-mode hardware: per-page access times are exponential with the page's true
 /// access rate at the time of the draw (an approximation when the rate changes while a
 /// page is marked: the draw is not redone).
@@ -50,8 +107,13 @@ pub struct StatHardware {
     /// Time of the last accessed-bit clear per page (s); allocated on first use.
     cleared_at: Vec<f32>,
     /// Faults (page, delay after marking in s, fault time in s) by the quantum they
-    /// arrive in.
-    pending: FastMap<u64, Vec<(u64, f32, f64)>>,
+    /// arrive in: within [`NEAR_QUANTA`] of the current quantum in a ring of buckets
+    /// (`near[q % NEAR_QUANTA]`, their buffers reused), later ones in `far`.
+    near: Vec<Vec<Fault>>,
+    far: FastMap<u64, Vec<Fault>>,
+    /// Buffers of the fault sort.
+    scratch: Vec<Fault>,
+    starts: Vec<u32>,
     rng: SimRng,
     /// Access rate of a (hot, cold) page this quantum, per s.
     rates: (f64, f64),
@@ -71,7 +133,10 @@ impl StatHardware {
             gups: None,
             marked_at: Vec::new(),
             cleared_at: Vec::new(),
-            pending: FastMap::default(),
+            near: Vec::new(),
+            far: FastMap::default(),
+            scratch: Vec::new(),
+            starts: Vec::new(),
             rng,
             rates: (0.0, 0.0),
             seen_memo: [(u32::MAX, 0.0); 2],
@@ -79,8 +144,10 @@ impl StatHardware {
     }
 
     /// Start quantum `q`: the workload's current state and access rate; returns the faults
-    /// that arrive in this quantum.
+    /// that arrive in this quantum. Called for every quantum in order (the ring of pending
+    /// faults relies on it).
     pub fn begin_quantum(&mut self, q: u64, gups: &Gups, accesses_per_s: f64) -> Vec<HintFault> {
+        debug_assert!(q == 0 || q == self.quantum + 1, "quanta in order");
         self.quantum = q;
         self.now_s = q as f64 * self.quantum_s;
         self.accesses_per_s = accesses_per_s;
@@ -92,20 +159,33 @@ impl StatHardware {
         self.rates = (hot * accesses_per_s, cold * accesses_per_s);
         // NaN bits never match a stored time: the memo starts empty every quantum.
         self.seen_memo = [(u32::MAX, 0.0); 2];
-        let Some(mut pages) = self.pending.remove(&q) else {
-            return Vec::new();
+        let slot = (q % NEAR_QUANTA) as usize;
+        let mut pages = match self.near.get_mut(slot) {
+            Some(b) if !b.is_empty() => std::mem::take(b),
+            _ => Vec::new(),
         };
+        if let Some(f) = self.far.remove(&q) {
+            pages.extend(f);
+        }
+        if pages.is_empty() {
+            return Vec::new();
+        }
         // In the order they happen within the quantum (the kernel handles them so). Fault
         // times are non-negative, so their bits order as the numbers do, and a page is
-        // pending at most once: an unstable sort on (time bits, page) is a total order.
-        pages.sort_unstable_by_key(|&(page, _, at)| (at.to_bits(), page));
+        // pending at most once: (time bits, page) is a total order, whatever order the
+        // faults were queued in.
+        sort_faults(&mut pages, &mut self.scratch, &mut self.starts);
         let mut out = Vec::with_capacity(pages.len());
-        for (page, delay, _) in pages {
+        for &(page, delay, _) in &pages {
             self.marked_at[page as usize] = -1.0;
             out.push(HintFault {
                 page,
                 latency_s: delay as f64,
             });
+        }
+        pages.clear();
+        if let Some(b) = self.near.get_mut(slot) {
+            *b = pages;
         }
         out
     }
@@ -142,10 +222,15 @@ impl PageHardware for StatHardware {
         // The fault lands in the quantum in which the access happens (at least the next one).
         let q = self.quantum + 1 + (delay / self.quantum_s) as u64;
         self.marked_at[page as usize] = self.now_s as f32;
-        self.pending
-            .entry(q)
-            .or_default()
-            .push((page, delay as f32, self.now_s + delay));
+        let fault = (page, delay as f32, self.now_s + delay);
+        if q - self.quantum < NEAR_QUANTA {
+            if self.near.is_empty() {
+                self.near = vec![Vec::new(); NEAR_QUANTA as usize];
+            }
+            self.near[(q % NEAR_QUANTA) as usize].push(fault);
+        } else {
+            self.far.entry(q).or_default().push(fault);
+        }
     }
 
     fn test_and_clear_accessed(&mut self, page: u64) -> bool {
@@ -176,6 +261,29 @@ impl PageHardware for StatHardware {
 mod tests {
     use super::*;
     use crate::tier::GupsSpec;
+
+    #[test]
+    fn bucket_sort_of_faults_orders_as_the_comparison_sort() {
+        let mut rng = crate::rng::stream(3, "t");
+        let (mut scratch, mut starts) = (Vec::new(), Vec::new());
+        for n in [0usize, 1, 63, 64, 500, 5000] {
+            let mut v: Vec<Fault> = (0..n as u64)
+                .map(|page| {
+                    // Times inside one quantum, some repeated (ties go by page).
+                    let at = if rng.random::<f64>() < 0.1 {
+                        1.25
+                    } else {
+                        1.2 + 0.01 * rng.random::<f64>()
+                    };
+                    (page * 7 % 10_007, rng.random::<f32>(), at)
+                })
+                .collect();
+            let mut want = v.clone();
+            want.sort_unstable_by_key(|&(page, _, at)| (at.to_bits(), page));
+            sort_faults(&mut v, &mut scratch, &mut starts);
+            assert_eq!(v, want, "{n}");
+        }
+    }
 
     #[test]
     fn hot_pages_fault_sooner_than_cold_ones() {
