@@ -96,30 +96,59 @@ impl AppSpec {
     }
 }
 
-/// Measure a trace's mix with the one trace reader: reads vs writes, accesses that do not
-/// continue a sequential run (within 128 B after the previous access) count as random, and
-/// traffic per distinct 4 KiB page touched.
-pub fn trace_mix(path: &std::path::Path, file: &str) -> Result<Mix, ConfigError> {
+/// What filtering a trace through the CPU caches found (for the run's warnings).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TraceFilter {
+    /// Loads and stores in the trace.
+    pub accesses: u64,
+    /// Lines read from memory plus dirty lines written back.
+    pub memory_lines: u64,
+    /// Distinct 4 KiB pages touched, in bytes.
+    pub footprint_bytes: u64,
+    pub llc_bytes: u64,
+}
+
+/// Measure a trace's mix with the one trace reader, behind the one cache model (the study
+/// machine's Cascade Lake caches, `CacheConfig::default()`): only the lines the caches let
+/// through — misses read from memory and dirty lines written back — are memory traffic.
+/// Reads vs write-backs; memory accesses that do not continue a sequential run (within
+/// 128 B after the previous one) count as random; traffic per distinct 4 KiB page touched.
+/// A trace the caches absorb entirely keeps the mix of its records (and its traffic is 0).
+pub fn trace_mix(path: &std::path::Path, file: &str) -> Result<(Mix, TraceFilter), ConfigError> {
+    let caches = crate::cache::CacheConfig::default();
+    let model = crate::tier::cachefilter::TraceCacheModel {
+        l1: caches.l1,
+        l2: caches.l2,
+        llc: caches.llc,
+        replacement: caches.replacement,
+        ..Default::default()
+    };
+    let mut filter = crate::tier::cachefilter::CacheFilter::new(&model, 1);
     let mut r = crate::trace::open_trace(path, None).map_err(ConfigError::from)?;
-    let (mut batch, mut reads, mut writes, mut random) = (Vec::new(), 0u64, 0u64, 0u64);
-    let mut last = u64::MAX;
+    let mut batch = Vec::new();
+    // (reads, writes, random) over the records, and over the memory reads.
+    let (mut all, mut mem) = ([0u64; 3], [0u64; 3]);
+    let (mut last, mut last_mem) = (u64::MAX, u64::MAX);
     let mut pages = BTreeSet::new();
+    let continues = |a: u64, prev: u64| a >= prev && a <= prev.saturating_add(128);
     while r.read_batch(&mut batch, 4096).map_err(ConfigError::from)? > 0 {
         for rec in &batch {
             let (rd, wr) = (rec.kind.is_read(), rec.kind.is_write());
             if !rd && !wr {
                 continue;
             }
-            reads += rd as u64;
-            writes += wr as u64;
-            if !(rec.address >= last && rec.address <= last.saturating_add(128)) {
-                random += 1;
-            }
+            all[0] += rd as u64;
+            all[1] += wr as u64;
+            all[2] += !continues(rec.address, last) as u64;
             last = rec.address;
             pages.insert(rec.address >> 12);
+            if filter.access(rec.address >> 6, wr).is_none() {
+                mem[2] += !continues(rec.address, last_mem) as u64;
+                last_mem = rec.address;
+            }
         }
     }
-    let n = reads + writes;
+    let n = all[0] + all[1];
     if n == 0 {
         return Err(ConfigError::new(
             file,
@@ -127,11 +156,30 @@ pub fn trace_mix(path: &std::path::Path, file: &str) -> Result<Mix, ConfigError>
             "the trace has no loads or stores",
         ));
     }
-    Ok(Mix {
-        random_fraction: random as f64 / n as f64,
-        read_fraction: (reads as f64 / n as f64).max(0.05),
-        passes: n as f64 * 64.0 / (pages.len() as f64 * 4096.0),
-    })
+    mem[0] = filter.traffic.reads;
+    mem[1] = filter.traffic.writebacks;
+    let lines = mem[0] + mem[1];
+    let footprint_bytes = pages.len() as u64 * 4096;
+    // Each access that misses reads its line from memory (stores allocate), so the memory
+    // reads are the accesses that missed.
+    let (random_fraction, read_fraction) = if mem[0] > 0 {
+        (mem[2] as f64 / mem[0] as f64, mem[0] as f64 / lines as f64)
+    } else {
+        (all[2] as f64 / n as f64, all[0] as f64 / n as f64)
+    };
+    Ok((
+        Mix {
+            random_fraction: random_fraction.min(1.0),
+            read_fraction: read_fraction.max(0.05),
+            passes: lines as f64 * 64.0 / footprint_bytes as f64,
+        },
+        TraceFilter {
+            accesses: n,
+            memory_lines: lines,
+            footprint_bytes,
+            llc_bytes: filter.llc_bytes(),
+        },
+    ))
 }
 
 /// What the application run produced.

@@ -312,12 +312,14 @@ fn run_numa(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
         }
         v.finish()?;
     }
+    let mut trace_filter = None;
     let mix: Option<Mix> = match sc.app.kind {
         AppKind::None => None,
         AppKind::Trace => {
             let rel = sc.app.trace.as_deref().unwrap_or_default();
-            let mut mx = app::trace_mix(&ctx.path(rel), file)?;
+            let (mut mx, f) = app::trace_mix(&ctx.path(rel), file)?;
             mx.passes = sc.app.passes.max(mx.passes);
+            trace_filter = Some(f);
             Some(mx)
         }
         _ => Some(sc.app.mix()),
@@ -447,16 +449,19 @@ fn run_numa(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
         ctx.progress().advance(1);
     }
     let mut out = Output::new(rows);
-    if let (AppKind::Trace, Some(rel)) = (sc.app.kind, sc.app.trace.as_deref()) {
-        // The mix is measured record by record: a CPU-level trace's cache hits count as
-        // memory traffic (docs/fidelity.md, *Which traces go through the caches*).
-        out.warnings.push(format!(
-            "app.trace ({rel}): the application mix (read and random fractions, traffic per \
-             footprint byte) is measured on every record of the trace, not through CPU \
-             caches: a trace recorded at the CPU (lackey, Pin) counts its cache hits as \
-             memory traffic; give a memory-level trace, or set app.passes to the memory \
-             traffic you expect"
-        ));
+    if let (Some(f), Some(rel)) = (trace_filter, sc.app.trace.as_deref()) {
+        // The mix comes from the lines the CPU caches let through (docs/fidelity.md, *Which
+        // traces go through the caches*); a trace they absorb says so.
+        let per_access = f.memory_lines as f64 / f.accesses as f64;
+        if f.footprint_bytes <= f.llc_bytes {
+            out.warnings.push(format!(
+                "app.trace ({rel}): the trace's footprint ({} bytes of 4 KiB pages) fits in the \
+                 {} byte LLC, so the caches absorb it ({per_access:.3} memory lines per access): \
+                 its memory mix rests on few lines, and app.passes ({}) sets the traffic; give \
+                 a trace of a run whose data outgrows the caches",
+                f.footprint_bytes, f.llc_bytes, sc.app.passes
+            ));
+        }
     }
     out.table("nodes", &node_rows);
     let prefix = if sc.topology.is_some() {

@@ -690,9 +690,13 @@ fn a_trace_sets_the_application_mix() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/traces/true.lackey.xz"
     );
-    let mix = super::app::trace_mix(std::path::Path::new(path), "t.toml").unwrap();
+    let (mix, f) = super::app::trace_mix(std::path::Path::new(path), "t.toml").unwrap();
+    // /bin/true's 85 KB fit in the caches: few of its accesses reach memory.
+    assert!(f.accesses > 10_000 && f.memory_lines > 0, "{f:?}");
+    assert!((f.memory_lines as f64) < 0.05 * f.accesses as f64, "{f:?}");
     assert!(
-        mix.read_fraction > 0.3 && mix.read_fraction < 1.0,
+        // Its dirty lines stay in the caches (nothing evicts them): memory sees reads only.
+        mix.read_fraction > 0.3 && mix.read_fraction <= 1.0,
         "{mix:?}"
     );
     assert!(
@@ -706,11 +710,11 @@ fn a_trace_sets_the_application_mix() {
     let o = crate::registry::run_scenario(&text, "s.toml", &[], &[]).unwrap();
     let rt = |i: usize| o.rows[i]["runtime_s"].as_f64().unwrap();
     assert!(rt(0) > 0.0 && rt(1) > rt(0));
-    // The mix is not filtered through caches, and the run says so.
+    // The caches absorb the trace, and the run says so.
     assert!(
         o.warnings
             .iter()
-            .any(|w| w.contains("app.trace") && w.contains("not through CPU caches")),
+            .any(|w| w.contains("app.trace") && w.contains("fits in the")),
         "{:?}",
         o.warnings
     );
@@ -793,4 +797,35 @@ fn a_medium_with_a_link_is_refused_and_unused_figures_warned() {
         "{:?}",
         out.warnings
     );
+}
+
+#[test]
+fn a_trace_beyond_the_llc_reaches_memory_with_its_write_backs() {
+    use crate::trace::{Kind, NativeHeader, NativeWriter, TraceRecord};
+    use std::io::Write;
+    // 2 M random lines over 256 MiB (beyond the 37.5 MB LLC), every fourth a store.
+    let path = std::env::temp_dir().join(format!("hmsim-numa-mix-{}.hmt", std::process::id()));
+    let f = std::fs::File::create(&path).unwrap();
+    let mut w = NativeWriter::new(std::io::BufWriter::new(f), &NativeHeader::default()).unwrap();
+    let mut x = 7u64;
+    for i in 0..2_000_000u64 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let kind = if i % 4 == 0 { Kind::Store } else { Kind::Load };
+        w.write(&TraceRecord::new(kind, ((x >> 33) % (4 << 20)) * 64, 8))
+            .unwrap();
+    }
+    w.finish().unwrap().flush().unwrap();
+    let (mix, f) = super::app::trace_mix(&path, "t.toml").unwrap();
+    std::fs::remove_file(&path).ok();
+    assert!(f.footprint_bytes > f.llc_bytes, "{f:?}");
+    // Most accesses miss, stores' lines come back as write-backs, and almost every memory
+    // access is random.
+    assert!(f.memory_lines as f64 > 0.8 * f.accesses as f64, "{f:?}");
+    assert!(
+        mix.read_fraction > 0.6 && mix.read_fraction < 0.95,
+        "{mix:?}"
+    );
+    assert!(mix.random_fraction > 0.95, "{mix:?}");
 }
