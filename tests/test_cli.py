@@ -136,3 +136,22 @@ def test_bench_reports_requests_per_second(cli):
     assert code == 0
     (r,) = json.loads(out)
     assert r["unit"] == "requests" and r["count"] == 50000 and r["per_wall_second"] > 0
+
+
+def test_the_package_and_the_cli_load_without_pandas_or_matplotlib():
+    """`import hmsim` and the CLI's own module load the rest on first use, so a command
+    that needs no DataFrame or figure (`hmsim check`, `--version`) starts fast; the public
+    names still resolve, and `hmsim.reproduce` / `hmsim.sweep` stay callable whichever
+    import came first."""
+    code = (
+        "import sys, hmsim, hmsim.cli\n"
+        "heavy = sorted(m for m in ('pandas', 'matplotlib', 'dask') if m in sys.modules)\n"
+        "assert not heavy, heavy\n"
+        "import hmsim.reproduce, hmsim.sweep\n"
+        "assert callable(hmsim.reproduce) and callable(hmsim.sweep)\n"
+        "from hmsim import RunResult, devices, run, run_sweep\n"
+        "assert callable(run) and callable(devices) and callable(run_sweep)\n"
+        "assert 'reproduce' in dir(hmsim) and 'run' in dir(hmsim)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -19,13 +19,37 @@ if _sys.argv and _sys.argv[0].endswith("hmsim"):
 
     _install_early()
 
-import hmsim.sweep as sweep  # callable: hmsim.sweep(base, axes={...}) -> DataFrame
 from hmsim._core import __version__
-from hmsim.catalog import devices
 from hmsim.errors import ConfigError, HmsimError, InputDataError, SimulationError
-from hmsim.reproduce import reproduce
-from hmsim.scenario import RunResult, run
-from hmsim.sweep import run_sweep
+
+# The rest of the API loads on first use (PEP 562): a CLI command such as `hmsim lifetime`
+# or `hmsim check` then starts without pandas' and matplotlib's import time.
+_LAZY = {
+    "sweep": ("hmsim.sweep", None),  # callable module: hmsim.sweep(base, axes={...})
+    "devices": ("hmsim.catalog", "devices"),
+    "reproduce": ("hmsim.reproduce", None),  # callable module: hmsim.reproduce("storage")
+    "RunResult": ("hmsim.scenario", "RunResult"),
+    "run": ("hmsim.scenario", "run"),
+    "run_sweep": ("hmsim.sweep", "run_sweep"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'hmsim' has no attribute {name!r}")
+    import importlib
+
+    module, attr = _LAZY[name]
+    value = importlib.import_module(module)
+    if attr is not None:
+        value = getattr(value, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "ConfigError",

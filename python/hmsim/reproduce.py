@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import types
 from pathlib import Path
 
 from hmsim import check
@@ -33,3 +35,23 @@ def reproduce(
     # One study's report too: it, and any other study reproduced into `out` before.
     write_report(out, with_studies_on_disk(out, {res.name: res}))
     return res
+
+
+class _CallableModule(types.ModuleType):
+    """`hmsim.reproduce(...)` runs a study while this module's names stay importable (the
+    package loads it lazily, so the module, not the function, becomes `hmsim.reproduce`)."""
+
+    def __call__(
+        self,
+        name: str,
+        out: str | Path = "results",
+        quick: bool = True,
+        workers: int | None = None,
+        echo: bool = False,
+    ) -> StudyResult | dict[str, StudyResult]:
+        return reproduce(name, out=out, quick=quick, workers=workers, echo=echo)
+
+    __call__.__doc__ = reproduce.__doc__
+
+
+sys.modules[__name__].__class__ = _CallableModule
