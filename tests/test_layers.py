@@ -42,6 +42,7 @@ LAYERS = {
     "flash/": COMPONENT,
     "device/": COMPONENT,
     "trace/": COMPONENT,
+    "mempath/": COMPONENT,
     "scenario/": SKELETON,
     "tier/": MODULE,
     "pmindex/": MODULE,
@@ -422,6 +423,19 @@ def test_no_import_runs_back_up_the_layers():
     assert not gone, "allowed back-arrows that no longer exist (delete them from ALLOWED_BACK_ARROWS):\n" + "\n".join(
         show(a, b) for a, b in gone
     )
+
+
+def test_modules_do_not_import_one_another():
+    """What two modules share lives in a component below both (the memory-path engine, the
+    PMem write path, the cache model), so each module can be read, changed or dropped alone."""
+    edges = _graph()
+    found = sorted(
+        (a, b)
+        for a, bs in edges.items()
+        for b in bs
+        if layer_of(a) == layer_of(b) == MODULE and a.split("/")[0] != b.split("/")[0]
+    )
+    assert not found, "modules importing other modules:\n" + "\n".join(f"{a} → {b}" for a, b in found)
 
 
 def test_the_reader_finds_known_edges():

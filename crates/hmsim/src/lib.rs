@@ -15,6 +15,7 @@ pub mod error;
 pub mod flash;
 pub mod hash;
 pub mod hybrid;
+pub mod mempath;
 pub mod named;
 pub mod numa;
 pub mod param_docs;

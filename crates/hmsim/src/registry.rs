@@ -70,7 +70,7 @@ pub fn module_names() -> Vec<&'static str> {
 pub fn default_array_of_tables(module: &str, key: &str) -> Option<toml_edit::Item> {
     #[derive(serde::Serialize)]
     struct Tiers {
-        tiers: Vec<crate::tier::TierSpec>,
+        tiers: Vec<crate::mempath::TierSpec>,
     }
     let text = match (module, key) {
         ("tiering", "tiers") => toml::to_string(&Tiers {
@@ -259,7 +259,7 @@ mod tests {
     fn an_override_into_default_tiers_changes_that_default() {
         #[derive(serde::Deserialize)]
         struct Tiers {
-            tiers: Vec<crate::tier::TierSpec>,
+            tiers: Vec<crate::mempath::TierSpec>,
         }
         let text = "module = \"tiering\"\nseed = 3\n";
         let ov = vec![("tiers.1.unloaded_latency_ns".to_string(), "250".to_string())];

@@ -2,11 +2,13 @@
 //! the copy rate falls when the tiers are loaded, bytes are conserved, a kernel thread with
 //! its per-page cost is slower than HeMem's DMA channels, and runs are deterministic.
 
-use hmsim::tier::copy::{CopyEngine, CopyFlow};
+use hmsim::mempath::CopyFlow;
+use hmsim::mempath::{solve_fixed_point, Source};
+use hmsim::tier::copy::CopyEngine;
 use hmsim::tier::params::{reference_tiers, ANTAGONIST_READS_PER_CORE, CORES_PER_INTENSITY};
 use hmsim::tier::{
-    make_policy_with, simulate, solve_fixed_point, Antagonists, Gups, GupsSpec, Migration,
-    Observation, SimParams, SimResult, Source, TieringPolicy,
+    make_policy_with, simulate, Antagonists, Gups, GupsSpec, Migration, Observation, SimParams,
+    SimResult, TieringPolicy,
 };
 
 fn params(page_bytes: u64, duration_s: f64) -> SimParams {
@@ -91,7 +93,7 @@ fn copy_traffic_competes_in_the_fixed_point() {
         read_fraction: 0.5,
     };
     let with_ant = solve_fixed_point(&tiers, &[copy.clone(), ant], &[]);
-    let lat = |fp: &hmsim::tier::FixedPoint| -> Vec<f64> {
+    let lat = |fp: &hmsim::mempath::FixedPoint| -> Vec<f64> {
         fp.tiers.iter().map(|t| t.latency_ns).collect()
     };
     let Source::Copy { flows } = &copy else {

@@ -1,13 +1,13 @@
 //! Tier engine: closed forms, Little's law, fixed point, conservation, determinism, and the
 //! contention measurements of Vuppalapati & Agarwal, ACM SOSP 2024 as regression ranges.
 
+use hmsim::mempath::{solve_fixed_point, PathResource, Source, TierSpec};
 use hmsim::tier::colloid::ColloidParams;
 use hmsim::tier::hemem::HeMemParams;
 use hmsim::tier::params::{self, reference_tiers, CORES_PER_INTENSITY};
 use hmsim::tier::sim::{app_throughput, steady_point};
 use hmsim::tier::{
-    make_policy, simulate, solve_fixed_point, Antagonists, Gups, GupsSpec, PageTable, PathResource,
-    SimParams, SimResult, Source, TierSpec,
+    make_policy, simulate, Antagonists, Gups, GupsSpec, PageTable, SimParams, SimResult,
 };
 
 fn antagonists(cores: u32) -> Antagonists {

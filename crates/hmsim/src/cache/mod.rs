@@ -4,6 +4,7 @@
 
 mod anon_lru;
 mod coherent;
+pub mod filter;
 mod hierarchy;
 mod lru;
 mod set_assoc;

@@ -37,7 +37,7 @@ pub struct Slot {
     pub unused: &'static [(&'static str, &'static str)],
 }
 
-/// Bytes a tier moves per access (one cache line, `tier::LINE_BYTES`).
+/// Bytes a tier moves per access (one cache line, `mempath::LINE_BYTES`).
 const TIER_LINE_BYTES: u64 = 64;
 
 /// A tier of the tiering module (docs/tiering.md): name, capacity software sees, unloaded

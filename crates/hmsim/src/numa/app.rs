@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Validator;
 use crate::error::ConfigError;
-use crate::tier::params::QUEUE_COEFF;
-use crate::tier::params::{ANTAGONIST_READS_PER_CORE, GUPS_MLP};
-use crate::tier::{solve_fixed_point, LatencyCurve, Source, TierSpec};
+use crate::mempath::{
+    solve_fixed_point, LatencyCurve, Source, TierSpec, ANTAGONIST_READS_PER_CORE, GUPS_MLP,
+    QUEUE_COEFF,
+};
 
 use super::cost::{backing_bandwidth, SwapSpec};
 use super::mmcache::{steady_state, MemoryModePattern, MemoryModeSpec, SimCounts};
@@ -116,14 +117,14 @@ pub struct TraceFilter {
 /// A trace the caches absorb entirely keeps the mix of its records (and its traffic is 0).
 pub fn trace_mix(path: &std::path::Path, file: &str) -> Result<(Mix, TraceFilter), ConfigError> {
     let caches = crate::cache::CacheConfig::default();
-    let model = crate::tier::cachefilter::TraceCacheModel {
+    let model = crate::cache::filter::TraceCacheModel {
         l1: caches.l1,
         l2: caches.l2,
         llc: caches.llc,
         replacement: caches.replacement,
         ..Default::default()
     };
-    let mut filter = crate::tier::cachefilter::CacheFilter::new(&model, 1);
+    let mut filter = crate::cache::filter::CacheFilter::new(&model, 1);
     let mut r = crate::trace::open_trace(path, None).map_err(ConfigError::from)?;
     let mut batch = Vec::new();
     // (reads, writes, random) over the records, and over the memory reads.

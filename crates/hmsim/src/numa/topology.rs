@@ -99,7 +99,7 @@ crate::params! {
         #[serde(skip_serializing_if = "Option::is_none")]
         pub write_bandwidth_gb_s: Option<f64> = None => any, "GB/s",
             "Override of the node's write bandwidth; above zero.";
-        pub mix_penalty: f64 = crate::tier::params::MIX_PENALTY => any, "",
+        pub mix_penalty: f64 = crate::mempath::MIX_PENALTY => any, "",
             "Loss of saturation bandwidth at a 50/50 mix on top of the read/write asymmetry (tier engine's `mix_penalty`), 0 to 0.9.";
         pub cacheable: bool = true => any, "",
             "Far memory only: whether Memory Mode may use controller DRAM as its cache.";

@@ -134,30 +134,6 @@ impl CopyEngine {
     }
 }
 
-/// One direction of copy traffic in a quantum: `lines` in flight on average (threads ×
-/// lines per thread × the share of the quantum they spent streaming in this direction).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CopyFlow {
-    pub from: usize,
-    pub to: usize,
-    pub lines: f64,
-}
-
-impl CopyFlow {
-    /// Lines in flight (reads on `from`, writes on `to`) at latencies `lat`: by Little's law
-    /// each line spends L_from reading and L_to writing.
-    pub fn split(&self, lat: &[f64]) -> (f64, f64) {
-        let (ls, ld) = (lat[self.from], lat[self.to]);
-        let cycle = ls + ld;
-        (self.lines * ls / cycle, self.lines * ld / cycle)
-    }
-
-    /// Bytes copied per ns at latencies `lat`.
-    pub fn bytes_per_ns(&self, lat: &[f64]) -> f64 {
-        self.lines * LINE_BYTES / (lat[self.from] + lat[self.to])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,18 +175,5 @@ mod tests {
         // nearly a DMA channel's rate.
         assert!(per_thread(&k, 2 << 20) > 0.9 * per_thread(&d, 2 << 20));
         assert!(per_thread(&k, 4096) < per_thread(&k, 2 << 20));
-    }
-
-    #[test]
-    fn flow_splits_lines_by_latency() {
-        let f = CopyFlow {
-            from: 1,
-            to: 0,
-            lines: 31.0,
-        };
-        let (r, w) = f.split(&[70.0, 140.0]);
-        assert!((r + w - 31.0).abs() < 1e-12);
-        assert!((r - 2.0 * w).abs() < 1e-12);
-        assert!((f.bytes_per_ns(&[70.0, 140.0]) - 31.0 * 64.0 / 210.0).abs() < 1e-12);
     }
 }

@@ -4,12 +4,9 @@
 //! with and without Colloid) behind one trait.
 
 pub mod apps;
-pub mod cachefilter;
 pub mod colloid;
 pub mod copy;
 pub mod cost;
-pub mod curve;
-pub mod engine;
 pub mod hemem;
 pub mod hw;
 pub mod memtis;
@@ -19,7 +16,6 @@ pub mod migrate;
 pub mod oracle;
 pub mod pages;
 pub mod params;
-pub mod path;
 pub mod pmem_tier;
 pub mod policies;
 pub mod policy;
@@ -37,10 +33,7 @@ pub mod stream;
 pub mod tpp;
 pub mod workload;
 
-pub use curve::LatencyCurve;
-pub use engine::{solve_fixed_point, FixedPoint, Source, TierCounters, TierPoint, TierSpec};
 pub use pages::PageTable;
-pub use path::PathResource;
 pub use policies::{make_policy, make_policy_with, PolicyParams, POLICIES};
 pub use policy::{Migration, Observation, PolicyWork, TieringPolicy};
 pub use runner::{run, run_with_policy, run_with_progress, ExternalPolicy, Tiering};
@@ -51,4 +44,4 @@ pub use sim::{
 pub use workload::{Gups, GupsSpec};
 
 /// Bytes per cache line, the unit of memory traffic.
-pub const LINE_BYTES: f64 = crate::cache::LINE_BYTES as f64;
+pub use crate::mempath::LINE_BYTES;

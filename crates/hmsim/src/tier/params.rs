@@ -1,10 +1,10 @@
 //! The study's reference tiers, built from the reference parameters of [`super::reference`]
 //! (re-exported here).
 
-use super::curve::LatencyCurve;
-use super::engine::TierSpec;
-use super::path::PathResource;
 pub use super::reference::*;
+use crate::mempath::LatencyCurve;
+use crate::mempath::PathResource;
+use crate::mempath::TierSpec;
 
 /// The study's two tiers (Ice Lake 8362, 2 sockets).
 pub fn reference_tiers() -> Vec<TierSpec> {

@@ -4,8 +4,6 @@
 //! migrations with the policy's copy engine (its threads load the tiers as closed-loop
 //! sources in the next quantum).
 
-use super::copy::CopyFlow;
-use super::engine::{solve_fixed_point_from, FixedPoint, Source, TierCounters};
 use super::migrate::{CopyBudget, MigrationQueue};
 use super::pages::PageTable;
 use super::policy::{Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
@@ -13,6 +11,8 @@ pub use super::sim_params::SimParams;
 use super::source::{AccessSource, Demand, QuantumEnd, QuantumRate};
 use super::workload::lines_in_flight_per_core;
 use crate::error::ConfigError;
+use crate::mempath::CopyFlow;
+use crate::mempath::{solve_fixed_point_from, FixedPoint, Source, TierCounters};
 
 /// Streaming antagonists on one tier; `cores` may change to `cores_after` at `change_s`.
 #[derive(Debug, Clone, PartialEq)]

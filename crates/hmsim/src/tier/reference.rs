@@ -13,14 +13,13 @@ pub const DEFAULT_UNLOADED_NS: f64 = 70.0;
 /// tier plus antagonists at 2.5×/3.8×/5× unloaded latency, and GUPS alone moving 78–80 GB/s (fitted
 /// to 79).
 pub const DEFAULT_READ_BANDWIDTH_GB_S: f64 = 160.0;
-/// Fitted (see above): reads kept in flight per streaming antagonist core (hardware
-/// prefetchers; the Colloid paper's "tens per core" of lines: reads plus write-backs here = 31).
-pub const ANTAGONIST_READS_PER_CORE: f64 = 15.5;
-/// Fitted (see above): queueing coefficient of mixed read/write traffic (engine.rs).
-pub const QUEUE_COEFF: f64 = 0.2;
-/// Fitted (see above) to GUPS alone moving 78–80 GB/s: effective reads in flight per GUPS
-/// core (below the 10–12 line-fill-buffer bound of Intel cores as a ceiling).
-pub const GUPS_MLP: f64 = 4.37;
+/// Fitted (see above): reads kept in flight per streaming antagonist core (mempath/cores.rs).
+pub use crate::mempath::ANTAGONIST_READS_PER_CORE;
+/// Fitted (see above): effective reads in flight per GUPS core (mempath/cores.rs).
+pub use crate::mempath::GUPS_MLP;
+/// Fitted (see above): queueing coefficient of mixed read/write traffic, the memory-path
+/// engine's default (mempath/engine.rs).
+pub use crate::mempath::QUEUE_COEFF;
 /// Colloid setup: alternate tier = remote socket, 96 GB, 135 ns unloaded.
 pub const ALTERNATE_CAPACITY_BYTES: u64 = 96_000_000_000;
 pub const ALTERNATE_UNLOADED_NS: f64 = 135.0;
@@ -36,9 +35,9 @@ pub const ANTAGONIST_READ_FRACTION: f64 = 0.5;
 /// Colloid setup: intensity 0×/1×/2×/3× = 0/5/10/15 antagonist cores.
 pub const CORES_PER_INTENSITY: u32 = 5;
 
-/// A 50/50 read/write mix lowers the saturation bandwidth ~28 % (MESS-style curves;
-/// docs/tiering.md, model).
-pub const MIX_PENALTY: f64 = 0.28;
+/// A 50/50 read/write mix lowers the saturation bandwidth ~28 % (the memory-path engine's
+/// default, mempath/engine.rs).
+pub use crate::mempath::MIX_PENALTY;
 
 /// HeMem's evaluated build copies with I/OAT DMA over 2 channels (`NUM_CHANNS` 2 in the HeMem
 /// artifact, Raybuck et al., ACM SOSP 2021).

@@ -11,7 +11,6 @@
 //! events), but only the misses count towards the tiers and PEBS (which samples LLC-miss
 //! loads), and the next quantum's demand follows the measured hit rates and hit time.
 
-use super::cachefilter::CacheFilter;
 use super::hw::{HintFault, PageHardware};
 use super::pages::{PageTable, BASE_PAGE_BYTES};
 use super::policy::{TieringPolicy, DEFAULT_TIER};
@@ -19,6 +18,7 @@ use super::quantum::{run_quanta, Antagonists, SimParams, SimResult};
 use super::source::{AccessSource, CachedDemand, Demand, QuantumRate};
 use super::stream::{Access, AccessStream};
 use super::LINE_BYTES;
+use crate::cache::filter::CacheFilter;
 use crate::error::ConfigError;
 
 /// The application's demand: closed-loop cores and what one access moves.

@@ -7,7 +7,6 @@ use std::cell::RefCell;
 use serde_json::json;
 
 use super::apps::{self, AppStream};
-use super::cachefilter::CacheFilter;
 use super::oracle::OracleStatic;
 use super::pmem_tier::{dimm_of, PmemFeeder};
 use super::policies::{PolicyParams, POLICIES};
@@ -23,6 +22,7 @@ use super::steady::{nothing_migrated, Steadiness};
 use super::stream::{AccessStream, TraceStream};
 use super::workload::{Gups, CACHE_NONE};
 use super::LINE_BYTES;
+use crate::cache::filter::CacheFilter;
 use crate::config::check_host_memory;
 use crate::device::Catalog;
 use crate::error::RunError;

@@ -3,7 +3,6 @@
 //! struct. The run is in `runner.rs`, its result rows in `rows.rs`.
 
 use super::colloid::ColloidParams;
-use super::engine::TierSpec;
 use super::hemem::HeMemParams;
 use super::memtis::MemtisParams;
 use super::params;
@@ -12,6 +11,7 @@ use super::policies::POLICIES;
 use super::tpp::TppParams;
 use super::workload::GupsSpec;
 use crate::config::Validator;
+use crate::mempath::TierSpec;
 
 crate::params! {
     #[params(check)]

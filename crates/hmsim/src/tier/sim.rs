@@ -2,7 +2,6 @@
 //! and hint faults are drawn from the workload's access distribution (per-page rates), not
 //! from individual accesses.
 
-use super::engine::{solve_fixed_point, FixedPoint, TierSpec};
 use super::hw::{HintFault, PageHardware, StatHardware};
 use super::pages::{PageTable, BASE_PAGE_BYTES};
 use super::policy::{TieringPolicy, DEFAULT_TIER};
@@ -11,6 +10,7 @@ pub use super::quantum::{Antagonists, QuantumRecord, SimParams, SimResult};
 use super::source::{AccessSource, Demand, QuantumEnd, QuantumRate};
 use super::workload::{sample_count, Gups};
 use crate::error::ConfigError;
+use crate::mempath::{solve_fixed_point, FixedPoint, TierSpec};
 use crate::rng::{self, SimRng};
 
 /// What one quantum did, for models fed by the tiering run (the PMem write path).

@@ -1,7 +1,7 @@
 //! The parameters of one per-quantum simulation run, apart from the engine that runs it so
 //! that an access source can take them without importing the engine.
 
-use super::engine::TierSpec;
+use crate::mempath::TierSpec;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimParams {

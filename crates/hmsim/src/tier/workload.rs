@@ -3,6 +3,7 @@
 
 use rand::Rng;
 
+use crate::cache::filter::TraceCacheModel;
 use crate::config::Validator;
 use crate::rng::SimRng;
 
@@ -48,7 +49,7 @@ crate::params! {
         pub cache: Option<String> = None => any, "",
             "With `trace`: `filter` (the default) sends the trace's loads and stores through CPU caches (`cache_model`) and only misses and dirty write-backs reach the tiers; `none` counts every record as a memory access (the only way to replay a page-level trace). Generated `app` streams are memory-level traffic and never filtered (docs/tiering.md, *Traces behind caches*).";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub cache_model: Option<super::cachefilter::TraceCacheModel> = None => nested, "",
+        pub cache_model: Option<TraceCacheModel> = None => nested, "",
             "The caches of `cache = \"filter\"` and their hit latencies; default one socket of the study's Xeon Platinum 8362 (Ice Lake-SP).";
     }
 }

@@ -8,11 +8,18 @@
 //! below saturation X follows the loaded-latency curve, at saturation X stays at the
 //! saturation bandwidth and latency grows with W.
 
-use super::copy::CopyFlow;
 use super::curve::LatencyCurve;
+use super::flow::CopyFlow;
 use super::path::PathResource;
 use super::LINE_BYTES;
 use crate::config::Validator;
+
+/// A 50/50 read/write mix lowers the saturation bandwidth ~28 % (MESS-style curves;
+/// docs/tiering.md, model).
+pub const MIX_PENALTY: f64 = 0.28;
+/// Queueing coefficient of mixed read/write traffic; fitted with the tiering study's reference
+/// parameters (docs/tiering.md, *Calibration*).
+pub const QUEUE_COEFF: f64 = 0.2;
 
 crate::params! {
     #[params(required, check)]
@@ -28,9 +35,9 @@ crate::params! {
         #[serde(skip_serializing_if = "Option::is_none")]
         pub write_bandwidth_gb_s: Option<f64> = None => range(0.01, 1e5), "GB/s",
             "The media's saturation bandwidth with 100 % writes; traffic with read fraction r then takes r/read + (1−r)/write ns per byte before the mix penalty. Default: writes as fast as reads (the media's bandwidth is `read_bandwidth_gb_s` for any mix before the penalty).";
-        pub mix_penalty: f64 = super::reference::MIX_PENALTY => range(0.0, 0.9), "",
+        pub mix_penalty: f64 = MIX_PENALTY => range(0.0, 0.9), "",
             "Fractional loss of the media's saturation bandwidth for a 50/50 read/write mix (MESS-style curves: ~0.28); other mixes scale with 4·r·(1−r); not applied to path resources.";
-        pub queue_coeff: f64 = super::reference::QUEUE_COEFF => range(0.0, 100.0), "",
+        pub queue_coeff: f64 = QUEUE_COEFF => range(0.0, 100.0), "",
             "Queueing term under mixed traffic: factor += q · 4r(1−r) · u² / (1 − u); fitted (docs/tiering.md, *Calibration*).";
         pub curve: LatencyCurve = LatencyCurve::default() => any, "",
             "The media's (utilisation, latency factor) points, or a MESS file of them (docs/tiering.md, *Curves from MESS files*); default the normalised MESS curve (Esmaili-Dokht et al., MICRO 2024).";
