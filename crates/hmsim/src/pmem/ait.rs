@@ -290,6 +290,37 @@ mod tests {
     }
 
     #[test]
+    fn one_hot_line_migrates_floor_window_over_threshold_times_per_window() {
+        // Defaults: threshold 14 336, window 65 536 media writes of the DIMM. A single hot
+        // XPLine takes every write of the window: 4 migrations per window (the remaining
+        // 8 192 writes are forgotten when the window restarts), one per 16 384 writes.
+        let c = AitConfig::default();
+        let (t, w) = (c.migration_threshold_writes as u64, c.window_media_writes);
+        assert_eq!((t, w), (896 * 16, 4096 * 16));
+        let mut a = Ait::new(&c, 1 << 30, u32::MAX, crate::rng::stream(1, "ait"));
+        let windows = 3;
+        let migrated = (0..windows * w).filter(|_| a.media_write(7)).count() as u64;
+        assert_eq!(migrated, windows * (w / t));
+        assert_eq!(windows * w / migrated, 16_384);
+    }
+
+    #[test]
+    fn a_region_migrates_only_while_its_blocks_per_dimm_are_at_most_window_over_threshold() {
+        // Writes spread round-robin over k blocks of one DIMM: each block gets window / k
+        // writes per window, so it reaches the threshold only if k <= 65 536 / 14 336 = 4.57.
+        let c = AitConfig::default();
+        let w = c.window_media_writes;
+        for (k, per_block_per_window) in [(4u64, 1u64), (5, 0)] {
+            let mut a = Ait::new(&c, 1 << 30, u32::MAX, crate::rng::stream(1, "ait"));
+            let windows = 2;
+            let migrated = (0..windows * w)
+                .filter(|i| a.media_write((i % k) * XPLINES_PER_BLOCK))
+                .count() as u64;
+            assert_eq!(migrated, windows * k * per_block_per_window, "{k} blocks");
+        }
+    }
+
+    #[test]
     fn the_window_forgets_old_writes() {
         let mut c = cfg(true);
         c.window_media_writes = 5;

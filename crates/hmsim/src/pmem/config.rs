@@ -50,10 +50,10 @@ crate::params! {
     #[derive(Debug, Clone)]
     pub struct AitConfig {
         pub wear_leveling: bool = true => any, "", "Migrate hot 4 KiB blocks (wear leveling).";
-        pub migration_threshold_writes: u32 = 896 => range(1, u32::MAX), "writes",
-            "Media writes to one 4 KiB block within a window that trigger its migration (VANS: 896).";
-        pub window_media_writes: u64 = 4096 => range(1, u64::MAX), "writes",
-            "Per-DIMM media writes after which block write counters restart (hot-block window).";
+        pub migration_threshold_writes: u32 = 896 * 16 => range(1, u32::MAX), "writes",
+            "256 B media writes to one 4 KiB block within a window that trigger its migration: VANS's 896 AIT requests, each of which carries 16 overwrites of 256 B in VANS's own overwrite validation (3.5 MiB written to the block; docs/pmem.md).";
+        pub window_media_writes: u64 = 4096 * 16 => range(1, u64::MAX), "writes",
+            "Per-DIMM 256 B media writes after which block write counters restart (hot-block window, 16 MiB): blocks of a hot region fewer than window / threshold per DIMM migrate.";
         pub migration_stall_ns: f64 = 256.0 * 270.0 * 0.75 => non_negative, "ns",
             "Stall of the DIMM during a migration (VANS: 256 x 270 cycles at 0.75 ns).";
         #[serde(skip_serializing_if = "Option::is_none")]
