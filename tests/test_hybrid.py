@@ -90,22 +90,33 @@ def test_hybrid_study_quick(quick_study):
     assert set(REQUIRED) <= set(df.columns)
     q = res.summary["qualitative"]
     # The study: the smaller DRAM gives many long internal faults, the larger fewer. The
-    # page cache and recycled pages' stale copies keep faults at the larger size too
-    # (mostly short ones), so the model's large size is not "few" (docs/hybrid.md).
+    # page cache (no writeback during the run) and recycled pages' stale copies keep faults
+    # at the larger size too (mostly short ones), so the model's large size is not "few"
+    # (docs/hybrid.md).
     assert q["model_long_faults_small"] > 1000
     assert q["model_long_faults_large"] < 0.8 * q["model_long_faults_small"]
     assert q["model_internal_faults_large"] > 1000
-    main = df[(df.sweep == "main") & (df.dram_mib == q["small_dram_mib"])].set_index("policy")
-    assert main.runtime_s["all_EPF"] < main.runtime_s["no_EPF"]
-    # smart_EPF stalls through faults nobody else could use: it beats all_EPF here.
-    assert main.runtime_s["smart_EPF"] < main.runtime_s["all_EPF"]
-    assert 0 < main.short_faults["no_EPF"] < main.internal_faults["no_EPF"]
+    main = df[df.sweep == "main"].set_index(["dram_mib", "policy"])
+    # A signalled fault costs the EPF's exception, the timer's 50 µs slack and the wake-up
+    # path: with nobody ready, 59.688 µs more than stalling (docs/hybrid.md, computed by
+    # hand in the Rust test). pigz's helpers soon wait for the inflater, so most EPFs find
+    # nobody ready: all_EPF is slower than no_EPF at both sizes, by 0.5-1 x that per EPF,
+    # and smart_EPF (which stalls through short faults and faults nobody could use) is
+    # the fastest.
+    per_epf_s = 59_688e-9
+    for dram in (q["small_dram_mib"], q["large_dram_mib"]):
+        rt = main.loc[dram].runtime_s
+        epfs = main.loc[(dram, "all_EPF"), "epf_raised"]
+        assert 0.5 * per_epf_s < (rt["all_EPF"] - rt["no_EPF"]) / epfs < 1.05 * per_epf_s
+        assert rt["smart_EPF"] < rt["no_EPF"] < rt["all_EPF"]
+    small = main.loc[q["small_dram_mib"]]
+    assert 0 < small.short_faults["no_EPF"] < small.internal_faults["no_EPF"]
     # Internal faults fall as DRAM grows.
     sw = df[(df.sweep == "dram") & (df.policy == "no_EPF")].sort_values("dram_mib")
     assert sw.internal_faults.is_monotonic_decreasing
-    # Regression range of the model at the quick size (8 MB input, 17.8 MB DRAM): 1.91 s,
-    # 6.0 % of UMD accesses.
-    assert 1.5 < main.runtime_s["no_EPF"] < 2.4 and 0.04 < main.internal_fault_share["no_EPF"] < 0.08
+    # Regression range of the model at the quick size (8 MB input, 17.8 MB DRAM): 1.68 s,
+    # 4.9 % of UMD accesses (the input's page-cache pages are filled by DMA, not faulted).
+    assert 1.4 < small.runtime_s["no_EPF"] < 2.0 and 0.035 < small.internal_fault_share["no_EPF"] < 0.065
     for name in ("fig_runtime_by_policy", "fig_dram_sweep", "fig_threshold_sweep", "fig_service_time"):
         assert (out / f"{name}.png").stat().st_size > 5000
     assert (out / "service.csv").stat().st_size > 0

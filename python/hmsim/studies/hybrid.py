@@ -248,6 +248,13 @@ def qualitative(df: pd.DataFrame) -> dict:
         "model_long_faults_large": long_large,
         "few_at_large_holds": long_large < long_small / 4,
         "best_policy_small_dram": best_small,
+        # A signalled fault with nobody ready costs the timer's slack and the wake-up path
+        # (docs/hybrid.md), so all_EPF can lose to no_EPF even where faults are long.
+        "spec_epf": "EPF helps when faults are long; smart_EPF avoids the cost of short faults",
+        "all_epf_beats_no_epf_small": bool(rt[f"{small:g}MB/all_EPF"] < rt[f"{small:g}MB/no_EPF"]),
+        "smart_epf_best_at_both": all(
+            min(POLICIES, key=lambda p, d=d: main.loc[(d, p), "runtime_s"]) == "smart_EPF" for d in (small, large)
+        ),
         "runtime_s": rt,
     }
 

@@ -10,7 +10,7 @@ use rand::Rng;
 use super::policy::{EpfPolicy, FaultView};
 use super::tlb::Tlb;
 use super::umd::{Fault, Umd, Walk};
-use super::workload::HybridWorkload;
+use super::workload::{HybridWorkload, Touch};
 use crate::flash::NONE;
 
 crate::params! {
@@ -36,6 +36,8 @@ crate::params! {
             "A switch to or from the idle task when no thread is ready (a context switch without an address-space change; same measurement).";
         pub wakeup_ns: u64 = 3_000 => range(0, 1_000_000_000), "ns",
             "Leaving the idle state when the timer fires on an idle core: C1's exit latency as Intel declares it for Nehalem-class cores to Linux's `intel_idle` (3 µs).";
+        pub timer_slack_ns: u64 = 50_000 => range(0, 1_000_000_000), "ns",
+            "Slack of the timer an EPF-blocked thread sleeps on: the timer may fire up to this long after the estimate and, unless another timer fires in that window, fires at its end (Linux's default for normal tasks, `init_task.timer_slack_ns` = 50 µs; 0 as for real-time tasks).";
         pub time_slice_us: f64 = 4_000.0 => range(1.0, 1e9), "µs", "Scheduler time slice.";
         pub nonpreemptible_fraction: f64 = 0.0 => fraction, "",
             "Share of accesses inside atomic/non-preemptible sections (an EPF cannot block there).";
@@ -53,6 +55,9 @@ pub struct HostStats {
     pub itlb_misses: u64,
     pub dtlb_misses: u64,
     pub os_faults: u64,
+    /// First uses allocated by the kernel inside a system call (page-cache pages of
+    /// `read()` readahead and `write()`): the allocation's cost, no exception.
+    pub kernel_allocs: u64,
     pub internal_faults: u64,
     pub epf_raised: u64,
     /// EPFs raised again by a thread woken before its fault was done (estimate too short).
@@ -226,17 +231,25 @@ impl<'a> Host<'a> {
         (z ^ (z >> 31)) < self.np_cut
     }
 
-    /// Moves EPF-blocked threads whose timer has fired to the ready queue; each timer
-    /// interrupt costs an exception entry.
+    /// Moves EPF-blocked threads whose timer has fired to the ready queue. Blocked threads
+    /// are keyed by their timer's hard expiry (estimate + slack); one timer interrupt (an
+    /// exception entry) at the earliest hard expiry also expires every timer whose soft
+    /// expiry (hard − slack) has passed by then, as Linux's hrtimer interrupt does.
     fn wake_due(&mut self) {
-        while let Some(&Reverse((t, i))) = self.blocked.peek() {
+        while let Some(&Reverse((t, _))) = self.blocked.peek() {
             if t > self.now {
                 break;
             }
-            self.blocked.pop();
             self.now += self.cfg.exception_ns;
             self.stats.timer_interrupts += 1;
-            self.ready.push_back(i);
+            let soft_limit = t + self.cfg.timer_slack_ns;
+            while let Some(&Reverse((h, i))) = self.blocked.peek() {
+                if h > soft_limit {
+                    break;
+                }
+                self.blocked.pop();
+                self.ready.push_back(i);
+            }
         }
     }
 
@@ -338,6 +351,16 @@ impl<'a> Host<'a> {
                 }
                 let th = &mut self.threads[i];
                 let ev = events[th.cursor];
+                if ev.touch == Touch::Dma {
+                    // The disk's DMA, not the thread: no instructions, no TLB, no wait.
+                    let process = th.process as usize;
+                    th.cursor += 1;
+                    self.dma_fill(process, ev.page);
+                    if !self.waiters[i].is_empty() {
+                        self.release_waiters(i);
+                    }
+                    continue;
+                }
                 if !th.gap_paid {
                     frac += ev.gap as f64 * ns_per_instr;
                     let whole = frac as u64;
@@ -348,12 +371,13 @@ impl<'a> Host<'a> {
                 let (process, cursor) = (th.process as usize, th.cursor);
                 let code =
                     self.code_base[process] + ((cursor >> 6) as u64 % self.cfg.code_pages as u64);
-                if let Step::Blocked(until) = self.translate(code, false, true, i, cursor) {
+                if let Step::Blocked(until) = self.translate(code, false, true, false, i, cursor) {
                     self.blocked.push(Reverse((until, i)));
                     break;
                 }
                 let vp = self.data_base[process] + ev.page as u64;
-                match self.translate(vp, ev.write, false, i, cursor) {
+                let kernel_alloc = ev.touch == Touch::Syscall;
+                match self.translate(vp, ev.write, false, kernel_alloc, i, cursor) {
                     Step::Done => {
                         self.stats.umd_accesses += 1;
                         let th = &mut self.threads[i];
@@ -378,8 +402,18 @@ impl<'a> Host<'a> {
 
     /// One access to virtual page `vp` through the I- or D-TLB: the hit path inline, the
     /// walk out of line.
+    /// `kernel_alloc`: a first use is a page-cache page the kernel allocates inside a system
+    /// call, not a page fault.
     #[inline(always)]
-    fn translate(&mut self, vp: u64, write: bool, instr: bool, t: usize, cursor: usize) -> Step {
+    fn translate(
+        &mut self,
+        vp: u64,
+        write: bool,
+        instr: bool,
+        kernel_alloc: bool,
+        t: usize,
+        cursor: usize,
+    ) -> Step {
         let tlb = if instr {
             &mut self.itlb
         } else {
@@ -392,17 +426,31 @@ impl<'a> Host<'a> {
             }
             return Step::Done;
         }
-        self.walk(vp, write, instr, t, cursor)
+        self.walk(vp, write, instr, kernel_alloc, t, cursor)
     }
 
     #[inline(never)]
-    fn walk(&mut self, vp: u64, write: bool, instr: bool, t: usize, cursor: usize) -> Step {
+    fn walk(
+        &mut self,
+        vp: u64,
+        write: bool,
+        instr: bool,
+        kernel_alloc: bool,
+        t: usize,
+        cursor: usize,
+    ) -> Step {
         self.now += self.cfg.page_walk_ns;
         let mut lpn = self.page_table[vp as usize];
         let fault = if lpn == NONE {
-            // First use: an ordinary page fault; the OS takes the next logical page.
-            self.stats.os_faults += 1;
-            self.now += self.cfg.exception_ns + self.cfg.os_fault_ns;
+            // First use: the OS takes the next logical page, in an ordinary page fault or,
+            // for a page-cache page, inside the system call (no exception).
+            if kernel_alloc {
+                self.stats.kernel_allocs += 1;
+                self.now += self.cfg.os_fault_ns;
+            } else {
+                self.stats.os_faults += 1;
+                self.now += self.cfg.exception_ns + self.cfg.os_fault_ns;
+            }
             lpn = self.allocate();
             self.page_table[vp as usize] = lpn;
             let f = self.umd.fault(lpn, self.now, true);
@@ -468,7 +516,8 @@ impl<'a> Host<'a> {
                 self.stats.epf_reraised += 1;
             }
             self.now += self.cfg.exception_ns;
-            return Step::Blocked(self.now + d.estimate);
+            // The OS sleeps on a timer set to the estimate with the task's slack.
+            return Step::Blocked(self.now + d.estimate + self.cfg.timer_slack_ns);
         }
         self.stats.stall_ns += d.done.saturating_sub(self.now);
         self.now = self.now.max(d.done);
@@ -479,9 +528,10 @@ impl<'a> Host<'a> {
     /// signalling costs given who is ready now.
     fn view(&self, estimate_ns: u64) -> FaultView {
         let c = &self.cfg;
-        let end = self.now + c.exception_ns + estimate_ns;
+        let sleep_ns = estimate_ns + c.timer_slack_ns;
+        let end = self.now + c.exception_ns + sleep_ns;
         let (gain_ns, switches) = if !self.ready.is_empty() {
-            (estimate_ns, 2 * c.context_switch_ns)
+            (sleep_ns, 2 * c.context_switch_ns)
         } else {
             let gain = match self.blocked.peek() {
                 Some(&Reverse((t, _))) => end.saturating_sub(t.max(self.now)),
@@ -508,6 +558,22 @@ impl<'a> Host<'a> {
             self.now += self.cfg.dram_access_ns;
         }
         Step::Done
+    }
+
+    /// A disk's DMA fills page `page` of `process` whole (readahead): readahead allocates
+    /// it inside `read()` (the allocation's cost, no exception) and the device takes it
+    /// into a frame without a flash read.
+    fn dma_fill(&mut self, process: usize, page: u32) {
+        let vp = self.data_base[process] + page as u64;
+        let mut lpn = self.page_table[vp as usize];
+        if lpn == NONE {
+            self.stats.kernel_allocs += 1;
+            self.now += self.cfg.os_fault_ns;
+            lpn = self.allocate();
+            self.page_table[vp as usize] = lpn;
+        }
+        let f = self.umd.fill_whole(lpn, self.now);
+        self.evict(&f);
     }
 
     fn evict(&mut self, f: &Fault) {

@@ -24,7 +24,7 @@ use flate2::write::DeflateEncoder;
 use flate2::Compression;
 use rand::Rng;
 
-use super::workload::{Dep, Ev, HybridWorkload, ThreadSpec, MIB, PAGE_BYTES};
+use super::workload::{Dep, Ev, HybridWorkload, ThreadSpec, Touch, MIB, PAGE_BYTES};
 use crate::rng::SimRng;
 
 crate::params! {
@@ -113,7 +113,15 @@ struct Stream {
 
 impl Stream {
     fn push(&mut self, page: u32, gap: u32, write: bool) {
-        self.ev.push(Ev { page, gap, write });
+        self.push_by(page, gap, write, Touch::Cpu);
+    }
+    fn push_by(&mut self, page: u32, gap: u32, write: bool, touch: Touch) {
+        self.ev.push(Ev {
+            page,
+            gap,
+            write,
+            touch,
+        });
     }
     fn wait(&mut self, thread: u16, m: Mark) {
         self.waits.push((self.ev.len() as u32, thread, m));
@@ -199,10 +207,14 @@ impl PigzLike {
             }
             syscall(s, &mut rng);
             let first = c as u32 * bp;
-            for p in first..(first + bp).min(in_pages) {
-                // The disk fills a new page-cache page, the kernel copies it out.
-                s.push(l.file_in + p, 0, true);
-                s.push(l.file_in + p, 0, false);
+            let last = (first + bp).min(in_pages);
+            // Readahead allocates the read's page-cache pages and the disk's DMA fills
+            // them whole; then the kernel copies each out to the user buffer.
+            for p in first..last {
+                s.push_by(l.file_in + p, 0, true, Touch::Dma);
+            }
+            for p in first..last {
+                s.push_by(l.file_in + p, 0, false, Touch::Syscall);
                 s.push(l.in_buf + (c as u32 % 2) * bp + (p - first), copy_gap, true);
             }
             *end = s.len();
@@ -258,7 +270,13 @@ impl PigzLike {
             syscall(s, &mut rng);
             for q in 0..n {
                 s.push(l.out_buf + q, 0, false);
-                s.push(l.file_out + k as u32 * wp + q, copy_gap, true);
+                // A page-cache page allocated inside write(), filled by the kernel's copy.
+                s.push_by(
+                    l.file_out + k as u32 * wp + q,
+                    copy_gap,
+                    true,
+                    Touch::Syscall,
+                );
             }
             written[k] = s.len();
             let s = &mut th[CHECKER as usize];

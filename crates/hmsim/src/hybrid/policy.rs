@@ -9,8 +9,9 @@ use crate::named::{Entry, Registry};
 pub struct FaultView {
     /// The device's service-time estimate.
     pub estimate_ns: u64,
-    /// Time other threads could run during the wait: the whole estimate if one is ready,
-    /// the part after the first blocked thread wakes if none is, else zero.
+    /// Time other threads could run during the sleep (the estimate plus the timer's
+    /// slack): all of it if one is ready, the part after the first blocked thread wakes if
+    /// none is, else zero.
     pub gain_ns: u64,
     /// What signalling costs the core: exception entry, the switch away and back (to idle
     /// and out of it, plus the wake-up latency, when no thread is ready), the timer

@@ -277,6 +277,7 @@ pub struct PolicyRun {
     pub max_erase_count: u32,
     pub writebacks: u64,
     pub stale_reads: u64,
+    pub dma_fills: u64,
 }
 
 /// `w` on a fresh UMD under policy `p`; `Err` names an unregistered policy.
@@ -297,6 +298,7 @@ pub fn simulate(
         max_erase_count: umd.ftl.erase_counts().iter().copied().max().unwrap_or(0),
         writebacks: umd.writebacks,
         stale_reads: umd.stale_reads,
+        dma_fills: umd.dma_fills,
     })
 }
 
@@ -350,6 +352,8 @@ result_row! {
         timer_interrupts: u64 ["interrupts", "timer interrupts ending blocks"],
         handoff_waits: u64 ["waits", "waits for another thread's data"],
         os_faults: u64 ["faults", "OS page faults"],
+        kernel_allocs: u64 ["pages", "page-cache pages allocated inside system calls"],
+        dma_fills: u64 ["pages", "pages written whole by DMA (no flash read)"],
         itlb_misses: u64 ["misses", "instruction TLB misses"],
         dtlb_misses: u64 ["misses", "data TLB misses"],
         victim_writebacks: u64 ["pages", "dirty DRAM victims programmed to flash"],
@@ -413,6 +417,8 @@ fn row(sc: &HybridConfig, w: &HybridWorkload, p: &EpfPolicySpec, r: &PolicyRun) 
         timer_interrupts: s.timer_interrupts,
         handoff_waits: s.handoff_waits,
         os_faults: s.os_faults,
+        kernel_allocs: s.kernel_allocs,
+        dma_fills: r.dma_fills,
         itlb_misses: s.itlb_misses,
         dtlb_misses: s.dtlb_misses,
         victim_writebacks: r.writebacks,

@@ -6,7 +6,7 @@ use super::pigz::{measured_ratio, PigzLike, CHECKER, INFLATER, READER, WRITER};
 use super::policy::{EpfPolicy, EpfPolicySpec, FaultView};
 use super::scenario::simulate;
 use super::umd::{Umd, Walk};
-use super::workload::{Ev, HybridWorkload, ThreadSpec, MIB, PAGE_BYTES};
+use super::workload::{Ev, HybridWorkload, ThreadSpec, Touch, MIB, PAGE_BYTES};
 use super::HybridConfig;
 use crate::flash::{build_gc, preset, Ftl, Geometry};
 
@@ -168,6 +168,7 @@ fn hybrid_host_closed_form_no_epf() {
         page,
         gap: 0,
         write,
+        touch: Touch::Cpu,
     };
     let w = HybridWorkload {
         name: "t".into(),
@@ -277,6 +278,7 @@ fn assert_time_accounted(s: &super::HostStats, c: &HostConfig, instr_ns: u64) {
         + s.umd_accesses * c.dram_access_ns
         + (s.itlb_misses + s.dtlb_misses) * c.page_walk_ns
         + s.os_faults * (c.exception_ns + c.os_fault_ns)
+        + s.kernel_allocs * c.os_fault_ns
         + (s.epf_raised + s.epf_reraised + s.timer_interrupts) * c.exception_ns
         + s.context_switches * c.context_switch_ns
         + s.idle_switches * c.idle_switch_ns
@@ -290,6 +292,7 @@ fn ev(page: u32, gap: u32) -> Ev {
         page,
         gap,
         write: true,
+        touch: Touch::Cpu,
     }
 }
 
@@ -303,8 +306,10 @@ fn hybrid_epf_cost_without_a_ready_thread() {
     assert!(no.service.iter().all(|&(e, a)| e == a && a == 25_000 + 50));
     assert_eq!(all.epf_raised, all.internal_faults);
     // Per signalled fault: the EPF's exception, the switch to idle (hidden in the wait),
-    // the wake-up from idle, the timer interrupt, the switch out of idle and the re-walk.
-    let per_epf = 2 * c.exception_ns + c.wakeup_ns + c.idle_switch_ns + c.page_walk_ns;
+    // the timer's slack, the wake-up from idle, the timer interrupt, the switch out of
+    // idle and the re-walk.
+    let per_epf =
+        2 * c.exception_ns + c.timer_slack_ns + c.wakeup_ns + c.idle_switch_ns + c.page_walk_ns;
     assert_eq!(all.runtime_ns - no.runtime_ns, all.epf_raised * per_epf);
     assert_eq!(all.idle_switches, 2 * all.epf_raised);
     assert_eq!(all.wakeups, all.epf_raised);
@@ -316,6 +321,68 @@ fn hybrid_epf_cost_without_a_ready_thread() {
     let (smart, _) = short_fault_run(vec![events], 64, "smart_EPF");
     assert_eq!(smart.epf_raised, 0);
     assert_eq!(smart.runtime_ns, no.runtime_ns);
+}
+
+/// The cost of one signalled short fault, written out by hand: one thread touches one new
+/// page whose recycled logical page still has a flash copy, so its first use (and the code
+/// page's) is a 25.05 µs short fault; nobody else can run.
+#[test]
+fn hybrid_signalled_short_fault_cost_by_hand() {
+    let (no, c) = short_fault_run(vec![vec![ev(0, 0)]], 64, "no_EPF");
+    let (all, _) = short_fault_run(vec![vec![ev(0, 0)]], 64, "all_EPF");
+    // The defaults this hand computation uses.
+    assert_eq!(
+        (
+            c.page_walk_ns,
+            c.exception_ns,
+            c.os_fault_ns,
+            c.dram_access_ns
+        ),
+        (200, 1_344, 2_000, 50)
+    );
+    assert_eq!(
+        (c.timer_slack_ns, c.wakeup_ns, c.idle_switch_ns),
+        (50_000, 3_000, 3_800)
+    );
+    // A short fault: flash read 25 µs + DRAM write 50 ns, estimated exactly.
+    let service = 25_000 + 50;
+    assert!(no
+        .service
+        .iter()
+        .all(|&(e, a)| e == service && a == service));
+    // Shared by both policies per page (the code page, then the data page): the walk
+    // (200) and the OS page fault of the first use (exception 1 344 + handler 2 000).
+    let first_use = 200 + 1_344 + 2_000;
+    // no_EPF: the core stalls through the fault.
+    let stalled = first_use + service;
+    assert_eq!(
+        no.runtime_ns,
+        2 * stalled + 50,
+        "two faults, then the data access"
+    );
+    // all_EPF: the EPF's exception (1 344); the OS sleeps on a timer set to the estimate
+    // with 50 000 ns of slack, which fires at its end as no other timer is due (the switch
+    // to idle, 3 800, happens inside the sleep); the core leaves C1 (3 000), takes the
+    // timer interrupt (1 344), switches out of idle to the woken thread (3 800), which
+    // walks again (200).
+    let signalled = first_use + 1_344 + (service + 50_000) + 3_000 + 1_344 + 3_800 + 200;
+    assert_eq!(all.runtime_ns, 2 * signalled + 50);
+    // So a signalled short fault costs 59 688 ns more than stalling through it: more than
+    // twice the 25 050 ns it waits for.
+    assert_eq!(signalled - stalled, 59_688);
+    assert_eq!(all.idle_ns, 2 * (service + 50_000 - 3_800));
+    assert_time_accounted(&all, &c, 0);
+}
+
+#[test]
+fn hybrid_timers_within_the_slack_expire_in_one_interrupt() {
+    // Two processes each touching new pages: thread 1 blocks a few µs after thread 0, so
+    // thread 0's timer interrupt (at its hard expiry) also expires thread 1's, whose soft
+    // expiry has passed by then.
+    let a: Vec<Ev> = (0..10).map(|p| ev(p, 0)).collect();
+    let (all, c) = short_fault_run(vec![a.clone(), a], 64, "all_EPF");
+    assert_time_accounted(&all, &c, 0);
+    assert!(all.timer_interrupts < all.epf_raised, "{all:?}");
 }
 
 #[test]
@@ -360,6 +427,33 @@ fn hybrid_short_fault_reads_a_recycled_pages_stale_copy() {
     // A page with no flash copy needs no flash work.
     let f = umd.fault(unmapped, 1_000_000, true);
     assert!(!f.flash_work && f.estimate_ns == 0);
+}
+
+#[test]
+fn hybrid_dma_fill_needs_no_flash_read() {
+    let mut ftl = small_ftl(256);
+    ftl.precondition(1.0, 0.0, &mut crate::rng::stream(1, "t"));
+    let mut umd = Umd::new(ftl, 1, 50, 50);
+    // Every page has a flash copy; a DMA writing page 3 whole does not read it: the DRAM
+    // write of the data into the free frame, 50 ns.
+    let f = umd.fill_whole(3, 0);
+    assert!(!f.flash_work);
+    assert_eq!((f.estimate_ns, f.done_ns), (50, 50));
+    assert_eq!((umd.dma_fills, umd.stale_reads), (1, 0));
+    assert!(umd.cache.is_dirty(f.frame), "its data is not in flash yet");
+    // The next DMA evicts the dirty page: its program (DRAM read 50 + 200 µs) comes first.
+    let t = 1_000_000;
+    let g = umd.fill_whole(4, t);
+    assert!(g.flash_work && g.evicted == Some(3));
+    assert_eq!(g.done_ns - t, g.estimate_ns);
+    assert!(g.estimate_ns >= 50 + 200_000 + 50, "{g:?}");
+    assert_eq!(
+        umd.walk(4),
+        Walk::Dram {
+            frame: 0,
+            ready_ns: g.done_ns
+        }
+    );
 }
 
 fn pigz(input_mib: f64, os_mib: f64) -> HybridWorkload {
@@ -413,22 +507,32 @@ fn hybrid_pigz_run_finishes_every_thread_deterministically() {
     sc.host.nonpreemptible_fraction = 0.0;
     let runs: Vec<_> = ["no_EPF", "all_EPF", "smart_EPF"]
         .iter()
-        .map(|p| {
-            simulate(&sc, &w, &EpfPolicySpec::named(p), SEED)
-                .unwrap()
-                .stats
-        })
+        .map(|p| simulate(&sc, &w, &EpfPolicySpec::named(p), SEED).unwrap())
         .collect();
-    for s in &runs {
-        assert_eq!(s.umd_accesses, w.events(), "every thread ran to its end");
+    // The input file's pages: filled whole by the disk's DMA, allocated by readahead.
+    let dma = w
+        .threads
+        .iter()
+        .flat_map(|t| t.events.iter())
+        .filter(|e| e.touch == Touch::Dma)
+        .count() as u64;
+    assert_eq!(dma, (0.25 * MIB as f64 / PAGE_BYTES as f64).ceil() as u64);
+    for r in &runs {
+        let s = &r.stats;
+        assert_eq!(r.dma_fills, dma);
+        // Every thread ran to its end: each event is a CPU access or a DMA fill.
+        assert_eq!(s.umd_accesses + r.dma_fills, w.events());
         assert!(s.handoff_waits > 0);
         assert!(s.internal_faults > 0);
+        // Page-cache pages (input by readahead, output by write()) are allocated inside
+        // system calls, without a page fault.
+        assert!(s.kernel_allocs >= dma, "{s:?}");
     }
     let again = simulate(&sc, &w, &EpfPolicySpec::named("smart_EPF"), SEED)
         .unwrap()
         .stats;
-    assert_eq!(again.runtime_ns, runs[2].runtime_ns);
-    assert_eq!(again.service, runs[2].service);
+    assert_eq!(again.runtime_ns, runs[2].stats.runtime_ns);
+    assert_eq!(again.service, runs[2].stats.service);
     assert_eq!(w.threads[0].events, pigz(0.25, 0.5).threads[0].events);
 }
 

@@ -45,6 +45,8 @@ pub struct Umd {
     pub writebacks: u64,
     /// Fresh pages whose dead flash copy was read in (short faults of recycled pages).
     pub stale_reads: u64,
+    /// Pages written whole by a DMA (no flash read).
+    pub dma_fills: u64,
 }
 
 impl Umd {
@@ -63,6 +65,7 @@ impl Umd {
             ftl,
             writebacks: 0,
             stale_reads: 0,
+            dma_fills: 0,
         }
     }
 
@@ -102,17 +105,10 @@ impl Umd {
         self.cache.touch(f, write);
     }
 
-    /// Brings `lpn` into DRAM at `now_ns`: a free frame or the LRU victim (programmed to
-    /// flash first if dirty, with any GC that needs), then the page read from flash. For a
-    /// `fresh` page (the OS zero-fills a page it took from its free list) the device still
-    /// reads the flash copy if there is one: nobody told it the old contents are dead, and
-    /// the walk comes before the zero-fill's stores (a short fault when the victim is
-    /// clean). The estimate is the DRAM operation times plus the flash operations
-    /// scheduled on idle dies and channels; the done time schedules the same operations on
-    /// the real ones, so it exceeds the estimate only when earlier work still occupies them.
-    pub fn fault(&mut self, lpn: u32, now_ns: u64, fresh: bool) -> Fault {
-        self.ops.clear();
-        let gc_before = self.ftl.stats.gc_runs;
+    /// A frame for a page coming in at `now_ns`: a free one, else the LRU victim, whose
+    /// program (if dirty) is queued in `ops`. Returns the frame, the evicted page and the
+    /// DRAM time spent so far (estimate and clock).
+    fn take_frame(&mut self, now_ns: u64) -> (u32, Option<u32>, u64, u64) {
         let mut est = 0u64;
         let mut t = now_ns;
         let mut evicted = None;
@@ -135,6 +131,66 @@ impl Umd {
                 v
             }
         };
+        (frame, evicted, est, t)
+    }
+
+    /// A disk's DMA writes the whole of `lpn` at `now_ns` (readahead filling a page-cache
+    /// page). It needs a frame like a fault (the victim's program first if it is dirty)
+    /// but no flash read: nothing of the old contents survives a whole-page write. The
+    /// frame is ready after the victim's program and the DRAM write of the data; no thread
+    /// waits here (the disk does), only a later access that finds the frame not ready.
+    pub fn fill_whole(&mut self, lpn: u32, now_ns: u64) -> Fault {
+        let f = self.frame_of[lpn as usize];
+        if f != NONE {
+            // Already in DRAM: the data overwrites the frame in place.
+            self.cache.touch(f, true);
+            return Fault {
+                frame: f,
+                evicted: None,
+                estimate_ns: 0,
+                done_ns: self.ready_ns[f as usize].max(now_ns),
+                flash_work: false,
+                gc_runs: 0,
+            };
+        }
+        self.ops.clear();
+        let gc_before = self.ftl.stats.gc_runs;
+        let (frame, evicted, mut est, mut t) = self.take_frame(now_ns);
+        if self.release_at_register {
+            est += self.units.idle_released(&self.ops);
+            t = self.units.schedule_released(&self.ops, t);
+        } else {
+            est += self.units.idle_span(&self.ops);
+            t = self.units.schedule(&self.ops, t);
+        }
+        est += self.dram_write_ns;
+        t += self.dram_write_ns;
+        self.cache.install(frame, lpn, true);
+        self.frame_of[lpn as usize] = frame;
+        self.ready_ns[frame as usize] = t;
+        self.dma_fills += 1;
+        Fault {
+            frame,
+            evicted,
+            estimate_ns: est,
+            done_ns: t,
+            flash_work: !self.ops.is_empty(),
+            gc_runs: self.ftl.stats.gc_runs - gc_before,
+        }
+    }
+
+    /// Brings `lpn` into DRAM at `now_ns`: a free frame or the LRU victim (programmed to
+    /// flash first if dirty, with any GC that needs), then the page read from flash. For a
+    /// `fresh` page (the OS zero-fills a page it took from its free list) the device still
+    /// reads the flash copy if there is one: nobody told it the old contents are dead, and
+    /// the walk comes before the zero-fill's stores (a short fault when the victim is
+    /// clean). The estimate is the DRAM operation times plus the flash operations
+    /// scheduled on idle dies and channels; the done time schedules the same operations on
+    /// the real ones, so it exceeds the estimate only when earlier work still occupies them.
+    pub fn fault(&mut self, lpn: u32, now_ns: u64, fresh: bool) -> Fault {
+        self.ops.clear();
+        let gc_before = self.ftl.stats.gc_runs;
+        let (frame, evicted, mut est, mut t) = self.take_frame(now_ns);
         let read = self.ftl.read(lpn);
         if let Some(op) = read {
             self.ops.push(op);

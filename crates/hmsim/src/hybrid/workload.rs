@@ -13,13 +13,29 @@ pub const PAGE_BYTES: u64 = 4096;
 /// Sizes in this module are binary megabytes.
 pub const MIB: u64 = 1 << 20;
 
+/// Who touches a page, which decides what its first use costs the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Touch {
+    /// A load or store of the thread: a first use is a page fault (exception + handler).
+    #[default]
+    Cpu,
+    /// The kernel's copy inside a system call into a page-cache page it allocates in that
+    /// call (`write()`): a first use costs the allocation, not an exception.
+    Syscall,
+    /// A disk's DMA writing the whole page (readahead filling an input page): no CPU
+    /// access, no TLB, and the device needs no flash read because nothing of the old
+    /// contents survives.
+    Dma,
+}
+
 /// One page-level access: a page of the thread's process, read or write, after `gap`
-/// instructions.
+/// instructions, by the thread, the kernel or a device (`touch`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ev {
     pub page: u32,
     pub gap: u32,
     pub write: bool,
+    pub touch: Touch,
 }
 
 /// Before event `at`, the thread waits (blocks, as on a futex) until thread `thread` has
@@ -127,6 +143,7 @@ pub fn from_trace(
             page,
             gap: gap.min(u32::MAX as u64) as u32,
             write: r.kind.is_write(),
+            touch: Touch::Cpu,
         });
         gap = 0;
     }
