@@ -140,7 +140,12 @@ impl PClht {
         if self.o.opts.evict_volatile {
             self.dram_locks[bin as usize] = 1;
         } else {
-            pm.store_bytes(self.buckets + bin * BUCKET + OFF_LOCK, &[1]);
+            // CLHT takes the lock with a compare-and-swap (`CAS_U8` in `lock_acq_chk_resize`):
+            // a locked read-modify-write waits for its line, so the lock word is read first.
+            // A plain store would let the store buffer hide that miss.
+            let lock = self.buckets + bin * BUCKET + OFF_LOCK;
+            let _ = pm.load(lock);
+            pm.store_bytes(lock, &[1]);
         }
     }
 
@@ -525,5 +530,22 @@ mod tests {
             pm.stats().minus(&before).stores
         };
         assert_eq!(count(false), count(true) + 2);
+    }
+
+    #[test]
+    fn a_lock_on_the_bucket_line_is_taken_by_a_read_modify_write() {
+        let loads = |evict: bool| {
+            let opts = TonicOpts {
+                evict_volatile: evict,
+                ..TonicOpts::default()
+            };
+            let (mut pm, mut idx, _) = fresh(&SPEC, KeyType::Int, opts, RegionConfig::default());
+            let before = pm.stats();
+            idx.insert(&mut pm, Key::Int(5), 1).unwrap();
+            pm.stats().minus(&before).loads
+        };
+        // The compare-and-swap reads the lock word before storing it; the unlock is a plain
+        // store (CLHT's `LOCK_RLS`).
+        assert_eq!(loads(false), loads(true) + 1);
     }
 }

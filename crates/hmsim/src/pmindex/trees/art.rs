@@ -197,7 +197,11 @@ impl Art {
 
     fn new_node<M: PmMem>(&self, pm: &mut M, t: u64, level: u32, p: Prefix) -> u64 {
         let align = if self.cfg.xpline_aligned { 256 } else { LINE };
-        let n = pm.alloc(size_of(t), align);
+        let n = if self.cfg.no_bloat {
+            pm.alloc_clean(size_of(t), align)
+        } else {
+            pm.alloc(size_of(t), align)
+        };
         pm.store(n, t);
         pm.store(n + 8, prefix_word(p));
         set_counters(pm, n, level, 0, 0);

@@ -204,7 +204,11 @@ impl FastFair {
         } else {
             LINE
         };
-        let n = pm.alloc(self.cfg.node_bytes, align);
+        let n = if self.cfg.no_bloat {
+            pm.alloc_clean(self.cfg.node_bytes, align)
+        } else {
+            pm.alloc(self.cfg.node_bytes, align)
+        };
         set_hdr(pm, n, level, 0, -1);
         n
     }

@@ -168,7 +168,11 @@ impl Masstree {
     }
 
     fn new_node<M: PmMem>(&self, pm: &mut M, level: u64) -> u64 {
-        let n = pm.alloc(NODE, LINE);
+        let n = if self.no_bloat {
+            pm.alloc_clean(NODE, LINE)
+        } else {
+            pm.alloc(NODE, LINE)
+        };
         pm.store(n, level);
         pm.store(n + PERM, Perm::empty().0);
         n
