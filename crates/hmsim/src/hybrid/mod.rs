@@ -11,14 +11,14 @@
 //!   with its helper threads, page cache and resident OS.
 //! - [`run`]: the `hybrid` scenario.
 
-pub mod cache;
-pub mod host;
-pub mod pigz;
-pub mod policy;
+mod cache;
+mod host;
+mod pigz;
+mod policy;
 mod scenario;
-pub mod tlb;
-pub mod umd;
-pub mod workload;
+mod tlb;
+mod umd;
+mod workload;
 
 #[cfg(test)]
 mod tests;

@@ -90,6 +90,7 @@ pub enum MemoryModePattern {
     Random,
 }
 
+#[cfg(test)]
 /// Steady-state (after warm-up) hit ratio per 64 B access of a direct-mapped cache of
 /// `cache_pages` page slots, for `pages` footprint pages placed among `node_pages` frames of
 /// the node; closed form (expected value for random frames). Random placement in granules
@@ -118,6 +119,7 @@ pub fn hit_ratio_granular(
     )
 }
 
+#[cfg(test)]
 /// [`hit_ratio_granular`] for pages placed one by one (`Shuffled` counts as `Random`).
 pub fn hit_ratio(
     pattern: MemoryModePattern,

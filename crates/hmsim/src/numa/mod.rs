@@ -10,14 +10,14 @@
 //! - [`cost`]: vmalloc-style allocation time; [`app`]: application runtime through the
 //!   tier engine's loaded-latency model.
 
-pub mod app;
-pub mod capacity;
-pub mod cost;
-pub mod mmcache;
-pub mod placer;
-pub mod policies;
-pub mod policy;
-pub mod pool;
+mod app;
+mod capacity;
+mod cost;
+mod mmcache;
+mod placer;
+mod policies;
+mod policy;
+mod pool;
 mod scenario;
 pub mod topology;
 

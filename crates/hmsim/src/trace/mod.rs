@@ -20,7 +20,7 @@ mod info;
 mod kmem;
 mod lackey;
 mod memctrl;
-pub mod native;
+mod native;
 mod pagelevel;
 mod pages;
 mod parse;
