@@ -63,6 +63,18 @@ mod tests {
                 1,
                 "runs",
             ),
+            (
+                "module = \"pm-index\"\n[index]\nname = \"p-clht\"\n[workload]\nrecords = 500\n\
+                 [throughput]\nmeasure = true\nrepeats = 2\n",
+                3,
+                "steps",
+            ),
+            (
+                "module = \"pm-index\"\n[index]\nname = \"p-clht\"\n[crash]\noperations = 20\n\
+                 adversarial = true\n",
+                2,
+                "crash modes",
+            ),
         ];
         for (text, total, unit) in cases {
             let log = Log::default();

@@ -68,6 +68,7 @@ impl Scenario for PmIndexStudy {
             } else {
                 &[false]
             };
+            ctx.progress().start(modes.len() as u64, "crash modes");
             let reports: Vec<CrashReport> = modes
                 .iter()
                 .map(|&adversarial| {
@@ -75,7 +76,7 @@ impl Scenario for PmIndexStudy {
                         probability: c.probability,
                         adversarial,
                     };
-                    crash_test(
+                    let report = crash_test(
                         spec,
                         sc.index.key_type,
                         sc.index.tonic,
@@ -83,7 +84,9 @@ impl Scenario for PmIndexStudy {
                         &ops,
                         cap,
                         seed,
-                    )
+                    );
+                    ctx.progress().advance(1);
+                    report
                 })
                 .collect();
             let failures: u64 = reports.iter().map(|r| r.failures).sum();
@@ -120,11 +123,22 @@ impl Scenario for PmIndexStudy {
             run_ops(&y, seed)
         };
         let dimm = DimmSpec::from_rating(dev.capacity_bytes, rated);
+        // Steps: the model's measurement, each timed repeat on the host, the real-thread runs.
+        let repeats = if sc.throughput.measure {
+            sc.throughput.repeats
+        } else {
+            0
+        };
+        let real_threads = !sc.throughput.real_threads.is_empty();
+        ctx.progress()
+            .start(1 + repeats as u64 + u64::from(real_threads), "steps");
         let m = measure(sc, seed, spec, dimm, &load, &run_o).map_err(fail)?;
+        ctx.progress().advance(1);
         let tput = if sc.throughput.measure {
             let mut best: f64 = 0.0;
             for _ in 0..sc.throughput.repeats {
                 best = best.max(real_throughput(sc, spec, &load, &run_o).map_err(fail)?);
+                ctx.progress().advance(1);
             }
             Some(best)
         } else {
@@ -133,9 +147,10 @@ impl Scenario for PmIndexStudy {
         let row = cost_row(sc, spec, &m, tput, rated);
         let all = to_map(&row);
         let mut out = Output::new(vec![PmIndexRow::Cost(Box::new(row))]);
-        if !sc.throughput.real_threads.is_empty() {
+        if real_threads {
             let rows = real_thread_rows(sc, spec, &load, &run_o, m.ops).map_err(fail)?;
             out.table("real_threads", &rows);
+            ctx.progress().advance(1);
         }
         for k in [
             "flushes_per_op",
