@@ -303,6 +303,28 @@ def improvement(df: pd.DataFrame) -> dict[str, dict[str, float]]:
     return out
 
 
+def improvement_table(df: pd.DataFrame) -> pd.DataFrame:
+    """`improvement` as a table: per workload and thread count, the lazy buddy (batch 31) mean
+    c, the lazy iBuddy (batch 1) mean e (cycles of a memory request, alloc and free together)
+    and (c − e) / c; positive when the lazy iBuddy is faster."""
+    syn = _syn(df)
+    m = syn.set_index(["workload", "threads", "allocator"]).mean_cycles
+    rows = []
+    for (wl, t), _ in syn.groupby(["workload", "threads"]):
+        e, c = m.get((wl, t, LAZY_IBUDDY_B1)), m.get((wl, t, LAZY_BUDDY_B31))
+        if e is not None and c is not None and c > 0:
+            rows.append(
+                {
+                    "workload": wl.removeprefix("synthetic-"),
+                    "threads": int(t),
+                    "lazy_buddy_b31_mean_cycles": float(c),
+                    "lazy_ibuddy_b1_mean_cycles": float(e),
+                    "improvement": float((c - e) / c),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
 def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResult:
     points = build_points(quick)
     res = run_points(points, out, workers=workers, label="allocators")
@@ -319,6 +341,7 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
         "table_alloc_mean_cycles": pivot("alloc_mean_cycles"),
         "table_free_mean_cycles": pivot("free_mean_cycles"),
         "table_sensitivity": sensitivity(df),
+        "table_lazy_ibuddy_b1_improvement": improvement_table(df),
         **{k: v for k, v in res.tables.items() if k in ("wear", "latency")},
     }
     imp = improvement(df)

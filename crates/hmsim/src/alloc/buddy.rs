@@ -180,6 +180,16 @@ impl Buddy {
     }
 }
 
+/// What every free into the buddy does first under the zone lock in 2.6.32
+/// (`free_one_page`, `free_pcppages_bulk`): `zone_clear_flag(zone, ZONE_ALL_UNRECLAIMABLE)`
+/// (a locked `clear_bit`) and `zone->pages_scanned = 0`, one line of the zone's reclaim
+/// section written by every CPU that frees.
+#[inline(always)]
+fn zone_freed(ctx: &mut impl Recorder) {
+    ctx.touch(layout::zone_reclaim(), true);
+    ctx.atomic();
+}
+
 /// The counts of [`PageAllocator`] without naming a recorder.
 impl Buddy {
     pub fn frames(&self) -> u64 {
@@ -211,9 +221,56 @@ impl<R: Recorder> PageAllocator<R> for Buddy {
     }
 
     fn free(&mut self, pfn: u64, order: u8, cpu: u16, ctx: &mut R) {
+        // `free_one_page`.
         ctx.lock(self.lock, cpu, layout::zone_lock());
+        zone_freed(ctx);
         self.free_locked(pfn, order, ctx);
         ctx.unlock(self.lock);
+    }
+
+    fn refill(
+        &mut self,
+        n: usize,
+        cpu: u16,
+        ctx: &mut R,
+        put: &mut dyn FnMut(u64, &mut R),
+    ) -> usize {
+        // `rmqueue_bulk`: `__rmqueue` and the link into the per-CPU list, page by page,
+        // all under the zone lock.
+        ctx.lock(self.lock, cpu, layout::zone_lock());
+        let mut got = 0;
+        while got < n {
+            match self.alloc_locked(0, ctx) {
+                Some(p) => put(p, ctx),
+                None => break,
+            }
+            got += 1;
+        }
+        ctx.unlock(self.lock);
+        got
+    }
+
+    fn drain(
+        &mut self,
+        n: usize,
+        cpu: u16,
+        ctx: &mut R,
+        take: &mut dyn FnMut(&mut R) -> Option<u64>,
+    ) -> usize {
+        // `free_pcppages_bulk`: the zone's reclaim fields once, then per page the unlink
+        // from the per-CPU list (`list_del`) and `__free_one_page`, all under the zone lock.
+        ctx.lock(self.lock, cpu, layout::zone_lock());
+        zone_freed(ctx);
+        let mut freed = 0;
+        while freed < n {
+            match take(ctx) {
+                Some(p) => self.free_locked(p, 0, ctx),
+                None => break,
+            }
+            freed += 1;
+        }
+        ctx.unlock(self.lock);
+        freed
     }
 
     fn alloc_bulk(&mut self, n: usize, cpu: u16, ctx: &mut R, out: &mut Vec<u64>) {
@@ -229,6 +286,7 @@ impl<R: Recorder> PageAllocator<R> for Buddy {
 
     fn free_bulk(&mut self, pfns: &[u64], cpu: u16, ctx: &mut R) {
         ctx.lock(self.lock, cpu, layout::zone_lock());
+        zone_freed(ctx);
         for &p in pfns {
             self.free_locked(p, 0, ctx);
         }

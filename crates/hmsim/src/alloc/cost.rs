@@ -67,6 +67,9 @@ pub trait Recorder {
     /// Acquire lock `id` for `cpu` (see [`Ctx::lock`]).
     fn lock(&mut self, id: usize, cpu: u16, addr: u64);
     fn unlock(&mut self, id: usize);
+    /// A locked read-modify-write that is not a lock (`clear_bit`): its cycles; its line is
+    /// a `touch` of its own.
+    fn atomic(&mut self);
     /// Count a structural event.
     fn count(&mut self, op: Op);
     /// Allocations handed out so far at `pfn` (what least-allocated reuse reads).
@@ -98,6 +101,8 @@ impl Recorder for NoCost {
     fn lock(&mut self, _id: usize, _cpu: u16, _addr: u64) {}
     #[inline(always)]
     fn unlock(&mut self, _id: usize) {}
+    #[inline(always)]
+    fn atomic(&mut self) {}
     #[inline(always)]
     fn count(&mut self, _op: Op) {}
     #[inline(always)]
@@ -142,6 +147,10 @@ impl Recorder for Ctx {
     #[inline(always)]
     fn unlock(&mut self, id: usize) {
         Ctx::unlock(self, id)
+    }
+    #[inline(always)]
+    fn atomic(&mut self) {
+        self.pending_cycles += self.cost.lock_cycles;
     }
     #[inline(always)]
     fn count(&mut self, op: Op) {

@@ -18,6 +18,8 @@ const BITMAP_BASE: u64 = ZONE_BASE + (3 << 30);
 const FREE_AREA_BYTES: u64 = 5 * 16 + 8;
 /// The zone lock's word; `free_area[]` follows it in the same cache-line group.
 const ZONE_LOCK_BYTES: u64 = 8;
+// The lock and the eleven free areas end before the reclaim line.
+const _: () = assert!(ZONE_LOCK_BYTES + 11 * FREE_AREA_BYTES <= 1024);
 
 /// The `struct page` of frame `pfn`.
 #[inline]
@@ -36,6 +38,14 @@ pub fn zone_lock() -> u64 {
 #[inline]
 pub fn free_list(order: u8, migratetype: usize) -> u64 {
     ZONE_BASE + ZONE_LOCK_BYTES + order as u64 * FREE_AREA_BYTES + 16 * migratetype as u64
+}
+
+/// `zone->pages_scanned` and `zone->flags`: after the free areas, past the zone's
+/// `ZONE_PADDING`, in the reclaim section of `struct zone` (their own line in the model).
+/// Every free into the buddy writes them (`free_one_page`, `free_pcppages_bulk`).
+#[inline]
+pub fn zone_reclaim() -> u64 {
+    ZONE_BASE + 1024
 }
 
 /// `zone->free_area[order].nr_free`.

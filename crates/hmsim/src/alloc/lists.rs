@@ -141,7 +141,20 @@ impl FrameLists {
     }
 
     /// Put `pfn` on `list` where the policy wants it.
+    #[inline]
     pub fn push(&mut self, list: usize, pfn: u64, ctx: &mut impl Recorder) {
+        self.insert(list, pfn, self.policy != FreeListPolicy::Lifo, ctx)
+    }
+
+    /// Put `pfn` behind every frame of `list` (or of its bin): the order the frames are
+    /// pushed in is the order they are handed out. A per-CPU refill links its batch so
+    /// (2.6.32's `rmqueue_bulk` adds each page after the previous one).
+    #[inline]
+    pub fn push_tail(&mut self, list: usize, pfn: u64, ctx: &mut impl Recorder) {
+        self.insert(list, pfn, true, ctx)
+    }
+
+    fn insert(&mut self, list: usize, pfn: u64, at_tail: bool, ctx: &mut impl Recorder) {
         let bin = match self.policy {
             FreeListPolicy::LeastAllocated => bin_of(ctx.wear_of(pfn)),
             _ => 0,
@@ -155,7 +168,7 @@ impl FrameLists {
         self.nodes[pfn as usize].on = phys as u32;
         ctx.touch_page(pfn, true);
         self.touch_head(list, ctx);
-        if self.policy == FreeListPolicy::Lifo {
+        if !at_tail {
             let h = self.head[phys];
             self.nodes[pfn as usize].prev = NIL;
             self.nodes[pfn as usize].next = h;

@@ -82,6 +82,47 @@ pub trait PageAllocator<R: Recorder = Ctx>: Send {
         }
     }
 
+    /// A per-CPU refill (2.6.32's `rmqueue_bulk`): up to `n` single frames under one
+    /// acquisition of the shared lock, each handed to `put` while the lock is still held
+    /// (the per-CPU list links it in there), so the lock is held for the whole walk and
+    /// every other CPU that needs it waits that long. Returns how many frames it took.
+    /// Without a shared lock: one `alloc` per frame.
+    fn refill(
+        &mut self,
+        n: usize,
+        cpu: u16,
+        ctx: &mut R,
+        put: &mut dyn FnMut(u64, &mut R),
+    ) -> usize {
+        for i in 0..n {
+            match self.alloc(0, cpu, ctx) {
+                Some(p) => put(p, ctx),
+                None => return i,
+            }
+        }
+        n
+    }
+
+    /// A per-CPU drain (2.6.32's `free_pcppages_bulk`): under one acquisition of the shared
+    /// lock, frees up to `n` single frames that `take` unlinks from the per-CPU list one by
+    /// one while the lock is held, until it yields none. Returns how many it freed.
+    /// Without a shared lock: one `free` per frame.
+    fn drain(
+        &mut self,
+        n: usize,
+        cpu: u16,
+        ctx: &mut R,
+        take: &mut dyn FnMut(&mut R) -> Option<u64>,
+    ) -> usize {
+        for i in 0..n {
+            match take(ctx) {
+                Some(p) => self.free(p, 0, cpu, ctx),
+                None => return i,
+            }
+        }
+        n
+    }
+
     /// Free frames, including those parked in per-CPU lists.
     fn free_frames(&self) -> u64;
 

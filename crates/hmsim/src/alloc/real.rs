@@ -219,7 +219,8 @@ impl Shared {
                         // One zone-lock acquisition for the whole batch (single zone).
                         let mut out = Vec::with_capacity(batch);
                         lock(&self.spaces[0]).alloc_bulk(batch, 0, ctx, &mut out);
-                        cache.extend(out);
+                        // Handed out in the order taken (2.6.32's `rmqueue_bulk`).
+                        cache.extend(out.into_iter().rev());
                     }
                     return cache.pop_back();
                 }
@@ -240,7 +241,7 @@ impl Shared {
                 }
                 LazyReal::Bulky { batch, high } => {
                     cache.push_back(pfn);
-                    if cache.len() > high {
+                    if cache.len() >= high {
                         let cold: Vec<u64> = cache.drain(..batch.min(cache.len())).collect();
                         lock(&self.spaces[0]).free_bulk(&cold, 0, ctx);
                     }

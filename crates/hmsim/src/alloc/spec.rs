@@ -67,7 +67,7 @@ crate::params! {
             "Lazy layers: pages moved per refill/drain (`lazy-buddy`, Linux 2.6 default 31; newer kernels 63) or the per-CPU list capacity (`lazy-ibuddy`, bypass policy).";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub high: Option<u32> = None => range(1, 65_536), "pages",
-            "`lazy-buddy`: drain when a per-CPU list grows above this, at least `batch`; default 6 × batch (Linux 2.6's rule: 31 → 186).";
+            "`lazy-buddy`: drain `batch` pages when a per-CPU list reaches this many (2.6.32's `pcp->count >= pcp->high`), at least `batch`; default 6 × batch (Linux 2.6's rule: 31 → 186).";
         pub policy: FreeListPolicy = FreeListPolicy::Lifo => any, "",
             "Reuse policy of every free list of this allocator: `lifo`, `fifo` or `least-allocated`.";
         pub spaces: u32 = 4 => range(1, 1024), "",

@@ -24,7 +24,7 @@ crate::params! {
         pub bitmap_word_cycles: u64 = 2 => range(0, 1_000_000), "cycles",
             "ALU work on one loaded 64-bit bitmap word.";
         pub lock_cycles: u64 = 20 => range(0, 1_000_000), "cycles",
-            "The locked read-modify-write of an uncontended spin-lock acquisition (the lock's line is costed as a line access on top).";
+            "A locked read-modify-write: an uncontended spin-lock acquisition, or a locked bit operation such as `clear_bit` (the line is costed as a line access on top).";
         pub line_cycles: u64 = 40 => range(0, 1_000_000), "cycles",
             "A distinct line when no machine is modelled (flat LLC hit).";
     }
