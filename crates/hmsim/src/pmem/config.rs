@@ -40,6 +40,8 @@ crate::params! {
             "XPLines left to assemble incoming writes while the DIMM's media write queue is full (the other entries hold lines waiting for the media); with more interleaved write streams than this, partly written XPLines are written back early (RMW). Calibrated to FAST'20's one-DIMM curves (docs/pmem.md).";
         pub merge_queued_writes: bool = true => any, "",
             "A write to an XPLine whose media write is queued and not yet started merges into that write (as VANS's RMW buffer patches pending writes); a read of the XPLine ends the merging. False: every completed or evicted XPLine is a media write of its own.";
+        pub in_order_requests: bool = false => any, "",
+            "The DIMM takes requests in arrival order (VANS's load-store queue): a request waiting for its XPLine's queued media write (a write that cannot merge into it, a read ordered after it) holds up every later request to the DIMM. False: only the waiting request waits.";
         pub replacement: String = "lru".into() => any, "",
             "Victim when a new XPLine needs an entry: `lru` (the spec's and VANS's) or `random` (softer knee of FAST'20's buffer-size probe, docs/pmem.md).";
     }
@@ -65,6 +67,7 @@ crate::params! {
 }
 
 crate::params! {
+    #[params(check)]
     /// Latencies (unloaded) and media bandwidth per DIMM; every key defaults.
     #[derive(Debug, Clone)]
     pub struct PmemTiming {
@@ -84,6 +87,9 @@ crate::params! {
             "Lines of one operation whose flushes / loads overlap before the fence.";
         pub mlp: f64 = 4.0 => range(1.0, 1024.0), "operations",
             "Independent operations one thread keeps in flight (loads, unfenced stores).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub media_write_latency_ns: Option<f64> = None => any, "ns",
+            "Time a media write holds its XPLine after it starts (VANS: 300 cycles at 0.75 ns = 225): a later write to the XPLine waits until it has finished, a read until max(this, 256 B / media_write_gb_s). Default: a started write no longer holds its XPLine.";
         pub media_read_gb_s: f64 = 6.5 => positive, "GB/s",
             "Media read bandwidth of one DIMM in 256 B units.";
         pub media_write_gb_s: f64 = 2.2 => positive, "GB/s",
@@ -107,5 +113,18 @@ impl PmemConfig {
 impl XpBufferConfig {
     fn check(&self, v: &mut Validator) {
         v.one_of("replacement", &self.replacement, &["lru", "random"]);
+    }
+}
+
+impl PmemTiming {
+    fn check(&self, v: &mut Validator) {
+        if let Some(ns) = self.media_write_latency_ns {
+            if !(ns.is_finite() && ns >= 0.0) {
+                v.fail(
+                    "media_write_latency_ns",
+                    format!("{ns} is not a finite number of ns >= 0"),
+                );
+            }
+        }
     }
 }

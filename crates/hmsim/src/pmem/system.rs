@@ -72,6 +72,9 @@ struct Dimm {
     queued_order: std::collections::VecDeque<(u64, f64)>,
     /// Records visited by sweeps and compactions of `queued_order` (a work count for tests).
     queue_work: u64,
+    /// With in-order requests: when the request at the head of the DIMM's request queue
+    /// stops waiting for its XPLine (no later request is taken before then).
+    head_blocked_until_ns: f64,
 }
 
 impl Dimm {
@@ -126,6 +129,10 @@ pub struct PmemSystem {
     xpb_entries: f64,
     backlog_entries: f64,
     merge_queued: bool,
+    in_order: bool,
+    /// How long after its start a media write still holds its XPLine (later writes to it
+    /// wait): the media write latency if set, else 0 (a started write is out of the way).
+    line_hold_ns: f64,
     read_media_ns: f64,
     /// Media writes a DIMM's queue holds before the WPQ stops granting credits.
     queue_room: f64,
@@ -137,6 +144,11 @@ pub struct PmemSystem {
     /// Media reads of this operation whose translation missed the AIT buffer.
     pub op_ait_misses: u32,
     pub op_wait_ns: f64,
+    /// The time the current request was issued (`now_ns` moves on to the time its DIMM
+    /// takes it when an in-order request queue is blocked); its waits count from here.
+    issue_ns: f64,
+    /// Until when the current request waits for its own XPLine (0: it does not).
+    line_wait_until_ns: f64,
 }
 
 impl PmemSystem {
@@ -177,6 +189,7 @@ impl PmemSystem {
                 queued: FastMap::default(),
                 queued_order: Default::default(),
                 queue_work: 0,
+                head_blocked_until_ns: 0.0,
             })
             .collect();
         PmemSystem {
@@ -195,6 +208,8 @@ impl PmemSystem {
             xpb_entries: cfg.xpbuffer.entries as f64,
             backlog_entries: cfg.xpbuffer.backlog_write_entries as f64,
             merge_queued: cfg.xpbuffer.merge_queued_writes,
+            in_order: cfg.xpbuffer.in_order_requests,
+            line_hold_ns: cfg.timing.media_write_latency_ns.unwrap_or(0.0),
             read_media_ns: cfg.timing.read_media_ns,
             // The XPBuffer entries not kept free to assemble writes hold the queued lines.
             queue_room: (cfg
@@ -207,6 +222,8 @@ impl PmemSystem {
             op_read_misses: 0,
             op_ait_misses: 0,
             op_wait_ns: 0.0,
+            issue_ns: 0.0,
+            line_wait_until_ns: 0.0,
         }
     }
 
@@ -246,9 +263,9 @@ impl PmemSystem {
         dimm.write_busy_ns += self.write_ns;
         let start = dimm.write_queue_until_ns.max(self.now_ns);
         dimm.write_queue_until_ns = start + self.write_ns;
-        if self.merge_queued && start > self.now_ns {
+        if self.merge_queued && start + self.line_hold_ns > self.now_ns {
             if dimm.queued.len() >= QUEUED_SWEEP {
-                dimm.drop_started(self.now_ns);
+                dimm.drop_started(self.now_ns - self.line_hold_ns);
             } else if dimm.queued_order.len() >= 2 * dimm.queued.len() + QUEUED_SWEEP {
                 dimm.compact_order();
             }
@@ -293,10 +310,11 @@ impl PmemSystem {
             return false;
         };
         if q.start_ns <= now || q.patch_until_ns <= now {
-            if q.start_ns > now {
-                // Queued behind the media and no longer patchable: the write waits for it
-                // to start, then assembles the XPLine anew.
-                self.op_wait_ns = self.op_wait_ns.max(q.start_ns - now);
+            let until = q.start_ns + self.line_hold_ns;
+            if until > now {
+                // Queued behind the media (or still being written) and no longer
+                // patchable: the write waits for it, then assembles the XPLine anew.
+                self.wait_for_line(until);
             }
             self.dimms[d].queued.remove(&xpline);
             return false;
@@ -319,11 +337,54 @@ impl PmemSystem {
     #[inline]
     fn order_read_after_queued(&mut self, d: usize, xpline: u64) {
         if let Some(q) = self.dimms[d].queued.remove(&xpline) {
-            let done = q.start_ns + self.write_ns;
+            let done = q.start_ns + self.write_ns.max(self.line_hold_ns);
             if done > self.now_ns {
-                self.op_wait_ns = self.op_wait_ns.max(done - self.now_ns);
+                self.wait_for_line(done);
             }
         }
+    }
+
+    /// The current request waits until `until_ns` for its XPLine's queued media write (the
+    /// operation waits from the request's issue time).
+    #[inline]
+    fn wait_for_line(&mut self, until_ns: f64) {
+        self.op_wait_ns = self.op_wait_ns.max(until_ns - self.issue_ns);
+        self.line_wait_until_ns = self.line_wait_until_ns.max(until_ns);
+    }
+
+    /// Take a request at DIMM `d`: with in-order requests it is taken only when the request
+    /// ahead of it stops waiting for its XPLine (VANS's load-store queue serves its head
+    /// only: a head waiting for a pending write to its block holds every request behind it).
+    #[inline]
+    fn take_request(&mut self, d: usize) {
+        self.line_wait_until_ns = 0.0;
+        self.issue_ns = self.now_ns;
+        if self.in_order {
+            let until = self.dimms[d].head_blocked_until_ns;
+            if until > self.now_ns {
+                self.op_wait_ns = self.op_wait_ns.max(until - self.now_ns);
+                self.now_ns = until;
+            }
+        }
+    }
+
+    /// With in-order requests, a request that waited for its XPLine is served when the wait
+    /// ends (its clock moves there).
+    #[inline]
+    fn served_after_line_wait(&mut self) {
+        if self.in_order && self.line_wait_until_ns > self.now_ns {
+            self.now_ns = self.line_wait_until_ns;
+        }
+    }
+
+    /// The request taken by `take_request` is done at DIMM `d`: a wait for its XPLine blocked
+    /// the head of an in-order queue until then. The clock returns to the issue time.
+    #[inline]
+    fn release_request(&mut self, d: usize) {
+        if self.in_order && self.line_wait_until_ns > self.dimms[d].head_blocked_until_ns {
+            self.dimms[d].head_blocked_until_ns = self.line_wait_until_ns;
+        }
+        self.now_ns = self.issue_ns;
     }
 
     /// A write request needs a WPQ credit: when DIMM `d`'s media queue is longer than its
@@ -459,8 +520,10 @@ impl MemorySink for PmemSystem {
     fn mem_read(&mut self, line: u64, _core: usize) {
         let (d, local) = self.route(line);
         self.wait_for(d);
+        self.take_request(d);
         if self.merge_queued {
             self.order_read_after_queued(d, local >> 2);
+            self.served_after_line_wait();
         }
         let dimm = &mut self.dimms[d];
         dimm.read_requests += 1;
@@ -478,6 +541,7 @@ impl MemorySink for PmemSystem {
         if let Some(w) = evicted {
             self.media_write(d, w);
         }
+        self.release_request(d);
     }
 
     #[inline]
@@ -489,9 +553,14 @@ impl MemorySink for PmemSystem {
         self.dimms[d].write_requests += 1;
         if self.merge_queued {
             self.wait_for_credit(d);
+            self.take_request(d);
             if self.merge_into_queued(d, local >> 2, (local & 3) as u8) {
+                self.release_request(d);
                 return;
             }
+            self.served_after_line_wait();
+        } else {
+            self.take_request(d);
         }
         let limit = self.dirty_limit(d);
         let dimm = &mut self.dimms[d];
@@ -503,6 +572,7 @@ impl MemorySink for PmemSystem {
         {
             self.media_write(d, w);
         }
+        self.release_request(d);
     }
 }
 
@@ -592,6 +662,89 @@ mod tests {
         free.dimms[0].write_queue_until_ns = 60.0 * write_ns;
         free.mem_write(line(1000, 0), 0, WriteCause::Flush);
         assert_eq!(free.op_wait_ns, 0.0);
+    }
+
+    /// One DIMM whose media writes hold their XPLine for VANS's media write latency (300
+    /// cycles at 0.75 ns = 225 ns), with or without in-order requests.
+    fn holding_dimm(in_order: bool) -> PmemSystem {
+        let mut cfg = PmemConfig {
+            dimms: 1,
+            ..PmemConfig::default()
+        };
+        cfg.xpbuffer.in_order_requests = in_order;
+        cfg.timing.media_write_latency_ns = Some(225.0);
+        PmemSystem::new(&cfg, 1 << 30, u32::MAX, 1)
+    }
+
+    /// Write 64 B line `sub` of XPLine `x` at `t_ns`; returns the request's wait.
+    fn write_at(s: &mut PmemSystem, t_ns: f64, x: u64, sub: u64) -> f64 {
+        s.now_ns = t_ns;
+        s.op_wait_ns = 0.0;
+        s.mem_write(line(x, sub), 0, WriteCause::Flush);
+        s.op_wait_ns
+    }
+
+    #[test]
+    fn rewriting_one_xpline_waits_for_its_media_write_and_four_do_not() {
+        // A thread writes one 64 B line every 50 ns, the media queue idle at first.
+        // One XPLine (a 256 B region): sub-lines 0..3 at t = 0, 50, 100, 150; the fourth
+        // completes the XPLine, whose media write starts at once (t = 150) and holds it
+        // until 150 + 225 = 375. The rewrite of sub-line 0 at t = 200 waits 375 - 200 =
+        // 175 ns; the next sub-lines (t = 250.. are issued after it) then merge freely.
+        let mut one = holding_dimm(false);
+        for sub in 0..4 {
+            assert_eq!(write_at(&mut one, 50.0 * sub as f64, 0, sub), 0.0);
+        }
+        assert!((write_at(&mut one, 200.0, 0, 0) - 175.0).abs() < 1e-9);
+        // Four XPLines (a 1 KiB region): XPLine 0 is complete at t = 150 as before, but the
+        // thread comes back to it only after the other three, at t = 16 x 50 = 800 > 375:
+        // its write has finished, nothing waits.
+        let mut four = holding_dimm(false);
+        let mut t = 0.0;
+        for x in 0..4 {
+            for sub in 0..4 {
+                assert_eq!(write_at(&mut four, t, x, sub), 0.0, "x {x} sub {sub}");
+                t += 50.0;
+            }
+        }
+        assert_eq!(write_at(&mut four, t, 0, 0), 0.0);
+        assert_eq!(four.counters().media_writes_64b, 16, "four whole XPLines");
+        // Without the hold, a started write is out of the way: the one-XPLine rewrite at
+        // t = 200 (after the start at 150) does not wait.
+        let mut free = one_dimm(true);
+        for sub in 0..4 {
+            write_at(&mut free, 50.0 * sub as f64, 0, sub);
+        }
+        assert_eq!(write_at(&mut free, 200.0, 0, 0), 0.0);
+    }
+
+    #[test]
+    fn an_in_order_dimm_holds_later_requests_behind_a_waiting_one() {
+        for in_order in [false, true] {
+            let mut s = holding_dimm(in_order);
+            for sub in 0..4 {
+                write_at(&mut s, 50.0 * sub as f64, 0, sub);
+            }
+            // The rewrite at t = 200 waits for XPLine 0 until 375 (as above) ...
+            assert!((write_at(&mut s, 200.0, 0, 0) - 175.0).abs() < 1e-9);
+            // ... and another thread's write to XPLine 9 at t = 210 waits behind it only
+            // when the DIMM takes requests in order: 375 - 210 = 165 ns.
+            let other = write_at(&mut s, 210.0, 9, 0);
+            let read = {
+                s.now_ns = 220.0;
+                s.op_wait_ns = 0.0;
+                s.mem_read(line(20, 0), 0);
+                s.op_wait_ns
+            };
+            if in_order {
+                assert!((other - 165.0).abs() < 1e-9, "{other}");
+                assert!((read - 155.0).abs() < 1e-9, "{read}");
+            } else {
+                assert_eq!((other, read), (0.0, 0.0));
+            }
+            // After the head has stopped waiting, requests pass freely again.
+            assert_eq!(write_at(&mut s, 400.0, 10, 0), 0.0);
+        }
     }
 
     proptest::proptest! {
