@@ -155,3 +155,26 @@ def test_the_package_and_the_cli_load_without_pandas_or_matplotlib():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_an_error_raised_by_the_interrupt_itself_still_reports_the_signal(monkeypatch, capsys):
+    """A signal landing inside a C extension's initialisation (matplotlib, loaded on first
+    use when a sweep draws its figures) surfaces as ImportError, not KeyboardInterrupt: the
+    CLI still leaves with 128 + the signal and one line, no traceback. Without a signal the
+    same error is not swallowed."""
+    import signal as _signal
+
+    from hmsim import cli as _cli
+    from hmsim import signals
+
+    def interrupted_import(*a, **k):
+        raise ImportError("initialization failed")
+
+    monkeypatch.setattr(_cli.cli, "main", interrupted_import)
+    monkeypatch.setattr(signals, "leave_if_busy", lambda status: None)
+    monkeypatch.setattr(signals, "_received", _signal.SIGTERM)
+    assert _cli._main([]) == 143
+    assert "interrupted (SIGTERM)" in capsys.readouterr().err
+    monkeypatch.setattr(signals, "_received", None)
+    with pytest.raises(ImportError):
+        _cli._main([])

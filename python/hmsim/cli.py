@@ -469,6 +469,15 @@ def _main(argv: list[str] | None) -> int:
         where = f"{e.filename}: " if e.filename else ""
         click.echo(f"hmsim: error: {where}{e.strerror or e}", err=True)
         return 2
+    except Exception:
+        if not signals.interrupted():
+            raise
+        # The signal's KeyboardInterrupt surfaced as another error: raised inside a C
+        # extension's initialisation (a module loaded on first use, e.g. matplotlib for the
+        # figures), it becomes "ImportError: initialization failed".
+        click.echo(f"hmsim: interrupted ({signals.signal_name()})", err=True)
+        signals.leave_if_busy(signals.exit_status())
+        return signals.exit_status()
     return 0
 
 

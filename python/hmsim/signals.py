@@ -74,6 +74,11 @@ def exit_status() -> int:
     return 128 + (_received or signal.SIGINT)
 
 
+def interrupted() -> bool:
+    """Whether a signal has arrived (the run is leaving, whatever error surfaced)."""
+    return _received is not None
+
+
 def signal_name() -> str:
     return signal.Signals(_received or signal.SIGINT).name
 
