@@ -155,28 +155,9 @@ impl Umd {
         }
         self.ops.clear();
         let gc_before = self.ftl.stats.gc_runs;
-        let (frame, evicted, mut est, mut t) = self.take_frame(now_ns);
-        if self.release_at_register {
-            est += self.units.idle_released(&self.ops);
-            t = self.units.schedule_released(&self.ops, t);
-        } else {
-            est += self.units.idle_span(&self.ops);
-            t = self.units.schedule(&self.ops, t);
-        }
-        est += self.dram_write_ns;
-        t += self.dram_write_ns;
-        self.cache.install(frame, lpn, true);
-        self.frame_of[lpn as usize] = frame;
-        self.ready_ns[frame as usize] = t;
+        let taken = self.take_frame(now_ns);
         self.dma_fills += 1;
-        Fault {
-            frame,
-            evicted,
-            estimate_ns: est,
-            done_ns: t,
-            flash_work: !self.ops.is_empty(),
-            gc_runs: self.ftl.stats.gc_runs - gc_before,
-        }
+        self.finish_fault(lpn, taken, true, true, gc_before)
     }
 
     /// Brings `lpn` into DRAM at `now_ns`: a free frame or the LRU victim (programmed to
@@ -190,7 +171,7 @@ impl Umd {
     pub fn fault(&mut self, lpn: u32, now_ns: u64, fresh: bool) -> Fault {
         self.ops.clear();
         let gc_before = self.ftl.stats.gc_runs;
-        let (frame, evicted, mut est, mut t) = self.take_frame(now_ns);
+        let taken = self.take_frame(now_ns);
         let read = self.ftl.read(lpn);
         if let Some(op) = read {
             self.ops.push(op);
@@ -200,6 +181,20 @@ impl Umd {
         if read.is_some() && fresh {
             self.stale_reads += 1;
         }
+        self.finish_fault(lpn, taken, read.is_some(), fresh, gc_before)
+    }
+
+    /// The rest of a fault on a frame `take_frame` gave: the flash operations in `self.ops`
+    /// scheduled (estimate on idle units, done time on the real ones), the DRAM write of
+    /// the data if any arrives, and `lpn` installed in the frame.
+    fn finish_fault(
+        &mut self,
+        lpn: u32,
+        (frame, evicted, mut est, mut t): (u32, Option<u32>, u64, u64),
+        data_written: bool,
+        dirty: bool,
+        gc_before: u64,
+    ) -> Fault {
         if self.release_at_register {
             est += self.units.idle_released(&self.ops);
             t = self.units.schedule_released(&self.ops, t);
@@ -207,11 +202,11 @@ impl Umd {
             est += self.units.idle_span(&self.ops);
             t = self.units.schedule(&self.ops, t);
         }
-        if read.is_some() {
+        if data_written {
             est += self.dram_write_ns;
             t += self.dram_write_ns;
         }
-        self.cache.install(frame, lpn, fresh);
+        self.cache.install(frame, lpn, dirty);
         self.frame_of[lpn as usize] = frame;
         self.ready_ns[frame as usize] = t;
         Fault {

@@ -517,35 +517,28 @@ mod tests {
         );
     }
 
+    /// Loads and stores of one insert, with the locks on the buckets' lines or evicted.
+    fn one_insert(evict: bool) -> (u64, u64) {
+        let opts = TonicOpts {
+            evict_volatile: evict,
+            ..TonicOpts::default()
+        };
+        let (mut pm, mut idx, _) = fresh(&SPEC, KeyType::Int, opts, RegionConfig::default());
+        let before = pm.stats();
+        idx.insert(&mut pm, Key::Int(5), 1).unwrap();
+        let d = pm.stats().minus(&before);
+        (d.loads, d.stores)
+    }
+
     #[test]
     fn evicting_locks_removes_the_lock_stores_from_pm() {
-        let count = |evict: bool| {
-            let opts = TonicOpts {
-                evict_volatile: evict,
-                ..TonicOpts::default()
-            };
-            let (mut pm, mut idx, _) = fresh(&SPEC, KeyType::Int, opts, RegionConfig::default());
-            let before = pm.stats();
-            idx.insert(&mut pm, Key::Int(5), 1).unwrap();
-            pm.stats().minus(&before).stores
-        };
-        assert_eq!(count(false), count(true) + 2);
+        assert_eq!(one_insert(false).1, one_insert(true).1 + 2);
     }
 
     #[test]
     fn a_lock_on_the_bucket_line_is_taken_by_a_read_modify_write() {
-        let loads = |evict: bool| {
-            let opts = TonicOpts {
-                evict_volatile: evict,
-                ..TonicOpts::default()
-            };
-            let (mut pm, mut idx, _) = fresh(&SPEC, KeyType::Int, opts, RegionConfig::default());
-            let before = pm.stats();
-            idx.insert(&mut pm, Key::Int(5), 1).unwrap();
-            pm.stats().minus(&before).loads
-        };
         // The compare-and-swap reads the lock word before storing it; the unlock is a plain
         // store (CLHT's `LOCK_RLS`).
-        assert_eq!(loads(false), loads(true) + 1);
+        assert_eq!(one_insert(false).0, one_insert(true).0 + 1);
     }
 }
