@@ -168,8 +168,8 @@ def outside_legend(ax: plt.Axes, **kw) -> None:
 
 def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
     """Save `fig` as `name`.png, .svg and .pdf under `out_dir` (nothing clipped: the saved
-    area grows to hold every label and an outside legend); close it."""
-    paths = []
+    area grows to hold every label and an outside legend); close it. Inside
+    `figures_in_background()` a drawing process writes the files and this returns at once."""
     declared = getattr(fig, "_hmsim_series", [])
     DRAWN[str(Path(out_dir) / name)] = {
         "declared": declared,
@@ -177,17 +177,137 @@ def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
         "axes": [_axes_facts(ax) for ax in fig.axes if ax.get_visible()],
         "texts": [t.get_text() for t in fig.texts],
     }
+    paths = [Path(out_dir) / f"{name}.{ext}" for ext in FORMATS]
+    if _BACKGROUND.pending is not None:
+        blob = _pickled(fig)
+        if blob is not None:
+            rc = {k: v for k, v in matplotlib.rcParams.items() if k not in _RC_NOT_COPIED}
+            _BACKGROUND.pending.append(_BACKGROUND.submit((blob, rc, str(out_dir), name)))
+            plt.close(fig)
+            return paths
+    write_figure_files(fig, Path(out_dir), name)
+    return paths
+
+
+def write_figure_files(fig: plt.Figure, out_dir: Path, name: str) -> None:
+    """Lay out `fig`, write its PNG, SVG and PDF (atomically) and close it."""
     if fig.get_layout_engine() is None:
         fig.tight_layout()
     meta = {"png": {"Software": "hmsim"}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
     for ext in FORMATS:
         buf = io.BytesIO()
         fig.savefig(buf, format=ext, metadata=meta[ext], bbox_inches="tight")
-        path = Path(out_dir) / f"{name}.{ext}"
-        write_bytes(path, buf.getvalue())
-        paths.append(path)
+        write_bytes(out_dir / f"{name}.{ext}", buf.getvalue())
     plt.close(fig)
-    return paths
+
+
+# Settings that name this process's own backend stay behind when a figure moves.
+_RC_NOT_COPIED = {"backend", "backend_fallback", "interactive", "webagg.port", "webagg.address"}
+
+
+def _pickled(fig: plt.Figure) -> bytes | None:
+    """`fig` as bytes, or None when it holds something that does not pickle (a lambda
+    formatter): then it is drawn here."""
+    import pickle
+
+    try:
+        return pickle.dumps(fig)
+    except Exception:
+        return None
+
+
+class _Background:
+    """Drawing processes (`hmsim.figure_worker`) fed by as many threads, started when a
+    `figures_in_background()` block opens (they import matplotlib while the simulation
+    runs) and kept for the life of this process."""
+
+    def __init__(self) -> None:
+        self.pending: list | None = None
+        self._threads = None
+        self._idle = None
+
+    def start(self) -> None:
+        if self._threads is not None:
+            return
+        import atexit
+        import os
+        import queue
+        from concurrent.futures import ThreadPoolExecutor
+
+        n = max(1, min(2, os.cpu_count() or 1))
+        self._threads = ThreadPoolExecutor(max_workers=n, thread_name_prefix="hmsim-figures")
+        self._idle = queue.SimpleQueue()
+        self._procs = [self._spawn() for _ in range(n)]
+        for proc in self._procs:
+            self._idle.put(proc)
+        atexit.register(self._close)
+
+    def submit(self, job: tuple):
+        self.start()
+        return self._threads.submit(self._draw, job)
+
+    def _draw(self, job: tuple) -> None:
+        from hmsim import figure_worker
+
+        proc = self._idle.get()
+        if proc.poll() is not None:
+            proc = self._spawn()
+        try:
+            figure_worker.send(proc.stdin, job)
+            error = figure_worker.receive(proc.stdout)
+        except (EOFError, OSError) as e:
+            raise RuntimeError(f"the figure-drawing process ended (exit code {proc.poll()})") from e
+        finally:
+            self._idle.put(proc)
+        if error is not None:
+            raise RuntimeError(f"drawing figure {job[3]!r}: {error}")
+
+    def _spawn(self):
+        import os
+        import subprocess
+        import sys
+
+        # The child finds this very package, wherever it was imported from.
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        return subprocess.Popen(
+            [sys.executable, "-m", "hmsim.figure_worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+        )
+
+    def _close(self) -> None:
+        while not self._idle.empty():
+            proc = self._idle.get()
+            try:
+                proc.stdin.close()
+                proc.wait(timeout=30)
+            except Exception:
+                proc.kill()
+
+
+_BACKGROUND = _Background()
+
+
+@contextmanager
+def figures_in_background():
+    """Inside, `save_figure` returns at once and drawing processes write the files (in
+    parallel with whatever runs next); leaving waits for every file and raises the first
+    drawing error. On an interruption the figures not yet drawn are dropped (the results
+    are already written)."""
+    if _BACKGROUND.pending is not None:  # nested: the outer one waits
+        yield
+        return
+    _BACKGROUND.start()
+    _BACKGROUND.pending = []
+    try:
+        yield
+    except BaseException:
+        for f in _BACKGROUND.pending:
+            f.cancel()
+        raise
+    else:
+        for f in _BACKGROUND.pending:
+            f.result()
+    finally:
+        _BACKGROUND.pending = None
 
 
 def dot_plot(ax: plt.Axes, table, colors: dict | None = None, log: bool = False, rotation: int = 0) -> None:
