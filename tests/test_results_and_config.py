@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hmsim.results import write_csv, write_json
-from hmsim.scenario import _toml_value, parse_overrides
+from hmsim.scenario import parse_overrides, toml_value
 
 
 def test_failed_write_leaves_old_file_and_no_temp(tmp_path: Path):
@@ -44,7 +44,7 @@ values = st.one_of(
 
 @given(values)
 def test_override_values_round_trip_through_toml(v):
-    assert tomllib.loads(f"v = {_toml_value(v)}")["v"] == v
+    assert tomllib.loads(f"v = {toml_value(v)}")["v"] == v
 
 
 @given(st.from_regex(r"[a-z_]{1,8}(\.[a-z_]{1,8}){0,3}", fullmatch=True), st.text(max_size=10))

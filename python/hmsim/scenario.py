@@ -59,7 +59,7 @@ def parse_overrides(overrides: Overrides, arg: str = "set") -> list[tuple[str, s
     if overrides is None:
         return []
     if isinstance(overrides, Mapping):
-        return [(_key(k, arg), _toml_value(v, k, arg)) for k, v in overrides.items()]
+        return [(_key(k, arg), toml_value(v, k, arg)) for k, v in overrides.items()]
     if isinstance(overrides, str | bytes) or not isinstance(overrides, Iterable):
         raise ConfigError(
             arg, f"expected a mapping {{key: value}} or a list of 'key=value', got {type(overrides).__name__}"
@@ -81,7 +81,7 @@ def _key(k: Any, arg: str = "set") -> str:
     return k
 
 
-def _toml_value(v: Any, key: str = "", arg: str = "set") -> str:
+def toml_value(v: Any, key: str = "", arg: str = "set") -> str:
     """A Python value as one line of TOML value text: strings quoted, lists as `[1, 2]`,
     tables as inline tables `{a = 7}` (never a `[v]` section, whose first value would be
     taken for the whole table)."""

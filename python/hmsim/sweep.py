@@ -59,7 +59,7 @@ from hmsim.errors import ConfigError, read_text
 from hmsim.outdir import exclusive, io_error, refuse_foreign, sweep_leftovers, write_marker
 from hmsim.progress import progress
 from hmsim.results import read_json, write_csv, write_json
-from hmsim.scenario import _toml_value, run_raw, scenario_text
+from hmsim.scenario import run_raw, scenario_text, toml_value
 
 
 class SweepInterrupted(Exception):
@@ -427,12 +427,12 @@ def grid_points(
             "(each point is kept in memory and on disk); split the sweep, or set HMSIM_ALLOW_LARGE=1 to run it anyway",
         )
     axes_arg, set_arg = ("axes", "set") if api else (where, where)
-    base = tuple((k, _toml_value(v, k, set_arg)) for k, v in fixed.items())
+    base = tuple((k, toml_value(v, k, set_arg)) for k, v in fixed.items())
     keys = list(axes)
     from_ = tuple((k, origins[1]) for k in fixed) + tuple((k, origins[0]) for k in keys)
     points = []
     for combo in itertools.product(*(axes[k] for k in keys)):
-        ov = base + tuple((k, _toml_value(v, k, axes_arg)) for k, v in zip(keys, combo, strict=True))
+        ov = base + tuple((k, toml_value(v, k, axes_arg)) for k, v in zip(keys, combo, strict=True))
         labels = tuple((k, _label(v)) for k, v in zip(keys, combo, strict=True))
         points.append(Point(text=text, file=file, overrides=ov, labels=labels, origins=from_))
     return points

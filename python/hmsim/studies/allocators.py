@@ -18,8 +18,7 @@ import pandas as pd
 
 from hmsim.plotting import color_for, declare_series, dot_plot, house_style, save_figure
 from hmsim.results import select
-from hmsim.scenario import _toml_value
-from hmsim.studies.base import Study, StudyResult, comparison_frame, register
+from hmsim.studies.base import Study, StudyResult, StudyScenario, comparison_frame, register
 from hmsim.sweep import Point, run_points
 
 SHAPES = ["kernel-compile", "lmbench", "stream", "unixbench", "dbench", "tbench"]
@@ -28,11 +27,6 @@ THREADS = [1, 2, 4, 8, 16, 32]
 LAZY_IBUDDY_B1 = "lazy-ibuddy(batch=1,spaces=4)"
 LAZY_BUDDY_B31 = "lazy-buddy(batch=31,high=186)"
 IBUDDY = "ibuddy(spaces=4)"
-
-
-def _base() -> tuple[str, str]:
-    f = resources.files("hmsim.studies").joinpath("scenarios/allocators.toml")
-    return f.read_text(), str(f)
 
 
 def _trace_dir() -> Path:
@@ -52,43 +46,42 @@ SENS_THREADS = 8
 
 
 def build_points(quick: bool) -> list[Point]:
-    text, file = _base()
+    sc = StudyScenario.shipped("allocators.toml", label="point")
     total = 24_000 if quick else 200_000
     cores = os.cpu_count() or 1
     pts = []
     for shape in SHAPES:
         for t in THREADS:
-            ov = (
-                ("workload.synthetic.shape", _toml_value(shape)),
-                ("workload.synthetic.threads", _toml_value(t)),
-                ("workload.synthetic.allocs_per_thread", _toml_value(total // t)),
+            ov = {
+                "workload.synthetic.shape": shape,
+                "workload.synthetic.threads": t,
+                "workload.synthetic.allocs_per_thread": total // t,
                 # Real threads only where this machine has a core for each and one to spare
                 # (at most cores − 1), so the OS preempts them rarely.
-                ("real", _toml_value(t <= max(cores - 1, 1))),
+                "real": t <= max(cores - 1, 1),
                 # Quick runs: a 256 MiB array (the full study: 1 GiB).
-                *((("frames", _toml_value(65536)),) if quick else ()),
-            )
-            pts.append(Point(text=text, file=file, overrides=ov, labels=(("point", f"{shape}-{t}"),)))
+                **({"frames": 65536} if quick else {}),
+            }
+            pts.append(sc.point(f"{shape}-{t}", ov))
     # Quick runs: the sensitivity of one workload (the full study: both).
     for shape in SENS_SHAPES[:1] if quick else SENS_SHAPES:
         for key, values in SENS_AXES.items():
             for v in values:
-                ov = (
-                    ("workload.synthetic.shape", _toml_value(shape)),
-                    ("workload.synthetic.threads", _toml_value(SENS_THREADS)),
-                    ("workload.synthetic.allocs_per_thread", _toml_value(total // SENS_THREADS)),
-                    (key, _toml_value(v)),
-                    *((("frames", _toml_value(65536)),) if quick else ()),
-                )
+                ov = {
+                    "workload.synthetic.shape": shape,
+                    "workload.synthetic.threads": SENS_THREADS,
+                    "workload.synthetic.allocs_per_thread": total // SENS_THREADS,
+                    key: v,
+                    **({"frames": 65536} if quick else {}),
+                }
                 label = f"sens:{shape}:{key.removeprefix('machine.')}={v}"
-                pts.append(Point(text=text, file=file, overrides=ov, labels=(("point", label),)))
+                pts.append(sc.point(label, ov))
     traces = _trace_dir()
     if traces.is_dir():  # the committed kmem traces (a source checkout)
         for name in TRACES:
             # Replayed as the study's Linux 2.6.32 would have asked (order-0 page-frag
             # refills and page-cache pages).
-            ov = (("workload.trace", _toml_value(str(traces / name))), ("workload.kernel", _toml_value("2.6.32")))
-            pts.append(Point(text=text, file=file, overrides=ov, labels=(("point", name),)))
+            pts.append(sc.point(name, {"workload.trace": str(traces / name), "workload.kernel": "2.6.32"}))
     return pts
 
 

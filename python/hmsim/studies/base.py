@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from rich.console import Console
@@ -14,6 +16,48 @@ from rich.table import Table
 from hmsim.progress import make_console
 from hmsim.references import get as get_reference
 from hmsim.results import write_csv, write_json
+from hmsim.sweep import Point
+
+Overrides = Mapping[str, Any] | Iterable[tuple[str, Any]]
+
+
+def _pairs(overrides: Overrides, keyed: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    pairs = list(overrides.items() if isinstance(overrides, Mapping) else overrides)
+    return pairs + [(k.replace("__", "."), v) for k, v in keyed.items()]
+
+
+@dataclass(frozen=True)
+class StudyScenario:
+    """A study's base scenario (a TOML file under `studies/scenarios/`) and the one way a study
+    makes its points from it: settings are Python values at dotted key paths (or keywords
+    with `__` for `.`), applied as `--set` would, in order; a study never edits scenario
+    text. `label` names the column that a plain string label fills."""
+
+    text: str
+    file: str
+    label: str = "experiment"
+    base: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def shipped(cls, name: str, label: str = "experiment") -> StudyScenario:
+        f = resources.files("hmsim.studies").joinpath(f"scenarios/{name}")
+        return cls(f.read_text(), str(f), label)
+
+    def but(self, overrides: Overrides = (), **keyed: Any) -> StudyScenario:
+        """The same scenario with these settings first in every point (a setup variant)."""
+        from hmsim.scenario import toml_value
+
+        more = tuple((k, toml_value(v, k)) for k, v in _pairs(overrides, keyed))
+        return StudyScenario(self.text, self.file, self.label, self.base + more)
+
+    def point(self, labels: str | Mapping[str, Any], overrides: Overrides = (), **keyed: Any) -> Point:
+        """One point: `labels` become its columns in the results (a string: the `label`
+        column); the settings follow the variant's own."""
+        from hmsim.scenario import toml_value
+
+        cols = {self.label: labels} if isinstance(labels, str) else dict(labels)
+        ov = self.base + tuple((k, toml_value(v, k)) for k, v in _pairs(overrides, keyed))
+        return Point(text=self.text, file=self.file, overrides=ov, labels=tuple(cols.items()))
 
 
 @dataclass

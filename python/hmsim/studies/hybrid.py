@@ -25,8 +25,7 @@ import pandas as pd
 
 from hmsim.plotting import color_for, declare_series, house_style, save_figure
 from hmsim.results import select
-from hmsim.scenario import _toml_value
-from hmsim.studies.base import Study, StudyResult, comparison_frame, register
+from hmsim.studies.base import Study, StudyResult, StudyScenario, comparison_frame, register
 from hmsim.sweep import Point, run_points
 
 STUDY_INPUT_MB = 45.0
@@ -70,24 +69,17 @@ COLUMNS = [
 ]
 
 
-def _base() -> tuple[str, str]:
-    f = resources.files("hmsim.studies").joinpath("scenarios/hybrid.toml")
-    return f.read_text(), str(f)
-
-
 def _trace_dir() -> Path:
     # Package data (a link to crates/hmsim/tests/data/traces in the source tree, the files
     # themselves in a wheel), so an installed hmsim finds them too.
     return Path(str(resources.files("hmsim.studies").joinpath("traces")))
 
 
-def _policies_text(thresholds: tuple[float, ...] | None = None) -> str:
-    """[[policies]] blocks: the three policies, or smart_EPF at each threshold."""
+def _policies(thresholds: tuple[float, ...] | None = None) -> list[dict]:
+    """The [[policies]]: the three policies, or smart_EPF at each threshold."""
     if thresholds is None:
-        blocks = [f'[[policies]]\nname = "{p}"\n' for p in POLICIES]
-    else:
-        blocks = [f'[[policies]]\nname = "smart_EPF"\nthreshold_us = {_toml_value(t)}\n' for t in thresholds]
-    return "\n" + "\n".join(blocks)
+        return [{"name": p} for p in POLICIES]
+    return [{"name": "smart_EPF", "threshold_us": t} for t in thresholds]
 
 
 def input_mib(quick: bool) -> float:
@@ -99,24 +91,20 @@ def _dram_fractions(quick: bool) -> list[float]:
     return [0.6, 0.8, 1.0, 1.25, 1.5, 2.0] if quick else [0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.4, 1.5, 1.75, 2.0]
 
 
-def _point(text: str, file: str, sweep: str, dram_mib: float, extra: tuple[tuple[str, str], ...] = ()) -> Point:
-    ov = (("device.dram_mib", _toml_value(round(dram_mib, 3))), *extra)
-    return Point(text=text, file=file, overrides=ov, labels=(("sweep", sweep),))
+def _point(sc: StudyScenario, sweep: str, dram_mib: float, extra: dict | None = None) -> Point:
+    return sc.point(sweep, {"device.dram_mib": round(dram_mib, 3), **(extra or {})})
 
 
 def build_points(quick: bool) -> list[Point]:
     """The generator's points: the study's two DRAM sizes, the DRAM sweep, the threshold sweep."""
-    base, file = _base()
+    sc = StudyScenario.shipped("hybrid.toml", label="sweep")
     inp = input_mib(quick)
     scale = inp / STUDY_INPUT_MB
-    syn = (
-        ("workload.pigz.input_mib", _toml_value(inp)),
-        ("workload.pigz.os_resident_mib", _toml_value(round(OS_RESIDENT_MB * scale, 3))),
-    )
-    three = base + _policies_text()
-    pts = [_point(three, file, "main", d * scale, syn) for d in STUDY_DRAM_MB]
-    pts += [_point(three, file, "dram", STUDY_DRAM_MB[0] * f * scale, syn) for f in _dram_fractions(quick)]
-    pts.append(_point(base + _policies_text(THRESHOLDS_US), file, "threshold", STUDY_DRAM_MB[0] * scale, syn))
+    syn = {"workload.pigz.input_mib": inp, "workload.pigz.os_resident_mib": round(OS_RESIDENT_MB * scale, 3)}
+    three = sc.but(policies=_policies())
+    pts = [_point(three, "main", d * scale, syn) for d in STUDY_DRAM_MB]
+    pts += [_point(three, "dram", STUDY_DRAM_MB[0] * f * scale, syn) for f in _dram_fractions(quick)]
+    pts.append(_point(sc.but(policies=_policies(THRESHOLDS_US)), "threshold", STUDY_DRAM_MB[0] * scale, syn))
     return pts
 
 
@@ -128,24 +116,16 @@ def trace_points(footprint_mib: float, quick: bool) -> list[Point]:
         return []
     from hmsim.trace import info
 
-    base, file = _base()
+    # The base scenario leaves the workload to its points ([workload.pigz] by default).
+    sc = StudyScenario.shipped("hybrid.toml", label="sweep")
     scale = input_mib(quick) / STUDY_INPUT_MB
     # 5 processes, each its distinct data pages plus 8 code pages.
     pages = info(trace)["distinct_pages_4k"] + 8
     trace_mib = TRACE_PROCESSES * pages * 4096 / 2**20
-    tr = base.replace("[workload.pigz]\ninput_mib = 45\n", "")
-    ov = (("workload.trace", _toml_value(str(trace))), ("workload.threads", _toml_value(TRACE_PROCESSES)))
-    text = tr + _policies_text()
-    pts = [_point(text, file, "trace", trace_mib * d * scale / footprint_mib, ov) for d in STUDY_DRAM_MB]
-    pts.append(
-        _point(
-            tr + _policies_text(THRESHOLDS_US),
-            file,
-            "trace-threshold",
-            trace_mib * STUDY_DRAM_MB[0] * scale / footprint_mib,
-            ov,
-        )
-    )
+    ov = {"workload.trace": str(trace), "workload.threads": TRACE_PROCESSES}
+    at = [(sc.but(policies=_policies()), "trace", d) for d in STUDY_DRAM_MB]
+    at.append((sc.but(policies=_policies(THRESHOLDS_US)), "trace-threshold", STUDY_DRAM_MB[0]))
+    pts = [_point(v, sweep, trace_mib * d * scale / footprint_mib, ov) for v, sweep, d in at]
     return pts
 
 

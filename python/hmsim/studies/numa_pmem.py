@@ -14,7 +14,6 @@ one validation number."""
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -23,8 +22,7 @@ import pandas as pd
 
 from hmsim.plotting import color_for, declare_series, house_style, save_figure
 from hmsim.results import select
-from hmsim.scenario import _toml_value
-from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
+from hmsim.studies.base import Published, Study, StudyResult, StudyScenario, comparison_frame, register
 from hmsim.sweep import Point, run_points
 
 GIB = 1 << 30
@@ -57,18 +55,11 @@ PATHS = {
 }
 
 
-def _base() -> tuple[str, str]:
-    f = resources.files("hmsim.studies").joinpath("scenarios/numa_pmem.toml")
-    return f.read_text(), str(f)
-
-
 def _pt(exp: str, gib: float, policies: list[str] | None = None, **ov: object) -> Point:
-    text, file = _base()
-    overrides = [("name", _toml_value(exp)), ("allocation.size_bytes", _toml_value(int(gib * GIB)))]
+    head = {"name": exp, "allocation.size_bytes": int(gib * GIB)}
     if policies is not None:
-        overrides.append(("policies", _toml_value(policies)))
-    overrides += [(k.replace("__", "."), _toml_value(v)) for k, v in ov.items()]
-    return Point(text=text, file=file, overrides=tuple(overrides), labels=(("point", f"{exp}-{gib}"),))
+        head["policies"] = policies
+    return StudyScenario.shipped("numa_pmem.toml", label="point").point(f"{exp}-{gib}", head, **ov)
 
 
 def build_points(quick: bool) -> list[Point]:

@@ -6,7 +6,6 @@ per operation, lifetime cost per insert, and Tonic's optimizations before/after.
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -15,8 +14,7 @@ import pandas as pd
 
 from hmsim.plotting import color_for, declare_series, house_style, save_figure
 from hmsim.results import select
-from hmsim.scenario import _toml_value
-from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
+from hmsim.studies.base import Published, Study, StudyResult, StudyScenario, comparison_frame, register
 from hmsim.sweep import Point, run_points
 
 SWITCHES = ["no_bloat", "coalesce_flushes", "evict_volatile", "xpline_nodes"]
@@ -27,16 +25,6 @@ def indexes() -> list[dict]:
     from hmsim import _core
 
     return json.loads(_core.pm_indexes())
-
-
-def _base() -> tuple[str, str]:
-    f = resources.files("hmsim.studies").joinpath("scenarios/pm-index.toml")
-    return f.read_text(), str(f)
-
-
-def _pt(text: str, file: str, exp: str, **ov) -> Point:
-    overrides = tuple((k.replace("__", "."), _toml_value(v)) for k, v in ov.items())
-    return Point(text=text, file=file, overrides=overrides, labels=(("experiment", exp),))
 
 
 def _switch_key(s: str) -> str:
@@ -52,7 +40,7 @@ TONIC_BASELINE = "baseline_tonic"
 
 
 def build_points(quick: bool) -> list[Point]:
-    text, file = _base()
+    sc = StudyScenario.shipped("pm-index.toml")
     n = 20_000 if quick else 1_000_000
     threads = [1, 4] if quick else [1, 2, 4, 8, 16]
     pts: list[Point] = []
@@ -61,11 +49,11 @@ def build_points(quick: bool) -> list[Point]:
         base = {"index__name": name, "workload__records": n, "workload__operations": n}
         for kt in ix["key_types"]:
             for th in threads if kt == "int" else [1]:
-                pts.append(_pt(text, file, "load", **base, index__key_type=kt, workload__threads=th))
+                pts.append(sc.point("load", **base, index__key_type=kt, workload__threads=th))
         kinds = ["a", "b", "c"] + (["e"] if ix["family"] == "ordered" else [])
         for kind in kinds:
             for dist in ("uniform", "zipfian"):
-                pts.append(_pt(text, file, "ycsb", **base, workload__kind=kind, workload__distribution=dist))
+                pts.append(sc.point("ycsb", **base, workload__kind=kind, workload__distribution=dist))
         # Tonic: each applicable switch alone, then all of them. Quick mode runs them, and the
         # Load they are compared with, at QUICK_TONIC_RECORDS keys (docs/pm-index.md).
         opts = [s for s in SWITCHES if s in ix["optimizations"]]
@@ -75,17 +63,17 @@ def build_points(quick: bool) -> list[Point]:
             else base
         )
         if quick and opts:
-            pts.append(_pt(text, file, TONIC_BASELINE, **tb, index__key_type="int", workload__threads=1))
+            pts.append(sc.point(TONIC_BASELINE, **tb, index__key_type="int", workload__threads=1))
         for s in opts:
-            pts.append(_pt(text, file, f"tonic_{s}", **tb, **{_switch_key(s): True}))
+            pts.append(sc.point(f"tonic_{s}", **tb, **{_switch_key(s): True}))
         if len(opts) > 1:
-            pts.append(_pt(text, file, "tonic_all", **tb, **{_switch_key(s): True for s in opts}))
+            pts.append(sc.point("tonic_all", **tb, **{_switch_key(s): True for s in opts}))
     # The original's layouts where hmsim's registered index persists differently: Load only,
     # for the cross-check against RECIPE (recipe_table), with the key types RECIPE's driver runs.
     for variant, _of, kts in RECIPE_VARIANTS:
         base = {"index__name": variant, "workload__records": n, "workload__operations": n}
         for kt in kts:
-            pts.append(_pt(text, file, "recipe_variant", **base, index__key_type=kt, workload__threads=1))
+            pts.append(sc.point("recipe_variant", **base, index__key_type=kt, workload__threads=1))
     return pts
 
 
@@ -103,12 +91,10 @@ REAL_THREADS = [1, 2, 4]
 def real_points(quick: bool) -> list[Point]:
     """Per index: Load of integer keys timed on 1, 2 and 4 OS threads through a SharedIndex
     (wall clock, no model; 4 threads oversubscribe this 2-core machine)."""
-    text, file = _base()
+    sc = StudyScenario.shipped("pm-index.toml")
     n = 20_000 if quick else 1_000_000
     return [
-        _pt(
-            text,
-            file,
+        sc.point(
             "real_threads",
             index__name=ix["name"],
             workload__records=n,

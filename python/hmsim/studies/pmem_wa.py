@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -11,8 +10,7 @@ import numpy as np
 import pandas as pd
 
 from hmsim.plotting import color_for, declare_series, house_style, save_figure
-from hmsim.scenario import _toml_value
-from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
+from hmsim.studies.base import Published, Study, StudyResult, StudyScenario, comparison_frame, register
 from hmsim.sweep import Point, run_points
 
 FOOTPRINTS = [64, 128, 256, 512, 1024, 4096, 16384, 65536, 1 << 20]
@@ -33,28 +31,16 @@ NAMESPACE_STRIDE = 11 * 96 * (1 << 20)
 VANS_CONTROLLER = {"pmem__xpbuffer__in_order_requests": True, "pmem__timing__media_write_latency_ns": 225.0}
 
 
-def _base() -> tuple[str, str]:
-    f = resources.files("hmsim.studies").joinpath("scenarios/pmem.toml")
-    return f.read_text(), str(f)
-
-
-def _pt(text: str, file: str, exp: str, **ov) -> Point:
-    overrides = tuple((k.replace("__", "."), _toml_value(v)) for k, v in ov.items())
-    return Point(text=text, file=file, overrides=overrides, labels=(("experiment", exp),))
-
-
 def build_points(quick: bool) -> list[Point]:
-    text, file = _base()
+    sc = StudyScenario.shipped("pmem.toml")
     n = 20_000 if quick else 200_000
     pts: list[Point] = []
     for fp in FOOTPRINTS:  # Table 2
-        pts.append(_pt(text, file, "table2", workload__footprint_bytes=fp, workload__operations=n))
+        pts.append(sc.point("table2", workload__footprint_bytes=fp, workload__operations=n))
     for fp in (256, 1024):  # Table 3
         for fl in FLUSHES:
             pts.append(
-                _pt(
-                    text,
-                    file,
+                sc.point(
                     "table3",
                     workload__threads=28,
                     workload__footprint_bytes=fp,
@@ -66,9 +52,7 @@ def build_points(quick: bool) -> list[Point]:
     for fp in (256, 1024):  # Table 3 under VANS's in-order controller (sensitivity)
         for fl in FLUSHES:
             pts.append(
-                _pt(
-                    text,
-                    file,
+                sc.point(
                     "table3_vans_controller",
                     workload__threads=28,
                     workload__footprint_bytes=fp,
@@ -86,9 +70,7 @@ def build_points(quick: bool) -> list[Point]:
     }
     for name, (pat, fl) in lat.items():
         pts.append(
-            _pt(
-                text,
-                file,
+            sc.point(
                 f"latency_{name}",
                 workload__pattern=pat,
                 workload__persist=fl,
@@ -100,9 +82,7 @@ def build_points(quick: bool) -> list[Point]:
         for th in THREADS:
             for pat, acc in (("seq-read", 256), ("seq-write", 256)):
                 pts.append(
-                    _pt(
-                        text,
-                        file,
+                    sc.point(
                         f"bw_threads_{pat}",
                         pmem__dimms=dimms,
                         workload__pattern=pat,
@@ -123,9 +103,7 @@ def build_points(quick: bool) -> list[Point]:
         (6, {"workload__region_stride_bytes": BIG + 4096}),
     ):
         pts.append(
-            _pt(
-                text,
-                file,
+            sc.point(
                 "write_threads_sensitivity",
                 pmem__dimms=dimms,
                 workload__pattern="seq-write",
@@ -141,9 +119,7 @@ def build_points(quick: bool) -> list[Point]:
     for acc in (64, 128, 256):
         for pat in ("rand-read", "rand-write"):
             pts.append(
-                _pt(
-                    text,
-                    file,
+                sc.point(
                     f"bw_access_{pat}",
                     pmem__dimms=1,
                     workload__pattern=pat,
@@ -159,9 +135,7 @@ def build_points(quick: bool) -> list[Point]:
             )
         for th in (1, 8):
             pts.append(
-                _pt(
-                    text,
-                    file,
+                sc.point(
                     "wa_access",
                     pmem__dimms=1,
                     workload__pattern="rand-write",
@@ -174,9 +148,7 @@ def build_points(quick: bool) -> list[Point]:
             )
     for s in (256, 4096, 16384, 18432, 20480, 32768, 65536, 262144, 1 << 20):
         pts.append(
-            _pt(
-                text,
-                file,
+            sc.point(
                 "xpbuffer_probe",
                 pmem__dimms=1,
                 workload__pattern="xpline-halves",
@@ -191,9 +163,7 @@ def build_points(quick: bool) -> list[Point]:
     # reach the wear-levelling threshold once.
     for s in (256, 4096, 16384, 32768, 131072, 1 << 20):
         pts.append(
-            _pt(
-                text,
-                file,
+            sc.point(
                 "hot_spot",
                 workload__footprint_bytes=s,
                 workload__access_bytes=256,

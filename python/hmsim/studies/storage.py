@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -12,7 +11,7 @@ import pandas as pd
 
 from hmsim.catalog import device_list
 from hmsim.plotting import color_for, declare_series, house_style, save_figure
-from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
+from hmsim.studies.base import Published, Study, StudyResult, StudyScenario, comparison_frame, register
 from hmsim.sweep import Point, run_points
 
 STT = "stt-mram-ssd"
@@ -22,18 +21,6 @@ DEVICES = [STT, *NAND, OPTANE]
 ROOM_C = 25.0  # assumed lab temperature for the fan run and the fan-cooled start state
 
 
-def _base() -> tuple[str, str]:
-    f = resources.files("hmsim.studies").joinpath("scenarios/storage.toml")
-    return f.read_text(), str(f)
-
-
-def _point(text: str, file: str, labels: dict, **overrides) -> Point:
-    from hmsim.scenario import _toml_value
-
-    ov = tuple((k.replace("__", "."), _toml_value(v)) for k, v in overrides.items())
-    return Point(text=text, file=file, overrides=ov, labels=tuple(labels.items()))
-
-
 def _fan_start_c(spec: dict) -> float:
     """Start temperature of the no-fan runs: the device's fan-cooled steady state under the
     sustained write workload at room temperature (the study's start state; docs/devices.md)."""
@@ -41,7 +28,7 @@ def _fan_start_c(spec: dict) -> float:
 
 
 def build_points(quick: bool) -> list[Point]:
-    text, file = _base()
+    sc = StudyScenario.shipped("storage.toml")
     specs = {e["device"]["name"]: e["device"] for e in device_list()}
     dur = 0.05 if quick else 1.0
     qds = [1, 4, 16, 64] if quick else [1, 2, 4, 8, 16, 32, 64]
@@ -52,10 +39,8 @@ def build_points(quick: bool) -> list[Point]:
     for d in DEVICES:
         for qd in qds:
             pts.append(
-                _point(
-                    text,
-                    file,
-                    {"experiment": "qd_sweep"},
+                sc.point(
+                    "qd_sweep",
                     device__name=d,
                     job__op="write",
                     job__queue_depth=qd,
@@ -64,10 +49,8 @@ def build_points(quick: bool) -> list[Point]:
             )
         for bs in sizes:
             pts.append(
-                _point(
-                    text,
-                    file,
-                    {"experiment": "size_sweep"},
+                sc.point(
+                    "size_sweep",
                     device__name=d,
                     job__op="write",
                     job__block_size_bytes=bs,
@@ -75,12 +58,10 @@ def build_points(quick: bool) -> list[Point]:
                 )
             )
         for op in ("read", "write"):
-            pts.append(_point(text, file, {"experiment": "seq"}, device__name=d, job__op=op, job__duration_s=dur))
+            pts.append(sc.point("seq", device__name=d, job__op=op, job__duration_s=dur))
         pts.append(
-            _point(
-                text,
-                file,
-                {"experiment": "thermal"},
+            sc.point(
+                "thermal",
                 device__name=d,
                 job__op="write",
                 job__duration_s=0.05,
@@ -92,10 +73,8 @@ def build_points(quick: bool) -> list[Point]:
             )
         )
     pts.append(
-        _point(
-            text,
-            file,
-            {"experiment": "thermal"},
+        sc.point(
+            "thermal",
             device__name=STT,
             job__op="write",
             job__duration_s=0.05,
@@ -108,10 +87,8 @@ def build_points(quick: bool) -> list[Point]:
     )
     for amb in ambients:
         pts.append(
-            _point(
-                text,
-                file,
-                {"experiment": "ambient"},
+            sc.point(
+                "ambient",
                 device__name=STT,
                 job__op="write",
                 job__duration_s=0.05,

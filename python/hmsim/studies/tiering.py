@@ -4,20 +4,17 @@ memory contention (Vuppalapati & Agarwal, ACM SOSP 2024; docs/tiering.md): figur
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import tomli_w
 from matplotlib.colors import TwoSlopeNorm
 
 from hmsim import _core
 from hmsim.plotting import color_for, declare_series, house_style, marker_for, outside_legend, save_figure
-from hmsim.scenario import _toml_value
 from hmsim.studies import tiering_pmem
-from hmsim.studies.base import Published, Study, StudyResult, comparison_frame, register
+from hmsim.studies.base import Published, Study, StudyResult, StudyScenario, comparison_frame, register
 from hmsim.sweep import Point, run_points
 
 SYSTEMS = {  # policy name -> (system, colloid)
@@ -50,7 +47,7 @@ def _quick_tpp(policy: str, quick: bool) -> bool:
     return quick and policy.endswith("tpp")
 
 
-# Experiments whose quick TPP points run in the scaled-down setup (`_text_for`, fig. 4's runs).
+# Experiments whose quick TPP points run in the scaled-down setup (`_setup_for`, fig. 4's runs).
 SCALED_EXPERIMENTS = ("contention", "alt_latency", "object_size", "converge_hot_move", "converge_contention")
 SCALED_NOTE = (
     f"[scaled]: quick grid, TPP at 1/{round(1 / QUICK_TPP_SCALE)} size with GUPS on {QUICK_TPP_CORES} cores "
@@ -60,7 +57,7 @@ SCALED_NOTE = (
 
 def scaled_down(df: pd.DataFrame, quick: bool) -> pd.Series:
     """Rows (of the results or the timeline) from the scaled-down quick TPP setup: no column
-    says so, the run's grid does (`_text_for`, `_quick_tpp_overrides`)."""
+    says so, the run's grid does (`_setup_for`, `_quick_tpp_overrides`)."""
     exp = df["experiment"] if "experiment" in df.columns else df["scenario"]
     return pd.Series(quick, index=df.index) & (df["system"] == "tpp") & exp.isin(SCALED_EXPERIMENTS)
 
@@ -129,7 +126,7 @@ APPS = {"cachelib": 100.0, "silo": 400.0, "pagerank": 5000.0}
 APP_QUICK_SCALE = 0.125  # quick mode: every app (and its default tier) at 1/8 of the paper's size
 
 
-def _app_points(text: str, file: str, quick: bool) -> list[Point]:
+def _app_points(sc: StudyScenario, quick: bool) -> list[Point]:
     """Fig. 6: each app under HeMem (2 MiB) and MEMTIS ± Colloid at 0x and 3x contention;
     quick mode runs HeMem ± Colloid only, at 1/8 size, for 10 s."""
     pols = PAIRS[0] if quick else PAIRS[0] + PAIRS[2]
@@ -140,8 +137,7 @@ def _app_points(text: str, file: str, quick: bool) -> list[Point]:
             for i in (0, 3):
                 pts.append(
                     _pt(
-                        text,
-                        file,
+                        sc,
                         f"app_{app}",
                         policy,
                         i,
@@ -154,30 +150,21 @@ def _app_points(text: str, file: str, quick: bool) -> list[Point]:
     return pts
 
 
-def _base() -> tuple[str, str]:
-    f = resources.files("hmsim.studies").joinpath("scenarios/tiering.toml")
-    return f.read_text(), str(f)
-
-
-def _with_tiers(text: str, ns: float | None = None, scale: float = 1.0) -> str:
+def _tiers(ns: float | None = None, scale: float = 1.0) -> list[dict]:
     """The reference tiers with the alternate tier's unloaded latency `ns` and capacities × `scale`."""
     tiers = json.loads(_core.tier_reference_tiers())
     if ns is not None:
         tiers[1]["unloaded_latency_ns"] = ns
     for t in tiers:
         t["capacity_bytes"] = int(t["capacity_bytes"] * scale)
-    return text + "\n" + tomli_w.dumps({"tiers": tiers})
+    return tiers
 
 
-def _with_alt_latency(text: str, ns: float) -> str:
-    return _with_tiers(text, ns)
-
-
-def _text_for(text: str, policy: str, quick: bool, ns: float | None = None) -> str:
-    """The scenario text of a run: quick TPP gets the scaled-down tiers."""
+def _setup_for(sc: StudyScenario, policy: str, quick: bool, ns: float | None = None) -> StudyScenario:
+    """The scenario of a run: quick TPP gets the scaled-down tiers."""
     if _quick_tpp(policy, quick):
-        return _with_tiers(text, ns, QUICK_TPP_SCALE)
-    return text if ns is None else _with_tiers(text, ns)
+        return sc.but(tiers=_tiers(ns, QUICK_TPP_SCALE))
+    return sc if ns is None else sc.but(tiers=_tiers(ns))
 
 
 def _converge_after_s(policy: str, quick: bool) -> float:
@@ -201,18 +188,16 @@ def _heatmap_overrides(policy: str, quick: bool) -> dict:
     return {"sim__duration_s": 15.0 if quick else 40.0, "sim__measure_last_s": 5.0 if quick else 10.0}
 
 
-def _pt(text: str, file: str, exp: str, policy: str, intensity: int, **ov) -> Point:
-    overrides = [("policy.names", _toml_value([policy])), ("antagonist.intensities", _toml_value([intensity]))]
-    overrides += [(k.replace("__", "."), _toml_value(v)) for k, v in ov.items()]
+def _pt(sc: StudyScenario, exp: str, policy: str, intensity: int, **ov) -> Point:
     system, colloid = SYSTEMS[policy]
-    labels = (("experiment", exp), ("system", system), ("colloid", colloid))
-    return Point(text=text, file=file, overrides=tuple(overrides), labels=labels)
+    run = {"policy.names": [policy], "antagonist.intensities": [intensity]}
+    return sc.point({"experiment": exp, "system": system, "colloid": colloid}, run, **ov)
 
 
 PLACEMENT_SHARES = [k / 10 for k in range(11)]
 
 
-def _placement_points(text: str, file: str) -> list[Point]:
+def _placement_points(sc: StudyScenario) -> list[Point]:
     """Fig. 7: static placements with 0-100 % of the hot set in the alternate tier at each
     intensity (first touch fills the default tier from the start of the buffer, so the hot
     set's offset sets how much of it lands there). Static runs are steady from the start."""
@@ -225,26 +210,26 @@ def _placement_points(text: str, file: str) -> list[Point]:
         for alt_share in PLACEMENT_SHARES:
             offset = default_pages - round((1.0 - alt_share) * hot_pages)
             ov = {"workload__hot_offset_bytes": offset * page, "sim__duration_s": 1.0, "sim__measure_last_s": 0.5}
-            pts.append(_pt(text, file, "placement", "static-default", i, **ov))
+            pts.append(_pt(sc, "placement", "static-default", i, **ov))
     return pts
 
 
 def build_points(quick: bool) -> list[Point]:
-    text, file = _base()
+    sc = StudyScenario.shipped("tiering.toml")
     dur = {"sim__duration_s": 15.0 if quick else 40.0, "sim__measure_last_s": 5.0 if quick else 10.0}
-    pts: list[Point] = _placement_points(text, file)
+    pts: list[Point] = _placement_points(sc)
     for i in range(4):  # the contention model's calibration: hot set placed in the default tier
-        pts.append(_pt(text, file, "calibration", "static-default", i, workload__hot_offset_bytes=0, **dur))
+        pts.append(_pt(sc, "calibration", "static-default", i, workload__hot_offset_bytes=0, **dur))
     for policy in SYSTEMS:
         for i in range(4):
             ov = _fig1_overrides(policy, quick)
-            pts.append(_pt(_text_for(text, policy, quick), file, "contention", policy, i, **ov))
+            pts.append(_pt(_setup_for(sc, policy, quick), "contention", policy, i, **ov))
     if quick:
         # Fig. 1's share of the best case for the scaled-down quick TPP: the best case in that
         # setup. Its placements are static, so steady from the start (as fig. 7's).
         for i in (0, 3):
             ov = {**_quick_tpp_overrides(), "sim__duration_s": 2.0, "sim__measure_last_s": 1.0}
-            pts.append(_pt(_text_for(text, "tpp", quick), file, "scaled_best", "best", i, **ov))
+            pts.append(_pt(_setup_for(sc, "tpp", quick), "scaled_best", "best", i, **ov))
     lat = [135.0, 192.0] if quick else ALT_LATENCIES_NS
     sizes = [64, 4096] if quick else OBJECT_SIZES
     intens = [0, 3] if quick else [0, 1, 2, 3]
@@ -253,12 +238,12 @@ def build_points(quick: bool) -> list[Point]:
         hd = _heatmap_overrides(policy, quick)
         for i in intens:
             for ns in lat:
-                pts.append(_pt(_text_for(text, policy, quick, ns), file, "alt_latency", policy, i, **hd))
+                pts.append(_pt(_setup_for(sc, policy, quick, ns), "alt_latency", policy, i, **hd))
             for size in sizes:
-                t = _text_for(text, policy, quick)
-                pts.append(_pt(t, file, "object_size", policy, i, workload__object_size_bytes=size, **hd))
-    pts += _app_points(text, file, quick)
-    pts += tiering_pmem.points(_pt, text, file, quick)
+                t = _setup_for(sc, policy, quick)
+                pts.append(_pt(t, "object_size", policy, i, workload__object_size_bytes=size, **hd))
+    pts += _app_points(sc, quick)
+    pts += tiering_pmem.points(_pt, sc, quick)
     move = 10.0 if quick else 100.0
     for policy in (p for pair in PAIRS for p in pair):
         run = {
@@ -270,12 +255,11 @@ def build_points(quick: bool) -> list[Point]:
             run["sim__page_bytes"] = 4096  # THP stays at first touch (docs/tiering.md)
             if quick:
                 run.update(_quick_tpp_overrides())
-        t = _text_for(text, policy, quick)
-        pts.append(_pt(t, file, "converge_hot_move", policy, 0, workload__hot_move_s=move, **run))
+        t = _setup_for(sc, policy, quick)
+        pts.append(_pt(t, "converge_hot_move", policy, 0, workload__hot_move_s=move, **run))
         pts.append(
             _pt(
                 t,
-                file,
                 "converge_contention",
                 policy,
                 0,

@@ -15,6 +15,7 @@ from matplotlib.ticker import MaxNLocator
 
 from hmsim.humanize import SECONDS_PER_YEAR
 from hmsim.plotting import color_for, declare_series, house_style, save_figure
+from hmsim.studies.base import StudyScenario
 from hmsim.sweep import Point
 
 EXPERIMENT = "pmem_alternate"
@@ -39,34 +40,32 @@ COLUMNS = [
 
 # Local DRAM + six interleaved Optane DIMMs: 305 ns random-read idle latency, 6 x 6.5 GB/s
 # reads; 6 x 2.2 GB/s writes make a 50/50 mix saturate near half the read bandwidth.
-PMEM_TIERS = """
-[[tiers]]
-name = "default"
-capacity_bytes = 32000000000
-unloaded_latency_ns = 70.0
-read_bandwidth_gb_s = 204.8
-
-[[tiers]]
-name = "alternate"
-capacity_bytes = 96000000000
-unloaded_latency_ns = 305.0
-read_bandwidth_gb_s = 39.0
-mix_penalty = 0.5
-
-[pmem_tier]
-tier = 1
-
-[pmem_tier.path]
-device = "optane-pmem"
-dimms = 6
-"""
+PMEM_SETUP = {
+    "tiers": [
+        {
+            "name": "default",
+            "capacity_bytes": 32_000_000_000,
+            "unloaded_latency_ns": 70.0,
+            "read_bandwidth_gb_s": 204.8,
+        },
+        {
+            "name": "alternate",
+            "capacity_bytes": 96_000_000_000,
+            "unloaded_latency_ns": 305.0,
+            "read_bandwidth_gb_s": 39.0,
+            "mix_penalty": 0.5,
+        },
+    ],
+    "pmem_tier": {"tier": 1, "path": {"device": "optane-pmem", "dimms": 6}},
+}
 
 
-def points(make: Callable[..., Point], text: str, file: str, quick: bool) -> list[Point]:
-    """`make(text, file, experiment, policy, intensity, **overrides)` builds one point."""
+def points(make: Callable[..., Point], sc: StudyScenario, quick: bool) -> list[Point]:
+    """`make(scenario, experiment, policy, intensity, **overrides)` builds one point."""
     intensities = [0, 3] if quick else [0, 1, 2, 3]
     dur = {"sim__duration_s": 15.0 if quick else 100.0, "sim__measure_last_s": 5.0 if quick else 30.0}
-    return [make(text + PMEM_TIERS, file, EXPERIMENT, p, i, **dur) for p in SYSTEMS for i in intensities]
+    pmem = sc.but(PMEM_SETUP)
+    return [make(pmem, EXPERIMENT, p, i, **dur) for p in SYSTEMS for i in intensities]
 
 
 def figure(out: Path, df: pd.DataFrame) -> list[Path]:
