@@ -43,7 +43,8 @@ def test_the_tutorial_teaches_the_params_macro_and_the_skeleton():
     assert "result_row! {" in code["row"]
     assert "impl Scenario for" in code["scenario"] and "warnings" in code["scenario"]
     section = DOC.read_text()[DOC.read_text().index("## How to add a module") :]
-    for needed in ("registry.rs", "param_docs.rs", "UPDATE_PARAM_DOCS=1", "docs/parameters/", "StudyScenario", "sc.point("):
+    needs = ("registry.rs", "param_docs.rs", "UPDATE_PARAM_DOCS=1", "docs/parameters/", "StudyScenario", "sc.point(")
+    for needed in needs:
         assert needed in section, needed
 
 

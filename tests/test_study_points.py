@@ -55,3 +55,14 @@ def test_every_study_builds_its_quick_and_full_points():
         for quick in (True, False):
             pts = mod.build_points(quick)
             assert pts and len({p.id for p in pts}) == len(pts), f"{name}: points repeat"
+
+
+def test_each_module_of_the_core_names_a_registered_study_and_each_study_is_some_modules():
+    import json
+
+    from hmsim import _core
+    from hmsim.studies import registry
+
+    declared = [m["study"] for m in json.loads(_core.schema())]
+    assert sorted(declared) == sorted(registry())
+    assert names() == declared

@@ -288,17 +288,17 @@ def run_figures(result, out: Path) -> None:
         draw(result, out)
 
 
-# What a sweep plots against its first axis, per module: the headline metrics, and the row
-# labels that tell a point's rows apart (a tiering point has a row per policy and intensity).
-SWEEP_METRICS = {
-    "storage": ["bandwidth_mib_s", "latency_p99_us", "avg_power_w"],
-    "pmem": ["wa_end_to_end", "media_writes_64b", "bandwidth_gb_s"],
-    "tiering": ["throughput_gb_s", "default_latency_ns", "hot_share_default"],
-    "allocators": ["mean_cycles", "p99_cycles", "alloc_count_cov"],
-    "pm-index": ["media_bytes_per_op", "flushes_per_op", "throughput_mops"],
-    "numa": ["runtime_s", "alloc_time_s", "dram_share"],
-    "hybrid": ["runtime_s", "stall_s", "epf_share"],
-}
+def sweep_metrics(module: str) -> list[str]:
+    """What a sweep plots against its first axis: the module's headline metrics, as its
+    registry entry in the core declares them (`hmsim schema --json`)."""
+    import json
+
+    from hmsim import _core
+
+    return next((list(m["sweep_metrics"]) for m in json.loads(_core.schema()) if m["module"] == module), [])
+
+
+# The row labels that tell a point's rows apart (a tiering point has a row per policy and intensity).
 SERIES_LABELS = ["policy", "name", "index", "label", "device", "intensity", "workload"]
 
 
@@ -376,7 +376,7 @@ def sweep_figures(
     if results is None or not len(results) or not axes:
         return []
     x = axes[0]
-    metrics = [m for m in (metrics or SWEEP_METRICS.get(module, [])) if m in results.columns]
+    metrics = [m for m in (metrics or sweep_metrics(module)) if m in results.columns]
     metrics = [m for m in metrics if results[m].dtype.kind in "fi" and results[m].notna().any()]
     if not metrics:
         return []

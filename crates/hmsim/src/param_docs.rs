@@ -7,90 +7,47 @@ use crate::config::params::{markdown, Params, TableRef};
 /// One generated page: file stem, title, intro line, root tables.
 pub struct Page {
     pub stem: &'static str,
-    pub title: &'static str,
-    pub intro: &'static str,
+    pub title: String,
+    pub intro: String,
     pub roots: Vec<TableRef>,
 }
 
-/// Every generated page, in the order of docs/parameters/README.md.
+/// Every generated page: the device files', one per registered module (its tables from
+/// the registry), the NUMA topology files'.
 pub fn pages() -> Vec<Page> {
-    vec![
-        Page {
-            stem: "devices",
-            title: "Device file keys",
-            intro: "Keys of a device file (docs/devices.md): one catalog device, memory or block.",
-            roots: vec![crate::device::DeviceSpec::table()],
-        },
-        Page {
-            stem: "storage",
-            title: "storage module keys",
-            intro: "Keys of a `module = \"storage\"` scenario (docs/storage.md), besides \
-                    `module`, `seed`, `name` and `description`.",
-            roots: vec![crate::storage::StorageConfig::table()],
-        },
-        Page {
-            stem: "pmem",
-            title: "pmem module keys",
-            intro: "Keys of a `module = \"pmem\"` scenario (docs/pmem.md), besides `module`, \
-                    `seed`, `name` and `description`; and the options of a trace's PMem \
-                    lifetime replay (ReplayOptions).",
-            roots: vec![
-                crate::pmem::PmemScenarioConfig::table(),
-                crate::pmem::ReplayOptions::table(),
-            ],
-        },
-        Page {
-            stem: "hybrid",
-            title: "hybrid module keys",
-            intro: "Keys of a `module = \"hybrid\"` scenario (docs/hybrid.md), besides \
-                    `module`, `seed`, `name` and `description`. Sizes in `_mib` and `_kib` are \
-                    MiB and KiB (2^20 and 2^10 bytes).",
-            roots: vec![crate::hybrid::HybridConfig::table()],
-        },
-        Page {
-            stem: "numa",
-            title: "numa module keys",
-            intro: "Keys of a `module = \"numa\"` scenario (docs/numa-pmem.md), besides \
-                    `module`, `seed`, `name` and `description`.",
-            roots: vec![crate::numa::NumaConfig::table()],
-        },
-        Page {
-            stem: "tiering",
-            title: "tiering module keys",
-            intro: "Keys of a `module = \"tiering\"` scenario (docs/tiering.md), besides \
-                    `module`, `seed`, `name` and `description`; and a tier's `device` \
-                    (docs/tiering.md, *Parameters*).",
-            roots: vec![crate::tier::TierScenario::table()],
-        },
-        Page {
-            stem: "allocators",
-            title: "allocators module keys",
-            intro: "Keys of a `module = \"allocators\"` scenario (docs/allocators.md), besides \
-                    `module`, `seed`, `name` and `description`.",
-            roots: vec![crate::alloc::AllocConfig::table()],
-        },
-        Page {
-            stem: "pm-index",
-            title: "pm-index module keys",
-            intro: "Keys of a `module = \"pm-index\"` scenario (docs/pm-index.md), besides \
-                    `module`, `seed`, `name` and `description`.",
-            roots: vec![crate::pmindex::PmIndexConfig::table()],
-        },
-        Page {
-            stem: "numa-topology",
-            title: "NUMA topology file keys",
-            intro: "Keys of a machine topology (docs/numa-pmem.md): a preset's file or a \
-                    scenario's inline `[topology]`.",
-            roots: vec![crate::numa::topology::Topology::table()],
-        },
-    ]
+    let mut pages = vec![Page {
+        stem: "devices",
+        title: "Device file keys".into(),
+        intro: "Keys of a device file (docs/devices.md): one catalog device, memory or block."
+            .into(),
+        roots: vec![crate::device::DeviceSpec::table()],
+    }];
+    pages.extend(crate::registry::MODULES.iter().map(|e| Page {
+        stem: e.name,
+        title: format!("{} module keys", e.name),
+        intro: format!(
+            "Keys of a `module = \"{}\"` scenario (docs/{}), besides `module`, `seed`, `name` \
+             and `description`{}.",
+            e.name, e.make.docs, e.make.params_note
+        ),
+        roots: (e.make.params)(),
+    }));
+    pages.push(Page {
+        stem: "numa-topology",
+        title: "NUMA topology file keys".into(),
+        intro: "Keys of a machine topology (docs/numa-pmem.md): a preset's file or a \
+                scenario's inline `[topology]`."
+            .into(),
+        roots: vec![crate::numa::topology::Topology::table()],
+    });
+    pages
 }
 
 /// The text of each generated page: (file stem, markdown).
 pub fn render() -> Vec<(&'static str, String)> {
     pages()
         .into_iter()
-        .map(|p| (p.stem, markdown(p.title, p.intro, &p.roots)))
+        .map(|p| (p.stem, markdown(&p.title, &p.intro, &p.roots)))
         .collect()
 }
 

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::params::{Params, TableRef};
 use crate::config::{apply_overrides_with, line_of_key};
 use crate::device::Catalog;
 use crate::error::{ConfigError, RunError};
@@ -15,12 +16,44 @@ use crate::scenario::{self, Column, ResultRow, Scenario};
 /// Runs one module's scenario: (text after overrides, file, catalog, progress).
 pub type Runner = fn(&str, &str, &Catalog, &dyn Progress) -> Result<RunOutput, RunError>;
 
-/// A module as the registry holds it: how to run its scenarios and its `results.csv` columns.
+/// A module as the registry holds it: how to run its scenarios, its `results.csv` columns,
+/// and everything else that is listed per module (docs page, study, sweep metrics, the
+/// tables of its parameter page): the one list the CLI, the Python package and the
+/// generated docs read.
 pub struct Module {
     pub run: Runner,
     pub columns: &'static [Column],
     /// Extra tables a run may write (`name.csv`) and their columns.
     pub tables: &'static [(&'static str, &'static [Column])],
+    /// Its page under docs/.
+    pub docs: &'static str,
+    /// The study that reproduces its paper.
+    pub study: &'static str,
+    /// The result columns a sweep plots against its first axis.
+    pub sweep_metrics: &'static [&'static str],
+    /// The root tables of its generated parameter page, and what that page's intro adds.
+    pub params: fn() -> Vec<TableRef>,
+    pub params_note: &'static str,
+}
+
+fn param_roots<S: Scenario>() -> Vec<TableRef> {
+    let mut roots = vec![S::Config::table()];
+    roots.extend(S::MORE_PARAMS.iter().map(|table| table()));
+    roots
+}
+
+/// The parts of an entry every module states through its [`Scenario`] constants.
+const fn module_with<S: Scenario>(run: Runner) -> Module {
+    Module {
+        run,
+        columns: <S::Row as ResultRow>::COLUMNS,
+        tables: S::TABLES,
+        docs: S::DOCS,
+        study: S::STUDY,
+        sweep_metrics: S::SWEEP_METRICS,
+        params: param_roots::<S>,
+        params_note: S::PARAMS_NOTE,
+    }
 }
 
 /// The registry entry of scenario module `S`, run through the common skeleton.
@@ -28,11 +61,7 @@ const fn module<S: Scenario>() -> Entry<Module> {
     Entry {
         name: S::MODULE,
         about: S::ABOUT,
-        make: Module {
-            run: scenario::run::<S>,
-            columns: <S::Row as ResultRow>::COLUMNS,
-            tables: S::TABLES,
-        },
+        make: module_with::<S>(scenario::run::<S>),
     }
 }
 
@@ -47,11 +76,7 @@ pub static MODULES: Registry<Module> = Registry::new(
         Entry {
             name: crate::tier::Tiering::MODULE,
             about: crate::tier::Tiering::ABOUT,
-            make: Module {
-                run: crate::tier::run_with_progress,
-                columns: <<crate::tier::Tiering as Scenario>::Row as ResultRow>::COLUMNS,
-                tables: crate::tier::Tiering::TABLES,
-            },
+            make: module_with::<crate::tier::Tiering>(crate::tier::run_with_progress),
         },
         module::<crate::alloc::Allocators>(),
         module::<crate::pmindex::PmIndexStudy>(),
@@ -197,11 +222,15 @@ pub struct TableSchema {
     pub columns: &'static [Column],
 }
 
-/// A module's declared output tables, `results` first.
+/// A module as `hmsim schema` and the Python package see it: its declared output tables
+/// (`results` first), its docs page, its study and its sweep metrics.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModuleSchema {
     pub module: &'static str,
     pub about: &'static str,
+    pub docs: &'static str,
+    pub study: &'static str,
+    pub sweep_metrics: &'static [&'static str],
     pub tables: Vec<TableSchema>,
 }
 
@@ -218,6 +247,9 @@ fn schema_of(e: &Entry<Module>) -> ModuleSchema {
     ModuleSchema {
         module: e.name,
         about: e.about,
+        docs: e.make.docs,
+        study: e.make.study,
+        sweep_metrics: e.make.sweep_metrics,
         tables: std::iter::once(results).chain(extra).collect(),
     }
 }
@@ -249,6 +281,36 @@ mod tests {
     fn every_module_is_registered_once() {
         assert!(MODULES.duplicates().is_empty());
         assert_eq!(MODULES.names().len(), 7);
+    }
+
+    #[test]
+    fn every_module_names_its_page_a_study_and_sweep_metrics_it_has() {
+        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+        let mut studies: Vec<&str> = MODULES.iter().map(|e| e.make.study).collect();
+        studies.sort();
+        studies.dedup();
+        assert_eq!(studies.len(), 7, "one study per module");
+        for e in MODULES.iter() {
+            assert!(
+                docs.join(e.make.docs).is_file(),
+                "{}: docs/{}",
+                e.name,
+                e.make.docs
+            );
+            assert!(!e.make.sweep_metrics.is_empty(), "{}", e.name);
+            for m in e.make.sweep_metrics {
+                // a per-tier column is declared as `{tier}_…` (tiering's `default_latency_ns`)
+                let declared = |c: &Column| match c.name.strip_prefix("{tier}") {
+                    Some(rest) => m.ends_with(rest) && m.len() > rest.len(),
+                    None => c.name == *m,
+                };
+                assert!(
+                    e.make.columns.iter().any(declared),
+                    "{}: sweep metric {m} is no result column",
+                    e.name
+                );
+            }
+        }
     }
 
     const SCENARIO: &str = "module = \"storage\"\n[device]\nname = \"intel-optane-900p\"\n[job]\nop = \"read\"\nqueue_depth = 4\nblock_size_bytes = 4096\nduration_s = 0.001\n";

@@ -102,6 +102,9 @@ pub struct Queue;
 impl Scenario for Queue {
     const MODULE: &'static str = "queue";
     const ABOUT: &'static str = "M/M/1 latency of a catalog device under Poisson load";
+    const DOCS: &'static str = "queue.md";
+    const STUDY: &'static str = "queue";
+    const SWEEP_METRICS: &'static [&'static str] = &["mean_latency_ns", "p99_latency_ns"];
     type Config = QueueConfig;
     type Row = QueueRow;
 

@@ -11,7 +11,14 @@ __all__ = ["Study", "StudyResult", "get", "names", "register", "registry"]
 
 
 def names() -> list[str]:
-    return list(registry())
+    """The studies in the order of the modules they reproduce (the core's registry names
+    each module's study; tests/test_study_points.py checks that each is registered here)."""
+    import json
+
+    from hmsim import _core
+
+    declared = [m["study"] for m in json.loads(_core.schema())]
+    return [n for n in declared if n in registry()] + [n for n in registry() if n not in declared]
 
 
 def get(name: str) -> Study:

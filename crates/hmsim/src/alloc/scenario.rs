@@ -314,6 +314,10 @@ impl Scenario for Allocators {
     const ABOUT: &'static str = "page allocators: buddy, per-CPU lists, iBuddy; latency and wear";
     type Config = AllocConfig;
     type Row = AllocRow;
+    const DOCS: &'static str = "allocators.md";
+    const STUDY: &'static str = "allocators";
+    const SWEEP_METRICS: &'static [&'static str] =
+        &["mean_cycles", "p99_cycles", "alloc_count_cov"];
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("wear", WearRow::COLUMNS), ("latency", LatencyRow::COLUMNS)];
 

@@ -460,6 +460,11 @@ impl Scenario for Hybrid {
         "DRAM-cached flash devices: internal faults and the host's EPF policies";
     type Config = HybridConfig;
     type Row = HybridRow;
+    const DOCS: &'static str = "hybrid.md";
+    const STUDY: &'static str = "hybrid";
+    const SWEEP_METRICS: &'static [&'static str] = &["runtime_s", "stall_s", "epf_share"];
+    const PARAMS_NOTE: &'static str =
+        ". Sizes in `_mib` and `_kib` are MiB and KiB (2^20 and 2^10 bytes)";
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("service", ServiceRow::COLUMNS)];
 

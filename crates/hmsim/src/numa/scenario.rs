@@ -282,6 +282,9 @@ impl Scenario for Numa {
     const ABOUT: &'static str = "NUMA machines with DRAM, CXL and PMem nodes; Memory Mode";
     type Config = NumaConfig;
     type Row = NumaRow;
+    const DOCS: &'static str = "numa-pmem.md";
+    const STUDY: &'static str = "numa-pmem";
+    const SWEEP_METRICS: &'static [&'static str] = &["runtime_s", "alloc_time_s", "dram_share"];
     const TABLES: &'static [(&'static str, &'static [Column])] = &[("nodes", NodeRow::COLUMNS)];
 
     fn run(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {

@@ -64,6 +64,14 @@ impl Scenario for Pmem {
         "Optane-class persistent memory: XPBuffer, AIT, write amplification, lifetime";
     type Config = PmemScenarioConfig;
     type Row = PmemRow;
+    const DOCS: &'static str = "pmem.md";
+    const STUDY: &'static str = "pmem-wa";
+    const SWEEP_METRICS: &'static [&'static str] =
+        &["wa_end_to_end", "media_writes_64b", "bandwidth_gb_s"];
+    const PARAMS_NOTE: &'static str =
+        "; and the options of a trace's PMem lifetime replay (ReplayOptions)";
+    const MORE_PARAMS: &'static [fn() -> crate::config::params::TableRef] =
+        &[<crate::pmem::ReplayOptions as crate::config::params::Params>::table];
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("hot_ranges", HotRangeRow::COLUMNS)];
 

@@ -50,6 +50,10 @@ impl Scenario for PmIndexStudy {
         "persistent indexes on simulated PM: flushes, crash consistency, throughput";
     type Config = PmIndexConfig;
     type Row = PmIndexRow;
+    const DOCS: &'static str = "pm-index.md";
+    const STUDY: &'static str = "pm-index";
+    const SWEEP_METRICS: &'static [&'static str] =
+        &["media_bytes_per_op", "flushes_per_op", "throughput_mops"];
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("real_threads", RealThreadsRow::COLUMNS)];
 

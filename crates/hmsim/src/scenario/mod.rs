@@ -19,6 +19,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::config::params::{Params, TableRef};
 use crate::config::{parse_toml, Validate, Validator};
 use crate::device::Catalog;
 use crate::error::RunError;
@@ -29,8 +30,18 @@ pub trait Scenario {
     const MODULE: &'static str;
     /// One line on what the module simulates.
     const ABOUT: &'static str;
+    /// Its page under docs/ (`storage.md`).
+    const DOCS: &'static str;
+    /// The study that reproduces its paper (`hmsim reproduce NAME`).
+    const STUDY: &'static str;
+    /// The result columns a sweep plots against its first axis.
+    const SWEEP_METRICS: &'static [&'static str];
+    /// Tables its generated parameter page lists beside `Config`'s, and what the page's
+    /// intro says beyond the common sentence.
+    const MORE_PARAMS: &'static [fn() -> TableRef] = &[];
+    const PARAMS_NOTE: &'static str = "";
     /// Everything of the scenario but the [`Header`].
-    type Config: DeserializeOwned + Serialize + Validate;
+    type Config: DeserializeOwned + Serialize + Validate + Params;
     /// One row of `results.csv`.
     type Row: ResultRow;
     /// The extra tables a run may write (`name.csv`), each with its row type's columns.

@@ -152,6 +152,10 @@ impl Scenario for Storage {
         "block devices under fio-like jobs: bandwidth, latency, energy, heat";
     type Config = StorageConfig;
     type Row = StorageRow;
+    const DOCS: &'static str = "storage.md";
+    const STUDY: &'static str = "storage";
+    const SWEEP_METRICS: &'static [&'static str] =
+        &["bandwidth_mib_s", "latency_p99_us", "avg_power_w"];
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("thermal", ThermalRow::COLUMNS)];
 

@@ -38,6 +38,11 @@ impl Scenario for Tiering {
     const ABOUT: &'static str = "two-tier memory under contention: HeMem, MEMTIS, TPP, Colloid";
     type Config = TierScenario;
     type Row = TierRow;
+    const DOCS: &'static str = "tiering.md";
+    const STUDY: &'static str = "tiering";
+    const SWEEP_METRICS: &'static [&'static str] =
+        &["throughput_gb_s", "default_latency_ns", "hot_share_default"];
+    const PARAMS_NOTE: &'static str = "; and a tier's `device` (docs/tiering.md, *Parameters*)";
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("timeline", TimelineRow::COLUMNS)];
 
