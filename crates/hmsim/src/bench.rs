@@ -437,7 +437,7 @@ pub fn numa_place(policy: &str, gib: u64) -> BenchResult {
 /// 100 MB of DRAM, `runs` times. Preconditioning and workload generation are not timed.
 pub fn hybrid_pigz(runs: u64) -> BenchResult {
     use crate::hybrid::{EpfPolicySpec, Host, HybridConfig};
-    let (text, seed) = ("[device]\ncapacity_mb = 512\ndram_mb = 100\n", 1);
+    let (text, seed) = ("[device]\ncapacity_mib = 512\ndram_mib = 100\n", 1);
     let sc: HybridConfig = crate::config::parse_toml(text, "<bench>").expect("valid");
     let w = sc.load_workload("<bench>", seed).expect("synthetic");
     let policy = EpfPolicySpec::named("smart_EPF")

@@ -204,8 +204,9 @@ fn key_at_line(text: &str, line: usize) -> Option<String> {
 }
 
 /// Keys renamed to the one spelling of their unit (`_gb_s` for 10^9 B/s, `_mib` for 2^20
-/// bytes): (old, new). A file that still uses an old key is rejected with a message naming
-/// the new one, rather than with serde's list of expected keys.
+/// bytes): (old, new). The one policy for a renamed key: a file that still uses the old key
+/// is rejected with a message naming the new one (never read silently under a spelling
+/// whose unit differs, as `_mb` for MiB did), rather than with serde's list of expected keys.
 pub const RENAMED_KEYS: &[(&str, &str)] = &[
     ("bandwidth_gbps", "bandwidth_gb_s"),
     ("link_gbps", "link_gb_s"),
@@ -213,6 +214,13 @@ pub const RENAMED_KEYS: &[(&str, &str)] = &[
     ("media_read_gbps", "media_read_gb_s"),
     ("media_write_gbps", "media_write_gb_s"),
     ("channel_gbps", "channel_gb_s"),
+    // hybrid's MiB and KiB sizes
+    ("capacity_mb", "capacity_mib"),
+    ("dram_mb", "dram_mib"),
+    ("input_mb", "input_mib"),
+    ("os_resident_mb", "os_resident_mib"),
+    ("window_kb", "window_kib"),
+    ("buffer_kb", "buffer_kib"),
 ];
 
 /// The first key of `value` (a whole file) that [`RENAMED_KEYS`] renamed: (key path, message).

@@ -32,16 +32,13 @@ crate::params! {
     /// thread handing windows along (docs/hybrid.md).
     #[derive(Debug, Clone)]
     pub struct PigzLike {
-        #[serde(alias = "input_mb")]
         pub input_mib: f64 = 45.0 => range(0.01, 65536.0), "MiB",
             "The compressed input file.";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub output_ratio: Option<f64> = None => range(0.1, 1000.0), "",
             "Output bytes per input byte; unset: measured on the generated text.";
-        #[serde(alias = "window_kb")]
         pub window_kib: u32 = 32 => range(4, 1 << 20), "KiB",
             "The inflate window, which is also the unit handed to the writer and checker.";
-        #[serde(alias = "buffer_kb")]
         pub buffer_kib: u32 = 32 => range(4, 1 << 20), "KiB",
             "One user input buffer (the reader fills two in turn).";
         pub instructions_per_byte: f64 = 6.0 => range(0.0, 1e6), "instructions per byte",
@@ -52,7 +49,6 @@ crate::params! {
             "The checker's CRC-32.";
         pub hot_pages: u32 = 4 => range(1, 1 << 16), "pages",
             "The inflater's hot pages (Huffman tables, stack).";
-        #[serde(alias = "os_resident_mb")]
         pub os_resident_mib: f64 = 32.0 => range(0.0, 65536.0), "MiB",
             "Memory the OS occupies before the run (kernel, daemons, shell).";
         pub os_pages_per_syscall: u32 = 2 => range(0, 1 << 16), "pages",

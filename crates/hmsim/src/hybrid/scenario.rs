@@ -44,10 +44,8 @@ crate::params! {
     /// The UMD: logical capacity (what the OS sees) and its DRAM cache.
     #[derive(Debug, Clone)]
     pub struct HybridDeviceConfig {
-        #[serde(alias = "capacity_mb")]
         pub capacity_mib: f64 = 2048.0 => range(0.0625, 16.0 * 1024.0 * 1024.0), "MiB",
             "Logical capacity the OS sees.";
-        #[serde(alias = "dram_mb")]
         pub dram_mib: f64 = 100.0 => any, "MiB",
             "Internal DRAM cache, 0.004 to `capacity_mib`.";
         pub dram_read_ns: u64 = 50 => range(0, 1_000_000), "ns",
@@ -111,7 +109,6 @@ crate::params! {
         pub share_address_space: bool = false => any, "",
             "Trace replay: threads of one process (shared pages) or one process each.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        #[serde(alias = "input_mb")]
         pub input_mib: Option<f64> = None => any, "MiB",
             "Trace replay: the input size the trace stands for, for the results table (0 to 1e9).";
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -220,8 +220,7 @@ fn hybrid_policies_by_name_and_bad_config_errors() {
     let bad = "module = \"hybrid\"\n[[policies]]\nname = \"some_EPF\"\n";
     let e = crate::run_scenario(bad, "b.toml", &[], &[]).unwrap_err();
     assert!(e.message.contains("no_EPF, all_EPF, smart_EPF"), "{e}");
-    // The MiB sizes' older `_mb` spellings still read (serde aliases).
-    let bad = "module = \"hybrid\"\n[device]\ncapacity_mb = 1\ndram_mb = 0.5\n[workload.pigz]\ninput_mb = 8\n";
+    let bad = "module = \"hybrid\"\n[device]\ncapacity_mib = 1\ndram_mib = 0.5\n[workload.pigz]\ninput_mib = 8\n";
     let e = crate::run_scenario(bad, "b.toml", &[], &[]).unwrap_err();
     assert!(e.message.contains("raise capacity_mib"), "{e}");
     let bad = "module = \"hybrid\"\n[device]\nvictim_release = \"early\"\n";
@@ -565,19 +564,24 @@ fn hybrid_victim_released_at_the_page_register() {
 }
 
 #[test]
-fn older_mb_spellings_of_mib_sizes_read_as_the_mib_keys() {
-    let old = "[device]\ncapacity_mb = 64\ndram_mb = 1.5\n\
-               [workload]\n[workload.pigz]\ninput_mb = 2\nos_resident_mb = 3\nwindow_kb = 64\n";
-    let new = "[device]\ncapacity_mib = 64\ndram_mib = 1.5\n\
-               [workload]\n[workload.pigz]\ninput_mib = 2\nos_resident_mib = 3\n";
-    let a: HybridConfig = crate::config::parse_toml(old, "old.toml").unwrap();
-    let b: HybridConfig = crate::config::parse_toml(new, "new.toml").unwrap();
-    assert_eq!((a.device.capacity_mib, a.device.dram_mib), (64.0, 1.5));
-    let (pa, pb) = (a.workload.pigz.unwrap(), b.workload.pigz.unwrap());
-    assert_eq!(pa.input_mib, pb.input_mib);
-    assert_eq!(pa.os_resident_mib, 3.0);
-    assert_eq!(pb.os_resident_mib, 3.0);
-    assert_eq!(pa.window_kib, 64);
+fn older_mb_spellings_of_mib_sizes_are_refused_naming_the_new_key() {
+    for (old, new, line) in [
+        ("capacity_mb = 64", "capacity_mib", 3),
+        ("dram_mb = 1.5", "dram_mib", 3),
+        ("input_mb = 2", "input_mib", 6),
+        ("os_resident_mb = 3", "os_resident_mib", 6),
+        ("window_kb = 64", "window_kib", 6),
+        ("buffer_kb = 64", "buffer_kib", 6),
+    ] {
+        let (dev, pigz) = if line == 3 { (old, "") } else { ("", old) };
+        let text =
+            format!("module = \"hybrid\"\n[device]\n{dev}\n[workload]\n[workload.pigz]\n{pigz}\n");
+        let e = crate::run_scenario(&text, "old.toml", &[], &[]).unwrap_err();
+        let key = old.split(' ').next().unwrap();
+        assert!(e.key.ends_with(key), "{e}");
+        assert_eq!(e.line, Some(line), "{e}");
+        assert!(e.message.contains(&format!("write '{new}'")), "{e}");
+    }
 }
 
 #[test]
