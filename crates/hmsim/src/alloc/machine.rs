@@ -142,6 +142,22 @@ impl MachineState {
         self.cycles[s as usize]
     }
 
+    /// Cycles of the accesses by `core` to `lines` (line numbers) in order: `access` of
+    /// each, in one pass through the caches. The cycles are summed per source at the end
+    /// (integers: the same total as adding them line by line).
+    #[inline]
+    pub fn access_lines(&mut self, core: usize, lines: &[u64]) -> u64 {
+        let mut n = [0; Source::COUNT];
+        self.hier
+            .access_lines(core, lines, self.m.adjacent_line_prefetch, &mut n);
+        let mut cycles = 0;
+        for ((count, n), c) in self.counts.iter_mut().zip(n).zip(self.cycles) {
+            *count += n;
+            cycles += n * c;
+        }
+        cycles
+    }
+
     /// What the application does on `core` after a request: zero the block it was handed
     /// (if any) and touch its own lines. Not charged to the request.
     pub fn pollute(&mut self, core: usize, handed_out: Option<(u64, u8)>) {

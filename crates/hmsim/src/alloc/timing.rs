@@ -165,11 +165,7 @@ impl Timing {
     #[inline]
     fn lines(&mut self, lines: &[u64]) {
         match self.machine.as_mut() {
-            Some(m) => {
-                for &l in lines {
-                    self.now += m.access(self.core, l << 6);
-                }
-            }
+            Some(m) => self.now += m.access_lines(self.core, lines),
             None => self.now += lines.len() as u64 * self.cost.line_cycles,
         }
     }

@@ -91,6 +91,12 @@ impl<const P: usize> Set<P> {
     }
 }
 
+/// A set's index, made only by [`AnonLru::set_of`] (`line & set_mask`, below the set count,
+/// and `sets` and `anon` never change length), so the sets and their fill counts are read
+/// without a bounds check: these reads are most of a lookup's host instructions.
+#[derive(Clone, Copy)]
+struct SetIx(usize);
+
 /// The sets of one cache level of `ways`-way LRU, `P` entries per set (`ways <= P`, `P` a
 /// multiple of 4).
 pub(super) struct AnonLru<const P: usize> {
@@ -123,23 +129,40 @@ impl<const P: usize> AnonLru<P> {
 
     /// The set of `line`.
     #[inline(always)]
-    fn set_of(&self, line: u64) -> usize {
-        (line & self.set_mask) as usize
+    fn set_of(&self, line: u64) -> SetIx {
+        SetIx((line & self.set_mask) as usize)
+    }
+
+    #[inline(always)]
+    fn set(&self, s: SetIx) -> &Set<P> {
+        debug_assert!(s.0 < self.sets.len());
+        // SAFETY: `s` is below the set count (see `SetIx`).
+        unsafe { self.sets.get_unchecked(s.0) }
+    }
+
+    #[inline(always)]
+    fn set_mut(&mut self, s: SetIx) -> &mut Set<P> {
+        debug_assert!(s.0 < self.sets.len());
+        // SAFETY: `s` is below the set count (see `SetIx`).
+        unsafe { self.sets.get_unchecked_mut(s.0) }
     }
 
     /// The set and tag of a line to store or find. Tags are 32 bits: lines stored must be
     /// below 2^(32 + set bits), 256 GiB of addresses with a single set (the allocator
     /// model's lines are all below 2^32; anonymous fills store nothing, so any address).
     #[inline(always)]
-    fn split(&self, line: u64) -> (usize, u32) {
+    fn split(&self, line: u64) -> (SetIx, u32) {
         let tag = line >> self.set_bits;
         debug_assert!(tag < INVALID as u64, "line {line} beyond the tag range");
         (self.set_of(line), tag as u32)
     }
 
     #[inline(always)]
-    fn now(&self, s: usize) -> u32 {
-        self.anon_base.wrapping_add(self.anon[s])
+    fn now(&self, s: SetIx) -> u32 {
+        debug_assert!(s.0 < self.anon.len());
+        // SAFETY: `anon` has one count per set and `s` is below the set count (see `SetIx`).
+        self.anon_base
+            .wrapping_add(unsafe { *self.anon.get_unchecked(s.0) })
     }
 
     /// Whether an entry at position `p` stamped `stamp` is still cached in a set whose fill
@@ -152,8 +175,8 @@ impl<const P: usize> AnonLru<P> {
     /// Position of `tag` in set `s` if it is cached, with the set's fill count (a copy that
     /// aged out may sit behind a cached one, never before it).
     #[inline(always)]
-    fn find(&self, s: usize, tag: u32) -> (Option<usize>, u32) {
-        let set = &self.sets[s];
+    fn find(&self, s: SetIx, tag: u32) -> (Option<usize>, u32) {
+        let set = self.set(s);
         let m = set.matches(tag);
         let now = self.now(s);
         if m == 0 {
@@ -169,7 +192,7 @@ impl<const P: usize> AnonLru<P> {
         let (s, tag) = self.split(line);
         match self.find(s, tag) {
             (Some(p), now) => {
-                self.sets[s].hit_to_front(p, now);
+                self.set_mut(s).hit_to_front(p, now);
                 true
             }
             (None, _) => false,
@@ -182,11 +205,11 @@ impl<const P: usize> AnonLru<P> {
         let (s, tag) = self.split(line);
         match self.find(s, tag) {
             (Some(p), now) => {
-                self.sets[s].hit_to_front(p, now);
+                self.set_mut(s).hit_to_front(p, now);
                 true
             }
             (None, now) => {
-                self.sets[s].push_front(tag, now);
+                self.set_mut(s).push_front(tag, now);
                 false
             }
         }
@@ -196,7 +219,7 @@ impl<const P: usize> AnonLru<P> {
     /// host-memory latency with other work).
     #[inline(always)]
     pub fn prefetch(&self, line: u64) {
-        host_prefetch(&self.sets[self.set_of(line)]);
+        host_prefetch(self.set(self.set_of(line)));
     }
 
     /// Whether `line` is cached (its recency unchanged).
@@ -212,7 +235,7 @@ impl<const P: usize> AnonLru<P> {
     pub fn insert(&mut self, line: u64) {
         let (s, tag) = self.split(line);
         let now = self.now(s);
-        self.sets[s].push_front(tag, now);
+        self.set_mut(s).push_front(tag, now);
     }
 
     /// Remove `line`; whether it was cached. The cached lines behind it move one place
@@ -225,7 +248,7 @@ impl<const P: usize> AnonLru<P> {
             return false;
         };
         let ways = self.ways;
-        let set = &mut self.sets[s];
+        let set = self.set_mut(s);
         let mut i = p;
         while i + 1 < P {
             let stamp = set.stamps[i + 1];
@@ -248,7 +271,7 @@ impl<const P: usize> AnonLru<P> {
         // Whole passes over the sets: one increment of the common base.
         self.anon_base = self.anon_base.wrapping_add((n >> self.set_bits) as u32);
         // The rest: a run of consecutive sets, wrapping at most once.
-        let first = self.set_of(first_line);
+        let first = self.set_of(first_line).0;
         let rest = (n & self.set_mask) as usize;
         let head = rest.min(sets - first);
         for a in &mut self.anon[first..first + head] {

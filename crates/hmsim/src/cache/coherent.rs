@@ -99,7 +99,12 @@ impl HolderTable {
         } else {
             self.page(page)
         };
-        &mut self.pages[p as usize][(line % PAGE_LINES) as usize]
+        debug_assert!((p as usize) < self.pages.len());
+        // SAFETY: `p` is the index of a page made by `page` (the memo holds only those; its
+        // initial page number, u64::MAX, is above every line's page), and pages are never
+        // removed.
+        let page = unsafe { self.pages.get_unchecked_mut(p as usize) };
+        &mut page[(line % PAGE_LINES) as usize]
     }
 
     /// The index of `page` (made if new), remembered in the memo.
@@ -115,6 +120,11 @@ impl HolderTable {
         p
     }
 }
+
+/// A core's index, checked against the number of cores by [`Levels::core`]; the per-core
+/// levels, whose count never changes, are then reached without further bounds checks.
+#[derive(Clone, Copy)]
+struct Core(usize);
 
 /// The levels, with sets of `P1`, `P2` and `P3` entries (each at least the level's ways).
 struct Levels<const P1: usize, const P2: usize, const P3: usize> {
@@ -134,9 +144,29 @@ impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
         }
     }
 
+    /// `core` checked against the core count, once for many accesses.
     #[inline(always)]
-    fn access(&mut self, holder: &mut HolderTable, core: usize, line: u64) -> Source {
-        if self.l1[core].lookup(line) {
+    fn core(&self, core: usize) -> Core {
+        assert!(core < self.l1.len() && core < self.l2.len());
+        Core(core)
+    }
+
+    #[inline(always)]
+    fn l1(&mut self, c: Core) -> &mut AnonLru<P1> {
+        // SAFETY: `c` was checked against `l1`'s length, which never changes (see `Core`).
+        unsafe { self.l1.get_unchecked_mut(c.0) }
+    }
+
+    #[inline(always)]
+    fn l2(&mut self, c: Core) -> &mut AnonLru<P2> {
+        // SAFETY: `c` was checked against `l2`'s length, which never changes (see `Core`).
+        unsafe { self.l2.get_unchecked_mut(c.0) }
+    }
+
+    #[inline(always)]
+    fn access(&mut self, holder: &mut HolderTable, c: Core, line: u64) -> Source {
+        let core = c.0;
+        if self.l1(c).lookup(line) {
             return Source::L1;
         }
         // The LLC set is likely needed: fetch it while the holder and L2 are looked at.
@@ -144,20 +174,21 @@ impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
         let h = holder.get(line);
         let was = *h;
         *h = Holder::took(core, Holder::IN_L1 | Holder::IN_L2);
-        if was.core() == core && was.0 & Holder::IN_L2 != 0 && self.l2[core].lookup(line) {
-            self.l1[core].insert(line);
+        if was.core() == core && was.0 & Holder::IN_L2 != 0 && self.l2(c).lookup(line) {
+            self.l1(c).insert(line);
             return Source::L2;
         }
         let mut remote = false;
         let o = was.core();
         if o != core && o < self.l1.len() {
             // Both private levels may hold it (non-inclusive): it leaves both.
-            remote |= was.0 & Holder::IN_L1 != 0 && self.l1[o].invalidate(line);
-            remote |= was.0 & Holder::IN_L2 != 0 && self.l2[o].invalidate(line);
+            let o = self.core(o);
+            remote |= was.0 & Holder::IN_L1 != 0 && self.l1(o).invalidate(line);
+            remote |= was.0 & Holder::IN_L2 != 0 && self.l2(o).invalidate(line);
         }
         let in_llc = self.llc.lookup_or_insert(line);
-        self.l2[core].insert(line);
-        self.l1[core].insert(line);
+        self.l2(c).insert(line);
+        self.l1(c).insert(line);
         match (remote, in_llc) {
             (true, _) => Source::OtherCore,
             (false, true) => Source::Llc,
@@ -165,23 +196,47 @@ impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
         }
     }
 
+    /// `access` of each of `lines` in order by `core`, each line that came from memory
+    /// followed by the adjacent-line prefetch of its pair when `adjacent_prefetch`;
+    /// `counts[s]` counts the answers.
     #[inline(always)]
-    fn prefetch_to_l2(&mut self, holder: &mut HolderTable, core: usize, line: u64) -> bool {
+    fn access_lines(
+        &mut self,
+        holder: &mut HolderTable,
+        core: usize,
+        lines: &[u64],
+        adjacent_prefetch: bool,
+        counts: &mut [u64; Source::COUNT],
+    ) {
+        let c = self.core(core);
+        for &line in lines {
+            let s = self.access(holder, c, line);
+            if s == Source::Memory && adjacent_prefetch {
+                self.prefetch_to_l2(holder, c, line ^ 1);
+            }
+            counts[s as usize] += 1;
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch_to_l2(&mut self, holder: &mut HolderTable, c: Core, line: u64) -> bool {
         if self.llc.contains(line) {
             return false;
         }
         let h = holder.get(line);
         let was = *h;
         let o = was.core();
-        if o < self.l1.len()
-            && ((was.0 & Holder::IN_L1 != 0 && self.l1[o].contains(line))
-                || (was.0 & Holder::IN_L2 != 0 && self.l2[o].contains(line)))
-        {
-            return false;
+        if o < self.l1.len() {
+            let o = self.core(o);
+            if (was.0 & Holder::IN_L1 != 0 && self.l1(o).contains(line))
+                || (was.0 & Holder::IN_L2 != 0 && self.l2(o).contains(line))
+            {
+                return false;
+            }
         }
-        *h = Holder::took(core, Holder::IN_L2);
+        *h = Holder::took(c.0, Holder::IN_L2);
         self.llc.insert(line);
-        self.l2[core].insert(line);
+        self.l2(c).insert(line);
         true
     }
 
@@ -261,7 +316,25 @@ impl CoherentHierarchy {
     /// miss) and the line's last holder, whose copies move to this core.
     #[inline(always)]
     pub fn access(&mut self, core: usize, addr: u64) -> Source {
-        with_levels!(&mut self.levels, l => l.access(&mut self.holder, core, addr >> 6))
+        with_levels!(&mut self.levels, l => {
+            let c = l.core(core);
+            l.access(&mut self.holder, c, addr >> 6)
+        })
+    }
+
+    /// `access` of each of `lines` (line numbers, not addresses) in order by `core`, and
+    /// after each line that came from memory the adjacent-line prefetch of the other line
+    /// of its 128-byte pair when `adjacent_prefetch`: `counts[s]` grows by the lines found
+    /// at `s`. The same answers as one `access` (and `prefetch_to_l2`) per line, with the
+    /// levels' shape looked at once per run instead of once per line.
+    pub fn access_lines(
+        &mut self,
+        core: usize,
+        lines: &[u64],
+        adjacent_prefetch: bool,
+        counts: &mut [u64; Source::COUNT],
+    ) {
+        with_levels!(&mut self.levels, l => l.access_lines(&mut self.holder, core, lines, adjacent_prefetch, counts))
     }
 
     /// A hardware prefetch of the line holding `addr` into `core`'s L2 and the LLC (the
@@ -269,7 +342,10 @@ impl CoherentHierarchy {
     /// True if fetched.
     #[inline]
     pub fn prefetch_to_l2(&mut self, core: usize, addr: u64) -> bool {
-        with_levels!(&mut self.levels, l => l.prefetch_to_l2(&mut self.holder, core, addr >> 6))
+        with_levels!(&mut self.levels, l => {
+            let c = l.core(core);
+            l.prefetch_to_l2(&mut self.holder, c, addr >> 6)
+        })
     }
 
     /// `lines` lines from `first_line` written by `core` that no one reads again and that

@@ -6,7 +6,7 @@ mod latency;
 mod moments;
 mod percentile;
 
-pub use distribution::{quantiles, IntHistogram, Summary};
+pub use distribution::{quantiles, IntHistogram, Summary, TabledIntHistogram};
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use moments::Moments;
 pub use percentile::nearest_rank;
