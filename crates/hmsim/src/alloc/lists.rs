@@ -133,13 +133,6 @@ impl FrameLists {
         self.len[list] == 0
     }
 
-    /// The logical list `pfn` is on.
-    #[inline]
-    pub fn list_of(&self, pfn: u64) -> Option<usize> {
-        let p = self.nodes[pfn as usize].on;
-        (p != NIL).then(|| p as usize / self.bins)
-    }
-
     /// Put `pfn` on `list` where the policy wants it.
     #[inline]
     pub fn push(&mut self, list: usize, pfn: u64, ctx: &mut impl Recorder) {

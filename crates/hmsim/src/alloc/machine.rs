@@ -130,20 +130,9 @@ impl MachineState {
         }
     }
 
-    /// Cycles of one access by `core` to the line holding `addr` (a load or a store: a
-    /// store that misses reads its line for ownership first, so it waits as a load does).
-    #[inline(always)]
-    pub fn access(&mut self, core: usize, addr: u64) -> u64 {
-        let s = self.hier.access(core, addr);
-        if s == Source::Memory && self.m.adjacent_line_prefetch {
-            self.hier.prefetch_to_l2(core, addr ^ LINE_BYTES);
-        }
-        self.counts[s as usize] += 1;
-        self.cycles[s as usize]
-    }
-
-    /// Cycles of the accesses by `core` to `lines` (line numbers) in order: `access` of
-    /// each, in one pass through the caches. The cycles are summed per source at the end
+    /// Cycles of the accesses by `core` to `lines` (line numbers) in order, in one pass
+    /// through the caches (a load or a store: a store that misses reads its line for
+    /// ownership first, so it waits as a load does). The cycles are summed per source at the end
     /// (integers: the same total as adding them line by line).
     #[inline]
     pub fn access_lines(&mut self, core: usize, lines: &[u64]) -> u64 {

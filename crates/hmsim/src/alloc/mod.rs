@@ -15,24 +15,24 @@
 //! - [`run`]: the `allocators` scenario.
 
 pub mod benchmarks;
-pub mod buddy;
+pub(crate) mod buddy;
 pub mod cohort;
-pub mod cost;
+pub(crate) mod cost;
 pub mod driver;
-pub mod ibuddy;
-pub mod layout;
-pub mod lazy;
-pub mod lists;
-pub mod machine;
-pub mod real;
+pub(crate) mod ibuddy;
+pub(crate) mod layout;
+pub(crate) mod lazy;
+pub(crate) mod lists;
+pub(crate) mod machine;
+pub(crate) mod real;
 mod rows;
 mod scenario;
 mod seen;
 pub mod shapes;
-pub mod spec;
-pub mod startgap;
-pub mod timing;
-pub mod wear;
+pub(crate) mod spec;
+pub(crate) mod startgap;
+pub(crate) mod timing;
+pub(crate) mod wear;
 pub mod workload;
 
 #[cfg(test)]

@@ -711,8 +711,8 @@ fn a_dram_miss_brings_the_adjacent_line_into_l2() {
     use super::machine::MachineState;
     let m = AllocMachine::default();
     let mut st = MachineState::new(m, 1);
-    assert_eq!(st.access(0, 1 << 20), m.dram_cycles);
-    assert_eq!(st.access(0, (1 << 20) + 64), m.l2_cycles);
+    assert_eq!(st.access_lines(0, &[(1 << 20) / 64]), m.dram_cycles);
+    assert_eq!(st.access_lines(0, &[((1 << 20) + 64) / 64]), m.l2_cycles);
     let mut st = MachineState::new(
         AllocMachine {
             adjacent_line_prefetch: false,
@@ -720,8 +720,8 @@ fn a_dram_miss_brings_the_adjacent_line_into_l2() {
         },
         1,
     );
-    st.access(0, 1 << 20);
-    assert_eq!(st.access(0, (1 << 20) + 64), m.dram_cycles);
+    st.access_lines(0, &[(1 << 20) / 64]);
+    assert_eq!(st.access_lines(0, &[((1 << 20) + 64) / 64]), m.dram_cycles);
 }
 
 #[test]
@@ -811,28 +811,28 @@ fn zeroed_pages_push_allocator_lines_down_level_by_level() {
     // pages leave the allocator's line in L1, the eighth pushes it to L2.
     for (pages, cycles) in [(7, m.l1_cycles), (8, m.l2_cycles)] {
         let mut st = MachineState::new(m, 1);
-        st.access(0, line);
+        st.access_lines(0, &[(line) / 64]);
         for pfn in 0..pages {
             st.pollute(0, Some((pfn, 0)));
         }
-        assert_eq!(st.access(0, line), cycles, "{pages} pages");
+        assert_eq!(st.access_lines(0, &[(line) / 64]), cycles, "{pages} pages");
     }
     // The L2 (512 sets of 8 ways) sees a page's 64 lines in one eighth of its sets: pages
     // whose lines share the allocator line's L2 set push it on to the LLC, others do not.
     let same_l2_set = |k: u64| k * 8 + (line / 64 / 64) % 8;
     let mut st = MachineState::new(m, 1);
-    st.access(0, line);
+    st.access_lines(0, &[(line) / 64]);
     for k in 0..16 {
         st.pollute(0, Some((same_l2_set(k) + 8 * 64, 0)));
     }
-    assert_eq!(st.access(0, line), m.llc_cycles);
+    assert_eq!(st.access_lines(0, &[(line) / 64]), m.llc_cycles);
     // Another core's zeroing leaves this core's private caches alone.
     let mut st = MachineState::new(m, 1);
-    st.access(0, line);
+    st.access_lines(0, &[(line) / 64]);
     for pfn in 0..64 {
         st.pollute(1, Some((pfn, 0)));
     }
-    assert_eq!(st.access(0, line), m.l1_cycles);
+    assert_eq!(st.access_lines(0, &[(line) / 64]), m.l1_cycles);
 }
 
 /// Frees only of live blocks, each at most once, in time order (`all_freed`: and every block
