@@ -116,9 +116,7 @@ impl Ait {
     pub fn media_write(&mut self, xpline: u64) -> bool {
         let block = xpline / XPLINES_PER_BLOCK;
         let i = (xpline % XPLINES_PER_BLOCK) as usize;
-        let lw = &mut self.logical.get_mut(block)[i];
-        *lw += 1;
-        let mut pw = *lw;
+        let mut pw = self.logical.increment(xpline);
         if let Some(&p) = self.l2p.get(&block) {
             let w = &mut self.track(p)[i];
             *w += 1;
@@ -193,31 +191,35 @@ impl Ait {
             .copied()
             .max()
             .unwrap_or(0);
-        let identity = self
-            .logical
-            .iter()
-            .filter(|(b, _)| !self.physical.contains_key(b))
-            .flat_map(|(_, w)| w.iter())
-            .copied()
-            .max()
-            .unwrap_or(0);
+        // Every block not tracked holds its own logical block's wear.
+        let identity = if self.physical.is_empty() {
+            self.logical.max_line()
+        } else {
+            let mut m = 0;
+            self.logical.for_each_block(|b, w| {
+                if !self.physical.contains_key(&b) {
+                    m = w.iter().copied().fold(m, u32::max);
+                }
+            });
+            m
+        };
         tracked.max(identity)
     }
 
     pub fn max_logical_wear(&self) -> u32 {
-        self.logical
-            .iter()
-            .flat_map(|(_, w)| w.iter())
-            .copied()
-            .max()
-            .unwrap_or(0)
+        self.logical.max_line()
     }
 
-    /// Media writes per logical block (summed over its lines).
-    pub fn block_writes(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.logical
-            .iter()
-            .map(|(b, w)| (b, w.iter().map(|&x| x as u64).sum()))
+    /// `f(block, media writes)` for every logical block written (summed over its lines),
+    /// each once, in no set order.
+    pub fn block_writes(&self, mut f: impl FnMut(u64, u64)) {
+        self.logical.for_each_block_sum(&mut f);
+    }
+
+    /// Ask the host to fetch XPLine `xpline`'s wear counter ahead of its media write.
+    #[inline]
+    pub fn prefetch_wear(&self, xpline: u64) {
+        self.logical.prefetch(xpline);
     }
 }
 
