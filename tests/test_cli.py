@@ -157,6 +157,38 @@ def test_the_package_and_the_cli_load_without_pandas_or_matplotlib():
     assert r.returncode == 0, r.stderr
 
 
+def test_lifetime_prints_its_summary_without_loading_pandas(tmp_path):
+    """`hmsim lifetime` without --out prints from the core's output as it came: pandas (a
+    quarter of a second to import) is not loaded; with --out the files are written from
+    DataFrames and the summary printed is the same."""
+    t = tmp_path / "t.vans"
+    t.write_text("".join(f"{a:#x} W\n" for a in (0, 64, 4096, 1 << 30)))
+    code = (
+        "import sys, hmsim.cli as c\n"
+        f"status = c._main(['lifetime', '--trace', {str(t)!r}, '--format', 'vans'] + sys.argv[1:])\n"
+        "heavy = sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules)\n"
+        "print('heavy', heavy, 'status', status)\n"
+    )
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert plain.returncode == 0, plain.stderr
+    summary, last = plain.stdout.rsplit("heavy", 1)
+    assert last.strip() == "[] status 0", plain.stdout
+    assert "records / instructions: 4 / 0" in summary
+    assert "bytes stored by the program: 256" in summary
+    files = subprocess.run([sys.executable, "-c", code, "--out", str(tmp_path / "out")], capture_output=True, text=True)
+    assert files.returncode == 0, files.stderr
+    assert files.stdout.rsplit("heavy", 1)[0] == summary
+    assert (tmp_path / "out" / "results.csv").exists()
+
+
+def test_only_a_sweeps_own_interrupt_is_reported_as_one():
+    from hmsim import cli as _cli
+    from hmsim.sweep import SweepInterrupted
+
+    assert _cli._sweep_interrupted(SweepInterrupted(1, 2, Path("x")))
+    assert not _cli._sweep_interrupted(ValueError("x"))
+
+
 def test_an_error_raised_by_the_interrupt_itself_still_reports_the_signal(monkeypatch, capsys):
     """A signal landing inside a C extension's initialisation (matplotlib, loaded on first
     use when a sweep draws its figures) surfaces as ImportError, not KeyboardInterrupt: the

@@ -7,11 +7,13 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from hmsim import _core, check
 from hmsim.errors import check_text_file
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ENV_VAR = "HMSIM_DEVICE_PATH"
 
@@ -46,6 +48,8 @@ def device_list(extra: Iterable[str | Path] = ()) -> list[dict]:
 
 def devices(extra: Iterable[str | Path] = ()) -> pd.DataFrame:
     """One row per device with its headline figures."""
+    import pandas as pd
+
     rows = []
     for entry in device_list(extra):
         d = entry["device"]

@@ -241,9 +241,10 @@ def lifetime(
     device_dirs: tuple[str, ...],
 ) -> None:
     """PMem lifetime cost of a program: replay its trace through caches and the PMem path."""
-    from hmsim.lifetime import lifetime as run_lifetime
+    from hmsim.lifetime import lifetime_output
 
-    res = run_lifetime(
+    # The core's output as it came, not DataFrames: without --out, pandas is never loaded.
+    res = lifetime_output(
         trace_file,
         device=device,
         out=out,
@@ -257,27 +258,27 @@ def lifetime(
         drain=not no_drain,
         top_n=top,
     )
-    for k, v in lifetime_rows(res.results.iloc[0]):
+    for k, v in lifetime_rows(res["rows"][0]):
         console.print(f"{k:>34}: {v}")
-    hot = res.tables.get("hot_ranges")
-    if hot is not None and len(hot):
+    hot = res["tables"].get("hot_ranges")
+    if hot:
         console.print(f"{'hottest 4 KiB ranges':>34}:")
-        for h in hot.itertuples():
-            console.print(f"{'':>36}{h.start_addr}  {h.media_writes_64b} media writes ({h.share:.1%})")
-    print_warnings(res.warnings)
+        for h in hot:
+            console.print(f"{'':>36}{h['start_addr']}  {h['media_writes_64b']} media writes ({h['share']:.1%})")
+    print_warnings(res.get("warnings", []))
 
 
-def lifetime_rows(r) -> list[tuple[str, str]]:
-    """The lifetime summary as (label, text); a figure the trace cannot give (no writes, no
-    sizes, no time) reads "n/a" with the reason rather than a number made from 0 or 1."""
-    import pandas as pd
+def lifetime_rows(r: dict) -> list[tuple[str, str]]:
+    """The lifetime summary as (label, text) from the core's result row (a dict, as its JSON
+    gave it); a figure the trace cannot give (no writes, no sizes, no time) reads "n/a" with
+    the reason rather than a number made from 0 or 1."""
+    import math
 
     from hmsim.humanize import duration, years
 
     def missing(v) -> bool:
-        # None, NaN, or pandas' NA (a gap in a typed integer column): `NA != NA` is NA,
-        # whose truth value raises, so ask pandas.
-        return v is None or bool(pd.isna(v))
+        # JSON has no NaN: the core writes a figure it cannot give as null.
+        return v is None or (isinstance(v, float) and math.isnan(v))
 
     def num(v, spec: str, unit: str = "", why: str = "") -> str:
         if missing(v):
@@ -297,30 +298,30 @@ def lifetime_rows(r) -> list[tuple[str, str]]:
         stored = None
     per_byte = unsized if stored is None else "no stores"
     return [
-        ("records / instructions", f"{r.records} / {r.instructions}"),
-        ("program time (simulated)", human(r.program_seconds, duration)),
+        ("records / instructions", f"{r['records']} / {r['instructions']}"),
+        ("program time (simulated)", human(r["program_seconds"], duration)),
         ("bytes stored by the program", num(stored, "", why=unsized)),
         (
             "WPQ inserts (PMM_WPQ_INSERTS)",
-            f"{r.wpq_inserts}  ({num(r.wa_stores_to_wpq, '.3g', why=per_byte)} x stored bytes)",
+            f"{r['wpq_inserts']}  ({num(r['wa_stores_to_wpq'], '.3g', why=per_byte)} x stored bytes)",
         ),
-        ("write requests (WriteRequests)", f"{r.write_requests}"),
+        ("write requests (WriteRequests)", f"{r['write_requests']}"),
         (
             "media writes (MediaWrites, 64 B)",
-            f"{r.media_writes_64b}  (WA {num(r.write_amplification, '.3g')} per request)"
-            if not missing(r.write_requests) and r.write_requests
-            else f"{r.media_writes_64b}",
+            f"{r['media_writes_64b']}  (WA {num(r['write_amplification'], '.3g')} per request)"
+            if not missing(r["write_requests"]) and r["write_requests"]
+            else f"{r['media_writes_64b']}",
         ),
         (
             "end-to-end WA (media / stored)",
-            num(r.wa_end_to_end, ".3g", why=per_byte),
+            num(r["wa_end_to_end"], ".3g", why=per_byte),
         ),
-        ("media bytes per hour", num(r.media_bytes_per_hour, ".4g", why="no simulated time")),
-        ("rated PBW used per hour", num(r.rated_fraction_per_hour, ".3e", why="no simulated time")),
+        ("media bytes per hour", num(r["media_bytes_per_hour"], ".4g", why="no simulated time")),
+        ("rated PBW used per hour", num(r["rated_fraction_per_hour"], ".3e", why="no simulated time")),
         ("media writes from the final drain", num(r.get("drain_media_share"), ".1%", why=no_writes)),
-        ("lifetime, hottest line, no WL", human(r.lifetime_years_no_wl, years, no_writes)),
-        ("lifetime, simulated AIT WL", human(r.lifetime_years_sim_wl, years, no_writes)),
-        ("lifetime, ideal WL (rated PBW)", human(r.lifetime_years_ideal_wl, years, no_writes)),
+        ("lifetime, hottest line, no WL", human(r["lifetime_years_no_wl"], years, no_writes)),
+        ("lifetime, simulated AIT WL", human(r["lifetime_years_sim_wl"], years, no_writes)),
+        ("lifetime, ideal WL (rated PBW)", human(r["lifetime_years_ideal_wl"], years, no_writes)),
         ("lifetime rests on", str(r.get("lifetime_basis", "n/a"))),
     ]
 
@@ -430,9 +431,15 @@ def main(argv: list[str] | None = None) -> int:
     return status
 
 
+def _sweep_interrupted(e: Exception) -> bool:
+    """Whether `e` is a sweep's Ctrl-C. hmsim.sweep (and pandas with it) is loaded only by
+    the commands that sweep, so a command that never loaded it cannot have raised one."""
+    sweep = sys.modules.get("hmsim.sweep")
+    return sweep is not None and isinstance(e, sweep.SweepInterrupted)
+
+
 def _main(argv: list[str] | None) -> int:
     from hmsim import signals
-    from hmsim.sweep import SweepInterrupted
 
     try:
         cli.main(args=argv, prog_name="hmsim", standalone_mode=False)
@@ -456,10 +463,6 @@ def _main(argv: list[str] | None) -> int:
     except click.ClickException as e:
         click.echo(f"hmsim: error: {e.format_message()}", err=True)
         return e.exit_code
-    except SweepInterrupted as e:
-        click.echo(f"hmsim: {e}", err=True)
-        signals.leave_if_busy(signals.exit_status())
-        return signals.exit_status()
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo(f"hmsim: interrupted ({signals.signal_name()})", err=True)
         signals.leave_if_busy(signals.exit_status())
@@ -469,7 +472,12 @@ def _main(argv: list[str] | None) -> int:
         where = f"{e.filename}: " if e.filename else ""
         click.echo(f"hmsim: error: {where}{e.strerror or e}", err=True)
         return 2
-    except Exception:
+    except Exception as e:
+        # A sweep's Ctrl-C (an Exception of its own, none of the kinds above).
+        if _sweep_interrupted(e):
+            click.echo(f"hmsim: {e}", err=True)
+            signals.leave_if_busy(signals.exit_status())
+            return signals.exit_status()
         if not signals.interrupted():
             raise
         # The signal's KeyboardInterrupt surfaced as another error: raised inside a C

@@ -7,14 +7,16 @@ import json
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hmsim import _core, check
 from hmsim.catalog import device_paths
 from hmsim.errors import ConfigError
 from hmsim.progress import core_progress
-from hmsim.scenario import RunResult, output_from_json, write_run
 from hmsim.signals import interruptible
+
+if TYPE_CHECKING:
+    from hmsim.scenario import RunResult
 
 
 def lifetime(
@@ -30,6 +32,34 @@ def lifetime(
     `options` are the replay options (see docs/pmem.md): `pmem` and `cache` tables as dicts,
     `cores`, `ns_per_instruction`, `flush`, `drain`, `top_n`, `seed`.
     """
+    result = _replay(trace, device, out, fmt, devices, options, frames=True)[1]
+    assert result is not None
+    return result
+
+
+def lifetime_output(
+    trace: str | Path,
+    device: str = "optane-pmem",
+    out: str | Path | None = None,
+    fmt: str | None = None,
+    devices: Iterable[str | Path] = (),
+    **options: Any,
+) -> dict:
+    """`lifetime`, returning the core's output as it came (`rows` and `tables` as lists of
+    dicts, `warnings`): the DataFrames are built only to write `out`, so without it pandas
+    is not loaded (`hmsim lifetime` prints its summary from this)."""
+    return _replay(trace, device, out, fmt, devices, options, frames=False)[0]
+
+
+def _replay(
+    trace: str | Path,
+    device: str,
+    out: str | Path | None,
+    fmt: str | None,
+    devices: Iterable[str | Path],
+    options: dict[str, Any],
+    frames: bool,
+) -> tuple[dict, RunResult | None]:
     from hmsim.outdir import exclusive
 
     trace = check.path(trace, "trace")
@@ -42,10 +72,15 @@ def lifetime(
     except (TypeError, ValueError) as e:
         raise ConfigError("options", f"replay options must be plain numbers, strings, bools and dicts: {e}") from None
     start = time.perf_counter()
+    result = None
     with exclusive(out) if out is not None else contextlib.nullcontext():
         with core_progress(f"replaying {trace.name}") as bar:
             raw = interruptible(_core.lifetime_trace, str(trace), device, opts, fmt, device_paths(devices), bar)
-        result = output_from_json(raw, time.perf_counter() - start)
-        if out is not None:
-            write_run(result, out, str(trace))
-    return result
+        output = json.loads(raw)
+        if frames or out is not None:
+            from hmsim.scenario import output_from_json, write_run
+
+            result = output_from_json(output, time.perf_counter() - start)
+            if out is not None:
+                write_run(result, out, str(trace))
+    return output, result

@@ -21,7 +21,7 @@ pub struct Ait {
     blocks: u64,
     rng: SimRng,
     window_writes: u64,
-    counts: FastMap<u64, u32>,
+    counts: WindowCounts,
     l2p: FastMap<u64, u64>,
     p2l: FastMap<u64, u64>,
     /// Media writes per logical block and line (what the program caused, before leveling).
@@ -59,7 +59,7 @@ impl Ait {
             blocks,
             rng,
             window_writes: 0,
-            counts: FastMap::default(),
+            counts: WindowCounts::default(),
             l2p: FastMap::default(),
             p2l: FastMap::default(),
             logical: WearTable::default(),
@@ -116,9 +116,7 @@ impl Ait {
     pub fn media_write(&mut self, xpline: u64) -> bool {
         let block = xpline / XPLINES_PER_BLOCK;
         let i = (xpline % XPLINES_PER_BLOCK) as usize;
-        let lw = &mut self.logical.get_mut(block)[i];
-        *lw += 1;
-        let mut pw = *lw;
+        let mut pw = self.logical.increment(xpline);
         if let Some(&p) = self.l2p.get(&block) {
             let w = &mut self.track(p)[i];
             *w += 1;
@@ -135,7 +133,7 @@ impl Ait {
             self.window_writes = 0;
             self.counts.clear();
         }
-        let c = self.counts.entry(block).or_insert(0);
+        let c = self.counts.entry(block);
         *c += 1;
         if *c < self.cfg.migration_threshold_writes {
             return false;
@@ -193,37 +191,149 @@ impl Ait {
             .copied()
             .max()
             .unwrap_or(0);
-        let identity = self
-            .logical
-            .iter()
-            .filter(|(b, _)| !self.physical.contains_key(b))
-            .flat_map(|(_, w)| w.iter())
-            .copied()
-            .max()
-            .unwrap_or(0);
+        // Every block not tracked holds its own logical block's wear.
+        let identity = if self.physical.is_empty() {
+            self.logical.max_line()
+        } else {
+            let mut m = 0;
+            self.logical.for_each_block(|b, w| {
+                if !self.physical.contains_key(&b) {
+                    m = w.iter().copied().fold(m, u32::max);
+                }
+            });
+            m
+        };
         tracked.max(identity)
     }
 
     pub fn max_logical_wear(&self) -> u32 {
-        self.logical
-            .iter()
-            .flat_map(|(_, w)| w.iter())
-            .copied()
-            .max()
-            .unwrap_or(0)
+        self.logical.max_line()
     }
 
-    /// Media writes per logical block (summed over its lines).
-    pub fn block_writes(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.logical
-            .iter()
-            .map(|(b, w)| (b, w.iter().map(|&x| x as u64).sum()))
+    /// `f(block, media writes)` for every logical block written (summed over its lines),
+    /// each once, in no set order.
+    pub fn block_writes(&self, mut f: impl FnMut(u64, u64)) {
+        self.logical.for_each_block_sum(&mut f);
+    }
+
+    /// Ask the host to fetch XPLine `xpline`'s wear counter (and its block's count in the
+    /// wear-leveling window) ahead of its media write.
+    #[inline]
+    pub fn prefetch_wear(&self, xpline: u64) {
+        self.logical.prefetch(xpline);
+        if self.cfg.wear_leveling {
+            self.counts.prefetch(xpline / XPLINES_PER_BLOCK);
+        }
+    }
+}
+
+/// Media writes per block in the current wear-leveling window: open addressing (linear
+/// probing, at most half full) rather than a std map, so the slot a block's count sits in is
+/// known ahead of its media write and can be prefetched (over a large footprint every count
+/// is a host-cache miss).
+#[derive(Default)]
+struct WindowCounts {
+    /// (block + 1, writes); key 0: an empty slot.
+    slots: Vec<(u64, u32)>,
+    len: usize,
+}
+
+impl WindowCounts {
+    const MIN_SLOTS: usize = 1024;
+
+    #[inline]
+    fn home(block: u64, n: usize) -> usize {
+        (block.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - n.trailing_zeros())) as usize
+    }
+
+    /// `block`'s count, inserted as 0 if absent.
+    #[inline]
+    fn entry(&mut self, block: u64) -> &mut u32 {
+        if 2 * (self.len + 1) > self.slots.len() {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut s = Self::home(block, self.slots.len());
+        while self.slots[s].0 != 0 && self.slots[s].0 != block + 1 {
+            s = (s + 1) & mask;
+        }
+        if self.slots[s].0 == 0 {
+            self.slots[s] = (block + 1, 0);
+            self.len += 1;
+        }
+        &mut self.slots[s].1
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let n = (2 * self.slots.len()).max(Self::MIN_SLOTS);
+        let old = std::mem::replace(&mut self.slots, vec![(0, 0); n]);
+        for (k, c) in old.into_iter().filter(|e| e.0 != 0) {
+            let mut s = Self::home(k - 1, n);
+            while self.slots[s].0 != 0 {
+                s = (s + 1) & (n - 1);
+            }
+            self.slots[s] = (k, c);
+        }
+    }
+
+    /// Forget every count (the window restarts); the table keeps its size.
+    fn clear(&mut self) {
+        if self.len > 0 {
+            self.slots.fill((0, 0));
+            self.len = 0;
+        }
+    }
+
+    /// Ask the host to fetch the slot `block`'s count starts its search at (a hint).
+    #[inline]
+    fn prefetch(&self, block: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if !self.slots.is_empty() {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let p = &self.slots[Self::home(block, self.slots.len())] as *const (u64, u32);
+            // SAFETY: a prefetch is a hint (SSE, part of x86-64): it never faults and reads
+            // nothing architecturally.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = block;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The window counts agree with a std map of block -> count through inserts,
+        /// growth and clears.
+        #[test]
+        fn window_counts_match_a_map(
+            ops in proptest::collection::vec((0u64..5000, 0u32..50), 0..4000),
+        ) {
+            let mut t = WindowCounts::default();
+            let mut m: FastMap<u64, u32> = FastMap::default();
+            for &(block, op) in &ops {
+                if op == 0 {
+                    t.clear();
+                    m.clear();
+                    continue;
+                }
+                let b = if op < 25 { block % 64 } else { block * 0x1_0000_0001 };
+                t.prefetch(b);
+                let c = t.entry(b);
+                let e = m.entry(b).or_insert(0);
+                proptest::prop_assert_eq!(*c, *e);
+                *c += op;
+                *e += op;
+            }
+            for (&b, &e) in &m {
+                proptest::prop_assert_eq!(*t.entry(b), e);
+            }
+            proptest::prop_assert_eq!(t.len, m.len());
+        }
+    }
 
     fn cfg(wl: bool) -> AitConfig {
         AitConfig {

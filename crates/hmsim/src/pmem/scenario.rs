@@ -26,36 +26,44 @@ crate::params! {
     }
 }
 
-/// Address space one wear-table chunk covers (1024 blocks of 4 KiB), and its size (16
-/// four-byte counters per block).
+/// Address space one wear-table chunk covers (1024 blocks of 4 KiB), and the size of a dense
+/// one (16 four-byte counters per block).
 const WEAR_CHUNK_SPAN: u64 = 4 << 20;
 const WEAR_CHUNK_BYTES: u64 = 64 << 10;
+/// Host memory per line of a sparse wear-table chunk, at least (8 B slots, at most half used).
+const WEAR_SPARSE_LINE_BYTES: u64 = 16;
 
 /// Host memory a write workload's wear counters need at least, bytes (an estimate, a lower
-/// bound): each thread's writes touch wear-table chunks (64 KiB per 4 MiB of address written)
-/// in its own region: sequential writes `min(operations × access, footprint)` / 4 MiB of them,
-/// random writes at least half of `min(operations, footprint / 4 MiB)`; times
-/// `workload.threads` when the regions do not overlap. Reads, the caches and the remap
-/// tables come on top.
+/// bound): each thread's writes touch wear-table chunks in its own region, times
+/// `workload.threads` when the regions do not overlap. Sequential writes fill their chunks
+/// (dense: 64 KiB per full 4 MiB of address written); random writes take at least half of
+/// `min(operations, footprint / 4 MiB)` chunks and half of `min(operations, footprint /
+/// 256 B)` lines, each chunk no smaller than the lines in it cost sparse (16 B each) or
+/// dense (64 KiB). Reads, the caches and the remap tables come on top.
 pub fn host_memory_estimate(w: &PmemWorkload) -> u64 {
     let chunks_in = |bytes: u64| bytes.div_ceil(WEAR_CHUNK_SPAN);
+    let full_chunks = |bytes: u64| bytes / WEAR_CHUNK_SPAN * WEAR_CHUNK_BYTES;
     let per_thread = match w.pattern {
-        PmemPattern::SeqWrite => chunks_in(
+        PmemPattern::SeqWrite => full_chunks(
             w.operations
                 .saturating_mul(w.access_bytes)
                 .min(w.footprint_bytes),
         ),
         PmemPattern::XplineHalves => {
-            chunks_in(w.operations.saturating_mul(256).min(w.footprint_bytes))
+            full_chunks(w.operations.saturating_mul(256).min(w.footprint_bytes))
         }
-        PmemPattern::RandWrite => w.operations.min(chunks_in(w.footprint_bytes)) / 2,
+        PmemPattern::RandWrite => {
+            let chunks = w.operations.min(chunks_in(w.footprint_bytes)) / 2;
+            let lines = w.operations.min(w.footprint_bytes / 256) / 2;
+            chunks
+                .saturating_mul(WEAR_CHUNK_BYTES)
+                .min(lines.saturating_mul(WEAR_SPARSE_LINE_BYTES))
+        }
         PmemPattern::SeqRead | PmemPattern::RandRead => 0,
     };
     let disjoint = w.region_stride_bytes.is_none_or(|s| s >= w.footprint_bytes);
     let threads = if disjoint { w.threads as u64 } else { 1 };
-    per_thread
-        .saturating_mul(threads)
-        .saturating_mul(WEAR_CHUNK_BYTES)
+    per_thread.saturating_mul(threads)
 }
 
 impl Scenario for Pmem {
@@ -160,8 +168,9 @@ mod tests {
 
     #[test]
     fn wear_tables_beyond_host_memory_are_refused_before_allocating() {
-        // 1024 threads each writing 1 TiB at random: 2^18 chunks each, half of them at least.
-        let text = "module = \"pmem\"\nseed = 1\n[workload]\npattern = \"rand-write\"\nthreads = 1024\nfootprint_bytes = 1099511627776\noperations = 1000000\n";
+        // 1024 threads each writing 10^8 random lines of 1 TiB: half of them at least, 16 B
+        // each in sparse chunks, 800 MB a thread.
+        let text = "module = \"pmem\"\nseed = 1\n[workload]\npattern = \"rand-write\"\nthreads = 1024\nfootprint_bytes = 1099511627776\noperations = 100000000\n";
         let e = run_scenario(text, "p.toml", &[], &[]).unwrap_err();
         assert_eq!(e.key, "workload.footprint_bytes", "{e}");
         assert!(e.message.contains("1024 threads"), "{e}");

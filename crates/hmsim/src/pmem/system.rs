@@ -437,10 +437,10 @@ impl PmemSystem {
     pub fn page_media_writes(&self) -> Vec<(u64, u64)> {
         let mut pages: Vec<(u64, u64)> = Vec::new();
         for (d, dimm) in self.dimms.iter().enumerate() {
-            for (block, writes) in dimm.ait.block_writes() {
+            dimm.ait.block_writes(|block, writes| {
                 let page = self.global_addr(d, block * super::ait::XPLINES_PER_BLOCK) >> 12;
                 pages.push((page, 4 * writes));
-            }
+            });
         }
         // An interleave that is a multiple of 4 KiB keeps each DIMM block in one page of its
         // own; a finer one spreads a page over several DIMMs: add their shares up.
@@ -564,6 +564,9 @@ impl MemorySink for PmemSystem {
         }
         let limit = self.dirty_limit(d);
         let dimm = &mut self.dimms[d];
+        // The XPLine goes to the media when it leaves the XPBuffer, some requests from now:
+        // its wear counter (a host-cache miss over a large footprint) is fetched meanwhile.
+        dimm.ait.prefetch_wear(local >> 2);
         for w in dimm
             .xpb
             .write_limited(local >> 2, (local & 3) as u8, limit)
