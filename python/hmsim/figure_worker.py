@@ -6,7 +6,8 @@ figures to a few of these. A separate interpreter started with `-m`, not multipr
 multiprocessing's spawn would re-run the user's own script in the child.
 
 Each message either way: an 8-byte little-endian length, then a pickle. A job is
-(figure bytes, rcParams, output directory, name); the answer is None or an error's text.
+(figure bytes, rcParams, output directory, name); the answer is (None, the figure's facts
+for `hmsim.plotting.DRAWN`) or (an error's text, None).
 """
 
 from __future__ import annotations
@@ -58,10 +59,10 @@ def main() -> None:
         try:
             fig = pickle.loads(blob)
             with matplotlib.rc_context(rc):
-                write_figure_files(fig, Path(out_dir), name)
-            send(stdout, None)
+                facts = write_figure_files(fig, Path(out_dir), name)
+            send(stdout, (None, facts))
         except Exception as e:  # the parent raises it where the figure was saved
-            send(stdout, f"{type(e).__name__}: {e}")
+            send(stdout, (f"{type(e).__name__}: {e}", None))
 
 
 if __name__ == "__main__":

@@ -169,28 +169,24 @@ def outside_legend(ax: plt.Axes, **kw) -> None:
 def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
     """Save `fig` as `name`.png, .svg and .pdf under `out_dir` (nothing clipped: the saved
     area grows to hold every label and an outside legend); close it. Inside
-    `figures_in_background()` a drawing process writes the files and this returns at once."""
-    declared = getattr(fig, "_hmsim_series", [])
-    DRAWN[str(Path(out_dir) / name)] = {
-        "declared": declared,
-        "shown": shown_labels(fig, declared),
-        "axes": [_axes_facts(ax) for ax in fig.axes if ax.get_visible()],
-        "texts": [t.get_text() for t in fig.texts],
-    }
+    `figures_in_background()` a drawing process writes the files and this returns at once;
+    `DRAWN` gets the figure's facts when it is drawn."""
+    key = str(Path(out_dir) / name)
     paths = [Path(out_dir) / f"{name}.{ext}" for ext in FORMATS]
     if _BACKGROUND.pending is not None:
         blob = _pickled(fig)
         if blob is not None:
             rc = {k: v for k, v in matplotlib.rcParams.items() if k not in _RC_NOT_COPIED}
-            _BACKGROUND.pending.append(_BACKGROUND.submit((blob, rc, str(out_dir), name)))
+            _BACKGROUND.pending.append((key, _BACKGROUND.submit((blob, rc, str(out_dir), name))))
             plt.close(fig)
             return paths
-    write_figure_files(fig, Path(out_dir), name)
+    DRAWN[key] = write_figure_files(fig, Path(out_dir), name)
     return paths
 
 
-def write_figure_files(fig: plt.Figure, out_dir: Path, name: str) -> None:
-    """Lay out `fig`, write its PNG, SVG and PDF (atomically) and close it."""
+def write_figure_files(fig: plt.Figure, out_dir: Path, name: str) -> dict:
+    """Lay out `fig`, write its PNG, SVG and PDF (atomically), close it; return what it shows
+    beside the series it declared (for `DRAWN`), read off the drawn figure."""
     if fig.get_layout_engine() is None:
         fig.tight_layout()
     meta = {"png": {"Software": "hmsim"}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
@@ -198,7 +194,15 @@ def write_figure_files(fig: plt.Figure, out_dir: Path, name: str) -> None:
         buf = io.BytesIO()
         fig.savefig(buf, format=ext, metadata=meta[ext], bbox_inches="tight")
         write_bytes(out_dir / f"{name}.{ext}", buf.getvalue())
+    declared = getattr(fig, "_hmsim_series", [])
+    facts = {
+        "declared": declared,
+        "shown": shown_labels(fig, declared),
+        "axes": [_axes_facts(ax) for ax in fig.axes if ax.get_visible()],
+        "texts": [t.get_text() for t in fig.texts],
+    }
     plt.close(fig)
+    return facts
 
 
 # Settings that name this process's own backend stay behind when a figure moves.
@@ -246,7 +250,7 @@ class _Background:
         self.start()
         return self._threads.submit(self._draw, job)
 
-    def _draw(self, job: tuple) -> None:
+    def _draw(self, job: tuple) -> dict:
         from hmsim import figure_worker
 
         proc = self._idle.get()
@@ -254,13 +258,14 @@ class _Background:
             proc = self._spawn()
         try:
             figure_worker.send(proc.stdin, job)
-            error = figure_worker.receive(proc.stdout)
+            error, facts = figure_worker.receive(proc.stdout)
         except (EOFError, OSError) as e:
             raise RuntimeError(f"the figure-drawing process ended (exit code {proc.poll()})") from e
         finally:
             self._idle.put(proc)
         if error is not None:
             raise RuntimeError(f"drawing figure {job[3]!r}: {error}")
+        return facts
 
     def _spawn(self):
         import os
@@ -300,12 +305,12 @@ def figures_in_background():
     try:
         yield
     except BaseException:
-        for f in _BACKGROUND.pending:
+        for _, f in _BACKGROUND.pending:
             f.cancel()
         raise
     else:
-        for f in _BACKGROUND.pending:
-            f.result()
+        for key, f in _BACKGROUND.pending:
+            DRAWN[key] = f.result()
     finally:
         _BACKGROUND.pending = None
 
