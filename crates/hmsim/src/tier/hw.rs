@@ -434,6 +434,7 @@ impl PageHardware for StatHardware {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tier::pages::PageTable;
     use crate::tier::GupsSpec;
 
     #[test]
@@ -457,6 +458,58 @@ mod tests {
             sort_faults(&mut v, &mut scratch, &mut starts);
             assert_eq!(v, want, "{n}");
         }
+    }
+
+    /// Only the page-by-page methods: the trait's own run methods call them.
+    struct PageByPage<'a>(&'a mut StatHardware);
+
+    impl PageHardware for PageByPage<'_> {
+        fn mark(&mut self, page: u64) {
+            self.0.mark(page)
+        }
+        fn test_and_clear_accessed(&mut self, page: u64) -> bool {
+            self.0.test_and_clear_accessed(page)
+        }
+    }
+
+    /// StatHardware's run methods mark, fault and sweep exactly as page-by-page calls do,
+    /// on a table whose tiers interleave.
+    #[test]
+    fn runs_draw_as_page_by_page_calls() {
+        let spec = GupsSpec {
+            working_set_bytes: 64 << 20,
+            hot_set_bytes: 16 << 20,
+            ..Default::default()
+        };
+        let g = Gups::new(&spec, 4096);
+        let half = g.pages * 4096 / 2 + 4096 * 64;
+        let mut pt = PageTable::first_touch(g.pages, 4096, &[half, half]).unwrap();
+        let mut r = crate::rng::stream(4, "t");
+        for p in 0..g.pages {
+            if r.random::<f64>() < 0.4 {
+                let _ = pt.migrate(p, 1 - pt.tier(p));
+            }
+        }
+        let new = || StatHardware::new(0.01, crate::rng::stream(2, "t"));
+        let (mut a, mut b) = (new(), new());
+        let mut hand = 0;
+        for q in 0..300 {
+            let fa = a.begin_quantum(q, &g, 2e6);
+            assert_eq!(fa, b.begin_quantum(q, &g, 2e6), "quantum {q}");
+            let from = (q * 577) % g.pages;
+            let len = (700 + q % 97).min(g.pages - from);
+            let except = [Some(0), Some(1), None][q as usize % 3];
+            a.mark_range(&pt, from, len, except);
+            PageByPage(&mut b).mark_range(&pt, from, len, except);
+            for _ in 0..4 {
+                let len = (g.pages - hand).min(3000);
+                let sa = a.sweep_accessed(&pt, q as usize % 2, hand, len);
+                let sb = PageByPage(&mut b).sweep_accessed(&pt, q as usize % 2, hand, len);
+                assert_eq!(sa, sb, "quantum {q} from {hand}");
+                hand = sa.idle.map_or(hand + len, |p| p + 1) % g.pages;
+            }
+        }
+        assert_eq!(a.rng.random::<u64>(), b.rng.random::<u64>());
     }
 
     /// The integer comparison of a sweep draws the same bits as `random::<f64>() < p`.
