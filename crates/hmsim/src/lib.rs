@@ -14,6 +14,7 @@ pub mod device;
 pub mod error;
 pub mod flash;
 pub mod hash;
+pub mod hugevec;
 pub mod hybrid;
 pub mod mempath;
 pub mod named;

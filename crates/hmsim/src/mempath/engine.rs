@@ -248,6 +248,51 @@ pub enum Source {
     Copy { flows: Vec<CopyFlow> },
 }
 
+impl Source {
+    /// Equal bit for bit (a fixed point solved for one is the other's, to the bit; `==`
+    /// would take 0.0 for −0.0).
+    pub fn same_bits(&self, other: &Source) -> bool {
+        let bits = |a: &[f64], b: &[f64]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+        };
+        match (self, other) {
+            (
+                Source::Pinned {
+                    tier,
+                    reads,
+                    read_fraction,
+                },
+                Source::Pinned {
+                    tier: t2,
+                    reads: r2,
+                    read_fraction: f2,
+                },
+            ) => tier == t2 && bits(&[*reads, *read_fraction], &[*r2, *f2]),
+            (
+                Source::Spread {
+                    share,
+                    reads,
+                    read_fraction,
+                    think_ns,
+                },
+                Source::Spread {
+                    share: s2,
+                    reads: r2,
+                    read_fraction: f2,
+                    think_ns: k2,
+                },
+            ) => bits(share, s2) && bits(&[*reads, *read_fraction, *think_ns], &[*r2, *f2, *k2]),
+            (Source::Copy { flows }, Source::Copy { flows: f2 }) => {
+                flows.len() == f2.len()
+                    && flows.iter().zip(f2).all(|(a, b)| {
+                        a.from == b.from && a.to == b.to && a.lines.to_bits() == b.lines.to_bits()
+                    })
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Per-tier result of one quantum's fixed point.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TierPoint {

@@ -3,11 +3,12 @@
 //! statistical mode both are drawn from the workload's true per-page access rates — the
 //! policy sees only the faults and bits, never the rates.
 
-use rand::Rng;
+use rand::{Rng, RngCore};
 
 use crate::hash::FastMap;
 use crate::rng::SimRng;
 
+use super::pages::PageTable;
 use super::workload::Gups;
 
 /// A NUMA hint fault: `page` was accessed `latency_s` after the scan marked it.
@@ -24,6 +25,46 @@ pub trait PageHardware {
     fn mark(&mut self, page: u64);
     /// Test and clear the page's accessed bit: true if it was accessed since the last clear.
     fn test_and_clear_accessed(&mut self, page: u64) -> bool;
+
+    /// An LRU sweep step: test and clear the accessed bits of `tier`'s pages among ids
+    /// `from .. from + len` in order (other tiers' pages are passed over), stopping at the
+    /// first page whose bit was clear. The same bits, in the same order, as
+    /// [`test_and_clear_accessed`](Self::test_and_clear_accessed) page by page.
+    /// Mark the pages among ids `from .. from + len` that are not on `except_tier` (all of
+    /// them with `None`), in order: as [`mark`](Self::mark) page by page.
+    fn mark_range(&mut self, pt: &PageTable, from: u64, len: u64, except_tier: Option<usize>) {
+        for p in from..from.saturating_add(len) {
+            if except_tier.is_none_or(|t| pt.tier(p) != t) {
+                self.mark(p);
+            }
+        }
+    }
+
+    fn sweep_accessed(&mut self, pt: &PageTable, tier: usize, from: u64, len: u64) -> Sweep {
+        let end = from.saturating_add(len);
+        let mut tested = 0;
+        let mut at = from;
+        while let Some(p) = pt.next_in_tier(tier, at, end - at) {
+            tested += 1;
+            if !self.test_and_clear_accessed(p) {
+                return Sweep {
+                    idle: Some(p),
+                    tested,
+                };
+            }
+            at = p + 1;
+        }
+        Sweep { idle: None, tested }
+    }
+}
+
+/// What a [`PageHardware::sweep_accessed`] step found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sweep {
+    /// The first page whose accessed bit was clear, if any.
+    pub idle: Option<u64>,
+    /// Pages whose bits were tested (the idle one included).
+    pub tested: u64,
 }
 
 /// Hardware with no pages to mark (for policies that do not use it, and tests).
@@ -102,8 +143,12 @@ pub struct StatHardware {
     quantum: u64,
     accesses_per_s: f64,
     gups: Option<Gups>,
-    /// Mark time per page (s), negative when unmarked; allocated on first use.
-    marked_at: Vec<f32>,
+    /// One bit per page, set while the page is marked (its fault pending); allocated on
+    /// first use. A bit set is 2.4 MB for 18.9 M pages, where a mark time per page was
+    /// 75 MB read at random: only whether a page is marked was ever asked.
+    marked: Vec<u64>,
+    /// Pages the `marked` bits cover.
+    marked_pages: usize,
     /// Time of the last accessed-bit clear per page (s); allocated on first use.
     cleared_at: Vec<f32>,
     /// Faults (page, delay after marking in s, fault time in s) by the quantum they
@@ -123,6 +168,59 @@ pub struct StatHardware {
     seen_memo: [(u32, f64); 2],
 }
 
+/// What the accessed-bit draws of one quantum need, copied out of [`StatHardware`] so a
+/// sweep keeps them (and the random stream) in registers.
+struct AccessDraw {
+    now_s: f64,
+    now_f32: f32,
+    /// Hot page range [lo, hi) (empty without a workload).
+    hot: (u64, u64),
+    /// Rate of a (hot, cold) page, per s (0 without a workload).
+    rates: (f64, f64),
+}
+
+impl AccessDraw {
+    /// Whether `page`, last cleared at `*cleared` (s), was accessed since; clears it.
+    #[inline(always)]
+    fn test_and_clear(
+        &self,
+        page: u64,
+        cleared: &mut f32,
+        memo: &mut [(u32, f64); 2],
+        rng: &mut SimRng,
+    ) -> bool {
+        let c = *cleared;
+        *cleared = self.now_f32;
+        let hot = page >= self.hot.0 && page < self.hot.1;
+        let memo = &mut memo[usize::from(hot)];
+        if memo.0 != c.to_bits() {
+            *memo = (c.to_bits(), self.probability(c, hot));
+        }
+        rng.random::<f64>() < memo.1
+    }
+
+    /// Probability that a (hot) page last cleared at `cleared` s was accessed since.
+    #[inline]
+    fn probability(&self, cleared: f32, hot: bool) -> f64 {
+        let dt = (self.now_s - cleared as f64).max(0.0);
+        let rate = if hot { self.rates.0 } else { self.rates.1 };
+        1.0 - (-rate * dt).exp()
+    }
+}
+
+/// `rng.random::<f64>() < p` is `(x >> 11) as f64 · 2⁻⁵³ < p` for the stream's next `x`:
+/// both sides scale exactly by 2⁵³, and an integer is below a real number exactly when it
+/// is below its ceiling. This is that ceiling (0 for NaN: nothing is below NaN).
+fn below_of(p: f64) -> u64 {
+    (p * (1u64 << 53) as f64).ceil() as u64
+}
+
+/// The draw `x` of [`below_of`]'s comparison: true when the page was accessed.
+#[inline(always)]
+fn accessed(x: u64, below: u64) -> bool {
+    (x >> 11) < below
+}
+
 impl StatHardware {
     pub fn new(quantum_s: f64, rng: SimRng) -> Self {
         StatHardware {
@@ -131,7 +229,8 @@ impl StatHardware {
             quantum: 0,
             accesses_per_s: 0.0,
             gups: None,
-            marked_at: Vec::new(),
+            marked: Vec::new(),
+            marked_pages: 0,
             cleared_at: Vec::new(),
             near: Vec::new(),
             far: FastMap::default(),
@@ -174,10 +273,14 @@ impl StatHardware {
         // times are non-negative, so their bits order as the numbers do, and a page is
         // pending at most once: (time bits, page) is a total order, whatever order the
         // faults were queued in.
+        // Unmark first, in the order the faults were queued: a scan queues them in page
+        // order, so the bits are cleared nearly in sequence rather than at random.
+        for &(page, _, _) in &pages {
+            self.marked[page as usize / 64] &= !(1u64 << (page % 64));
+        }
         sort_faults(&mut pages, &mut self.scratch, &mut self.starts);
         let mut out = Vec::with_capacity(pages.len());
         for &(page, delay, _) in &pages {
-            self.marked_at[page as usize] = -1.0;
             out.push(HintFault {
                 page,
                 latency_s: delay as f64,
@@ -188,6 +291,19 @@ impl StatHardware {
             *b = pages;
         }
         out
+    }
+
+    fn draw(&self) -> AccessDraw {
+        let (hot, rates) = match &self.gups {
+            Some(g) => ((g.hot_start, g.hot_start + g.hot_pages), self.rates),
+            None => ((0, 0), (0.0, 0.0)),
+        };
+        AccessDraw {
+            now_s: self.now_s,
+            now_f32: self.now_s as f32,
+            hot,
+            rates,
+        }
     }
 
     fn rate(&self, page: u64) -> f64 {
@@ -201,27 +317,19 @@ impl StatHardware {
     fn pages(&self) -> usize {
         self.gups.as_ref().map_or(0, |g| g.pages as usize)
     }
-}
 
-impl PageHardware for StatHardware {
-    fn mark(&mut self, page: u64) {
-        if self.marked_at.is_empty() {
-            self.marked_at = vec![-1.0; self.pages()];
-        }
-        let Some(&m) = self.marked_at.get(page as usize) else {
-            return;
-        };
-        if m >= 0.0 {
+    /// Mark `page` (below `marked_pages`) with the random stream `rng`: unless it is
+    /// marked already, draw the delay to its next access and queue the fault.
+    #[inline(always)]
+    fn mark_with(&mut self, page: u64, rate: f64, rng: &mut SimRng) {
+        let (w, bit) = (page as usize / 64, 1u64 << (page % 64));
+        if self.marked[w] & bit != 0 || rate <= 0.0 {
             return;
         }
-        let rate = self.rate(page);
-        if rate <= 0.0 {
-            return;
-        }
-        let delay = -(1.0 - self.rng.random::<f64>()).ln() / rate;
+        let delay = -(1.0 - rng.random::<f64>()).ln() / rate;
         // The fault lands in the quantum in which the access happens (at least the next one).
         let q = self.quantum + 1 + (delay / self.quantum_s) as u64;
-        self.marked_at[page as usize] = self.now_s as f32;
+        self.marked[w] |= bit;
         let fault = (page, delay as f32, self.now_s + delay);
         if q - self.quantum < NEAR_QUANTA {
             if self.near.is_empty() {
@@ -233,33 +341,100 @@ impl PageHardware for StatHardware {
         }
     }
 
-    fn test_and_clear_accessed(&mut self, page: u64) -> bool {
-        if self.cleared_at.is_empty() {
-            self.cleared_at = vec![0.0; self.pages()];
+    fn alloc_marks(&mut self) {
+        if self.marked.is_empty() {
+            self.marked_pages = self.pages();
+            self.marked = vec![0; self.marked_pages.div_ceil(64)];
         }
-        let Some(&c) = self.cleared_at.get(page as usize) else {
+    }
+
+    fn alloc_cleared(&mut self) {
+        if self.cleared_at.is_empty() {
+            self.cleared_at = crate::hugevec::filled(self.pages(), 0.0);
+        }
+    }
+}
+
+impl PageHardware for StatHardware {
+    fn mark(&mut self, page: u64) {
+        self.alloc_marks();
+        if page as usize >= self.marked_pages {
+            return;
+        }
+        let rate = self.rate(page);
+        let mut rng = self.rng.clone();
+        self.mark_with(page, rate, &mut rng);
+        self.rng = rng;
+    }
+
+    fn mark_range(&mut self, pt: &PageTable, from: u64, len: u64, except_tier: Option<usize>) {
+        self.alloc_marks();
+        let d = self.draw();
+        let mut rng = self.rng.clone();
+        let end = from.saturating_add(len).min(self.marked_pages as u64);
+        let mut mark = |p: u64| {
+            let rate = if p >= d.hot.0 && p < d.hot.1 {
+                d.rates.0
+            } else {
+                d.rates.1
+            };
+            self.mark_with(p, rate, &mut rng);
+            true
+        };
+        match except_tier {
+            Some(t) => {
+                pt.visit_tier(t, true, from, end, &mut mark);
+            }
+            None => (from..end).for_each(|p| {
+                mark(p);
+            }),
+        }
+        self.rng = rng;
+    }
+
+    fn test_and_clear_accessed(&mut self, page: u64) -> bool {
+        self.alloc_cleared();
+        let d = self.draw();
+        let Some(c) = self.cleared_at.get_mut(page as usize) else {
             return false;
         };
-        self.cleared_at[page as usize] = self.now_s as f32;
-        let hot = self.gups.as_ref().is_some_and(|g| g.is_hot(page));
-        let memo = &mut self.seen_memo[usize::from(hot)];
-        if memo.0 != c.to_bits() {
-            let dt = (self.now_s - c as f64).max(0.0);
-            let rate = match &self.gups {
-                Some(_) if hot => self.rates.0,
-                Some(_) => self.rates.1,
-                None => 0.0,
+        d.test_and_clear(page, c, &mut self.seen_memo, &mut self.rng)
+    }
+
+    fn sweep_accessed(&mut self, pt: &PageTable, tier: usize, from: u64, len: u64) -> Sweep {
+        self.alloc_cleared();
+        let d = self.draw();
+        let mut rng = self.rng.clone();
+        let mut memo = self.seen_memo;
+        let mut below = memo.map(|(_, p)| below_of(p));
+        let cleared = &mut self.cleared_at[..];
+        let end = from.saturating_add(len);
+        let mut tested = 0;
+        let idle = pt.visit_tier(tier, false, from, end, |p| {
+            tested += 1;
+            // Ids past the workload's pages (none in its own table) were never accessed.
+            let Some(c) = cleared.get_mut(p as usize) else {
+                return false;
             };
-            *memo = (c.to_bits(), 1.0 - (-rate * dt).exp());
-        }
-        let p = memo.1;
-        self.rng.random::<f64>() < p
+            let last = *c;
+            *c = d.now_f32;
+            let hot = usize::from(p >= d.hot.0 && p < d.hot.1);
+            if memo[hot].0 != last.to_bits() {
+                memo[hot] = (last.to_bits(), d.probability(last, hot == 1));
+                below[hot] = below_of(memo[hot].1);
+            }
+            accessed(rng.next_u64(), below[hot])
+        });
+        self.rng = rng;
+        self.seen_memo = memo;
+        Sweep { idle, tested }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tier::pages::PageTable;
     use crate::tier::GupsSpec;
 
     #[test]
@@ -283,6 +458,94 @@ mod tests {
             sort_faults(&mut v, &mut scratch, &mut starts);
             assert_eq!(v, want, "{n}");
         }
+    }
+
+    /// Only the page-by-page methods: the trait's own run methods call them.
+    struct PageByPage<'a>(&'a mut StatHardware);
+
+    impl PageHardware for PageByPage<'_> {
+        fn mark(&mut self, page: u64) {
+            self.0.mark(page)
+        }
+        fn test_and_clear_accessed(&mut self, page: u64) -> bool {
+            self.0.test_and_clear_accessed(page)
+        }
+    }
+
+    /// StatHardware's run methods mark, fault and sweep exactly as page-by-page calls do,
+    /// on a table whose tiers interleave.
+    #[test]
+    fn runs_draw_as_page_by_page_calls() {
+        let spec = GupsSpec {
+            working_set_bytes: 64 << 20,
+            hot_set_bytes: 16 << 20,
+            ..Default::default()
+        };
+        let g = Gups::new(&spec, 4096);
+        let half = g.pages * 4096 / 2 + 4096 * 64;
+        let mut pt = PageTable::first_touch(g.pages, 4096, &[half, half]).unwrap();
+        let mut r = crate::rng::stream(4, "t");
+        for p in 0..g.pages {
+            if r.random::<f64>() < 0.4 {
+                let _ = pt.migrate(p, 1 - pt.tier(p));
+            }
+        }
+        let new = || StatHardware::new(0.01, crate::rng::stream(2, "t"));
+        let (mut a, mut b) = (new(), new());
+        let mut hand = 0;
+        for q in 0..300 {
+            let fa = a.begin_quantum(q, &g, 2e6);
+            assert_eq!(fa, b.begin_quantum(q, &g, 2e6), "quantum {q}");
+            let from = (q * 577) % g.pages;
+            let len = (700 + q % 97).min(g.pages - from);
+            let except = [Some(0), Some(1), None][q as usize % 3];
+            a.mark_range(&pt, from, len, except);
+            PageByPage(&mut b).mark_range(&pt, from, len, except);
+            for _ in 0..4 {
+                let len = (g.pages - hand).min(3000);
+                let sa = a.sweep_accessed(&pt, q as usize % 2, hand, len);
+                let sb = PageByPage(&mut b).sweep_accessed(&pt, q as usize % 2, hand, len);
+                assert_eq!(sa, sb, "quantum {q} from {hand}");
+                hand = sa.idle.map_or(hand + len, |p| p + 1) % g.pages;
+            }
+        }
+        assert_eq!(a.rng.random::<u64>(), b.rng.random::<u64>());
+    }
+
+    /// The integer comparison of a sweep draws the same bits as `random::<f64>() < p`.
+    #[test]
+    fn integer_threshold_matches_the_float_comparison() {
+        let mut r = crate::rng::stream(5, "t");
+        let mut ps = vec![
+            0.0,
+            1.0,
+            f64::MIN_POSITIVE,
+            1e-300,
+            0.5,
+            1.0 - f64::EPSILON / 2.0,
+        ];
+        ps.extend((0..2000).map(|_| r.random::<f64>()));
+        ps.extend((0..2000).map(|_| 1.0 - (-r.random::<f64>() * 40.0).exp()));
+        for p in ps {
+            let below = below_of(p);
+            for _ in 0..200 {
+                let (mut a, mut b) = (r.clone(), r.clone());
+                let x = a.next_u64();
+                assert_eq!(accessed(x, below), b.random::<f64>() < p, "p {p} x {x}");
+                r = a;
+            }
+            // The draws on either side of the boundary.
+            let k = ((p * (1u64 << 53) as f64) as u64).min((1 << 53) - 1);
+            // (x >> 11 is below 2^53.)
+            for v in [k.saturating_sub(1), k, k + 1]
+                .into_iter()
+                .filter(|&v| v < 1 << 53)
+            {
+                let f = v as f64 * (1.0 / (1u64 << 53) as f64);
+                assert_eq!(accessed(v << 11, below), f < p, "p {p} v {v}");
+            }
+        }
+        assert_eq!(below_of(f64::NAN), 0);
     }
 
     #[test]

@@ -182,41 +182,75 @@ impl Memtis {
         let hot_min = (0..256)
             .find(|&c| k.bin_tab[c] as usize >= k.bp_hot)
             .unwrap_or(256);
+        // Histograms in locals (the loop below writes bytes of `sub`, which the compiler
+        // could not tell apart from fields reached through `k` and `self`).
+        let (mut hist, mut ebp, mut total) = ([0u64; BINS], [0u64; BINS], 0u64);
+        let bin_tab = k.bin_tab;
+        const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
         for (h, c) in self.counts.iter_mut().enumerate() {
             let s = k.slot[h];
             if s == NO_SLOT {
                 *c /= 2;
-                self.hist[bin_of(*c)] += weight;
-                self.total_count += *c as u64;
-                k.ebp[0] += k.upp;
+                hist[bin_of(*c)] += weight;
+                total += *c as u64;
+                ebp[0] += k.upp;
                 continue;
             }
             let s = s as usize;
             let split = k.state[s] == 2;
             // One pass: skewness inputs from the counts before they halve, then halve.
             let (mut hot, mut refs, mut sq, mut raw) = (0u64, 0u64, 0u64, 0u64);
-            for w in k.sub[s * upp..(s + 1) * upp].chunks_mut(8) {
-                // Most sub-pages have no samples: skip a zero run of eight at once.
-                if w.iter().all(|&x| x == 0) {
-                    k.ebp[0] += w.len() as u64;
-                    if split {
-                        self.hist[0] += w.len() as u64;
-                    }
+            let sub = &mut k.sub[s * upp..(s + 1) * upp];
+            let mut words = sub.chunks_exact_mut(8);
+            for w in &mut words {
+                let v8 = u64::from_le_bytes((&*w).try_into().expect("8 bytes"));
+                // Bytes without samples: bin 0 before and after halving.
+                let nonzero = (((v8 & LOW7) + LOW7) | v8) & HIGH;
+                let zeros = 8 - u64::from(nonzero.count_ones());
+                ebp[0] += zeros;
+                if split {
+                    hist[0] += zeros;
+                }
+                if nonzero == 0 {
                     continue;
                 }
-                for x in w.iter_mut() {
-                    let v = *x as u64;
+                // Beside samples they count as hot only if a count of 0 is (never with a
+                // hot bin above 0; as the byte-by-byte pass did).
+                if hot_min == 0 {
+                    hot += zeros;
+                }
+                w.copy_from_slice(&((v8 >> 1) & LOW7).to_le_bytes());
+                let mut m = nonzero;
+                while m != 0 {
+                    let v = (v8 >> (m.trailing_zeros() - 7)) & 0xff;
+                    m &= m - 1;
                     sq += v * v;
-                    if *x as usize >= hot_min {
+                    if v as usize >= hot_min {
                         hot += 1;
                         refs += v;
                     }
-                    *x /= 2;
-                    raw += *x as u64;
-                    k.ebp[k.bin_tab[*x as usize] as usize] += 1;
+                    let x = v / 2;
+                    raw += x;
+                    let b = bin_tab[x as usize] as usize;
+                    ebp[b] += 1;
                     if split {
-                        self.hist[k.bin_tab[*x as usize] as usize] += 1;
+                        hist[b] += 1;
                     }
+                }
+            }
+            for x in words.into_remainder() {
+                let v = *x as u64;
+                sq += v * v;
+                if *x as usize >= hot_min {
+                    hot += 1;
+                    refs += v;
+                }
+                *x /= 2;
+                raw += *x as u64;
+                ebp[bin_tab[*x as usize] as usize] += 1;
+                if split {
+                    hist[bin_tab[*x as usize] as usize] += 1;
                 }
             }
             if !split {
@@ -228,12 +262,15 @@ impl Memtis {
                     k.num_util += 1;
                 }
                 *c /= 2;
-                self.hist[bin_of(*c)] += weight;
-                self.total_count += *c as u64;
+                hist[bin_of(*c)] += weight;
+                total += *c as u64;
             } else {
-                self.total_count += raw;
+                total += raw;
             }
         }
+        self.hist = hist;
+        k.ebp = ebp;
+        self.total_count = total;
         k.cooling_clock += 1;
         let rhr_before = k.prev_dram;
         k.prev_dram = k.prev_dram / 2 + k.dram_sampled;

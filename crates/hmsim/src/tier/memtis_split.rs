@@ -89,7 +89,9 @@ impl Skew {
             upp,
             bin_tab,
             slot: vec![NO_SLOT; pt.pages() as usize],
-            sub: Vec::new(),
+            // Every huge page may get a slot: room for all, on huge pages (the counts are
+            // read at random, one sample after another).
+            sub: crate::hugevec::with_capacity((pt.pages() * upp) as usize),
             skew: Vec::new(),
             state: Vec::new(),
             queue: Default::default(),

@@ -8,6 +8,9 @@ use super::copy::CopyEngine;
 use super::pages::PageTable;
 use super::policy::{Migration, SPLIT_PAGE};
 
+/// (bytes, from tier, to tier) of a copy.
+type CopyKey = (u64, usize, usize);
+
 /// Migrations decided but not yet copied, and the bytes they will copy.
 #[derive(Debug, Default)]
 pub struct MigrationQueue {
@@ -80,7 +83,14 @@ impl MigrationQueue {
         let mut d = Drained::default();
         let available = budget.thread_ns - self.debt_ns;
         let mut used = 0.0;
+        // The copy time of the last (size, from, to): the same for every page of a run of
+        // one direction this quantum (same latencies), so computed once per run.
+        let mut last: Option<(CopyKey, (f64, f64))> = None;
         while let Some(&m) = self.queue.front() {
+            // Pages come in the policy's order, scattered over the table: fetch ahead.
+            if let Some(a) = self.queue.get(8) {
+                pt.prefetch(a.page);
+            }
             let size = request_bytes(pt, &m);
             let from = pt.try_tier(m.page).unwrap_or(0);
             let (cost, stream) = if m.to == SPLIT_PAGE || m.to == from {
@@ -88,7 +98,15 @@ impl MigrationQueue {
             } else {
                 let l = budget.latency_ns;
                 let to = m.to.min(l.len() - 1);
-                budget.engine.page_time_ns(size, l[from], l[to])
+                let key = (size, from, to);
+                match last {
+                    Some((k, t)) if k == key => t,
+                    _ => {
+                        let t = budget.engine.page_time_ns(size, l[from], l[to]);
+                        last = Some((key, t));
+                        t
+                    }
+                }
             };
             let over_time = available <= 0.0 || (used > 0.0 && used + cost + stream > available);
             let over_cap = budget.byte_cap.is_some_and(|c| d.bytes + size > c);

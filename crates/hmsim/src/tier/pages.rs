@@ -95,7 +95,7 @@ impl PageTable {
         }
         let mut pt = PageTable {
             page_bytes,
-            tier_of: Vec::with_capacity(n_pages as usize),
+            tier_of: crate::hugevec::with_capacity(n_pages as usize),
             unit_bytes,
             units_per_page,
             used_units: vec![0; capacity_units.len()],
@@ -144,6 +144,23 @@ impl PageTable {
         match self.tier_of.get(id as usize) {
             Some(&t) => t as usize,
             None => self.base_tier(id),
+        }
+    }
+
+    /// Start loading the tier byte of page `id` (below [`pages`](Self::pages)) that a
+    /// [`tier`](Self::tier) call will soon read: for loops over pages in random order.
+    #[inline]
+    pub fn prefetch(&self, id: u64) {
+        if let Some(b) = self.tier_of.get(id as usize) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                // SAFETY: a prefetch never faults and reads nothing the program sees; the
+                // address is of a live element.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(b as *const u8 as *const i8) };
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = b;
         }
     }
 
@@ -315,6 +332,52 @@ impl PageTable {
             .map(|i| (base + i) as u64)
     }
 
+    /// Calls `visit` on each page id among `from .. to` (clamped to the table) whose tier
+    /// byte is `tier` (with `other`, is not `tier`), in order, until `visit` returns false;
+    /// returns the id it stopped at. Eight tier bytes are matched at once, so a sweep over
+    /// a table whose tiers interleave at random does not mispredict a branch per page.
+    #[inline]
+    pub fn visit_tier(
+        &self,
+        tier: usize,
+        other: bool,
+        from: u64,
+        to: u64,
+        mut visit: impl FnMut(u64) -> bool,
+    ) -> Option<u64> {
+        const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        let start = (from as usize).min(self.tier_of.len());
+        let end = (to as usize).min(self.tier_of.len()).max(start);
+        let t = tier as u8;
+        let seg = &self.tier_of[start..end];
+        let mut chunks = seg.chunks_exact(8);
+        let mut base = start as u64;
+        for c in &mut chunks {
+            let x = u64::from_le_bytes(c.try_into().expect("8 bytes"))
+                ^ (0x0101_0101_0101_0101 * u64::from(t));
+            // The high bit of each byte of `x` that is not zero, exactly (no carries cross
+            // bytes: the low seven bits add to at most 0xfe).
+            let nonzero = (((x & LOW7) + LOW7) | x) & HIGH;
+            let mut hits = if other { nonzero } else { !nonzero & HIGH };
+            while hits != 0 {
+                let p = base + u64::from(hits.trailing_zeros() / 8);
+                hits &= hits - 1;
+                if !visit(p) {
+                    return Some(p);
+                }
+            }
+            base += 8;
+        }
+        for &b in chunks.remainder() {
+            if (b == t) != other && !visit(base) {
+                return Some(base);
+            }
+            base += 1;
+        }
+        None
+    }
+
     /// Tier of a movable page (not a split huge page, not a base page of an unsplit one).
     fn checked_tier(&self, id: u64) -> Result<usize, MigrateError> {
         if id < self.pages() {
@@ -393,6 +456,46 @@ impl PageTable {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// `visit_tier` visits exactly the pages of a tier (or of the others) in order and
+    /// stops where its visitor does.
+    #[test]
+    fn visit_tier_matches_a_page_by_page_scan() {
+        let mut rng = crate::rng::stream(9, "t");
+        use rand::Rng;
+        let caps = [300 * 4096, 300 * 4096, 300 * 4096];
+        let mut pt = PageTable::first_touch(700, 4096, &caps).unwrap();
+        for p in 0..700 {
+            let to = rng.random_range(0..3usize);
+            let _ = pt.migrate(p, to);
+        }
+        for tier in 0..3 {
+            for other in [false, true] {
+                for (from, to) in [(0, 700), (3, 650), (17, 18), (699, 800), (5, 5)] {
+                    let want: Vec<u64> = (from..to.min(700))
+                        .filter(|&p| (pt.tier(p) == tier) != other)
+                        .collect();
+                    let mut got = Vec::new();
+                    assert_eq!(
+                        pt.visit_tier(tier, other, from, to, |p| {
+                            got.push(p);
+                            true
+                        }),
+                        None
+                    );
+                    assert_eq!(got, want, "tier {tier} other {other} {from}..{to}");
+                    if let Some(&stop) = want.get(want.len() / 2) {
+                        let mut n = 0;
+                        let at = pt.visit_tier(tier, other, from, to, |p| {
+                            n += 1;
+                            p != stop
+                        });
+                        assert_eq!((at, n), (Some(stop), want.len() / 2 + 1));
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn first_touch_fills_in_order_and_migration_conserves() {

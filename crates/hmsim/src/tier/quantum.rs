@@ -191,6 +191,7 @@ pub fn run_quanta(
     };
     let mut last_latency: Vec<f64> = p.tiers.iter().map(|t| t.unloaded_latency_ns).collect();
     let mut reads_per_ns = vec![0.0; n];
+    let mut memo: Option<(Vec<Source>, Vec<f64>, FixedPoint)> = None;
     for q in 0..quanta {
         let time_s = q as f64 * p.quantum_s;
         source.begin_quantum(time_s, &pt);
@@ -203,7 +204,26 @@ pub fn run_quanta(
                 flows: std::mem::take(&mut flows),
             });
         }
-        let fp = solve_fixed_point_from(&p.tiers, &srcs, &open, &last_latency);
+        // The fixed point is a function of the sources and the starting latencies alone:
+        // between migrations a quantum often repeats the last one's inputs to the bit (the
+        // iteration has reached its own fixed point), and then its answer.
+        let fp = match &memo {
+            Some((s, start, fp))
+                if s.len() == srcs.len()
+                    && s.iter().zip(&srcs).all(|(a, b)| a.same_bits(b))
+                    && start
+                        .iter()
+                        .zip(&last_latency)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()) =>
+            {
+                fp.clone()
+            }
+            _ => {
+                let fp = solve_fixed_point_from(&p.tiers, &srcs, &open, &last_latency);
+                memo = Some((srcs.clone(), last_latency.clone(), fp.clone()));
+                fp
+            }
+        };
         last_latency = fp.tiers.iter().map(|t| t.latency_ns).collect();
         counters.update(&fp);
         for ((rate, r), out) in app_rate

@@ -156,10 +156,12 @@ impl Tpp {
         // sweep per quantum: a page whose bit this pass clears is judged a quantum later.
         let mut visits = n.min((32 * need).max(4096));
         while (out.len() as u64) < need && visits > 0 && alt_free > 0 && *budget >= pt.page_bytes {
-            // Skip the other tier's pages in one search: each still counts as a visit, and
-            // nothing the loop tests changes while they are passed over.
+            // Pages whose bit was set change nothing the loop tests: one sweep step runs up
+            // to the next idle page (other tiers' pages skipped, each still a visit).
             let span = visits.min(n - self.lru_hand);
-            let Some(p) = pt.next_in_tier(DEFAULT_TIER, self.lru_hand, span) else {
+            let step = hw.sweep_accessed(pt, DEFAULT_TIER, self.lru_hand, span);
+            self.work.pages_scanned += step.tested;
+            let Some(p) = step.idle else {
                 visits -= span;
                 self.lru_hand += span;
                 if self.lru_hand >= n {
@@ -172,12 +174,9 @@ impl Tpp {
             if self.lru_hand >= n {
                 self.lru_hand = 0;
             }
-            self.work.pages_scanned += 1;
-            if !hw.test_and_clear_accessed(p) {
-                out.push(Migration { page: p, to: 1 });
-                alt_free -= 1;
-                *budget -= pt.page_bytes;
-            }
+            out.push(Migration { page: p, to: 1 });
+            alt_free -= 1;
+            *budget -= pt.page_bytes;
         }
         out
     }
@@ -236,7 +235,12 @@ impl TieringPolicy for Tpp {
         let mut alt_free = pt.free_pages(1).saturating_sub(out.len() as u64);
 
         let mut remaining = colloid.map_or(0.0, |((dp, _, _), _)| dp);
-        for f in obs.hint_faults {
+        // The faulting pages are in no order: fetch their tiers a few faults ahead.
+        const AHEAD: usize = 8;
+        for (i, f) in obs.hint_faults.iter().enumerate() {
+            if let Some(g) = obs.hint_faults.get(i + AHEAD) {
+                pt.prefetch(g.page);
+            }
             self.work.hint_faults += 1;
             let on_default = pt.tier(f.page) == DEFAULT_TIER;
             let hot = f.latency_s < self.threshold_s;
@@ -309,19 +313,23 @@ impl TieringPolicy for Tpp {
         self.scan_carry += self.scan_pages_per_s(pt) * obs.quantum_s;
         let n = self.scan_carry as u64;
         self.scan_carry -= n as f64;
-        let all = self.colloid.is_some();
+        let except = if self.colloid.is_some() {
+            None
+        } else {
+            Some(DEFAULT_TIER)
+        };
         let pages = pt.pages();
-        for _ in 0..n.min(pages) {
-            let p = self.scan_hand;
-            // Wrap without a division per step (as the kswapd hand).
-            self.scan_hand += 1;
+        let mut left = n.min(pages);
+        self.work.pages_scanned += left;
+        while left > 0 {
+            // Up to the end of the table, then from its start (the hand wraps).
+            let run = left.min(pages - self.scan_hand);
+            hw.mark_range(pt, self.scan_hand, run, except);
+            self.scan_hand += run;
             if self.scan_hand >= pages {
                 self.scan_hand = 0;
             }
-            self.work.pages_scanned += 1;
-            if all || pt.tier(p) != DEFAULT_TIER {
-                hw.mark(p);
-            }
+            left -= run;
         }
         out
     }
