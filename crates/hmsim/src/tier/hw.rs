@@ -149,8 +149,8 @@ pub struct StatHardware {
     marked: Vec<u64>,
     /// Pages the `marked` bits cover.
     marked_pages: usize,
-    /// Time of the last accessed-bit clear per page (s); allocated on first use.
-    cleared_at: Vec<f32>,
+    /// When each page's accessed bit was last cleared; allocated on first use.
+    cleared_at: Cleared,
     /// Faults (page, delay after marking in s, fault time in s) by the quantum they
     /// arrive in: within [`NEAR_QUANTA`] of the current quantum in a ring of buckets
     /// (`near[q % NEAR_QUANTA]`, their buffers reused), later ones in `far`.
@@ -168,11 +168,51 @@ pub struct StatHardware {
     seen_memo: [(u32, f64); 2],
 }
 
+/// The last accessed-bit clear per page. A clear happens at a quantum's start time
+/// `(q · quantum_s) as f32` (or never: 0 s, quantum 0), so while the quanta fit 16 bits the
+/// quantum index stands for that time exactly, in half the bytes a kswapd sweep streams
+/// through; past quantum 65535 the indices are converted to the times themselves.
+enum Cleared {
+    Unallocated,
+    Quanta(Vec<u16>),
+    Times(Vec<f32>),
+}
+
+/// A stored clear: its memo key (equal keys mean equal times) and its time in s.
+trait ClearStamp: Copy {
+    fn key(self) -> u32;
+    fn time_s(self, quantum_s: f64) -> f32;
+}
+
+impl ClearStamp for u16 {
+    #[inline(always)]
+    fn key(self) -> u32 {
+        u32::from(self)
+    }
+    #[inline(always)]
+    fn time_s(self, quantum_s: f64) -> f32 {
+        // The same expression as `StatHardware::begin_quantum`'s `now_s`, then as f32.
+        (self as u64 as f64 * quantum_s) as f32
+    }
+}
+
+impl ClearStamp for f32 {
+    #[inline(always)]
+    fn key(self) -> u32 {
+        self.to_bits()
+    }
+    #[inline(always)]
+    fn time_s(self, _quantum_s: f64) -> f32 {
+        self
+    }
+}
+
 /// What the accessed-bit draws of one quantum need, copied out of [`StatHardware`] so a
 /// sweep keeps them (and the random stream) in registers.
 struct AccessDraw {
     now_s: f64,
     now_f32: f32,
+    quantum_s: f64,
     /// Hot page range [lo, hi) (empty without a workload).
     hot: (u64, u64),
     /// Rate of a (hot, cold) page, per s (0 without a workload).
@@ -180,23 +220,62 @@ struct AccessDraw {
 }
 
 impl AccessDraw {
-    /// Whether `page`, last cleared at `*cleared` (s), was accessed since; clears it.
+    /// Whether `page`, last cleared at `*cleared`, was accessed since; clears it (`now`:
+    /// this quantum as a stamp).
     #[inline(always)]
-    fn test_and_clear(
+    fn test_and_clear<T: ClearStamp>(
         &self,
         page: u64,
-        cleared: &mut f32,
+        cleared: &mut T,
+        now: T,
         memo: &mut [(u32, f64); 2],
         rng: &mut SimRng,
     ) -> bool {
         let c = *cleared;
-        *cleared = self.now_f32;
+        *cleared = now;
         let hot = page >= self.hot.0 && page < self.hot.1;
         let memo = &mut memo[usize::from(hot)];
-        if memo.0 != c.to_bits() {
-            *memo = (c.to_bits(), self.probability(c, hot));
+        if memo.0 != c.key() {
+            *memo = (c.key(), self.probability(c.time_s(self.quantum_s), hot));
         }
         rng.random::<f64>() < memo.1
+    }
+
+    /// [`PageHardware::sweep_accessed`] over the clears `cleared` (`now`: this quantum as
+    /// a stamp).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn sweep<T: ClearStamp>(
+        &self,
+        pt: &PageTable,
+        tier: usize,
+        (from, end): (u64, u64),
+        cleared: &mut [T],
+        now: T,
+        memo: &mut [(u32, f64); 2],
+        rng: &mut SimRng,
+    ) -> Sweep {
+        let mut below = memo.map(|(_, p)| below_of(p));
+        let mut tested = 0;
+        let idle = pt.visit_tier(tier, false, from, end, |p| {
+            tested += 1;
+            // Ids past the workload's pages (none in its own table) were never accessed.
+            let Some(c) = cleared.get_mut(p as usize) else {
+                return false;
+            };
+            let last = *c;
+            *c = now;
+            let hot = usize::from(p >= self.hot.0 && p < self.hot.1);
+            if memo[hot].0 != last.key() {
+                memo[hot] = (
+                    last.key(),
+                    self.probability(last.time_s(self.quantum_s), hot == 1),
+                );
+                below[hot] = below_of(memo[hot].1);
+            }
+            accessed(rng.next_u64(), below[hot])
+        });
+        Sweep { idle, tested }
     }
 
     /// Probability that a (hot) page last cleared at `cleared` s was accessed since.
@@ -231,7 +310,7 @@ impl StatHardware {
             gups: None,
             marked: Vec::new(),
             marked_pages: 0,
-            cleared_at: Vec::new(),
+            cleared_at: Cleared::Unallocated,
             near: Vec::new(),
             far: FastMap::default(),
             scratch: Vec::new(),
@@ -256,8 +335,16 @@ impl StatHardware {
         // Per-page rates for this quantum, two divisions once instead of per page visited.
         let (hot, cold) = gups.probabilities();
         self.rates = (hot * accesses_per_s, cold * accesses_per_s);
-        // NaN bits never match a stored time: the memo starts empty every quantum.
+        // NaN bits never match a stored time, nor a 16-bit quantum: the memo starts empty
+        // every quantum.
         self.seen_memo = [(u32::MAX, 0.0); 2];
+        if q > u64::from(u16::MAX) {
+            if let Cleared::Quanta(v) = &self.cleared_at {
+                let mut times = crate::hugevec::with_capacity(v.len());
+                times.extend(v.iter().map(|c| c.time_s(self.quantum_s)));
+                self.cleared_at = Cleared::Times(times);
+            }
+        }
         let slot = (q % NEAR_QUANTA) as usize;
         let mut pages = match self.near.get_mut(slot) {
             Some(b) if !b.is_empty() => std::mem::take(b),
@@ -301,6 +388,7 @@ impl StatHardware {
         AccessDraw {
             now_s: self.now_s,
             now_f32: self.now_s as f32,
+            quantum_s: self.quantum_s,
             hot,
             rates,
         }
@@ -349,8 +437,13 @@ impl StatHardware {
     }
 
     fn alloc_cleared(&mut self) {
-        if self.cleared_at.is_empty() {
-            self.cleared_at = crate::hugevec::filled(self.pages(), 0.0);
+        if matches!(self.cleared_at, Cleared::Unallocated) {
+            // Quantum 0 starts at 0 s only for a finite quantum; otherwise keep the times.
+            self.cleared_at = if self.quantum <= u64::from(u16::MAX) && self.quantum_s.is_finite() {
+                Cleared::Quanta(crate::hugevec::filled(self.pages(), 0))
+            } else {
+                Cleared::Times(crate::hugevec::filled(self.pages(), 0.0))
+            };
         }
     }
 }
@@ -395,10 +488,16 @@ impl PageHardware for StatHardware {
     fn test_and_clear_accessed(&mut self, page: u64) -> bool {
         self.alloc_cleared();
         let d = self.draw();
-        let Some(c) = self.cleared_at.get_mut(page as usize) else {
-            return false;
-        };
-        d.test_and_clear(page, c, &mut self.seen_memo, &mut self.rng)
+        let memo = &mut self.seen_memo;
+        match &mut self.cleared_at {
+            Cleared::Quanta(v) => v.get_mut(page as usize).is_some_and(|c| {
+                d.test_and_clear(page, c, self.quantum as u16, memo, &mut self.rng)
+            }),
+            Cleared::Times(v) => v
+                .get_mut(page as usize)
+                .is_some_and(|c| d.test_and_clear(page, c, d.now_f32, memo, &mut self.rng)),
+            Cleared::Unallocated => false,
+        }
     }
 
     fn sweep_accessed(&mut self, pt: &PageTable, tier: usize, from: u64, len: u64) -> Sweep {
@@ -406,28 +505,18 @@ impl PageHardware for StatHardware {
         let d = self.draw();
         let mut rng = self.rng.clone();
         let mut memo = self.seen_memo;
-        let mut below = memo.map(|(_, p)| below_of(p));
-        let cleared = &mut self.cleared_at[..];
-        let end = from.saturating_add(len);
-        let mut tested = 0;
-        let idle = pt.visit_tier(tier, false, from, end, |p| {
-            tested += 1;
-            // Ids past the workload's pages (none in its own table) were never accessed.
-            let Some(c) = cleared.get_mut(p as usize) else {
-                return false;
-            };
-            let last = *c;
-            *c = d.now_f32;
-            let hot = usize::from(p >= d.hot.0 && p < d.hot.1);
-            if memo[hot].0 != last.to_bits() {
-                memo[hot] = (last.to_bits(), d.probability(last, hot == 1));
-                below[hot] = below_of(memo[hot].1);
+        let range = (from, from.saturating_add(len));
+        let sweep = match &mut self.cleared_at {
+            Cleared::Quanta(v) => {
+                let now = self.quantum as u16;
+                d.sweep(pt, tier, range, v, now, &mut memo, &mut rng)
             }
-            accessed(rng.next_u64(), below[hot])
-        });
+            Cleared::Times(v) => d.sweep(pt, tier, range, v, d.now_f32, &mut memo, &mut rng),
+            Cleared::Unallocated => unreachable!("allocated above"),
+        };
         self.rng = rng;
         self.seen_memo = memo;
-        Sweep { idle, tested }
+        sweep
     }
 }
 
@@ -509,6 +598,41 @@ mod tests {
                 hand = sa.idle.map_or(hand + len, |p| p + 1) % g.pages;
             }
         }
+        assert_eq!(a.rng.random::<u64>(), b.rng.random::<u64>());
+    }
+
+    /// Clears kept as 16-bit quanta draw as clears kept as times, also after the quanta
+    /// outgrow 16 bits and are converted (some pages then last cleared long before).
+    #[test]
+    fn quantum_clears_draw_as_time_clears() {
+        let spec = GupsSpec {
+            working_set_bytes: 4 << 20,
+            hot_set_bytes: 1 << 20,
+            ..Default::default()
+        };
+        let g = Gups::new(&spec, 4096);
+        let pt = PageTable::first_touch(g.pages, 4096, &[g.pages * 4096, 0]).unwrap();
+        let new = || StatHardware::new(0.013, crate::rng::stream(3, "t"));
+        let (mut a, mut b) = (new(), new());
+        b.cleared_at = Cleared::Times(vec![0.0; g.pages as usize]);
+        for q in 0..65_600u64 {
+            a.begin_quantum(q, &g, 50.0);
+            b.begin_quantum(q, &g, 50.0);
+            // A few pages every quantum, a long run now and then.
+            let (from, len) = if q % 5000 == 7 || q > 65_530 {
+                (0, g.pages)
+            } else {
+                ((q * 37) % g.pages, 3)
+            };
+            let sa = a.sweep_accessed(&pt, 0, from, len);
+            assert_eq!(sa, b.sweep_accessed(&pt, 0, from, len), "quantum {q}");
+            let p = (q * 11) % g.pages;
+            assert_eq!(a.test_and_clear_accessed(p), b.test_and_clear_accessed(p));
+        }
+        assert!(
+            matches!(a.cleared_at, Cleared::Times(_)),
+            "converted past 16 bits"
+        );
         assert_eq!(a.rng.random::<u64>(), b.rng.random::<u64>());
     }
 

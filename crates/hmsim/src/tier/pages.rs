@@ -103,13 +103,29 @@ impl PageTable {
             split_slot: Vec::new(),
             sub_tier: Vec::new(),
         };
+        // Free whole pages per tier, counted down as pages are placed (the same counts as
+        // `free_pages`, without a division per page); free pages only ever decrease, so the
+        // first tier with room never moves back.
+        let mut free: Vec<u64> = (0..pt.tiers()).map(|t| pt.free_pages(t)).collect();
+        let mut first_free = 0;
         for p in 0..n_pages {
             let t = match prefer(p) {
-                Some(t) if t < pt.tiers() && pt.free_pages(t) > 0 => t,
-                _ => (0..pt.tiers()).find(|&t| pt.free_pages(t) > 0)?,
+                Some(t) if t < free.len() && free[t] > 0 => t,
+                _ => {
+                    while free.get(first_free) == Some(&0) {
+                        first_free += 1;
+                    }
+                    if first_free == free.len() {
+                        return None;
+                    }
+                    first_free
+                }
             };
             pt.tier_of.push(t as u8);
-            pt.used_units[t] += units_per_page;
+            free[t] -= 1;
+        }
+        for (t, used) in pt.used_units.iter_mut().enumerate() {
+            *used = pt.capacity_units[t] - free[t] * units_per_page;
         }
         Some(pt)
     }
