@@ -97,3 +97,13 @@ def test_a_script_without_a_main_guard_is_not_run_again_by_the_drawing_processes
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("script body ran") == 1
     assert (tmp_path / "mine.png").exists()
+
+
+def test_no_feeding_thread_outlives_its_block(tmp_path):
+    """An idle thread left behind would read as unfinished work to the CLI's interrupt
+    handling, which then ends the whole process (an in-process CLI call, a notebook)."""
+    import threading
+
+    with plotting.figures_in_background():
+        _save(_figure(), tmp_path, "one")
+    assert not [t for t in threading.enumerate() if t.name.startswith("hmsim-figures")]

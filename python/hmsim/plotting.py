@@ -221,9 +221,11 @@ def _pickled(fig: plt.Figure) -> bytes | None:
 
 
 class _Background:
-    """Drawing processes (`hmsim.figure_worker`) fed by as many threads, started when a
+    """Drawing processes (`hmsim.figure_worker`), started when the first
     `figures_in_background()` block opens (they import matplotlib while the simulation
-    runs) and kept for the life of this process."""
+    runs) and kept for the life of this process; fed by as many threads, which live only
+    as long as a block (an idle thread left behind would read as unfinished work to the
+    CLI's interrupt handling)."""
 
     def __init__(self) -> None:
         self.pending: list | None = None
@@ -231,20 +233,25 @@ class _Background:
         self._idle = None
 
     def start(self) -> None:
-        if self._threads is not None:
-            return
-        import atexit
         import os
-        import queue
         from concurrent.futures import ThreadPoolExecutor
 
         n = max(1, min(2, os.cpu_count() or 1))
-        self._threads = ThreadPoolExecutor(max_workers=n, thread_name_prefix="hmsim-figures")
-        self._idle = queue.SimpleQueue()
-        self._procs = [self._spawn() for _ in range(n)]
-        for proc in self._procs:
-            self._idle.put(proc)
-        atexit.register(self._close)
+        if self._idle is None:
+            import atexit
+            import queue
+
+            self._idle = queue.SimpleQueue()
+            for _ in range(n):
+                self._idle.put(self._spawn())
+            atexit.register(self._close)
+        if self._threads is None:
+            self._threads = ThreadPoolExecutor(max_workers=n, thread_name_prefix="hmsim-figures")
+
+    def stop_threads(self, wait: bool) -> None:
+        if self._threads is not None:
+            self._threads.shutdown(wait=wait, cancel_futures=not wait)
+            self._threads = None
 
     def submit(self, job: tuple):
         self.start()
@@ -305,14 +312,14 @@ def figures_in_background():
     try:
         yield
     except BaseException:
-        for _, f in _BACKGROUND.pending:
-            f.cancel()
+        _BACKGROUND.stop_threads(wait=False)
         raise
     else:
         for key, f in _BACKGROUND.pending:
             DRAWN[key] = f.result()
     finally:
         _BACKGROUND.pending = None
+        _BACKGROUND.stop_threads(wait=True)
 
 
 def dot_plot(ax: plt.Axes, table, colors: dict | None = None, log: bool = False, rotation: int = 0) -> None:
