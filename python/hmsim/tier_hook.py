@@ -59,10 +59,15 @@ def run_policy(
         )
         return checked_moves(policy(obs), obs, name)
 
-    # The engine runs `policy` in place of policy.names (which may name this very policy as
-    # python:module:Name); any registered name passes the schema check.
-    text = _core.apply_overrides(text, file, [("policy.names", '["hemem"]')])
+    # The scenario names the policy it runs (summary.json shows it); the core takes the
+    # policy itself as a part of the run.
+    text = _core.apply_overrides(text, file, [("policy.names", json.dumps([python_name(name)]))])
     return json.loads(_core.tier_run_with_hook(text, file, name, hook, device_paths(devices)))
+
+
+def python_name(name: str) -> str:
+    """`name` as `policy.names` spells a Python policy (`python:…`)."""
+    return name if name.startswith("python:") else f"python:{name}"
 
 
 def checked_moves(moves: Iterable, obs: TierObservation, name: str) -> list[tuple[int, int]]:

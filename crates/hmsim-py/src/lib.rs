@@ -340,7 +340,6 @@ fn tier_run_with_hook(
     hook: Py<PyAny>,
     device_paths: Vec<String>,
 ) -> PyResult<String> {
-    let catalog = hmsim::device::Catalog::load(&paths(device_paths)).map_err(run_err)?;
     let error = std::rc::Rc::new(std::cell::RefCell::new(None));
     let shared = error.clone();
     let external = hmsim::tier::ExternalPolicy {
@@ -352,7 +351,17 @@ fn tier_run_with_hook(
             })
         }),
     };
-    let out = hmsim::tier::run_with_policy(&text, &file, &catalog, external).map_err(run_err)?;
+    // Through the registry like every run: a scenario of another module refuses the hook.
+    let parts = hmsim::scenario::Parts::new().with(hmsim::tier::EXTERNAL_POLICY, external);
+    let out = hmsim::registry::run_scenario_with_parts(
+        &text,
+        &file,
+        &[],
+        &paths(device_paths),
+        &hmsim::scenario::NoProgress,
+        &parts,
+    )
+    .map_err(run_err)?;
     if let Some(e) = error.borrow_mut().take() {
         return Err(e);
     }

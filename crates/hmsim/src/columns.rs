@@ -181,3 +181,104 @@ macro_rules! result_row {
     (@measured measured) => { true };
     (@measured) => { false };
 }
+
+/// A column of one run's output: a declared [`Column`] whose `{placeholder}` (if any) is
+/// spelled out for that run, so its name is owned. Serialises as a `Column` does.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunColumn {
+    pub name: String,
+    pub unit: &'static str,
+    pub dtype: Dtype,
+    pub nullable: bool,
+    pub measured: bool,
+    pub doc: &'static str,
+}
+
+impl RunColumn {
+    fn named(c: &Column, name: String) -> RunColumn {
+        RunColumn {
+            name,
+            unit: c.unit,
+            dtype: c.dtype,
+            nullable: c.nullable,
+            measured: c.measured,
+            doc: c.doc,
+        }
+    }
+}
+
+/// Per-run names of a column placeholder: each run of consecutive declared columns whose
+/// names hold `placeholder` (`{tier}`) repeats once per name, in order (the order a row
+/// holds its values), with the placeholder replaced.
+pub type Spelling = (&'static str, Vec<String>);
+
+/// `columns` as one run names them (see [`Spelling`]).
+pub fn spell_columns(columns: &[Column], spellings: &[Spelling]) -> Vec<RunColumn> {
+    let mut out: Vec<RunColumn> = columns
+        .iter()
+        .map(|c| RunColumn::named(c, c.name.to_string()))
+        .collect();
+    for (placeholder, names) in spellings {
+        let mut spelled = Vec::with_capacity(out.len());
+        let mut rest = out.into_iter().peekable();
+        while let Some(c) = rest.next() {
+            if !c.name.contains(placeholder) {
+                spelled.push(c);
+                continue;
+            }
+            let mut group = vec![c];
+            while let Some(next) = rest.next_if(|n| n.name.contains(placeholder)) {
+                group.push(next);
+            }
+            for name in names {
+                for g in &group {
+                    spelled.push(RunColumn {
+                        name: g.name.replace(placeholder, name),
+                        ..g.clone()
+                    });
+                }
+            }
+        }
+        out = spelled;
+    }
+    out
+}
+
+#[cfg(test)]
+mod spell_tests {
+    use super::*;
+
+    const fn col(name: &'static str) -> Column {
+        Column {
+            name,
+            unit: "ns",
+            dtype: Dtype::Float,
+            nullable: false,
+            measured: false,
+            doc: "",
+        }
+    }
+
+    #[test]
+    fn a_placeholder_group_repeats_per_name_in_place() {
+        let cols = [
+            col("policy"),
+            col("{tier}_a"),
+            col("{tier}_b"),
+            col("total"),
+        ];
+        let names: Vec<String> = spell_columns(&cols, &[("{tier}", vec!["x".into(), "y".into()])])
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(names, ["policy", "x_a", "x_b", "y_a", "y_b", "total"]);
+        let plain = spell_columns(&cols[..1], &[]);
+        assert_eq!(plain[0].name, "policy");
+        assert_eq!(plain[0].unit, "ns");
+        // Serialised as the declared column is.
+        assert_eq!(
+            serde_json::to_value(&plain[0]).unwrap(),
+            serde_json::to_value(cols[0]).unwrap()
+        );
+    }
+}

@@ -11,10 +11,11 @@ use crate::error::{ConfigError, RunError};
 use crate::named::{Entry, Registry};
 use crate::progress::{NoProgress, Progress};
 pub use crate::scenario::RunOutput;
-use crate::scenario::{self, Column, ResultRow, Scenario};
+use crate::scenario::{self, Column, Parts, ResultRow, Scenario};
 
-/// Runs one module's scenario: (text after overrides, file, catalog, progress).
-pub type Runner = fn(&str, &str, &Catalog, &dyn Progress) -> Result<RunOutput, RunError>;
+/// Runs one module's scenario: (text after overrides, file, catalog, progress, the
+/// caller's parts).
+pub type Runner = fn(&str, &str, &Catalog, &dyn Progress, &Parts) -> Result<RunOutput, RunError>;
 
 /// A module as the registry holds it: how to run its scenarios, its `results.csv` columns,
 /// and everything else that is listed per module (docs page, study, sweep metrics, the
@@ -42,26 +43,22 @@ fn param_roots<S: Scenario>() -> Vec<TableRef> {
     roots
 }
 
-/// The parts of an entry every module states through its [`Scenario`] constants.
-const fn module_with<S: Scenario>(run: Runner) -> Module {
-    Module {
-        run,
-        columns: <S::Row as ResultRow>::COLUMNS,
-        tables: S::TABLES,
-        docs: S::DOCS,
-        study: S::STUDY,
-        sweep_metrics: S::SWEEP_METRICS,
-        params: param_roots::<S>,
-        params_note: S::PARAMS_NOTE,
-    }
-}
-
-/// The registry entry of scenario module `S`, run through the common skeleton.
+/// The registry entry of scenario module `S`: everything is stated through its
+/// [`Scenario`] constants, and it runs through the common skeleton.
 const fn module<S: Scenario>() -> Entry<Module> {
     Entry {
         name: S::MODULE,
         about: S::ABOUT,
-        make: module_with::<S>(scenario::run::<S>),
+        make: Module {
+            run: scenario::run_with::<S>,
+            columns: <S::Row as ResultRow>::COLUMNS,
+            tables: S::TABLES,
+            docs: S::DOCS,
+            study: S::STUDY,
+            sweep_metrics: S::SWEEP_METRICS,
+            params: param_roots::<S>,
+            params_note: S::PARAMS_NOTE,
+        },
     }
 }
 
@@ -71,13 +68,7 @@ pub static MODULES: Registry<Module> = Registry::new(
     &[
         module::<crate::storage::Storage>(),
         module::<crate::pmem::Pmem>(),
-        // Tiering fills tiers that name a catalog device before its configuration is read,
-        // and names its per-tier columns after the run's tiers, around the same skeleton.
-        Entry {
-            name: crate::tier::Tiering::MODULE,
-            about: crate::tier::Tiering::ABOUT,
-            make: module_with::<crate::tier::Tiering>(crate::tier::run_with_progress),
-        },
+        module::<crate::tier::Tiering>(),
         module::<crate::alloc::Allocators>(),
         module::<crate::pmindex::PmIndexStudy>(),
         module::<crate::numa::Numa>(),
@@ -142,9 +133,22 @@ pub fn run_scenario_with_progress(
     device_paths: &[PathBuf],
     progress: &dyn Progress,
 ) -> Result<RunOutput, ConfigError> {
+    run_scenario_with_parts(text, file, overrides, device_paths, progress, &Parts::new())
+}
+
+/// [`run_scenario_with_progress`], offering the module `parts` the text cannot name (a
+/// tiering policy written in Python); a module that leaves one untaken refuses the run.
+pub fn run_scenario_with_parts(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+    device_paths: &[PathBuf],
+    progress: &dyn Progress,
+    parts: &Parts,
+) -> Result<RunOutput, ConfigError> {
     let original = text;
     let text = apply_overrides(text, file, overrides)?;
-    run_module(&text, file, device_paths, progress)
+    run_module(&text, file, device_paths, progress, parts)
         .map_err(|e| blame_source(e, original, file, overrides))
 }
 
@@ -175,6 +179,7 @@ fn run_module(
     file: &str,
     device_paths: &[PathBuf],
     progress: &dyn Progress,
+    parts: &Parts,
 ) -> Result<RunOutput, RunError> {
     let header: Header = crate::config::parse_toml(text, file)?;
     let names = module_names().join(", ");
@@ -205,7 +210,7 @@ fn run_module(
         .at_line(line_of_key(text, "module")));
     };
     let catalog = Catalog::load(device_paths)?;
-    (entry.run)(text, file, &catalog, progress)
+    (entry.run)(text, file, &catalog, progress, parts)
 }
 
 /// The declared columns of `module`'s `results.csv` (`hmsim._core.columns`); `None` for an
@@ -272,9 +277,92 @@ mod tests {
     fn declared_columns_are_those_a_run_carries() {
         let out = run_scenario(SCENARIO, "s.toml", &[], &[]).unwrap();
         let declared: Vec<&str> = columns("storage").unwrap().iter().map(|c| c.name).collect();
-        let carried: Vec<&str> = out.columns["results"].iter().map(|c| c.name).collect();
+        let carried: Vec<&str> = out.columns["results"]
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
         assert_eq!(declared, carried);
         assert!(columns("nope").is_none());
+    }
+
+    /// A policy that never migrates: enough to see whose rows a run carries.
+    struct Idle;
+
+    impl crate::tier::TieringPolicy for Idle {
+        fn name(&self) -> &'static str {
+            "idle"
+        }
+        fn quantum(&mut self, _obs: &crate::tier::Observation) -> Vec<crate::tier::Migration> {
+            Vec::new()
+        }
+    }
+
+    fn idle_policy() -> Parts {
+        let external = crate::tier::ExternalPolicy {
+            name: "mine".to_string(),
+            make: Box::new(|| Box::new(Idle)),
+        };
+        Parts::new().with(crate::tier::EXTERNAL_POLICY, external)
+    }
+
+    /// The caller's parts reach the module through the run's context (no state beside
+    /// the call), and a module that takes none refuses them.
+    #[test]
+    fn parts_go_to_the_module_that_takes_them() {
+        let text = "module = \"tiering\"\nseed = 1\n[antagonist]\nintensities = [0, 1]\n\
+                    [sim]\nduration_s = 0.2\nmeasure_last_s = 0.1\ntimeline = false\n\
+                    [policy]\nnames = [\"python:mine\"]\n";
+        let parts = idle_policy();
+        let out = run_scenario_with_parts(text, "t.toml", &[], &[], &NoProgress, &parts).unwrap();
+        let policies: Vec<&str> = out
+            .rows
+            .iter()
+            .map(|r| r["policy"].as_str().unwrap())
+            .collect();
+        assert_eq!(policies, ["mine", "mine"]);
+        assert_eq!(out.resolved["policy"]["names"][0], "python:mine");
+        assert!(parts.left().is_empty());
+        // The next run on this thread has no part: a python: name alone is refused.
+        let e = run_scenario(text, "t.toml", &[], &[]).unwrap_err();
+        assert!(
+            e.key == "policy.names" && e.message.contains("Python package"),
+            "{e}"
+        );
+        // A hook never replaces registered policies behind the scenario's back.
+        let registered = text.replace("python:mine", "hemem");
+        let e =
+            run_scenario_with_parts(&registered, "t.toml", &[], &[], &NoProgress, &idle_policy())
+                .unwrap_err();
+        assert!(
+            e.key == "policy.names" && e.message.contains("in place of"),
+            "{e}"
+        );
+        let e = run_scenario_with_parts(SCENARIO, "s.toml", &[], &[], &NoProgress, &idle_policy())
+            .unwrap_err();
+        assert!(
+            e.key == "module" && e.message.contains("takes no tiering policy hook"),
+            "{e}"
+        );
+    }
+
+    /// Tiering's per-tier columns are named after the run's tiers, whatever they are.
+    #[test]
+    fn per_tier_columns_are_named_after_the_run_tiers() {
+        let text = "module = \"tiering\"\n[sim]\nduration_s = 0.2\nmeasure_last_s = 0.1\n\
+                    timeline = false\n";
+        let sets = [("tiers.0.name", "near"), ("tiers.1.name", "far")];
+        let overrides: Vec<(String, String)> = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), format!("\"{v}\"")))
+            .collect();
+        let out = run_scenario(text, "t.toml", &overrides, &[]).unwrap();
+        let names: Vec<&str> = out.columns["results"]
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert!(names.contains(&"near_latency_ns") && names.contains(&"far_latency_ns"));
+        assert!(!names.iter().any(|n| n.contains("{tier}")), "{names:?}");
+        assert!(out.rows[0].contains_key("far_latency_ns"));
     }
 
     #[test]

@@ -48,7 +48,7 @@ fn every_table_a_run_writes_is_declared_with_its_columns() {
                 .find(|t| t.name == name)
                 .unwrap_or_else(|| panic!("{}: table {name} written but not declared", out.module));
             for c in carried.iter() {
-                let d = table.columns.iter().find(|d| matches(d, c.name));
+                let d = table.columns.iter().find(|d| matches(d, &c.name));
                 let d =
                     d.unwrap_or_else(|| panic!("{}: {name}.{} not declared", out.module, c.name));
                 assert_eq!(

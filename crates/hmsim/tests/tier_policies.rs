@@ -119,3 +119,29 @@ fn tier_new_policies_are_deterministic() {
         assert_eq!(a.work, b.work);
     }
 }
+
+/// Page ids are 32-bit in the pending hint faults: a working set of more pages is refused
+/// at its key, not truncated.
+#[test]
+fn a_working_set_beyond_32_bit_page_ids_is_refused() {
+    let text = "module = \"tiering\"\n[sim]\npage_bytes = 4096\n[workload]\n\
+                working_set_bytes = 17592186048512\nhot_set_bytes = 4096\n";
+    let tiers: Vec<(String, String)> = (0..2)
+        .map(|t| {
+            (
+                format!("tiers.{t}.capacity_bytes"),
+                "17592186044416".to_string(),
+            )
+        })
+        .collect();
+    let e = hmsim::registry::run_scenario(text, "/tmp/s.toml", &tiers, &[])
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    // A host with less than the page table's 4 GiB refuses it on host memory first.
+    assert!(
+        e.contains("workload.working_set_bytes")
+            && (e.contains("pages of 4096 bytes") || e.contains("host memory")),
+        "{e}"
+    );
+}

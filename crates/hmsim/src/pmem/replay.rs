@@ -189,7 +189,11 @@ pub fn lifetime_trace(
     }
     let resolved = serde_json::to_value(&opts).unwrap_or(Value::Null);
     Ok(RunOutput::from_output(
-        "lifetime", opts.seed, resolved, output,
+        "lifetime",
+        opts.seed,
+        resolved,
+        output,
+        &[],
     ))
 }
 

@@ -1,6 +1,8 @@
 //! What a module's run may ask of its surroundings: where the scenario lives, the device
 //! catalog, its random streams, and someone to report progress to.
 
+use std::any::Any;
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use crate::config::line_of_key;
@@ -18,6 +20,39 @@ pub struct Ctx<'a> {
     header: &'a Header,
     catalog: &'a Catalog,
     progress: &'a dyn Progress,
+    parts: Option<&'a Parts>,
+}
+
+/// Parts a caller hands to one run that the scenario's text cannot name (a tiering policy
+/// written in Python). The module takes those it knows, by type, through
+/// [`Ctx::take_part`]; the skeleton refuses a run that leaves one untaken.
+#[derive(Default)]
+pub struct Parts {
+    parts: RefCell<Vec<(&'static str, Box<dyn Any>)>>,
+}
+
+impl Parts {
+    pub fn new() -> Self {
+        Parts::default()
+    }
+
+    /// These parts and `part`, called `what` in an error (`a tiering policy`).
+    pub fn with<T: Any>(self, what: &'static str, part: T) -> Self {
+        self.parts.borrow_mut().push((what, Box::new(part)));
+        self
+    }
+
+    /// The first part of type `T`, taken out.
+    pub fn take<T: Any>(&self) -> Option<T> {
+        let mut parts = self.parts.borrow_mut();
+        let i = parts.iter().position(|(_, p)| p.is::<T>())?;
+        parts.remove(i).1.downcast::<T>().ok().map(|b| *b)
+    }
+
+    /// What is left untaken.
+    pub fn left(&self) -> Vec<&'static str> {
+        self.parts.borrow().iter().map(|(what, _)| *what).collect()
+    }
 }
 
 impl<'a> Ctx<'a> {
@@ -29,7 +64,19 @@ impl<'a> Ctx<'a> {
             header,
             catalog,
             progress: &NoProgress,
+            parts: None,
         }
+    }
+
+    /// The same context, offering `parts` to the module.
+    pub fn with_parts(mut self, parts: &'a Parts) -> Self {
+        self.parts = Some(parts);
+        self
+    }
+
+    /// The caller's part of type `T`, if it brought one (taken: a second call gets none).
+    pub fn take_part<T: Any>(&self) -> Option<T> {
+        self.parts.and_then(Parts::take)
     }
 
     /// The same context, reporting progress to `progress`.

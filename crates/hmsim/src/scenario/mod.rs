@@ -8,10 +8,12 @@ mod ctx;
 mod header;
 mod output;
 
-pub use crate::columns::{columns_len, concat_columns, Column, ColumnType, Dtype, ResultRow};
+pub use crate::columns::{
+    columns_len, concat_columns, Column, ColumnType, Dtype, ResultRow, RunColumn, Spelling,
+};
 pub use crate::named::{Entry, Registry};
 pub use crate::progress::{NoProgress, Progress};
-pub use ctx::Ctx;
+pub use ctx::{Ctx, Parts};
 pub use header::Header;
 pub use output::{to_map, Output, RunOutput, Table};
 
@@ -21,7 +23,7 @@ use serde_json::Value;
 
 use crate::config::params::{Params, TableRef};
 use crate::config::{parse_toml, Validate, Validator};
-use crate::device::Catalog;
+use crate::device::{blame_slot, explain_unknown_key, fill_slots, Catalog, Slot};
 use crate::error::RunError;
 
 /// A module's scenario: its configuration, its result row and how to run it.
@@ -47,7 +49,18 @@ pub trait Scenario {
     /// The extra tables a run may write (`name.csv`), each with its row type's columns.
     const TABLES: &'static [(&'static str, &'static [Column])] = &[];
 
+    /// An array of tables whose entries may name a catalog device (tiering's `tiers`):
+    /// the skeleton fills what an entry does not write from the device before the
+    /// configuration is read, and points errors at what the user wrote.
+    const DEVICE_SLOTS: Option<&'static Slot> = None;
+
     fn run(cfg: &Self::Config, ctx: &Ctx) -> Result<Output<Self::Row>, RunError>;
+
+    /// Per-run names of the placeholders in its declared column names (tiering's
+    /// `{tier}_latency_ns`, one column per tier of the run).
+    fn column_spellings(_cfg: &Self::Config) -> Vec<Spelling> {
+        Vec::new()
+    }
 }
 
 /// The header keys of a scenario; other keys are the module's (checked there).
@@ -100,6 +113,39 @@ pub fn run<S: Scenario>(
     catalog: &Catalog,
     progress: &dyn Progress,
 ) -> Result<RunOutput, RunError> {
+    run_with::<S>(text, file, catalog, progress, &Parts::new())
+}
+
+/// [`run`], offering the caller's `parts` to the module (refused if it leaves one).
+pub fn run_with<S: Scenario>(
+    text: &str,
+    file: &str,
+    catalog: &Catalog,
+    progress: &dyn Progress,
+    parts: &Parts,
+) -> Result<RunOutput, RunError> {
+    let Some(slot) = S::DEVICE_SLOTS else {
+        return run_text::<S>(text, file, catalog, progress, parts);
+    };
+    let (filled, device_warnings) = fill_slots(text, file, catalog, slot)?;
+    let mut out = match &filled {
+        Some(t) => run_text::<S>(t, file, catalog, progress, parts)
+            .map_err(|e| blame_slot(e, text, file, slot))?,
+        None => run_text::<S>(text, file, catalog, progress, parts)
+            .map_err(|e| explain_unknown_key(e, text, slot))?,
+    };
+    // Once per run, before the rows' own warnings.
+    out.warnings.splice(0..0, device_warnings);
+    Ok(out)
+}
+
+fn run_text<S: Scenario>(
+    text: &str,
+    file: &str,
+    catalog: &Catalog,
+    progress: &dyn Progress,
+    parts: &Parts,
+) -> Result<RunOutput, RunError> {
     let h: HeaderOnly = parse_toml(text, file)?;
     let header = Header {
         module: h.module,
@@ -110,13 +156,19 @@ pub fn run<S: Scenario>(
     let body = without_header(text);
     let cfg: S::Config = parse_toml(&body, file)?;
     Validator::check(file, text, &cfg)?;
-    let ctx = Ctx::new(file, text, &header, catalog).with_progress(progress);
+    let ctx = Ctx::new(file, text, &header, catalog)
+        .with_progress(progress)
+        .with_parts(parts);
     let output = S::run(&cfg, &ctx)?;
+    if let Some(what) = parts.left().first() {
+        return Err(ctx.error("module", format!("a {} run takes no {what}", S::MODULE)));
+    }
     Ok(RunOutput::from_output(
         S::MODULE,
         header.seed,
         resolved(&header, &cfg),
         output,
+        &S::column_spellings(&cfg),
     ))
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::columns::{Column, ResultRow};
+use crate::columns::{spell_columns, Column, ResultRow, RunColumn, Spelling};
 
 /// A module's result: rows for `results.csv`, extra tables (e.g. `thermal.csv`) and headline
 /// metrics for `summary.json`.
@@ -72,7 +72,7 @@ pub struct RunOutput {
     pub tables: BTreeMap<String, Vec<Map<String, Value>>>,
     pub headline: Map<String, Value>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub columns: BTreeMap<String, &'static [Column]>,
+    pub columns: BTreeMap<String, Vec<RunColumn>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -92,18 +92,22 @@ impl RunOutput {
         }
     }
 
-    /// The run output of a module's typed `output`.
+    /// The run output of a module's typed `output`, its columns named as `spellings` say
+    /// for this run (tiering's `{tier}_…` after the run's tiers).
     pub fn from_output<R: ResultRow>(
         module: &str,
         seed: u64,
         resolved: Value,
         output: Output<R>,
+        spellings: &[Spelling],
     ) -> RunOutput {
         let mut out = RunOutput::new(module, seed, resolved);
         out.rows = output.rows.iter().map(to_map).collect();
-        out.columns.insert("results".to_string(), R::COLUMNS);
+        out.columns
+            .insert("results".to_string(), spell_columns(R::COLUMNS, spellings));
         for (name, table) in output.tables {
-            out.columns.insert(name.clone(), table.columns);
+            out.columns
+                .insert(name.clone(), spell_columns(table.columns, spellings));
             out.tables.insert(name, table.rows);
         }
         out.headline = output.headline;

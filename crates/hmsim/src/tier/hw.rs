@@ -77,8 +77,11 @@ impl PageHardware for NoHardware {
     }
 }
 
-/// A pending fault: (page, delay after marking in s, fault time in s).
-type Fault = (u64, f32, f64);
+/// A pending fault: (page, delay after marking in s, fault time in s). 16 bytes: the
+/// buckets of pending faults are written at random and read back once, so their size is
+/// what a mark and a quantum's delivery cost (page ids fit 32 bits: the scenario refuses
+/// more pages).
+type Fault = (u32, f32, f64);
 
 /// Quanta ahead whose faults go to the ring of buckets (most marked pages fault within a
 /// few hundred quanta; the rest wait in a map).
@@ -369,7 +372,7 @@ impl StatHardware {
         let mut out = Vec::with_capacity(pages.len());
         for &(page, delay, _) in &pages {
             out.push(HintFault {
-                page,
+                page: u64::from(page),
                 latency_s: delay as f64,
             });
         }
@@ -418,7 +421,8 @@ impl StatHardware {
         // The fault lands in the quantum in which the access happens (at least the next one).
         let q = self.quantum + 1 + (delay / self.quantum_s) as u64;
         self.marked[w] |= bit;
-        let fault = (page, delay as f32, self.now_s + delay);
+        debug_assert!(page <= u64::from(u32::MAX), "page ids fit 32 bits");
+        let fault = (page as u32, delay as f32, self.now_s + delay);
         if q - self.quantum < NEAR_QUANTA {
             if self.near.is_empty() {
                 self.near = vec![Vec::new(); NEAR_QUANTA as usize];
@@ -539,7 +543,7 @@ mod tests {
                     } else {
                         1.2 + 0.01 * rng.random::<f64>()
                     };
-                    (page * 7 % 10_007, rng.random::<f32>(), at)
+                    ((page * 7 % 10_007) as u32, rng.random::<f32>(), at)
                 })
                 .collect();
             let mut want = v.clone();

@@ -3,10 +3,8 @@
 //!
 //! Some columns are named after the scenario's tiers (`{tier}_latency_ns`): a row carries
 //! them in a flattened map at their place, and the declared columns name them with the
-//! `{tier}` placeholder until [`with_tier_names`] spells them out for a run.
-
-use std::collections::BTreeMap;
-use std::sync::Mutex;
+//! `{tier}` placeholder, which the skeleton spells out for a run
+//! (`Tiering::column_spellings`).
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -279,44 +277,4 @@ pub(super) fn timeline_row(
         hot_share_default: q.hot_share_default,
         migrated_bytes: q.migrated_bytes,
     }
-}
-
-/// Column lists with `{tier}` spelled out, by (template list, tier names): each distinct
-/// list is built once for the life of the process (column names are `&'static str`).
-type Spelled = BTreeMap<(usize, Vec<String>), &'static [Column]>;
-static SPELLED: Mutex<Spelled> = Mutex::new(BTreeMap::new());
-
-/// `columns` with each `{tier}` column repeated once per tier of `tiers`, named after it.
-pub(super) fn with_tier_names(columns: &'static [Column], tiers: &[String]) -> &'static [Column] {
-    if !columns.iter().any(|c| c.name.contains("{tier}")) {
-        return columns;
-    }
-    let key = (columns.as_ptr() as usize, tiers.to_vec());
-    let mut spelled = SPELLED.lock().unwrap_or_else(|e| e.into_inner());
-    spelled.entry(key).or_insert_with(|| {
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < columns.len() {
-            if !columns[i].name.contains("{tier}") {
-                out.push(columns[i]);
-                i += 1;
-                continue;
-            }
-            // A run of `{tier}` columns repeats per tier, in the order the rows hold them.
-            let group: Vec<Column> = columns[i..]
-                .iter()
-                .take_while(|c| c.name.contains("{tier}"))
-                .copied()
-                .collect();
-            i += group.len();
-            for t in tiers {
-                for c in &group {
-                    let name: &'static str =
-                        Box::leak(c.name.replace("{tier}", t).into_boxed_str());
-                    out.push(Column { name, ..*c });
-                }
-            }
-        }
-        Box::leak(out.into_boxed_slice())
-    })
 }

@@ -2,8 +2,6 @@
 //! statistical GUPS workload or a trace / app-analog stream, the best case as a sweep of
 //! oracle placements, and the PMem write path fed by the run when configured.
 
-use std::cell::RefCell;
-
 use serde_json::json;
 
 use super::apps::{self, AppStream};
@@ -13,11 +11,9 @@ use super::policies::{PolicyParams, POLICIES};
 use super::policy::TieringPolicy;
 use super::quantum::{Antagonists, SimParams, SimResult};
 use super::replay::{simulate_stream_cached, ReplayCounts, StreamDemand};
-use super::rows::{
-    row_of, tail, tail_mean, timeline_row, with_tier_names, CacheColumns, TierRow, TimelineRow,
-};
-use super::scenario::{TierScenario, BEST};
-use super::sim::{simulate_observed, QuantumObserver};
+use super::rows::{row_of, tail, tail_mean, timeline_row, CacheColumns, TierRow, TimelineRow};
+use super::scenario::{TierScenario, BEST, PYTHON_POLICY};
+use super::sim::simulate_observed;
 use super::steady::{nothing_migrated, Steadiness};
 use super::stream::{AccessStream, TraceStream};
 use super::workload::{Gups, CACHE_NONE};
@@ -25,9 +21,10 @@ use super::LINE_BYTES;
 use crate::cache::filter::CacheFilter;
 use crate::config::check_host_memory;
 use crate::device::Catalog;
+use crate::device::{Slot, MEMORY_TIER};
 use crate::error::RunError;
 use crate::scenario::{
-    self, Column, Ctx, NoProgress, Output, Progress, ResultRow, RunOutput, Scenario,
+    self, Column, Ctx, NoProgress, Output, ResultRow, RunOutput, Scenario, Spelling,
 };
 
 /// The `tiering` module.
@@ -46,9 +43,17 @@ impl Scenario for Tiering {
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("timeline", TimelineRow::COLUMNS)];
 
+    // Tiers that name a catalog device (`device = "cxl-dram"`) get the keys they do not
+    // write from it (docs/devices.md).
+    const DEVICE_SLOTS: Option<&'static Slot> = Some(&MEMORY_TIER);
+
     fn run(cfg: &TierScenario, ctx: &Ctx) -> Result<Output<TierRow>, RunError> {
-        let external = EXTERNAL.with(|e| e.borrow_mut().take());
-        run_policies(cfg, ctx, external)
+        run_policies(cfg, ctx, ctx.take_part::<ExternalPolicy>())
+    }
+
+    /// Columns named after the tiers (`{tier}_latency_ns`), spelled out for this run's.
+    fn column_spellings(cfg: &TierScenario) -> Vec<Spelling> {
+        vec![("{tier}", cfg.tiers.iter().map(|t| t.name.clone()).collect())]
     }
 }
 
@@ -160,83 +165,21 @@ fn llc_fit_warning(rel: &str, c: &CacheReport) -> Option<String> {
     })
 }
 
-/// The feeder as the run's observer, or none.
-fn observer(f: &mut Option<PmemFeeder>) -> &mut dyn QuantumObserver {
-    match f {
-        Some(f) => f,
-        // () is zero-sized: leaking its box allocates nothing.
-        None => Box::leak(Box::new(())),
-    }
-}
-
 /// Run a tiering scenario given as TOML text (overrides already applied).
 pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, RunError> {
-    run_with_progress(text, file, catalog, &NoProgress)
-}
-
-/// [`run`], reporting each finished (policy, intensity) run to `progress`.
-pub fn run_with_progress(
-    text: &str,
-    file: &str,
-    catalog: &Catalog,
-    progress: &dyn Progress,
-) -> Result<RunOutput, RunError> {
-    use crate::device::{blame_slot, explain_unknown_key, fill_slots, MEMORY_TIER};
-    // Tiers that name a catalog device (`device = "cxl-dram"`) get the keys they do not
-    // write from it (docs/devices.md); errors point at what the user wrote.
-    let (filled, device_warnings) = fill_slots(text, file, catalog, &MEMORY_TIER)?;
-    let mut out = match &filled {
-        Some(t) => scenario::run::<Tiering>(t, file, catalog, progress)
-            .map_err(|e| blame_slot(e, text, file, &MEMORY_TIER))?,
-        None => scenario::run::<Tiering>(text, file, catalog, progress)
-            .map_err(|e| explain_unknown_key(e, text, &MEMORY_TIER))?,
-    };
-    // Columns named after the tiers (`{tier}_latency_ns`) spelled out for this run's tiers.
-    let tiers: Vec<String> = out.resolved["tiers"]
-        .as_array()
-        .map(|ts| {
-            ts.iter()
-                .filter_map(|t| t["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    for columns in out.columns.values_mut() {
-        *columns = with_tier_names(columns, &tiers);
-    }
-    // Once per run, before the rows' own warnings.
-    out.warnings.splice(0..0, device_warnings);
-    Ok(out)
+    scenario::run::<Tiering>(text, file, catalog, &NoProgress)
 }
 
 /// A policy made outside the registry (a Python policy): its row name and a factory called
-/// once per (policy, intensity) run.
+/// once per (policy, intensity) run. Handed to a run as one of its parts
+/// (`scenario::Parts`, named [`EXTERNAL_POLICY`]); it replaces `policy.names`.
 pub struct ExternalPolicy {
     pub name: String,
     pub make: Box<dyn FnMut() -> Box<dyn TieringPolicy>>,
 }
 
-thread_local! {
-    /// The policy of the [`run_with_policy`] call running on this thread. A scenario's run
-    /// takes only its configuration and context, so the one run that brings its own policy
-    /// hands it over here; runs are synchronous, so it is taken by the run it was set for.
-    static EXTERNAL: RefCell<Option<ExternalPolicy>> = const { RefCell::new(None) };
-}
-
-/// Run a tiering scenario with `external`'s policy instead of `policy.names`: one row per
-/// antagonist intensity, everything else (parsing, devices from `catalog`, errors, rows)
-/// the same path as [`run`].
-pub fn run_with_policy(
-    text: &str,
-    file: &str,
-    catalog: &Catalog,
-    external: ExternalPolicy,
-) -> Result<RunOutput, RunError> {
-    EXTERNAL.with(|e| *e.borrow_mut() = Some(external));
-    let out = run(text, file, catalog);
-    // Not taken if the scenario failed before it ran.
-    EXTERNAL.with(|e| e.borrow_mut().take());
-    out
-}
+/// What [`Parts`] call an [`ExternalPolicy`] in an error.
+pub const EXTERNAL_POLICY: &str = "tiering policy hook";
 
 /// Host memory the pages of a working-set workload need at least, bytes (an estimate, a lower
 /// bound): one byte per page (`workload.working_set_bytes` / `sim.page_bytes`), the page
@@ -278,6 +221,18 @@ fn run_policies(
             &format!(" for a {ws}-byte working set in {page}-byte pages (sim.page_bytes)"),
         )
         .map_err(|e| ctx.error("workload.working_set_bytes", e))?;
+        // Page ids are 32-bit in the statistical hardware's pending faults (16 TiB of 4 KiB
+        // pages); a page table that large passed the check above only on a large host.
+        let pages = ws.div_ceil(page.max(1));
+        if pages > u64::from(u32::MAX) {
+            return Err(ctx.error(
+                "workload.working_set_bytes",
+                format!(
+                    "{ws} is {pages} pages of {page} bytes; allowed up to {} pages",
+                    u32::MAX
+                ),
+            ));
+        }
     }
     let seed = ctx.seed();
     let mut rows = Vec::new();
@@ -325,8 +280,28 @@ fn run_policies(
     if let Some(spec) = &sc.pmem_tier {
         warnings.extend(ctx.pmem_device_warning(&spec.path.device, "pmem_tier.path.device"));
     }
+    // A Python policy is named `python:…` in the scenario and brought by the caller.
+    let python = sc.policy.names.iter().any(|n| n.starts_with(PYTHON_POLICY));
     let names: Vec<String> = match &external {
-        Some(e) => vec![e.name.clone()],
+        Some(e) if python => vec![e.name.clone()],
+        Some(_) => {
+            return Err(ctx.error(
+                "policy.names",
+                format!(
+                    "a policy hook runs in place of a `{PYTHON_POLICY}…` name; found {:?}",
+                    sc.policy.names
+                ),
+            ))
+        }
+        None if python => {
+            return Err(ctx.error(
+                "policy.names",
+                format!(
+                    "a `{PYTHON_POLICY}…` policy runs from the Python package (`hmsim run`, \
+                         `hmsim.tier_hook.run_policy`), which loads it"
+                ),
+            ))
+        }
         None => sc.policy.names.clone(),
     };
     ctx.progress()
@@ -384,9 +359,8 @@ fn run_policies(
                     (r, None)
                 } else if let Some(e) = external.as_mut() {
                     let mut policy = (e.make)();
-                    let r =
-                        simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
-                            .ok_or_else(no_fit)?;
+                    let r = simulate_observed(&p, gups, &ant, policy.as_mut(), &mut feeder)
+                        .ok_or_else(no_fit)?;
                     (r, None)
                 } else if name == BEST {
                     // Colloid setup (Vuppalapati & Agarwal, ACM SOSP 2024): 0–100 % of the hot set in the default tier in 10 % steps; keep
@@ -397,9 +371,8 @@ fn run_policies(
                         let share = k as f64 / 10.0;
                         let mut pol = OracleStatic::new(&gups, default_pages, share);
                         let mut f = new_feeder();
-                        let r =
-                            simulate_observed(&p, gups.clone(), &ant, &mut pol, observer(&mut f))
-                                .ok_or_else(no_fit)?;
+                        let r = simulate_observed(&p, gups.clone(), &ant, &mut pol, &mut f)
+                            .ok_or_else(no_fit)?;
                         let tput = tail_mean(sc, &r, |q| q.throughput_gb_s);
                         if best.as_ref().is_none_or(|b| tput > b.0) {
                             best = Some((tput, r, share, f));
@@ -412,9 +385,8 @@ fn run_policies(
                     (r, Some(share))
                 } else {
                     let mut policy = make(name)?;
-                    let r =
-                        simulate_observed(&p, gups, &ant, policy.as_mut(), observer(&mut feeder))
-                            .ok_or_else(no_fit)?;
+                    let r = simulate_observed(&p, gups, &ant, policy.as_mut(), &mut feeder)
+                        .ok_or_else(no_fit)?;
                     (r, None)
                 };
                 let row = row_of(sc, name, intensity, &r);
@@ -565,7 +537,7 @@ mod tests {
             ("results", &out.rows),
             ("timeline", &out.tables["timeline"]),
         ] {
-            let declared: Vec<&str> = out.columns[table].iter().map(|c| c.name).collect();
+            let declared: Vec<&str> = out.columns[table].iter().map(|c| c.name.as_str()).collect();
             assert!(declared.contains(&"alternate_latency_ns"), "{declared:?}");
             assert!(
                 !declared.iter().any(|d| d.contains("{tier}")),

@@ -61,7 +61,7 @@ crate::params! {
     #[derive(Debug, Clone)]
     pub struct PolicySpec {
         pub names: Vec<String> = vec!["hemem".into(), "colloid-hemem".into()] => any, "",
-            "Policies run, distinct; a registered policy (docs/tiering.md, *Policies*) or `best` (the oracle sweep).";
+            "Policies run, distinct; a registered policy (docs/tiering.md, *Policies*), `best` (the oracle sweep), or alone `python:package.module:Name` (a policy written in Python, run by the Python package).";
         pub sample_period: u64 = 5003 => range(1, 100_000_000), "accesses",
             "PEBS sampling period (HeMem: 5003; Raybuck et al., ACM SOSP 2021).";
         pub hemem: HeMemParams = HeMemParams::default() => nested, "", "HeMem's parameters.";
@@ -73,6 +73,10 @@ crate::params! {
 
 /// The best case (oracle sweep), run by the scenario rather than as one policy.
 pub const BEST: &str = "best";
+
+/// Prefix of a policy written in Python (`python:package.module:Name`): the Python package
+/// loads it and hands it to the run as a part (`ExternalPolicy`).
+pub const PYTHON_POLICY: &str = "python:";
 
 crate::params! {
     #[params(check)]
@@ -129,7 +133,17 @@ impl PolicySpec {
             );
         }
         for n in &self.names {
-            v.one_of("names", n, &allowed);
+            if !n.starts_with(PYTHON_POLICY) {
+                v.one_of("names", n, &allowed);
+            } else if self.names.len() > 1 {
+                v.fail(
+                    "names",
+                    format!(
+                        "a {PYTHON_POLICY} policy runs alone; found {:?}",
+                        self.names
+                    ),
+                );
+            }
         }
         v.distinct("names", &self.names);
     }

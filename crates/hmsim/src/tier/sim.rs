@@ -37,6 +37,15 @@ impl QuantumObserver for () {
     fn quantum(&mut self, _: &QuantumView) {}
 }
 
+/// An observer a run may or may not have (the PMem feeder).
+impl<T: QuantumObserver> QuantumObserver for Option<T> {
+    fn quantum(&mut self, view: &QuantumView) {
+        if let Some(o) = self {
+            o.quantum(view);
+        }
+    }
+}
+
 fn demand_of(gups: &Gups) -> Demand {
     Demand {
         cores: gups.spec.cores,
