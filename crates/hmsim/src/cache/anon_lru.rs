@@ -97,6 +97,14 @@ impl<const P: usize> Set<P> {
 #[derive(Clone, Copy)]
 struct SetIx(usize);
 
+/// A line's place in a level, from a lookup that missed: see [`AnonLru::lookup_slot`].
+#[derive(Clone, Copy)]
+pub(super) struct Slot {
+    s: SetIx,
+    tag: u32,
+    now: u32,
+}
+
 /// The sets of one cache level of `ways`-way LRU, `P` entries per set (`ways <= P`, `P` a
 /// multiple of 4).
 pub(super) struct AnonLru<const P: usize> {
@@ -199,6 +207,31 @@ impl<const P: usize> AnonLru<P> {
         }
     }
 
+    /// `lookup`; on a miss, where `insert_at` puts the line (valid until the level next
+    /// changes): the set index, tag and fill count are worked out once for both.
+    #[inline(always)]
+    pub fn lookup_slot(&mut self, line: u64) -> Result<(), Slot> {
+        let (s, tag) = self.split(line);
+        match self.find(s, tag) {
+            (Some(p), now) => {
+                self.set_mut(s).hit_to_front(p, now);
+                Ok(())
+            }
+            (None, now) => Err(Slot { s, tag, now }),
+        }
+    }
+
+    /// `insert` of the line that missed at `slot`, the level unchanged since.
+    #[inline(always)]
+    pub fn insert_at(&mut self, slot: Slot) {
+        debug_assert_eq!(
+            slot.now,
+            self.now(slot.s),
+            "the level changed since the lookup"
+        );
+        self.set_mut(slot.s).push_front(slot.tag, slot.now);
+    }
+
     /// `lookup`, and on a miss `insert`: whether it hit.
     #[inline(always)]
     pub fn lookup_or_insert(&mut self, line: u64) -> bool {
@@ -247,12 +280,16 @@ impl<const P: usize> AnonLru<P> {
         let (Some(p), now) = self.find(s, tag) else {
             return false;
         };
-        let ways = self.ways;
+        let ways = self.ways as u64;
         let set = self.set_mut(s);
+        // Entry i + 1 moves up while it is cached (its position plus its age below the
+        // ways, summed in u64: nothing wraps, so no saturating add is needed); the entry
+        // after the last one moved is freed. The test and the move share one loop: as two
+        // loops, the move compiles to a library call, slower for a few entries.
         let mut i = p;
         while i + 1 < P {
             let stamp = set.stamps[i + 1];
-            if (i as u32 + 1).saturating_add(now.wrapping_sub(stamp)) >= ways {
+            if (i as u64 + 1) + now.wrapping_sub(stamp) as u64 >= ways {
                 break;
             }
             set.tags[i] = set.tags[i + 1];
@@ -317,6 +354,27 @@ mod tests {
         // Removing 1 must not bring 4 or 3 back.
         assert!(c.invalidate(1));
         assert!(!c.contains(4) && !c.contains(3) && c.contains(5));
+    }
+
+    proptest::proptest! {
+        /// Every set's fill count after runs of fills (whole passes over the sets, runs
+        /// that wrap around, short runs) equals one count per filled line.
+        #[test]
+        fn fill_counts_equal_per_line_counts(
+            runs in proptest::collection::vec((0u64..1 << 20, 0u64..700), 1..40),
+        ) {
+            let mut c = AnonLru::<8>::new(64 * 256 * 2, 2);
+            let mut want = vec![0u32; 256];
+            for (first, n) in runs {
+                c.pollute_lines(first, n);
+                for l in first..first + n {
+                    want[(l % 256) as usize] += 1;
+                }
+                for (s, w) in want.iter().enumerate() {
+                    proptest::prop_assert_eq!(c.now(SetIx(s)), *w, "set {}", s);
+                }
+            }
+        }
     }
 
     #[test]

@@ -166,16 +166,18 @@ impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
     #[inline(always)]
     fn access(&mut self, holder: &mut HolderTable, c: Core, line: u64) -> Source {
         let core = c.0;
-        if self.l1(c).lookup(line) {
+        // On a miss the line enters this L1 below, which nothing in between changes (the
+        // lines another core gives up leave that core's levels, never this one's).
+        let Err(l1_slot) = self.l1(c).lookup_slot(line) else {
             return Source::L1;
-        }
+        };
         // The LLC set is likely needed: fetch it while the holder and L2 are looked at.
         self.llc.prefetch(line);
         let h = holder.get(line);
         let was = *h;
         *h = Holder::took(core, Holder::IN_L1 | Holder::IN_L2);
         if was.core() == core && was.0 & Holder::IN_L2 != 0 && self.l2(c).lookup(line) {
-            self.l1(c).insert(line);
+            self.l1(c).insert_at(l1_slot);
             return Source::L2;
         }
         let mut remote = false;
@@ -188,7 +190,7 @@ impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
         }
         let in_llc = self.llc.lookup_or_insert(line);
         self.l2(c).insert(line);
-        self.l1(c).insert(line);
+        self.l1(c).insert_at(l1_slot);
         match (remote, in_llc) {
             (true, _) => Source::OtherCore,
             (false, true) => Source::Llc,
