@@ -2,18 +2,9 @@
 //! the framework's [`PmIndex`], on the region's instrumented view [`Instr`] and its
 //! read-only view [`Peek`].
 
-use super::ordered::{KeyKind, OrderedIndex};
+use super::ordered::OrderedIndex;
 use crate::pmindex::mem::{Instr, Peek};
 use crate::pmindex::{Key, KeyType, PmIndex, PmRegion, PmResult};
-
-impl From<KeyType> for KeyKind {
-    fn from(t: KeyType) -> KeyKind {
-        match t {
-            KeyType::Int => KeyKind::Int,
-            KeyType::Str => KeyKind::Str,
-        }
-    }
-}
 
 /// An [`OrderedIndex`] as the framework's [`PmIndex`].
 pub struct Adapted<T> {
@@ -62,7 +53,7 @@ where
         OrderedIndex::<Peek>::check(&self.inner, &Peek(pm))
     }
     fn entries(&self, pm: &PmRegion) -> Vec<(Key, u64)> {
-        let zero = vec![0u8; KeyKind::from(self.key_type).len()];
+        let zero = vec![0u8; self.key_type.bytes() as usize];
         OrderedIndex::<Peek>::scan(&self.inner, &Peek(pm), &zero, usize::MAX)
             .into_iter()
             .map(|(k, v)| (Key::from_bytes(self.key_type, &k), v))

@@ -31,7 +31,7 @@ use std::cmp::Ordering;
 
 use super::adapter::Adapted;
 use super::ordered::{
-    free_zeroed, new_record, record_bytes, record_key, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+    free_zeroed, new_record, record_bytes, record_key, Instr, OrderedIndex, PmMem, LINE,
 };
 use crate::pmindex::{
     IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT, OPT_XPLINE,
@@ -55,7 +55,7 @@ fn config(o: &IndexOptions) -> ArtConfig {
 }
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
-    let t = Art::new(&mut Instr::new(pm), o.key_type.into(), config(o));
+    let t = Art::new(&mut Instr::new(pm), o.key_type, config(o));
     Instr::new(pm).set_root(o.root_slot, t.meta());
     Ok(Box::new(Adapted {
         inner: t,
@@ -65,7 +65,7 @@ fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
 
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = Art {
-        kind: o.key_type.into(),
+        kind: o.key_type,
         cfg: config(o),
         meta: Instr::new(pm).root(o.root_slot),
     };
@@ -95,7 +95,7 @@ pub struct ArtConfig {
 
 #[derive(Clone)]
 pub struct Art {
-    kind: KeyKind,
+    kind: KeyType,
     cfg: ArtConfig,
     /// Persistent superblock: root (an N256) at +0.
     meta: u64,
@@ -169,7 +169,7 @@ enum PrefixCheck {
 }
 
 impl Art {
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyKind, cfg: ArtConfig) -> Art {
+    pub fn new<M: PmMem>(pm: &mut M, kind: KeyType, cfg: ArtConfig) -> Art {
         let meta = pm.alloc(LINE, LINE);
         let t = Art { kind, cfg, meta };
         let root = t.new_node(
@@ -771,7 +771,7 @@ impl Art {
 }
 
 impl<M: PmMem> OrderedIndex<M> for Art {
-    fn kind(&self) -> KeyKind {
+    fn kind(&self) -> KeyType {
         self.kind
     }
 
@@ -946,7 +946,7 @@ mod tests {
     const YCSB_LO: f64 = 1.80;
     const YCSB_HI: f64 = 1.86;
 
-    fn tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> Art {
+    fn tree<M: PmMem>(pm: &mut M, kind: KeyType) -> Art {
         Art::new(pm, kind, ArtConfig::default())
     }
 
@@ -965,7 +965,7 @@ mod tests {
     fn ycsb_int_keys_regression() {
         let per_insert = |key: &dyn Fn(u64) -> u64| {
             let mut pm = test_pm();
-            let mut t = tree(&mut pm, KeyKind::Int);
+            let mut t = tree(&mut pm, KeyType::Int);
             let b = pm.stats();
             for i in 0..20_000u64 {
                 assert!(t.insert(&mut pm, &int_key(key(i)), i));
@@ -986,9 +986,9 @@ mod tests {
             no_bloat: true,
         };
         let mut pm = test_pm();
-        let mut t = Art::new(&mut pm, KeyKind::Int, cfg);
+        let mut t = Art::new(&mut pm, KeyType::Int, cfg);
         // Dense small keys fill nodes up to N256.
-        run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, 4, 5000, 600));
+        run_model(&mut t, &mut pm, &random_ops(KeyType::Int, 4, 5000, 600));
     }
 
     #[test]
@@ -999,7 +999,7 @@ mod tests {
     #[test]
     fn flush_counts_closed_form() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         let c = |pm: &TestPm| (pm.stats().flushes, pm.stats().ntstores);
         // Into the root N256 (empty slot): record flush + one non-temporal store.
         let b = c(&pm);
@@ -1028,7 +1028,7 @@ mod tests {
     #[test]
     fn growth_and_prefix_splits_count_as_split_flushes() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         // Two keys sharing bytes 1..6 under byte 0x01: an N4 with a 6-byte prefix.
         t.insert(&mut pm, &int_key(0x0100_0000_0000_0000), 1);
         t.insert(&mut pm, &int_key(0x0100_0000_0000_0001), 1);
@@ -1061,7 +1061,7 @@ mod tests {
 
     #[test]
     fn crash_every_fence() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
+        for kind in [KeyType::Int, KeyType::Str] {
             let n = crash_test(|pm| tree(pm, kind), kind, 260, 6, 1, false);
             assert!(n > 200, "{n} crash points");
         }
@@ -1098,7 +1098,7 @@ mod tests {
             },
         ] {
             let mut pm = test_pm();
-            let mut t = Art::new(&mut pm, KeyKind::Int, cfg);
+            let mut t = Art::new(&mut pm, KeyType::Int, cfg);
             let empty_live = pm.live_bytes();
             for i in 0..4096 {
                 assert!(t.insert(&mut pm, &dense(i), i));
@@ -1147,8 +1147,8 @@ mod tests {
         ops.extend((0..300).rev().map(|i| Op::Remove(dense(i))));
         for adversarial in [false, true] {
             let n = crash_test_ops(
-                |pm| tree(pm, KeyKind::Int),
-                KeyKind::Int,
+                |pm| tree(pm, KeyType::Int),
+                KeyType::Int,
                 &ops,
                 5,
                 3,
@@ -1161,8 +1161,8 @@ mod tests {
             no_bloat: true,
         };
         crash_test_ops(
-            |pm| Art::new(pm, KeyKind::Int, cfg),
-            KeyKind::Int,
+            |pm| Art::new(pm, KeyType::Int, cfg),
+            KeyType::Int,
             &ops,
             6,
             2,
@@ -1172,7 +1172,7 @@ mod tests {
 
     #[test]
     fn crash_adversarial() {
-        let n = crash_test(|pm| tree(pm, KeyKind::Int), KeyKind::Int, 300, 10, 3, true);
+        let n = crash_test(|pm| tree(pm, KeyType::Int), KeyType::Int, 300, 10, 3, true);
         assert!(n > 100);
     }
 
@@ -1182,7 +1182,7 @@ mod tests {
     fn one_child_node_merges_into_child() {
         let k = |w: u64| int_key(w).to_vec();
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         let empty_live = pm.live_bytes();
         // Under root byte 0x01: an N4 at level 6 (prefix: 5 zero bytes) holding an N4 at
         // level 7 (keys a1, a2) under byte 0x01 and the leaf b under byte 0x02.
@@ -1261,22 +1261,22 @@ mod tests {
     fn string_keys_merge_long_prefixes() {
         use rand::seq::SliceRandom;
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Str);
+        let mut t = tree(&mut pm, KeyType::Str);
         let empty_live = pm.live_bytes();
         let mut r = crate::rng::stream(4, "art.merge.str");
         let mut keys: Vec<u64> = (0..3000u64)
             .map(|i| i * 7_777_777_777 % 10u64.pow(15))
             .collect();
         for &w in &keys {
-            assert!(t.insert(&mut pm, &key_of(KeyKind::Str, w), w));
+            assert!(t.insert(&mut pm, &key_of(KeyType::Str, w), w));
         }
         keys.shuffle(&mut r);
         for (i, &w) in keys.iter().enumerate() {
-            assert!(t.remove(&mut pm, &key_of(KeyKind::Str, w)));
+            assert!(t.remove(&mut pm, &key_of(KeyType::Str, w)));
             if i % 500 == 0 {
                 t.check(&pm).unwrap();
                 for &v in &keys[i + 1..(i + 50).min(keys.len())] {
-                    assert_eq!(t.lookup(&pm, &key_of(KeyKind::Str, v)), Some(v));
+                    assert_eq!(t.lookup(&pm, &key_of(KeyType::Str, v)), Some(v));
                 }
             }
         }
@@ -1295,14 +1295,14 @@ mod tests {
             .collect();
         let mut ops: Vec<Op> = keys
             .iter()
-            .map(|&w| Op::Insert(key_of(KeyKind::Str, w), w))
+            .map(|&w| Op::Insert(key_of(KeyType::Str, w), w))
             .collect();
         keys.shuffle(&mut r);
-        ops.extend(keys.iter().map(|&w| Op::Remove(key_of(KeyKind::Str, w))));
+        ops.extend(keys.iter().map(|&w| Op::Remove(key_of(KeyType::Str, w))));
         for adversarial in [false, true] {
             let n = crash_test_ops(
-                |pm| tree(pm, KeyKind::Str),
-                KeyKind::Str,
+                |pm| tree(pm, KeyType::Str),
+                KeyType::Str,
                 &ops,
                 9,
                 1,

@@ -28,9 +28,7 @@
 use std::cmp::Ordering;
 
 use super::adapter::Adapted;
-use super::ordered::{
-    cmp_stored, new_record_fenced, record_key, Instr, KeyKind, OrderedIndex, PmMem, LINE,
-};
+use super::ordered::{cmp_stored, new_record_fenced, record_key, Instr, OrderedIndex, PmMem, LINE};
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult};
 
 pub static SPEC: IndexSpec = IndexSpec {
@@ -44,7 +42,7 @@ pub static SPEC: IndexSpec = IndexSpec {
 };
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
-    let t = BwTree::new(&mut Instr::new(pm), o.key_type.into());
+    let t = BwTree::new(&mut Instr::new(pm), o.key_type);
     Instr::new(pm).set_root(o.root_slot, t.meta);
     Ok(Box::new(Adapted {
         inner: t,
@@ -54,7 +52,7 @@ fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
 
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = BwTree {
-        kind: o.key_type.into(),
+        kind: o.key_type,
         meta: Instr::new(pm).root(o.root_slot),
         scratch: Vec::new(),
     };
@@ -84,7 +82,7 @@ const DIR_SLOTS: u64 = 1024;
 
 #[derive(Clone)]
 pub struct BwTree {
-    kind: KeyKind,
+    kind: KeyType,
     meta: u64,
     /// Reused by consolidation for the merged entries (volatile).
     scratch: Vec<(u64, u64)>,
@@ -133,7 +131,7 @@ struct View {
 }
 
 impl BwTree {
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyKind) -> BwTree {
+    pub fn new<M: PmMem>(pm: &mut M, kind: KeyType) -> BwTree {
         let meta = pm.alloc(LINE, LINE);
         let dir = pm.alloc(8 * DIR_SLOTS, LINE);
         pm.persist(dir, 8 * DIR_SLOTS);
@@ -279,16 +277,16 @@ impl BwTree {
     /// The node at `level` whose range holds `key`; at the leaves, the entry of `key`.
     fn descend<M: PmMem>(&self, pm: &M, key: &[u8], level: u64) -> Found {
         match self.kind {
-            KeyKind::Int => self.descend_by(pm, u64::from_be_bytes(key.try_into().unwrap()), level),
-            KeyKind::Str => self.descend_by(pm, <[u8; 24]>::try_from(key).unwrap(), level),
+            KeyType::Int => self.descend_by(pm, u64::from_be_bytes(key.try_into().unwrap()), level),
+            KeyType::Str => self.descend_by(pm, <[u8; 24]>::try_from(key).unwrap(), level),
         }
     }
 
     /// `descend` for the key of a stored key word.
     fn descend_word<M: PmMem>(&self, pm: &M, w: u64, level: u64) -> Found {
         match self.kind {
-            KeyKind::Int => self.descend_by(pm, w, level),
-            KeyKind::Str => self.descend_by(pm, <[u8; 24]>::stored(pm, w), level),
+            KeyType::Int => self.descend_by(pm, w, level),
+            KeyType::Str => self.descend_by(pm, <[u8; 24]>::stored(pm, w), level),
         }
     }
 
@@ -495,14 +493,14 @@ impl BwTree {
 
     fn key_bytes<M: PmMem>(&self, pm: &M, kw: u64) -> Vec<u8> {
         match self.kind {
-            KeyKind::Int => kw.to_be_bytes().to_vec(),
-            KeyKind::Str => record_key(pm, self.kind, kw),
+            KeyType::Int => kw.to_be_bytes().to_vec(),
+            KeyType::Str => record_key(pm, self.kind, kw),
         }
     }
 }
 
 impl<M: PmMem> OrderedIndex<M> for BwTree {
-    fn kind(&self) -> KeyKind {
+    fn kind(&self) -> KeyType {
         self.kind
     }
 
@@ -512,8 +510,8 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
             return false;
         }
         let kw = match self.kind {
-            KeyKind::Int => u64::from_be_bytes(key.try_into().unwrap()),
-            KeyKind::Str => new_record_fenced(pm, self.kind, key, 0),
+            KeyType::Int => u64::from_be_bytes(key.try_into().unwrap()),
+            KeyType::Str => new_record_fenced(pm, self.kind, key, 0),
         };
         self.add_delta(pm, &f, D_INSERT, kw, value);
         true
@@ -642,7 +640,7 @@ mod tests {
     #[test]
     fn flush_counts_closed_form() {
         let mut pm = test_pm();
-        let mut t = BwTree::new(&mut pm, KeyKind::Int);
+        let mut t = BwTree::new(&mut pm, KeyType::Int);
         let d = |pm: &TestPm, b: &crate::pmindex::PmStats| {
             let x = pm.stats().minus(b);
             (x.flushes, x.fences, x.resize_flushes)
@@ -695,7 +693,7 @@ mod tests {
 
     #[test]
     fn crash_every_fence() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
+        for kind in [KeyType::Int, KeyType::Str] {
             let n = crash_test(|pm| BwTree::new(pm, kind), kind, 260, 14, 1, false);
             assert!(n > 200, "{n} crash points");
         }

@@ -27,8 +27,8 @@ use std::cmp::Ordering;
 
 use super::adapter::Adapted;
 use super::ordered::{
-    cmp_stored, free_zeroed, new_record_fenced, record_bytes, record_key, Instr, KeyKind,
-    OrderedIndex, PmMem, LINE,
+    cmp_stored, free_zeroed, new_record_fenced, record_bytes, record_key, Instr, OrderedIndex,
+    PmMem, LINE,
 };
 use crate::pmindex::{
     IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_COALESCE, OPT_NO_BLOAT,
@@ -76,7 +76,7 @@ fn create_recipe(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmInde
 
 fn make(pm: &mut PmRegion, o: &IndexOptions, header_bytes: u64) -> PmResult<Box<dyn PmIndex>> {
     let cfg = config(pm, o, header_bytes);
-    let t = FastFair::new(&mut Instr::new(pm), o.key_type.into(), cfg);
+    let t = FastFair::new(&mut Instr::new(pm), o.key_type, cfg);
     Instr::new(pm).set_root(o.root_slot, t.meta());
     Ok(Box::new(Adapted {
         inner: t,
@@ -94,7 +94,7 @@ fn recover_recipe(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmInd
 
 fn reopen(pm: &mut PmRegion, o: &IndexOptions, header_bytes: u64) -> PmResult<Box<dyn PmIndex>> {
     let cfg = config(pm, o, header_bytes);
-    let mut t = FastFair::open(Instr::new(pm).root(o.root_slot), o.key_type.into(), cfg);
+    let mut t = FastFair::open(Instr::new(pm).root(o.root_slot), o.key_type, cfg);
     OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
     Ok(Box::new(Adapted {
         inner: t,
@@ -148,7 +148,7 @@ impl Default for FastFairConfig {
 
 #[derive(Clone)]
 pub struct FastFair {
-    kind: KeyKind,
+    kind: KeyType,
     cfg: FastFairConfig,
     /// Persistent superblock: root pointer at +0.
     meta: u64,
@@ -167,7 +167,7 @@ impl FastFair {
         self.rk(n, i) + 8
     }
 
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyKind, cfg: FastFairConfig) -> FastFair {
+    pub fn new<M: PmMem>(pm: &mut M, kind: KeyType, cfg: FastFairConfig) -> FastFair {
         assert!(cfg.node_bytes == 512 || cfg.node_bytes == 256);
         let meta = pm.alloc(LINE, LINE);
         let t = FastFair {
@@ -184,7 +184,7 @@ impl FastFair {
     }
 
     /// Reattach to a tree whose superblock is at `meta` (same key kind and configuration).
-    pub fn open(meta: u64, kind: KeyKind, cfg: FastFairConfig) -> FastFair {
+    pub fn open(meta: u64, kind: KeyType, cfg: FastFairConfig) -> FastFair {
         FastFair {
             kind,
             cfg,
@@ -472,8 +472,8 @@ impl FastFair {
 
     fn key_bytes<M: PmMem>(&self, pm: &M, kw: u64) -> Vec<u8> {
         match self.kind {
-            KeyKind::Int => kw.to_be_bytes().to_vec(),
-            KeyKind::Str => record_key(pm, self.kind, kw),
+            KeyType::Int => kw.to_be_bytes().to_vec(),
+            KeyType::Str => record_key(pm, self.kind, kw),
         }
     }
 
@@ -810,7 +810,7 @@ fn set_hdr<M: PmMem>(pm: &mut M, n: u64, level: u32, sc: u8, last: i16) {
 }
 
 impl<M: PmMem> OrderedIndex<M> for FastFair {
-    fn kind(&self) -> KeyKind {
+    fn kind(&self) -> KeyType {
         self.kind
     }
 
@@ -822,8 +822,8 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
         // Persisted with the original's clflush (fence, lines, fence), as its string keys are.
         let rec = new_record_fenced(pm, self.kind, key, value);
         let kw = match self.kind {
-            KeyKind::Int => u64::from_be_bytes(key.try_into().unwrap()),
-            KeyKind::Str => rec,
+            KeyType::Int => u64::from_be_bytes(key.try_into().unwrap()),
+            KeyType::Str => rec,
         };
         self.store(pm, leaf, kw, rec);
         true
@@ -858,7 +858,7 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
         };
         let rec = pm.load(self.rp(leaf, i));
         self.remove_at(pm, leaf, i);
-        if self.kind == KeyKind::Int {
+        if self.kind == KeyType::Int {
             pm.free(rec, record_bytes(self.kind));
         }
         if leaf != self.root(pm) && self.count(pm, leaf) < self.min_entries() {
@@ -1021,7 +1021,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> FastFair {
+    fn tree<M: PmMem>(pm: &mut M, kind: KeyType) -> FastFair {
         FastFair::new(pm, kind, FastFairConfig::default())
     }
 
@@ -1039,8 +1039,8 @@ mod tests {
             header_bytes: HDR,
         };
         let mut pm = test_pm();
-        let mut t = FastFair::new(&mut pm, KeyKind::Int, cfg);
-        run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, 2, 4000, 2000));
+        let mut t = FastFair::new(&mut pm, KeyType::Int, cfg);
+        run_model(&mut t, &mut pm, &random_ops(KeyType::Int, 2, 4000, 2000));
     }
 
     #[test]
@@ -1053,7 +1053,7 @@ mod tests {
     #[test]
     fn flush_counts_closed_form() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         let d = |pm: &TestPm, b: &crate::pmindex::PmStats| {
             let x = pm.stats().minus(b);
             (x.flushes, x.fences, x.resize_flushes)
@@ -1083,7 +1083,7 @@ mod tests {
         // sibling at its entry 15 (1 line); a new root flushed whole (8) and the root
         // pointer (1).
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         for k in 0..29u64 {
             t.insert(&mut pm, &int_key(k), 1);
         }
@@ -1098,7 +1098,7 @@ mod tests {
     #[test]
     fn merge_flush_counts_closed_form() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         for i in 1..=30 {
             t.insert(&mut pm, &int_key(10 * i), i);
         }
@@ -1121,7 +1121,7 @@ mod tests {
         t.check(&pm).unwrap();
     }
 
-    fn recipe_tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> FastFair {
+    fn recipe_tree<M: PmMem>(pm: &mut M, kind: KeyType) -> FastFair {
         let cfg = FastFairConfig {
             header_bytes: HDR_RECIPE,
             ..FastFairConfig::default()
@@ -1132,7 +1132,7 @@ mod tests {
     #[test]
     fn recipe_layout_model_and_standard_checks() {
         crate::pmindex::testing::standard_checks(&SPEC_RECIPE).unwrap();
-        for kind in [KeyKind::Int, KeyKind::Str] {
+        for kind in [KeyType::Int, KeyType::Str] {
             let mut pm = test_pm();
             let mut t = recipe_tree(&mut pm, kind);
             assert_eq!(t.card, 28, "the original's cardinality (512 - 56) / 16");
@@ -1145,7 +1145,7 @@ mod tests {
     #[test]
     fn recipe_layout_flush_counts_closed_form() {
         let mut pm = test_pm();
-        let mut t = recipe_tree(&mut pm, KeyKind::Int);
+        let mut t = recipe_tree(&mut pm, KeyType::Int);
         let d = |pm: &TestPm, b: &crate::pmindex::PmStats| {
             let x = pm.stats().minus(b);
             (x.flushes, x.fences)
@@ -1172,7 +1172,7 @@ mod tests {
 
     #[test]
     fn crash_every_fence() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
+        for kind in [KeyType::Int, KeyType::Str] {
             let n = crash_test(|pm| tree(pm, kind), kind, 260, 5, 1, false);
             assert!(n > 300, "{n} crash points");
         }
@@ -1180,7 +1180,7 @@ mod tests {
 
     #[test]
     fn crash_adversarial() {
-        let n = crash_test(|pm| tree(pm, KeyKind::Int), KeyKind::Int, 300, 9, 3, true);
+        let n = crash_test(|pm| tree(pm, KeyType::Int), KeyType::Int, 300, 9, 3, true);
         assert!(n > 100);
     }
 
@@ -1222,7 +1222,7 @@ mod tests {
     }
 
     /// `n` keys inserted in random order, then `m` random ops of which 60 % are removes.
-    fn delete_heavy(kind: KeyKind, seed: u64, n: u64, m: usize) -> Vec<Op> {
+    fn delete_heavy(kind: KeyType, seed: u64, n: u64, m: usize) -> Vec<Op> {
         use rand::seq::SliceRandom;
         use rand::Rng;
         let mut r = crate::rng::stream(seed, "fastfair.delete-heavy");
@@ -1252,7 +1252,7 @@ mod tests {
         #[test]
         fn prop_delete_heavy(seed in 0u64..1_000_000, n in 1u64..1500, m in 0usize..3000,
                              small in any::<bool>(), str_keys in any::<bool>()) {
-            let kind = if str_keys { KeyKind::Str } else { KeyKind::Int };
+            let kind = if str_keys { KeyType::Str } else { KeyType::Int };
             let cfg = if small { SMALL } else { FastFairConfig::default() };
             let mut pm = test_pm();
             let mut t = FastFair::new(&mut pm, kind, cfg);
@@ -1269,7 +1269,7 @@ mod tests {
     fn deletes_merge_nodes_and_free_memory() {
         use rand::seq::SliceRandom;
         for cfg in [FastFairConfig::default(), SMALL] {
-            for kind in [KeyKind::Int, KeyKind::Str] {
+            for kind in [KeyType::Int, KeyType::Str] {
                 let mut pm = test_pm();
                 let mut t = FastFair::new(&mut pm, kind, cfg);
                 let empty_live = pm.live_bytes();
@@ -1309,8 +1309,8 @@ mod tests {
                 assert_eq!(nodes(&t, &pm), vec![(0, root, 0)], "{cfg:?} {kind:?}");
                 // Only the superblock and one empty leaf stay (string keys: and the records).
                 let records = match kind {
-                    KeyKind::Int => 0,
-                    KeyKind::Str => 20_000 * record_bytes(kind),
+                    KeyType::Int => 0,
+                    KeyType::Str => 20_000 * record_bytes(kind),
                 };
                 assert_eq!(pm.live_bytes(), empty_live + records, "{cfg:?} {kind:?}");
                 // (A redistribution builds its new node before freeing the old one, so the
@@ -1325,7 +1325,7 @@ mod tests {
                 }
                 t.check(&pm).unwrap();
                 assert_eq!(pm.live_bytes(), full_live + records, "{cfg:?} {kind:?}");
-                if kind == KeyKind::Int {
+                if kind == KeyType::Int {
                     assert_eq!(
                         pm.used_bytes(),
                         emptied_frontier,
@@ -1341,11 +1341,11 @@ mod tests {
     #[test]
     fn crash_during_merging_deletes() {
         for (cfg, kind, adversarial, stride) in [
-            (FastFairConfig::default(), KeyKind::Int, false, 1),
-            (FastFairConfig::default(), KeyKind::Str, true, 2),
-            (SMALL, KeyKind::Int, false, 1),
-            (SMALL, KeyKind::Int, true, 1),
-            (SMALL, KeyKind::Str, false, 2),
+            (FastFairConfig::default(), KeyType::Int, false, 1),
+            (FastFairConfig::default(), KeyType::Str, true, 2),
+            (SMALL, KeyType::Int, false, 1),
+            (SMALL, KeyType::Int, true, 1),
+            (SMALL, KeyType::Str, false, 2),
         ] {
             let ops: Vec<Op> = delete_heavy(kind, 7, 240, 600)
                 .into_iter()
@@ -1381,7 +1381,7 @@ mod tests {
         ops.extend((1..=4).map(|i| Op::Insert(k(i), i)));
         ops.extend((15..=19).map(|i| Op::Remove(k(10 * i))));
         ops.push(Op::Update(k(1), 7));
-        let n = crash_test_ops(|pm| tree(pm, KeyKind::Int), KeyKind::Int, &ops, 1, 1, false);
+        let n = crash_test_ops(|pm| tree(pm, KeyType::Int), KeyType::Int, &ops, 1, 1, false);
         assert!(n > 50);
     }
 

@@ -40,7 +40,7 @@
 
 use super::adapter::Adapted;
 use super::ordered::{
-    new_record_fenced, record_bytes, record_key, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+    new_record_fenced, record_bytes, record_key, Instr, OrderedIndex, PmMem, LINE,
 };
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_XPLINE};
 
@@ -55,7 +55,7 @@ pub static SPEC: IndexSpec = IndexSpec {
 };
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
-    let t = Hot::new(&mut Instr::new(pm), o.key_type.into(), o.opts.xpline_nodes);
+    let t = Hot::new(&mut Instr::new(pm), o.key_type, o.opts.xpline_nodes);
     Instr::new(pm).set_root(o.root_slot, t.meta());
     Ok(Box::new(Adapted {
         inner: t,
@@ -65,7 +65,7 @@ fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
 
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = Hot {
-        kind: o.key_type.into(),
+        kind: o.key_type,
         cases: InsertCases::default(),
         xpline_aligned: o.opts.xpline_nodes,
         meta: Instr::new(pm).root(o.root_slot),
@@ -93,7 +93,7 @@ pub struct InsertCases {
 
 #[derive(Clone)]
 pub struct Hot {
-    kind: KeyKind,
+    kind: KeyType,
     pub cases: InsertCases,
     /// Allocate nodes XPLine (256 B) aligned (Tonic's `xpline_nodes`).
     xpline_aligned: bool,
@@ -423,7 +423,7 @@ fn search_node<M: PmMem>(pm: &M, n: u64, key: &KeyBits) -> (usize, Header) {
 }
 
 impl Hot {
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyKind, xpline_aligned: bool) -> Hot {
+    pub fn new<M: PmMem>(pm: &mut M, kind: KeyType, xpline_aligned: bool) -> Hot {
         let meta = pm.alloc(LINE, LINE);
         pm.store(meta, 0);
         pm.persist(meta, 8);
@@ -779,7 +779,7 @@ impl Hot {
 }
 
 impl<M: PmMem> OrderedIndex<M> for Hot {
-    fn kind(&self) -> KeyKind {
+    fn kind(&self) -> KeyType {
         self.kind
     }
 
@@ -898,7 +898,7 @@ mod tests {
     use crate::pmindex::PmStats;
     use rand::Rng;
 
-    fn tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> Hot {
+    fn tree<M: PmMem>(pm: &mut M, kind: KeyType) -> Hot {
         Hot::new(pm, kind, false)
     }
 
@@ -927,9 +927,9 @@ mod tests {
     #[test]
     fn replaced_versions_are_freed() {
         for (kind, xpline) in [
-            (KeyKind::Int, false),
-            (KeyKind::Str, false),
-            (KeyKind::Int, true),
+            (KeyType::Int, false),
+            (KeyType::Str, false),
+            (KeyType::Int, true),
         ] {
             let mut pm = test_pm();
             let mut t = Hot::new(&mut pm, kind, xpline);
@@ -997,14 +997,14 @@ mod tests {
     #[test]
     fn crash_during_deletes_and_refill() {
         let mut ops: Vec<Op> = (0..150)
-            .map(|i| Op::Insert(key_of(KeyKind::Int, i * 7919 % 1000), i))
+            .map(|i| Op::Insert(key_of(KeyType::Int, i * 7919 % 1000), i))
             .collect();
-        ops.extend((0..150).map(|i| Op::Remove(key_of(KeyKind::Int, i * 7919 % 1000))));
-        ops.extend((0..60).map(|i| Op::Insert(key_of(KeyKind::Int, i), i)));
+        ops.extend((0..150).map(|i| Op::Remove(key_of(KeyType::Int, i * 7919 % 1000))));
+        ops.extend((0..60).map(|i| Op::Insert(key_of(KeyType::Int, i), i)));
         for (stride, adversarial) in [(1, false), (2, true)] {
             let n = crash_test_ops(
-                |pm| tree(pm, KeyKind::Int),
-                KeyKind::Int,
+                |pm| tree(pm, KeyType::Int),
+                KeyType::Int,
                 &ops,
                 8,
                 stride,
@@ -1059,8 +1059,8 @@ mod tests {
     #[test]
     fn model_xpline_and_dense_keys() {
         let mut pm = test_pm();
-        let mut t = Hot::new(&mut pm, KeyKind::Int, true);
-        run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, 4, 5000, 600));
+        let mut t = Hot::new(&mut pm, KeyType::Int, true);
+        run_model(&mut t, &mut pm, &random_ops(KeyType::Int, 4, 5000, 600));
     }
 
     #[test]
@@ -1075,7 +1075,7 @@ mod tests {
         let (mut pushdowns, mut intermediates) = (Vec::new(), 0);
         for f in patterns {
             let mut pm = test_pm();
-            let mut t = tree(&mut pm, KeyKind::Int);
+            let mut t = tree(&mut pm, KeyType::Int);
             for k in 0..5000u64 {
                 assert!(t.insert(&mut pm, &int_key(f(k)), k));
             }
@@ -1111,7 +1111,7 @@ mod tests {
     #[test]
     fn flush_counts_closed_form() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         // (flushes, fences, nt-stores, split flushes) since `b`.
         let c = |pm: &TestPm, b: &PmStats| {
             let d = pm.stats().minus(b);
@@ -1163,7 +1163,7 @@ mod tests {
 
     #[test]
     fn crash_every_fence() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
+        for kind in [KeyType::Int, KeyType::Str] {
             let n = crash_test(|pm| tree(pm, kind), kind, 260, 6, 1, false);
             assert!(n > 200, "{n} crash points");
         }
@@ -1171,7 +1171,7 @@ mod tests {
 
     #[test]
     fn crash_adversarial() {
-        let n = crash_test(|pm| tree(pm, KeyKind::Int), KeyKind::Int, 300, 10, 3, true);
+        let n = crash_test(|pm| tree(pm, KeyType::Int), KeyType::Int, 300, 10, 3, true);
         assert!(n > 100);
     }
 }

@@ -30,9 +30,7 @@
 //! from its permutation; an interrupted root split (a root with a `next`) gets its new root.
 
 use super::adapter::Adapted;
-use super::ordered::{
-    free_zeroed, new_record, record_key, Instr, KeyKind, OrderedIndex, PmMem, LINE,
-};
+use super::ordered::{free_zeroed, new_record, record_key, Instr, OrderedIndex, PmMem, LINE};
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT};
 
 pub static SPEC: IndexSpec = IndexSpec {
@@ -46,7 +44,7 @@ pub static SPEC: IndexSpec = IndexSpec {
 };
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
-    let t = Masstree::new(&mut Instr::new(pm), o.key_type.into(), o.opts.no_bloat);
+    let t = Masstree::new(&mut Instr::new(pm), o.key_type, o.opts.no_bloat);
     Instr::new(pm).set_root(o.root_slot, t.meta);
     Ok(Box::new(Adapted {
         inner: t,
@@ -56,7 +54,7 @@ fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
 
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = Masstree {
-        kind: o.key_type.into(),
+        kind: o.key_type,
         no_bloat: o.opts.no_bloat,
         meta: Instr::new(pm).root(o.root_slot),
     };
@@ -135,7 +133,7 @@ impl Perm {
 
 #[derive(Clone)]
 pub struct Masstree {
-    kind: KeyKind,
+    kind: KeyType,
     no_bloat: bool,
     /// Superblock: root of the first layer at +0.
     meta: u64,
@@ -149,7 +147,7 @@ fn slice(key: &[u8], depth: usize) -> u64 {
 }
 
 impl Masstree {
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyKind, no_bloat: bool) -> Masstree {
+    pub fn new<M: PmMem>(pm: &mut M, kind: KeyType, no_bloat: bool) -> Masstree {
         let meta = pm.alloc(LINE, LINE);
         let t = Masstree {
             kind,
@@ -164,7 +162,7 @@ impl Masstree {
     }
 
     fn layers(&self) -> usize {
-        self.kind.len() / 8
+        self.kind.bytes() as usize / 8
     }
 
     fn new_node<M: PmMem>(&self, pm: &mut M, level: u64) -> u64 {
@@ -267,7 +265,7 @@ impl Masstree {
             let (l, r) = self.locate(pm, root, k);
             let pos = r.ok()?;
             let s = perm(pm, l).get(pos);
-            if self.kind == KeyKind::Int {
+            if self.kind == KeyType::Int {
                 return Some((root_slot, l, s));
             }
             let v = pm.load(ev(l, s));
@@ -510,7 +508,7 @@ impl Masstree {
                     continue;
                 }
                 let exact = sk == Some(k);
-                if self.kind == KeyKind::Int {
+                if self.kind == KeyType::Int {
                     out.push((k.to_be_bytes().to_vec(), v));
                 } else if v & 1 == 1 {
                     let key = record_key(pm, self.kind, v & !1);
@@ -575,7 +573,7 @@ impl Masstree {
                 level + 1,
             );
         }
-        if self.kind == KeyKind::Str {
+        if self.kind == KeyType::Str {
             let mut l = pm.load(root_slot);
             while pm.load(l) != 0 {
                 l = pm.load(l + LEFTMOST);
@@ -616,7 +614,7 @@ impl Masstree {
                     if level > 0 && pm.load(e.1) != level - 1 {
                         return Err(format!("node {n:#x}: child at wrong level"));
                     }
-                    if level == 0 && self.kind == KeyKind::Str {
+                    if level == 0 && self.kind == KeyType::Str {
                         if e.1 & 1 == 1 {
                             let k = record_key(pm, self.kind, e.1 & !1);
                             if slice(&k, depth) != e.0 {
@@ -650,12 +648,12 @@ fn perm<M: PmMem>(pm: &M, n: u64) -> Perm {
 }
 
 impl<M: PmMem> OrderedIndex<M> for Masstree {
-    fn kind(&self) -> KeyKind {
+    fn kind(&self) -> KeyType {
         self.kind
     }
 
     fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
-        if self.kind == KeyKind::Int {
+        if self.kind == KeyType::Int {
             let k = slice(key, 0);
             let root = pm.load(self.meta);
             let (l, r) = self.locate(pm, root, k);
@@ -697,7 +695,7 @@ impl<M: PmMem> OrderedIndex<M> for Masstree {
     fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64> {
         let (l, s) = self.find(pm, key)?;
         let v = pm.load(ev(l, s));
-        Some(if self.kind == KeyKind::Int {
+        Some(if self.kind == KeyType::Int {
             v
         } else {
             pm.load(v & !1)
@@ -708,7 +706,7 @@ impl<M: PmMem> OrderedIndex<M> for Masstree {
         let Some((l, s)) = self.find(pm, key) else {
             return false;
         };
-        let at = if self.kind == KeyKind::Int {
+        let at = if self.kind == KeyType::Int {
             ev(l, s)
         } else {
             pm.load(ev(l, s)) & !1
@@ -758,7 +756,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> Masstree {
+    fn tree<M: PmMem>(pm: &mut M, kind: KeyType) -> Masstree {
         Masstree::new(pm, kind, false)
     }
 
@@ -766,8 +764,8 @@ mod tests {
     fn model_int_and_str() {
         model_both_kinds(tree, 7, 6000);
         let mut pm = test_pm();
-        let mut t = Masstree::new(&mut pm, KeyKind::Str, true);
-        run_model(&mut t, &mut pm, &random_ops(KeyKind::Str, 8, 3000, 1000));
+        let mut t = Masstree::new(&mut pm, KeyType::Str, true);
+        run_model(&mut t, &mut pm, &random_ops(KeyType::Str, 8, 3000, 1000));
     }
 
     #[test]
@@ -778,7 +776,7 @@ mod tests {
     #[test]
     fn flush_counts_closed_form() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         // Without a split: the entry's line, then the permutation's line.
         for k in 1..=15u64 {
             let b = pm.stats().flushes;
@@ -798,7 +796,7 @@ mod tests {
     #[test]
     fn internode_splits_count_as_split_flushes() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         let (mut own, mut split, mut total) = (0, 0, 0);
         let (mut splits, mut largest) = (0, 0);
         // Ascending keys: a leaf split every 8 keys, and the root internode splits too.
@@ -839,7 +837,7 @@ mod tests {
             let mut n = first;
             while n != 0 {
                 count += 1;
-                if pm.load(n) == 0 && t.kind == KeyKind::Str {
+                if pm.load(n) == 0 && t.kind == KeyType::Str {
                     for (_, v, _) in t.entries_of(pm, n) {
                         if v & 1 == 0 {
                             count += count_nodes(t, pm, v);
@@ -861,7 +859,7 @@ mod tests {
     fn deletes_unlink_and_free_leaves() {
         use rand::seq::SliceRandom;
         for no_bloat in [false, true] {
-            for kind in [KeyKind::Int, KeyKind::Str] {
+            for kind in [KeyType::Int, KeyType::Str] {
                 let mut pm = test_pm();
                 let mut t = Masstree::new(&mut pm, kind, no_bloat);
                 let mut keys: Vec<u64> = (0..20_000).collect();
@@ -886,7 +884,9 @@ mod tests {
                         assert!(t.remove(&mut pm, &key_of(kind, k)));
                     }
                     t.check(&pm).unwrap();
-                    assert!(t.scan(&pm, &vec![0u8; kind.len()], usize::MAX).is_empty());
+                    assert!(t
+                        .scan(&pm, &vec![0u8; kind.bytes() as usize], usize::MAX)
+                        .is_empty());
                     let nodes = count_nodes(&t, &pm, pm.load(t.meta));
                     // Left: internal nodes and their leftmost leaves (and string-key layers'
                     // roots), about 2 in 12 of a full tree's nodes.
@@ -898,8 +898,8 @@ mod tests {
                 // the kept internal nodes grow the emptied tree by a few nodes a round
                 // (within 1% of the fill over three cycles).
                 let records = match kind {
-                    KeyKind::Int => 0,
-                    KeyKind::Str => 20_000 * super::super::ordered::record_bytes(kind),
+                    KeyType::Int => 0,
+                    KeyType::Str => 20_000 * super::super::ordered::record_bytes(kind),
                 };
                 let record_space = records / super::super::ordered::record_bytes(kind) * 64;
                 assert!(
@@ -921,7 +921,7 @@ mod tests {
     #[test]
     fn delete_flush_counts() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         for k in 1..=16u64 {
             t.insert(&mut pm, &int_key(k), k);
         }
@@ -952,7 +952,7 @@ mod tests {
 
     /// Delete-heavy: fill, then mostly deletes, so leaves empty and unlink at many crash
     /// points.
-    fn delete_heavy_ops(kind: KeyKind, n: u64) -> Vec<Op> {
+    fn delete_heavy_ops(kind: KeyType, n: u64) -> Vec<Op> {
         use rand::seq::SliceRandom;
         let mut keys: Vec<u64> = (0..n).collect();
         keys.shuffle(&mut crate::rng::stream(5, "masstree.crash"));
@@ -972,7 +972,7 @@ mod tests {
 
     #[test]
     fn crash_delete_heavy() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
+        for kind in [KeyType::Int, KeyType::Str] {
             for no_bloat in [false, true] {
                 let ops = delete_heavy_ops(kind, 120);
                 let make = |pm: &mut Instr<&mut PmRegion>| Masstree::new(pm, kind, no_bloat);
@@ -990,7 +990,7 @@ mod tests {
         #[test]
         fn prop_model_deletes(seed in 0u64..1_000_000, n in 1usize..300, space in 1u64..600) {
             use rand::Rng;
-            for kind in [KeyKind::Int, KeyKind::Str] {
+            for kind in [KeyType::Int, KeyType::Str] {
                 let mut pm = test_pm();
                 let mut t = tree(&mut pm, kind);
                 let mut r = crate::rng::stream(seed, "masstree.prop");
@@ -1008,7 +1008,7 @@ mod tests {
 
     #[test]
     fn crash_every_fence() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
+        for kind in [KeyType::Int, KeyType::Str] {
             let n = crash_test(|pm| tree(pm, kind), kind, 260, 11, 1, false);
             assert!(n > 200, "{n} crash points");
         }
@@ -1016,7 +1016,7 @@ mod tests {
 
     #[test]
     fn crash_adversarial() {
-        let n = crash_test(|pm| tree(pm, KeyKind::Str), KeyKind::Str, 300, 12, 3, true);
+        let n = crash_test(|pm| tree(pm, KeyType::Str), KeyType::Str, 300, 12, 3, true);
         assert!(n > 100);
     }
 }

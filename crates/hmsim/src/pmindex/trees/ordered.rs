@@ -5,24 +5,8 @@
 use std::cmp::Ordering;
 
 pub use crate::pmindex::mem::{Instr, Peek, PmMem};
+use crate::pmindex::KeyType;
 pub use crate::pmindex::LINE;
-
-/// 8 B integer keys (compared as unsigned integers) or 24 B string keys (compared as bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyKind {
-    Int,
-    Str,
-}
-
-impl KeyKind {
-    #[allow(clippy::len_without_is_empty)]
-    pub fn len(self) -> usize {
-        match self {
-            KeyKind::Int => 8,
-            KeyKind::Str => 24,
-        }
-    }
-}
 
 /// An integer key as the byte string the indexes take (big-endian: byte order = numeric order).
 pub fn int_key(k: u64) -> [u8; 8] {
@@ -33,12 +17,12 @@ pub fn int_key(k: u64) -> [u8; 8] {
 /// a pointer to them (like RECIPE's leaf `Key` objects). An index frees one only when nothing
 /// can name it any more once its unlink is fenced (P-ART's leaves, FAST&FAIR's integer-key
 /// records); string-key records kept as separators or compared through stale copies stay.
-pub fn record_bytes(kind: KeyKind) -> u64 {
-    8 + kind.len() as u64
+pub fn record_bytes(kind: KeyType) -> u64 {
+    8 + kind.bytes()
 }
 
 /// Write and persist a value record; returns its offset.
-pub fn new_record<M: PmMem>(pm: &mut M, kind: KeyKind, key: &[u8], value: u64) -> u64 {
+pub fn new_record<M: PmMem>(pm: &mut M, kind: KeyType, key: &[u8], value: u64) -> u64 {
     let size = record_bytes(kind);
     let r = pm.alloc(size, 16);
     pm.store(r, value);
@@ -50,22 +34,22 @@ pub fn new_record<M: PmMem>(pm: &mut M, kind: KeyKind, key: &[u8], value: u64) -
 /// A value record persisted the way RECIPE's YCSB driver persists a key record before it
 /// calls the index (P-HOT's records, P-BwTree's string keys): `clflush` of the record with a
 /// fence before and after.
-pub fn new_record_fenced<M: PmMem>(pm: &mut M, kind: KeyKind, key: &[u8], value: u64) -> u64 {
+pub fn new_record_fenced<M: PmMem>(pm: &mut M, kind: KeyType, key: &[u8], value: u64) -> u64 {
     pm.fence();
     new_record(pm, kind, key, value)
 }
 
-pub fn record_key<M: PmMem>(pm: &M, kind: KeyKind, rec: u64) -> Vec<u8> {
-    let mut k = vec![0u8; kind.len()];
+pub fn record_key<M: PmMem>(pm: &M, kind: KeyType, rec: u64) -> Vec<u8> {
+    let mut k = vec![0u8; kind.bytes() as usize];
     pm.load_bytes(rec + 8, &mut k);
     k
 }
 
 /// Order of two stored key words (string keys: compare the records' bytes, no allocation).
-pub fn cmp_words<M: PmMem>(pm: &M, kind: KeyKind, a: u64, b: u64) -> Ordering {
+pub fn cmp_words<M: PmMem>(pm: &M, kind: KeyType, a: u64, b: u64) -> Ordering {
     match kind {
-        KeyKind::Int => a.cmp(&b),
-        KeyKind::Str => {
+        KeyType::Int => a.cmp(&b),
+        KeyType::Str => {
             let mut kb = [0u8; 24];
             pm.load_bytes(b + 8, &mut kb);
             cmp_stored(pm, kind, a, &kb)
@@ -75,10 +59,10 @@ pub fn cmp_words<M: PmMem>(pm: &M, kind: KeyKind, a: u64, b: u64) -> Ordering {
 
 /// Compare a stored key word with a search key: for integer keys the word is the key, for
 /// string keys it points to a value record holding the key bytes.
-pub fn cmp_stored<M: PmMem>(pm: &M, kind: KeyKind, stored: u64, key: &[u8]) -> Ordering {
+pub fn cmp_stored<M: PmMem>(pm: &M, kind: KeyType, stored: u64, key: &[u8]) -> Ordering {
     match kind {
-        KeyKind::Int => stored.cmp(&u64::from_be_bytes(key.try_into().unwrap())),
-        KeyKind::Str => {
+        KeyType::Int => stored.cmp(&u64::from_be_bytes(key.try_into().unwrap())),
+        KeyType::Str => {
             let mut b = [0u8; 24];
             pm.load_bytes(stored + 8, &mut b);
             b[..].cmp(key)
@@ -107,7 +91,7 @@ pub fn free_zeroed<M: PmMem>(pm: &mut M, off: u64, size: u64) {
 
 /// The operations every ordered index offers; keys are `kind().len()` bytes.
 pub trait OrderedIndex<M: PmMem> {
-    fn kind(&self) -> KeyKind;
+    fn kind(&self) -> KeyType;
     /// Insert; false (and nothing changed) if the key is present.
     fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool;
     fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64>;
@@ -164,10 +148,10 @@ pub(crate) mod testing {
         Scan(Vec<u8>, usize),
     }
 
-    pub fn key_of(kind: KeyKind, k: u64) -> Vec<u8> {
+    pub fn key_of(kind: KeyType, k: u64) -> Vec<u8> {
         match kind {
-            KeyKind::Int => int_key(k).to_vec(),
-            KeyKind::Str => {
+            KeyType::Int => int_key(k).to_vec(),
+            KeyType::Str => {
                 // 24 B keys sharing long prefixes, as string keys do.
                 let mut s = *b"user0000000000000000000\0";
                 let d = format!("{:016}", k % 10_000_000_000_000_000);
@@ -177,7 +161,7 @@ pub(crate) mod testing {
         }
     }
 
-    pub fn random_ops(kind: KeyKind, seed: u64, n: usize, key_space: u64) -> Vec<Op> {
+    pub fn random_ops(kind: KeyType, seed: u64, n: usize, key_space: u64) -> Vec<Op> {
         let mut r = rng::stream(seed, "ordered-ops");
         (0..n)
             .map(|_| {
@@ -232,7 +216,7 @@ pub(crate) mod testing {
         if let Err(e) = idx.check(pm) {
             panic!("invariant: {e}");
         }
-        let all = idx.scan(pm, &vec![0u8; idx.kind().len()], usize::MAX);
+        let all = idx.scan(pm, &vec![0u8; idx.kind().bytes() as usize], usize::MAX);
         let want: Vec<(Vec<u8>, u64)> = model.into_iter().collect();
         assert_eq!(all, want, "final contents");
     }
@@ -240,11 +224,11 @@ pub(crate) mod testing {
     /// The model run every tree passes: `ops` random operations on keys below 3000, on a
     /// fresh tree of each key kind; returns the trees and their regions for further checks.
     pub fn model_both_kinds<I: OrderedIndex<TestPm>>(
-        tree: impl Fn(&mut TestPm, KeyKind) -> I,
+        tree: impl Fn(&mut TestPm, KeyType) -> I,
         seed: u64,
         ops: usize,
     ) -> Vec<(I, TestPm)> {
-        [KeyKind::Int, KeyKind::Str]
+        [KeyType::Int, KeyType::Str]
             .into_iter()
             .map(|kind| {
                 let mut pm = test_pm();
@@ -259,7 +243,7 @@ pub(crate) mod testing {
     /// below a random bound (under `max_key_space`) matches the model, and `check` holds
     /// after it. `cases` runs, shrunk to the smallest failing one.
     pub fn model_property<I: OrderedIndex<TestPm>>(
-        tree: impl Fn(&mut TestPm, KeyKind) -> I,
+        tree: impl Fn(&mut TestPm, KeyType) -> I,
         cases: u32,
         max_key_space: u64,
         check: impl Fn(&I, &TestPm),
@@ -269,8 +253,8 @@ pub(crate) mod testing {
         let inputs = (0u64..1_000_000, 1usize..600, 1u64..max_key_space);
         let result = runner.run(&inputs, |(seed, n, space)| {
             let mut pm = test_pm();
-            let mut t = tree(&mut pm, KeyKind::Int);
-            run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, seed, n, space));
+            let mut t = tree(&mut pm, KeyType::Int);
+            run_model(&mut t, &mut pm, &random_ops(KeyType::Int, seed, n, space));
             check(&t, &pm);
             Ok(())
         });
@@ -300,7 +284,7 @@ pub(crate) mod testing {
     /// Crash-test a random insert/update/remove run of `n_ops` (see [`crash_test_ops`]).
     pub fn crash_test<I: Tree>(
         make: impl Fn(&mut Instr<&mut PmRegion>) -> I,
-        kind: KeyKind,
+        kind: KeyType,
         n_ops: usize,
         seed: u64,
         stride: u64,
@@ -320,16 +304,13 @@ pub(crate) mod testing {
     /// a further insert). Panics with the report on a failure; returns the images checked.
     pub fn crash_test_ops<I: Tree>(
         make: impl Fn(&mut Instr<&mut PmRegion>) -> I,
-        kind: KeyKind,
+        kind: KeyType,
         ops: &[Op],
         seed: u64,
         stride: u64,
         adversarial: bool,
     ) -> u64 {
-        let kt = match kind {
-            KeyKind::Int => KeyType::Int,
-            KeyKind::Str => KeyType::Str,
-        };
+        let kt = kind;
         // The tree as created: its volatile part (configuration, metadata offset) is what
         // recovery starts from, as an index's `recover` rebuilds it from the root slot.
         let proto: RefCell<Option<I>> = RefCell::new(None);
