@@ -25,13 +25,12 @@
 
 use std::cmp::Ordering;
 
-use super::adapter::Adapted;
 use super::ordered::{
-    cmp_stored, free_zeroed, new_record_fenced, record_bytes, record_key, Instr, OrderedIndex,
-    PmMem, LINE,
+    cmp_stored, free_zeroed, keyed, min_key, new_record_fenced, record_bytes, record_key, Instr,
+    Peek, PmMem, LINE,
 };
 use crate::pmindex::{
-    IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_COALESCE, OPT_NO_BLOAT,
+    IndexOptions, IndexSpec, Key, KeyType, PmIndex, PmRegion, PmResult, OPT_COALESCE, OPT_NO_BLOAT,
     OPT_XPLINE,
 };
 
@@ -78,10 +77,7 @@ fn make(pm: &mut PmRegion, o: &IndexOptions, header_bytes: u64) -> PmResult<Box<
     let cfg = config(pm, o, header_bytes);
     let t = FastFair::new(&mut Instr::new(pm), o.key_type, cfg);
     Instr::new(pm).set_root(o.root_slot, t.meta());
-    Ok(Box::new(Adapted {
-        inner: t,
-        key_type: o.key_type,
-    }))
+    Ok(Box::new(t))
 }
 
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
@@ -95,11 +91,8 @@ fn recover_recipe(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmInd
 fn reopen(pm: &mut PmRegion, o: &IndexOptions, header_bytes: u64) -> PmResult<Box<dyn PmIndex>> {
     let cfg = config(pm, o, header_bytes);
     let mut t = FastFair::open(Instr::new(pm).root(o.root_slot), o.key_type, cfg);
-    OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
-    Ok(Box::new(Adapted {
-        inner: t,
-        key_type: o.key_type,
-    }))
+    t.recover(pm);
+    Ok(Box::new(t))
 }
 
 /// Header bytes before entry 0 in `fast-fair`: entries stay within a line (correct
@@ -809,12 +802,9 @@ fn set_hdr<M: PmMem>(pm: &mut M, n: u64, level: u32, sc: u8, last: i16) {
     pm.store(n + 16, w);
 }
 
-impl<M: PmMem> OrderedIndex<M> for FastFair {
-    fn kind(&self) -> KeyType {
-        self.kind
-    }
-
-    fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+/// The operations on key bytes (`kind` bytes long), on any view of the region.
+impl FastFair {
+    fn insert_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
         let (leaf, found) = self.locate(pm, key);
         if found.is_some() {
             return false;
@@ -829,14 +819,14 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
         true
     }
 
-    fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64> {
+    fn lookup_bytes<M: PmMem>(&self, pm: &M, key: &[u8]) -> Option<u64> {
         match self.locate(pm, key) {
             (n, Some(i)) => Some(pm.load(pm.load(self.rp(n, i)))),
             _ => None,
         }
     }
 
-    fn update(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+    fn update_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
         match self.locate(pm, key) {
             (n, Some(i)) => {
                 let rec = pm.load(self.rp(n, i));
@@ -852,7 +842,7 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
     /// redistributed with a sibling (`rebalance`). An integer key's record is freed once the
     /// removal is fenced; a string key's is kept (it may be a separator, and a stale copy
     /// past an end marker compares through it: a reused record would change its key).
-    fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool {
+    fn delete_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8]) -> bool {
         let (leaf, Some(i)) = self.locate(pm, key) else {
             return false;
         };
@@ -867,7 +857,7 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
         true
     }
 
-    fn scan(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
+    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
         let mut out = Vec::new();
         let mut leaf = self.find_leaf(pm, start);
         while leaf != 0 && out.len() < n {
@@ -891,7 +881,8 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
     /// child: an interrupted split, redistribution or merge; then null the pointer slots
     /// past the entries and persist them with the header. A root left without separators
     /// (crash inside a root collapse) hands the root to its child (the old one leaks).
-    fn recover(&mut self, pm: &mut M) {
+    fn recover(&mut self, region: &mut PmRegion) {
+        let pm = &mut Instr::new(region);
         let mut first = self.root(pm);
         // Low fence of each node of the current level, from the level above.
         let mut low: std::collections::HashMap<u64, u64> = Default::default();
@@ -939,7 +930,7 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
         }
     }
 
-    fn check(&self, pm: &M) -> Result<(), String> {
+    fn check<M: PmMem>(&self, pm: &M) -> Result<(), String> {
         let root = self.root(pm);
         let mut first = root;
         let mut level = hdr(pm, root).0;
@@ -1014,6 +1005,46 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
     }
 }
 
+/// The framework's interface: the key as bytes, run on the instrumented view of the region
+/// (what the model sees) or, for checks and listings, on the read-only one.
+impl PmIndex for FastFair {
+    fn insert(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.insert_bytes(&mut Instr::new(pm), &b[..n], value))
+    }
+    fn lookup(&mut self, pm: &mut PmRegion, key: Key) -> Option<u64> {
+        let (b, n) = key.bytes();
+        self.lookup_bytes(&Instr::new(pm), &b[..n])
+    }
+    fn update(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.update_bytes(&mut Instr::new(pm), &b[..n], value))
+    }
+    fn delete(&mut self, pm: &mut PmRegion, key: Key) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.delete_bytes(&mut Instr::new(pm), &b[..n]))
+    }
+    fn scan(
+        &mut self,
+        pm: &mut PmRegion,
+        start: Key,
+        count: usize,
+        out: &mut Vec<(Key, u64)>,
+    ) -> PmResult<()> {
+        let (b, n) = start.bytes();
+        let got = self.scan_bytes(&Instr::new(pm), &b[..n], count);
+        out.extend(keyed(self.kind, got));
+        Ok(())
+    }
+    fn check_invariants(&self, pm: &PmRegion) -> Result<(), String> {
+        self.check(&Peek(pm))
+    }
+    fn entries(&self, pm: &PmRegion) -> Vec<(Key, u64)> {
+        let all = self.scan_bytes(&Peek(pm), &min_key(self.kind), usize::MAX);
+        keyed(self.kind, all).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::ordered::int_key;
@@ -1060,19 +1091,19 @@ mod tests {
         };
         // Empty leaf: record (1) + line 0 (1).
         let b = pm.stats();
-        assert!(t.insert(&mut pm, &int_key(100), 1));
+        assert!(t.insert_bytes(&mut pm, &int_key(100), 1));
         assert_eq!(d(&pm, &b), (2, 4, 0));
         // Appending at the end: record + the new entry's line.
         for k in 1..6u64 {
             let b = pm.stats();
-            t.insert(&mut pm, &int_key(100 + k), 1);
+            t.insert_bytes(&mut pm, &int_key(100 + k), 1);
             assert_eq!(d(&pm, &b), (2, 4, 0), "append {k}");
         }
         // Now entries 0..6 at offsets 32..128; lines start at entries 2 and 6 (none yet at 6).
         // Inserting the smallest key shifts entries 5..0 right: entries land at 6 (a line
         // start: flush), 2 (flush), and the new entry at 0 (flush) + record = 4.
         let b = pm.stats();
-        t.insert(&mut pm, &int_key(1), 1);
+        t.insert_bytes(&mut pm, &int_key(1), 1);
         assert_eq!(d(&pm, &b), (4, 8, 0));
         assert_eq!(pm.stats().ntstores, 0);
 
@@ -1085,10 +1116,10 @@ mod tests {
         let mut pm = test_pm();
         let mut t = tree(&mut pm, KeyType::Int);
         for k in 0..29u64 {
-            t.insert(&mut pm, &int_key(k), 1);
+            t.insert_bytes(&mut pm, &int_key(k), 1);
         }
         let b = pm.stats();
-        t.insert(&mut pm, &int_key(29), 1);
+        t.insert_bytes(&mut pm, &int_key(29), 1);
         assert_eq!(d(&pm, &b), (1 + 8 + 1 + 1 + 1 + 1 + 8 + 1, 2 * 8 + 1, 21));
     }
 
@@ -1100,7 +1131,7 @@ mod tests {
         let mut pm = test_pm();
         let mut t = tree(&mut pm, KeyType::Int);
         for i in 1..=30 {
-            t.insert(&mut pm, &int_key(10 * i), i);
+            t.insert_bytes(&mut pm, &int_key(10 * i), i);
         }
         let left = pm.load(t.root(&pm));
         assert_eq!(
@@ -1108,7 +1139,7 @@ mod tests {
             (14, 16)
         );
         let b = pm.stats();
-        assert!(t.remove(&mut pm, &int_key(10)));
+        assert!(t.delete_bytes(&mut pm, &int_key(10)));
         // Shift left of 14 entries: lines 0..3 as the shift leaves them (4); staging the 16
         // appended entries from slot 13 to the node's end: lines 3..7 under one fence (5);
         // the separator out of the root (1); the first appended entry (1); the sibling
@@ -1158,14 +1189,14 @@ mod tests {
             .enumerate()
         {
             let b = pm.stats();
-            assert!(t.insert(&mut pm, &int_key(100 + k as u64), 1));
+            assert!(t.insert_bytes(&mut pm, &int_key(100 + k as u64), 1));
             assert_eq!(d(&pm, &b), want, "append {k}");
         }
         // The smallest key shifts entries 4..0 right: only the move into entry 4 (offset
         // 120, straddling) flushes, 64 B = two lines; then the new entry 0 (56..72, two
         // lines). Record + 2 calls.
         let b = pm.stats();
-        t.insert(&mut pm, &int_key(1), 1);
+        t.insert_bytes(&mut pm, &int_key(1), 1);
         assert_eq!(d(&pm, &b), (1 + 2 + 2, 2 + 2 + 2));
         t.check(&pm).unwrap();
     }
@@ -1173,14 +1204,30 @@ mod tests {
     #[test]
     fn crash_every_fence() {
         for kind in [KeyType::Int, KeyType::Str] {
-            let n = crash_test(|pm| tree(pm, kind), kind, 260, 5, 1, false);
+            let n = crash_test(
+                |pm| tree(pm, kind),
+                FastFair::recover,
+                kind,
+                260,
+                5,
+                1,
+                false,
+            );
             assert!(n > 300, "{n} crash points");
         }
     }
 
     #[test]
     fn crash_adversarial() {
-        let n = crash_test(|pm| tree(pm, KeyType::Int), KeyType::Int, 300, 9, 3, true);
+        let n = crash_test(
+            |pm| tree(pm, KeyType::Int),
+            FastFair::recover,
+            KeyType::Int,
+            300,
+            9,
+            3,
+            true,
+        );
         assert!(n > 100);
     }
 
@@ -1276,13 +1323,13 @@ mod tests {
                 let mut keys: Vec<u64> = (0..20_000).collect();
                 keys.shuffle(&mut crate::rng::stream(1, "fastfair.merge"));
                 for &k in &keys {
-                    assert!(t.insert(&mut pm, &key_of(kind, k), k));
+                    assert!(t.insert_bytes(&mut pm, &key_of(kind, k), k));
                 }
                 let full = nodes(&t, &pm);
                 let (full_live, full_frontier) = (pm.live_bytes(), pm.used_bytes());
                 // Keep one key in 20.
                 for &k in keys.iter().filter(|&&k| k % 20 != 0) {
-                    assert!(t.remove(&mut pm, &key_of(kind, k)));
+                    assert!(t.delete_bytes(&mut pm, &key_of(kind, k)));
                 }
                 t.check(&pm).unwrap();
                 assert_min_fill(&t, &pm);
@@ -1301,8 +1348,8 @@ mod tests {
                     full.len()
                 );
                 for k in (0..20_000).filter(|k| k % 20 == 0) {
-                    assert_eq!(t.lookup(&pm, &key_of(kind, k)), Some(k));
-                    assert!(t.remove(&mut pm, &key_of(kind, k)));
+                    assert_eq!(t.lookup_bytes(&pm, &key_of(kind, k)), Some(k));
+                    assert!(t.delete_bytes(&mut pm, &key_of(kind, k)));
                 }
                 t.check(&pm).unwrap();
                 let root = t.root(&pm);
@@ -1321,7 +1368,7 @@ mod tests {
                     "{cfg:?} {kind:?}: {emptied_frontier} > {full_frontier}"
                 );
                 for &k in &keys {
-                    assert!(t.insert(&mut pm, &key_of(kind, k), k));
+                    assert!(t.insert_bytes(&mut pm, &key_of(kind, k), k));
                 }
                 t.check(&pm).unwrap();
                 assert_eq!(pm.live_bytes(), full_live + records, "{cfg:?} {kind:?}");
@@ -1353,6 +1400,7 @@ mod tests {
                 .collect();
             let n = crash_test_ops(
                 |pm| FastFair::new(pm, kind, cfg),
+                FastFair::recover,
                 kind,
                 &ops,
                 11,
@@ -1381,7 +1429,15 @@ mod tests {
         ops.extend((1..=4).map(|i| Op::Insert(k(i), i)));
         ops.extend((15..=19).map(|i| Op::Remove(k(10 * i))));
         ops.push(Op::Update(k(1), 7));
-        let n = crash_test_ops(|pm| tree(pm, KeyType::Int), KeyType::Int, &ops, 1, 1, false);
+        let n = crash_test_ops(
+            |pm| tree(pm, KeyType::Int),
+            FastFair::recover,
+            KeyType::Int,
+            &ops,
+            1,
+            1,
+            false,
+        );
         assert!(n > 50);
     }
 

@@ -29,9 +29,12 @@
 //! but whose permutation was not yet cut still lists keys >= `next.highest`: they are dropped
 //! from its permutation; an interrupted root split (a root with a `next`) gets its new root.
 
-use super::adapter::Adapted;
-use super::ordered::{free_zeroed, new_record, record_key, Instr, OrderedIndex, PmMem, LINE};
-use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT};
+use super::ordered::{
+    free_zeroed, keyed, min_key, new_record, record_key, Instr, Peek, PmMem, LINE,
+};
+use crate::pmindex::{
+    IndexOptions, IndexSpec, Key, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT,
+};
 
 pub static SPEC: IndexSpec = IndexSpec {
     name: "p-masstree",
@@ -46,10 +49,7 @@ pub static SPEC: IndexSpec = IndexSpec {
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let t = Masstree::new(&mut Instr::new(pm), o.key_type, o.opts.no_bloat);
     Instr::new(pm).set_root(o.root_slot, t.meta);
-    Ok(Box::new(Adapted {
-        inner: t,
-        key_type: o.key_type,
-    }))
+    Ok(Box::new(t))
 }
 
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
@@ -58,11 +58,8 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
         no_bloat: o.opts.no_bloat,
         meta: Instr::new(pm).root(o.root_slot),
     };
-    OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
-    Ok(Box::new(Adapted {
-        inner: t,
-        key_type: o.key_type,
-    }))
+    t.recover(pm);
+    Ok(Box::new(t))
 }
 
 const WIDTH: usize = 15;
@@ -647,12 +644,9 @@ fn perm<M: PmMem>(pm: &M, n: u64) -> Perm {
     Perm(pm.load(n + PERM))
 }
 
-impl<M: PmMem> OrderedIndex<M> for Masstree {
-    fn kind(&self) -> KeyType {
-        self.kind
-    }
-
-    fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+/// The operations on key bytes (`kind` bytes long), on any view of the region.
+impl Masstree {
+    fn insert_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
         if self.kind == KeyType::Int {
             let k = slice(key, 0);
             let root = pm.load(self.meta);
@@ -692,7 +686,7 @@ impl<M: PmMem> OrderedIndex<M> for Masstree {
         unreachable!("distinct fixed-length keys differ in some slice")
     }
 
-    fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64> {
+    fn lookup_bytes<M: PmMem>(&self, pm: &M, key: &[u8]) -> Option<u64> {
         let (l, s) = self.find(pm, key)?;
         let v = pm.load(ev(l, s));
         Some(if self.kind == KeyType::Int {
@@ -702,7 +696,7 @@ impl<M: PmMem> OrderedIndex<M> for Masstree {
         })
     }
 
-    fn update(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+    fn update_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
         let Some((l, s)) = self.find(pm, key) else {
             return false;
         };
@@ -718,7 +712,7 @@ impl<M: PmMem> OrderedIndex<M> for Masstree {
 
     /// Permutation without the entry, flushed; a leaf losing its last entry is unlinked
     /// (`unlink_leaf`) unless it is its layer's root. Half-full nodes are not merged.
-    fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool {
+    fn delete_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8]) -> bool {
         let Some((root_slot, l, s)) = self.find_in_layer(pm, key) else {
             return false;
         };
@@ -734,18 +728,59 @@ impl<M: PmMem> OrderedIndex<M> for Masstree {
         true
     }
 
-    fn scan(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
+    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
         let mut out = Vec::new();
         self.scan_layer(pm, pm.load(self.meta), 0, Some(start), &mut out, n);
         out
     }
 
-    fn recover(&mut self, pm: &mut M) {
+    fn recover(&mut self, region: &mut PmRegion) {
+        let pm = &mut Instr::new(region);
         self.recover_layer(pm, self.meta);
     }
 
-    fn check(&self, pm: &M) -> Result<(), String> {
+    fn check<M: PmMem>(&self, pm: &M) -> Result<(), String> {
         self.check_layer(pm, pm.load(self.meta), 0)
+    }
+}
+
+/// The framework's interface: the key as bytes, run on the instrumented view of the region
+/// (what the model sees) or, for checks and listings, on the read-only one.
+impl PmIndex for Masstree {
+    fn insert(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.insert_bytes(&mut Instr::new(pm), &b[..n], value))
+    }
+    fn lookup(&mut self, pm: &mut PmRegion, key: Key) -> Option<u64> {
+        let (b, n) = key.bytes();
+        self.lookup_bytes(&Instr::new(pm), &b[..n])
+    }
+    fn update(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.update_bytes(&mut Instr::new(pm), &b[..n], value))
+    }
+    fn delete(&mut self, pm: &mut PmRegion, key: Key) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.delete_bytes(&mut Instr::new(pm), &b[..n]))
+    }
+    fn scan(
+        &mut self,
+        pm: &mut PmRegion,
+        start: Key,
+        count: usize,
+        out: &mut Vec<(Key, u64)>,
+    ) -> PmResult<()> {
+        let (b, n) = start.bytes();
+        let got = self.scan_bytes(&Instr::new(pm), &b[..n], count);
+        out.extend(keyed(self.kind, got));
+        Ok(())
+    }
+    fn check_invariants(&self, pm: &PmRegion) -> Result<(), String> {
+        self.check(&Peek(pm))
+    }
+    fn entries(&self, pm: &PmRegion) -> Vec<(Key, u64)> {
+        let all = self.scan_bytes(&Peek(pm), &min_key(self.kind), usize::MAX);
+        keyed(self.kind, all).collect()
     }
 }
 
@@ -780,13 +815,13 @@ mod tests {
         // Without a split: the entry's line, then the permutation's line.
         for k in 1..=15u64 {
             let b = pm.stats().flushes;
-            t.insert(&mut pm, &int_key(k), k);
+            t.insert_bytes(&mut pm, &int_key(k), k);
             assert_eq!(pm.stats().flushes - b, 2);
         }
         // The 16th splits the root leaf: right node (304 B = 5 lines), next, left
         // permutation, new root (5 lines), root pointer, then the right permutation = 14.
         let s = pm.stats();
-        t.insert(&mut pm, &int_key(16), 16);
+        t.insert_bytes(&mut pm, &int_key(16), 16);
         let d = pm.stats().minus(&s);
         assert_eq!(d.flushes, 14);
         // All but the new key's permutation commit is split work: own + split = total.
@@ -802,7 +837,7 @@ mod tests {
         // Ascending keys: a leaf split every 8 keys, and the root internode splits too.
         for k in 1..=400u64 {
             let s = pm.stats();
-            t.insert(&mut pm, &int_key(k), k);
+            t.insert_bytes(&mut pm, &int_key(k), k);
             let d = pm.stats().minus(&s);
             if d.resize_flushes == 0 {
                 // No split: the entry's line, then the permutation's line.
@@ -868,7 +903,7 @@ mod tests {
                 let mut emptied = Vec::new();
                 for round in 0..3 {
                     for &k in &keys {
-                        assert!(t.insert(&mut pm, &key_of(kind, k), k));
+                        assert!(t.insert_bytes(&mut pm, &key_of(kind, k), k));
                     }
                     t.check(&pm).unwrap();
                     let now = (
@@ -881,11 +916,11 @@ mod tests {
                     }
                     keys.shuffle(&mut crate::rng::stream(4 + round, "masstree.delete"));
                     for &k in &keys {
-                        assert!(t.remove(&mut pm, &key_of(kind, k)));
+                        assert!(t.delete_bytes(&mut pm, &key_of(kind, k)));
                     }
                     t.check(&pm).unwrap();
                     assert!(t
-                        .scan(&pm, &vec![0u8; kind.bytes() as usize], usize::MAX)
+                        .scan_bytes(&pm, &vec![0u8; kind.bytes() as usize], usize::MAX)
                         .is_empty());
                     let nodes = count_nodes(&t, &pm, pm.load(t.meta));
                     // Left: internal nodes and their leftmost leaves (and string-key layers'
@@ -923,29 +958,29 @@ mod tests {
         let mut pm = test_pm();
         let mut t = tree(&mut pm, KeyType::Int);
         for k in 1..=16u64 {
-            t.insert(&mut pm, &int_key(k), k);
+            t.insert_bytes(&mut pm, &int_key(k), k);
         }
         // Split at 16: left leaf keeps 1..=8, right 9..=16.
         for k in 9..=15u64 {
             let b = pm.stats().flushes;
-            assert!(t.remove(&mut pm, &int_key(k)));
+            assert!(t.delete_bytes(&mut pm, &int_key(k)));
             assert_eq!(pm.stats().flushes - b, 1);
         }
         let live = pm.live_bytes();
         let b = pm.stats().flushes;
-        assert!(t.remove(&mut pm, &int_key(16)));
+        assert!(t.delete_bytes(&mut pm, &int_key(16)));
         assert_eq!(pm.stats().flushes - b, 3);
         assert_eq!(live - pm.live_bytes(), NODE);
         assert_eq!(count_nodes(&t, &pm, pm.load(t.meta)), 2);
         // The leftmost leaf is kept: emptying it is one flush per key.
         for k in 1..=8u64 {
             let b = pm.stats().flushes;
-            assert!(t.remove(&mut pm, &int_key(k)));
+            assert!(t.delete_bytes(&mut pm, &int_key(k)));
             assert_eq!(pm.stats().flushes - b, 1);
         }
         t.check(&pm).unwrap();
         for k in 1..=40u64 {
-            assert!(t.insert(&mut pm, &int_key(k), k));
+            assert!(t.insert_bytes(&mut pm, &int_key(k), k));
         }
         t.check(&pm).unwrap();
     }
@@ -976,9 +1011,9 @@ mod tests {
             for no_bloat in [false, true] {
                 let ops = delete_heavy_ops(kind, 120);
                 let make = |pm: &mut Instr<&mut PmRegion>| Masstree::new(pm, kind, no_bloat);
-                let n = crash_test_ops(make, kind, &ops, 21, 1, false);
+                let n = crash_test_ops(make, Masstree::recover, kind, &ops, 21, 1, false);
                 assert!(n > 300, "{n} crash points");
-                let n = crash_test_ops(make, kind, &ops, 22, 2, true);
+                let n = crash_test_ops(make, Masstree::recover, kind, &ops, 22, 2, true);
                 assert!(n > 150, "{n} crash points");
             }
         }
@@ -1009,14 +1044,30 @@ mod tests {
     #[test]
     fn crash_every_fence() {
         for kind in [KeyType::Int, KeyType::Str] {
-            let n = crash_test(|pm| tree(pm, kind), kind, 260, 11, 1, false);
+            let n = crash_test(
+                |pm| tree(pm, kind),
+                Masstree::recover,
+                kind,
+                260,
+                11,
+                1,
+                false,
+            );
             assert!(n > 200, "{n} crash points");
         }
     }
 
     #[test]
     fn crash_adversarial() {
-        let n = crash_test(|pm| tree(pm, KeyType::Str), KeyType::Str, 300, 12, 3, true);
+        let n = crash_test(
+            |pm| tree(pm, KeyType::Str),
+            Masstree::recover,
+            KeyType::Str,
+            300,
+            12,
+            3,
+            true,
+        );
         assert!(n > 100);
     }
 }

@@ -1,7 +1,6 @@
 //! The ordered indexes (FAST&FAIR, P-ART, P-Masstree, P-BwTree, P-HOT), implemented on the
 //! `pmindex` API. Each is registered in `pmindex::registry::INDEXES`.
 
-mod adapter;
 pub mod art;
 pub mod bwtree;
 pub mod fastfair;

@@ -1,12 +1,12 @@
 //! What the ordered indexes (FAST&FAIR, P-ART, P-Masstree, P-BwTree, P-HOT) share: keys as
-//! byte strings, out-of-line value records, the index trait. They persist through
+//! byte strings, out-of-line value records, the conversion of the framework's keys. They persist through
 //! [`PmMem`] (`pmindex/mem.rs`) on the one simulated region, `PmRegion`.
 
 use std::cmp::Ordering;
 
 pub use crate::pmindex::mem::{Instr, Peek, PmMem};
-use crate::pmindex::KeyType;
 pub use crate::pmindex::LINE;
+use crate::pmindex::{Key, KeyType};
 
 /// An integer key as the byte string the indexes take (big-endian: byte order = numeric order).
 pub fn int_key(k: u64) -> [u8; 8] {
@@ -89,30 +89,22 @@ pub fn free_zeroed<M: PmMem>(pm: &mut M, off: u64, size: u64) {
     pm.free(off, size);
 }
 
-/// The operations every ordered index offers; keys are `kind().len()` bytes.
-pub trait OrderedIndex<M: PmMem> {
-    fn kind(&self) -> KeyType;
-    /// Insert; false (and nothing changed) if the key is present.
-    fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool;
-    fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64>;
-    /// Overwrite the value of a present key; false if absent.
-    fn update(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool;
-    /// Remove; false if absent.
-    fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool;
-    /// Up to `n` pairs with key >= `start`, in key order.
-    fn scan(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)>;
-    /// Bring the structure back to a consistent state after a crash (the PM image is what
-    /// reached the persistence domain).
-    fn recover(&mut self, pm: &mut M);
-    /// Structural invariants; Err says which one failed where.
-    fn check(&self, pm: &M) -> Result<(), String>;
+/// The smallest key of a kind (all zero bytes): where a scan over every entry starts.
+pub fn min_key(kind: KeyType) -> Vec<u8> {
+    vec![0u8; kind.bytes() as usize]
+}
+
+/// A tree's scan result (key bytes, value) as the framework's keys.
+pub fn keyed(kind: KeyType, pairs: Vec<(Vec<u8>, u64)>) -> impl Iterator<Item = (Key, u64)> {
+    pairs
+        .into_iter()
+        .map(move |(k, v)| (Key::from_bytes(kind, &k), v))
 }
 
 #[cfg(test)]
 pub(crate) mod testing {
     //! Shared test drivers: model-based runs against a `BTreeMap`, and the framework's crash
     //! harness (`pmindex/crash.rs`) on a tree built with any options.
-    use super::super::adapter::Adapted;
     use super::*;
     use crate::pmindex::crash::{crash_test_subject, Subject};
     use crate::pmindex::{
@@ -124,7 +116,8 @@ pub(crate) mod testing {
     use std::cell::RefCell;
     use std::collections::BTreeMap;
 
-    /// A tree driven directly (not through `PmIndex`) on an owned, instrumented region.
+    /// An owned, instrumented region: a tree's own tests drive it directly (key bytes) or
+    /// through `PmIndex` (`region_mut`).
     pub type TestPm = Instr<PmRegion>;
 
     /// An empty anonymous region (64 KiB, doubling on demand).
@@ -177,53 +170,47 @@ pub(crate) mod testing {
             .collect()
     }
 
-    /// Apply `ops` to the index and a model, asserting equal answers; checks invariants at
-    /// the end (and every `check_every` ops).
-    pub fn run_model<M: PmMem, I: OrderedIndex<M>>(idx: &mut I, pm: &mut M, ops: &[Op]) {
-        let mut model: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
-        for (i, op) in ops.iter().enumerate() {
-            match op {
-                Op::Insert(k, v) => {
-                    let fresh = !model.contains_key(k);
-                    if fresh {
-                        model.insert(k.clone(), *v);
-                    }
-                    assert_eq!(idx.insert(pm, k, *v), fresh, "insert #{i}");
-                }
-                Op::Update(k, v) => {
-                    let present = model.contains_key(k);
-                    if present {
-                        model.insert(k.clone(), *v);
-                    }
-                    assert_eq!(idx.update(pm, k, *v), present, "update #{i}");
-                }
-                Op::Remove(k) => {
-                    assert_eq!(idx.remove(pm, k), model.remove(k).is_some(), "remove #{i}");
-                }
-                Op::Lookup(k) => {
-                    assert_eq!(idx.lookup(pm, k), model.get(k).copied(), "lookup #{i}")
-                }
-                Op::Scan(k, n) => {
-                    let want: Vec<(Vec<u8>, u64)> = model
-                        .range(k.clone()..)
-                        .take(*n)
-                        .map(|(k, v)| (k.clone(), *v))
-                        .collect();
-                    assert_eq!(idx.scan(pm, k, *n), want, "scan #{i}");
-                }
-            }
+    /// The framework's form of a test operation (8 B keys are integers, 24 B strings).
+    fn framework_op(op: &Op) -> fw::Op {
+        let key = |k: &[u8]| {
+            let kt = if k.len() == 8 {
+                KeyType::Int
+            } else {
+                KeyType::Str
+            };
+            Key::from_bytes(kt, k)
+        };
+        match op {
+            Op::Insert(k, v) => fw::Op::Insert(key(k), *v),
+            Op::Update(k, v) => fw::Op::Update(key(k), *v),
+            Op::Remove(k) => fw::Op::Delete(key(k)),
+            Op::Lookup(k) => fw::Op::Lookup(key(k)),
+            Op::Scan(k, n) => fw::Op::Scan(key(k), *n),
         }
-        if let Err(e) = idx.check(pm) {
+    }
+
+    /// Apply `ops` to the index (through `PmIndex`) and a model, asserting equal answers;
+    /// checks the invariants and the full contents at the end.
+    pub fn run_model<I: PmIndex>(idx: &mut I, pm: &mut TestPm, ops: &[Op]) {
+        let pm = pm.region_mut();
+        let mut model: BTreeMap<Key, u64> = BTreeMap::new();
+        for (i, op) in ops.iter().enumerate() {
+            let op = framework_op(op);
+            let got = op.apply(idx, pm).expect("operation");
+            assert_eq!(got, op.apply_model(&mut model), "{op:?} #{i}");
+        }
+        if let Err(e) = idx.check_invariants(pm) {
             panic!("invariant: {e}");
         }
-        let all = idx.scan(pm, &vec![0u8; idx.kind().bytes() as usize], usize::MAX);
-        let want: Vec<(Vec<u8>, u64)> = model.into_iter().collect();
+        let mut all = idx.entries(pm);
+        all.sort();
+        let want: Vec<(Key, u64)> = model.into_iter().collect();
         assert_eq!(all, want, "final contents");
     }
 
     /// The model run every tree passes: `ops` random operations on keys below 3000, on a
     /// fresh tree of each key kind; returns the trees and their regions for further checks.
-    pub fn model_both_kinds<I: OrderedIndex<TestPm>>(
+    pub fn model_both_kinds<I: PmIndex>(
         tree: impl Fn(&mut TestPm, KeyType) -> I,
         seed: u64,
         ops: usize,
@@ -242,7 +229,7 @@ pub(crate) mod testing {
     /// The property every tree has: any run of up to 600 random operations on int keys
     /// below a random bound (under `max_key_space`) matches the model, and `check` holds
     /// after it. `cases` runs, shrunk to the smallest failing one.
-    pub fn model_property<I: OrderedIndex<TestPm>>(
+    pub fn model_property<I: PmIndex>(
         tree: impl Fn(&mut TestPm, KeyType) -> I,
         cases: u32,
         max_key_space: u64,
@@ -263,27 +250,10 @@ pub(crate) mod testing {
         }
     }
 
-    /// The tree types the crash harness takes: usable as a `PmIndex` once built.
-    pub trait Tree:
-        for<'a> OrderedIndex<Instr<&'a mut PmRegion>>
-        + for<'a> OrderedIndex<Peek<'a>>
-        + Clone
-        + Send
-        + 'static
-    {
-    }
-    impl<T> Tree for T where
-        T: for<'a> OrderedIndex<Instr<&'a mut PmRegion>>
-            + for<'a> OrderedIndex<Peek<'a>>
-            + Clone
-            + Send
-            + 'static
-    {
-    }
-
     /// Crash-test a random insert/update/remove run of `n_ops` (see [`crash_test_ops`]).
-    pub fn crash_test<I: Tree>(
+    pub fn crash_test<I: PmIndex + Clone + 'static>(
         make: impl Fn(&mut Instr<&mut PmRegion>) -> I,
+        recover: fn(&mut I, &mut PmRegion),
         kind: KeyType,
         n_ops: usize,
         seed: u64,
@@ -294,7 +264,7 @@ pub(crate) mod testing {
             .into_iter()
             .filter(|o| matches!(o, Op::Insert(..) | Op::Update(..) | Op::Remove(..)))
             .collect();
-        crash_test_ops(make, kind, &ops, seed, stride, adversarial)
+        crash_test_ops(make, recover, kind, &ops, seed, stride, adversarial)
     }
 
     /// The framework's crash harness on a tree from `make` (any options): a crash image at
@@ -302,8 +272,9 @@ pub(crate) mod testing {
     /// adversarial; each is recovered through the tree's own `recover` and checked (every
     /// completed operation visible, the in-flight one all or nothing, invariants, lookups,
     /// a further insert). Panics with the report on a failure; returns the images checked.
-    pub fn crash_test_ops<I: Tree>(
+    pub fn crash_test_ops<I: PmIndex + Clone + 'static>(
         make: impl Fn(&mut Instr<&mut PmRegion>) -> I,
+        recover: fn(&mut I, &mut PmRegion),
         kind: KeyType,
         ops: &[Op],
         seed: u64,
@@ -317,36 +288,20 @@ pub(crate) mod testing {
         let create = |pm: &mut PmRegion, _: &IndexOptions| -> PmResult<Box<dyn PmIndex>> {
             let t = make(&mut Instr::new(pm));
             *proto.borrow_mut() = Some(t.clone());
-            Ok(Box::new(Adapted {
-                inner: t,
-                key_type: kt,
-            }))
+            Ok(Box::new(t))
         };
-        let recover = |pm: &mut PmRegion, _: &IndexOptions| -> PmResult<Box<dyn PmIndex>> {
+        let reopen = |pm: &mut PmRegion, _: &IndexOptions| -> PmResult<Box<dyn PmIndex>> {
             let mut t = proto.borrow().clone().expect("created before any crash");
-            OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
-            Ok(Box::new(Adapted {
-                inner: t,
-                key_type: kt,
-            }))
+            recover(&mut t, pm);
+            Ok(Box::new(t))
         };
         let subject = Subject {
             name: "tree under test",
             ordered: true,
             create: &create,
-            recover: &recover,
+            recover: &reopen,
         };
-        let key = |k: &[u8]| Key::from_bytes(kt, k);
-        let ops: Vec<fw::Op> = ops
-            .iter()
-            .map(|op| match op {
-                Op::Insert(k, v) => fw::Op::Insert(key(k), *v),
-                Op::Update(k, v) => fw::Op::Update(key(k), *v),
-                Op::Remove(k) => fw::Op::Delete(key(k)),
-                Op::Lookup(k) => fw::Op::Lookup(key(k)),
-                Op::Scan(k, n) => fw::Op::Scan(key(k), *n),
-            })
-            .collect();
+        let ops: Vec<fw::Op> = ops.iter().map(framework_op).collect();
         let capture = CrashCapture {
             probability: 1.0 / stride.max(1) as f64,
             adversarial,
