@@ -36,7 +36,7 @@ use crate::pmindex::{
     IndexOptions, IndexSpec, Key, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT, OPT_XPLINE,
 };
 
-pub static SPEC: IndexSpec = IndexSpec {
+pub(crate) static SPEC: IndexSpec = IndexSpec {
     name: "p-art",
     about: "RECIPE's P-ART: adaptive radix tree with N4, N16, N48 and N256 nodes",
     family: "ordered",
@@ -78,7 +78,7 @@ const MAX_PREFIX: usize = 4;
 
 /// Tonic's switches as they apply to P-ART.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ArtConfig {
+pub(crate) struct ArtConfig {
     /// Allocate nodes XPLine (256 B) aligned.
     pub xpline_aligned: bool,
     /// When a new node is flushed whole, flush only the lines that hold data (the header line
@@ -87,7 +87,7 @@ pub struct ArtConfig {
 }
 
 #[derive(Clone)]
-pub struct Art {
+pub(crate) struct Art {
     kind: KeyType,
     cfg: ArtConfig,
     /// Persistent superblock: root (an N256) at +0.
@@ -162,7 +162,7 @@ enum PrefixCheck {
 }
 
 impl Art {
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyType, cfg: ArtConfig) -> Art {
+    pub(crate) fn new<M: PmMem>(pm: &mut M, kind: KeyType, cfg: ArtConfig) -> Art {
         let meta = pm.alloc(LINE, LINE);
         let t = Art { kind, cfg, meta };
         let root = t.new_node(
@@ -180,7 +180,7 @@ impl Art {
         t
     }
 
-    pub fn meta(&self) -> u64 {
+    pub(crate) fn meta(&self) -> u64 {
         self.meta
     }
 

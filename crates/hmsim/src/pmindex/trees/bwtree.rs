@@ -32,7 +32,7 @@ use super::ordered::{
 };
 use crate::pmindex::{IndexOptions, IndexSpec, Key, KeyType, PmIndex, PmRegion, PmResult};
 
-pub static SPEC: IndexSpec = IndexSpec {
+pub(crate) static SPEC: IndexSpec = IndexSpec {
     name: "p-bwtree",
     about: "RECIPE's P-BwTree: delta chains on a mapping table, consolidation",
     family: "ordered",
@@ -76,7 +76,7 @@ const CHUNK_SLOTS: u64 = 4096;
 const DIR_SLOTS: u64 = 1024;
 
 #[derive(Clone)]
-pub struct BwTree {
+pub(crate) struct BwTree {
     kind: KeyType,
     meta: u64,
     /// Reused by consolidation for the merged entries (volatile).
@@ -126,7 +126,7 @@ struct View {
 }
 
 impl BwTree {
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyType) -> BwTree {
+    pub(crate) fn new<M: PmMem>(pm: &mut M, kind: KeyType) -> BwTree {
         let meta = pm.alloc(LINE, LINE);
         let dir = pm.alloc(8 * DIR_SLOTS, LINE);
         pm.persist(dir, 8 * DIR_SLOTS);

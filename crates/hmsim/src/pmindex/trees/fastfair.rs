@@ -34,7 +34,7 @@ use crate::pmindex::{
     OPT_XPLINE,
 };
 
-pub static SPEC: IndexSpec = IndexSpec {
+pub(crate) static SPEC: IndexSpec = IndexSpec {
     name: "fast-fair",
     about: "FAST&FAIR: B+-tree with failure-atomic shifts, readers tolerate transients",
     family: "ordered",
@@ -46,7 +46,7 @@ pub static SPEC: IndexSpec = IndexSpec {
 
 /// The original's node layout (56 B header: every fourth entry straddles two lines); what
 /// RECIPE measured. Not crash-safe under one-line evictions (see [`HDR_RECIPE`]).
-pub static SPEC_RECIPE: IndexSpec = IndexSpec {
+pub(crate) static SPEC_RECIPE: IndexSpec = IndexSpec {
     name: "fast-fair-recipe",
     about: "FAST&FAIR with the original's 56 B node header (entries straddle lines; can tear)",
     family: "ordered",
@@ -97,13 +97,13 @@ fn reopen(pm: &mut PmRegion, o: &IndexOptions, header_bytes: u64) -> PmResult<Bo
 
 /// Header bytes before entry 0 in `fast-fair`: entries stay within a line (correct
 /// persistence).
-pub const HDR: u64 = 32;
+pub(crate) const HDR: u64 = 32;
 /// The original's header: 49 B of fields (two pointers, level, switch counter, lock pointer,
 /// highest key, deleted flag, last index, 5 B dummy) padded to 56 B, so its entry `i` sits at
 /// `56 + 16 i`, every fourth entry straddles two lines and is flushed as two (most of its
 /// extra flushes per insert, docs/pm-index.md). A straddled entry can be torn by the eviction
 /// of one of its lines (key of the new entry, pointer of the old). `fast-fair-recipe`.
-pub const HDR_RECIPE: u64 = 56;
+pub(crate) const HDR_RECIPE: u64 = 56;
 const ENTRY: u64 = 16;
 
 /// The original's `clflush(data, len)`: a fence, every line of the range, a fence.
@@ -114,7 +114,7 @@ fn clflush<M: PmMem>(pm: &mut M, off: u64, len: u64) {
 
 /// Tonic's switches as they apply to FAST&FAIR.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FastFairConfig {
+pub(crate) struct FastFairConfig {
     /// Node size: 512 B as published; 256 B = one XPLine (Tonic's XPLine-sized nodes),
     /// allocated XPLine-aligned.
     pub node_bytes: u64,
@@ -140,7 +140,7 @@ impl Default for FastFairConfig {
 }
 
 #[derive(Clone)]
-pub struct FastFair {
+pub(crate) struct FastFair {
     kind: KeyType,
     cfg: FastFairConfig,
     /// Persistent superblock: root pointer at +0.
@@ -160,7 +160,7 @@ impl FastFair {
         self.rk(n, i) + 8
     }
 
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyType, cfg: FastFairConfig) -> FastFair {
+    pub(crate) fn new<M: PmMem>(pm: &mut M, kind: KeyType, cfg: FastFairConfig) -> FastFair {
         assert!(cfg.node_bytes == 512 || cfg.node_bytes == 256);
         let meta = pm.alloc(LINE, LINE);
         let t = FastFair {
@@ -177,7 +177,7 @@ impl FastFair {
     }
 
     /// Reattach to a tree whose superblock is at `meta` (same key kind and configuration).
-    pub fn open(meta: u64, kind: KeyType, cfg: FastFairConfig) -> FastFair {
+    pub(crate) fn open(meta: u64, kind: KeyType, cfg: FastFairConfig) -> FastFair {
         FastFair {
             kind,
             cfg,
@@ -187,7 +187,7 @@ impl FastFair {
     }
 
     /// The persistent superblock (what a restart needs to find the tree).
-    pub fn meta(&self) -> u64 {
+    pub(crate) fn meta(&self) -> u64 {
         self.meta
     }
 

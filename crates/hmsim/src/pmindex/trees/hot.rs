@@ -45,7 +45,7 @@ use crate::pmindex::{
     IndexOptions, IndexSpec, Key, KeyType, PmIndex, PmRegion, PmResult, OPT_XPLINE,
 };
 
-pub static SPEC: IndexSpec = IndexSpec {
+pub(crate) static SPEC: IndexSpec = IndexSpec {
     name: "p-hot",
     about: "RECIPE's P-HOT: height-optimized trie with copy-on-write nodes",
     family: "ordered",
@@ -74,11 +74,11 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
 }
 
 /// Entries per compound node.
-pub const FANOUT: usize = 32;
+pub(crate) const FANOUT: usize = 32;
 
 /// How many inserts took each of HOT's insertion cases (volatile; for tests and studies).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct InsertCases {
+pub(crate) struct InsertCases {
     pub normal: u64,
     pub leaf_pushdown: u64,
     pub parent_pull_up: u64,
@@ -87,7 +87,7 @@ pub struct InsertCases {
 }
 
 #[derive(Clone)]
-pub struct Hot {
+pub(crate) struct Hot {
     kind: KeyType,
     pub cases: InsertCases,
     /// Allocate nodes XPLine (256 B) aligned (Tonic's `xpline_nodes`).
@@ -418,7 +418,7 @@ fn search_node<M: PmMem>(pm: &M, n: u64, key: &KeyBits) -> (usize, Header) {
 }
 
 impl Hot {
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyType, xpline_aligned: bool) -> Hot {
+    pub(crate) fn new<M: PmMem>(pm: &mut M, kind: KeyType, xpline_aligned: bool) -> Hot {
         let meta = pm.alloc(LINE, LINE);
         pm.store(meta, 0);
         pm.persist(meta, 8);
@@ -431,7 +431,7 @@ impl Hot {
         }
     }
 
-    pub fn meta(&self) -> u64 {
+    pub(crate) fn meta(&self) -> u64 {
         self.meta
     }
 

@@ -36,7 +36,7 @@ use crate::pmindex::{
     IndexOptions, IndexSpec, Key, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT,
 };
 
-pub static SPEC: IndexSpec = IndexSpec {
+pub(crate) static SPEC: IndexSpec = IndexSpec {
     name: "p-masstree",
     about: "RECIPE's P-Masstree: trie of B+-trees over 8 B key slices",
     family: "ordered",
@@ -129,7 +129,7 @@ impl Perm {
 }
 
 #[derive(Clone)]
-pub struct Masstree {
+pub(crate) struct Masstree {
     kind: KeyType,
     no_bloat: bool,
     /// Superblock: root of the first layer at +0.
@@ -144,7 +144,7 @@ fn slice(key: &[u8], depth: usize) -> u64 {
 }
 
 impl Masstree {
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyType, no_bloat: bool) -> Masstree {
+    pub(crate) fn new<M: PmMem>(pm: &mut M, kind: KeyType, no_bloat: bool) -> Masstree {
         let meta = pm.alloc(LINE, LINE);
         let t = Masstree {
             kind,

@@ -4,12 +4,13 @@
 
 use std::cmp::Ordering;
 
-pub use crate::pmindex::mem::{Instr, Peek, PmMem};
-pub use crate::pmindex::LINE;
+pub(crate) use crate::pmindex::mem::{Instr, Peek, PmMem};
+pub(crate) use crate::pmindex::LINE;
 use crate::pmindex::{Key, KeyType};
 
+#[cfg(test)]
 /// An integer key as the byte string the indexes take (big-endian: byte order = numeric order).
-pub fn int_key(k: u64) -> [u8; 8] {
+pub(crate) fn int_key(k: u64) -> [u8; 8] {
     k.to_be_bytes()
 }
 
@@ -17,12 +18,12 @@ pub fn int_key(k: u64) -> [u8; 8] {
 /// a pointer to them (like RECIPE's leaf `Key` objects). An index frees one only when nothing
 /// can name it any more once its unlink is fenced (P-ART's leaves, FAST&FAIR's integer-key
 /// records); string-key records kept as separators or compared through stale copies stay.
-pub fn record_bytes(kind: KeyType) -> u64 {
+pub(crate) fn record_bytes(kind: KeyType) -> u64 {
     8 + kind.bytes()
 }
 
 /// Write and persist a value record; returns its offset.
-pub fn new_record<M: PmMem>(pm: &mut M, kind: KeyType, key: &[u8], value: u64) -> u64 {
+pub(crate) fn new_record<M: PmMem>(pm: &mut M, kind: KeyType, key: &[u8], value: u64) -> u64 {
     let size = record_bytes(kind);
     let r = pm.alloc(size, 16);
     pm.store(r, value);
@@ -34,19 +35,24 @@ pub fn new_record<M: PmMem>(pm: &mut M, kind: KeyType, key: &[u8], value: u64) -
 /// A value record persisted the way RECIPE's YCSB driver persists a key record before it
 /// calls the index (P-HOT's records, P-BwTree's string keys): `clflush` of the record with a
 /// fence before and after.
-pub fn new_record_fenced<M: PmMem>(pm: &mut M, kind: KeyType, key: &[u8], value: u64) -> u64 {
+pub(crate) fn new_record_fenced<M: PmMem>(
+    pm: &mut M,
+    kind: KeyType,
+    key: &[u8],
+    value: u64,
+) -> u64 {
     pm.fence();
     new_record(pm, kind, key, value)
 }
 
-pub fn record_key<M: PmMem>(pm: &M, kind: KeyType, rec: u64) -> Vec<u8> {
+pub(crate) fn record_key<M: PmMem>(pm: &M, kind: KeyType, rec: u64) -> Vec<u8> {
     let mut k = vec![0u8; kind.bytes() as usize];
     pm.load_bytes(rec + 8, &mut k);
     k
 }
 
 /// Order of two stored key words (string keys: compare the records' bytes, no allocation).
-pub fn cmp_words<M: PmMem>(pm: &M, kind: KeyType, a: u64, b: u64) -> Ordering {
+pub(crate) fn cmp_words<M: PmMem>(pm: &M, kind: KeyType, a: u64, b: u64) -> Ordering {
     match kind {
         KeyType::Int => a.cmp(&b),
         KeyType::Str => {
@@ -59,7 +65,7 @@ pub fn cmp_words<M: PmMem>(pm: &M, kind: KeyType, a: u64, b: u64) -> Ordering {
 
 /// Compare a stored key word with a search key: for integer keys the word is the key, for
 /// string keys it points to a value record holding the key bytes.
-pub fn cmp_stored<M: PmMem>(pm: &M, kind: KeyType, stored: u64, key: &[u8]) -> Ordering {
+pub(crate) fn cmp_stored<M: PmMem>(pm: &M, kind: KeyType, stored: u64, key: &[u8]) -> Ordering {
     match kind {
         KeyType::Int => stored.cmp(&u64::from_be_bytes(key.try_into().unwrap())),
         KeyType::Str => {
@@ -73,7 +79,7 @@ pub fn cmp_stored<M: PmMem>(pm: &M, kind: KeyType, stored: u64, key: &[u8]) -> O
 /// Free a block whose later reuse must read as durably zero (nodes that `no_bloat` publishes
 /// without flushing their all-zero lines): its nonzero lines are zeroed and flushed first.
 /// Same contract as [`PmMem::free`]: the block is already unreachable, durably.
-pub fn free_zeroed<M: PmMem>(pm: &mut M, off: u64, size: u64) {
+pub(crate) fn free_zeroed<M: PmMem>(pm: &mut M, off: u64, size: u64) {
     let mut dirty = false;
     for line in (off..off + size).step_by(LINE as usize) {
         let end = (line + LINE).min(off + size);
@@ -90,12 +96,12 @@ pub fn free_zeroed<M: PmMem>(pm: &mut M, off: u64, size: u64) {
 }
 
 /// The smallest key of a kind (all zero bytes): where a scan over every entry starts.
-pub fn min_key(kind: KeyType) -> Vec<u8> {
+pub(crate) fn min_key(kind: KeyType) -> Vec<u8> {
     vec![0u8; kind.bytes() as usize]
 }
 
 /// A tree's scan result (key bytes, value) as the framework's keys.
-pub fn keyed(kind: KeyType, pairs: Vec<(Vec<u8>, u64)>) -> impl Iterator<Item = (Key, u64)> {
+pub(crate) fn keyed(kind: KeyType, pairs: Vec<(Vec<u8>, u64)>) -> impl Iterator<Item = (Key, u64)> {
     pairs
         .into_iter()
         .map(move |(k, v)| (Key::from_bytes(kind, &k), v))
@@ -118,10 +124,10 @@ pub(crate) mod testing {
 
     /// An owned, instrumented region: a tree's own tests drive it directly (key bytes) or
     /// through `PmIndex` (`region_mut`).
-    pub type TestPm = Instr<PmRegion>;
+    pub(crate) type TestPm = Instr<PmRegion>;
 
     /// An empty anonymous region (64 KiB, doubling on demand).
-    pub fn test_pm() -> TestPm {
+    pub(crate) fn test_pm() -> TestPm {
         Instr::owned(PmRegion::anonymous(small_region()).expect("anonymous region"))
     }
 
@@ -133,7 +139,7 @@ pub(crate) mod testing {
     }
 
     #[derive(Debug, Clone)]
-    pub enum Op {
+    pub(crate) enum Op {
         Insert(Vec<u8>, u64),
         Update(Vec<u8>, u64),
         Remove(Vec<u8>),
@@ -141,7 +147,7 @@ pub(crate) mod testing {
         Scan(Vec<u8>, usize),
     }
 
-    pub fn key_of(kind: KeyType, k: u64) -> Vec<u8> {
+    pub(crate) fn key_of(kind: KeyType, k: u64) -> Vec<u8> {
         match kind {
             KeyType::Int => int_key(k).to_vec(),
             KeyType::Str => {
@@ -154,7 +160,7 @@ pub(crate) mod testing {
         }
     }
 
-    pub fn random_ops(kind: KeyType, seed: u64, n: usize, key_space: u64) -> Vec<Op> {
+    pub(crate) fn random_ops(kind: KeyType, seed: u64, n: usize, key_space: u64) -> Vec<Op> {
         let mut r = rng::stream(seed, "ordered-ops");
         (0..n)
             .map(|_| {
@@ -191,7 +197,7 @@ pub(crate) mod testing {
 
     /// Apply `ops` to the index (through `PmIndex`) and a model, asserting equal answers;
     /// checks the invariants and the full contents at the end.
-    pub fn run_model<I: PmIndex>(idx: &mut I, pm: &mut TestPm, ops: &[Op]) {
+    pub(crate) fn run_model<I: PmIndex>(idx: &mut I, pm: &mut TestPm, ops: &[Op]) {
         let pm = pm.region_mut();
         let mut model: BTreeMap<Key, u64> = BTreeMap::new();
         for (i, op) in ops.iter().enumerate() {
@@ -210,7 +216,7 @@ pub(crate) mod testing {
 
     /// The model run every tree passes: `ops` random operations on keys below 3000, on a
     /// fresh tree of each key kind; returns the trees and their regions for further checks.
-    pub fn model_both_kinds<I: PmIndex>(
+    pub(crate) fn model_both_kinds<I: PmIndex>(
         tree: impl Fn(&mut TestPm, KeyType) -> I,
         seed: u64,
         ops: usize,
@@ -229,7 +235,7 @@ pub(crate) mod testing {
     /// The property every tree has: any run of up to 600 random operations on int keys
     /// below a random bound (under `max_key_space`) matches the model, and `check` holds
     /// after it. `cases` runs, shrunk to the smallest failing one.
-    pub fn model_property<I: PmIndex>(
+    pub(crate) fn model_property<I: PmIndex>(
         tree: impl Fn(&mut TestPm, KeyType) -> I,
         cases: u32,
         max_key_space: u64,
@@ -251,7 +257,7 @@ pub(crate) mod testing {
     }
 
     /// Crash-test a random insert/update/remove run of `n_ops` (see [`crash_test_ops`]).
-    pub fn crash_test<I: PmIndex + Clone + 'static>(
+    pub(crate) fn crash_test<I: PmIndex + Clone + 'static>(
         make: impl Fn(&mut Instr<&mut PmRegion>) -> I,
         recover: fn(&mut I, &mut PmRegion),
         kind: KeyType,
@@ -272,7 +278,7 @@ pub(crate) mod testing {
     /// adversarial; each is recovered through the tree's own `recover` and checked (every
     /// completed operation visible, the in-flight one all or nothing, invariants, lookups,
     /// a further insert). Panics with the report on a failure; returns the images checked.
-    pub fn crash_test_ops<I: PmIndex + Clone + 'static>(
+    pub(crate) fn crash_test_ops<I: PmIndex + Clone + 'static>(
         make: impl Fn(&mut Instr<&mut PmRegion>) -> I,
         recover: fn(&mut I, &mut PmRegion),
         kind: KeyType,
