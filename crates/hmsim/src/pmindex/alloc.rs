@@ -13,7 +13,7 @@
 use super::region::{POff, PmRegion, PmResult, HEADER_BYTES, OFF_RESERVED};
 
 const OFF_ROOTS: u64 = 64;
-pub const ROOT_SLOTS: u64 = 8;
+pub(crate) const ROOT_SLOTS: u64 = 8;
 
 /// Offset of root slot `i` (0..8) in the region header, where an index keeps the offset of
 /// its top-level object (read and published through `PmMem::root` / `set_root`).
@@ -40,7 +40,7 @@ impl PmRegion {
     /// Allocate `size` bytes aligned to `align` (a power of two, ≥ 64). The block's contents
     /// are unspecified (a reused block keeps old bytes); the caller initializes and persists
     /// it before publishing a pointer to it.
-    pub fn alloc(&mut self, size: u64, align: u64) -> PmResult<POff> {
+    pub(crate) fn alloc(&mut self, size: u64, align: u64) -> PmResult<POff> {
         let align = align.max(64);
         debug_assert!(align.is_power_of_two());
         let (class, csize) = class_of(size);
@@ -77,7 +77,7 @@ impl PmRegion {
     }
 
     /// Return a block (see the module contract: unlink it durably first).
-    pub fn free(&mut self, off: POff, size: u64) {
+    pub(crate) fn free(&mut self, off: POff, size: u64) {
         let (class, _) = class_of(size);
         let head_off = OFF_FREE + 8 * class;
         self.in_alloc = true;
@@ -91,14 +91,15 @@ impl PmRegion {
         self.live_bytes = self.live_bytes.saturating_sub(size);
     }
 
+    #[cfg(test)]
     /// Bytes handed out by `alloc` and not freed since the region was opened (volatile
     /// bookkeeping for tests that bound an index's memory; requested sizes, not classes).
-    pub fn live_bytes(&self) -> u64 {
+    pub(crate) fn live_bytes(&self) -> u64 {
         self.live_bytes
     }
 
     /// Walk the free lists (for invariant checks): every block in range, aligned, no cycle.
-    pub fn check_allocator(&self) -> Result<(), String> {
+    pub(crate) fn check_allocator(&self) -> Result<(), String> {
         let top = self.peek_u64(OFF_RESERVED);
         for class in 0..N_CLASSES {
             let mut b = self.peek_u64(OFF_FREE + 8 * class);

@@ -15,7 +15,7 @@ crate::params! {
     #[params(required)]
     /// The index under test.
     #[derive(Debug, Clone)]
-    pub struct IndexSection {
+    pub(crate) struct IndexSection {
         pub name: String => any, "", "A registered index (docs/pm-index.md lists them).";
         pub key_type: KeyType = KeyType::Int => any, "",
             "Key type: `int` (8-byte integers) or `string`; the index must support it.";
@@ -29,7 +29,7 @@ crate::params! {
 crate::params! {
     /// The YCSB workload.
     #[derive(Debug, Clone)]
-    pub struct WorkloadSection {
+    pub(crate) struct WorkloadSection {
         pub kind: YcsbWorkload = YcsbWorkload::Load => any, "",
             "YCSB workload: `load`, `a`, `b`, `c` or `e` (scans; ordered indexes only).";
         pub distribution: Distribution = Distribution::Uniform => any, "",
@@ -47,7 +47,7 @@ crate::params! {
 crate::params! {
     /// The cache + PMem model the events run through.
     #[derive(Debug, Clone)]
-    pub struct ModelSection {
+    pub(crate) struct ModelSection {
         pub pmem: PmemConfig = PmemConfig::default() => nested, "", "The PMem model (docs/pmem.md).";
         pub cache: CacheConfig = CacheConfig::default() => nested, "", "The cache hierarchy.";
     }
@@ -57,7 +57,7 @@ crate::params! {
     #[params(check)]
     /// What is timed on this machine.
     #[derive(Debug, Clone)]
-    pub struct ThroughputSection {
+    pub(crate) struct ThroughputSection {
         pub measure: bool = true => any, "",
             "Time the workload on this machine without the model (real instructions if `pm.hardware_flush`).";
         pub repeats: u32 = 3 => any, "",
@@ -87,7 +87,7 @@ impl ThroughputSection {
 crate::params! {
     /// A crash-consistency run instead of the cost measurement.
     #[derive(Debug, Clone)]
-    pub struct CrashSection {
+    pub(crate) struct CrashSection {
         pub operations: usize = 2000 => range(1, 10_000_000), "operations",
             "Random operations (insert-heavy, with updates, deletes, lookups, scans).";
         pub key_space: u64 = 1000 => range(1, 1 << 40), "keys", "Keys the operations draw from.";
@@ -100,7 +100,7 @@ crate::params! {
 crate::params! {
     /// The rate and modules a lifetime in years is stated for.
     #[derive(Debug, Clone)]
-    pub struct LifetimeSection {
+    pub(crate) struct LifetimeSection {
         #[serde(skip_serializing_if = "Option::is_none")]
         pub inserts_per_s: Option<f64> = None => range(1e-9, 1e15), "inserts/s",
             "Sustained insert rate; default: the simulated insert rate (the index inserting without pause).";
@@ -114,7 +114,7 @@ crate::params! {
     /// A `pm-index` scenario: the region, the index, the workload, the model, and what to
     /// measure on this machine (or a crash-consistency run instead).
     #[derive(Debug, Clone)]
-    pub struct PmIndexConfig {
+    pub(crate) struct PmIndexConfig {
         pub pm: RegionConfig = RegionConfig::default() => nested, "", "How the region persists.";
         pub index: IndexSection => nested, "", "The index under test.";
         pub workload: WorkloadSection = WorkloadSection::default() => nested, "", "The YCSB workload.";

@@ -33,7 +33,7 @@ impl PmStats {
     }
 
     /// Field-by-field sum (counts of two regions).
-    pub fn plus(&self, b: &PmStats) -> PmStats {
+    pub(crate) fn plus(&self, b: &PmStats) -> PmStats {
         self.zip(b, |x, y| x + y)
     }
 

@@ -14,14 +14,14 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::index::PmIndex;
 use super::index::{IndexOptions, IndexSpec, MakeIndex, TonicOpts};
 use super::key::{Key, KeyType};
 use super::ops::Op;
 use super::region::{CrashCapture, CrashImage, PmRegion, RegionConfig};
-use super::testing::fresh_with;
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct CrashReport {
+pub(crate) struct CrashReport {
     pub index: String,
     pub key_type: String,
     pub adversarial: bool,
@@ -38,7 +38,7 @@ pub struct CrashReport {
 /// What the harness crash-tests: how to make an empty index in a fresh region and how to
 /// reopen one from a crash image. A registered index is one ([`Subject::of`]); a test can
 /// build one for an index with options no [`IndexSpec`] exposes (e.g. small nodes).
-pub struct Subject<'a> {
+pub(crate) struct Subject<'a> {
     pub name: &'a str,
     /// Whether range scans are offered (scans are skipped otherwise).
     pub ordered: bool,
@@ -48,7 +48,7 @@ pub struct Subject<'a> {
 
 impl<'a> Subject<'a> {
     /// A registered index, created and recovered through its `IndexSpec`.
-    pub fn of(spec: &'a IndexSpec) -> Subject<'a> {
+    pub(crate) fn of(spec: &'a IndexSpec) -> Subject<'a> {
         Subject {
             name: spec.name,
             ordered: spec.ordered(),
@@ -59,7 +59,7 @@ impl<'a> Subject<'a> {
 }
 
 /// Crash-test `ops` on a fresh `spec` index.
-pub fn crash_test(
+pub(crate) fn crash_test(
     spec: &IndexSpec,
     kt: KeyType,
     opts: TonicOpts,
@@ -72,7 +72,7 @@ pub fn crash_test(
 }
 
 /// Crash-test `ops` on a fresh index made by `subject`.
-pub fn crash_test_subject(
+pub(crate) fn crash_test_subject(
     subject: &Subject,
     kt: KeyType,
     opts: TonicOpts,
@@ -189,6 +189,21 @@ fn check_image(
         return Err("recovered index does not take a new insert".into());
     }
     Ok(())
+}
+
+/// A fresh anonymous region with an empty index from `create` in it.
+pub(super) fn fresh_with(
+    create: &MakeIndex<'_>,
+    kt: KeyType,
+    opts: TonicOpts,
+    rcfg: RegionConfig,
+) -> (PmRegion, Box<dyn PmIndex>, IndexOptions) {
+    let mut pm = PmRegion::anonymous(rcfg).expect("anonymous region");
+    let mut o = IndexOptions::new(kt);
+    o.opts = opts;
+    o.capacity_hint = 16;
+    let idx = create(&mut pm, &o).expect("create index");
+    (pm, idx, o)
 }
 
 #[cfg(test)]

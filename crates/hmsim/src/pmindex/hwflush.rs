@@ -5,7 +5,7 @@
 use crate::cache::FlushKind;
 
 /// Whether this CPU can execute `kind`; `Err` names what is missing.
-pub fn check_supported(kind: FlushKind) -> Result<(), String> {
+pub(crate) fn check_supported(kind: FlushKind) -> Result<(), String> {
     #[cfg(target_arch = "x86_64")]
     {
         // `is_x86_feature_detected!` does not know clwb/clflushopt on stable Rust, so ask
@@ -49,7 +49,7 @@ pub fn check_supported(kind: FlushKind) -> Result<(), String> {
 /// # Safety
 /// `p` must point into memory the caller owns, and `kind` must be supported by this CPU.
 #[inline]
-pub unsafe fn flush_line(p: *const u8, kind: FlushKind) {
+pub(crate) unsafe fn flush_line(p: *const u8, kind: FlushKind) {
     #[cfg(target_arch = "x86_64")]
     {
         match kind {
@@ -79,7 +79,7 @@ unsafe fn clflushopt(p: *const u8) {
 
 /// `sfence`: orders the preceding flushes and non-temporal stores.
 #[inline]
-pub fn sfence() {
+pub(crate) fn sfence() {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: sfence is part of SSE, which every x86-64 CPU has.
     unsafe {
@@ -94,7 +94,7 @@ pub fn sfence() {
 /// # Safety
 /// `p` must be 8 B aligned and point into memory the caller owns.
 #[inline]
-pub unsafe fn ntstore_u64(p: *mut u8, v: u64) {
+pub(crate) unsafe fn ntstore_u64(p: *mut u8, v: u64) {
     #[cfg(target_arch = "x86_64")]
     std::arch::x86_64::_mm_stream_si64(p as *mut i64, v as i64);
     #[cfg(not(target_arch = "x86_64"))]

@@ -24,10 +24,10 @@ pub struct TonicOpts {
 }
 
 /// Names of the switches, as `optimizations` lists use them.
-pub const OPT_NO_BLOAT: &str = "no_bloat";
-pub const OPT_COALESCE: &str = "coalesce_flushes";
-pub const OPT_EVICT_VOLATILE: &str = "evict_volatile";
-pub const OPT_XPLINE: &str = "xpline_nodes";
+pub(crate) const OPT_NO_BLOAT: &str = "no_bloat";
+pub(crate) const OPT_COALESCE: &str = "coalesce_flushes";
+pub(crate) const OPT_EVICT_VOLATILE: &str = "evict_volatile";
+pub(crate) const OPT_XPLINE: &str = "xpline_nodes";
 
 /// What an index is created with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,8 +51,11 @@ impl IndexOptions {
     }
 }
 
-/// A persistent index over a [`PmRegion`]. The index struct holds only volatile (DRAM)
-/// state; everything needed after a crash is in the region, reached from its root slot.
+/// A persistent index over a [`PmRegion`]: the one trait every index implements, hash or
+/// tree (docs/pm-index.md, "Adding an index"). The index struct holds only volatile (DRAM)
+/// state; everything needed after a crash is in the region, reached from its root slot. Its
+/// code is written against `PmMem`: operations run on `Instr::new(pm)`, `check_invariants`
+/// and `entries` on `Peek(pm)`.
 ///
 /// Semantics (checked by the model-based tests against a `BTreeMap`):
 /// - `insert` adds `key → value` if `key` is absent and returns true; if present it changes
@@ -90,7 +93,8 @@ type CreateFn = fn(&mut PmRegion, &IndexOptions) -> PmResult<Box<dyn PmIndex>>;
 
 /// Makes an index in a region: creates an empty one, or recovers one from the region's
 /// contents (an [`IndexSpec`]'s `create` / `recover`, or a test's closure).
-pub type MakeIndex<'a> = dyn Fn(&mut PmRegion, &IndexOptions) -> PmResult<Box<dyn PmIndex>> + 'a;
+pub(crate) type MakeIndex<'a> =
+    dyn Fn(&mut PmRegion, &IndexOptions) -> PmResult<Box<dyn PmIndex>> + 'a;
 
 /// One registered index.
 pub struct IndexSpec {
@@ -112,7 +116,7 @@ pub struct IndexSpec {
 }
 
 impl IndexSpec {
-    pub fn ordered(&self) -> bool {
+    pub(crate) fn ordered(&self) -> bool {
         self.family == "ordered"
     }
 }

@@ -19,7 +19,7 @@ pub enum KeyType {
 
 impl KeyType {
     /// Bytes a key of this type occupies.
-    pub fn bytes(self) -> u64 {
+    pub(crate) fn bytes(self) -> u64 {
         match self {
             KeyType::Int => 8,
             KeyType::Str => 24,
@@ -34,15 +34,8 @@ impl KeyType {
 }
 
 impl Key {
-    pub fn key_type(&self) -> KeyType {
-        match self {
-            Key::Int(_) => KeyType::Int,
-            Key::Str(_) => KeyType::Str,
-        }
-    }
-
     /// The string key YCSB would use for integer `n`: "user" + zero-padded decimal, 24 B.
-    pub fn string_of(n: u64) -> Key {
+    pub(crate) fn string_of(n: u64) -> Key {
         let mut b = [b'0'; 24];
         b[..4].copy_from_slice(b"user");
         let mut x = n;
@@ -56,7 +49,7 @@ impl Key {
     /// YCSB's own key name for key number `n` as a C string: "user" + the decimal digits
     /// without padding, then NUL bytes to 24 B (what RECIPE's driver stores, its length
     /// counting the terminator; `n` < 2^63 has at most 19 digits).
-    pub fn ycsb_string_of(n: u64) -> Key {
+    pub(crate) fn ycsb_string_of(n: u64) -> Key {
         let mut b = [0u8; 24];
         b[..4].copy_from_slice(b"user");
         let digits = n.to_string();
@@ -67,7 +60,7 @@ impl Key {
     }
 
     /// Key number `n` of type `t`.
-    pub fn of(t: KeyType, n: u64) -> Key {
+    pub(crate) fn of(t: KeyType, n: u64) -> Key {
         match t {
             KeyType::Int => Key::Int(n),
             KeyType::Str => Key::string_of(n),
@@ -75,7 +68,7 @@ impl Key {
     }
 
     /// The key's bytes, big-endian for integers so byte order equals numeric order.
-    pub fn bytes(&self) -> ([u8; 24], usize) {
+    pub(crate) fn bytes(&self) -> ([u8; 24], usize) {
         match self {
             Key::Int(v) => {
                 let mut b = [0u8; 24];
@@ -87,7 +80,7 @@ impl Key {
     }
 
     /// Rebuild a key of type `t` from its bytes (as written by [`Key::bytes`]).
-    pub fn from_bytes(t: KeyType, b: &[u8]) -> Key {
+    pub(crate) fn from_bytes(t: KeyType, b: &[u8]) -> Key {
         match t {
             KeyType::Int => Key::Int(u64::from_be_bytes(b[..8].try_into().expect("8 bytes"))),
             KeyType::Str => Key::Str(b[..24].try_into().expect("24 bytes")),
@@ -95,7 +88,7 @@ impl Key {
     }
 
     /// A well-mixed 64-bit hash (stable across runs and platforms).
-    pub fn hash64(&self) -> u64 {
+    pub(crate) fn hash64(&self) -> u64 {
         match self {
             Key::Int(v) => mix(*v),
             Key::Str(s) => {

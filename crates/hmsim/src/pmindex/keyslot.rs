@@ -8,15 +8,15 @@ use super::mem::PmMem;
 use super::region::PmResult;
 
 /// Bytes of a string key record (24 B key, padded; one cache line when 64 B aligned).
-pub const KEY_RECORD_BYTES: u64 = 24;
+pub(crate) const KEY_RECORD_BYTES: u64 = 24;
 
 /// Whether `key` may be stored (not a reserved sentinel).
-pub fn valid(key: Key) -> bool {
+pub(crate) fn valid(key: Key) -> bool {
     !matches!(key, Key::Int(0) | Key::Int(u64::MAX))
 }
 
 /// The slot word for `key`; for strings, writes and persists the key record first.
-pub fn make<M: PmMem>(pm: &mut M, key: Key) -> PmResult<u64> {
+pub(crate) fn make<M: PmMem>(pm: &mut M, key: Key) -> PmResult<u64> {
     match key {
         Key::Int(k) => Ok(k),
         Key::Str(s) => {
@@ -29,7 +29,7 @@ pub fn make<M: PmMem>(pm: &mut M, key: Key) -> PmResult<u64> {
 }
 
 /// Whether the (non-empty) slot word holds `key` (loads the record for strings).
-pub fn matches<M: PmMem>(pm: &M, slot: u64, key: Key) -> bool {
+pub(crate) fn matches<M: PmMem>(pm: &M, slot: u64, key: Key) -> bool {
     match key {
         Key::Int(k) => slot == k,
         Key::Str(s) => {
@@ -44,7 +44,7 @@ pub fn matches<M: PmMem>(pm: &M, slot: u64, key: Key) -> bool {
 }
 
 /// The key a slot holds, loaded through the instrumented path (for ordered comparisons).
-pub fn load<M: PmMem>(pm: &M, t: KeyType, slot: u64) -> Key {
+pub(crate) fn load<M: PmMem>(pm: &M, t: KeyType, slot: u64) -> Key {
     match t {
         KeyType::Int => Key::Int(slot),
         KeyType::Str => {
@@ -57,7 +57,7 @@ pub fn load<M: PmMem>(pm: &M, t: KeyType, slot: u64) -> Key {
 
 /// The key a slot holds, uninstrumented (recovery scans, checks): the record's three words
 /// through [`PmMem::peek`].
-pub fn peek<M: PmMem>(pm: &M, t: KeyType, slot: u64) -> Key {
+pub(crate) fn peek<M: PmMem>(pm: &M, t: KeyType, slot: u64) -> Key {
     match t {
         KeyType::Int => Key::Int(slot),
         KeyType::Str => {
@@ -71,7 +71,7 @@ pub fn peek<M: PmMem>(pm: &M, t: KeyType, slot: u64) -> Key {
 }
 
 /// Release a string key record after its slot was cleared durably.
-pub fn release<M: PmMem>(pm: &mut M, t: KeyType, slot: u64) {
+pub(crate) fn release<M: PmMem>(pm: &mut M, t: KeyType, slot: u64) {
     if t == KeyType::Str && slot != 0 {
         pm.free(slot, KEY_RECORD_BYTES);
     }

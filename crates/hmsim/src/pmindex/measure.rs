@@ -15,7 +15,7 @@ use super::ycsb::YcsbWorkload;
 use crate::pmem::{DimmSpec, PmemCounters};
 
 /// Per-phase measurement through the model.
-pub struct Measured {
+pub(crate) struct Measured {
     pub ops: u64,
     pub inserts: u64,
     pub pm: PmStats,
@@ -45,7 +45,7 @@ fn options(sc: &PmIndexConfig) -> IndexOptions {
 }
 
 /// Run the measured phase of `sc` through the model; (load ops, measured ops).
-pub fn measure(
+pub(crate) fn measure(
     sc: &PmIndexConfig,
     seed: u64,
     spec: &IndexSpec,
@@ -109,7 +109,7 @@ fn observer_as_model(o: &mut dyn super::region::PmObserver) -> &mut ModelObserve
 }
 
 /// Wall-clock ops/s of the measured phase on this machine, without the model.
-pub fn real_throughput(
+pub(crate) fn real_throughput(
     sc: &PmIndexConfig,
     spec: &IndexSpec,
     load: &[Op],
@@ -131,7 +131,7 @@ pub fn real_throughput(
 /// Wall-clock ops/s of the measured phase on `threads` OS threads sharing a [`SharedIndex`]
 /// (best of `throughput.repeats`, each on a fresh index; before A–E the load runs untimed
 /// on the same threads). YCSB inserts are of new keys, so a false one is a lost insert.
-pub fn real_threads_throughput(
+pub(crate) fn real_threads_throughput(
     sc: &PmIndexConfig,
     spec: &'static IndexSpec,
     load: &[Op],
@@ -163,7 +163,7 @@ pub fn real_threads_throughput(
 }
 
 /// One `real_threads` row per thread count: labelled real, wall clock, this machine.
-pub fn real_thread_rows(
+pub(crate) fn real_thread_rows(
     sc: &PmIndexConfig,
     spec: &'static IndexSpec,
     load: &[Op],
@@ -202,7 +202,7 @@ pub fn real_thread_rows(
     Ok(rows)
 }
 
-pub fn cost_row(
+pub(crate) fn cost_row(
     sc: &PmIndexConfig,
     spec: &IndexSpec,
     m: &Measured,

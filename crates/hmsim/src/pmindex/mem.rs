@@ -11,11 +11,11 @@ use std::borrow::BorrowMut;
 use std::cell::UnsafeCell;
 
 use super::alloc::root_offset;
-use super::region::{POff, PmRegion, PmResult, PmStats, LINE};
+use super::region::{POff, PmRegion, PmResult, LINE};
 
 /// Persistent memory as an index sees it: 8 B loads/stores, allocation, and the
 /// persistence primitives. `persist` = flush every line covering the range, then fence.
-pub trait PmMem {
+pub(crate) trait PmMem {
     fn load(&self, off: u64) -> u64;
     fn store(&mut self, off: u64, v: u64);
     /// Non-temporal 8 B store (bypasses the caches; durable at the next fence).
@@ -127,21 +127,22 @@ pub trait PmMem {
 /// `PmRegion` (unit tests). Lookups take `&self`, the region's loads `&mut`: the region sits
 /// in an `UnsafeCell` (a `RefCell`'s borrow flag cost a load, a compare and two stores on
 /// every access of the hot path).
-pub struct Instr<R> {
+pub(crate) struct Instr<R> {
     pm: UnsafeCell<R>,
 }
 
 impl<'a> Instr<&'a mut PmRegion> {
-    pub fn new(pm: &'a mut PmRegion) -> Instr<&'a mut PmRegion> {
+    pub(crate) fn new(pm: &'a mut PmRegion) -> Instr<&'a mut PmRegion> {
         Instr {
             pm: UnsafeCell::new(pm),
         }
     }
 }
 
+#[cfg(test)]
 impl Instr<PmRegion> {
     /// A view that owns its region (tests drive an index directly on it).
-    pub fn owned(pm: PmRegion) -> Instr<PmRegion> {
+    pub(crate) fn owned(pm: PmRegion) -> Instr<PmRegion> {
         Instr {
             pm: UnsafeCell::new(pm),
         }
@@ -165,23 +166,27 @@ impl<R: BorrowMut<PmRegion>> Instr<R> {
         self.pm.get_mut().borrow_mut()
     }
 
+    #[cfg(test)]
     /// The region (its counters, allocator, crash images), between index operations.
-    pub fn region_mut(&mut self) -> &mut PmRegion {
+    pub(crate) fn region_mut(&mut self) -> &mut PmRegion {
         self.raw_mut()
     }
 
+    #[cfg(test)]
     /// The region's instrumentation counters.
-    pub fn stats(&self) -> PmStats {
+    pub(crate) fn stats(&self) -> super::counters::PmStats {
         self.raw().stats()
     }
 
+    #[cfg(test)]
     /// Bytes allocated and not freed since the region was opened.
-    pub fn live_bytes(&self) -> u64 {
+    pub(crate) fn live_bytes(&self) -> u64 {
         self.raw().live_bytes()
     }
 
+    #[cfg(test)]
     /// The allocator's high-water mark (see [`PmRegion::used_bytes`]).
-    pub fn used_bytes(&self) -> u64 {
+    pub(crate) fn used_bytes(&self) -> u64 {
         self.raw().used_bytes()
     }
 }
@@ -268,7 +273,7 @@ impl<R: BorrowMut<PmRegion>> PmMem for Instr<R> {
 }
 
 /// A read-only, uninstrumented view (invariant checks and `entries`).
-pub struct Peek<'a>(pub &'a PmRegion);
+pub(crate) struct Peek<'a>(pub &'a PmRegion);
 
 impl PmMem for Peek<'_> {
     fn load(&self, off: u64) -> u64 {

@@ -10,18 +10,19 @@
 //!   in [`PmStats`] (`counters.rs`, the one counter type) and goes as a [`PmEvent`] to an
 //!   optional [`PmObserver`] ([`sim::ModelObserver`] feeds the cache + PMem model), tagged
 //!   with the simulated thread. A crash-consistent allocator (`alloc.rs`) with 8 root slots,
-//!   and crash capture: at each fence a [`CrashImage`] (strict = flushed and fenced;
+//!   and crash capture: at each fence a crash image (strict = flushed and fenced;
 //!   adversarial = plus a random half of the dirty or in-flight lines).
-//! - [`PmMem`] (`mem.rs`) — the one persistent-memory trait the indexes are written against,
-//!   with the region's two views: [`Instr`] (instrumented) and [`Peek`] (read-only).
-//! - [`Key`] (`Int(u64)` or `Str([u8; 24])`) and [`KeyType`]; [`keyslot`] stores a key in an
+//! - [`PmIndex`] — the one trait every index implements, hash or tree: `insert` (if absent)
+//!   / `lookup` / `update` / `delete` / `scan` (ordered only) / `check_invariants` /
+//!   `entries`; created and recovered through an [`IndexSpec`] registered once in
+//!   `registry.rs`: `hash/` (P-CLHT, CCEH, Level hashing) and `trees/` (FAST&FAIR, P-ART,
+//!   P-Masstree, P-BwTree, P-HOT). docs/pm-index.md, "Adding an index".
+//! - `PmMem` (`mem.rs`) — the persistent-memory trait the indexes' code is written against,
+//!   with the region's two views: `Instr` (instrumented) and `Peek` (read-only).
+//! - [`Key`] (`Int(u64)` or `Str([u8; 24])`) and [`KeyType`]; `keyslot.rs` stores a key in an
 //!   8 B slot. Int keys 0 and u64::MAX are reserved.
-//! - [`PmIndex`]: `insert` (if absent) / `lookup` / `update` / `delete` / `scan` (ordered
-//!   only) / `check_invariants` / `entries`; created and recovered through an [`IndexSpec`]
-//!   registered once in [`INDEXES`] (`registry.rs`): `hash/` (P-CLHT, CCEH, Level hashing)
-//!   and `trees/` (FAST&FAIR, P-ART, P-Masstree, P-BwTree, P-HOT).
 //! - The one crash harness (`crash.rs`): crash images at persist points, recovered and
-//!   checked against a model; [`testing::standard_checks`] is the model-based check every
+//!   checked against a model; `testing::standard_checks` is the model-based check every
 //!   index runs in its tests.
 //! - The `pm-index` scenario (`scenario.rs`, rows in `rows.rs`).
 //!
@@ -43,28 +44,26 @@ mod measure;
 mod mem;
 mod ops;
 mod region;
-pub mod registry;
+pub(crate) mod registry;
 mod rows;
-pub mod scenario;
-pub mod shared;
-pub mod sim;
-pub mod testing;
-pub mod trees;
+pub(crate) mod scenario;
+pub(crate) mod shared;
+pub(crate) mod sim;
+#[cfg(test)]
+mod testing;
+pub(crate) mod trees;
 pub mod ycsb;
 
-pub use alloc::ROOT_SLOTS;
-pub use index::{
-    IndexOptions, IndexSpec, MakeIndex, PmIndex, TonicOpts, OPT_COALESCE, OPT_EVICT_VOLATILE,
-    OPT_NO_BLOAT, OPT_XPLINE,
-};
+pub use counters::PmStats;
+pub use index::{IndexOptions, IndexSpec, PmIndex, TonicOpts};
 pub use key::{mix, Key, KeyType};
-pub use mem::{Instr, Peek, PmMem};
-pub use ops::Op;
-pub use region::{
-    CrashCapture, CrashImage, EventLog, POff, PmError, PmEvent, PmObserver, PmRegion, PmResult,
-    PmStats, RegionConfig, HEADER_BYTES, LINE,
-};
-pub use registry::{find, registry, INDEXES};
-pub use rows::{CostRow, CrashRow, PmIndexRow, RealThreadsRow};
-pub use scenario::{PmIndexConfig, PmIndexStudy};
+pub use ops::{Op, Outcome};
+pub use region::{POff, PmError, PmEvent, PmObserver, PmRegion, PmResult, RegionConfig};
+pub use registry::{find, registry};
+
+pub(crate) use index::{OPT_COALESCE, OPT_NO_BLOAT, OPT_XPLINE};
+#[cfg(test)]
+pub(crate) use region::CrashCapture;
+pub(crate) use region::LINE;
+pub(crate) use scenario::PmIndexStudy;
 pub use shared::{SharedIndex, DEFAULT_SHARDS};

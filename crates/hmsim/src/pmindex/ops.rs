@@ -1,10 +1,13 @@
 //! One index operation, as workloads, tests and the crash harness describe them, and how to
-//! apply it to an index or to a model (`BTreeMap`) with the same semantics.
+//! apply it to an index or to a model (`BTreeMap`) with the same semantics; seeded random
+//! sequences of them (tests and the study's crash runs).
 
 use std::collections::BTreeMap;
 
+use rand::Rng;
+
 use super::index::PmIndex;
-use super::key::Key;
+use super::key::{Key, KeyType};
 use super::region::{PmRegion, PmResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +29,7 @@ pub enum Outcome {
 }
 
 impl Op {
-    pub fn key(&self) -> Key {
+    pub(crate) fn key(&self) -> Key {
         match *self {
             Op::Insert(k, _)
             | Op::Lookup(k)
@@ -34,11 +37,6 @@ impl Op {
             | Op::Delete(k)
             | Op::Scan(k, _) => k,
         }
-    }
-
-    /// Whether the operation writes.
-    pub fn writes(&self) -> bool {
-        matches!(self, Op::Insert(..) | Op::Update(..) | Op::Delete(_))
     }
 
     /// Apply to an index.
@@ -57,7 +55,7 @@ impl Op {
     }
 
     /// Apply to the model: the reference semantics of [`PmIndex`].
-    pub fn apply_model(&self, m: &mut BTreeMap<Key, u64>) -> Outcome {
+    pub(crate) fn apply_model(&self, m: &mut BTreeMap<Key, u64>) -> Outcome {
         match *self {
             Op::Insert(k, v) => Outcome::Done(match m.entry(k) {
                 std::collections::btree_map::Entry::Occupied(_) => false,
@@ -80,4 +78,23 @@ impl Op {
             }
         }
     }
+}
+
+/// `n` random operations over `key_space` keys of type `kt` (insert-heavy so structures grow
+/// and split; deletes and updates so they shrink and change).
+pub(crate) fn random_ops(kt: KeyType, n: usize, key_space: u64, seed: u64) -> Vec<Op> {
+    // The stream keeps the name it had in `testing.rs`: same seed, same operations.
+    let mut r = crate::rng::stream(seed, "pmindex.testing.ops");
+    (0..n)
+        .map(|_| {
+            let k = Key::of(kt, 1 + r.random_range(0..key_space));
+            match r.random_range(0..100) {
+                0..50 => Op::Insert(k, r.random()),
+                50..65 => Op::Lookup(k),
+                65..78 => Op::Update(k, r.random()),
+                78..93 => Op::Delete(k),
+                _ => Op::Scan(k, r.random_range(1..20)),
+            }
+        })
+        .collect()
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use rand::Rng;
 
-pub use super::counters::PmStats;
+pub(crate) use super::counters::PmStats;
 use super::hwflush;
 use crate::cache::FlushKind;
 use crate::hash::FastSet;
@@ -20,10 +20,10 @@ use crate::rng::SimRng;
 pub type POff = u64;
 
 /// Bytes in a cache line (the unit of flushes and crash images).
-pub const LINE: u64 = crate::cache::LINE_BYTES;
+pub(crate) const LINE: u64 = crate::cache::LINE_BYTES;
 
 /// The region header (its layout is described with the allocator, `alloc.rs`).
-pub const HEADER_BYTES: u64 = 4096;
+pub(crate) const HEADER_BYTES: u64 = 4096;
 const MAGIC: u64 = 0x686d_7369_6d50_4d31; // "hmsimPM1"
 const OFF_MAGIC: u64 = 0;
 pub(super) const OFF_RESERVED: u64 = 16;
@@ -114,10 +114,12 @@ pub trait PmObserver: Send {
     }
 }
 
+#[cfg(test)]
 /// Keeps the events (tests, small traces).
 #[derive(Debug, Default, Clone)]
-pub struct EventLog(pub Vec<(usize, PmEvent)>);
+pub(crate) struct EventLog(pub Vec<(usize, PmEvent)>);
 
+#[cfg(test)]
 impl PmObserver for EventLog {
     fn event(&mut self, core: usize, e: PmEvent) {
         self.0.push((core, e));
@@ -129,7 +131,7 @@ impl PmObserver for EventLog {
 
 /// How crash images are taken at persist points (each fence).
 #[derive(Debug, Clone, Copy)]
-pub struct CrashCapture {
+pub(crate) struct CrashCapture {
     /// Probability of capturing at a given fence (1.0 = every persist point).
     pub probability: f64,
     /// Adversarial: each line that is dirty or flushed-but-unfenced reaches the image with
@@ -139,7 +141,7 @@ pub struct CrashCapture {
 
 /// The PM contents a crash at one persist point leaves behind.
 #[derive(Debug, Clone)]
-pub struct CrashImage {
+pub(crate) struct CrashImage {
     /// Fences completed before the crash (the crash hits just before fence `fence_index`).
     pub fence_index: u64,
     pub bytes: Vec<u8>,
@@ -229,7 +231,7 @@ impl PmRegion {
     }
 
     /// An anonymous region holding `image` (a crash image), opened for recovery.
-    pub fn from_image(image: &[u8], cfg: RegionConfig) -> PmResult<PmRegion> {
+    pub(crate) fn from_image(image: &[u8], cfg: RegionConfig) -> PmResult<PmRegion> {
         let len = (image.len() as u64)
             .max(cfg.initial_bytes)
             .max(HEADER_BYTES * 2)
@@ -314,24 +316,18 @@ impl PmRegion {
         })
     }
 
-    pub fn config(&self) -> &RegionConfig {
+    pub(crate) fn config(&self) -> &RegionConfig {
         &self.cfg
     }
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
     pub fn stats(&self) -> PmStats {
         self.stats
     }
     /// The simulated thread whose events follow (its core in the cache model).
-    pub fn set_thread(&mut self, core: usize) {
+    pub(crate) fn set_thread(&mut self, core: usize) {
         self.core = core;
-    }
-    pub fn thread(&self) -> usize {
-        self.core
     }
     pub fn set_observer(&mut self, o: Option<Box<dyn PmObserver>>) -> Option<Box<dyn PmObserver>> {
         let old = std::mem::replace(&mut self.observer, o);
@@ -442,7 +438,7 @@ impl PmRegion {
     // ---- loads and stores ----
 
     #[inline(always)]
-    pub fn read_u64(&mut self, off: POff) -> u64 {
+    pub(crate) fn read_u64(&mut self, off: POff) -> u64 {
         self.check(off, 8);
         self.note_load(off, 8);
         // SAFETY: in range (checked); unaligned reads allowed.
@@ -450,32 +446,16 @@ impl PmRegion {
     }
 
     #[inline(always)]
-    pub fn write_u64(&mut self, off: POff, v: u64) {
+    pub(crate) fn write_u64(&mut self, off: POff, v: u64) {
         self.check(off, 8);
         // SAFETY: in range (checked).
         unsafe { (self.base().add(off as usize) as *mut u64).write_unaligned(v) }
         self.note_store(off, 8);
     }
 
-    #[inline]
-    pub fn read_u8(&mut self, off: POff) -> u8 {
-        self.check(off, 1);
-        self.note_load(off, 1);
-        // SAFETY: in range (checked).
-        unsafe { *self.base().add(off as usize) }
-    }
-
-    #[inline]
-    pub fn write_u8(&mut self, off: POff, v: u8) {
-        self.check(off, 1);
-        // SAFETY: in range (checked).
-        unsafe { *self.base().add(off as usize) = v }
-        self.note_store(off, 1);
-    }
-
     /// Load `out.len()` bytes at `off` (one event).
     #[inline]
-    pub fn read_bytes(&mut self, off: POff, out: &mut [u8]) {
+    pub(crate) fn read_bytes(&mut self, off: POff, out: &mut [u8]) {
         self.check(off, out.len() as u64);
         self.note_load(off, out.len() as u64);
         // SAFETY: in range (checked); regions never overlap `out`.
@@ -490,7 +470,7 @@ impl PmRegion {
 
     /// Store `data` at `off` (one event).
     #[inline]
-    pub fn write_bytes(&mut self, off: POff, data: &[u8]) {
+    pub(crate) fn write_bytes(&mut self, off: POff, data: &[u8]) {
         self.check(off, data.len() as u64);
         // SAFETY: in range (checked).
         unsafe {
@@ -500,28 +480,17 @@ impl PmRegion {
     }
 
     /// Store zeros over `len` bytes at `off` (one event).
-    pub fn zero(&mut self, off: POff, len: u64) {
+    pub(crate) fn zero(&mut self, off: POff, len: u64) {
         self.check(off, len);
         // SAFETY: in range (checked).
         unsafe { std::ptr::write_bytes(self.base().add(off as usize), 0, len as usize) }
         self.note_store(off, len);
     }
 
-    /// Compare-and-swap of the 8 B word at `off` (single-threaded semantics: a load, and a
-    /// store when it matches). Returns whether it swapped.
-    pub fn cas_u64(&mut self, off: POff, old: u64, new: u64) -> bool {
-        if self.read_u64(off) == old {
-            self.write_u64(off, new);
-            true
-        } else {
-            false
-        }
-    }
-
     /// Hint that the lines of `[off, off+len)` are read soon (`prefetcht0`). Native speed
     /// only: no access happens, so nothing is counted or reported to the observer.
     #[inline]
-    pub fn prefetch(&self, off: POff, len: u64) {
+    pub(crate) fn prefetch(&self, off: POff, len: u64) {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
@@ -539,13 +508,13 @@ impl PmRegion {
 
     /// Uninstrumented read for checks and recovery scans that are not part of the measured
     /// workload (invariant checks, test oracles).
-    pub fn peek_u64(&self, off: POff) -> u64 {
+    pub(crate) fn peek_u64(&self, off: POff) -> u64 {
         self.check(off, 8);
         // SAFETY: in range (checked).
         unsafe { (self.base().add(off as usize) as *const u64).read_unaligned() }
     }
 
-    pub fn peek_bytes(&self, off: POff, out: &mut [u8]) {
+    pub(crate) fn peek_bytes(&self, off: POff, out: &mut [u8]) {
         self.check(off, out.len() as u64);
         // SAFETY: in range (checked).
         unsafe {
@@ -560,7 +529,7 @@ impl PmRegion {
     // ---- persistence ----
 
     /// Non-temporal 8 B store: bypasses the caches, durable at the next fence.
-    pub fn ntstore_u64(&mut self, off: POff, v: u64) {
+    pub(crate) fn ntstore_u64(&mut self, off: POff, v: u64) {
         self.check(off, 8);
         let p = // SAFETY: in range (checked).
             unsafe { self.base().add(off as usize) };
@@ -588,12 +557,12 @@ impl PmRegion {
 
     /// Mark the index's persist operations from now on as resize / split work (true) or
     /// ordinary insert work (false); they count in `resize_*` besides their own counter.
-    pub fn set_resizing(&mut self, on: bool) {
+    pub(crate) fn set_resizing(&mut self, on: bool) {
         self.in_resize = on;
     }
 
     /// Flush the line holding `off` with the configured instruction (no fence).
-    pub fn flush(&mut self, off: POff) {
+    pub(crate) fn flush(&mut self, off: POff) {
         self.check(off, 1);
         let line = off / LINE;
         if self.cfg.coalesce_flushes && !self.unflushed.remove(&line) {
@@ -624,7 +593,7 @@ impl PmRegion {
 
     /// `sfence`: flushes and non-temporal stores issued so far become durable. Every fence
     /// is a persist point the crash harness can crash at.
-    pub fn fence(&mut self) {
+    pub(crate) fn fence(&mut self) {
         if self.in_alloc {
             self.stats.alloc_fences += 1;
         } else {
@@ -641,13 +610,13 @@ impl PmRegion {
     }
 
     /// Flush every line of `[off, off+len)`, then fence.
-    pub fn persist(&mut self, off: POff, len: u64) {
+    pub(crate) fn persist(&mut self, off: POff, len: u64) {
         self.flush_range(off, len);
         self.fence();
     }
 
     /// Flush every line of `[off, off+len)` (no fence).
-    pub fn flush_range(&mut self, off: POff, len: u64) {
+    pub(crate) fn flush_range(&mut self, off: POff, len: u64) {
         let first = off / LINE;
         let last = (off + len.max(1) - 1) / LINE;
         for l in first..=last {
@@ -659,7 +628,7 @@ impl PmRegion {
 
     /// Start tracking durability from now on: the current contents count as durable (call
     /// after creating the index, or from the start for a fresh region).
-    pub fn track_crashes(&mut self, capture: Option<CrashCapture>, rng: SimRng) {
+    pub(crate) fn track_crashes(&mut self, capture: Option<CrashCapture>, rng: SimRng) {
         let mut durable = vec![0u8; self.len as usize];
         // SAFETY: reading our own len bytes.
         unsafe {
@@ -676,14 +645,8 @@ impl PmRegion {
         self.update_slow();
     }
 
-    pub fn set_capture(&mut self, capture: Option<CrashCapture>) {
-        if let Some(c) = &mut self.crash {
-            c.capture = capture;
-        }
-    }
-
     /// Images captured since the last call.
-    pub fn take_crash_images(&mut self) -> Vec<CrashImage> {
+    pub(crate) fn take_crash_images(&mut self) -> Vec<CrashImage> {
         self.crash
             .as_mut()
             .map(|c| std::mem::take(&mut c.images))
@@ -691,14 +654,15 @@ impl PmRegion {
     }
 
     /// The image a crash right now would leave (strict: only what was fenced).
-    pub fn durable_image(&self) -> Option<Vec<u8>> {
+    pub(crate) fn durable_image(&self) -> Option<Vec<u8>> {
         self.crash
             .as_ref()
             .map(|c| c.durable[..self.bump.max(HEADER_BYTES) as usize].to_vec())
     }
 
     /// Whether every stored line has been flushed and fenced (nothing volatile is left).
-    pub fn all_durable(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn all_durable(&self) -> bool {
         self.crash
             .as_ref()
             .is_none_or(|c| c.dirty.is_empty() && c.pending.is_empty())

@@ -15,7 +15,7 @@ const fn entry(spec: &'static IndexSpec) -> Entry<&'static IndexSpec> {
 }
 
 /// The indexes: hash indexes, then ordered ones.
-pub static INDEXES: Registry<&'static IndexSpec> = Registry::new(
+pub(crate) static INDEXES: Registry<&'static IndexSpec> = Registry::new(
     "index",
     &[
         entry(&clht::SPEC),
@@ -33,7 +33,7 @@ pub static INDEXES: Registry<&'static IndexSpec> = Registry::new(
 /// flushes the probe's first line, not the slot written; RECIPE's Level hashing keeps 72 B
 /// buckets and FAST&FAIR 16 B entries after a 56 B header, both straddling lines).
 /// Selectable by name; not part of the study's index list.
-pub static VARIANTS: Registry<&'static IndexSpec> = Registry::new(
+pub(crate) static VARIANTS: Registry<&'static IndexSpec> = Registry::new(
     "index variant",
     &[
         entry(&cceh::SPEC_RECIPE),
@@ -47,8 +47,9 @@ pub fn registry() -> Vec<&'static IndexSpec> {
     INDEXES.iter().map(|e| e.make).collect()
 }
 
+#[cfg(test)]
 /// The indexes of one family (`hash` or `ordered`).
-pub fn family(name: &str) -> Vec<&'static IndexSpec> {
+pub(crate) fn family(name: &str) -> Vec<&'static IndexSpec> {
     INDEXES
         .iter()
         .map(|e| e.make)

@@ -22,7 +22,7 @@ impl ColumnType for FlushKind {
 
 result_row! {
     /// Per-operation cost of the measured phase through the cache + PMem model.
-    pub struct CostRow {
+    pub(crate) struct CostRow {
         index: String ["", "index name"],
         family: String ["", "hash or ordered"],
         workload: String ["", "YCSB workload (load, a, b, c, e)"],
@@ -67,7 +67,7 @@ result_row! {
 
 result_row! {
     /// One crash-consistency run (one image mode) of the crash harness.
-    pub struct CrashRow {
+    pub(crate) struct CrashRow {
         index: String ["", "index name"],
         key_type: String ["", "int or string keys"],
         adversarial: bool ["", "images add a random half of the unpersisted lines"],
@@ -96,7 +96,7 @@ impl From<&CrashReport> for CrashRow {
 
 result_row! {
     /// The measured phase on OS threads sharing a `SharedIndex`: real, wall clock, this machine.
-    pub struct RealThreadsRow {
+    pub(crate) struct RealThreadsRow {
         index: String ["", "index name"],
         family: String ["", "hash or ordered"],
         workload: String ["", "YCSB workload"],
@@ -123,7 +123,7 @@ result_row! {
 /// writes one kind only).
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
-pub enum PmIndexRow {
+pub(crate) enum PmIndexRow {
     Cost(Box<CostRow>),
     Crash(CrashRow),
 }

@@ -4,17 +4,14 @@
 
 use serde_json::json;
 
-pub use super::config::{
-    CrashSection, IndexSection, LifetimeSection, ModelSection, PmIndexConfig, ThroughputSection,
-    WorkloadSection,
-};
+use super::config::PmIndexConfig;
 use super::crash::{crash_test, CrashReport};
 use super::key::KeyType;
 use super::measure::{cost_row, measure, real_thread_rows, real_throughput};
+use super::ops::random_ops;
 use super::region::CrashCapture;
 use super::registry;
 use super::rows::{CrashRow, PmIndexRow, RealThreadsRow};
-use super::testing::random_ops;
 use super::ycsb::{load_ops, run_ops, YcsbSpec, YcsbWorkload};
 use crate::config::check_host_memory;
 use crate::error::RunError;
@@ -22,14 +19,14 @@ use crate::pmem::DimmSpec;
 use crate::scenario::{to_map, Column, Ctx, Output, ResultRow, Scenario};
 
 /// The `pm-index` module.
-pub struct PmIndexStudy;
+pub(crate) struct PmIndexStudy;
 
 /// Host memory a workload run needs at least, bytes (an estimate, a lower bound): the load
 /// phase's operations (`workload.records` × the size of one operation), the run phase's
 /// (`workload.operations` × the same, unless the workload is `load`) and the index holding
 /// every loaded key and its 8-byte value (`workload.records` × (key + 8 B)); the index's own
 /// nodes, the cache model and the PM image come on top.
-pub fn host_memory_estimate(sc: &PmIndexConfig) -> u64 {
+pub(crate) fn host_memory_estimate(sc: &PmIndexConfig) -> u64 {
     let w = &sc.workload;
     let op = std::mem::size_of::<super::ops::Op>() as u64;
     let key = match sc.index.key_type {

@@ -24,7 +24,7 @@ use super::region::{PmError, PmRegion, PmResult, PmStats, RegionConfig};
 /// Shards when nothing else is said: enough that 2–16 threads rarely meet on one lock.
 pub const DEFAULT_SHARDS: usize = 64;
 /// Largest shard count accepted.
-pub const MAX_SHARDS: usize = 1 << 16;
+pub(crate) const MAX_SHARDS: usize = 1 << 16;
 /// Smallest region a shard starts with (a region doubles on demand).
 const MIN_SHARD_BYTES: u64 = 64 << 10;
 /// Salt of the shard hash, so it is independent of `Key::hash64`, which the hash indexes
@@ -59,7 +59,7 @@ const _: fn() = || {
 };
 
 /// The shard hash of a key: its bytes mixed with a salt (independent of `Key::hash64`).
-pub fn shard_hash(k: &Key) -> u64 {
+pub(crate) fn shard_hash(k: &Key) -> u64 {
     let (b, n) = k.bytes();
     b[..n].chunks(8).fold(SHARD_SALT, |h, c| {
         mix(h ^ u64::from_le_bytes(c.try_into().expect("8-byte chunks")))
@@ -155,9 +155,6 @@ impl SharedIndex {
     pub fn spec(&self) -> &'static IndexSpec {
         self.spec
     }
-    pub fn shards(&self) -> usize {
-        self.shards.len()
-    }
 
     /// The shard that owns `k` (the top bits of [`shard_hash`]).
     pub fn shard_of(&self, k: &Key) -> usize {
@@ -252,13 +249,6 @@ impl SharedIndex {
         (0..self.shards.len()).fold(PmStats::default(), |s, i| s.plus(&self.lock(i).pm.stats()))
     }
 
-    /// Bytes in use over all shards.
-    pub fn used_bytes(&self) -> u64 {
-        (0..self.shards.len())
-            .map(|i| self.lock(i).pm.used_bytes())
-            .sum()
-    }
-
     /// Each shard's invariants, and every entry in the shard its key hashes to.
     pub fn check_invariants(&self) -> Result<(), String> {
         for i in 0..self.shards.len() {
@@ -306,7 +296,7 @@ impl SharedIndex {
 }
 
 /// The first `count` entries of sorted, key-disjoint `runs`, in order, appended to `out`.
-pub fn merge_runs(runs: &[Vec<(Key, u64)>], count: usize, out: &mut Vec<(Key, u64)>) {
+pub(crate) fn merge_runs(runs: &[Vec<(Key, u64)>], count: usize, out: &mut Vec<(Key, u64)>) {
     let mut heap: BinaryHeap<Reverse<(Key, usize, usize)>> = runs
         .iter()
         .enumerate()
@@ -327,7 +317,7 @@ pub fn merge_runs(runs: &[Vec<(Key, u64)>], count: usize, out: &mut Vec<(Key, u6
 
 /// What one timed multi-threaded run did.
 #[derive(Debug, Clone, Copy)]
-pub struct ThreadRun {
+pub(crate) struct ThreadRun {
     pub ops: u64,
     /// Wall time from the first thread's start (after a common barrier) until the last
     /// thread finished.
@@ -355,7 +345,11 @@ fn thread_cpu_s() -> f64 {
 /// Run `ops` on `threads` OS threads, operation `i` on thread `i % threads` (the same
 /// round-robin split as the simulated threads), each thread's share in its order; time
 /// from a common start until all have finished.
-pub fn run_threads(idx: &SharedIndex, ops: &[Op], threads: usize) -> Result<ThreadRun, String> {
+pub(crate) fn run_threads(
+    idx: &SharedIndex,
+    ops: &[Op],
+    threads: usize,
+) -> Result<ThreadRun, String> {
     let threads = threads.max(1);
     let waits0 = idx.lock_waits();
     let start = Barrier::new(threads + 1);

@@ -7,12 +7,12 @@ use super::region::{PmEvent, PmObserver};
 use crate::cache::CacheConfig;
 use crate::pmem::{DimmSpec, Machine, Persist, PmemConfig};
 
-pub struct ModelObserver {
+pub(crate) struct ModelObserver {
     pub m: Machine,
 }
 
 impl ModelObserver {
-    pub fn new(
+    pub(crate) fn new(
         pmem: &PmemConfig,
         cache: &CacheConfig,
         cores: usize,
@@ -27,7 +27,7 @@ impl ModelObserver {
     }
 
     /// Accesses that missed the LLC (loads and stores' read-for-ownership), so far.
-    pub fn llc_misses(&self) -> u64 {
+    pub(crate) fn llc_misses(&self) -> u64 {
         self.m.h.level_stats()[2].misses
     }
 }

@@ -1,39 +1,24 @@
 //! Shared checks for every index: the model-based check (an op sequence against a
-//! `BTreeMap`), recovery of a clean image, and random op sequences from a seed. Used by the
-//! unit and property tests of each index and by the crash harness.
+//! `BTreeMap`) and recovery of a clean image, with random op sequences from a seed
+//! (`ops.rs`). Used by the unit and property tests of each index.
 
 use std::collections::BTreeMap;
 
-use rand::Rng;
-
-use super::index::{IndexOptions, IndexSpec, MakeIndex, PmIndex, TonicOpts};
+use super::crash::fresh_with;
+use super::index::{IndexOptions, IndexSpec, PmIndex, TonicOpts};
 use super::key::{Key, KeyType};
+pub(crate) use super::ops::random_ops;
 use super::ops::{Op, Outcome};
 use super::region::{PmRegion, RegionConfig};
 
 /// A fresh anonymous region (small, growing) with an empty `spec` index in it.
-pub fn fresh(
+pub(crate) fn fresh(
     spec: &IndexSpec,
     kt: KeyType,
     opts: TonicOpts,
     rcfg: RegionConfig,
 ) -> (PmRegion, Box<dyn PmIndex>, IndexOptions) {
     fresh_with(&spec.create, kt, opts, rcfg)
-}
-
-/// A fresh anonymous region with an empty index from `create` in it.
-pub fn fresh_with(
-    create: &MakeIndex<'_>,
-    kt: KeyType,
-    opts: TonicOpts,
-    rcfg: RegionConfig,
-) -> (PmRegion, Box<dyn PmIndex>, IndexOptions) {
-    let mut pm = PmRegion::anonymous(rcfg).expect("anonymous region");
-    let mut o = IndexOptions::new(kt);
-    o.opts = opts;
-    o.capacity_hint = 16;
-    let idx = create(&mut pm, &o).expect("create index");
-    (pm, idx, o)
 }
 
 fn small_region() -> RegionConfig {
@@ -46,7 +31,7 @@ fn small_region() -> RegionConfig {
 /// Run `ops` on a new `spec` index and on a `BTreeMap`; every outcome, the final contents and
 /// the invariants must agree; then reopen the index from a copy of the region through
 /// `recover` and compare again.
-pub fn model_check(
+pub(crate) fn model_check(
     spec: &IndexSpec,
     kt: KeyType,
     opts: TonicOpts,
@@ -78,7 +63,7 @@ pub fn model_check(
 }
 
 /// The index's entries and invariants against the model.
-pub fn compare(
+pub(crate) fn compare(
     spec: &IndexSpec,
     idx: &dyn PmIndex,
     pm: &PmRegion,
@@ -102,27 +87,9 @@ pub fn compare(
     Ok(())
 }
 
-/// `n` random operations over `key_space` keys of type `kt` (insert-heavy so structures grow
-/// and split; deletes and updates so they shrink and change).
-pub fn random_ops(kt: KeyType, n: usize, key_space: u64, seed: u64) -> Vec<Op> {
-    let mut r = crate::rng::stream(seed, "pmindex.testing.ops");
-    (0..n)
-        .map(|_| {
-            let k = Key::of(kt, 1 + r.random_range(0..key_space));
-            match r.random_range(0..100) {
-                0..50 => Op::Insert(k, r.random()),
-                50..65 => Op::Lookup(k),
-                65..78 => Op::Update(k, r.random()),
-                78..93 => Op::Delete(k),
-                _ => Op::Scan(k, r.random_range(1..20)),
-            }
-        })
-        .collect()
-}
-
 /// The check every index must pass (call it from each index's tests): both key types,
 /// with and without its Tonic switches, several seeds.
-pub fn standard_checks(spec: &IndexSpec) -> Result<(), String> {
+pub(crate) fn standard_checks(spec: &IndexSpec) -> Result<(), String> {
     let all = TonicOpts {
         no_bloat: true,
         evict_volatile: true,

@@ -12,7 +12,7 @@ use crate::rng::{self, SimRng};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum YcsbWorkload {
+pub(crate) enum YcsbWorkload {
     Load,
     A,
     B,
@@ -21,7 +21,7 @@ pub enum YcsbWorkload {
 }
 
 impl YcsbWorkload {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             YcsbWorkload::Load => "load",
             YcsbWorkload::A => "a",
@@ -34,7 +34,7 @@ impl YcsbWorkload {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Distribution {
+pub(crate) enum Distribution {
     Uniform,
     Zipfian,
 }
@@ -55,7 +55,7 @@ pub fn key_of(t: KeyType, i: u64) -> Key {
 
 /// YCSB's `Utils.FNVhash64`: FNV-1a over the 8 bytes of `n` (low byte first), as a
 /// non-negative Java long.
-pub fn fnv_hash64(mut n: u64) -> u64 {
+pub(crate) fn fnv_hash64(mut n: u64) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for _ in 0..8 {
         h ^= n & 0xff;
@@ -68,7 +68,7 @@ pub fn fnv_hash64(mut n: u64) -> u64 {
 /// YCSB's zipfian generator (Gray et al.'s method, as in YCSB's `ZipfianGenerator`) over
 /// `0..n`, scrambled by hashing the rank (YCSB's `ScrambledZipfianGenerator`) so hot keys
 /// are spread over the key space.
-pub struct Zipf {
+pub(crate) struct Zipf {
     n: u64,
     theta: f64,
     alpha: f64,
@@ -77,7 +77,7 @@ pub struct Zipf {
 }
 
 impl Zipf {
-    pub fn new(n: u64, theta: f64) -> Zipf {
+    pub(crate) fn new(n: u64, theta: f64) -> Zipf {
         let zeta = |n: u64| (1..=n).map(|i| 1.0 / (i as f64).powf(theta)).sum::<f64>();
         let zetan = zeta(n);
         let zeta2 = zeta(2.min(n));
@@ -91,7 +91,7 @@ impl Zipf {
     }
 
     /// A rank in `0..n` (0 most popular).
-    pub fn rank(&self, r: &mut SimRng) -> u64 {
+    pub(crate) fn rank(&self, r: &mut SimRng) -> u64 {
         let u: f64 = r.random();
         let uz = u * self.zetan;
         if uz < 1.0 {
@@ -104,14 +104,14 @@ impl Zipf {
     }
 
     /// A scrambled item in `0..n`.
-    pub fn item(&self, r: &mut SimRng) -> u64 {
+    pub(crate) fn item(&self, r: &mut SimRng) -> u64 {
         mix(self.rank(r)) % self.n
     }
 }
 
 /// The operations of one phase.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-pub struct YcsbSpec {
+pub(crate) struct YcsbSpec {
     pub workload: YcsbWorkload,
     pub key_type: KeyType,
     pub distribution: Distribution,
@@ -124,7 +124,7 @@ pub struct YcsbSpec {
 }
 
 /// The load phase: `records` inserts.
-pub fn load_ops(s: &YcsbSpec, seed: u64) -> Vec<Op> {
+pub(crate) fn load_ops(s: &YcsbSpec, seed: u64) -> Vec<Op> {
     let mut r = rng::stream(seed, "pmindex.ycsb.load.values");
     (0..s.records)
         .map(|i| Op::Insert(key_of(s.key_type, i), r.random()))
@@ -132,7 +132,7 @@ pub fn load_ops(s: &YcsbSpec, seed: u64) -> Vec<Op> {
 }
 
 /// The run phase of `s.workload` after a load of `s.records` keys.
-pub fn run_ops(s: &YcsbSpec, seed: u64) -> Vec<Op> {
+pub(crate) fn run_ops(s: &YcsbSpec, seed: u64) -> Vec<Op> {
     let mut r = rng::stream(seed, &format!("pmindex.ycsb.{}", s.workload.name()));
     let zipf =
         (s.distribution == Distribution::Zipfian).then(|| Zipf::new(s.records, s.zipf_theta));

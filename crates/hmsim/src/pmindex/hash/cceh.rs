@@ -35,7 +35,7 @@ use super::super::region::{POff, PmError, PmRegion, PmResult};
 use super::{align, clflush};
 
 /// Buckets per segment (`kSegmentBits = 8` in RECIPE's build).
-pub const BUCKETS: u64 = 256;
+pub(crate) const BUCKETS: u64 = 256;
 const PAIRS: u64 = 4;
 const SLOTS: u64 = BUCKETS * PAIRS;
 /// Slots probed from the home bucket (four lines).
@@ -43,13 +43,13 @@ const PROBE: u64 = 16;
 const SEG_DATA: u64 = BUCKETS * 64;
 /// Segment = buckets + a header line (local depth, pattern): 257 lines, as the original's
 /// `sizeof(Segment)` (16 384 B of pairs + depth, lock, pattern).
-pub const SEG_BYTES: u64 = SEG_DATA + 64;
+pub(crate) const SEG_BYTES: u64 = SEG_DATA + 64;
 /// Directory header line: global depth.
 const DIR_HDR: u64 = 64;
 
 /// Which line an insert writes back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Persistence {
+pub(crate) enum Persistence {
     /// The line of the slot written: every completed insert is durable.
     Correct,
     /// The first line of the probed range, as RECIPE's `CCEH::Insert` (known to lose inserts
@@ -57,7 +57,7 @@ pub enum Persistence {
     Recipe,
 }
 
-pub static SPEC: IndexSpec = IndexSpec {
+pub(crate) static SPEC: IndexSpec = IndexSpec {
     name: "cceh",
     about: "CCEH: cacheline-conscious extendible hashing (segments, directory doubling)",
     family: "hash",
@@ -79,7 +79,7 @@ pub static SPEC_RECIPE: IndexSpec = IndexSpec {
     key_types: &[KeyType::Int, KeyType::Str],
 };
 
-pub struct Cceh {
+pub(crate) struct Cceh {
     o: IndexOptions,
     dir: POff,
     depth: u64,

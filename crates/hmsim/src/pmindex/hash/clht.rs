@@ -38,7 +38,7 @@ const TABLE_BYTES: u64 = 64;
 const EXPANSIONS_PER_BUCKET: u64 = 1;
 const OCCUP_AFTER_RES_PCT: f64 = 40.0;
 
-pub static SPEC: IndexSpec = IndexSpec {
+pub(crate) static SPEC: IndexSpec = IndexSpec {
     name: "p-clht",
     about: "RECIPE's P-CLHT: cache-line buckets, chained, lock-based resize",
     family: "hash",
@@ -48,7 +48,7 @@ pub static SPEC: IndexSpec = IndexSpec {
     key_types: &[KeyType::Int, KeyType::Str],
 };
 
-pub struct PClht {
+pub(crate) struct PClht {
     o: IndexOptions,
     table: POff,
     n: u64,

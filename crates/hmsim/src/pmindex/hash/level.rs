@@ -45,7 +45,7 @@ const D_N: u64 = 16;
 const D_RESIZES: u64 = 24;
 const D_INTERIM: u64 = 64;
 
-pub static SPEC: IndexSpec = IndexSpec {
+pub(crate) static SPEC: IndexSpec = IndexSpec {
     name: "level-hashing",
     about: "Level hashing: two levels, one-move displacement, resize rehashes the bottom level",
     family: "hash",
@@ -71,7 +71,7 @@ pub static SPEC_RECIPE: IndexSpec = IndexSpec {
 const BUCKET_LINE: u64 = 64;
 const BUCKET_RECIPE: u64 = 72;
 
-pub struct Level {
+pub(crate) struct Level {
     o: IndexOptions,
     /// Bucket stride (64 or 72 B).
     bucket: u64,

@@ -1,7 +1,7 @@
 //! The hash indexes: P-CLHT, CCEH, Level hashing.
 
 pub mod cceh;
-pub mod clht;
+pub(crate) mod clht;
 pub mod level;
 
 use super::index::IndexOptions;

@@ -29,15 +29,14 @@
 
 use std::cmp::Ordering;
 
-use super::adapter::Adapted;
 use super::ordered::{
-    free_zeroed, new_record, record_bytes, record_key, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+    free_zeroed, keyed, min_key, new_record, record_bytes, record_key, Instr, Peek, PmMem, LINE,
 };
 use crate::pmindex::{
-    IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT, OPT_XPLINE,
+    IndexOptions, IndexSpec, Key, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT, OPT_XPLINE,
 };
 
-pub static SPEC: IndexSpec = IndexSpec {
+pub(crate) static SPEC: IndexSpec = IndexSpec {
     name: "p-art",
     about: "RECIPE's P-ART: adaptive radix tree with N4, N16, N48 and N256 nodes",
     family: "ordered",
@@ -55,25 +54,19 @@ fn config(o: &IndexOptions) -> ArtConfig {
 }
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
-    let t = Art::new(&mut Instr::new(pm), o.key_type.into(), config(o));
+    let t = Art::new(&mut Instr::new(pm), o.key_type, config(o));
     Instr::new(pm).set_root(o.root_slot, t.meta());
-    Ok(Box::new(Adapted {
-        inner: t,
-        key_type: o.key_type,
-    }))
+    Ok(Box::new(t))
 }
 
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = Art {
-        kind: o.key_type.into(),
+        kind: o.key_type,
         cfg: config(o),
         meta: Instr::new(pm).root(o.root_slot),
     };
-    OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
-    Ok(Box::new(Adapted {
-        inner: t,
-        key_type: o.key_type,
-    }))
+    t.recover(pm);
+    Ok(Box::new(t))
 }
 
 const N4: u64 = 0;
@@ -85,7 +78,7 @@ const MAX_PREFIX: usize = 4;
 
 /// Tonic's switches as they apply to P-ART.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ArtConfig {
+pub(crate) struct ArtConfig {
     /// Allocate nodes XPLine (256 B) aligned.
     pub xpline_aligned: bool,
     /// When a new node is flushed whole, flush only the lines that hold data (the header line
@@ -94,8 +87,8 @@ pub struct ArtConfig {
 }
 
 #[derive(Clone)]
-pub struct Art {
-    kind: KeyKind,
+pub(crate) struct Art {
+    kind: KeyType,
     cfg: ArtConfig,
     /// Persistent superblock: root (an N256) at +0.
     meta: u64,
@@ -169,7 +162,7 @@ enum PrefixCheck {
 }
 
 impl Art {
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyKind, cfg: ArtConfig) -> Art {
+    pub(crate) fn new<M: PmMem>(pm: &mut M, kind: KeyType, cfg: ArtConfig) -> Art {
         let meta = pm.alloc(LINE, LINE);
         let t = Art { kind, cfg, meta };
         let root = t.new_node(
@@ -187,7 +180,7 @@ impl Art {
         t
     }
 
-    pub fn meta(&self) -> u64 {
+    pub(crate) fn meta(&self) -> u64 {
         self.meta
     }
 
@@ -770,12 +763,9 @@ impl Art {
     }
 }
 
-impl<M: PmMem> OrderedIndex<M> for Art {
-    fn kind(&self) -> KeyKind {
-        self.kind
-    }
-
-    fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+/// The operations on key bytes (`kind` bytes long), on any view of the region.
+impl Art {
+    fn insert_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
         if self.find(pm, key).is_some() {
             return false;
         }
@@ -846,11 +836,11 @@ impl<M: PmMem> OrderedIndex<M> for Art {
         }
     }
 
-    fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64> {
+    fn lookup_bytes<M: PmMem>(&self, pm: &M, key: &[u8]) -> Option<u64> {
         self.find(pm, key).map(|r| pm.load(r))
     }
 
-    fn update(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+    fn update_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
         match self.find(pm, key) {
             Some(r) => {
                 pm.store(r, value);
@@ -866,7 +856,7 @@ impl<M: PmMem> OrderedIndex<M> for Art {
     /// (`shrink`). A non-root node that would keep one child is replaced by it instead
     /// (`merge_into_child`, RECIPE's path-compression merge). Unlinked records and nodes are
     /// freed after their unlink is fenced.
-    fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool {
+    fn delete_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8]) -> bool {
         if self.find(pm, key).is_none() {
             return false;
         }
@@ -909,19 +899,20 @@ impl<M: PmMem> OrderedIndex<M> for Art {
         true
     }
 
-    fn scan(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
+    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
         let mut out = Vec::new();
         self.scan_node(pm, self.root(pm), start, false, &mut out, n);
         out
     }
 
     /// Repair stale prefixes (interrupted prefix splits) and the unflushed child counts.
-    fn recover(&mut self, pm: &mut M) {
+    fn recover(&mut self, region: &mut PmRegion) {
+        let pm = &mut Instr::new(region);
         let root = self.root(pm);
         self.recover_node(pm, root, 0);
     }
 
-    fn check(&self, pm: &M) -> Result<(), String> {
+    fn check<M: PmMem>(&self, pm: &M) -> Result<(), String> {
         let mut leaves = Vec::new();
         self.check_node(pm, self.root(pm), 0, &mut leaves)?;
         if leaves.windows(2).any(|w| w[0] >= w[1]) {
@@ -936,6 +927,46 @@ impl<M: PmMem> OrderedIndex<M> for Art {
     }
 }
 
+/// The framework's interface: the key as bytes, run on the instrumented view of the region
+/// (what the model sees) or, for checks and listings, on the read-only one.
+impl PmIndex for Art {
+    fn insert(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.insert_bytes(&mut Instr::new(pm), &b[..n], value))
+    }
+    fn lookup(&mut self, pm: &mut PmRegion, key: Key) -> Option<u64> {
+        let (b, n) = key.bytes();
+        self.lookup_bytes(&Instr::new(pm), &b[..n])
+    }
+    fn update(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.update_bytes(&mut Instr::new(pm), &b[..n], value))
+    }
+    fn delete(&mut self, pm: &mut PmRegion, key: Key) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.delete_bytes(&mut Instr::new(pm), &b[..n]))
+    }
+    fn scan(
+        &mut self,
+        pm: &mut PmRegion,
+        start: Key,
+        count: usize,
+        out: &mut Vec<(Key, u64)>,
+    ) -> PmResult<()> {
+        let (b, n) = start.bytes();
+        let got = self.scan_bytes(&Instr::new(pm), &b[..n], count);
+        out.extend(keyed(self.kind, got));
+        Ok(())
+    }
+    fn check_invariants(&self, pm: &PmRegion) -> Result<(), String> {
+        self.check(&Peek(pm))
+    }
+    fn entries(&self, pm: &PmRegion) -> Vec<(Key, u64)> {
+        let all = self.scan_bytes(&Peek(pm), &min_key(self.kind), usize::MAX);
+        keyed(self.kind, all).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::ordered::int_key;
@@ -946,7 +977,7 @@ mod tests {
     const YCSB_LO: f64 = 1.80;
     const YCSB_HI: f64 = 1.86;
 
-    fn tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> Art {
+    fn tree<M: PmMem>(pm: &mut M, kind: KeyType) -> Art {
         Art::new(pm, kind, ArtConfig::default())
     }
 
@@ -965,10 +996,10 @@ mod tests {
     fn ycsb_int_keys_regression() {
         let per_insert = |key: &dyn Fn(u64) -> u64| {
             let mut pm = test_pm();
-            let mut t = tree(&mut pm, KeyKind::Int);
+            let mut t = tree(&mut pm, KeyType::Int);
             let b = pm.stats();
             for i in 0..20_000u64 {
-                assert!(t.insert(&mut pm, &int_key(key(i)), i));
+                assert!(t.insert_bytes(&mut pm, &int_key(key(i)), i));
             }
             let d = pm.stats().minus(&b);
             (d.flushes as f64 / 20_000.0, d.fences as f64 / 20_000.0)
@@ -986,9 +1017,9 @@ mod tests {
             no_bloat: true,
         };
         let mut pm = test_pm();
-        let mut t = Art::new(&mut pm, KeyKind::Int, cfg);
+        let mut t = Art::new(&mut pm, KeyType::Int, cfg);
         // Dense small keys fill nodes up to N256.
-        run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, 4, 5000, 600));
+        run_model(&mut t, &mut pm, &random_ops(KeyType::Int, 4, 5000, 600));
     }
 
     #[test]
@@ -999,25 +1030,25 @@ mod tests {
     #[test]
     fn flush_counts_closed_form() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         let c = |pm: &TestPm| (pm.stats().flushes, pm.stats().ntstores);
         // Into the root N256 (empty slot): record flush + one non-temporal store.
         let b = c(&pm);
-        t.insert(&mut pm, &int_key(0x0100_0000_0000_0000), 1);
+        t.insert_bytes(&mut pm, &int_key(0x0100_0000_0000_0000), 1);
         assert_eq!((c(&pm).0 - b.0, c(&pm).1 - b.1), (1, 1));
         // Collision with that leaf under byte 0x01: a new N4 (one line) + nt publish.
         let b = c(&pm);
-        t.insert(&mut pm, &int_key(0x0100_0000_0000_0001), 1);
+        t.insert_bytes(&mut pm, &int_key(0x0100_0000_0000_0001), 1);
         assert_eq!((c(&pm).0 - b.0, c(&pm).1 - b.1), (2, 1));
         // A third key into that N4: record + node line + nt child.
         let b = c(&pm);
-        t.insert(&mut pm, &int_key(0x0100_0000_0000_0002), 1);
+        t.insert_bytes(&mut pm, &int_key(0x0100_0000_0000_0002), 1);
         assert_eq!((c(&pm).0 - b.0, c(&pm).1 - b.1), (2, 1));
         // Two more: the fifth grows the N4 into an N16 (168 B = 3 lines) + nt publish.
-        t.insert(&mut pm, &int_key(0x0100_0000_0000_0003), 1);
+        t.insert_bytes(&mut pm, &int_key(0x0100_0000_0000_0003), 1);
         let b = c(&pm);
         let s = pm.stats();
-        t.insert(&mut pm, &int_key(0x0100_0000_0000_0004), 1);
+        t.insert_bytes(&mut pm, &int_key(0x0100_0000_0000_0004), 1);
         assert_eq!((c(&pm).0 - b.0, c(&pm).1 - b.1), (1 + 3, 1));
         // The growth is split work (the N16's lines and its publication); the record is not.
         let d = pm.stats().minus(&s);
@@ -1028,26 +1059,26 @@ mod tests {
     #[test]
     fn growth_and_prefix_splits_count_as_split_flushes() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         // Two keys sharing bytes 1..6 under byte 0x01: an N4 with a 6-byte prefix.
-        t.insert(&mut pm, &int_key(0x0100_0000_0000_0000), 1);
-        t.insert(&mut pm, &int_key(0x0100_0000_0000_0001), 1);
+        t.insert_bytes(&mut pm, &int_key(0x0100_0000_0000_0000), 1);
+        t.insert_bytes(&mut pm, &int_key(0x0100_0000_0000_0001), 1);
         // Inserts with room are the index's own work.
         let s = pm.stats();
-        t.insert(&mut pm, &int_key(0x0100_0000_0000_0002), 1);
+        t.insert_bytes(&mut pm, &int_key(0x0100_0000_0000_0002), 1);
         assert_eq!(pm.stats().minus(&s).resize_flushes, 0);
         // A key differing inside that prefix (byte 4) splits it: a new N4 above (one line,
         // published non-temporally), then the old node's prefix word persisted: two split
         // flushes; the new key's record is the insert's own flush.
         let s = pm.stats();
-        t.insert(&mut pm, &int_key(0x0100_0000_0100_0000), 1);
+        t.insert_bytes(&mut pm, &int_key(0x0100_0000_0100_0000), 1);
         let d = pm.stats().minus(&s);
         assert_eq!((d.resize_flushes, d.resize_ntstores), (2, 1), "{d:?}");
         assert_eq!(d.flushes - d.resize_flushes, 1, "{d:?}");
         // Own + split = total over a run with growth up to N256.
         let s = pm.stats();
         for k in 0..=255u64 {
-            t.insert(&mut pm, &int_key(0x0200_0000_0000_0000 | k << 48), 1);
+            t.insert_bytes(&mut pm, &int_key(0x0200_0000_0000_0000 | k << 48), 1);
         }
         let d = pm.stats().minus(&s);
         // Growths N4 -> N16 -> N48 -> N256: 3 + 11 + 33 lines, each published once.
@@ -1061,8 +1092,8 @@ mod tests {
 
     #[test]
     fn crash_every_fence() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
-            let n = crash_test(|pm| tree(pm, kind), kind, 260, 6, 1, false);
+        for kind in [KeyType::Int, KeyType::Str] {
+            let n = crash_test(|pm| tree(pm, kind), Art::recover, kind, 260, 6, 1, false);
             assert!(n > 200, "{n} crash points");
         }
     }
@@ -1098,23 +1129,23 @@ mod tests {
             },
         ] {
             let mut pm = test_pm();
-            let mut t = Art::new(&mut pm, KeyKind::Int, cfg);
+            let mut t = Art::new(&mut pm, KeyType::Int, cfg);
             let empty_live = pm.live_bytes();
             for i in 0..4096 {
-                assert!(t.insert(&mut pm, &dense(i), i));
+                assert!(t.insert_bytes(&mut pm, &dense(i), i));
             }
             assert_eq!(type_counts(&t, &pm), [0, 1, 0, 17]);
             let (full_live, full_frontier) = (pm.live_bytes(), pm.used_bytes());
             // Keep 20 then 5 then 3 keys per byte-7 node: N256 → N48 → N16 → N4.
             for (keep, want) in [(20, [0, 1, 16, 1]), (5, [0, 17, 0, 1]), (3, [16, 1, 0, 1])] {
                 for i in (0..4096).filter(|i| i % 256 >= keep) {
-                    t.remove(&mut pm, &dense(i));
+                    t.delete_bytes(&mut pm, &dense(i));
                 }
                 assert_eq!(type_counts(&t, &pm), want, "keep {keep}");
                 t.check(&pm).unwrap();
             }
             for i in (0..4096).filter(|i| i % 256 < 3) {
-                assert!(t.remove(&mut pm, &dense(i)));
+                assert!(t.delete_bytes(&mut pm, &dense(i)));
             }
             assert_eq!(type_counts(&t, &pm), [0, 0, 0, 1]);
             if !cfg.no_bloat {
@@ -1123,7 +1154,7 @@ mod tests {
             }
             // A second fill reuses the freed blocks: no growth past the first fill.
             for i in 0..4096 {
-                assert!(t.insert(&mut pm, &dense(i), i));
+                assert!(t.insert_bytes(&mut pm, &dense(i), i));
             }
             if !cfg.no_bloat {
                 // (no_bloat leaks the nodes growth replaces: see `insert_grow`.)
@@ -1147,8 +1178,9 @@ mod tests {
         ops.extend((0..300).rev().map(|i| Op::Remove(dense(i))));
         for adversarial in [false, true] {
             let n = crash_test_ops(
-                |pm| tree(pm, KeyKind::Int),
-                KeyKind::Int,
+                |pm| tree(pm, KeyType::Int),
+                Art::recover,
+                KeyType::Int,
                 &ops,
                 5,
                 3,
@@ -1161,8 +1193,9 @@ mod tests {
             no_bloat: true,
         };
         crash_test_ops(
-            |pm| Art::new(pm, KeyKind::Int, cfg),
-            KeyKind::Int,
+            |pm| Art::new(pm, KeyType::Int, cfg),
+            Art::recover,
+            KeyType::Int,
             &ops,
             6,
             2,
@@ -1172,7 +1205,15 @@ mod tests {
 
     #[test]
     fn crash_adversarial() {
-        let n = crash_test(|pm| tree(pm, KeyKind::Int), KeyKind::Int, 300, 10, 3, true);
+        let n = crash_test(
+            |pm| tree(pm, KeyType::Int),
+            Art::recover,
+            KeyType::Int,
+            300,
+            10,
+            3,
+            true,
+        );
         assert!(n > 100);
     }
 
@@ -1182,7 +1223,7 @@ mod tests {
     fn one_child_node_merges_into_child() {
         let k = |w: u64| int_key(w).to_vec();
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         let empty_live = pm.live_bytes();
         // Under root byte 0x01: an N4 at level 6 (prefix: 5 zero bytes) holding an N4 at
         // level 7 (keys a1, a2) under byte 0x01 and the leaf b under byte 0x02.
@@ -1192,7 +1233,7 @@ mod tests {
             0x0100_0000_0000_0200,
         );
         for w in [a1, a2, b] {
-            assert!(t.insert(&mut pm, &k(w), w));
+            assert!(t.insert_bytes(&mut pm, &k(w), w));
         }
         assert_eq!(type_counts(&t, &pm), [2, 0, 0, 1]);
         let upper = t.get_child(&pm, t.root(&pm), 0x01);
@@ -1201,7 +1242,7 @@ mod tests {
         assert_eq!(prefix(&pm, lower).count, 0);
         // b goes: the level-6 N4 is left with the level-7 one, which moves up.
         let before = pm.stats();
-        assert!(t.remove(&mut pm, &k(b)));
+        assert!(t.delete_bytes(&mut pm, &k(b)));
         assert_eq!(type_counts(&t, &pm), [1, 0, 0, 1]);
         assert_eq!(t.get_child(&pm, t.root(&pm), 0x01), lower);
         let p = prefix(&pm, lower);
@@ -1213,21 +1254,21 @@ mod tests {
         assert_eq!(pm.stats().flushes - before.flushes, 1);
         assert_eq!(pm.stats().fences - before.fences, 2);
         t.check(&pm).unwrap();
-        assert_eq!(t.lookup(&pm, &k(a1)), Some(a1));
-        assert_eq!(t.lookup(&pm, &k(a2)), Some(a2));
-        assert_eq!(t.lookup(&pm, &k(b)), None);
+        assert_eq!(t.lookup_bytes(&pm, &k(a1)), Some(a1));
+        assert_eq!(t.lookup_bytes(&pm, &k(a2)), Some(a2));
+        assert_eq!(t.lookup_bytes(&pm, &k(b)), None);
         // a2 goes: the leaf a1 moves into the root's slot; no inner node is left below.
-        assert!(t.remove(&mut pm, &k(a2)));
+        assert!(t.delete_bytes(&mut pm, &k(a2)));
         assert_eq!(type_counts(&t, &pm), [0, 0, 0, 1]);
         assert!(is_leaf(t.get_child(&pm, t.root(&pm), 0x01)));
-        assert_eq!(t.lookup(&pm, &k(a1)), Some(a1));
+        assert_eq!(t.lookup_bytes(&pm, &k(a1)), Some(a1));
         t.check(&pm).unwrap();
         // Inserting next to it again builds an N4 with the full 6-byte prefix.
-        assert!(t.insert(&mut pm, &k(a2), 2));
+        assert!(t.insert_bytes(&mut pm, &k(a2), 2));
         assert_eq!(type_counts(&t, &pm), [1, 0, 0, 1]);
         t.check(&pm).unwrap();
         for w in [a1, a2] {
-            assert!(t.remove(&mut pm, &k(w)));
+            assert!(t.delete_bytes(&mut pm, &k(w)));
         }
         assert_eq!(type_counts(&t, &pm), [0, 0, 0, 1]);
         assert_eq!(pm.live_bytes(), empty_live);
@@ -1239,20 +1280,20 @@ mod tests {
             0x0103_0000_0000_0000,
         );
         for w in [c1, c2, d] {
-            assert!(t.insert(&mut pm, &k(w), w));
+            assert!(t.insert_bytes(&mut pm, &k(w), w));
         }
         let upper = t.get_child(&pm, t.root(&pm), 0x01);
         let lower = t.get_child(&pm, upper, 0x02);
         assert_eq!((counters(&pm, upper).0, prefix(&pm, lower).count), (1, 5));
-        assert!(t.remove(&mut pm, &k(d)));
+        assert!(t.delete_bytes(&mut pm, &k(d)));
         assert_eq!(t.get_child(&pm, t.root(&pm), 0x01), lower);
         let p = prefix(&pm, lower);
         assert_eq!((p.count, p.bytes), (6, [0x02, 0, 0, 0]));
         t.check(&pm).unwrap();
-        assert_eq!(t.lookup(&pm, &k(c1)), Some(c1));
-        assert_eq!(t.lookup(&pm, &k(c2)), Some(c2));
+        assert_eq!(t.lookup_bytes(&pm, &k(c1)), Some(c1));
+        assert_eq!(t.lookup_bytes(&pm, &k(c2)), Some(c2));
         // Absent keys that differ inside the unstored prefix bytes are told apart at the leaf.
-        assert_eq!(t.lookup(&pm, &k(0x0102_0000_0100_0001)), None);
+        assert_eq!(t.lookup_bytes(&pm, &k(0x0102_0000_0100_0001)), None);
     }
 
     /// String keys share long prefixes (more than the 4 stored bytes): merged prefixes keep
@@ -1261,22 +1302,22 @@ mod tests {
     fn string_keys_merge_long_prefixes() {
         use rand::seq::SliceRandom;
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Str);
+        let mut t = tree(&mut pm, KeyType::Str);
         let empty_live = pm.live_bytes();
         let mut r = crate::rng::stream(4, "art.merge.str");
         let mut keys: Vec<u64> = (0..3000u64)
             .map(|i| i * 7_777_777_777 % 10u64.pow(15))
             .collect();
         for &w in &keys {
-            assert!(t.insert(&mut pm, &key_of(KeyKind::Str, w), w));
+            assert!(t.insert_bytes(&mut pm, &key_of(KeyType::Str, w), w));
         }
         keys.shuffle(&mut r);
         for (i, &w) in keys.iter().enumerate() {
-            assert!(t.remove(&mut pm, &key_of(KeyKind::Str, w)));
+            assert!(t.delete_bytes(&mut pm, &key_of(KeyType::Str, w)));
             if i % 500 == 0 {
                 t.check(&pm).unwrap();
                 for &v in &keys[i + 1..(i + 50).min(keys.len())] {
-                    assert_eq!(t.lookup(&pm, &key_of(KeyKind::Str, v)), Some(v));
+                    assert_eq!(t.lookup_bytes(&pm, &key_of(KeyType::Str, v)), Some(v));
                 }
             }
         }
@@ -1295,14 +1336,15 @@ mod tests {
             .collect();
         let mut ops: Vec<Op> = keys
             .iter()
-            .map(|&w| Op::Insert(key_of(KeyKind::Str, w), w))
+            .map(|&w| Op::Insert(key_of(KeyType::Str, w), w))
             .collect();
         keys.shuffle(&mut r);
-        ops.extend(keys.iter().map(|&w| Op::Remove(key_of(KeyKind::Str, w))));
+        ops.extend(keys.iter().map(|&w| Op::Remove(key_of(KeyType::Str, w))));
         for adversarial in [false, true] {
             let n = crash_test_ops(
-                |pm| tree(pm, KeyKind::Str),
-                KeyKind::Str,
+                |pm| tree(pm, KeyType::Str),
+                Art::recover,
+                KeyType::Str,
                 &ops,
                 9,
                 1,

@@ -27,13 +27,12 @@
 
 use std::cmp::Ordering;
 
-use super::adapter::Adapted;
 use super::ordered::{
-    cmp_stored, new_record_fenced, record_key, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+    cmp_stored, keyed, min_key, new_record_fenced, record_key, Instr, Peek, PmMem, LINE,
 };
-use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult};
+use crate::pmindex::{IndexOptions, IndexSpec, Key, KeyType, PmIndex, PmRegion, PmResult};
 
-pub static SPEC: IndexSpec = IndexSpec {
+pub(crate) static SPEC: IndexSpec = IndexSpec {
     name: "p-bwtree",
     about: "RECIPE's P-BwTree: delta chains on a mapping table, consolidation",
     family: "ordered",
@@ -44,25 +43,19 @@ pub static SPEC: IndexSpec = IndexSpec {
 };
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
-    let t = BwTree::new(&mut Instr::new(pm), o.key_type.into());
+    let t = BwTree::new(&mut Instr::new(pm), o.key_type);
     Instr::new(pm).set_root(o.root_slot, t.meta);
-    Ok(Box::new(Adapted {
-        inner: t,
-        key_type: o.key_type,
-    }))
+    Ok(Box::new(t))
 }
 
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = BwTree {
-        kind: o.key_type.into(),
+        kind: o.key_type,
         meta: Instr::new(pm).root(o.root_slot),
         scratch: Vec::new(),
     };
-    OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
-    Ok(Box::new(Adapted {
-        inner: t,
-        key_type: o.key_type,
-    }))
+    t.recover(pm);
+    Ok(Box::new(t))
 }
 
 const LEAF: u64 = 1;
@@ -83,8 +76,8 @@ const CHUNK_SLOTS: u64 = 4096;
 const DIR_SLOTS: u64 = 1024;
 
 #[derive(Clone)]
-pub struct BwTree {
-    kind: KeyKind,
+pub(crate) struct BwTree {
+    kind: KeyType,
     meta: u64,
     /// Reused by consolidation for the merged entries (volatile).
     scratch: Vec<(u64, u64)>,
@@ -133,7 +126,7 @@ struct View {
 }
 
 impl BwTree {
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyKind) -> BwTree {
+    pub(crate) fn new<M: PmMem>(pm: &mut M, kind: KeyType) -> BwTree {
         let meta = pm.alloc(LINE, LINE);
         let dir = pm.alloc(8 * DIR_SLOTS, LINE);
         pm.persist(dir, 8 * DIR_SLOTS);
@@ -279,16 +272,16 @@ impl BwTree {
     /// The node at `level` whose range holds `key`; at the leaves, the entry of `key`.
     fn descend<M: PmMem>(&self, pm: &M, key: &[u8], level: u64) -> Found {
         match self.kind {
-            KeyKind::Int => self.descend_by(pm, u64::from_be_bytes(key.try_into().unwrap()), level),
-            KeyKind::Str => self.descend_by(pm, <[u8; 24]>::try_from(key).unwrap(), level),
+            KeyType::Int => self.descend_by(pm, u64::from_be_bytes(key.try_into().unwrap()), level),
+            KeyType::Str => self.descend_by(pm, <[u8; 24]>::try_from(key).unwrap(), level),
         }
     }
 
     /// `descend` for the key of a stored key word.
     fn descend_word<M: PmMem>(&self, pm: &M, w: u64, level: u64) -> Found {
         match self.kind {
-            KeyKind::Int => self.descend_by(pm, w, level),
-            KeyKind::Str => self.descend_by(pm, <[u8; 24]>::stored(pm, w), level),
+            KeyType::Int => self.descend_by(pm, w, level),
+            KeyType::Str => self.descend_by(pm, <[u8; 24]>::stored(pm, w), level),
         }
     }
 
@@ -495,35 +488,32 @@ impl BwTree {
 
     fn key_bytes<M: PmMem>(&self, pm: &M, kw: u64) -> Vec<u8> {
         match self.kind {
-            KeyKind::Int => kw.to_be_bytes().to_vec(),
-            KeyKind::Str => record_key(pm, self.kind, kw),
+            KeyType::Int => kw.to_be_bytes().to_vec(),
+            KeyType::Str => record_key(pm, self.kind, kw),
         }
     }
 }
 
-impl<M: PmMem> OrderedIndex<M> for BwTree {
-    fn kind(&self) -> KeyKind {
-        self.kind
-    }
-
-    fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+/// The operations on key bytes (`kind` bytes long), on any view of the region.
+impl BwTree {
+    fn insert_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
         let f = self.descend(pm, key, 0);
         if f.hit.is_some() {
             return false;
         }
         let kw = match self.kind {
-            KeyKind::Int => u64::from_be_bytes(key.try_into().unwrap()),
-            KeyKind::Str => new_record_fenced(pm, self.kind, key, 0),
+            KeyType::Int => u64::from_be_bytes(key.try_into().unwrap()),
+            KeyType::Str => new_record_fenced(pm, self.kind, key, 0),
         };
         self.add_delta(pm, &f, D_INSERT, kw, value);
         true
     }
 
-    fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64> {
+    fn lookup_bytes<M: PmMem>(&self, pm: &M, key: &[u8]) -> Option<u64> {
         self.descend(pm, key, 0).hit.map(|(_, v)| pm.load(v))
     }
 
-    fn update(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+    fn update_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
         let f = self.descend(pm, key, 0);
         let Some((kw, _)) = f.hit else {
             return false;
@@ -532,7 +522,7 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
         true
     }
 
-    fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool {
+    fn delete_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8]) -> bool {
         let f = self.descend(pm, key, 0);
         let Some((kw, _)) = f.hit else {
             return false;
@@ -541,7 +531,7 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
         true
     }
 
-    fn scan(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
+    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
         let mut out = Vec::new();
         let mut entries = Vec::new();
         let mut id = self.descend(pm, start, 0).id;
@@ -564,7 +554,8 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
 
     /// Finish an interrupted root split, then consolidate chains a crash left at the limit
     /// (the delta was published, the consolidation had not happened).
-    fn recover(&mut self, pm: &mut M) {
+    fn recover(&mut self, region: &mut PmRegion) {
+        let pm = &mut Instr::new(region);
         let mut entries = Vec::new();
         loop {
             let root = self.root(pm);
@@ -579,7 +570,7 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
         }
     }
 
-    fn check(&self, pm: &M) -> Result<(), String> {
+    fn check<M: PmMem>(&self, pm: &M) -> Result<(), String> {
         let mut entries = Vec::new();
         let mut first = self.root(pm);
         loop {
@@ -619,6 +610,46 @@ impl<M: PmMem> OrderedIndex<M> for BwTree {
     }
 }
 
+/// The framework's interface: the key as bytes, run on the instrumented view of the region
+/// (what the model sees) or, for checks and listings, on the read-only one.
+impl PmIndex for BwTree {
+    fn insert(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.insert_bytes(&mut Instr::new(pm), &b[..n], value))
+    }
+    fn lookup(&mut self, pm: &mut PmRegion, key: Key) -> Option<u64> {
+        let (b, n) = key.bytes();
+        self.lookup_bytes(&Instr::new(pm), &b[..n])
+    }
+    fn update(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.update_bytes(&mut Instr::new(pm), &b[..n], value))
+    }
+    fn delete(&mut self, pm: &mut PmRegion, key: Key) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.delete_bytes(&mut Instr::new(pm), &b[..n]))
+    }
+    fn scan(
+        &mut self,
+        pm: &mut PmRegion,
+        start: Key,
+        count: usize,
+        out: &mut Vec<(Key, u64)>,
+    ) -> PmResult<()> {
+        let (b, n) = start.bytes();
+        let got = self.scan_bytes(&Instr::new(pm), &b[..n], count);
+        out.extend(keyed(self.kind, got));
+        Ok(())
+    }
+    fn check_invariants(&self, pm: &PmRegion) -> Result<(), String> {
+        self.check(&Peek(pm))
+    }
+    fn entries(&self, pm: &PmRegion) -> Vec<(Key, u64)> {
+        let all = self.scan_bytes(&Peek(pm), &min_key(self.kind), usize::MAX);
+        keyed(self.kind, all).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::ordered::int_key;
@@ -642,19 +673,19 @@ mod tests {
     #[test]
     fn flush_counts_closed_form() {
         let mut pm = test_pm();
-        let mut t = BwTree::new(&mut pm, KeyKind::Int);
+        let mut t = BwTree::new(&mut pm, KeyType::Int);
         let d = |pm: &TestPm, b: &crate::pmindex::PmStats| {
             let x = pm.stats().minus(b);
             (x.flushes, x.fences, x.resize_flushes)
         };
         for k in 1..=7u64 {
             let b = pm.stats();
-            t.insert(&mut pm, &int_key(k), k);
+            t.insert_bytes(&mut pm, &int_key(k), k);
             let lines = if k == 1 { 1 } else { 2 };
             assert_eq!(d(&pm, &b), (lines + 1, 2, 0), "key {k}");
         }
         let b = pm.stats();
-        t.insert(&mut pm, &int_key(8), 8);
+        t.insert_bytes(&mut pm, &int_key(8), 8);
         assert_eq!(d(&pm, &b), (1 + 1 + 3 + 1, 4, 4));
         // Consolidations at 8, 16, ..., 120 entries keep one node; the one at 128 (OpenBwTree
         // splits at 128 or more) writes the 128-entry base (48 + 16 * 128 = 2096 B, 33 lines)
@@ -663,10 +694,10 @@ mod tests {
         // root: id, base (64 B, 1 line), slot, root id. Before it, the 8th delta (1 line) +
         // slot. One fence per persist.
         for k in 9..128u64 {
-            t.insert(&mut pm, &int_key(k), k);
+            t.insert_bytes(&mut pm, &int_key(k), k);
         }
         let b = pm.stats();
-        t.insert(&mut pm, &int_key(128), 128);
+        t.insert_bytes(&mut pm, &int_key(128), 128);
         assert_eq!(
             d(&pm, &b),
             (2 + 34 + 1 + 18 + 2 + 4, 13, 34 + 1 + 18 + 2 + 4)
@@ -680,23 +711,31 @@ mod tests {
         let v = t.view(&pm, left, &mut e);
         assert_eq!((v.chain, e.len(), v.high), (1, 64, 65));
         for k in 1..=6u64 {
-            assert!(t.update(&mut pm, &int_key(k), k + 1));
+            assert!(t.update_bytes(&mut pm, &int_key(k), k + 1));
         }
         let b = pm.stats();
-        assert!(t.update(&mut pm, &int_key(7), 8));
+        assert!(t.update_bytes(&mut pm, &int_key(7), 8));
         // The consolidation: the 64-entry lower half (1072 B, 17 lines) + slot.
         assert_eq!(d(&pm, &b).2, 18);
         let v = t.view(&pm, left, &mut e);
         assert_eq!((v.chain, e.len(), v.high), (0, 64, 65));
-        assert_eq!(t.lookup(&pm, &int_key(7)), Some(8));
-        assert_eq!(t.lookup(&pm, &int_key(100)), Some(100));
+        assert_eq!(t.lookup_bytes(&pm, &int_key(7)), Some(8));
+        assert_eq!(t.lookup_bytes(&pm, &int_key(100)), Some(100));
         t.check(&pm).unwrap();
     }
 
     #[test]
     fn crash_every_fence() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
-            let n = crash_test(|pm| BwTree::new(pm, kind), kind, 260, 14, 1, false);
+        for kind in [KeyType::Int, KeyType::Str] {
+            let n = crash_test(
+                |pm| BwTree::new(pm, kind),
+                BwTree::recover,
+                kind,
+                260,
+                14,
+                1,
+                false,
+            );
             assert!(n > 200, "{n} crash points");
         }
     }

@@ -25,17 +25,16 @@
 
 use std::cmp::Ordering;
 
-use super::adapter::Adapted;
 use super::ordered::{
-    cmp_stored, free_zeroed, new_record_fenced, record_bytes, record_key, Instr, KeyKind,
-    OrderedIndex, PmMem, LINE,
+    cmp_stored, free_zeroed, keyed, min_key, new_record_fenced, record_bytes, record_key, Instr,
+    Peek, PmMem, LINE,
 };
 use crate::pmindex::{
-    IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_COALESCE, OPT_NO_BLOAT,
+    IndexOptions, IndexSpec, Key, KeyType, PmIndex, PmRegion, PmResult, OPT_COALESCE, OPT_NO_BLOAT,
     OPT_XPLINE,
 };
 
-pub static SPEC: IndexSpec = IndexSpec {
+pub(crate) static SPEC: IndexSpec = IndexSpec {
     name: "fast-fair",
     about: "FAST&FAIR: B+-tree with failure-atomic shifts, readers tolerate transients",
     family: "ordered",
@@ -47,7 +46,7 @@ pub static SPEC: IndexSpec = IndexSpec {
 
 /// The original's node layout (56 B header: every fourth entry straddles two lines); what
 /// RECIPE measured. Not crash-safe under one-line evictions (see [`HDR_RECIPE`]).
-pub static SPEC_RECIPE: IndexSpec = IndexSpec {
+pub(crate) static SPEC_RECIPE: IndexSpec = IndexSpec {
     name: "fast-fair-recipe",
     about: "FAST&FAIR with the original's 56 B node header (entries straddle lines; can tear)",
     family: "ordered",
@@ -76,12 +75,9 @@ fn create_recipe(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmInde
 
 fn make(pm: &mut PmRegion, o: &IndexOptions, header_bytes: u64) -> PmResult<Box<dyn PmIndex>> {
     let cfg = config(pm, o, header_bytes);
-    let t = FastFair::new(&mut Instr::new(pm), o.key_type.into(), cfg);
+    let t = FastFair::new(&mut Instr::new(pm), o.key_type, cfg);
     Instr::new(pm).set_root(o.root_slot, t.meta());
-    Ok(Box::new(Adapted {
-        inner: t,
-        key_type: o.key_type,
-    }))
+    Ok(Box::new(t))
 }
 
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
@@ -94,23 +90,20 @@ fn recover_recipe(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmInd
 
 fn reopen(pm: &mut PmRegion, o: &IndexOptions, header_bytes: u64) -> PmResult<Box<dyn PmIndex>> {
     let cfg = config(pm, o, header_bytes);
-    let mut t = FastFair::open(Instr::new(pm).root(o.root_slot), o.key_type.into(), cfg);
-    OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
-    Ok(Box::new(Adapted {
-        inner: t,
-        key_type: o.key_type,
-    }))
+    let mut t = FastFair::open(Instr::new(pm).root(o.root_slot), o.key_type, cfg);
+    t.recover(pm);
+    Ok(Box::new(t))
 }
 
 /// Header bytes before entry 0 in `fast-fair`: entries stay within a line (correct
 /// persistence).
-pub const HDR: u64 = 32;
+pub(crate) const HDR: u64 = 32;
 /// The original's header: 49 B of fields (two pointers, level, switch counter, lock pointer,
 /// highest key, deleted flag, last index, 5 B dummy) padded to 56 B, so its entry `i` sits at
 /// `56 + 16 i`, every fourth entry straddles two lines and is flushed as two (most of its
 /// extra flushes per insert, docs/pm-index.md). A straddled entry can be torn by the eviction
 /// of one of its lines (key of the new entry, pointer of the old). `fast-fair-recipe`.
-pub const HDR_RECIPE: u64 = 56;
+pub(crate) const HDR_RECIPE: u64 = 56;
 const ENTRY: u64 = 16;
 
 /// The original's `clflush(data, len)`: a fence, every line of the range, a fence.
@@ -121,7 +114,7 @@ fn clflush<M: PmMem>(pm: &mut M, off: u64, len: u64) {
 
 /// Tonic's switches as they apply to FAST&FAIR.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FastFairConfig {
+pub(crate) struct FastFairConfig {
     /// Node size: 512 B as published; 256 B = one XPLine (Tonic's XPLine-sized nodes),
     /// allocated XPLine-aligned.
     pub node_bytes: u64,
@@ -147,8 +140,8 @@ impl Default for FastFairConfig {
 }
 
 #[derive(Clone)]
-pub struct FastFair {
-    kind: KeyKind,
+pub(crate) struct FastFair {
+    kind: KeyType,
     cfg: FastFairConfig,
     /// Persistent superblock: root pointer at +0.
     meta: u64,
@@ -167,7 +160,7 @@ impl FastFair {
         self.rk(n, i) + 8
     }
 
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyKind, cfg: FastFairConfig) -> FastFair {
+    pub(crate) fn new<M: PmMem>(pm: &mut M, kind: KeyType, cfg: FastFairConfig) -> FastFair {
         assert!(cfg.node_bytes == 512 || cfg.node_bytes == 256);
         let meta = pm.alloc(LINE, LINE);
         let t = FastFair {
@@ -184,7 +177,7 @@ impl FastFair {
     }
 
     /// Reattach to a tree whose superblock is at `meta` (same key kind and configuration).
-    pub fn open(meta: u64, kind: KeyKind, cfg: FastFairConfig) -> FastFair {
+    pub(crate) fn open(meta: u64, kind: KeyType, cfg: FastFairConfig) -> FastFair {
         FastFair {
             kind,
             cfg,
@@ -194,7 +187,7 @@ impl FastFair {
     }
 
     /// The persistent superblock (what a restart needs to find the tree).
-    pub fn meta(&self) -> u64 {
+    pub(crate) fn meta(&self) -> u64 {
         self.meta
     }
 
@@ -472,8 +465,8 @@ impl FastFair {
 
     fn key_bytes<M: PmMem>(&self, pm: &M, kw: u64) -> Vec<u8> {
         match self.kind {
-            KeyKind::Int => kw.to_be_bytes().to_vec(),
-            KeyKind::Str => record_key(pm, self.kind, kw),
+            KeyType::Int => kw.to_be_bytes().to_vec(),
+            KeyType::Str => record_key(pm, self.kind, kw),
         }
     }
 
@@ -809,12 +802,9 @@ fn set_hdr<M: PmMem>(pm: &mut M, n: u64, level: u32, sc: u8, last: i16) {
     pm.store(n + 16, w);
 }
 
-impl<M: PmMem> OrderedIndex<M> for FastFair {
-    fn kind(&self) -> KeyKind {
-        self.kind
-    }
-
-    fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+/// The operations on key bytes (`kind` bytes long), on any view of the region.
+impl FastFair {
+    fn insert_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
         let (leaf, found) = self.locate(pm, key);
         if found.is_some() {
             return false;
@@ -822,21 +812,21 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
         // Persisted with the original's clflush (fence, lines, fence), as its string keys are.
         let rec = new_record_fenced(pm, self.kind, key, value);
         let kw = match self.kind {
-            KeyKind::Int => u64::from_be_bytes(key.try_into().unwrap()),
-            KeyKind::Str => rec,
+            KeyType::Int => u64::from_be_bytes(key.try_into().unwrap()),
+            KeyType::Str => rec,
         };
         self.store(pm, leaf, kw, rec);
         true
     }
 
-    fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64> {
+    fn lookup_bytes<M: PmMem>(&self, pm: &M, key: &[u8]) -> Option<u64> {
         match self.locate(pm, key) {
             (n, Some(i)) => Some(pm.load(pm.load(self.rp(n, i)))),
             _ => None,
         }
     }
 
-    fn update(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+    fn update_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
         match self.locate(pm, key) {
             (n, Some(i)) => {
                 let rec = pm.load(self.rp(n, i));
@@ -852,13 +842,13 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
     /// redistributed with a sibling (`rebalance`). An integer key's record is freed once the
     /// removal is fenced; a string key's is kept (it may be a separator, and a stale copy
     /// past an end marker compares through it: a reused record would change its key).
-    fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool {
+    fn delete_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8]) -> bool {
         let (leaf, Some(i)) = self.locate(pm, key) else {
             return false;
         };
         let rec = pm.load(self.rp(leaf, i));
         self.remove_at(pm, leaf, i);
-        if self.kind == KeyKind::Int {
+        if self.kind == KeyType::Int {
             pm.free(rec, record_bytes(self.kind));
         }
         if leaf != self.root(pm) && self.count(pm, leaf) < self.min_entries() {
@@ -867,7 +857,7 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
         true
     }
 
-    fn scan(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
+    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
         let mut out = Vec::new();
         let mut leaf = self.find_leaf(pm, start);
         while leaf != 0 && out.len() < n {
@@ -891,7 +881,8 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
     /// child: an interrupted split, redistribution or merge; then null the pointer slots
     /// past the entries and persist them with the header. A root left without separators
     /// (crash inside a root collapse) hands the root to its child (the old one leaks).
-    fn recover(&mut self, pm: &mut M) {
+    fn recover(&mut self, region: &mut PmRegion) {
+        let pm = &mut Instr::new(region);
         let mut first = self.root(pm);
         // Low fence of each node of the current level, from the level above.
         let mut low: std::collections::HashMap<u64, u64> = Default::default();
@@ -939,7 +930,7 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
         }
     }
 
-    fn check(&self, pm: &M) -> Result<(), String> {
+    fn check<M: PmMem>(&self, pm: &M) -> Result<(), String> {
         let root = self.root(pm);
         let mut first = root;
         let mut level = hdr(pm, root).0;
@@ -1014,6 +1005,46 @@ impl<M: PmMem> OrderedIndex<M> for FastFair {
     }
 }
 
+/// The framework's interface: the key as bytes, run on the instrumented view of the region
+/// (what the model sees) or, for checks and listings, on the read-only one.
+impl PmIndex for FastFair {
+    fn insert(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.insert_bytes(&mut Instr::new(pm), &b[..n], value))
+    }
+    fn lookup(&mut self, pm: &mut PmRegion, key: Key) -> Option<u64> {
+        let (b, n) = key.bytes();
+        self.lookup_bytes(&Instr::new(pm), &b[..n])
+    }
+    fn update(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.update_bytes(&mut Instr::new(pm), &b[..n], value))
+    }
+    fn delete(&mut self, pm: &mut PmRegion, key: Key) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.delete_bytes(&mut Instr::new(pm), &b[..n]))
+    }
+    fn scan(
+        &mut self,
+        pm: &mut PmRegion,
+        start: Key,
+        count: usize,
+        out: &mut Vec<(Key, u64)>,
+    ) -> PmResult<()> {
+        let (b, n) = start.bytes();
+        let got = self.scan_bytes(&Instr::new(pm), &b[..n], count);
+        out.extend(keyed(self.kind, got));
+        Ok(())
+    }
+    fn check_invariants(&self, pm: &PmRegion) -> Result<(), String> {
+        self.check(&Peek(pm))
+    }
+    fn entries(&self, pm: &PmRegion) -> Vec<(Key, u64)> {
+        let all = self.scan_bytes(&Peek(pm), &min_key(self.kind), usize::MAX);
+        keyed(self.kind, all).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::ordered::int_key;
@@ -1021,7 +1052,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> FastFair {
+    fn tree<M: PmMem>(pm: &mut M, kind: KeyType) -> FastFair {
         FastFair::new(pm, kind, FastFairConfig::default())
     }
 
@@ -1039,8 +1070,8 @@ mod tests {
             header_bytes: HDR,
         };
         let mut pm = test_pm();
-        let mut t = FastFair::new(&mut pm, KeyKind::Int, cfg);
-        run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, 2, 4000, 2000));
+        let mut t = FastFair::new(&mut pm, KeyType::Int, cfg);
+        run_model(&mut t, &mut pm, &random_ops(KeyType::Int, 2, 4000, 2000));
     }
 
     #[test]
@@ -1053,26 +1084,26 @@ mod tests {
     #[test]
     fn flush_counts_closed_form() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         let d = |pm: &TestPm, b: &crate::pmindex::PmStats| {
             let x = pm.stats().minus(b);
             (x.flushes, x.fences, x.resize_flushes)
         };
         // Empty leaf: record (1) + line 0 (1).
         let b = pm.stats();
-        assert!(t.insert(&mut pm, &int_key(100), 1));
+        assert!(t.insert_bytes(&mut pm, &int_key(100), 1));
         assert_eq!(d(&pm, &b), (2, 4, 0));
         // Appending at the end: record + the new entry's line.
         for k in 1..6u64 {
             let b = pm.stats();
-            t.insert(&mut pm, &int_key(100 + k), 1);
+            t.insert_bytes(&mut pm, &int_key(100 + k), 1);
             assert_eq!(d(&pm, &b), (2, 4, 0), "append {k}");
         }
         // Now entries 0..6 at offsets 32..128; lines start at entries 2 and 6 (none yet at 6).
         // Inserting the smallest key shifts entries 5..0 right: entries land at 6 (a line
         // start: flush), 2 (flush), and the new entry at 0 (flush) + record = 4.
         let b = pm.stats();
-        t.insert(&mut pm, &int_key(1), 1);
+        t.insert_bytes(&mut pm, &int_key(1), 1);
         assert_eq!(d(&pm, &b), (4, 8, 0));
         assert_eq!(pm.stats().ntstores, 0);
 
@@ -1083,12 +1114,12 @@ mod tests {
         // sibling at its entry 15 (1 line); a new root flushed whole (8) and the root
         // pointer (1).
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         for k in 0..29u64 {
-            t.insert(&mut pm, &int_key(k), 1);
+            t.insert_bytes(&mut pm, &int_key(k), 1);
         }
         let b = pm.stats();
-        t.insert(&mut pm, &int_key(29), 1);
+        t.insert_bytes(&mut pm, &int_key(29), 1);
         assert_eq!(d(&pm, &b), (1 + 8 + 1 + 1 + 1 + 1 + 8 + 1, 2 * 8 + 1, 21));
     }
 
@@ -1098,9 +1129,9 @@ mod tests {
     #[test]
     fn merge_flush_counts_closed_form() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         for i in 1..=30 {
-            t.insert(&mut pm, &int_key(10 * i), i);
+            t.insert_bytes(&mut pm, &int_key(10 * i), i);
         }
         let left = pm.load(t.root(&pm));
         assert_eq!(
@@ -1108,7 +1139,7 @@ mod tests {
             (14, 16)
         );
         let b = pm.stats();
-        assert!(t.remove(&mut pm, &int_key(10)));
+        assert!(t.delete_bytes(&mut pm, &int_key(10)));
         // Shift left of 14 entries: lines 0..3 as the shift leaves them (4); staging the 16
         // appended entries from slot 13 to the node's end: lines 3..7 under one fence (5);
         // the separator out of the root (1); the first appended entry (1); the sibling
@@ -1121,7 +1152,7 @@ mod tests {
         t.check(&pm).unwrap();
     }
 
-    fn recipe_tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> FastFair {
+    fn recipe_tree<M: PmMem>(pm: &mut M, kind: KeyType) -> FastFair {
         let cfg = FastFairConfig {
             header_bytes: HDR_RECIPE,
             ..FastFairConfig::default()
@@ -1132,7 +1163,7 @@ mod tests {
     #[test]
     fn recipe_layout_model_and_standard_checks() {
         crate::pmindex::testing::standard_checks(&SPEC_RECIPE).unwrap();
-        for kind in [KeyKind::Int, KeyKind::Str] {
+        for kind in [KeyType::Int, KeyType::Str] {
             let mut pm = test_pm();
             let mut t = recipe_tree(&mut pm, kind);
             assert_eq!(t.card, 28, "the original's cardinality (512 - 56) / 16");
@@ -1145,7 +1176,7 @@ mod tests {
     #[test]
     fn recipe_layout_flush_counts_closed_form() {
         let mut pm = test_pm();
-        let mut t = recipe_tree(&mut pm, KeyKind::Int);
+        let mut t = recipe_tree(&mut pm, KeyType::Int);
         let d = |pm: &TestPm, b: &crate::pmindex::PmStats| {
             let x = pm.stats().minus(b);
             (x.flushes, x.fences)
@@ -1158,29 +1189,45 @@ mod tests {
             .enumerate()
         {
             let b = pm.stats();
-            assert!(t.insert(&mut pm, &int_key(100 + k as u64), 1));
+            assert!(t.insert_bytes(&mut pm, &int_key(100 + k as u64), 1));
             assert_eq!(d(&pm, &b), want, "append {k}");
         }
         // The smallest key shifts entries 4..0 right: only the move into entry 4 (offset
         // 120, straddling) flushes, 64 B = two lines; then the new entry 0 (56..72, two
         // lines). Record + 2 calls.
         let b = pm.stats();
-        t.insert(&mut pm, &int_key(1), 1);
+        t.insert_bytes(&mut pm, &int_key(1), 1);
         assert_eq!(d(&pm, &b), (1 + 2 + 2, 2 + 2 + 2));
         t.check(&pm).unwrap();
     }
 
     #[test]
     fn crash_every_fence() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
-            let n = crash_test(|pm| tree(pm, kind), kind, 260, 5, 1, false);
+        for kind in [KeyType::Int, KeyType::Str] {
+            let n = crash_test(
+                |pm| tree(pm, kind),
+                FastFair::recover,
+                kind,
+                260,
+                5,
+                1,
+                false,
+            );
             assert!(n > 300, "{n} crash points");
         }
     }
 
     #[test]
     fn crash_adversarial() {
-        let n = crash_test(|pm| tree(pm, KeyKind::Int), KeyKind::Int, 300, 9, 3, true);
+        let n = crash_test(
+            |pm| tree(pm, KeyType::Int),
+            FastFair::recover,
+            KeyType::Int,
+            300,
+            9,
+            3,
+            true,
+        );
         assert!(n > 100);
     }
 
@@ -1222,7 +1269,7 @@ mod tests {
     }
 
     /// `n` keys inserted in random order, then `m` random ops of which 60 % are removes.
-    fn delete_heavy(kind: KeyKind, seed: u64, n: u64, m: usize) -> Vec<Op> {
+    fn delete_heavy(kind: KeyType, seed: u64, n: u64, m: usize) -> Vec<Op> {
         use rand::seq::SliceRandom;
         use rand::Rng;
         let mut r = crate::rng::stream(seed, "fastfair.delete-heavy");
@@ -1252,7 +1299,7 @@ mod tests {
         #[test]
         fn prop_delete_heavy(seed in 0u64..1_000_000, n in 1u64..1500, m in 0usize..3000,
                              small in any::<bool>(), str_keys in any::<bool>()) {
-            let kind = if str_keys { KeyKind::Str } else { KeyKind::Int };
+            let kind = if str_keys { KeyType::Str } else { KeyType::Int };
             let cfg = if small { SMALL } else { FastFairConfig::default() };
             let mut pm = test_pm();
             let mut t = FastFair::new(&mut pm, kind, cfg);
@@ -1269,20 +1316,20 @@ mod tests {
     fn deletes_merge_nodes_and_free_memory() {
         use rand::seq::SliceRandom;
         for cfg in [FastFairConfig::default(), SMALL] {
-            for kind in [KeyKind::Int, KeyKind::Str] {
+            for kind in [KeyType::Int, KeyType::Str] {
                 let mut pm = test_pm();
                 let mut t = FastFair::new(&mut pm, kind, cfg);
                 let empty_live = pm.live_bytes();
                 let mut keys: Vec<u64> = (0..20_000).collect();
                 keys.shuffle(&mut crate::rng::stream(1, "fastfair.merge"));
                 for &k in &keys {
-                    assert!(t.insert(&mut pm, &key_of(kind, k), k));
+                    assert!(t.insert_bytes(&mut pm, &key_of(kind, k), k));
                 }
                 let full = nodes(&t, &pm);
                 let (full_live, full_frontier) = (pm.live_bytes(), pm.used_bytes());
                 // Keep one key in 20.
                 for &k in keys.iter().filter(|&&k| k % 20 != 0) {
-                    assert!(t.remove(&mut pm, &key_of(kind, k)));
+                    assert!(t.delete_bytes(&mut pm, &key_of(kind, k)));
                 }
                 t.check(&pm).unwrap();
                 assert_min_fill(&t, &pm);
@@ -1301,16 +1348,16 @@ mod tests {
                     full.len()
                 );
                 for k in (0..20_000).filter(|k| k % 20 == 0) {
-                    assert_eq!(t.lookup(&pm, &key_of(kind, k)), Some(k));
-                    assert!(t.remove(&mut pm, &key_of(kind, k)));
+                    assert_eq!(t.lookup_bytes(&pm, &key_of(kind, k)), Some(k));
+                    assert!(t.delete_bytes(&mut pm, &key_of(kind, k)));
                 }
                 t.check(&pm).unwrap();
                 let root = t.root(&pm);
                 assert_eq!(nodes(&t, &pm), vec![(0, root, 0)], "{cfg:?} {kind:?}");
                 // Only the superblock and one empty leaf stay (string keys: and the records).
                 let records = match kind {
-                    KeyKind::Int => 0,
-                    KeyKind::Str => 20_000 * record_bytes(kind),
+                    KeyType::Int => 0,
+                    KeyType::Str => 20_000 * record_bytes(kind),
                 };
                 assert_eq!(pm.live_bytes(), empty_live + records, "{cfg:?} {kind:?}");
                 // (A redistribution builds its new node before freeing the old one, so the
@@ -1321,11 +1368,11 @@ mod tests {
                     "{cfg:?} {kind:?}: {emptied_frontier} > {full_frontier}"
                 );
                 for &k in &keys {
-                    assert!(t.insert(&mut pm, &key_of(kind, k), k));
+                    assert!(t.insert_bytes(&mut pm, &key_of(kind, k), k));
                 }
                 t.check(&pm).unwrap();
                 assert_eq!(pm.live_bytes(), full_live + records, "{cfg:?} {kind:?}");
-                if kind == KeyKind::Int {
+                if kind == KeyType::Int {
                     assert_eq!(
                         pm.used_bytes(),
                         emptied_frontier,
@@ -1341,11 +1388,11 @@ mod tests {
     #[test]
     fn crash_during_merging_deletes() {
         for (cfg, kind, adversarial, stride) in [
-            (FastFairConfig::default(), KeyKind::Int, false, 1),
-            (FastFairConfig::default(), KeyKind::Str, true, 2),
-            (SMALL, KeyKind::Int, false, 1),
-            (SMALL, KeyKind::Int, true, 1),
-            (SMALL, KeyKind::Str, false, 2),
+            (FastFairConfig::default(), KeyType::Int, false, 1),
+            (FastFairConfig::default(), KeyType::Str, true, 2),
+            (SMALL, KeyType::Int, false, 1),
+            (SMALL, KeyType::Int, true, 1),
+            (SMALL, KeyType::Str, false, 2),
         ] {
             let ops: Vec<Op> = delete_heavy(kind, 7, 240, 600)
                 .into_iter()
@@ -1353,6 +1400,7 @@ mod tests {
                 .collect();
             let n = crash_test_ops(
                 |pm| FastFair::new(pm, kind, cfg),
+                FastFair::recover,
                 kind,
                 &ops,
                 11,
@@ -1381,7 +1429,15 @@ mod tests {
         ops.extend((1..=4).map(|i| Op::Insert(k(i), i)));
         ops.extend((15..=19).map(|i| Op::Remove(k(10 * i))));
         ops.push(Op::Update(k(1), 7));
-        let n = crash_test_ops(|pm| tree(pm, KeyKind::Int), KeyKind::Int, &ops, 1, 1, false);
+        let n = crash_test_ops(
+            |pm| tree(pm, KeyType::Int),
+            FastFair::recover,
+            KeyType::Int,
+            &ops,
+            1,
+            1,
+            false,
+        );
         assert!(n > 50);
     }
 

@@ -38,13 +38,14 @@
 //! a copy without the entry (a node left with one entry is replaced by it); no merging, and
 //! ancestors' heights may stay higher than needed.
 
-use super::adapter::Adapted;
 use super::ordered::{
-    new_record_fenced, record_bytes, record_key, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+    keyed, min_key, new_record_fenced, record_bytes, record_key, Instr, Peek, PmMem, LINE,
 };
-use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_XPLINE};
+use crate::pmindex::{
+    IndexOptions, IndexSpec, Key, KeyType, PmIndex, PmRegion, PmResult, OPT_XPLINE,
+};
 
-pub static SPEC: IndexSpec = IndexSpec {
+pub(crate) static SPEC: IndexSpec = IndexSpec {
     name: "p-hot",
     about: "RECIPE's P-HOT: height-optimized trie with copy-on-write nodes",
     family: "ordered",
@@ -55,35 +56,29 @@ pub static SPEC: IndexSpec = IndexSpec {
 };
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
-    let t = Hot::new(&mut Instr::new(pm), o.key_type.into(), o.opts.xpline_nodes);
+    let t = Hot::new(&mut Instr::new(pm), o.key_type, o.opts.xpline_nodes);
     Instr::new(pm).set_root(o.root_slot, t.meta());
-    Ok(Box::new(Adapted {
-        inner: t,
-        key_type: o.key_type,
-    }))
+    Ok(Box::new(t))
 }
 
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = Hot {
-        kind: o.key_type.into(),
+        kind: o.key_type,
         cases: InsertCases::default(),
         xpline_aligned: o.opts.xpline_nodes,
         meta: Instr::new(pm).root(o.root_slot),
         path: Vec::new(),
     };
-    OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
-    Ok(Box::new(Adapted {
-        inner: t,
-        key_type: o.key_type,
-    }))
+    t.recover(pm);
+    Ok(Box::new(t))
 }
 
 /// Entries per compound node.
-pub const FANOUT: usize = 32;
+pub(crate) const FANOUT: usize = 32;
 
 /// How many inserts took each of HOT's insertion cases (volatile; for tests and studies).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct InsertCases {
+pub(crate) struct InsertCases {
     pub normal: u64,
     pub leaf_pushdown: u64,
     pub parent_pull_up: u64,
@@ -92,8 +87,8 @@ pub struct InsertCases {
 }
 
 #[derive(Clone)]
-pub struct Hot {
-    kind: KeyKind,
+pub(crate) struct Hot {
+    kind: KeyType,
     pub cases: InsertCases,
     /// Allocate nodes XPLine (256 B) aligned (Tonic's `xpline_nodes`).
     xpline_aligned: bool,
@@ -423,7 +418,7 @@ fn search_node<M: PmMem>(pm: &M, n: u64, key: &KeyBits) -> (usize, Header) {
 }
 
 impl Hot {
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyKind, xpline_aligned: bool) -> Hot {
+    pub(crate) fn new<M: PmMem>(pm: &mut M, kind: KeyType, xpline_aligned: bool) -> Hot {
         let meta = pm.alloc(LINE, LINE);
         pm.store(meta, 0);
         pm.persist(meta, 8);
@@ -436,7 +431,7 @@ impl Hot {
         }
     }
 
-    pub fn meta(&self) -> u64 {
+    pub(crate) fn meta(&self) -> u64 {
         self.meta
     }
 
@@ -778,19 +773,16 @@ impl Hot {
     }
 }
 
-impl<M: PmMem> OrderedIndex<M> for Hot {
-    fn kind(&self) -> KeyKind {
-        self.kind
-    }
-
-    fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+/// The operations on key bytes (`kind` bytes long), on any view of the region.
+impl Hot {
+    fn insert_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
         let mut path = std::mem::take(&mut self.path);
         let done = self.insert_with(pm, key, value, &mut path);
         self.path = path;
         done
     }
 
-    fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64> {
+    fn lookup_bytes<M: PmMem>(&self, pm: &M, key: &[u8]) -> Option<u64> {
         let kb = KeyBits::new(key);
         let mut e = self.root(pm);
         while e != 0 && !is_leaf(e) {
@@ -801,7 +793,7 @@ impl<M: PmMem> OrderedIndex<M> for Hot {
     }
 
     /// HOT's upsert: a new record, its pointer swapped into the leaf's slot.
-    fn update(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+    fn update_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
         let mut path = std::mem::take(&mut self.path);
         let leaf = self.descend(pm, key, &mut path);
         let found = leaf != 0 && self.leaf_is(pm, leaf, key);
@@ -814,7 +806,7 @@ impl<M: PmMem> OrderedIndex<M> for Hot {
         found
     }
 
-    fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool {
+    fn delete_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8]) -> bool {
         let mut path = std::mem::take(&mut self.path);
         let leaf = self.descend(pm, key, &mut path);
         let found = leaf != 0 && self.leaf_is(pm, leaf, key);
@@ -841,7 +833,7 @@ impl<M: PmMem> OrderedIndex<M> for Hot {
         found
     }
 
-    fn scan(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
+    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
         let mut path = Vec::new();
         let leaf = self.descend(pm, start, &mut path);
         if leaf == 0 || n == 0 {
@@ -869,9 +861,9 @@ impl<M: PmMem> OrderedIndex<M> for Hot {
     /// Copy-on-write: the root word reaches a complete version; nothing to repair. What the
     /// operation in flight at the crash had written but not published, or published but not
     /// yet freed, stays allocated (leaked).
-    fn recover(&mut self, _pm: &mut M) {}
+    fn recover(&mut self, _region: &mut PmRegion) {}
 
-    fn check(&self, pm: &M) -> Result<(), String> {
+    fn check<M: PmMem>(&self, pm: &M) -> Result<(), String> {
         let root = self.root(pm);
         if root == 0 || is_leaf(root) {
             return Ok(());
@@ -882,11 +874,51 @@ impl<M: PmMem> OrderedIndex<M> for Hot {
             return Err("leaves out of order".into());
         }
         for k in &keys {
-            if self.lookup(pm, k).is_none() {
+            if self.lookup_bytes(pm, k).is_none() {
                 return Err("a leaf is unreachable by lookup".into());
             }
         }
         Ok(())
+    }
+}
+
+/// The framework's interface: the key as bytes, run on the instrumented view of the region
+/// (what the model sees) or, for checks and listings, on the read-only one.
+impl PmIndex for Hot {
+    fn insert(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.insert_bytes(&mut Instr::new(pm), &b[..n], value))
+    }
+    fn lookup(&mut self, pm: &mut PmRegion, key: Key) -> Option<u64> {
+        let (b, n) = key.bytes();
+        self.lookup_bytes(&Instr::new(pm), &b[..n])
+    }
+    fn update(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.update_bytes(&mut Instr::new(pm), &b[..n], value))
+    }
+    fn delete(&mut self, pm: &mut PmRegion, key: Key) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.delete_bytes(&mut Instr::new(pm), &b[..n]))
+    }
+    fn scan(
+        &mut self,
+        pm: &mut PmRegion,
+        start: Key,
+        count: usize,
+        out: &mut Vec<(Key, u64)>,
+    ) -> PmResult<()> {
+        let (b, n) = start.bytes();
+        let got = self.scan_bytes(&Instr::new(pm), &b[..n], count);
+        out.extend(keyed(self.kind, got));
+        Ok(())
+    }
+    fn check_invariants(&self, pm: &PmRegion) -> Result<(), String> {
+        self.check(&Peek(pm))
+    }
+    fn entries(&self, pm: &PmRegion) -> Vec<(Key, u64)> {
+        let all = self.scan_bytes(&Peek(pm), &min_key(self.kind), usize::MAX);
+        keyed(self.kind, all).collect()
     }
 }
 
@@ -898,7 +930,7 @@ mod tests {
     use crate::pmindex::PmStats;
     use rand::Rng;
 
-    fn tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> Hot {
+    fn tree<M: PmMem>(pm: &mut M, kind: KeyType) -> Hot {
         Hot::new(pm, kind, false)
     }
 
@@ -927,9 +959,9 @@ mod tests {
     #[test]
     fn replaced_versions_are_freed() {
         for (kind, xpline) in [
-            (KeyKind::Int, false),
-            (KeyKind::Str, false),
-            (KeyKind::Int, true),
+            (KeyType::Int, false),
+            (KeyType::Str, false),
+            (KeyType::Int, true),
         ] {
             let mut pm = test_pm();
             let mut t = Hot::new(&mut pm, kind, xpline);
@@ -939,7 +971,7 @@ mod tests {
                 .collect();
             let fill = |t: &mut Hot, pm: &mut TestPm| {
                 for (i, k) in keys.iter().enumerate() {
-                    assert!(t.insert(pm, k, i as u64));
+                    assert!(t.insert_bytes(pm, k, i as u64));
                     if i % 300 == 0 {
                         assert_eq!(pm.live_bytes(), reachable_bytes(t, pm), "insert {i}");
                     }
@@ -949,7 +981,7 @@ mod tests {
             let (full_live, full_frontier) = (pm.live_bytes(), pm.used_bytes());
             assert_eq!(full_live, reachable_bytes(&t, &pm));
             for k in keys.iter().step_by(3) {
-                assert!(t.update(&mut pm, k, 1));
+                assert!(t.update_bytes(&mut pm, k, 1));
             }
             assert_eq!(
                 pm.live_bytes(),
@@ -957,7 +989,7 @@ mod tests {
                 "an update swaps one record for another"
             );
             for (i, k) in keys.iter().enumerate().rev() {
-                assert!(t.remove(&mut pm, k));
+                assert!(t.delete_bytes(&mut pm, k));
                 if i % 300 == 0 {
                     assert_eq!(pm.live_bytes(), reachable_bytes(&t, &pm), "remove {i}");
                 }
@@ -978,7 +1010,7 @@ mod tests {
             );
             for _ in 0..3 {
                 for k in keys.iter().rev() {
-                    assert!(t.remove(&mut pm, k));
+                    assert!(t.delete_bytes(&mut pm, k));
                 }
                 fill(&mut t, &mut pm);
                 if xpline {
@@ -990,21 +1022,22 @@ mod tests {
                     assert_eq!(pm.used_bytes(), second);
                 }
             }
-            OrderedIndex::<TestPm>::check(&t, &pm).unwrap();
+            t.check(&pm).unwrap();
         }
     }
 
     #[test]
     fn crash_during_deletes_and_refill() {
         let mut ops: Vec<Op> = (0..150)
-            .map(|i| Op::Insert(key_of(KeyKind::Int, i * 7919 % 1000), i))
+            .map(|i| Op::Insert(key_of(KeyType::Int, i * 7919 % 1000), i))
             .collect();
-        ops.extend((0..150).map(|i| Op::Remove(key_of(KeyKind::Int, i * 7919 % 1000))));
-        ops.extend((0..60).map(|i| Op::Insert(key_of(KeyKind::Int, i), i)));
+        ops.extend((0..150).map(|i| Op::Remove(key_of(KeyType::Int, i * 7919 % 1000))));
+        ops.extend((0..60).map(|i| Op::Insert(key_of(KeyType::Int, i), i)));
         for (stride, adversarial) in [(1, false), (2, true)] {
             let n = crash_test_ops(
-                |pm| tree(pm, KeyKind::Int),
-                KeyKind::Int,
+                |pm| tree(pm, KeyType::Int),
+                Hot::recover,
+                KeyType::Int,
                 &ops,
                 8,
                 stride,
@@ -1059,8 +1092,8 @@ mod tests {
     #[test]
     fn model_xpline_and_dense_keys() {
         let mut pm = test_pm();
-        let mut t = Hot::new(&mut pm, KeyKind::Int, true);
-        run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, 4, 5000, 600));
+        let mut t = Hot::new(&mut pm, KeyType::Int, true);
+        run_model(&mut t, &mut pm, &random_ops(KeyType::Int, 4, 5000, 600));
     }
 
     #[test]
@@ -1075,11 +1108,11 @@ mod tests {
         let (mut pushdowns, mut intermediates) = (Vec::new(), 0);
         for f in patterns {
             let mut pm = test_pm();
-            let mut t = tree(&mut pm, KeyKind::Int);
+            let mut t = tree(&mut pm, KeyType::Int);
             for k in 0..5000u64 {
-                assert!(t.insert(&mut pm, &int_key(f(k)), k));
+                assert!(t.insert_bytes(&mut pm, &int_key(f(k)), k));
             }
-            OrderedIndex::<TestPm>::check(&t, &pm).unwrap();
+            t.check(&pm).unwrap();
             let h = header(&pm, t.root(&pm)).height;
             assert_eq!(h, 3, "height {h}");
             let c = t.cases;
@@ -1111,7 +1144,7 @@ mod tests {
     #[test]
     fn flush_counts_closed_form() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         // (flushes, fences, nt-stores, split flushes) since `b`.
         let c = |pm: &TestPm, b: &PmStats| {
             let d = pm.stats().minus(b);
@@ -1122,22 +1155,22 @@ mod tests {
         // persistent CAS), a child slot by a fenced nt-store.
         // Empty: record + root word.
         let b = pm.stats();
-        t.insert(&mut pm, &int_key(0), 1);
+        t.insert_bytes(&mut pm, &int_key(0), 1);
         assert_eq!(c(&pm, &b), (2, 4, 0, 0));
         // Root is a leaf: record + new 2-entry node (40 B, one line) + root word.
         let b = pm.stats();
-        t.insert(&mut pm, &int_key(1), 1);
+        t.insert_bytes(&mut pm, &int_key(1), 1);
         assert_eq!(c(&pm, &b), (3, 6, 0, 0));
         // Normal insert of entry m+1 into a non-full height-1 node: record + the copy (8 + 8
         // + pad8(m+1) + 8 (m+1) B, whole lines) + root word; 5 entries fit one line, 6 take
         // two.
         for (k, lines) in [(2u64, 1u64), (3, 1), (4, 1), (5, 2), (6, 2)] {
             let b = pm.stats();
-            t.insert(&mut pm, &int_key(k), 1);
+            t.insert_bytes(&mut pm, &int_key(k), 1);
             assert_eq!(c(&pm, &b), (2 + lines, 6, 0, 0), "key {k}");
         }
         for k in 7..32 {
-            t.insert(&mut pm, &int_key(k), 1);
+            t.insert_bytes(&mut pm, &int_key(k), 1);
         }
         let root = t.root(&pm);
         assert_eq!(header(&pm, root).count, 32);
@@ -1145,7 +1178,7 @@ mod tests {
         // (a new node) and the new leaf, held by a new 2-entry root: record + the left half's
         // lines + the new root (one line) + root word; all but the record is split work.
         let b = pm.stats();
-        t.insert(&mut pm, &int_key(32), 1);
+        t.insert_bytes(&mut pm, &int_key(32), 1);
         let root = t.root(&pm);
         let h = header(&pm, root);
         assert_eq!(h.count, 2);
@@ -1155,7 +1188,7 @@ mod tests {
         // A normal insert below the new root: the copy is published in the root's child
         // slot by a fenced nt-store: record + the copy's lines.
         let b = pm.stats();
-        t.insert(&mut pm, &int_key(33), 1);
+        t.insert_bytes(&mut pm, &int_key(33), 1);
         let right = pm.load(child_slot(root, &h, 1));
         let lines = header(&pm, right).size().div_ceil(LINE);
         assert_eq!(c(&pm, &b), (1 + lines, 6, 1, 0));
@@ -1163,15 +1196,23 @@ mod tests {
 
     #[test]
     fn crash_every_fence() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
-            let n = crash_test(|pm| tree(pm, kind), kind, 260, 6, 1, false);
+        for kind in [KeyType::Int, KeyType::Str] {
+            let n = crash_test(|pm| tree(pm, kind), Hot::recover, kind, 260, 6, 1, false);
             assert!(n > 200, "{n} crash points");
         }
     }
 
     #[test]
     fn crash_adversarial() {
-        let n = crash_test(|pm| tree(pm, KeyKind::Int), KeyKind::Int, 300, 10, 3, true);
+        let n = crash_test(
+            |pm| tree(pm, KeyType::Int),
+            Hot::recover,
+            KeyType::Int,
+            300,
+            10,
+            3,
+            true,
+        );
         assert!(n > 100);
     }
 }

@@ -29,13 +29,14 @@
 //! but whose permutation was not yet cut still lists keys >= `next.highest`: they are dropped
 //! from its permutation; an interrupted root split (a root with a `next`) gets its new root.
 
-use super::adapter::Adapted;
 use super::ordered::{
-    free_zeroed, new_record, record_key, Instr, KeyKind, OrderedIndex, PmMem, LINE,
+    free_zeroed, keyed, min_key, new_record, record_key, Instr, Peek, PmMem, LINE,
 };
-use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT};
+use crate::pmindex::{
+    IndexOptions, IndexSpec, Key, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT,
+};
 
-pub static SPEC: IndexSpec = IndexSpec {
+pub(crate) static SPEC: IndexSpec = IndexSpec {
     name: "p-masstree",
     about: "RECIPE's P-Masstree: trie of B+-trees over 8 B key slices",
     family: "ordered",
@@ -46,25 +47,19 @@ pub static SPEC: IndexSpec = IndexSpec {
 };
 
 fn create(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
-    let t = Masstree::new(&mut Instr::new(pm), o.key_type.into(), o.opts.no_bloat);
+    let t = Masstree::new(&mut Instr::new(pm), o.key_type, o.opts.no_bloat);
     Instr::new(pm).set_root(o.root_slot, t.meta);
-    Ok(Box::new(Adapted {
-        inner: t,
-        key_type: o.key_type,
-    }))
+    Ok(Box::new(t))
 }
 
 fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
     let mut t = Masstree {
-        kind: o.key_type.into(),
+        kind: o.key_type,
         no_bloat: o.opts.no_bloat,
         meta: Instr::new(pm).root(o.root_slot),
     };
-    OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
-    Ok(Box::new(Adapted {
-        inner: t,
-        key_type: o.key_type,
-    }))
+    t.recover(pm);
+    Ok(Box::new(t))
 }
 
 const WIDTH: usize = 15;
@@ -134,8 +129,8 @@ impl Perm {
 }
 
 #[derive(Clone)]
-pub struct Masstree {
-    kind: KeyKind,
+pub(crate) struct Masstree {
+    kind: KeyType,
     no_bloat: bool,
     /// Superblock: root of the first layer at +0.
     meta: u64,
@@ -149,7 +144,7 @@ fn slice(key: &[u8], depth: usize) -> u64 {
 }
 
 impl Masstree {
-    pub fn new<M: PmMem>(pm: &mut M, kind: KeyKind, no_bloat: bool) -> Masstree {
+    pub(crate) fn new<M: PmMem>(pm: &mut M, kind: KeyType, no_bloat: bool) -> Masstree {
         let meta = pm.alloc(LINE, LINE);
         let t = Masstree {
             kind,
@@ -164,7 +159,7 @@ impl Masstree {
     }
 
     fn layers(&self) -> usize {
-        self.kind.len() / 8
+        self.kind.bytes() as usize / 8
     }
 
     fn new_node<M: PmMem>(&self, pm: &mut M, level: u64) -> u64 {
@@ -267,7 +262,7 @@ impl Masstree {
             let (l, r) = self.locate(pm, root, k);
             let pos = r.ok()?;
             let s = perm(pm, l).get(pos);
-            if self.kind == KeyKind::Int {
+            if self.kind == KeyType::Int {
                 return Some((root_slot, l, s));
             }
             let v = pm.load(ev(l, s));
@@ -510,7 +505,7 @@ impl Masstree {
                     continue;
                 }
                 let exact = sk == Some(k);
-                if self.kind == KeyKind::Int {
+                if self.kind == KeyType::Int {
                     out.push((k.to_be_bytes().to_vec(), v));
                 } else if v & 1 == 1 {
                     let key = record_key(pm, self.kind, v & !1);
@@ -575,7 +570,7 @@ impl Masstree {
                 level + 1,
             );
         }
-        if self.kind == KeyKind::Str {
+        if self.kind == KeyType::Str {
             let mut l = pm.load(root_slot);
             while pm.load(l) != 0 {
                 l = pm.load(l + LEFTMOST);
@@ -616,7 +611,7 @@ impl Masstree {
                     if level > 0 && pm.load(e.1) != level - 1 {
                         return Err(format!("node {n:#x}: child at wrong level"));
                     }
-                    if level == 0 && self.kind == KeyKind::Str {
+                    if level == 0 && self.kind == KeyType::Str {
                         if e.1 & 1 == 1 {
                             let k = record_key(pm, self.kind, e.1 & !1);
                             if slice(&k, depth) != e.0 {
@@ -649,13 +644,10 @@ fn perm<M: PmMem>(pm: &M, n: u64) -> Perm {
     Perm(pm.load(n + PERM))
 }
 
-impl<M: PmMem> OrderedIndex<M> for Masstree {
-    fn kind(&self) -> KeyKind {
-        self.kind
-    }
-
-    fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
-        if self.kind == KeyKind::Int {
+/// The operations on key bytes (`kind` bytes long), on any view of the region.
+impl Masstree {
+    fn insert_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+        if self.kind == KeyType::Int {
             let k = slice(key, 0);
             let root = pm.load(self.meta);
             let (l, r) = self.locate(pm, root, k);
@@ -694,21 +686,21 @@ impl<M: PmMem> OrderedIndex<M> for Masstree {
         unreachable!("distinct fixed-length keys differ in some slice")
     }
 
-    fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64> {
+    fn lookup_bytes<M: PmMem>(&self, pm: &M, key: &[u8]) -> Option<u64> {
         let (l, s) = self.find(pm, key)?;
         let v = pm.load(ev(l, s));
-        Some(if self.kind == KeyKind::Int {
+        Some(if self.kind == KeyType::Int {
             v
         } else {
             pm.load(v & !1)
         })
     }
 
-    fn update(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
+    fn update_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool {
         let Some((l, s)) = self.find(pm, key) else {
             return false;
         };
-        let at = if self.kind == KeyKind::Int {
+        let at = if self.kind == KeyType::Int {
             ev(l, s)
         } else {
             pm.load(ev(l, s)) & !1
@@ -720,7 +712,7 @@ impl<M: PmMem> OrderedIndex<M> for Masstree {
 
     /// Permutation without the entry, flushed; a leaf losing its last entry is unlinked
     /// (`unlink_leaf`) unless it is its layer's root. Half-full nodes are not merged.
-    fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool {
+    fn delete_bytes<M: PmMem>(&mut self, pm: &mut M, key: &[u8]) -> bool {
         let Some((root_slot, l, s)) = self.find_in_layer(pm, key) else {
             return false;
         };
@@ -736,18 +728,59 @@ impl<M: PmMem> OrderedIndex<M> for Masstree {
         true
     }
 
-    fn scan(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
+    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
         let mut out = Vec::new();
         self.scan_layer(pm, pm.load(self.meta), 0, Some(start), &mut out, n);
         out
     }
 
-    fn recover(&mut self, pm: &mut M) {
+    fn recover(&mut self, region: &mut PmRegion) {
+        let pm = &mut Instr::new(region);
         self.recover_layer(pm, self.meta);
     }
 
-    fn check(&self, pm: &M) -> Result<(), String> {
+    fn check<M: PmMem>(&self, pm: &M) -> Result<(), String> {
         self.check_layer(pm, pm.load(self.meta), 0)
+    }
+}
+
+/// The framework's interface: the key as bytes, run on the instrumented view of the region
+/// (what the model sees) or, for checks and listings, on the read-only one.
+impl PmIndex for Masstree {
+    fn insert(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.insert_bytes(&mut Instr::new(pm), &b[..n], value))
+    }
+    fn lookup(&mut self, pm: &mut PmRegion, key: Key) -> Option<u64> {
+        let (b, n) = key.bytes();
+        self.lookup_bytes(&Instr::new(pm), &b[..n])
+    }
+    fn update(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.update_bytes(&mut Instr::new(pm), &b[..n], value))
+    }
+    fn delete(&mut self, pm: &mut PmRegion, key: Key) -> PmResult<bool> {
+        let (b, n) = key.bytes();
+        Ok(self.delete_bytes(&mut Instr::new(pm), &b[..n]))
+    }
+    fn scan(
+        &mut self,
+        pm: &mut PmRegion,
+        start: Key,
+        count: usize,
+        out: &mut Vec<(Key, u64)>,
+    ) -> PmResult<()> {
+        let (b, n) = start.bytes();
+        let got = self.scan_bytes(&Instr::new(pm), &b[..n], count);
+        out.extend(keyed(self.kind, got));
+        Ok(())
+    }
+    fn check_invariants(&self, pm: &PmRegion) -> Result<(), String> {
+        self.check(&Peek(pm))
+    }
+    fn entries(&self, pm: &PmRegion) -> Vec<(Key, u64)> {
+        let all = self.scan_bytes(&Peek(pm), &min_key(self.kind), usize::MAX);
+        keyed(self.kind, all).collect()
     }
 }
 
@@ -758,7 +791,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn tree<M: PmMem>(pm: &mut M, kind: KeyKind) -> Masstree {
+    fn tree<M: PmMem>(pm: &mut M, kind: KeyType) -> Masstree {
         Masstree::new(pm, kind, false)
     }
 
@@ -766,8 +799,8 @@ mod tests {
     fn model_int_and_str() {
         model_both_kinds(tree, 7, 6000);
         let mut pm = test_pm();
-        let mut t = Masstree::new(&mut pm, KeyKind::Str, true);
-        run_model(&mut t, &mut pm, &random_ops(KeyKind::Str, 8, 3000, 1000));
+        let mut t = Masstree::new(&mut pm, KeyType::Str, true);
+        run_model(&mut t, &mut pm, &random_ops(KeyType::Str, 8, 3000, 1000));
     }
 
     #[test]
@@ -778,17 +811,17 @@ mod tests {
     #[test]
     fn flush_counts_closed_form() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         // Without a split: the entry's line, then the permutation's line.
         for k in 1..=15u64 {
             let b = pm.stats().flushes;
-            t.insert(&mut pm, &int_key(k), k);
+            t.insert_bytes(&mut pm, &int_key(k), k);
             assert_eq!(pm.stats().flushes - b, 2);
         }
         // The 16th splits the root leaf: right node (304 B = 5 lines), next, left
         // permutation, new root (5 lines), root pointer, then the right permutation = 14.
         let s = pm.stats();
-        t.insert(&mut pm, &int_key(16), 16);
+        t.insert_bytes(&mut pm, &int_key(16), 16);
         let d = pm.stats().minus(&s);
         assert_eq!(d.flushes, 14);
         // All but the new key's permutation commit is split work: own + split = total.
@@ -798,13 +831,13 @@ mod tests {
     #[test]
     fn internode_splits_count_as_split_flushes() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         let (mut own, mut split, mut total) = (0, 0, 0);
         let (mut splits, mut largest) = (0, 0);
         // Ascending keys: a leaf split every 8 keys, and the root internode splits too.
         for k in 1..=400u64 {
             let s = pm.stats();
-            t.insert(&mut pm, &int_key(k), k);
+            t.insert_bytes(&mut pm, &int_key(k), k);
             let d = pm.stats().minus(&s);
             if d.resize_flushes == 0 {
                 // No split: the entry's line, then the permutation's line.
@@ -839,7 +872,7 @@ mod tests {
             let mut n = first;
             while n != 0 {
                 count += 1;
-                if pm.load(n) == 0 && t.kind == KeyKind::Str {
+                if pm.load(n) == 0 && t.kind == KeyType::Str {
                     for (_, v, _) in t.entries_of(pm, n) {
                         if v & 1 == 0 {
                             count += count_nodes(t, pm, v);
@@ -861,7 +894,7 @@ mod tests {
     fn deletes_unlink_and_free_leaves() {
         use rand::seq::SliceRandom;
         for no_bloat in [false, true] {
-            for kind in [KeyKind::Int, KeyKind::Str] {
+            for kind in [KeyType::Int, KeyType::Str] {
                 let mut pm = test_pm();
                 let mut t = Masstree::new(&mut pm, kind, no_bloat);
                 let mut keys: Vec<u64> = (0..20_000).collect();
@@ -870,7 +903,7 @@ mod tests {
                 let mut emptied = Vec::new();
                 for round in 0..3 {
                     for &k in &keys {
-                        assert!(t.insert(&mut pm, &key_of(kind, k), k));
+                        assert!(t.insert_bytes(&mut pm, &key_of(kind, k), k));
                     }
                     t.check(&pm).unwrap();
                     let now = (
@@ -883,10 +916,12 @@ mod tests {
                     }
                     keys.shuffle(&mut crate::rng::stream(4 + round, "masstree.delete"));
                     for &k in &keys {
-                        assert!(t.remove(&mut pm, &key_of(kind, k)));
+                        assert!(t.delete_bytes(&mut pm, &key_of(kind, k)));
                     }
                     t.check(&pm).unwrap();
-                    assert!(t.scan(&pm, &vec![0u8; kind.len()], usize::MAX).is_empty());
+                    assert!(t
+                        .scan_bytes(&pm, &vec![0u8; kind.bytes() as usize], usize::MAX)
+                        .is_empty());
                     let nodes = count_nodes(&t, &pm, pm.load(t.meta));
                     // Left: internal nodes and their leftmost leaves (and string-key layers'
                     // roots), about 2 in 12 of a full tree's nodes.
@@ -898,8 +933,8 @@ mod tests {
                 // the kept internal nodes grow the emptied tree by a few nodes a round
                 // (within 1% of the fill over three cycles).
                 let records = match kind {
-                    KeyKind::Int => 0,
-                    KeyKind::Str => 20_000 * super::super::ordered::record_bytes(kind),
+                    KeyType::Int => 0,
+                    KeyType::Str => 20_000 * super::super::ordered::record_bytes(kind),
                 };
                 let record_space = records / super::super::ordered::record_bytes(kind) * 64;
                 assert!(
@@ -921,38 +956,38 @@ mod tests {
     #[test]
     fn delete_flush_counts() {
         let mut pm = test_pm();
-        let mut t = tree(&mut pm, KeyKind::Int);
+        let mut t = tree(&mut pm, KeyType::Int);
         for k in 1..=16u64 {
-            t.insert(&mut pm, &int_key(k), k);
+            t.insert_bytes(&mut pm, &int_key(k), k);
         }
         // Split at 16: left leaf keeps 1..=8, right 9..=16.
         for k in 9..=15u64 {
             let b = pm.stats().flushes;
-            assert!(t.remove(&mut pm, &int_key(k)));
+            assert!(t.delete_bytes(&mut pm, &int_key(k)));
             assert_eq!(pm.stats().flushes - b, 1);
         }
         let live = pm.live_bytes();
         let b = pm.stats().flushes;
-        assert!(t.remove(&mut pm, &int_key(16)));
+        assert!(t.delete_bytes(&mut pm, &int_key(16)));
         assert_eq!(pm.stats().flushes - b, 3);
         assert_eq!(live - pm.live_bytes(), NODE);
         assert_eq!(count_nodes(&t, &pm, pm.load(t.meta)), 2);
         // The leftmost leaf is kept: emptying it is one flush per key.
         for k in 1..=8u64 {
             let b = pm.stats().flushes;
-            assert!(t.remove(&mut pm, &int_key(k)));
+            assert!(t.delete_bytes(&mut pm, &int_key(k)));
             assert_eq!(pm.stats().flushes - b, 1);
         }
         t.check(&pm).unwrap();
         for k in 1..=40u64 {
-            assert!(t.insert(&mut pm, &int_key(k), k));
+            assert!(t.insert_bytes(&mut pm, &int_key(k), k));
         }
         t.check(&pm).unwrap();
     }
 
     /// Delete-heavy: fill, then mostly deletes, so leaves empty and unlink at many crash
     /// points.
-    fn delete_heavy_ops(kind: KeyKind, n: u64) -> Vec<Op> {
+    fn delete_heavy_ops(kind: KeyType, n: u64) -> Vec<Op> {
         use rand::seq::SliceRandom;
         let mut keys: Vec<u64> = (0..n).collect();
         keys.shuffle(&mut crate::rng::stream(5, "masstree.crash"));
@@ -972,13 +1007,13 @@ mod tests {
 
     #[test]
     fn crash_delete_heavy() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
+        for kind in [KeyType::Int, KeyType::Str] {
             for no_bloat in [false, true] {
                 let ops = delete_heavy_ops(kind, 120);
                 let make = |pm: &mut Instr<&mut PmRegion>| Masstree::new(pm, kind, no_bloat);
-                let n = crash_test_ops(make, kind, &ops, 21, 1, false);
+                let n = crash_test_ops(make, Masstree::recover, kind, &ops, 21, 1, false);
                 assert!(n > 300, "{n} crash points");
-                let n = crash_test_ops(make, kind, &ops, 22, 2, true);
+                let n = crash_test_ops(make, Masstree::recover, kind, &ops, 22, 2, true);
                 assert!(n > 150, "{n} crash points");
             }
         }
@@ -990,7 +1025,7 @@ mod tests {
         #[test]
         fn prop_model_deletes(seed in 0u64..1_000_000, n in 1usize..300, space in 1u64..600) {
             use rand::Rng;
-            for kind in [KeyKind::Int, KeyKind::Str] {
+            for kind in [KeyType::Int, KeyType::Str] {
                 let mut pm = test_pm();
                 let mut t = tree(&mut pm, kind);
                 let mut r = crate::rng::stream(seed, "masstree.prop");
@@ -1008,15 +1043,31 @@ mod tests {
 
     #[test]
     fn crash_every_fence() {
-        for kind in [KeyKind::Int, KeyKind::Str] {
-            let n = crash_test(|pm| tree(pm, kind), kind, 260, 11, 1, false);
+        for kind in [KeyType::Int, KeyType::Str] {
+            let n = crash_test(
+                |pm| tree(pm, kind),
+                Masstree::recover,
+                kind,
+                260,
+                11,
+                1,
+                false,
+            );
             assert!(n > 200, "{n} crash points");
         }
     }
 
     #[test]
     fn crash_adversarial() {
-        let n = crash_test(|pm| tree(pm, KeyKind::Str), KeyKind::Str, 300, 12, 3, true);
+        let n = crash_test(
+            |pm| tree(pm, KeyType::Str),
+            Masstree::recover,
+            KeyType::Str,
+            300,
+            12,
+            3,
+            true,
+        );
         assert!(n > 100);
     }
 }

@@ -1,13 +1,12 @@
-//! The ordered indexes (FAST&FAIR, P-ART, P-Masstree, P-BwTree, P-HOT), implemented on the
-//! `pmindex` API. Each is registered in `pmindex::registry::INDEXES`.
+//! The ordered indexes (FAST&FAIR, P-ART, P-Masstree, P-BwTree, P-HOT). Each implements
+//! `PmIndex` and is registered in `pmindex::registry::INDEXES`.
 
-mod adapter;
-pub mod art;
-pub mod bwtree;
-pub mod fastfair;
-pub mod hot;
-pub mod masstree;
-pub mod ordered;
+pub(crate) mod art;
+pub(crate) mod bwtree;
+pub(crate) mod fastfair;
+pub(crate) mod hot;
+pub(crate) mod masstree;
+pub(crate) mod ordered;
 
 #[cfg(test)]
 mod tests {

@@ -1,31 +1,16 @@
 //! What the ordered indexes (FAST&FAIR, P-ART, P-Masstree, P-BwTree, P-HOT) share: keys as
-//! byte strings, out-of-line value records, the index trait. They persist through
+//! byte strings, out-of-line value records, the conversion of the framework's keys. They persist through
 //! [`PmMem`] (`pmindex/mem.rs`) on the one simulated region, `PmRegion`.
 
 use std::cmp::Ordering;
 
-pub use crate::pmindex::mem::{Instr, Peek, PmMem};
-pub use crate::pmindex::LINE;
+pub(crate) use crate::pmindex::mem::{Instr, Peek, PmMem};
+pub(crate) use crate::pmindex::LINE;
+use crate::pmindex::{Key, KeyType};
 
-/// 8 B integer keys (compared as unsigned integers) or 24 B string keys (compared as bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyKind {
-    Int,
-    Str,
-}
-
-impl KeyKind {
-    #[allow(clippy::len_without_is_empty)]
-    pub fn len(self) -> usize {
-        match self {
-            KeyKind::Int => 8,
-            KeyKind::Str => 24,
-        }
-    }
-}
-
+#[cfg(test)]
 /// An integer key as the byte string the indexes take (big-endian: byte order = numeric order).
-pub fn int_key(k: u64) -> [u8; 8] {
+pub(crate) fn int_key(k: u64) -> [u8; 8] {
     k.to_be_bytes()
 }
 
@@ -33,12 +18,12 @@ pub fn int_key(k: u64) -> [u8; 8] {
 /// a pointer to them (like RECIPE's leaf `Key` objects). An index frees one only when nothing
 /// can name it any more once its unlink is fenced (P-ART's leaves, FAST&FAIR's integer-key
 /// records); string-key records kept as separators or compared through stale copies stay.
-pub fn record_bytes(kind: KeyKind) -> u64 {
-    8 + kind.len() as u64
+pub(crate) fn record_bytes(kind: KeyType) -> u64 {
+    8 + kind.bytes()
 }
 
 /// Write and persist a value record; returns its offset.
-pub fn new_record<M: PmMem>(pm: &mut M, kind: KeyKind, key: &[u8], value: u64) -> u64 {
+pub(crate) fn new_record<M: PmMem>(pm: &mut M, kind: KeyType, key: &[u8], value: u64) -> u64 {
     let size = record_bytes(kind);
     let r = pm.alloc(size, 16);
     pm.store(r, value);
@@ -50,22 +35,27 @@ pub fn new_record<M: PmMem>(pm: &mut M, kind: KeyKind, key: &[u8], value: u64) -
 /// A value record persisted the way RECIPE's YCSB driver persists a key record before it
 /// calls the index (P-HOT's records, P-BwTree's string keys): `clflush` of the record with a
 /// fence before and after.
-pub fn new_record_fenced<M: PmMem>(pm: &mut M, kind: KeyKind, key: &[u8], value: u64) -> u64 {
+pub(crate) fn new_record_fenced<M: PmMem>(
+    pm: &mut M,
+    kind: KeyType,
+    key: &[u8],
+    value: u64,
+) -> u64 {
     pm.fence();
     new_record(pm, kind, key, value)
 }
 
-pub fn record_key<M: PmMem>(pm: &M, kind: KeyKind, rec: u64) -> Vec<u8> {
-    let mut k = vec![0u8; kind.len()];
+pub(crate) fn record_key<M: PmMem>(pm: &M, kind: KeyType, rec: u64) -> Vec<u8> {
+    let mut k = vec![0u8; kind.bytes() as usize];
     pm.load_bytes(rec + 8, &mut k);
     k
 }
 
 /// Order of two stored key words (string keys: compare the records' bytes, no allocation).
-pub fn cmp_words<M: PmMem>(pm: &M, kind: KeyKind, a: u64, b: u64) -> Ordering {
+pub(crate) fn cmp_words<M: PmMem>(pm: &M, kind: KeyType, a: u64, b: u64) -> Ordering {
     match kind {
-        KeyKind::Int => a.cmp(&b),
-        KeyKind::Str => {
+        KeyType::Int => a.cmp(&b),
+        KeyType::Str => {
             let mut kb = [0u8; 24];
             pm.load_bytes(b + 8, &mut kb);
             cmp_stored(pm, kind, a, &kb)
@@ -75,10 +65,10 @@ pub fn cmp_words<M: PmMem>(pm: &M, kind: KeyKind, a: u64, b: u64) -> Ordering {
 
 /// Compare a stored key word with a search key: for integer keys the word is the key, for
 /// string keys it points to a value record holding the key bytes.
-pub fn cmp_stored<M: PmMem>(pm: &M, kind: KeyKind, stored: u64, key: &[u8]) -> Ordering {
+pub(crate) fn cmp_stored<M: PmMem>(pm: &M, kind: KeyType, stored: u64, key: &[u8]) -> Ordering {
     match kind {
-        KeyKind::Int => stored.cmp(&u64::from_be_bytes(key.try_into().unwrap())),
-        KeyKind::Str => {
+        KeyType::Int => stored.cmp(&u64::from_be_bytes(key.try_into().unwrap())),
+        KeyType::Str => {
             let mut b = [0u8; 24];
             pm.load_bytes(stored + 8, &mut b);
             b[..].cmp(key)
@@ -89,7 +79,7 @@ pub fn cmp_stored<M: PmMem>(pm: &M, kind: KeyKind, stored: u64, key: &[u8]) -> O
 /// Free a block whose later reuse must read as durably zero (nodes that `no_bloat` publishes
 /// without flushing their all-zero lines): its nonzero lines are zeroed and flushed first.
 /// Same contract as [`PmMem::free`]: the block is already unreachable, durably.
-pub fn free_zeroed<M: PmMem>(pm: &mut M, off: u64, size: u64) {
+pub(crate) fn free_zeroed<M: PmMem>(pm: &mut M, off: u64, size: u64) {
     let mut dirty = false;
     for line in (off..off + size).step_by(LINE as usize) {
         let end = (line + LINE).min(off + size);
@@ -105,30 +95,22 @@ pub fn free_zeroed<M: PmMem>(pm: &mut M, off: u64, size: u64) {
     pm.free(off, size);
 }
 
-/// The operations every ordered index offers; keys are `kind().len()` bytes.
-pub trait OrderedIndex<M: PmMem> {
-    fn kind(&self) -> KeyKind;
-    /// Insert; false (and nothing changed) if the key is present.
-    fn insert(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool;
-    fn lookup(&self, pm: &M, key: &[u8]) -> Option<u64>;
-    /// Overwrite the value of a present key; false if absent.
-    fn update(&mut self, pm: &mut M, key: &[u8], value: u64) -> bool;
-    /// Remove; false if absent.
-    fn remove(&mut self, pm: &mut M, key: &[u8]) -> bool;
-    /// Up to `n` pairs with key >= `start`, in key order.
-    fn scan(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)>;
-    /// Bring the structure back to a consistent state after a crash (the PM image is what
-    /// reached the persistence domain).
-    fn recover(&mut self, pm: &mut M);
-    /// Structural invariants; Err says which one failed where.
-    fn check(&self, pm: &M) -> Result<(), String>;
+/// The smallest key of a kind (all zero bytes): where a scan over every entry starts.
+pub(crate) fn min_key(kind: KeyType) -> Vec<u8> {
+    vec![0u8; kind.bytes() as usize]
+}
+
+/// A tree's scan result (key bytes, value) as the framework's keys.
+pub(crate) fn keyed(kind: KeyType, pairs: Vec<(Vec<u8>, u64)>) -> impl Iterator<Item = (Key, u64)> {
+    pairs
+        .into_iter()
+        .map(move |(k, v)| (Key::from_bytes(kind, &k), v))
 }
 
 #[cfg(test)]
 pub(crate) mod testing {
     //! Shared test drivers: model-based runs against a `BTreeMap`, and the framework's crash
     //! harness (`pmindex/crash.rs`) on a tree built with any options.
-    use super::super::adapter::Adapted;
     use super::*;
     use crate::pmindex::crash::{crash_test_subject, Subject};
     use crate::pmindex::{
@@ -140,11 +122,12 @@ pub(crate) mod testing {
     use std::cell::RefCell;
     use std::collections::BTreeMap;
 
-    /// A tree driven directly (not through `PmIndex`) on an owned, instrumented region.
-    pub type TestPm = Instr<PmRegion>;
+    /// An owned, instrumented region: a tree's own tests drive it directly (key bytes) or
+    /// through `PmIndex` (`region_mut`).
+    pub(crate) type TestPm = Instr<PmRegion>;
 
     /// An empty anonymous region (64 KiB, doubling on demand).
-    pub fn test_pm() -> TestPm {
+    pub(crate) fn test_pm() -> TestPm {
         Instr::owned(PmRegion::anonymous(small_region()).expect("anonymous region"))
     }
 
@@ -156,7 +139,7 @@ pub(crate) mod testing {
     }
 
     #[derive(Debug, Clone)]
-    pub enum Op {
+    pub(crate) enum Op {
         Insert(Vec<u8>, u64),
         Update(Vec<u8>, u64),
         Remove(Vec<u8>),
@@ -164,10 +147,10 @@ pub(crate) mod testing {
         Scan(Vec<u8>, usize),
     }
 
-    pub fn key_of(kind: KeyKind, k: u64) -> Vec<u8> {
+    pub(crate) fn key_of(kind: KeyType, k: u64) -> Vec<u8> {
         match kind {
-            KeyKind::Int => int_key(k).to_vec(),
-            KeyKind::Str => {
+            KeyType::Int => int_key(k).to_vec(),
+            KeyType::Str => {
                 // 24 B keys sharing long prefixes, as string keys do.
                 let mut s = *b"user0000000000000000000\0";
                 let d = format!("{:016}", k % 10_000_000_000_000_000);
@@ -177,7 +160,7 @@ pub(crate) mod testing {
         }
     }
 
-    pub fn random_ops(kind: KeyKind, seed: u64, n: usize, key_space: u64) -> Vec<Op> {
+    pub(crate) fn random_ops(kind: KeyType, seed: u64, n: usize, key_space: u64) -> Vec<Op> {
         let mut r = rng::stream(seed, "ordered-ops");
         (0..n)
             .map(|_| {
@@ -193,58 +176,52 @@ pub(crate) mod testing {
             .collect()
     }
 
-    /// Apply `ops` to the index and a model, asserting equal answers; checks invariants at
-    /// the end (and every `check_every` ops).
-    pub fn run_model<M: PmMem, I: OrderedIndex<M>>(idx: &mut I, pm: &mut M, ops: &[Op]) {
-        let mut model: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
-        for (i, op) in ops.iter().enumerate() {
-            match op {
-                Op::Insert(k, v) => {
-                    let fresh = !model.contains_key(k);
-                    if fresh {
-                        model.insert(k.clone(), *v);
-                    }
-                    assert_eq!(idx.insert(pm, k, *v), fresh, "insert #{i}");
-                }
-                Op::Update(k, v) => {
-                    let present = model.contains_key(k);
-                    if present {
-                        model.insert(k.clone(), *v);
-                    }
-                    assert_eq!(idx.update(pm, k, *v), present, "update #{i}");
-                }
-                Op::Remove(k) => {
-                    assert_eq!(idx.remove(pm, k), model.remove(k).is_some(), "remove #{i}");
-                }
-                Op::Lookup(k) => {
-                    assert_eq!(idx.lookup(pm, k), model.get(k).copied(), "lookup #{i}")
-                }
-                Op::Scan(k, n) => {
-                    let want: Vec<(Vec<u8>, u64)> = model
-                        .range(k.clone()..)
-                        .take(*n)
-                        .map(|(k, v)| (k.clone(), *v))
-                        .collect();
-                    assert_eq!(idx.scan(pm, k, *n), want, "scan #{i}");
-                }
-            }
+    /// The framework's form of a test operation (8 B keys are integers, 24 B strings).
+    fn framework_op(op: &Op) -> fw::Op {
+        let key = |k: &[u8]| {
+            let kt = if k.len() == 8 {
+                KeyType::Int
+            } else {
+                KeyType::Str
+            };
+            Key::from_bytes(kt, k)
+        };
+        match op {
+            Op::Insert(k, v) => fw::Op::Insert(key(k), *v),
+            Op::Update(k, v) => fw::Op::Update(key(k), *v),
+            Op::Remove(k) => fw::Op::Delete(key(k)),
+            Op::Lookup(k) => fw::Op::Lookup(key(k)),
+            Op::Scan(k, n) => fw::Op::Scan(key(k), *n),
         }
-        if let Err(e) = idx.check(pm) {
+    }
+
+    /// Apply `ops` to the index (through `PmIndex`) and a model, asserting equal answers;
+    /// checks the invariants and the full contents at the end.
+    pub(crate) fn run_model<I: PmIndex>(idx: &mut I, pm: &mut TestPm, ops: &[Op]) {
+        let pm = pm.region_mut();
+        let mut model: BTreeMap<Key, u64> = BTreeMap::new();
+        for (i, op) in ops.iter().enumerate() {
+            let op = framework_op(op);
+            let got = op.apply(idx, pm).expect("operation");
+            assert_eq!(got, op.apply_model(&mut model), "{op:?} #{i}");
+        }
+        if let Err(e) = idx.check_invariants(pm) {
             panic!("invariant: {e}");
         }
-        let all = idx.scan(pm, &vec![0u8; idx.kind().len()], usize::MAX);
-        let want: Vec<(Vec<u8>, u64)> = model.into_iter().collect();
+        let mut all = idx.entries(pm);
+        all.sort();
+        let want: Vec<(Key, u64)> = model.into_iter().collect();
         assert_eq!(all, want, "final contents");
     }
 
     /// The model run every tree passes: `ops` random operations on keys below 3000, on a
     /// fresh tree of each key kind; returns the trees and their regions for further checks.
-    pub fn model_both_kinds<I: OrderedIndex<TestPm>>(
-        tree: impl Fn(&mut TestPm, KeyKind) -> I,
+    pub(crate) fn model_both_kinds<I: PmIndex>(
+        tree: impl Fn(&mut TestPm, KeyType) -> I,
         seed: u64,
         ops: usize,
     ) -> Vec<(I, TestPm)> {
-        [KeyKind::Int, KeyKind::Str]
+        [KeyType::Int, KeyType::Str]
             .into_iter()
             .map(|kind| {
                 let mut pm = test_pm();
@@ -258,8 +235,8 @@ pub(crate) mod testing {
     /// The property every tree has: any run of up to 600 random operations on int keys
     /// below a random bound (under `max_key_space`) matches the model, and `check` holds
     /// after it. `cases` runs, shrunk to the smallest failing one.
-    pub fn model_property<I: OrderedIndex<TestPm>>(
-        tree: impl Fn(&mut TestPm, KeyKind) -> I,
+    pub(crate) fn model_property<I: PmIndex>(
+        tree: impl Fn(&mut TestPm, KeyType) -> I,
         cases: u32,
         max_key_space: u64,
         check: impl Fn(&I, &TestPm),
@@ -269,8 +246,8 @@ pub(crate) mod testing {
         let inputs = (0u64..1_000_000, 1usize..600, 1u64..max_key_space);
         let result = runner.run(&inputs, |(seed, n, space)| {
             let mut pm = test_pm();
-            let mut t = tree(&mut pm, KeyKind::Int);
-            run_model(&mut t, &mut pm, &random_ops(KeyKind::Int, seed, n, space));
+            let mut t = tree(&mut pm, KeyType::Int);
+            run_model(&mut t, &mut pm, &random_ops(KeyType::Int, seed, n, space));
             check(&t, &pm);
             Ok(())
         });
@@ -279,28 +256,11 @@ pub(crate) mod testing {
         }
     }
 
-    /// The tree types the crash harness takes: usable as a `PmIndex` once built.
-    pub trait Tree:
-        for<'a> OrderedIndex<Instr<&'a mut PmRegion>>
-        + for<'a> OrderedIndex<Peek<'a>>
-        + Clone
-        + Send
-        + 'static
-    {
-    }
-    impl<T> Tree for T where
-        T: for<'a> OrderedIndex<Instr<&'a mut PmRegion>>
-            + for<'a> OrderedIndex<Peek<'a>>
-            + Clone
-            + Send
-            + 'static
-    {
-    }
-
     /// Crash-test a random insert/update/remove run of `n_ops` (see [`crash_test_ops`]).
-    pub fn crash_test<I: Tree>(
+    pub(crate) fn crash_test<I: PmIndex + Clone + 'static>(
         make: impl Fn(&mut Instr<&mut PmRegion>) -> I,
-        kind: KeyKind,
+        recover: fn(&mut I, &mut PmRegion),
+        kind: KeyType,
         n_ops: usize,
         seed: u64,
         stride: u64,
@@ -310,7 +270,7 @@ pub(crate) mod testing {
             .into_iter()
             .filter(|o| matches!(o, Op::Insert(..) | Op::Update(..) | Op::Remove(..)))
             .collect();
-        crash_test_ops(make, kind, &ops, seed, stride, adversarial)
+        crash_test_ops(make, recover, kind, &ops, seed, stride, adversarial)
     }
 
     /// The framework's crash harness on a tree from `make` (any options): a crash image at
@@ -318,54 +278,36 @@ pub(crate) mod testing {
     /// adversarial; each is recovered through the tree's own `recover` and checked (every
     /// completed operation visible, the in-flight one all or nothing, invariants, lookups,
     /// a further insert). Panics with the report on a failure; returns the images checked.
-    pub fn crash_test_ops<I: Tree>(
+    pub(crate) fn crash_test_ops<I: PmIndex + Clone + 'static>(
         make: impl Fn(&mut Instr<&mut PmRegion>) -> I,
-        kind: KeyKind,
+        recover: fn(&mut I, &mut PmRegion),
+        kind: KeyType,
         ops: &[Op],
         seed: u64,
         stride: u64,
         adversarial: bool,
     ) -> u64 {
-        let kt = match kind {
-            KeyKind::Int => KeyType::Int,
-            KeyKind::Str => KeyType::Str,
-        };
+        let kt = kind;
         // The tree as created: its volatile part (configuration, metadata offset) is what
         // recovery starts from, as an index's `recover` rebuilds it from the root slot.
         let proto: RefCell<Option<I>> = RefCell::new(None);
         let create = |pm: &mut PmRegion, _: &IndexOptions| -> PmResult<Box<dyn PmIndex>> {
             let t = make(&mut Instr::new(pm));
             *proto.borrow_mut() = Some(t.clone());
-            Ok(Box::new(Adapted {
-                inner: t,
-                key_type: kt,
-            }))
+            Ok(Box::new(t))
         };
-        let recover = |pm: &mut PmRegion, _: &IndexOptions| -> PmResult<Box<dyn PmIndex>> {
+        let reopen = |pm: &mut PmRegion, _: &IndexOptions| -> PmResult<Box<dyn PmIndex>> {
             let mut t = proto.borrow().clone().expect("created before any crash");
-            OrderedIndex::<Instr<_>>::recover(&mut t, &mut Instr::new(pm));
-            Ok(Box::new(Adapted {
-                inner: t,
-                key_type: kt,
-            }))
+            recover(&mut t, pm);
+            Ok(Box::new(t))
         };
         let subject = Subject {
             name: "tree under test",
             ordered: true,
             create: &create,
-            recover: &recover,
+            recover: &reopen,
         };
-        let key = |k: &[u8]| Key::from_bytes(kt, k);
-        let ops: Vec<fw::Op> = ops
-            .iter()
-            .map(|op| match op {
-                Op::Insert(k, v) => fw::Op::Insert(key(k), *v),
-                Op::Update(k, v) => fw::Op::Update(key(k), *v),
-                Op::Remove(k) => fw::Op::Delete(key(k)),
-                Op::Lookup(k) => fw::Op::Lookup(key(k)),
-                Op::Scan(k, n) => fw::Op::Scan(key(k), *n),
-            })
-            .collect();
+        let ops: Vec<fw::Op> = ops.iter().map(framework_op).collect();
         let capture = CrashCapture {
             probability: 1.0 / stride.max(1) as f64,
             adversarial,
