@@ -260,24 +260,42 @@ impl AccessDraw {
     ) -> Sweep {
         let mut below = memo.map(|(_, p)| below_of(p));
         let mut tested = 0;
-        let idle = pt.visit_tier(tier, false, from, end, |p| {
-            tested += 1;
-            // Ids past the workload's pages (none in its own table) were never accessed.
-            let Some(c) = cleared.get_mut(p as usize) else {
-                return false;
-            };
-            let last = *c;
-            *c = now;
-            let hot = usize::from(p >= self.hot.0 && p < self.hot.1);
-            if memo[hot].0 != last.key() {
-                memo[hot] = (
-                    last.key(),
-                    self.probability(last.time_s(self.quantum_s), hot == 1),
-                );
-                below[hot] = below_of(memo[hot].1);
+        // Pages with a clear stamp, cut where hotness changes: each piece tests one memo
+        // entry, and no page needs a bounds check.
+        let known = end.min(cleared.len() as u64).max(from);
+        let (lo, hi) = self.hot;
+        let hot_from = lo.clamp(from, known);
+        let hot_to = hi.max(lo).clamp(hot_from, known);
+        for (a, b, hot) in [
+            (from, hot_from, 0),
+            (hot_from, hot_to, 1),
+            (hot_to, known, 0),
+        ] {
+            if a >= b {
+                continue;
             }
-            accessed(rng.next_u64(), below[hot])
-        });
+            let idle = pt.visit_tier(tier, false, a, b, |p| {
+                tested += 1;
+                // SAFETY: p < b <= known <= cleared.len() (visit_tier visits ids in [a, b)).
+                let c = unsafe { cleared.get_unchecked_mut(p as usize) };
+                let last = *c;
+                *c = now;
+                if memo[hot].0 != last.key() {
+                    memo[hot] = (
+                        last.key(),
+                        self.probability(last.time_s(self.quantum_s), hot == 1),
+                    );
+                    below[hot] = below_of(memo[hot].1);
+                }
+                accessed(rng.next_u64(), below[hot])
+            });
+            if idle.is_some() {
+                return Sweep { idle, tested };
+            }
+        }
+        // Ids past the workload's pages (none in its own table) were never accessed.
+        let idle = pt.next_in_tier(tier, known, end.saturating_sub(known));
+        tested += u64::from(idle.is_some());
         Sweep { idle, tested }
     }
 
@@ -566,19 +584,21 @@ mod tests {
     }
 
     /// StatHardware's run methods mark, fault and sweep exactly as page-by-page calls do,
-    /// on a table whose tiers interleave.
+    /// on a table whose tiers interleave and which holds ids past the workload's pages.
     #[test]
     fn runs_draw_as_page_by_page_calls() {
         let spec = GupsSpec {
             working_set_bytes: 64 << 20,
             hot_set_bytes: 16 << 20,
+            hot_offset_bytes: Some(8 << 20),
             ..Default::default()
         };
         let g = Gups::new(&spec, 4096);
-        let half = g.pages * 4096 / 2 + 4096 * 64;
-        let mut pt = PageTable::first_touch(g.pages, 4096, &[half, half]).unwrap();
+        let n = g.pages + 500;
+        let half = n * 4096 / 2 + 4096 * 64;
+        let mut pt = PageTable::first_touch(n, 4096, &[half, half]).unwrap();
         let mut r = crate::rng::stream(4, "t");
-        for p in 0..g.pages {
+        for p in 0..n {
             if r.random::<f64>() < 0.4 {
                 let _ = pt.migrate(p, 1 - pt.tier(p));
             }
@@ -595,11 +615,11 @@ mod tests {
             a.mark_range(&pt, from, len, except);
             PageByPage(&mut b).mark_range(&pt, from, len, except);
             for _ in 0..4 {
-                let len = (g.pages - hand).min(3000);
+                let len = (n - hand).min(3000);
                 let sa = a.sweep_accessed(&pt, q as usize % 2, hand, len);
                 let sb = PageByPage(&mut b).sweep_accessed(&pt, q as usize % 2, hand, len);
                 assert_eq!(sa, sb, "quantum {q} from {hand}");
-                hand = sa.idle.map_or(hand + len, |p| p + 1) % g.pages;
+                hand = sa.idle.map_or(hand + len, |p| p + 1) % n;
             }
         }
         assert_eq!(a.rng.random::<u64>(), b.rng.random::<u64>());
