@@ -86,6 +86,14 @@ impl IntHistogram {
         self.moments.add(v as f64);
     }
 
+    /// Records `v` in the histogram and `exact` (the unrounded value `v` stands for) in the
+    /// moments.
+    #[inline]
+    pub fn record_exact(&mut self, v: u64, exact: f64) {
+        self.hist.saturating_record(v.max(1));
+        self.moments.add(exact);
+    }
+
     pub fn histogram(&self) -> &Histogram<u64> {
         &self.hist
     }

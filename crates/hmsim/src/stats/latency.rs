@@ -1,14 +1,15 @@
-//! Latency histogram over accepted requests only (3 significant digits, ns resolution).
+//! Latencies in ns, summarised in µs: the one distribution type ([`IntHistogram`]) with the
+//! exact running mean of the unrounded latencies.
 
-use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::Moments;
+use super::IntHistogram;
 
-pub struct LatencyHistogram {
-    hist: Histogram<u64>,
-    moments_ns: Moments,
-}
+/// 1 ns to 1 hour at 3 significant digits; longer latencies saturate at 1 hour (the mean
+/// keeps them exactly).
+const MAX_NS: u64 = 3_600_000_000_000;
+
+pub struct LatencyHistogram(IntHistogram);
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
 pub struct LatencySummary {
@@ -23,34 +24,28 @@ pub struct LatencySummary {
 
 impl Default for LatencyHistogram {
     fn default() -> Self {
-        // 1 ns to 1 hour at 3 significant digits; longer latencies saturate at 1 hour.
-        let hist = Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
-        LatencyHistogram {
-            hist,
-            moments_ns: Moments::default(),
-        }
+        LatencyHistogram(IntHistogram::new(MAX_NS))
     }
 }
 
 impl LatencyHistogram {
     #[inline]
     pub fn record_ns(&mut self, ns: f64) {
-        self.hist.saturating_record(ns.max(1.0) as u64);
-        self.moments_ns.add(ns);
+        self.0.record_exact(ns.max(1.0) as u64, ns);
     }
 
     pub fn summary(&self) -> LatencySummary {
-        let n = self.hist.len();
-        let q = |p: f64| self.hist.value_at_quantile(p) as f64 / 1e3;
+        let h = self.0.histogram();
+        let q = |p: f64| h.value_at_quantile(p) as f64 / 1e3;
         LatencySummary {
-            count: n,
+            count: h.len(),
             // Exact mean from the running sum, not the bucketed one (Little's law checks).
-            mean_us: self.moments_ns.mean() / 1e3,
+            mean_us: self.0.moments().mean() / 1e3,
             p50_us: q(0.50),
             p99_us: q(0.99),
             p999_us: q(0.999),
             p99999_us: q(0.99999),
-            max_us: self.hist.max() as f64 / 1e3,
+            max_us: h.max() as f64 / 1e3,
         }
     }
 }

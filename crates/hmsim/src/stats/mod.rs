@@ -1,5 +1,6 @@
-//! Statistics shared by every module: running moments (mean, σ), distributions with
-//! quantiles, percentiles of a sorted sample and the latency histogram.
+//! Statistics shared by every module: running moments (mean, σ), one distribution type
+//! with quantiles ([`IntHistogram`]; [`LatencyHistogram`] is its view of latencies in ns,
+//! summarised in µs) and percentiles of a sorted sample.
 
 mod distribution;
 mod latency;
