@@ -183,7 +183,7 @@ pub fn measure(w: &AllocWorkload) -> CohortStats {
     }
     let median = |v: &mut Vec<u64>| {
         v.sort_unstable();
-        v.get(v.len() / 2).copied().unwrap_or(0) as f64
+        crate::stats::nearest_rank(v, 0.5).unwrap_or(0) as f64
     };
     let all = s.allocs.max(1) as f64;
     s.handoff_fraction = handoffs as f64 / all;

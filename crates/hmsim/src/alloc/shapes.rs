@@ -263,7 +263,7 @@ pub fn fit(w: &AllocWorkload) -> Synthetic {
     let top = orders.iter().rposition(|&n| n > 0).unwrap_or(0);
     let total = allocs.max(1) as f64;
     lifetimes.sort_unstable();
-    let median = lifetimes.get(lifetimes.len() / 2).copied().unwrap_or(0) as f64;
+    let median = crate::stats::nearest_rank(&lifetimes, 0.5).unwrap_or(0) as f64;
 
     let cpus = w.cpus.max(1) as u64;
     let cohorts = measure(w);

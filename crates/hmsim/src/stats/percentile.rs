@@ -21,4 +21,14 @@ mod tests {
         assert_eq!(nearest_rank(&s, 1.0), Some(50));
         assert_eq!(nearest_rank(&[], 0.5), None);
     }
+
+    /// The median is the upper middle element, `sorted[n / 2]`, for every length (the
+    /// rank `(n − 1)/2` rounds half up).
+    #[test]
+    fn the_median_is_the_element_at_half_the_length() {
+        for n in 1..200u64 {
+            let s: Vec<u64> = (0..n).map(|i| i * 3).collect();
+            assert_eq!(nearest_rank(&s, 0.5), Some(s[n as usize / 2]), "{n}");
+        }
+    }
 }
