@@ -111,7 +111,7 @@ fn devices(device_paths: Vec<String>) -> PyResult<String> {
 #[pyo3(name = "bench", signature = (module=None, scale=1.0))]
 fn run_bench(py: Python<'_>, module: Option<String>, scale: f64) -> PyResult<String> {
     let res = py
-        .detach(move || hmsim::bench::run(module.as_deref(), scale))
+        .detach(move || hmsim::registry::run_benchmarks(module.as_deref(), scale))
         .map_err(run_err)?;
     to_json(&res)
 }

@@ -6,6 +6,7 @@ pub use crate::bench_result::BenchResult;
 use crate::device::{BlockDevice, Catalog};
 use crate::error::RunError;
 use crate::named::{Entry, Registry};
+use crate::scenario::{self, NoProgress};
 use crate::storage::{run_job, JobSpec, OpMix, Pattern};
 
 /// 4 KiB random reads at QD 16 on the STT-MRAM SSD preset, `requests` of them, one core.
@@ -167,7 +168,7 @@ fn tiering_gups_with(
          page_bytes = {page_bytes}\ntimeline = false\n{extra}"
     );
     let start = Instant::now();
-    crate::registry::run_scenario(&text, "<bench>", &[], &[])?;
+    scenario::run::<crate::tier::Tiering>(&text, "<bench>", &Catalog::builtin(), &NoProgress)?;
     let wall_s = start.elapsed().as_secs_f64();
     Ok(BenchResult {
         module: "tiering".into(),
@@ -259,7 +260,12 @@ pub fn allocators_buddy(allocs_per_thread: u64) -> Result<BenchResult, RunError>
          [workload.synthetic]\nthreads = 4\nallocs_per_thread = {allocs_per_thread}\n"
     );
     let start = Instant::now();
-    let out = crate::registry::run_scenario(&text, "<bench>", &[], &[])?;
+    let out = scenario::run::<crate::alloc::Allocators>(
+        &text,
+        "<bench>",
+        &Catalog::builtin(),
+        &NoProgress,
+    )?;
     let wall_s = start.elapsed().as_secs_f64();
     let requests = out.rows[0]
         .get("requests")
@@ -464,64 +470,35 @@ pub fn hybrid_pigz(runs: u64) -> BenchResult {
 /// The benchmarks of one module at a work `scale` (1.0: the documented sizes).
 pub type BenchGroup = fn(f64) -> Result<Vec<BenchResult>, RunError>;
 
-/// Every module's benchmarks, by module name (`hmsim bench --module NAME`).
-pub static BENCHMARKS: Registry<BenchGroup> = Registry::new(
-    "benchmark module",
-    &[
-        Entry {
-            name: "storage",
-            about: "4 KiB random reads at QD 16 on the STT-MRAM SSD",
-            make: storage_group,
-        },
-        Entry {
-            name: "pmem",
-            about: "64 B stores + clwb through caches, WPQ, XPBuffer, AIT and media",
-            make: pmem_group,
-        },
-        Entry {
-            name: "tiering",
-            about: "GUPS under HeMem, MEMTIS, TPP and a PMem tier; a trace-driven replay",
-            make: tiering_group,
-        },
-        Entry {
-            name: "allocators",
-            about: "the buddy family on a kernel-compile stream and order-0 pairs",
-            make: allocators_group,
-        },
-        Entry {
-            name: "pm-index",
-            about: "every persistent index: YCSB Load with the PMem model, natively, on threads",
-            make: pmindex_group,
-        },
-        Entry {
-            name: "numa",
-            about: "placing 3,000 GiB in 4 KiB pages under four policies",
-            make: numa_group,
-        },
-        Entry {
-            name: "hybrid",
-            about: "page-level events of pigz -d through TLBs, UMD and FTL",
-            make: hybrid_group,
-        },
-        Entry {
-            name: "trace",
-            about: "reading a native trace",
-            make: trace_group,
-        },
-    ],
+/// A module's benchmarks, as its registry entry carries them.
+pub struct Bench {
+    pub run: BenchGroup,
+    /// One line on what they measure.
+    pub about: &'static str,
+}
+
+/// Benchmarks of shared components that are no module (a module's own are in its registry
+/// entry: `registry::MODULES`), by the name `hmsim bench --module NAME` takes.
+pub static COMPONENT_BENCHMARKS: Registry<BenchGroup> = Registry::new(
+    "benchmark component",
+    &[Entry {
+        name: "trace",
+        about: "reading a native trace",
+        make: trace_group,
+    }],
 );
 
-fn storage_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+pub(crate) fn storage_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
     let requests = (5_000_000.0 * scale).max(1000.0) as u64;
     Ok(vec![storage_4k_random_qd16(requests)])
 }
 
-fn pmem_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+pub(crate) fn pmem_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
     let ops = (4_000_000.0 * scale).max(1000.0) as u64;
     Ok(vec![pmem_clwb(ops, false), pmem_clwb(ops, true)])
 }
 
-fn tiering_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+pub(crate) fn tiering_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
     let seconds = (100.0 * scale).max(1.0);
     Ok(vec![
         tiering_gups(seconds)?,
@@ -532,7 +509,7 @@ fn tiering_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
     ])
 }
 
-fn allocators_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+pub(crate) fn allocators_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
     let mut out = vec![allocators_buddy((250_000.0 * scale).max(100.0) as u64)?];
     let pairs = (5_000_000.0 * scale).max(1000.0) as u64;
     let w = crate::alloc::benchmarks::replay_stream((500_000.0 * scale).max(100.0) as u32);
@@ -550,7 +527,7 @@ fn allocators_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
     Ok(out)
 }
 
-fn pmindex_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+pub(crate) fn pmindex_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
     let n = (1_000_000.0 * scale).max(1000.0) as u64;
     let indexes = crate::pmindex::registry();
     let mut out = Vec::new();
@@ -568,7 +545,7 @@ fn pmindex_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
     Ok(out)
 }
 
-fn numa_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+pub(crate) fn numa_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
     let gib = (3000.0 * scale).max(1.0) as u64;
     Ok(["linux-default", "interleave-all", "aliusm", "memory-mode"]
         .into_iter()
@@ -576,7 +553,7 @@ fn numa_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
         .collect())
 }
 
-fn hybrid_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
+pub(crate) fn hybrid_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
     Ok(vec![hybrid_pigz((10.0 * scale).max(1.0) as u64)])
 }
 
@@ -586,38 +563,13 @@ fn trace_group(scale: f64) -> Result<Vec<BenchResult>, RunError> {
     )])
 }
 
-/// Every benchmark of `module` (or of every module for `None`); an unknown module is an
-/// error at `--module` listing the known ones.
-pub fn run(module: Option<&str>, scale: f64) -> Result<Vec<BenchResult>, RunError> {
-    let groups: Vec<&BenchGroup> = match module {
-        Some(m) => vec![BENCHMARKS.require(m, "--module", "")?],
-        None => BENCHMARKS.iter().map(|e| &e.make).collect(),
-    };
-    let mut out = Vec::new();
-    for group in groups {
-        out.extend(group(scale)?);
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn benchmark_registry_names_each_module_once_and_refuses_others() {
-        assert!(BENCHMARKS.duplicates().is_empty());
-        for m in crate::registry::module_names() {
-            assert!(BENCHMARKS.get(m).is_some(), "{m} has benchmarks");
-        }
-        let e = run(Some("nope"), 1.0).unwrap_err();
-        assert_eq!(e.file, "--module");
-        assert!(e.message.contains("allowed: storage, pmem"), "{e}");
-    }
-
-    #[test]
     fn a_small_benchmark_group_runs() {
-        let r = run(Some("storage"), 1e-4).unwrap();
+        let r = storage_group(1e-4).unwrap();
         assert_eq!(r.len(), 1);
         assert!(r[0].count >= 1000 && r[0].per_wall_second > 0.0);
     }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::bench::{self, Bench, BenchGroup, BenchResult, COMPONENT_BENCHMARKS};
 use crate::config::params::{Params, TableRef};
 use crate::config::{apply_overrides_with, line_of_key};
 use crate::device::Catalog;
@@ -35,6 +36,8 @@ pub struct Module {
     /// The root tables of its generated parameter page, and what that page's intro adds.
     pub params: fn() -> Vec<TableRef>,
     pub params_note: &'static str,
+    /// Its benchmarks (`hmsim bench --module NAME`).
+    pub bench: Option<Bench>,
 }
 
 fn param_roots<S: Scenario>() -> Vec<TableRef> {
@@ -58,23 +61,91 @@ const fn module<S: Scenario>() -> Entry<Module> {
             sweep_metrics: S::SWEEP_METRICS,
             params: param_roots::<S>,
             params_note: S::PARAMS_NOTE,
+            bench: None,
         },
     }
+}
+
+/// `entry` with its benchmarks.
+const fn benched(mut entry: Entry<Module>, run: BenchGroup, about: &'static str) -> Entry<Module> {
+    entry.make.bench = Some(Bench { run, about });
+    entry
 }
 
 /// Every module with a scenario runner, by the name a scenario's `module` key uses.
 pub static MODULES: Registry<Module> = Registry::new(
     "module",
     &[
-        module::<crate::storage::Storage>(),
-        module::<crate::pmem::Pmem>(),
-        module::<crate::tier::Tiering>(),
-        module::<crate::alloc::Allocators>(),
-        module::<crate::pmindex::PmIndexStudy>(),
-        module::<crate::numa::Numa>(),
-        module::<crate::hybrid::Hybrid>(),
+        benched(
+            module::<crate::storage::Storage>(),
+            bench::storage_group,
+            "4 KiB random reads at QD 16 on the STT-MRAM SSD",
+        ),
+        benched(
+            module::<crate::pmem::Pmem>(),
+            bench::pmem_group,
+            "64 B stores + clwb through caches, WPQ, XPBuffer, AIT and media",
+        ),
+        benched(
+            module::<crate::tier::Tiering>(),
+            bench::tiering_group,
+            "GUPS under HeMem, MEMTIS, TPP and a PMem tier; a trace-driven replay",
+        ),
+        benched(
+            module::<crate::alloc::Allocators>(),
+            bench::allocators_group,
+            "the buddy family on a kernel-compile stream and order-0 pairs",
+        ),
+        benched(
+            module::<crate::pmindex::PmIndexStudy>(),
+            bench::pmindex_group,
+            "every persistent index: YCSB Load with the PMem model, natively, on threads",
+        ),
+        benched(
+            module::<crate::numa::Numa>(),
+            bench::numa_group,
+            "placing 3,000 GiB in 4 KiB pages under four policies",
+        ),
+        benched(
+            module::<crate::hybrid::Hybrid>(),
+            bench::hybrid_group,
+            "page-level events of pigz -d through TLBs, UMD and FTL",
+        ),
     ],
 );
+
+/// Every benchmark of `module` (a module's, from its entry, or a shared component's), or
+/// of all of them for `None`; an unknown name is an error at `--module` listing the known
+/// ones.
+pub fn run_benchmarks(module: Option<&str>, scale: f64) -> Result<Vec<BenchResult>, RunError> {
+    let modules = MODULES
+        .iter()
+        .filter_map(|e| Some((e.name, e.make.bench.as_ref()?.run)));
+    let components = COMPONENT_BENCHMARKS.iter().map(|e| (e.name, e.make));
+    let all: Vec<(&str, BenchGroup)> = modules.chain(components).collect();
+    let groups: Vec<BenchGroup> = match module {
+        None => all.iter().map(|(_, g)| *g).collect(),
+        Some(m) => match all.iter().find(|(n, _)| *n == m) {
+            Some((_, g)) => vec![*g],
+            None => {
+                let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
+                return Err(RunError::config(
+                    "--module",
+                    "",
+                    format!(
+                        "unknown benchmark module '{m}'; allowed: {}",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        },
+    };
+    let mut out = Vec::new();
+    for group in groups {
+        out.extend(group(scale)?);
+    }
+    Ok(out)
+}
 
 pub fn module_names() -> Vec<&'static str> {
     MODULES.names()
@@ -363,6 +434,18 @@ mod tests {
         assert!(names.contains(&"near_latency_ns") && names.contains(&"far_latency_ns"));
         assert!(!names.iter().any(|n| n.contains("{tier}")), "{names:?}");
         assert!(out.rows[0].contains_key("far_latency_ns"));
+    }
+
+    #[test]
+    fn every_module_has_benchmarks_and_unknown_names_are_refused() {
+        for e in MODULES.iter() {
+            assert!(e.make.bench.is_some(), "{} has benchmarks", e.name);
+        }
+        let e = run_benchmarks(Some("nope"), 1.0).unwrap_err();
+        assert_eq!(e.file, "--module");
+        assert!(e.message.contains("allowed: storage, pmem"), "{e}");
+        assert!(e.message.ends_with(", trace"), "{e}");
+        assert_eq!(run_benchmarks(Some("storage"), 1e-4).unwrap().len(), 1);
     }
 
     #[test]
