@@ -27,10 +27,8 @@
 
 use std::cmp::Ordering;
 
-use super::ordered::{
-    cmp_stored, keyed, min_key, new_record_fenced, record_key, Instr, Peek, PmMem, LINE,
-};
-use crate::pmindex::{IndexOptions, IndexSpec, Key, KeyType, PmIndex, PmRegion, PmResult};
+use super::ordered::{cmp_stored, new_record_fenced, record_key, Instr, PmMem, LINE};
+use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult};
 
 pub(crate) static SPEC: IndexSpec = IndexSpec {
     name: "p-bwtree",
@@ -610,45 +608,7 @@ impl BwTree {
     }
 }
 
-/// The framework's interface: the key as bytes, run on the instrumented view of the region
-/// (what the model sees) or, for checks and listings, on the read-only one.
-impl PmIndex for BwTree {
-    fn insert(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
-        let (b, n) = key.bytes();
-        Ok(self.insert_bytes(&mut Instr::new(pm), &b[..n], value))
-    }
-    fn lookup(&mut self, pm: &mut PmRegion, key: Key) -> Option<u64> {
-        let (b, n) = key.bytes();
-        self.lookup_bytes(&Instr::new(pm), &b[..n])
-    }
-    fn update(&mut self, pm: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
-        let (b, n) = key.bytes();
-        Ok(self.update_bytes(&mut Instr::new(pm), &b[..n], value))
-    }
-    fn delete(&mut self, pm: &mut PmRegion, key: Key) -> PmResult<bool> {
-        let (b, n) = key.bytes();
-        Ok(self.delete_bytes(&mut Instr::new(pm), &b[..n]))
-    }
-    fn scan(
-        &mut self,
-        pm: &mut PmRegion,
-        start: Key,
-        count: usize,
-        out: &mut Vec<(Key, u64)>,
-    ) -> PmResult<()> {
-        let (b, n) = start.bytes();
-        let got = self.scan_bytes(&Instr::new(pm), &b[..n], count);
-        out.extend(keyed(self.kind, got));
-        Ok(())
-    }
-    fn check_invariants(&self, pm: &PmRegion) -> Result<(), String> {
-        self.check(&Peek(pm))
-    }
-    fn entries(&self, pm: &PmRegion) -> Vec<(Key, u64)> {
-        let all = self.scan_bytes(&Peek(pm), &min_key(self.kind), usize::MAX);
-        keyed(self.kind, all).collect()
-    }
-}
+super::ordered::tree_index!(BwTree);
 
 #[cfg(test)]
 mod tests {

@@ -107,6 +107,92 @@ pub(crate) fn keyed(kind: KeyType, pairs: Vec<(Vec<u8>, u64)>) -> impl Iterator<
         .map(move |(k, v)| (Key::from_bytes(kind, &k), v))
 }
 
+/// `impl PmIndex` for a tree: the framework's keys as bytes, every operation run on the
+/// instrumented view of the region (what the model sees), checks and listings on the
+/// read-only one. The tree has a `kind: KeyType` field and the byte-key methods
+/// `insert_bytes`, `lookup_bytes`, `update_bytes`, `delete_bytes`, `scan_bytes` and `check`,
+/// generic over the view (`PmMem`).
+macro_rules! tree_index {
+    ($tree:ty) => {
+        impl $crate::pmindex::PmIndex for $tree {
+            fn insert(
+                &mut self,
+                pm: &mut $crate::pmindex::PmRegion,
+                key: $crate::pmindex::Key,
+                value: u64,
+            ) -> $crate::pmindex::PmResult<bool> {
+                let (b, n) = key.bytes();
+                Ok(self.insert_bytes(
+                    &mut $crate::pmindex::trees::ordered::Instr::new(pm),
+                    &b[..n],
+                    value,
+                ))
+            }
+            fn lookup(
+                &mut self,
+                pm: &mut $crate::pmindex::PmRegion,
+                key: $crate::pmindex::Key,
+            ) -> Option<u64> {
+                let (b, n) = key.bytes();
+                self.lookup_bytes(&$crate::pmindex::trees::ordered::Instr::new(pm), &b[..n])
+            }
+            fn update(
+                &mut self,
+                pm: &mut $crate::pmindex::PmRegion,
+                key: $crate::pmindex::Key,
+                value: u64,
+            ) -> $crate::pmindex::PmResult<bool> {
+                let (b, n) = key.bytes();
+                Ok(self.update_bytes(
+                    &mut $crate::pmindex::trees::ordered::Instr::new(pm),
+                    &b[..n],
+                    value,
+                ))
+            }
+            fn delete(
+                &mut self,
+                pm: &mut $crate::pmindex::PmRegion,
+                key: $crate::pmindex::Key,
+            ) -> $crate::pmindex::PmResult<bool> {
+                let (b, n) = key.bytes();
+                Ok(self.delete_bytes(
+                    &mut $crate::pmindex::trees::ordered::Instr::new(pm),
+                    &b[..n],
+                ))
+            }
+            fn scan(
+                &mut self,
+                pm: &mut $crate::pmindex::PmRegion,
+                start: $crate::pmindex::Key,
+                count: usize,
+                out: &mut Vec<($crate::pmindex::Key, u64)>,
+            ) -> $crate::pmindex::PmResult<()> {
+                let (b, n) = start.bytes();
+                let got = self.scan_bytes(
+                    &$crate::pmindex::trees::ordered::Instr::new(pm),
+                    &b[..n],
+                    count,
+                );
+                out.extend($crate::pmindex::trees::ordered::keyed(self.kind, got));
+                Ok(())
+            }
+            fn check_invariants(&self, pm: &$crate::pmindex::PmRegion) -> Result<(), String> {
+                self.check(&$crate::pmindex::trees::ordered::Peek(pm))
+            }
+            fn entries(&self, pm: &$crate::pmindex::PmRegion) -> Vec<($crate::pmindex::Key, u64)> {
+                let start = $crate::pmindex::trees::ordered::min_key(self.kind);
+                let all = self.scan_bytes(
+                    &$crate::pmindex::trees::ordered::Peek(pm),
+                    &start,
+                    usize::MAX,
+                );
+                $crate::pmindex::trees::ordered::keyed(self.kind, all).collect()
+            }
+        }
+    };
+}
+pub(crate) use tree_index;
+
 #[cfg(test)]
 pub(crate) mod testing {
     //! Shared test drivers: model-based runs against a `BTreeMap`, and the framework's crash
