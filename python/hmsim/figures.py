@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -324,19 +325,32 @@ def column_units(module: str = "") -> dict[str, str]:
     return units
 
 
-# Units of scenario keys that are no result column, by the key's last token.
-_KEY_SUFFIX_UNITS = {
-    "ns": "ns", "us": "µs", "ms": "ms", "s": "s", "bytes": "B", "mib": "MiB", "gib": "GiB", "gb": "GB",
-    "kib": "KiB", "c": "°C", "w": "W", "hz": "Hz", "pct": "%",
-}  # fmt: skip
-_UNIT_DISPLAY = {"us": "µs"}
 _ACRONYMS = {"wa": "WA", "dram": "DRAM", "pmem": "PMem", "cpu": "CPU", "epf": "EPF", "cov": "CoV", "qd": "QD"}
+
+
+@functools.cache
+def unit_suffixes() -> list[tuple[str, str]]:
+    """The core's one vocabulary of units, `(suffix, unit)`, longest suffix first: a key or
+    column named `..._<suffix>` is in that unit."""
+    import json
+
+    from hmsim import _core
+
+    pairs = [(s, u) for s, u in json.loads(_core.unit_suffixes())]
+    return sorted(pairs, key=lambda p: -len(p[0]))
+
+
+def suffix_unit(name: str) -> str:
+    """The unit `name`'s suffix states ("" if none): `bandwidth_gb_s` -> "GB/s"."""
+    name = name.lower()
+    return next((u for s, u in unit_suffixes() if name == s or name.endswith("_" + s)), "")
 
 
 def _unit_tokens(unit: str) -> list[str]:
     """How a unit is spelled at the end of a column name: "MiB/s" -> ["mib", "s"], "B" -> ["bytes"]."""
-    if unit == "B":
-        return ["bytes"]
+    spelled = next((s for s, u in unit_suffixes() if u == unit), None)
+    if spelled is not None:
+        return spelled.split("_")
     return [t for t in unit.lower().replace("µ", "u").replace("/", " ").replace(" ", "_").split("_") if t]
 
 
@@ -347,11 +361,11 @@ def axis_label(column: str, units: dict[str, str]) -> str:
     leaf = column.rsplit(".", 1)[-1]
     unit = units.get(column) or units.get(leaf)
     tokens = leaf.split("_")
-    if unit is None and len(tokens) > 1:
-        unit = _KEY_SUFFIX_UNITS.get(tokens[-1].lower(), "")
+    if unit is None:
+        unit = suffix_unit(leaf)
     unit = unit or ""
     if column != leaf:  # a key path names the scenario key: keep it as written
-        return f"{column} ({_UNIT_DISPLAY.get(unit, unit)})" if unit else column
+        return f"{column} ({unit})" if unit else column
     ut = _unit_tokens(unit)
     for k in range(len(ut), 0, -1):
         if len(tokens) > k and [t.lower() for t in tokens[-k:]] == ut[:k]:
@@ -363,7 +377,7 @@ def axis_label(column: str, units: dict[str, str]) -> str:
     name = " ".join(_ACRONYMS.get(t, t) for t in tokens)
     if not unit or (unit.startswith("1/") and "per" in tokens):
         return name
-    return f"{name} ({_UNIT_DISPLAY.get(unit, unit)})"
+    return f"{name} ({unit})"
 
 
 def sweep_figures(

@@ -389,6 +389,13 @@ fn schema() -> PyResult<String> {
     to_json(&hmsim::registry::schema())
 }
 
+/// The one vocabulary of units as JSON pairs `[suffix, unit]`: a key or column named
+/// `..._<suffix>` is in that unit.
+#[pyfunction]
+fn unit_suffixes() -> PyResult<String> {
+    to_json(&hmsim::units::UNIT_SUFFIXES)
+}
+
 /// Names of the modules a scenario can name in `module = "..."`.
 #[pyfunction]
 fn module_names() -> Vec<&'static str> {
@@ -422,6 +429,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(module_names, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(unit_suffixes, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_class::<PyCancel>()?;

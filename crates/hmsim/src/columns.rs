@@ -106,11 +106,11 @@ pub const fn concat_columns<const N: usize>(parts: &[&[Column]]) -> [Column; N] 
 ///     /// One run of a job.
 ///     pub struct JobRow {
 ///         device: String ["", "catalog device name"],
-///         bandwidth_gb_s: f64 ["GB/s", "achieved bandwidth"],
+///         bandwidth_gb_s: f64 ["", "achieved bandwidth"],
 ///         counts: Counts [flatten],
 ///         #[serde(skip_serializing_if = "Option::is_none")]
-///         p99_us: Option<f64> ["us", "99th percentile latency"],
-///         wall_s: f64 ["s", "host wall-clock time", measured],
+///         p99_us: Option<f64> ["", "99th percentile latency"],
+///         wall_s: f64 ["", "host wall-clock time", measured],
 ///     }
 /// }
 /// use hmsim::scenario::ResultRow;
@@ -155,7 +155,7 @@ macro_rules! result_row {
             [$($fields)* $(#[$fmeta])* #[doc = $doc] pub $field: $ty,]
             [$($parts)* &[$crate::columns::Column {
                 name: stringify!($field),
-                unit: $unit,
+                unit: $crate::units::unit_of(stringify!($field), $unit),
                 dtype: <$ty as $crate::columns::ColumnType>::DTYPE,
                 nullable: <$ty as $crate::columns::ColumnType>::NULLABLE,
                 measured: $crate::result_row!(@measured $($flag)?),

@@ -87,11 +87,11 @@ result_row! {
     pub struct QueueRow {
         device: String ["", "catalog device"],
         utilization: f64 ["", "offered load"],
-        service_ns: f64 ["ns", "mean service time: the device's read latency"],
-        mean_latency_ns: f64 ["ns", "simulated mean time in system"],
-        p99_latency_ns: f64 ["ns", "simulated 99th percentile time in system"],
-        mm1_mean_latency_ns: f64 ["ns", "closed-form M/M/1 mean time in system"],
-        mm1_p99_latency_ns: f64 ["ns", "closed-form M/M/1 99th percentile"],
+        service_ns: f64 ["", "mean service time: the device's read latency"],
+        mean_latency_ns: f64 ["", "simulated mean time in system"],
+        p99_latency_ns: f64 ["", "simulated 99th percentile time in system"],
+        mm1_mean_latency_ns: f64 ["", "closed-form M/M/1 mean time in system"],
+        mm1_p99_latency_ns: f64 ["", "closed-form M/M/1 99th percentile"],
     }
 }
 

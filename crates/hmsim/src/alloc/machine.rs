@@ -22,31 +22,31 @@ crate::params! {
     pub struct AllocMachine {
         pub cores: u32 = 8 => range(1, super::MAX_CPUS as u32), "cores",
             "Cores; threads beyond this share cores (time-sliced), per-CPU lists belong to cores.";
-        pub l1_bytes: u64 = 32 << 10 => any, "bytes",
+        pub l1_bytes: u64 = 32 << 10 => any, "",
             "Per-core L1 data cache: 64 × ways × a power of two sets.";
         pub l1_ways: usize = 8 => range(1, 64), "", "L1 associativity.";
-        pub l2_bytes: u64 = 256 << 10 => any, "bytes",
+        pub l2_bytes: u64 = 256 << 10 => any, "",
             "Per-core L2: 64 × ways × a power of two sets.";
         pub l2_ways: usize = 8 => range(1, 64), "", "L2 associativity.";
-        pub llc_bytes: u64 = 8 << 20 => any, "bytes",
+        pub llc_bytes: u64 = 8 << 20 => any, "",
             "One LLC shared by every core: 64 × ways × a power of two sets.";
         pub llc_ways: usize = 16 => range(1, 64), "", "LLC associativity.";
-        pub l1_cycles: u64 = 4 => range(0, 100_000), "cycles",
+        pub l1_cycles: u64 = 4 => range(0, 100_000), "",
             "Load-to-use latency of a line found in the core's L1.";
-        pub l2_cycles: u64 = 10 => range(0, 100_000), "cycles",
+        pub l2_cycles: u64 = 10 => range(0, 100_000), "",
             "Load-to-use latency of a line found in the core's L2.";
-        pub llc_cycles: u64 = 40 => range(0, 100_000), "cycles",
+        pub llc_cycles: u64 = 40 => range(0, 100_000), "",
             "Load-to-use latency of a line found in the shared LLC.";
-        pub cross_core_cycles: u64 = 75 => range(0, 100_000), "cycles",
+        pub cross_core_cycles: u64 = 75 => range(0, 100_000), "",
             "A line held (last written) in another core's private cache.";
-        pub dram_cycles: u64 = 144 => range(0, 100_000), "cycles", "A line from DRAM.";
+        pub dram_cycles: u64 = 144 => range(0, 100_000), "", "A line from DRAM.";
         pub adjacent_line_prefetch: bool = true => any, "",
             "A DRAM miss also brings the other line of its 128-byte pair into the core's L2.";
         pub zero_pages: bool = true => any, "",
             "The application zeroes every page it is handed (64 stores per 4 KiB page, through the caches) before its next request.";
         pub app_lines_per_request: u32 = 0 => range(0, 1 << 20), "lines",
             "Further application lines touched between two requests of a core (random lines of `app_footprint_bytes`): cache pollution by the application's own work.";
-        pub app_footprint_bytes: u64 = 64 << 20 => range(4096, 1 << 40), "bytes",
+        pub app_footprint_bytes: u64 = 64 << 20 => range(4096, 1 << 40), "",
             "The application's memory the lines of `app_lines_per_request` are drawn from.";
     }
 }

@@ -27,17 +27,17 @@ result_row! {
         frees: u64 ["requests", "frees"],
         failures: u64 ["requests", "failed allocations"],
         cores: u32 ["cores", "modelled cores"],
-        mean_cycles: f64 ["cycles", "mean cost of a memory request (allocations and frees)"],
-        std_cycles: f64 ["cycles", "σ of the request cost"],
-        p50_cycles: u64 ["cycles", "median request cost"],
-        p99_cycles: u64 ["cycles", "99th percentile request cost"],
-        p999_cycles: u64 ["cycles", "99.9th percentile request cost"],
-        alloc_mean_cycles: f64 ["cycles", "mean allocation cost"],
-        alloc_std_cycles: f64 ["cycles", "σ of the allocation cost"],
-        alloc_p99_cycles: u64 ["cycles", "99th percentile allocation cost"],
-        free_mean_cycles: f64 ["cycles", "mean free cost"],
-        free_std_cycles: f64 ["cycles", "σ of the free cost"],
-        free_p99_cycles: u64 ["cycles", "99th percentile free cost"],
+        mean_cycles: f64 ["", "mean cost of a memory request (allocations and frees)"],
+        std_cycles: f64 ["", "σ of the request cost"],
+        p50_cycles: u64 ["", "median request cost"],
+        p99_cycles: u64 ["", "99th percentile request cost"],
+        p999_cycles: u64 ["", "99.9th percentile request cost"],
+        alloc_mean_cycles: f64 ["", "mean allocation cost"],
+        alloc_std_cycles: f64 ["", "σ of the allocation cost"],
+        alloc_p99_cycles: u64 ["", "99th percentile allocation cost"],
+        free_mean_cycles: f64 ["", "mean free cost"],
+        free_std_cycles: f64 ["", "σ of the free cost"],
+        free_p99_cycles: u64 ["", "99th percentile free cost"],
         alloc_count_max: u32 ["allocations", "allocations of the most allocated frame"],
         alloc_count_mean: f64 ["allocations", "mean allocations per frame"],
         alloc_count_max_over_mean: f64 ["", "max / mean allocations per frame"],
@@ -45,7 +45,7 @@ result_row! {
         frames_touched: u64 ["frames", "frames allocated at least once"],
         lifetime_runs: f64 ["runs", "runs of the workload until the hottest frame wears out"],
         lifetime_ideal_runs: f64 ["runs", "the same with perfectly even wear"],
-        lifetime_years: Option<f64> ["years", "lifetime in years of back-to-back runs"],
+        lifetime_years: Option<f64> ["", "lifetime in years of back-to-back runs"],
         lifetime_start_gap_runs: Option<f64> ["runs", "lifetime under Start-Gap wear levelling"],
         lifetime_start_gap_random_runs: Option<f64> ["runs", "lifetime under randomized Start-Gap"],
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -53,7 +53,7 @@ result_row! {
         #[serde(skip_serializing_if = "Option::is_none")]
         contended_locks: Option<u64> ["locks", "acquisitions that waited (model only)"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        lock_wait_cycles: Option<u64> ["cycles", "cycles waited for locks (model only)"],
+        lock_wait_cycles: Option<u64> ["", "cycles waited for locks (model only)"],
         #[serde(skip_serializing_if = "Option::is_none")]
         list_ops_per_request: Option<Option<f64>> ["operations", "free-list operations per request (model only)"],
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -107,67 +107,67 @@ result_row! {
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order0_success_rate: Option<Option<f64>> ["", "share of order-0 probes that succeeded"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        probe_order0_mean_cycles: Option<f64> ["cycles", "mean cost of an order-0 probe"],
+        probe_order0_mean_cycles: Option<f64> ["", "mean cost of an order-0 probe"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order1_free_blocks: Option<u64> ["blocks", "free order-1 blocks after the run (probed orders)"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order1_success_rate: Option<Option<f64>> ["", "share of order-1 probes that succeeded"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        probe_order1_mean_cycles: Option<f64> ["cycles", "mean cost of an order-1 probe"],
+        probe_order1_mean_cycles: Option<f64> ["", "mean cost of an order-1 probe"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order2_free_blocks: Option<u64> ["blocks", "free order-2 blocks after the run (probed orders)"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order2_success_rate: Option<Option<f64>> ["", "share of order-2 probes that succeeded"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        probe_order2_mean_cycles: Option<f64> ["cycles", "mean cost of an order-2 probe"],
+        probe_order2_mean_cycles: Option<f64> ["", "mean cost of an order-2 probe"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order3_free_blocks: Option<u64> ["blocks", "free order-3 blocks after the run (probed orders)"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order3_success_rate: Option<Option<f64>> ["", "share of order-3 probes that succeeded"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        probe_order3_mean_cycles: Option<f64> ["cycles", "mean cost of an order-3 probe"],
+        probe_order3_mean_cycles: Option<f64> ["", "mean cost of an order-3 probe"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order4_free_blocks: Option<u64> ["blocks", "free order-4 blocks after the run (probed orders)"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order4_success_rate: Option<Option<f64>> ["", "share of order-4 probes that succeeded"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        probe_order4_mean_cycles: Option<f64> ["cycles", "mean cost of an order-4 probe"],
+        probe_order4_mean_cycles: Option<f64> ["", "mean cost of an order-4 probe"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order5_free_blocks: Option<u64> ["blocks", "free order-5 blocks after the run (probed orders)"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order5_success_rate: Option<Option<f64>> ["", "share of order-5 probes that succeeded"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        probe_order5_mean_cycles: Option<f64> ["cycles", "mean cost of an order-5 probe"],
+        probe_order5_mean_cycles: Option<f64> ["", "mean cost of an order-5 probe"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order6_free_blocks: Option<u64> ["blocks", "free order-6 blocks after the run (probed orders)"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order6_success_rate: Option<Option<f64>> ["", "share of order-6 probes that succeeded"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        probe_order6_mean_cycles: Option<f64> ["cycles", "mean cost of an order-6 probe"],
+        probe_order6_mean_cycles: Option<f64> ["", "mean cost of an order-6 probe"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order7_free_blocks: Option<u64> ["blocks", "free order-7 blocks after the run (probed orders)"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order7_success_rate: Option<Option<f64>> ["", "share of order-7 probes that succeeded"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        probe_order7_mean_cycles: Option<f64> ["cycles", "mean cost of an order-7 probe"],
+        probe_order7_mean_cycles: Option<f64> ["", "mean cost of an order-7 probe"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order8_free_blocks: Option<u64> ["blocks", "free order-8 blocks after the run (probed orders)"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order8_success_rate: Option<Option<f64>> ["", "share of order-8 probes that succeeded"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        probe_order8_mean_cycles: Option<f64> ["cycles", "mean cost of an order-8 probe"],
+        probe_order8_mean_cycles: Option<f64> ["", "mean cost of an order-8 probe"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order9_free_blocks: Option<u64> ["blocks", "free order-9 blocks after the run (probed orders)"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order9_success_rate: Option<Option<f64>> ["", "share of order-9 probes that succeeded"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        probe_order9_mean_cycles: Option<f64> ["cycles", "mean cost of an order-9 probe"],
+        probe_order9_mean_cycles: Option<f64> ["", "mean cost of an order-9 probe"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order10_free_blocks: Option<u64> ["blocks", "free order-10 blocks after the run (probed orders)"],
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_order10_success_rate: Option<Option<f64>> ["", "share of order-10 probes that succeeded"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        probe_order10_mean_cycles: Option<f64> ["cycles", "mean cost of an order-10 probe"],
+        probe_order10_mean_cycles: Option<f64> ["", "mean cost of an order-10 probe"],
         trace_skipped_frees: u64 ["requests", "trace frees of blocks never allocated, skipped"],
         trace_order_mismatch_frees: u64 ["requests", "trace frees at another order than their allocation"],
         trace_allocs_over_live: u64 ["requests", "trace allocations of a block still live"],
@@ -275,7 +275,7 @@ result_row! {
         allocator: String ["", "allocator with its batch size"],
         source: &'static str ["", "model or real"],
         quantile: f64 ["", "quantile"],
-        cycles: u64 ["cycles", "request cost at the quantile"],
+        cycles: u64 ["", "request cost at the quantile"],
     }
 }
 

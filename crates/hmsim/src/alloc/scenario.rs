@@ -27,7 +27,7 @@ crate::params! {
         // pages) needs under 1 GB.
         pub frames: u64 = 1 << 18 => range(1, 1 << 25), "frames",
             "Frames (4 KiB pages) in the simulated array.";
-        pub cpu_ghz: f64 = 2.4 => range(0.1, 100.0), "GHz",
+        pub cpu_ghz: f64 = 2.4 => range(0.1, 100.0), "",
             "Converts request timestamps (ns) to modelled cycles.";
         pub probe_orders: Vec<u8> = vec![3, 9] => any, "",
             "Orders probed after the run (fragmentation), each 0 to the maximum order.";

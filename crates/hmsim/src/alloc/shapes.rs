@@ -142,19 +142,19 @@ crate::params! {
         pub burst_allocs_mean: Option<f64> = None => any, "allocations",
             "Mean allocations per burst (geometric). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub burst_gap_ns: Option<f64> = None => any, "ns",
+        pub burst_gap_ns: Option<f64> = None => any, "",
             "Mean gap between allocations inside a burst (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub idle_gap_ns: Option<f64> = None => any, "ns",
+        pub idle_gap_ns: Option<f64> = None => any, "",
             "Mean gap between bursts (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub short_lived_fraction: Option<f64> = None => any, "",
             "Fraction of blocks with the short lifetime. Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub short_life_ns: Option<f64> = None => any, "ns",
+        pub short_life_ns: Option<f64> = None => any, "",
             "Mean short lifetime (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub long_life_ns: Option<f64> = None => any, "ns",
+        pub long_life_ns: Option<f64> = None => any, "",
             "Mean long lifetime (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub cohorts: Option<bool> = None => any, "",
@@ -163,10 +163,10 @@ crate::params! {
         pub cohort_fraction: Option<f64> = None => any, "",
             "Probability that a block joins its burst's cohort. Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub cohort_free_gap_ns: Option<f64> = None => any, "ns",
+        pub cohort_free_gap_ns: Option<f64> = None => any, "",
             "Mean gap between consecutive frees of a cohort (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub cohort_short_life_ns: Option<f64> = None => any, "ns",
+        pub cohort_short_life_ns: Option<f64> = None => any, "",
             "Mean short lifetime of a cohort, from its first allocation to its first free (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub cohort_bursts_mean: Option<f64> = None => any, "bursts",
@@ -175,7 +175,7 @@ crate::params! {
         pub handoff_fraction: Option<f64> = None => any, "",
             "Fraction of blocks freed once their thread's next allocation is made (a replaced buffer); they join no cohort. Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub handoff_gap_ns: Option<f64> = None => any, "ns",
+        pub handoff_gap_ns: Option<f64> = None => any, "",
             "Mean time from the replacement's allocation to the free (exponential). Default: the shape's preset (docs/allocators.md); checked after the preset is applied.";
     }
 }

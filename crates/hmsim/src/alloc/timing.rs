@@ -15,17 +15,17 @@ crate::params! {
     /// Westmere-class core (sources in `docs/allocators.md`); override in `[cost]`.
     #[derive(Debug, Clone, Copy, PartialEq)]
     pub struct CostTable {
-        pub call_cycles: u64 = 20 => range(0, 1_000_000), "cycles",
+        pub call_cycles: u64 = 20 => range(0, 1_000_000), "",
             "Entering the allocator (call, argument and GFP checks).";
-        pub irq_cycles: u64 = 20 => range(0, 1_000_000), "cycles",
+        pub irq_cycles: u64 = 20 => range(0, 1_000_000), "",
             "`local_irq_save` + `local_irq_restore` (`pushf; cli` … `popf`), once per request.";
-        pub list_op_cycles: u64 = 3 => range(0, 1_000_000), "cycles",
+        pub list_op_cycles: u64 = 3 => range(0, 1_000_000), "",
             "One free-list link or unlink (pointer work on lines already loaded).";
-        pub bitmap_word_cycles: u64 = 2 => range(0, 1_000_000), "cycles",
+        pub bitmap_word_cycles: u64 = 2 => range(0, 1_000_000), "",
             "ALU work on one loaded 64-bit bitmap word.";
-        pub lock_cycles: u64 = 20 => range(0, 1_000_000), "cycles",
+        pub lock_cycles: u64 = 20 => range(0, 1_000_000), "",
             "A locked read-modify-write: an uncontended spin-lock acquisition, or a locked bit operation such as `clear_bit` (the line is costed as a line access on top).";
-        pub line_cycles: u64 = 40 => range(0, 1_000_000), "cycles",
+        pub line_cycles: u64 = 40 => range(0, 1_000_000), "",
             "A distinct line when no machine is modelled (flat LLC hit).";
     }
 }

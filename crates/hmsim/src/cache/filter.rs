@@ -29,11 +29,11 @@ crate::params! {
             "Shared last-level cache (Xeon Platinum 8362: 1.5 MiB per core, 48 MiB, 12-way).";
         pub replacement: Replacement = Replacement::Lru => any, "",
             "Replacement policy of every level.";
-        pub l1_hit_ns: f64 = 1.7 => range(0.01, 1000.0), "ns",
+        pub l1_hit_ns: f64 = 1.7 => range(0.01, 1000.0), "",
             "Load-to-use latency of an L1 hit (Sunny Cove: 5 cycles at about 3 GHz).";
-        pub l2_hit_ns: f64 = 4.7 => range(0.01, 1000.0), "ns",
+        pub l2_hit_ns: f64 = 4.7 => range(0.01, 1000.0), "",
             "Latency of an L2 hit (Sunny Cove: 14 cycles at about 3 GHz).";
-        pub llc_hit_ns: f64 = 22.0 => range(0.01, 1000.0), "ns",
+        pub llc_hit_ns: f64 = 22.0 => range(0.01, 1000.0), "",
             "Latency of an LLC hit over the mesh (an approximation: about 20-25 ns on Ice Lake-SP).";
     }
 }

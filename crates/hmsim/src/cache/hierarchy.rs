@@ -47,7 +47,7 @@ crate::params! {
     /// One cache level.
     #[derive(Debug, Clone, PartialEq)]
     pub struct LevelConfig {
-        pub size_bytes: u64 => any, "bytes", "Capacity; at least 64 x `ways`.";
+        pub size_bytes: u64 => any, "", "Capacity; at least 64 x `ways`.";
         pub ways: usize => range(1, 64), "", "Associativity.";
     }
 }

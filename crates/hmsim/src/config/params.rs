@@ -9,8 +9,8 @@
 //!     /// Options of a thermal run.
 //!     #[derive(Debug, Clone)]
 //!     pub struct ThermalConfig {
-//!         pub ambient_c: f64 = 25.0 => range(-40.0, 125.0), "°C", "Ambient temperature.";
-//!         pub initial_c: Option<f64> = None => range(-40.0, 150.0), "°C", "Start temperature.";
+//!         pub ambient_c: f64 = 25.0 => range(-40.0, 125.0), "", "Ambient temperature.";
+//!         pub initial_c: Option<f64> = None => range(-40.0, 150.0), "", "Start temperature.";
 //!         pub job: JobSpec => nested, "", "The job (required: no default).";
 //!     }
 //! }
@@ -306,7 +306,7 @@ macro_rules! params {
                         ty: stringify!($fty),
                         default: $crate::params!(@show_default [$fty] [$($fdefault)?]),
                         range: $crate::params!(@show_range [$fty] $fcheck $(($($carg),*))?),
-                        unit: $unit,
+                        unit: const { $crate::units::unit_of(stringify!($fname), $unit) },
                         doc: $doc,
                         table: $crate::params!(@table [$fty] $fcheck),
                     },
@@ -385,13 +385,16 @@ macro_rules! params {
 
     (@check $s:ident $v:ident $f:ident $unit:literal any) => {};
     (@check $s:ident $v:ident $f:ident $unit:literal range($lo:expr, $hi:expr)) => {
-        $crate::config::params::InRange::check_range(&$s.$f, $v, stringify!($f), $lo, $hi, $unit)
+        $crate::config::params::InRange::check_range(&$s.$f, $v, stringify!($f), $lo, $hi,
+            const { $crate::units::unit_of(stringify!($f), $unit) })
     };
     (@check $s:ident $v:ident $f:ident $unit:literal positive) => {
-        $crate::config::params::check_positive($v, stringify!($f), &$s.$f, $unit)
+        $crate::config::params::check_positive($v, stringify!($f), &$s.$f,
+            const { $crate::units::unit_of(stringify!($f), $unit) })
     };
     (@check $s:ident $v:ident $f:ident $unit:literal non_negative) => {
-        $crate::config::params::check_non_negative($v, stringify!($f), &$s.$f, $unit)
+        $crate::config::params::check_non_negative($v, stringify!($f), &$s.$f,
+            const { $crate::units::unit_of(stringify!($f), $unit) })
     };
     (@check $s:ident $v:ident $f:ident $unit:literal fraction) => {
         $crate::config::params::check_fraction($v, stringify!($f), &$s.$f)
@@ -433,8 +436,8 @@ mod tests {
     crate::params! {
         #[derive(Debug, Clone, PartialEq)]
         pub struct Inner {
-            pub rate_gb_s: f64 = 2.5 => positive, "GB/s", "A rate.";
-            pub limit_ns: Option<u64> = None => range(1, 100), "ns", "An optional limit.";
+            pub rate_gb_s: f64 = 2.5 => positive, "", "A rate.";
+            pub limit_ns: Option<u64> = None => range(1, 100), "", "An optional limit.";
         }
     }
 

@@ -34,11 +34,11 @@ crate::params! {
         pub description: String => any, "", "One line for tables and docs.";
         pub technology: String => any, "",
             "Media technology: `stt-mram`, `3d-xpoint`, `nand-tlc`, `nand-mlc`, `dram`, `pcm`, ...";
-        pub capacity_bytes: u64 => any, "bytes", "Raw capacity; above zero.";
+        pub capacity_bytes: u64 => any, "", "Raw capacity; above zero.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub usable_capacity_bytes: Option<u64> = None => any, "bytes",
+        pub usable_capacity_bytes: Option<u64> = None => any, "",
             "Capacity software can use, where the module keeps some for itself (an Optane DIMM's 256 GB shows as 252 GiB); default `capacity_bytes`, at most it.";
-        pub access_bytes: u64 = 64 => range(1, 1 << 30), "bytes",
+        pub access_bytes: u64 = 64 => range(1, 1 << 30), "",
             "Bytes per media access for memory media (64 for a cache line); unused for block devices.";
         pub read: DirectionSpec => nested, "", "Read characteristics.";
         pub write: DirectionSpec => nested, "", "Write characteristics.";
@@ -68,9 +68,9 @@ crate::params! {
     /// Read or write characteristics.
     #[derive(Debug, Clone)]
     pub struct DirectionSpec {
-        pub latency_ns: f64 => range(MIN_LATENCY_NS, MAX_LATENCY_NS), "ns",
+        pub latency_ns: f64 => range(MIN_LATENCY_NS, MAX_LATENCY_NS), "",
             "Unloaded media access latency (block: per stripe access inside the device, occupying the unit; memory: load-to-use or store latency).";
-        pub bandwidth_gb_s: f64 => range(MIN_BANDWIDTH_GB_S, MAX_BANDWIDTH_GB_S), "GB/s",
+        pub bandwidth_gb_s: f64 => range(MIN_BANDWIDTH_GB_S, MAX_BANDWIDTH_GB_S), "",
             "Saturated bandwidth of the media for large requests (10^9 B/s).";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub max_iops: Option<f64> = None => range(1.0, MAX_IOPS), "requests/s",
@@ -87,7 +87,7 @@ crate::params! {
     #[derive(Debug, Clone)]
     pub struct InterfaceSpec {
         pub bus: String => any, "", "Bus name, e.g. `pcie3-x4` (informational).";
-        pub link_gb_s: f64 => any, "GB/s", "Usable link bandwidth per direction, 1e-6 to 1e4 GB/s.";
+        pub link_gb_s: f64 => any, "", "Usable link bandwidth per direction, 1e-6 to 1e4 GB/s.";
     }
 }
 
@@ -100,13 +100,13 @@ crate::params! {
     pub struct LinkSpec {
         pub name: String => any, "", "Name of the link in results (`<tier>_bottleneck`), e.g. `cxl-x8`.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub read_gb_s: Option<f64> = None => any, "GB/s",
+        pub read_gb_s: Option<f64> = None => any, "",
             "Bandwidth toward the CPU (carrying read data), 1e-6 to 1e4 GB/s.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub write_gb_s: Option<f64> = None => any, "GB/s",
+        pub write_gb_s: Option<f64> = None => any, "",
             "Bandwidth toward the device (carrying writes), 1e-6 to 1e4 GB/s.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub total_gb_s: Option<f64> = None => any, "GB/s",
+        pub total_gb_s: Option<f64> = None => any, "",
             "Bandwidth shared by both directions (a half-duplex bus), 1e-6 to 1e4 GB/s.";
     }
 }
@@ -119,7 +119,7 @@ crate::params! {
     #[derive(Debug, Clone)]
     pub struct ParallelismSpec {
         pub units: u32 => any, "", "Independent media units, 1 to 4096.";
-        pub stripe_bytes: u64 => any, "bytes",
+        pub stripe_bytes: u64 => any, "",
             "Stripe size, 512 B to 64 MiB, a multiple of 512 B.";
     }
 }
@@ -130,9 +130,9 @@ crate::params! {
     /// device's `write` figures until `capacity_bytes` have been written, then at these.
     #[derive(Debug, Clone)]
     pub struct CacheSpec {
-        pub capacity_bytes: u64 => any, "bytes", "Bytes written at the `write` figures.";
-        pub after_latency_ns: f64 => any, "ns", "Write latency once the cache is full, 0.1 ns to 10 s.";
-        pub after_bandwidth_gb_s: f64 => any, "GB/s",
+        pub capacity_bytes: u64 => any, "", "Bytes written at the `write` figures.";
+        pub after_latency_ns: f64 => any, "", "Write latency once the cache is full, 0.1 ns to 10 s.";
+        pub after_bandwidth_gb_s: f64 => any, "",
             "Write bandwidth once the cache is full, 1e-6 to 1e4 GB/s.";
     }
 }
@@ -142,9 +142,9 @@ crate::params! {
     /// Device power: idle, and active (at full media utilisation) per direction, W.
     #[derive(Debug, Clone)]
     pub struct PowerSpec {
-        pub idle_w: f64 => any, "W", "Idle power; zero or more.";
-        pub read_active_w: f64 => any, "W", "Power while reading at full utilisation; at least `idle_w`.";
-        pub write_active_w: f64 => any, "W", "Power while writing at full utilisation; at least `idle_w`.";
+        pub idle_w: f64 => any, "", "Idle power; zero or more.";
+        pub read_active_w: f64 => any, "", "Power while reading at full utilisation; at least `idle_w`.";
+        pub write_active_w: f64 => any, "", "Power while writing at full utilisation; at least `idle_w`.";
     }
 }
 
@@ -155,11 +155,11 @@ crate::params! {
         #[serde(skip_serializing_if = "Option::is_none")]
         pub write_cycles: Option<f64> = None => any, "", "Writes each cell endures.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub tbw_bytes: Option<f64> = None => any, "bytes", "Total bytes written over the warranty.";
+        pub tbw_bytes: Option<f64> = None => any, "", "Total bytes written over the warranty.";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub dwpd: Option<f64> = None => any, "", "Drive writes per day over the warranty.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub warranty_years: Option<f64> = None => any, "years", "Warranty period.";
+        pub warranty_years: Option<f64> = None => any, "", "Warranty period.";
     }
 }
 
@@ -168,25 +168,25 @@ crate::params! {
     /// First-order (optionally two-node) RC thermal model parameters.
     #[derive(Debug, Clone)]
     pub struct ThermalSpec {
-        pub r_passive_k_per_w: f64 => positive, "K/W",
+        pub r_passive_k_per_w: f64 => positive, "",
             "Thermal resistance device→ambient without airflow.";
-        pub r_fan_k_per_w: f64 => positive, "K/W", "Thermal resistance device→ambient with a fan.";
-        pub c_j_per_k: f64 => positive, "J/K",
+        pub r_fan_k_per_w: f64 => positive, "", "Thermal resistance device→ambient with a fan.";
+        pub c_j_per_k: f64 => positive, "",
             "Heat capacity of the device (or of its heatsink node in the two-node model).";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub r_die_k_per_w: Option<f64> = None => positive, "K/W",
+        pub r_die_k_per_w: Option<f64> = None => positive, "",
             "Two-node model: die→heatsink resistance (give with `c_die_j_per_k`).";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub c_die_j_per_k: Option<f64> = None => positive, "J/K",
+        pub c_die_j_per_k: Option<f64> = None => positive, "",
             "Two-node model: die heat capacity (give with `r_die_k_per_w`).";
-        pub throttle_c: Vec<f64> = Vec::new() => any, "°C",
+        pub throttle_c: Vec<f64> = Vec::new() => any, "",
             "Throttle thresholds (NVMe TMT1, TMT2 style), strictly ascending.";
         pub throttle_bandwidth_fraction: Vec<f64> = Vec::new() => any, "",
             "Bandwidth fraction, in (0, 1], allowed above each threshold of `throttle_c`.";
-        pub hysteresis_k: f64 = 2.0 => non_negative, "K",
+        pub hysteresis_k: f64 = 2.0 => non_negative, "",
             "A throttle level is left when the temperature falls this far below its threshold.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub stop_c: Option<f64> = None => any, "°C",
+        pub stop_c: Option<f64> = None => any, "",
             "Temperature at which the device stops working (shutdown / failure).";
     }
 }

@@ -18,27 +18,27 @@ crate::params! {
     /// and scheduling (docs/hybrid.md).
     #[derive(Debug, Clone, Copy, PartialEq)]
     pub struct HostConfig {
-        pub core_ghz: f64 = 2.0 => range(0.01, 100.0), "GHz", "Core clock.";
+        pub core_ghz: f64 = 2.0 => range(0.01, 100.0), "", "Core clock.";
         pub cpi: f64 = 1.0 => range(0.01, 1000.0), "",
             "Cycles per instruction of the in-order core, memory stalls on cached data included.";
         pub tlb_entries: u32 = 32 => range(1, 256), "", "Entries of each of the I- and D-TLB.";
-        pub page_walk_ns: u64 = 200 => range(0, 1_000_000), "ns",
+        pub page_walk_ns: u64 = 200 => range(0, 1_000_000), "",
             "A page-table walk plus the UMD query of the modified walk.";
-        pub dram_access_ns: u64 = 50 => range(0, 1_000_000), "ns",
+        pub dram_access_ns: u64 = 50 => range(0, 1_000_000), "",
             "One page-level access reaching UMD DRAM over DDR.";
-        pub exception_ns: u64 = 1_344 => range(0, 1_000_000_000), "ns",
+        pub exception_ns: u64 = 1_344 => range(0, 1_000_000_000), "",
             "Raising an exception or interrupt and entering/leaving its handler (EPFs, page faults, the timer interrupt that ends an EPF's block): Linux's page-fault trap, 2,687 cycles (Belay et al., Dune, OSDI'12, Table 2), at 2 GHz.";
-        pub os_fault_ns: u64 = 2_000 => range(0, 1_000_000_000), "ns",
+        pub os_fault_ns: u64 = 2_000 => range(0, 1_000_000_000), "",
             "The OS page-fault handler's work for a first use (allocation, zero-fill or file read).";
-        pub context_switch_ns: u64 = 3_800 => range(0, 1_000_000_000), "ns",
+        pub context_switch_ns: u64 = 3_800 => range(0, 1_000_000_000), "",
             "A switch between threads: 3.8 µs direct cost (Li, Ding & Shen, ExpCS'07).";
-        pub idle_switch_ns: u64 = 3_800 => range(0, 1_000_000_000), "ns",
+        pub idle_switch_ns: u64 = 3_800 => range(0, 1_000_000_000), "",
             "A switch to or from the idle task when no thread is ready (a context switch without an address-space change; same measurement).";
-        pub wakeup_ns: u64 = 3_000 => range(0, 1_000_000_000), "ns",
+        pub wakeup_ns: u64 = 3_000 => range(0, 1_000_000_000), "",
             "Leaving the idle state when the timer fires on an idle core: C1's exit latency as Intel declares it for Nehalem-class cores to Linux's `intel_idle` (3 µs).";
-        pub timer_slack_ns: u64 = 50_000 => range(0, 1_000_000_000), "ns",
+        pub timer_slack_ns: u64 = 50_000 => range(0, 1_000_000_000), "",
             "Slack of the timer an EPF-blocked thread sleeps on: the timer may fire up to this long after the estimate and, unless another timer fires in that window, fires at its end (Linux's default for normal tasks, `init_task.timer_slack_ns` = 50 µs; 0 as for real-time tasks).";
-        pub time_slice_us: f64 = 4_000.0 => range(1.0, 1e9), "µs", "Scheduler time slice.";
+        pub time_slice_us: f64 = 4_000.0 => range(1.0, 1e9), "", "Scheduler time slice.";
         pub nonpreemptible_fraction: f64 = 0.0 => fraction, "",
             "Share of accesses inside atomic/non-preemptible sections (an EPF cannot block there).";
         pub code_pages: u32 = 8 => range(1, 1 << 20), "pages",

@@ -32,14 +32,14 @@ crate::params! {
     /// thread handing windows along (docs/hybrid.md).
     #[derive(Debug, Clone)]
     pub struct PigzLike {
-        pub input_mib: f64 = 45.0 => range(0.01, 65536.0), "MiB",
+        pub input_mib: f64 = 45.0 => range(0.01, 65536.0), "",
             "The compressed input file.";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub output_ratio: Option<f64> = None => range(0.1, 1000.0), "",
             "Output bytes per input byte; unset: measured on the generated text.";
-        pub window_kib: u32 = 32 => range(4, 1 << 20), "KiB",
+        pub window_kib: u32 = 32 => range(4, 1 << 20), "",
             "The inflate window, which is also the unit handed to the writer and checker.";
-        pub buffer_kib: u32 = 32 => range(4, 1 << 20), "KiB",
+        pub buffer_kib: u32 = 32 => range(4, 1 << 20), "",
             "One user input buffer (the reader fills two in turn).";
         pub instructions_per_byte: f64 = 6.0 => range(0.0, 1e6), "instructions per byte",
             "Inflate instructions per output byte (zlib's inflate runs a few per byte).";
@@ -49,7 +49,7 @@ crate::params! {
             "The checker's CRC-32.";
         pub hot_pages: u32 = 4 => range(1, 1 << 16), "pages",
             "The inflater's hot pages (Huffman tables, stack).";
-        pub os_resident_mib: f64 = 32.0 => range(0.0, 65536.0), "MiB",
+        pub os_resident_mib: f64 = 32.0 => range(0.0, 65536.0), "",
             "Memory the OS occupies before the run (kernel, daemons, shell).";
         pub os_pages_per_syscall: u32 = 2 => range(0, 1 << 16), "pages",
             "Resident-OS pages each system call touches.";

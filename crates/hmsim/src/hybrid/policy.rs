@@ -98,7 +98,7 @@ crate::params! {
     pub struct EpfPolicySpec {
         pub name: String => any, "", "EPF policy: `no_EPF`, `all_EPF` or `smart_EPF`.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub threshold_us: Option<f64> = None => any, "µs",
+        pub threshold_us: Option<f64> = None => any, "",
             "Only for `smart_EPF`: fault latency above which it raises an early page fault, zero or more (`inf`: never); default 50.";
     }
 }

@@ -44,13 +44,13 @@ crate::params! {
     /// The UMD: logical capacity (what the OS sees) and its DRAM cache.
     #[derive(Debug, Clone)]
     pub struct HybridDeviceConfig {
-        pub capacity_mib: f64 = 2048.0 => range(0.0625, 16.0 * 1024.0 * 1024.0), "MiB",
+        pub capacity_mib: f64 = 2048.0 => range(0.0625, 16.0 * 1024.0 * 1024.0), "",
             "Logical capacity the OS sees.";
-        pub dram_mib: f64 = 100.0 => any, "MiB",
+        pub dram_mib: f64 = 100.0 => any, "",
             "Internal DRAM cache, 0.004 to `capacity_mib`.";
-        pub dram_read_ns: u64 = 50 => range(0, 1_000_000), "ns",
+        pub dram_read_ns: u64 = 50 => range(0, 1_000_000), "",
             "Internal DRAM page read (the study's 50 ns).";
-        pub dram_write_ns: u64 = 50 => range(0, 1_000_000), "ns",
+        pub dram_write_ns: u64 = 50 => range(0, 1_000_000), "",
             "Internal DRAM page write (the study's 50 ns).";
         pub victim_release: String = VICTIM_RELEASE[0].into() => any, "",
             "When a dirty victim's frame can take the faulting page: `programmed` (its program is done; the spec's) or `page_register` (its data is in the die's page register).";
@@ -66,12 +66,12 @@ crate::params! {
     pub struct FlashSpec {
         pub nand: String = "study".into() => any, "", "NAND timing preset.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub read_us: Option<f64> = None => range(0.0, 1e6), "µs", "Override of the preset's page read.";
+        pub read_us: Option<f64> = None => range(0.0, 1e6), "", "Override of the preset's page read.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub program_us: Option<f64> = None => range(0.0, 1e6), "µs",
+        pub program_us: Option<f64> = None => range(0.0, 1e6), "",
             "Override of the preset's page program.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub erase_us: Option<f64> = None => range(0.0, 1e6), "µs",
+        pub erase_us: Option<f64> = None => range(0.0, 1e6), "",
             "Override of the preset's block erase.";
         pub pages_per_block: u32 = 64 => range(1, 65536), "pages", "Pages per erase block.";
         pub over_provisioning: f64 = 0.07 => range(0.0, 10.0), "",
@@ -79,7 +79,7 @@ crate::params! {
         pub channels: u32 = 4 => range(1, 1024), "", "Flash channels.";
         pub dies_per_channel: u32 = 2 => range(1, 1024), "", "Dies on each channel.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub channel_gb_s: Option<f64> = None => range(1e-6, 1e6), "GB/s",
+        pub channel_gb_s: Option<f64> = None => range(1e-6, 1e6), "",
             "Channel transfer rate; default: the preset's.";
         pub gc: String = "greedy".into() => any, "", "Garbage-collection victim policy.";
         pub gc_free_blocks: u32 = 2 => range(1, 1 << 20), "blocks",
@@ -109,7 +109,7 @@ crate::params! {
         pub share_address_space: bool = false => any, "",
             "Trace replay: threads of one process (shared pages) or one process each.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub input_mib: Option<f64> = None => any, "MiB",
+        pub input_mib: Option<f64> = None => any, "",
             "Trace replay: the input size the trace stands for, for the results table (0 to 1e9).";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub pigz: Option<PigzLike> = None => nested, "", "The pigz-like generator (docs/hybrid.md).";
@@ -320,18 +320,18 @@ result_row! {
     pub struct HybridRow {
         policy: String ["", "EPF policy"],
         label: String ["", "policy with its threshold"],
-        threshold_us: Option<f64> ["us", "smart_EPF's threshold (empty for the others)"],
+        threshold_us: Option<f64> ["", "smart_EPF's threshold (empty for the others)"],
         workload: String ["", "workload name"],
-        dram_mib: f64 ["MiB", "UMD DRAM cache"],
-        capacity_mib: f64 ["MiB", "UMD logical capacity"],
-        input_mib: f64 ["MiB", "input size the workload stands for"],
-        footprint_mib: f64 ["MiB", "pages the workload touches"],
+        dram_mib: f64 ["", "UMD DRAM cache"],
+        capacity_mib: f64 ["", "UMD logical capacity"],
+        input_mib: f64 ["", "input size the workload stands for"],
+        footprint_mib: f64 ["", "pages the workload touches"],
         threads: usize ["threads", "workload threads"],
         output_ratio: Option<f64> ["", "output / input size (empty: none)"],
-        resident_os_mib: f64 ["MiB", "pages resident before the run"],
+        resident_os_mib: f64 ["", "pages resident before the run"],
         gc_policy: String ["", "flash GC policy"],
         nand: String ["", "NAND timing preset"],
-        runtime_s: f64 ["s", "simulated runtime"],
+        runtime_s: f64 ["", "simulated runtime"],
         umd_accesses: u64 ["accesses", "page-level accesses to the UMD"],
         internal_faults: u64 ["faults", "accesses missing the UMD DRAM"],
         internal_fault_share: Option<f64> ["", "internal faults per access"],
@@ -341,8 +341,8 @@ result_row! {
         epf_share: Option<f64> ["", "EPFs per internal fault"],
         epf_reraised: u64 ["faults", "EPFs raised again after a wake-up"],
         fault_waits: u64 ["waits", "accesses waiting on another thread's fault"],
-        stall_s: f64 ["s", "core time stalled on internal faults"],
-        idle_s: f64 ["s", "core time idle"],
+        stall_s: f64 ["", "core time stalled on internal faults"],
+        idle_s: f64 ["", "core time idle"],
         context_switches: u64 ["switches", "context switches"],
         idle_switches: u64 ["switches", "switches to and from idle"],
         wakeups: u64 ["wakeups", "blocked threads woken"],
@@ -359,9 +359,9 @@ result_row! {
         flash_waf: Option<f64> ["", "flash write amplification"],
         erases: u64 ["blocks", "block erases"],
         max_erase_count: u32 ["erases", "most erases of one block"],
-        service_p50_us: Option<f64> ["us", "median internal-fault service time"],
-        service_p99_us: Option<f64> ["us", "99th percentile internal-fault service time"],
-        service_max_us: Option<f64> ["us", "longest internal-fault service time"],
+        service_p50_us: Option<f64> ["", "median internal-fault service time"],
+        service_p99_us: Option<f64> ["", "99th percentile internal-fault service time"],
+        service_max_us: Option<f64> ["", "longest internal-fault service time"],
         service_over_estimate_share: Option<f64> ["", "faults served later than estimated"],
     }
 }
@@ -370,9 +370,9 @@ result_row! {
     /// Internal faults per log2 service-time bin, per policy (`service.csv`).
     pub struct ServiceRow {
         label: String ["", "policy with its threshold"],
-        dram_mib: f64 ["MiB", "UMD DRAM cache"],
-        service_lo_us: u64 ["us", "bin start"],
-        service_hi_us: u64 ["us", "bin end"],
+        dram_mib: f64 ["", "UMD DRAM cache"],
+        service_lo_us: u64 ["", "bin start"],
+        service_hi_us: u64 ["", "bin end"],
         faults: u64 ["faults", "internal faults in the bin"],
     }
 }

@@ -28,12 +28,12 @@ crate::params! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TierSpec {
         pub name: String => any, "", "Name of the tier in the results.";
-        pub capacity_bytes: u64 => any, "bytes", "Capacity of the tier (1 byte or more).";
-        pub unloaded_latency_ns: f64 => range(1.0, 1e6), "ns", "Access latency without load.";
-        pub read_bandwidth_gb_s: f64 => range(0.01, 1e5), "GB/s",
+        pub capacity_bytes: u64 => any, "", "Capacity of the tier (1 byte or more).";
+        pub unloaded_latency_ns: f64 => range(1.0, 1e6), "", "Access latency without load.";
+        pub read_bandwidth_gb_s: f64 => range(0.01, 1e5), "",
             "The media's saturation bandwidth with 100 % reads.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub write_bandwidth_gb_s: Option<f64> = None => range(0.01, 1e5), "GB/s",
+        pub write_bandwidth_gb_s: Option<f64> = None => range(0.01, 1e5), "",
             "The media's saturation bandwidth with 100 % writes; traffic with read fraction r then takes r/read + (1−r)/write ns per byte before the mix penalty. Default: writes as fast as reads (the media's bandwidth is `read_bandwidth_gb_s` for any mix before the penalty).";
         pub mix_penalty: f64 = MIX_PENALTY => range(0.0, 0.9), "",
             "Fractional loss of the media's saturation bandwidth for a 50/50 read/write mix (MESS-style curves: ~0.28); other mixes scale with 4·r·(1−r); not applied to path resources.";

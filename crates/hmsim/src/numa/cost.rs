@@ -30,7 +30,7 @@ crate::params! {
     /// handling per page).
     #[derive(Debug, Clone, Copy)]
     pub struct SwapSpec {
-        pub bytes: u64 = 16 << 30 => any, "bytes", "Swap space (an assumption: 16 GiB).";
+        pub bytes: u64 = 16 << 30 => any, "", "Swap space (an assumption: 16 GiB).";
         pub ns_per_page: f64 = 10_000.0 => non_negative, "ns",
             "Writing one page out (allocation) or faulting it back in (access).";
     }

@@ -41,7 +41,7 @@ crate::params! {
     /// Memory Mode: controller DRAM as a direct-mapped cache of the far memory behind it.
     #[derive(Debug, Clone)]
     pub struct MemoryModeSpec {
-        pub block_bytes: u64 = 64 => any, "bytes",
+        pub block_bytes: u64 = 64 => any, "",
             "Cache block size: a power of two from 64 B to one page.";
         pub frame_order: FrameOrder = FrameOrder::Shuffled => any, "",
             "How the kernel hands out frames: `sequential`, `shuffled` or `random`; default `shuffled`, the study's kernel (5.4) on a Memory Mode platform.";

@@ -64,13 +64,13 @@ crate::params! {
     /// One bulk allocation by one or more tasks.
     #[derive(Debug, Clone)]
     pub struct AllocationSpec {
-        pub size_bytes: u64 = 100 << 30 => range(1, 1 << 60), "bytes", "Bytes to allocate.";
+        pub size_bytes: u64 = 100 << 30 => range(1, 1 << 60), "", "Bytes to allocate.";
         pub tasks: u32 = 1 => range(1, 1 << 20), "tasks",
             "Tasks that allocate in turn, `chunk_bytes` at a time, until `size_bytes` is placed.";
         pub core: u32 = 0 => any, "", "Core of task 0.";
         pub core_stride: u32 = 1 => any, "", "Task i runs on core `core + i × core_stride`.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub chunk_bytes: Option<u64> = None => range(4096, 1 << 60), "bytes",
+        pub chunk_bytes: Option<u64> = None => range(4096, 1 << 60), "",
             "Bytes per allocation call, at most 10 million of them; default `size_bytes / tasks` (one vmalloc per task).";
     }
 }
@@ -229,38 +229,38 @@ result_row! {
         experiment: String ["", "the scenario's name"],
         policy: String ["", "placement policy"],
         topology: String ["", "machine topology"],
-        size_gib: f64 ["GiB", "allocation size"],
-        size_gb: f64 ["GB", "allocation size"],
-        size_bytes: u64 ["B", "allocation size"],
+        size_gib: f64 ["", "allocation size"],
+        size_gb: f64 ["", "allocation size"],
+        size_bytes: u64 ["", "allocation size"],
         tasks: u32 ["tasks", "tasks allocating in turn"],
         ok: bool ["", "the allocation succeeded"],
         oom_nodes: String ["", "nodes full when it failed, then swap (empty: succeeded)"],
         oom_reason: String ["", "why it failed (empty: succeeded)"],
-        usable_gib: f64 ["GiB", "usable capacity of the pool's nodes"],
-        struct_page_gib: f64 ["GiB", "memory the kernel's struct page takes"],
-        reserve_gib: f64 ["GiB", "kernel reserves (min_free)"],
-        metadata_gib: f64 ["GiB", "page tables and page array of the allocation"],
-        placed_gib: f64 ["GiB", "memory placed, swap included"],
-        swap_gib: f64 ["GiB", "memory placed in swap"],
-        alloc_time_s: f64 ["s", "allocation time"],
-        alloc_zero_s: f64 ["s", "of which zeroing pages"],
-        alloc_remote_s: f64 ["s", "of which remote-node overhead"],
-        alloc_swap_s: f64 ["s", "of which swapping out"],
+        usable_gib: f64 ["", "usable capacity of the pool's nodes"],
+        struct_page_gib: f64 ["", "memory the kernel's struct page takes"],
+        reserve_gib: f64 ["", "kernel reserves (min_free)"],
+        metadata_gib: f64 ["", "page tables and page array of the allocation"],
+        placed_gib: f64 ["", "memory placed, swap included"],
+        swap_gib: f64 ["", "memory placed in swap"],
+        alloc_time_s: f64 ["", "allocation time"],
+        alloc_zero_s: f64 ["", "of which zeroing pages"],
+        alloc_remote_s: f64 ["", "of which remote-node overhead"],
+        alloc_swap_s: f64 ["", "of which swapping out"],
         dram_share: f64 ["", "share of placed pages in DRAM"],
         pmem_share: f64 ["", "share of placed pages in far memory"],
         swap_share: f64 ["", "share of placed pages in swap"],
         remote_share: f64 ["", "share of placed pages on the other socket"],
         app: String ["", "application kind (none: allocation only)"],
         threads: u32 ["threads", "application threads"],
-        runtime_s: Option<f64> ["s", "application runtime"],
-        bandwidth_gb_s: Option<f64> ["GB/s", "application memory bandwidth"],
-        latency_ns: Option<f64> ["ns", "mean loaded memory latency"],
-        idle_latency_ns: Option<f64> ["ns", "mean idle random-read latency over the placement"],
-        idle_seq_latency_ns: Option<f64> ["ns", "mean idle sequential-read latency over the placement"],
+        runtime_s: Option<f64> ["", "application runtime"],
+        bandwidth_gb_s: Option<f64> ["", "application memory bandwidth"],
+        latency_ns: Option<f64> ["", "mean loaded memory latency"],
+        idle_latency_ns: Option<f64> ["", "mean idle random-read latency over the placement"],
+        idle_seq_latency_ns: Option<f64> ["", "mean idle sequential-read latency over the placement"],
         cache_hit_ratio: Option<f64> ["", "Memory Mode DRAM cache hit ratio"],
-        pmem_read_gib: Option<f64> ["GiB", "far-memory reads"],
-        pmem_write_gib: Option<f64> ["GiB", "far-memory writes"],
-        swap_fault_s: Option<f64> ["s", "time in swap faults"],
+        pmem_read_gib: Option<f64> ["", "far-memory reads"],
+        pmem_write_gib: Option<f64> ["", "far-memory writes"],
+        swap_fault_s: Option<f64> ["", "time in swap faults"],
     }
 }
 
@@ -272,8 +272,8 @@ result_row! {
         kind: &'static str ["", "dram, far or memory-mode"],
         socket: usize ["", "socket of the node"],
         pages: u64 ["pages", "pages placed on the node"],
-        gib: f64 ["GiB", "memory placed on the node"],
-        capacity_gib: f64 ["GiB", "usable capacity of the node"],
+        gib: f64 ["", "memory placed on the node"],
+        capacity_gib: f64 ["", "usable capacity of the node"],
     }
 }
 

@@ -25,9 +25,9 @@ crate::params! {
         pub name: String => any, "", "Topology name.";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String> = None => any, "", "One line for tables and docs.";
-        pub page_bytes: u64 = 4096 => range(4096, 1 << 30), "bytes",
+        pub page_bytes: u64 = 4096 => range(4096, 1 << 30), "",
             "Page size; a power of two.";
-        pub kernel_reserved_bytes: u64 = 0 => any, "bytes",
+        pub kernel_reserved_bytes: u64 = 0 => any, "",
             "Bytes the kernel holds on every CPU node (DRAM in flat mode, PMem in Memory Mode).";
         pub sockets: Vec<Socket> => table, "", "The sockets, at least one.";
         pub controllers: Vec<Controller> => table, "",
@@ -57,7 +57,7 @@ crate::params! {
     #[derive(Debug, Clone)]
     pub struct Controller {
         pub socket: usize => any, "", "Index of its socket.";
-        pub dram_bytes: u64 = 0 => any, "bytes", "DRAM on this controller; 0: none, else at least a page.";
+        pub dram_bytes: u64 = 0 => any, "", "DRAM on this controller; 0: none, else at least a page.";
         pub dram_medium: String = "dram".into() => any, "", "Medium of the DRAM, a key of `media`.";
         pub modules: Vec<Module> = Vec::new() => table, "",
             "Far-memory modules on this controller, each its own CPU-less node.";
@@ -71,10 +71,10 @@ crate::params! {
     pub struct Module {
         pub medium: String => any, "", "Its medium, a key of `media`.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub bytes: Option<u64> = None => any, "bytes",
+        pub bytes: Option<u64> = None => any, "",
             "Usable capacity, the same in App Direct (KMEM_DAX) and Memory Mode; default the medium's catalog device's `usable_capacity_bytes` (else its `capacity_bytes`); at least a page.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub raw_bytes: Option<u64> = None => any, "bytes",
+        pub raw_bytes: Option<u64> = None => any, "",
             "Raw capacity, reported only; default `bytes` when `bytes` is given, else the catalog device's `capacity_bytes`; at least `bytes`.";
     }
 }
@@ -88,16 +88,16 @@ crate::params! {
         pub device: String => any, "", "Catalog memory device.";
         pub units: u32 = 1 => any, "devices", "Devices making one node, 1 to 64.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub read_latency_ns: Option<f64> = None => any, "ns",
+        pub read_latency_ns: Option<f64> = None => any, "",
             "Override of the device's read latency; above zero.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub random_read_latency_ns: Option<f64> = None => any, "ns",
+        pub random_read_latency_ns: Option<f64> = None => any, "",
             "Random-read idle latency; default the device's (sequential) read latency.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub read_bandwidth_gb_s: Option<f64> = None => any, "GB/s",
+        pub read_bandwidth_gb_s: Option<f64> = None => any, "",
             "Override of the node's read bandwidth; above zero.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub write_bandwidth_gb_s: Option<f64> = None => any, "GB/s",
+        pub write_bandwidth_gb_s: Option<f64> = None => any, "",
             "Override of the node's write bandwidth; above zero.";
         pub mix_penalty: f64 = crate::mempath::MIX_PENALTY => any, "",
             "Loss of saturation bandwidth at a 50/50 mix on top of the read/write asymmetry (tier engine's `mix_penalty`), 0 to 0.9.";
@@ -110,9 +110,9 @@ crate::params! {
     /// The socket interconnect.
     #[derive(Debug, Clone)]
     pub struct Interconnect {
-        pub remote_extra_latency_ns: f64 = 65.0 => non_negative, "ns",
+        pub remote_extra_latency_ns: f64 = 65.0 => non_negative, "",
             "Latency a cross-socket access adds to the medium's (Vuppalapati & Agarwal, ACM SOSP 2024, setup: remote socket 135 ns vs local 70 ns unloaded).";
-        pub bandwidth_gb_s: f64 = 75.0 => positive, "GB/s",
+        pub bandwidth_gb_s: f64 = 75.0 => positive, "",
             "Per-direction socket-to-socket bandwidth; caps every remote path (Vuppalapati & Agarwal, ACM SOSP 2024, setup: UPI ≈ 75 GB/s).";
     }
 }

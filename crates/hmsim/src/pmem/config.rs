@@ -14,7 +14,7 @@ crate::params! {
         pub dimms: u32 = 6 => range(1, 64), "", "DIMMs interleaved on the socket.";
         pub dimms_per_imc: u32 = 3 => range(1, 64), "",
             "DIMMs behind one iMC (one WPQ counter each).";
-        pub interleave_bytes: u64 = 4096 => range(256, 1 << 30), "bytes",
+        pub interleave_bytes: u64 = 4096 => range(256, 1 << 30), "",
             "Interleaving granularity across the DIMMs; a power of two.";
         pub persistence: String = "adr".into() => any, "",
             "`adr`: the WPQ is the persistence domain; `eadr`: the caches are too.";
@@ -56,7 +56,7 @@ crate::params! {
             "256 B media writes to one 4 KiB block within a window that trigger its migration: VANS's 896 AIT requests, each of which carries 16 overwrites of 256 B in VANS's own overwrite validation (3.5 MiB written to the block; docs/pmem.md).";
         pub window_media_writes: u64 = 4096 * 16 => range(1, u64::MAX), "writes",
             "Per-DIMM 256 B media writes after which block write counters restart (hot-block window, 16 MiB): blocks of a hot region fewer than window / threshold per DIMM migrate.";
-        pub migration_stall_ns: f64 = 256.0 * 270.0 * 0.75 => non_negative, "ns",
+        pub migration_stall_ns: f64 = 256.0 * 270.0 * 0.75 => non_negative, "",
             "Stall of the DIMM during a migration (VANS: 256 x 270 cycles at 0.75 ns).";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub line_endurance_writes: Option<u32> = None => any, "writes",
@@ -71,28 +71,28 @@ crate::params! {
     /// Latencies (unloaded) and media bandwidth per DIMM; every key defaults.
     #[derive(Debug, Clone)]
     pub struct PmemTiming {
-        pub l1_hit_ns: f64 = 1.3 => non_negative, "ns", "L1 hit latency.";
-        pub l2_hit_ns: f64 = 4.5 => non_negative, "ns", "L2 hit latency.";
-        pub llc_hit_ns: f64 = 20.0 => non_negative, "ns", "LLC hit latency.";
-        pub read_buffer_hit_ns: f64 = 147.1 => non_negative, "ns",
+        pub l1_hit_ns: f64 = 1.3 => non_negative, "", "L1 hit latency.";
+        pub l2_hit_ns: f64 = 4.5 => non_negative, "", "L2 hit latency.";
+        pub llc_hit_ns: f64 = 20.0 => non_negative, "", "LLC hit latency.";
+        pub read_buffer_hit_ns: f64 = 147.1 => non_negative, "",
             "PMem read served by the XPBuffer (translation in the AIT buffer).";
-        pub read_media_ns: f64 = 230.0 => non_negative, "ns",
+        pub read_media_ns: f64 = 230.0 => non_negative, "",
             "PMem read from media (translation in the AIT buffer).";
-        pub ait_miss_ns: f64 = 75.0 => non_negative, "ns",
+        pub ait_miss_ns: f64 = 75.0 => non_negative, "",
             "Extra latency of a media read whose block translation misses the AIT buffer (VANS: 100 media cycles at 0.75 ns).";
-        pub persist_ns: f64 = 62.0 => non_negative, "ns",
+        pub persist_ns: f64 = 62.0 => non_negative, "",
             "store + clwb/clflushopt/clflush + sfence, completing at the WPQ.";
-        pub ntstore_persist_ns: f64 = 90.0 => non_negative, "ns", "ntstore + sfence.";
+        pub ntstore_persist_ns: f64 = 90.0 => non_negative, "", "ntstore + sfence.";
         pub overlap_lines: f64 = 4.0 => range(1.0, 1024.0), "lines",
             "Lines of one operation whose flushes / loads overlap before the fence.";
         pub mlp: f64 = 4.0 => range(1.0, 1024.0), "operations",
             "Independent operations one thread keeps in flight (loads, unfenced stores).";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub media_write_latency_ns: Option<f64> = None => any, "ns",
+        pub media_write_latency_ns: Option<f64> = None => any, "",
             "Time a media write holds its XPLine after it starts (VANS: 300 cycles at 0.75 ns = 225): a later write to the XPLine waits until it has finished, a read until max(this, 256 B / media_write_gb_s). Default: a started write no longer holds its XPLine.";
-        pub media_read_gb_s: f64 = 6.5 => positive, "GB/s",
+        pub media_read_gb_s: f64 = 6.5 => positive, "",
             "Media read bandwidth of one DIMM in 256 B units.";
-        pub media_write_gb_s: f64 = 2.2 => positive, "GB/s",
+        pub media_write_gb_s: f64 = 2.2 => positive, "",
             "Media write bandwidth of one DIMM in 256 B units.";
     }
 }

@@ -45,16 +45,16 @@ crate::params! {
     pub struct PmemWorkload {
         pub pattern: PmemPattern => any, "", "Access pattern of each thread: `seq-write`, `rand-write`, `seq-read`, `rand-read` or `xpline-halves` (128 B writes: the first half of every XPLine of the region, then every second half: the XPBuffer probe of Yang et al., FAST 2020).";
         pub threads: u32 = 1 => range(1, 1024), "", "Threads, each on its own region.";
-        pub footprint_bytes: u64 => range(64, 1 << 40), "bytes",
+        pub footprint_bytes: u64 => range(64, 1 << 40), "",
             "Region each thread touches; at least `access_bytes`.";
-        pub access_bytes: u64 = 64 => range(64, 1 << 24), "bytes",
+        pub access_bytes: u64 = 64 => range(64, 1 << 24), "",
             "Bytes per operation (a multiple of 64).";
         pub persist: Persist = Persist::Clwb => any, "",
             "How stores persist: `clflush`, `clflushopt`, `clwb`, `ntstore` or `none`.";
         pub fence: bool = true => any, "", "`sfence` after each operation.";
         pub operations: u64 => range(1, 1 << 40), "", "Operations per thread.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub region_stride_bytes: Option<u64> = None => any, "bytes",
+        pub region_stride_bytes: Option<u64> = None => any, "",
             "Distance between thread regions; default: footprint rounded up to 4 KiB (separate allocations, so threads land on different DIMMs).";
     }
 }

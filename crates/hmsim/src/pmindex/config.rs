@@ -102,7 +102,7 @@ crate::params! {
     #[derive(Debug, Clone)]
     pub(crate) struct LifetimeSection {
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub inserts_per_s: Option<f64> = None => range(1e-9, 1e15), "inserts/s",
+        pub inserts_per_s: Option<f64> = None => range(1e-9, 1e15), "",
             "Sustained insert rate; default: the simulated insert rate (the index inserting without pause).";
         pub modules: u32 = 1 => range(1, 4096), "modules",
             "PMem modules of `model.pmem.device` the writes are spread over (ideal wear leveling).";

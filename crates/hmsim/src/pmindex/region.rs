@@ -73,9 +73,9 @@ crate::params! {
             "Execute the real instructions (x86-64; checked at creation).";
         pub coalesce_flushes: bool = false => any, "",
             "Tonic optimization \"coalesce flushes\": a flush of a line with no store since its last flush is dropped (it would write back nothing new).";
-        pub initial_bytes: u64 = 1 << 20 => range(8192, 1 << 40), "bytes",
+        pub initial_bytes: u64 = 1 << 20 => range(8192, 1 << 40), "",
             "Initial size of an anonymous region; it doubles on demand up to `max_bytes`.";
-        pub max_bytes: u64 = 1 << 36 => any, "bytes",
+        pub max_bytes: u64 = 1 << 36 => any, "",
             "Largest size of the region, `initial_bytes` to 2^44.";
     }
 }

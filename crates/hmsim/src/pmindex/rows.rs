@@ -57,10 +57,10 @@ result_row! {
         media_bytes_per_op: f64 ["B/op", "media bytes written per operation"],
         media_bytes_per_insert: Option<f64> ["B", "media bytes written per insert (empty: no inserts)"],
         inserts_per_module: Option<f64> ["inserts", "inserts until the module's rated bytes are written (ideal wear leveling)"],
-        lifetime_inserts_per_s: Option<f64> ["inserts/s", "insert rate the lifetime is stated for (lifetime.inserts_per_s, or the simulated insert rate)"],
-        lifetime_years: Option<f64> ["years", "years until lifetime.modules modules reach their rated bytes at that rate (ideal wear leveling; empty: no media writes or inserts)"],
-        sim_throughput_mops: f64 ["Mops/s", "simulated throughput"],
-        throughput_mops: Option<f64> ["Mops/s", "throughput on this machine without the model (empty: not measured)", measured],
+        lifetime_inserts_per_s: Option<f64> ["", "insert rate the lifetime is stated for (lifetime.inserts_per_s, or the simulated insert rate)"],
+        lifetime_years: Option<f64> ["", "years until lifetime.modules modules reach their rated bytes at that rate (ideal wear leveling; empty: no media writes or inserts)"],
+        sim_throughput_mops: f64 ["", "simulated throughput"],
+        throughput_mops: Option<f64> ["", "throughput on this machine without the model (empty: not measured)", measured],
         counters: PmemCounters [flatten],
     }
 }
@@ -111,11 +111,11 @@ result_row! {
         machine_cores: usize ["cores", "cores of this machine", measured],
         oversubscribed: bool ["", "more threads than cores", measured],
         repeats: u32 ["runs", "timed runs; the best is reported"],
-        throughput_mops: f64 ["Mops/s", "operations per wall-clock second", measured],
-        wall_s: f64 ["s", "wall time of the best run", measured],
+        throughput_mops: f64 ["", "operations per wall-clock second", measured],
+        wall_s: f64 ["", "wall time of the best run", measured],
         lock_waits_per_op: f64 ["1/op", "operations that found their shard locked", measured],
         cores_used: f64 ["cores", "CPU time over wall time (cores the threads got)", measured],
-        mops_per_cpu_s: f64 ["Mops/CPU s", "operations per CPU second", measured],
+        mops_per_cpu_s: f64 ["", "operations per CPU second", measured],
     }
 }
 

@@ -39,15 +39,15 @@ crate::params! {
         pub op: OpMix => any, "", "Operation: `read`, `write` or `mix`.";
         pub read_fraction: f64 = 0.5 => fraction, "", "Share of reads for `op = \"mix\"`.";
         pub queue_depth: u32 => range(1, 64), "", "Requests outstanding (closed loop).";
-        pub block_size_bytes: u64 => range(4096, 16 << 20), "bytes (4 KiB to 16 MiB)",
+        pub block_size_bytes: u64 => range(4096, 16 << 20), "",
             "Size of each request; a multiple of 512.";
-        pub duration_s: f64 = 1.0 => range(1e-6, 1e5), "s",
+        pub duration_s: f64 = 1.0 => range(1e-6, 1e5), "",
             "Simulated run time (used unless `total_bytes` is given).";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub total_bytes: Option<u64> = None => any, "bytes",
+        pub total_bytes: Option<u64> = None => any, "",
             "Stop after this many bytes (at least one block) instead of after `duration_s`.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub region_bytes: Option<u64> = None => any, "bytes",
+        pub region_bytes: Option<u64> = None => any, "",
             "Span of device addresses the job touches (at least one block, at most the capacity); default: the whole device.";
     }
 }

@@ -44,12 +44,12 @@ crate::params! {
     #[derive(Debug, Clone)]
     pub struct ThermalConfig {
         pub fan: bool = false => any, "", "A fan blows over the device (forced convection): the device's `r_fan_k_per_w` applies, else `r_passive_k_per_w`.";
-        pub ambient_c: f64 = 25.0 => range(-40.0, 125.0), "°C", "Ambient air temperature.";
+        pub ambient_c: f64 = 25.0 => range(-40.0, 125.0), "", "Ambient air temperature.";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub initial_c: Option<f64> = None => range(-40.0, 150.0), "°C",
+        pub initial_c: Option<f64> = None => range(-40.0, 150.0), "",
             "Device temperature when the workload starts; default: ambient.";
-        pub duration_s: f64 = 900.0 => range(1e-3, 1e7), "s", "Simulated time of the run.";
-        pub step_s: f64 = 1.0 => range(1e-3, 60.0), "s", "Time step of the simulation.";
+        pub duration_s: f64 = 900.0 => range(1e-3, 1e7), "", "Simulated time of the run.";
+        pub step_s: f64 = 1.0 => range(1e-3, 60.0), "", "Time step of the simulation.";
     }
 }
 
@@ -74,34 +74,34 @@ result_row! {
         op: OpMix ["", "read, write or mix"],
         pattern: Pattern ["", "sequential or random"],
         queue_depth: u32 ["requests", "requests outstanding"],
-        block_size_bytes: u64 ["B", "request size"],
+        block_size_bytes: u64 ["", "request size"],
         requests: u64 ["requests", "requests completed"],
-        bytes: u64 ["B", "bytes moved"],
-        elapsed_s: f64 ["s", "simulated time of the job"],
-        bandwidth_mib_s: f64 ["MiB/s", "achieved bandwidth"],
-        bandwidth_gb_s: f64 ["GB/s", "achieved bandwidth"],
+        bytes: u64 ["", "bytes moved"],
+        elapsed_s: f64 ["", "simulated time of the job"],
+        bandwidth_mib_s: f64 ["", "achieved bandwidth"],
+        bandwidth_gb_s: f64 ["", "achieved bandwidth"],
         iops: f64 ["1/s", "requests per second"],
-        latency_mean_us: f64 ["us", "mean request latency"],
-        latency_p50_us: f64 ["us", "median request latency"],
-        latency_p99_us: f64 ["us", "99th percentile latency"],
-        latency_p999_us: f64 ["us", "99.9th percentile latency"],
-        latency_max_us: f64 ["us", "largest request latency"],
+        latency_mean_us: f64 ["", "mean request latency"],
+        latency_p50_us: f64 ["", "median request latency"],
+        latency_p99_us: f64 ["", "99th percentile latency"],
+        latency_p999_us: f64 ["", "99.9th percentile latency"],
+        latency_max_us: f64 ["", "largest request latency"],
         utilization: f64 ["", "share of time the device was busy"],
-        avg_power_w: f64 ["W", "mean device power"],
-        energy_j: f64 ["J", "device energy"],
-        energy_above_idle_j: f64 ["J", "energy above idle power"],
-        efficiency_mib_per_j: f64 ["MiB/J", "MiB moved per joule above idle"],
+        avg_power_w: f64 ["", "mean device power"],
+        energy_j: f64 ["", "device energy"],
+        energy_above_idle_j: f64 ["", "energy above idle power"],
+        efficiency_mib_per_j: f64 ["", "MiB moved per joule above idle"],
         bandwidth_per_watt: f64 ["MiB/s/W", "bandwidth per watt of device power"],
         #[serde(skip_serializing_if = "Option::is_none")]
         fan: Option<bool> ["", "the thermal run has a fan"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        ambient_c: Option<f64> ["°C", "ambient temperature of the thermal run"],
+        ambient_c: Option<f64> ["", "ambient temperature of the thermal run"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        stop_time_s: Option<Option<f64>> ["s", "when throttling stopped the device (empty: never)"],
+        stop_time_s: Option<Option<f64>> ["", "when throttling stopped the device (empty: never)"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        max_temperature_c: Option<f64> ["°C", "highest temperature reached"],
+        max_temperature_c: Option<f64> ["", "highest temperature reached"],
         #[serde(skip_serializing_if = "Option::is_none")]
-        steady_state_c: Option<f64> ["°C", "temperature the device settles at"],
+        steady_state_c: Option<f64> ["", "temperature the device settles at"],
     }
 }
 
@@ -110,11 +110,11 @@ result_row! {
     pub struct ThermalRow {
         device: String ["", "catalog device name"],
         fan: bool ["", "the device has a fan"],
-        ambient_c: f64 ["°C", "ambient temperature"],
-        time_s: f64 ["s", "time since the workload started"],
-        temperature_c: f64 ["°C", "device temperature"],
-        bandwidth_mib_s: f64 ["MiB/s", "bandwidth after throttling"],
-        power_w: f64 ["W", "device power"],
+        ambient_c: f64 ["", "ambient temperature"],
+        time_s: f64 ["", "time since the workload started"],
+        temperature_c: f64 ["", "device temperature"],
+        bandwidth_mib_s: f64 ["", "bandwidth after throttling"],
+        power_w: f64 ["", "device power"],
     }
 }
 

@@ -24,7 +24,7 @@ crate::params! {
             "Tiers are balanced when their latencies differ by at most this share of the default tier's (paper: δ = 0.05).";
         pub mode: DeltaMode = DeltaMode::ClosedForm => any, "",
             "How Δp is found: `binary-search` (the paper) or `closed-form` (the Colloid artifact's HeMem integration).";
-        pub max_bytes_per_quantum: u64 = 100_000_000 => range(1, 1 << 40), "bytes",
+        pub max_bytes_per_quantum: u64 = 100_000_000 => range(1, 1 << 40), "B",
             "HeMem+Colloid moves at most M bytes per quantum (paper: 100 MB).";
     }
 }

@@ -49,11 +49,11 @@ crate::params! {
             "Samples between coolings (every count halves).";
         pub watermark: f64 = 0.03 => range(0.0, 0.5), "",
             "Share of the default tier kept free (and left out of the hot threshold).";
-        pub interval_s: f64 = 0.5 => range(1e-3, 100.0), "s",
+        pub interval_s: f64 = 0.5 => range(1e-3, 100.0), "",
             "Period of the migration thread (kmigraterd).";
         pub cpu_limit: f64 = 0.03 => range(1e-4, 1.0), "cores",
             "Sampling CPU ceiling, share of one core.";
-        pub colloid_max_bytes: u64 = 5 << 30 => range(1, 1 << 44), "bytes",
+        pub colloid_max_bytes: u64 = 5 << 30 => range(1, 1 << 44), "",
             "Colloid's M for MEMTIS: bytes moved at most per interval (5 GiB per 500 ms).";
         pub split: bool = true => any, "",
             "Split skewed huge pages (artifact `htmm_thres_split`, 1 in its run scripts).";

@@ -39,9 +39,9 @@ crate::params! {
             "Application write lines simulated per quantum (the rest is extrapolated).";
         pub chunks_per_quantum: u64 = 4 => range(1, 1 << 20), "chunks",
             "Migrated chunks copied per quantum (the rest is extrapolated).";
-        pub chunk_bytes: u64 = 4096 => range(256, 2 << 20), "bytes",
+        pub chunk_bytes: u64 = 4096 => range(256, 2 << 20), "",
             "Unit of a migration sample: a sequential run of this many bytes of a migrated page; a power of two.";
-        pub address_window_bytes: u64 = 256 << 20 => range(1 << 20, 1 << 44), "bytes",
+        pub address_window_bytes: u64 = 256 << 20 => range(1 << 20, 1 << 44), "",
             "Sampled addresses are folded into this window, a multiple of 2 MiB: the wear map grows with the address space touched, and the sample is too sparse for folding to create XPBuffer hits (256 MiB holds 1 M XPLines against 64 buffered per DIMM).";
         pub path: PmemConfig = PmemConfig::default() => nested, "",
             "The PMem write path (device, DIMMs, XPBuffer, AIT); the pmem module's defaults (docs/pmem.md).";
@@ -129,9 +129,9 @@ impl Stream {
 result_row! {
     /// The PMem write path's result columns for one tiering run.
     pub struct PmemColumns {
-        pmem_migrated_bytes: u64 ["B", "bytes copied into the PMem tier by migrations"],
-        pmem_app_write_bytes: f64 ["B", "bytes the application wrote back to the PMem tier"],
-        pmem_unsampled_write_bytes: f64 ["B", "application write bytes of quanta where no page of the tier was drawn (not simulated)"],
+        pmem_migrated_bytes: u64 ["", "bytes copied into the PMem tier by migrations"],
+        pmem_app_write_bytes: f64 ["", "bytes the application wrote back to the PMem tier"],
+        pmem_unsampled_write_bytes: f64 ["", "application write bytes of quanta where no page of the tier was drawn (not simulated)"],
         pmem_write_requests: f64 ["", "64 B write requests reaching the DIMMs (scaled from the sample)"],
         pmem_media_writes_64b: f64 ["", "media writes in 64 B units (scaled)"],
         pmem_write_amplification: Option<f64> ["", "media writes / write requests (empty without writes)"],
@@ -139,7 +139,7 @@ result_row! {
         pmem_wa_app: Option<f64> ["", "write amplification of application write-backs"],
         pmem_ait_migrations: f64 ["", "AIT wear-leveling migrations (scaled)"],
         pmem_sampled_write_requests: u64 ["", "write requests simulated line by line"],
-        pmem_lifetime_years: f64 ["years", "lifetime with ideal wear leveling"],
+        pmem_lifetime_years: f64 ["", "lifetime with ideal wear leveling"],
         pmem_hottest_xpline_media_writes: f64 ["", "media writes to the most written XPLine"],
         pmem_lifetime_years_no_wl: f64 ["years", "lifetime without wear leveling (the most written XPLine decides; empty if infinite)"],
         pmem_rated_fraction_per_hour: f64 ["", "share of the rated bytes written per hour"],

@@ -47,7 +47,7 @@ crate::params! {
         pub read_fraction: f64 = params::ANTAGONIST_READ_FRACTION => range(0.05, 1.0), "",
             "Fraction of the antagonists' line traffic that is reads (Colloid setup: 0.5).";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub change_s: Option<f64> = None => non_negative, "s",
+        pub change_s: Option<f64> = None => non_negative, "",
             "Contention jumps to `change_to_intensity` at this time (give both or neither).";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub change_to_intensity: Option<u32> = None => range(0, 64), "",
@@ -83,15 +83,15 @@ crate::params! {
     /// Timing of the simulation.
     #[derive(Debug, Clone)]
     pub struct SimSpec {
-        pub quantum_s: f64 = 0.01 => range(1e-4, 10.0), "s",
+        pub quantum_s: f64 = 0.01 => range(1e-4, 10.0), "",
             "Simulated quantum; policies act once per quantum (HeMem's 10 ms migration period).";
-        pub duration_s: f64 = 20.0 => any, "s", "Simulated time of a run; quantum_s to 100000.";
-        pub measure_last_s: f64 = 5.0 => any, "s",
+        pub duration_s: f64 = 20.0 => any, "", "Simulated time of a run; quantum_s to 100000.";
+        pub measure_last_s: f64 = 5.0 => any, "",
             "Steady-state metrics average the last this many seconds; quantum_s to duration_s.";
-        pub page_bytes: u64 = 2 << 20 => any, "bytes",
+        pub page_bytes: u64 = 2 << 20 => any, "",
             "Page size: 2097152 (HeMem's 2 MB pages) or 4096 (4 KB pages).";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub migrate_limit_gb_s: Option<f64> = None => range(0.0, 1000.0), "GB/s",
+        pub migrate_limit_gb_s: Option<f64> = None => range(0.0, 1000.0), "",
             "An explicit cap on the migration copy rate (default none: the policy's copy threads set the rate, docs/tiering.md, *Migration copies*).";
         pub ewma_alpha: f64 = 0.5 => range(0.01, 1.0), "",
             "Weight of the newest quantum in the counters' EWMA (a modelling choice).";
@@ -100,7 +100,7 @@ crate::params! {
         pub until_steady: bool = false => any, "",
             "Extend each run (doubling `duration_s`) until its measured window is steady or `max_duration_s` is reached (docs/tiering.md, *Is the window steady?*).";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub max_duration_s: Option<f64> = None => any, "s",
+        pub max_duration_s: Option<f64> = None => any, "",
             "Cap on a run's simulated time with `until_steady`; duration_s to 100000 (default 8 × duration_s).";
     }
 }

@@ -26,17 +26,17 @@ crate::params! {
     /// TPP's NUMA-balancing scanner and promotion, with the Linux sysctl defaults.
     #[derive(Debug, Clone, PartialEq)]
     pub struct TppParams {
-        pub scan_step_bytes: u64 = 256 << 20 => range(4096, 1 << 40), "bytes",
+        pub scan_step_bytes: u64 = 256 << 20 => range(4096, 1 << 40), "",
             "Bytes unmapped per scan step (`numa_balancing_scan_size_mb`: 256 MB).";
-        pub scan_period_min_s: f64 = 1.0 => range(1e-3, 3600.0), "s",
+        pub scan_period_min_s: f64 = 1.0 => range(1e-3, 3600.0), "",
             "A full scan pass takes at least this (`numa_balancing_scan_period_min_ms`: 1 s).";
-        pub scan_period_max_s: f64 = 60.0 => any, "s",
+        pub scan_period_max_s: f64 = 60.0 => any, "",
             "... and at most this (`numa_balancing_scan_period_max_ms`: 60 s); scan_period_min_s to 3600.";
-        pub max_scan_mb_s: f64 = 2560.0 => range(1.0, 1e7), "MB/s",
+        pub max_scan_mb_s: f64 = 2560.0 => range(1.0, 1e7), "",
             "Scanning proceeds at most this fast (`MAX_SCAN_WINDOW`: 2560 MB/s).";
-        pub hot_threshold_ms: f64 = 1000.0 => range(0.001, 1e7), "ms",
+        pub hot_threshold_ms: f64 = 1000.0 => range(0.001, 1e7), "",
             "Hint-fault latency below which a page is hot; the reference of the auto-tuning (`numa_balancing_hot_threshold_ms`: 1000 ms).";
-        pub promote_rate_limit_mb_s: f64 = 65536.0 => range(0.001, 1e7), "MB/s",
+        pub promote_rate_limit_mb_s: f64 = 65536.0 => range(0.001, 1e7), "",
             "Promotion rate limit (`numa_balancing_promote_rate_limit_MBps`: 65536).";
         pub watermark_scale_factor: u32 = 10 => range(1, 3000), "",
             "Gap between watermarks in ten-thousandths of the tier (`watermark_scale_factor`: 10, 0.1 %).";

@@ -19,21 +19,21 @@ crate::params! {
         pub cores: u32 = 15 => range(1, 4096), "", "GUPS cores (Colloid setup: 15).";
         pub mlp: f64 = super::params::GUPS_MLP => range(0.1, 64.0), "reads in flight",
             "Reads in flight per core; fitted to GUPS alone moving 78–80 GB/s (docs/tiering.md, *Calibration*).";
-        pub working_set_bytes: u64 = 72 << 30 => range(1 << 20, 1 << 50), "bytes",
+        pub working_set_bytes: u64 = 72 << 30 => range(1 << 20, 1 << 50), "",
             "Working set (Colloid setup: 72 GiB).";
-        pub hot_set_bytes: u64 = 24 << 30 => any, "bytes",
+        pub hot_set_bytes: u64 = 24 << 30 => any, "",
             "Hot set inside the working set (Colloid setup: 24 GiB); 0 to working_set_bytes.";
         pub hot_fraction: f64 = 0.9 => fraction, "",
             "Share of updates to the hot set (Colloid setup: 90 %).";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub hot_offset_bytes: Option<u64> = None => any, "bytes",
+        pub hot_offset_bytes: Option<u64> = None => any, "",
             "Where the hot set starts in the working set; default: its end.";
-        pub object_size_bytes: u64 = 64 => range(8, 1 << 21), "bytes",
+        pub object_size_bytes: u64 = 64 => range(8, 1 << 21), "",
             "Bytes of one update (Colloid setup: a 64 B load + store).";
         pub read_fraction: f64 = 0.5 => range(0.05, 1.0), "",
             "Fraction of line traffic that is reads (load + store of each line: 0.5).";
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub hot_move_s: Option<f64> = None => non_negative, "s",
+        pub hot_move_s: Option<f64> = None => non_negative, "",
             "Time at which the hot set moves to the start of the working set (the convergence figure, fig. 4 in docs/tiering.md: 100 s).";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub trace: Option<String> = None => any, "",
