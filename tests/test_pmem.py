@@ -112,7 +112,13 @@ def test_table3_invalidating_flushes_reread(study):
     assert 1.5 <= s.loc["ntstore", "write_amplification"] <= 1.9
     assert s.loc["ntstore", "write_amplification"] < s.loc["clflush", "write_amplification"]
     s = t3[t3.footprint_bytes == 256].set_index("flush")
-    assert (s.write_amplification.between(1.0, 1.1)).all()
+    assert (s.write_amplification.between(1.0, 1.2)).all()
+    # The loop is unfenced, as the study group's benchmark runs it: clflush stays ordered with
+    # the stores after it, clflushopt and clwb (which invalidates on Cascade Lake) do not, so
+    # the instruction matters at 256 B too.
+    assert s.loc["clflushopt", "bandwidth_gb_s"] == s.loc["clwb", "bandwidth_gb_s"]
+    assert s.loc["clflush", "bandwidth_gb_s"] > s.loc["clflushopt", "bandwidth_gb_s"]
+    assert s.loc["clflush", "write_amplification"] < s.loc["clflushopt", "write_amplification"]
 
 
 def test_vans_controller_and_thread_layout_sensitivity(study):

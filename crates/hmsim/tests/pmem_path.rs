@@ -121,6 +121,85 @@ fn clwb_that_keeps_lines_avoids_rereads_and_clflush_rereads() {
     );
 }
 
+/// Table 3's loop as the study group's benchmark runs it (store + flush per 64 B line, no
+/// fence): `clflush` is ordered with the stores after it, so one thread writes a line per
+/// `persist_ns` (64 B / 62 ns); `clflushopt` and `clwb` are not, and the thread runs until the
+/// DIMM's media holds it (256 B per 256 B / 2.2 GB/s). A thread alone does not tell one
+/// XPLine (256 B region) from four (1 KiB): its re-read of a line flushed four or sixteen lines
+/// earlier waits for that XPLine's queued media write either way, so the media sets its pace.
+#[test]
+fn one_thread_of_the_table3_loop_is_bound_by_the_flush_order_or_the_media_not_its_region() {
+    let mut cfg = no_wl();
+    cfg.dimms = 1;
+    let ops = 4_000;
+    let run_loop = |footprint: u64, persist: Persist, cache: &CacheConfig| {
+        let mut w = wl(PmemPattern::SeqWrite, footprint, 64, persist, ops, 1);
+        w.fence = false;
+        run(&cfg, cache, &w)
+    };
+    let cascade_lake = CacheConfig::default();
+    let media_bound_gb_s = cfg.timing.media_write_gb_s;
+    for footprint in [256, 1024] {
+        let clflush = run_loop(footprint, Persist::Clflush, &cascade_lake);
+        let ordered_gb_s = 64.0 / cfg.timing.persist_ns;
+        assert!(
+            (clflush.bandwidth_gb_s - ordered_gb_s).abs() < 1e-9,
+            "{footprint} B clflush: {}",
+            clflush.bandwidth_gb_s
+        );
+        for persist in [Persist::Clflushopt, Persist::Clwb] {
+            let r = run_loop(footprint, persist, &cascade_lake);
+            assert_eq!(r.counters.media_writes_64b, ops, "whole XPLines: WA 1");
+            assert!(
+                (r.bandwidth_gb_s - media_bound_gb_s).abs() < 1e-9,
+                "{footprint} B {persist:?}: {}",
+                r.bandwidth_gb_s
+            );
+            assert_eq!(
+                r.counters.read_requests, ops,
+                "every store re-reads its line"
+            );
+        }
+        // A clwb that keeps the line (Ice Lake and later) re-reads nothing after the first
+        // pass, and the media still sets the pace.
+        let keeping = run_loop(
+            footprint,
+            Persist::Clwb,
+            &CacheConfig {
+                clwb_invalidates: false,
+                ..Default::default()
+            },
+        );
+        assert_eq!(keeping.counters.read_requests, footprint / 64);
+        assert!((keeping.bandwidth_gb_s - media_bound_gb_s).abs() < 1e-9);
+    }
+}
+
+/// 28 such threads on one DIMM (Table 3's placement) keep its media busy whatever the region:
+/// the run lasts as long as the media's writes, so bandwidth x WA is the media's 2.2 GB/s,
+/// and a thread's own latency (a re-read of ~0.3 us) cannot move it: a wider region can
+/// only be faster if it amplifies less.
+#[test]
+fn twenty_eight_table3_threads_on_one_dimm_are_bound_by_its_media() {
+    let mut cfg = no_wl();
+    cfg.dimms = 1;
+    for footprint in [256, 1024] {
+        for persist in [Persist::Clflush, Persist::Clflushopt, Persist::Clwb] {
+            let mut w = wl(PmemPattern::SeqWrite, footprint, 64, persist, 500, 28);
+            w.fence = false;
+            let r = run(&cfg, &CacheConfig::default(), &w);
+            let wa = r.counters.media_writes_64b as f64 / r.counters.write_requests as f64;
+            let media = r.bandwidth_gb_s * wa;
+            assert!(
+                media > 0.97 * cfg.timing.media_write_gb_s
+                    && media <= cfg.timing.media_write_gb_s + 1e-9,
+                "{footprint} B {persist:?}: {} GB/s x WA {wa}",
+                r.bandwidth_gb_s
+            );
+        }
+    }
+}
+
 #[test]
 fn unflushed_stores_reach_pmem_only_by_eviction() {
     let w = wl(
