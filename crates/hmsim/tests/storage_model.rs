@@ -61,7 +61,7 @@ fn littles_law_holds_in_the_closed_loop() {
     let spec = device("samsung-970-evo");
     for qd in [1, 4, 16, 64] {
         let res = run(&spec, &job(Pattern::Random, OpMix::Read, qd, 4096, None), 3);
-        let in_flight = res.iops * res.latency.mean_us * 1e-6;
+        let in_flight = res.iops * res.latency.mean * 1e-6;
         assert!(
             (in_flight - qd as f64).abs() / (qd as f64) < 0.01,
             "QD {qd}: L = {in_flight}"
@@ -83,11 +83,11 @@ fn unloaded_latency_matches_the_formula() {
         + 4096.0 / spec.interface.as_ref().unwrap().link_gb_s)
         / 1e3;
     assert!(
-        (res.latency.mean_us - expect_us).abs() < 1e-6,
+        (res.latency.mean - expect_us).abs() < 1e-6,
         "{} vs {expect_us}",
-        res.latency.mean_us
+        res.latency.mean
     );
-    assert!(res.latency.mean_us < 6.0, "nvNITRO sheet: < 6 us");
+    assert!(res.latency.mean < 6.0, "nvNITRO sheet: < 6 us");
 }
 
 #[test]
@@ -138,7 +138,7 @@ fn same_seed_same_result_other_seed_other_result() {
     let j = job(Pattern::Random, OpMix::Mix, 8, 4096, None);
     let (a, b, c) = (run(&spec, &j, 5), run(&spec, &j, 5), run(&spec, &j, 6));
     assert_eq!(format!("{:?}", a), format!("{:?}", b));
-    assert_ne!(a.latency.mean_us, c.latency.mean_us);
+    assert_ne!(a.latency.mean, c.latency.mean);
 }
 
 proptest! {

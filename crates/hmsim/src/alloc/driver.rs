@@ -23,9 +23,6 @@ use super::workload::{AllocOp, AllocWorkload};
 use super::{allocate, release, PageAllocator, MAX_ORDER};
 use crate::stats::{quantiles, IntHistogram, Summary, TabledIntHistogram};
 
-/// Summary of a latency distribution in modelled cycles.
-pub type CycleStats = Summary;
-
 /// Quantiles reported for response-time distributions.
 pub const QUANTILES: [f64; 13] = [
     0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9999, 1.0,
@@ -66,9 +63,9 @@ pub struct RunResult {
     /// Frees of blocks whose allocation failed: not issued.
     pub frees_of_failed: u64,
     /// Memory requests: allocations and frees together (the study's quantity).
-    pub all: CycleStats,
-    pub alloc: CycleStats,
-    pub free: CycleStats,
+    pub all: Summary,
+    pub alloc: Summary,
+    pub free: Summary,
     /// Response-time distribution of all requests at [`QUANTILES`].
     pub quantiles: Vec<(f64, u64)>,
     pub order_attempts: [u64; MAX_ORDER as usize + 1],
@@ -318,9 +315,9 @@ fn issue(
         frees: 0,
         failures: 0,
         frees_of_failed: 0,
-        all: CycleStats::default(),
-        alloc: CycleStats::default(),
-        free: CycleStats::default(),
+        all: Summary::default(),
+        alloc: Summary::default(),
+        free: Summary::default(),
         quantiles: Vec::new(),
         order_attempts: [0; MAX_ORDER as usize + 1],
         order_successes: [0; MAX_ORDER as usize + 1],

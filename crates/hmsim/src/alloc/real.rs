@@ -31,7 +31,7 @@ use hdrhistogram::Histogram;
 
 use super::buddy::Buddy;
 use super::cost::{CostTable, Ctx};
-use super::driver::{CycleStats, QUANTILES};
+use super::driver::QUANTILES;
 use super::ibuddy::IBuddy;
 use super::spec::AllocatorSpec;
 use super::workload::{AllocOp, AllocWorkload};
@@ -268,9 +268,9 @@ impl Shared {
 #[derive(Debug, Clone)]
 pub struct RealResult {
     /// Allocations and frees together.
-    pub all: CycleStats,
-    pub alloc: CycleStats,
-    pub free: CycleStats,
+    pub all: Summary,
+    pub alloc: Summary,
+    pub free: Summary,
     /// Distribution of all requests at the driver's quantiles (outliers included).
     pub quantiles: Vec<(f64, u64)>,
     /// Requests slower than 100 × the median of all requests (preemptions, interrupts):

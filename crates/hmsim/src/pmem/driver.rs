@@ -12,7 +12,7 @@ use super::system::{PmemCounters, PmemSystem};
 use crate::cache::{CacheConfig, FlushKind, Hierarchy, HitLevel, MemorySink, WriteCause};
 use crate::config::Validator;
 use crate::rng;
-use crate::stats::{LatencyHistogram, LatencySummary};
+use crate::stats::{LatencyHistogram, Summary};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -492,8 +492,8 @@ pub struct PmemRunResult {
     pub elapsed_s: f64,
     /// Bytes the program wrote (or read, for read patterns) per second, GB/s.
     pub bandwidth_gb_s: f64,
-    pub write_latency: LatencySummary,
-    pub read_latency: LatencySummary,
+    pub write_latency: Summary,
+    pub read_latency: Summary,
     /// p99.999 of write-operation latency, µs.
     pub write_p99999_us: f64,
     pub max_physical_line_writes: u32,
@@ -576,7 +576,7 @@ pub fn run_workload(
         bandwidth_gb_s: if elapsed > 0.0 { bytes / elapsed } else { 0.0 },
         write_latency: m.write_latency.summary(),
         read_latency: m.read_latency.summary(),
-        write_p99999_us: m.write_latency.summary().p99999_us,
+        write_p99999_us: m.write_latency.summary().p99999,
         max_physical_line_writes: pw,
         max_logical_line_writes: lw,
     };

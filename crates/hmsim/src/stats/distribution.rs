@@ -6,17 +6,19 @@ use serde::Serialize;
 
 use super::Moments;
 
-/// Count, mean, σ and quantiles of a distribution (in the unit it recorded).
+/// Count, mean, σ and quantiles of a distribution: the one summary every module reports,
+/// in the unit its values were recorded in, or in a larger one ([`Summary::per`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
 pub struct Summary {
     pub count: u64,
     pub mean: f64,
     /// Population standard deviation.
     pub std: f64,
-    pub p50: u64,
-    pub p99: u64,
-    pub p999: u64,
-    pub max: u64,
+    pub p50: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub p99999: f64,
+    pub max: f64,
 }
 
 impl Summary {
@@ -46,10 +48,27 @@ impl Summary {
             count: m.count(),
             mean: m.mean(),
             std: m.std_dev(),
-            p50: h.value_at_quantile(0.5),
-            p99: h.value_at_quantile(0.99),
-            p999: h.value_at_quantile(0.999),
-            max: h.max(),
+            p50: h.value_at_quantile(0.5) as f64,
+            p99: h.value_at_quantile(0.99) as f64,
+            p999: h.value_at_quantile(0.999) as f64,
+            p99999: h.value_at_quantile(0.99999) as f64,
+            max: h.max() as f64,
+        }
+    }
+
+    /// The same distribution in a unit `per` recorded units large (ns to µs: `per(1e3)`);
+    /// each value is divided, not multiplied by a reciprocal, so it is the value a reader
+    /// converting by hand gets.
+    pub fn per(&self, per: f64) -> Summary {
+        Summary {
+            count: self.count,
+            mean: self.mean / per,
+            std: self.std / per,
+            p50: self.p50 / per,
+            p99: self.p99 / per,
+            p999: self.p999 / per,
+            p99999: self.p99999 / per,
+            max: self.max / per,
         }
     }
 }
@@ -183,10 +202,13 @@ mod tests {
             d.record(v);
         }
         let s = d.summary();
-        assert_eq!((s.count, s.mean, s.max), (1000, 500.5, 1000));
+        assert_eq!((s.count, s.mean, s.max), (1000, 500.5, 1000.0));
         // σ of the discrete uniform 1..=n: sqrt((n² − 1)/12).
         assert!((s.std - (999_999f64 / 12.0).sqrt()).abs() < 1e-9);
-        assert_eq!((s.p50, s.p99, s.p999), (500, 990, 999));
+        assert_eq!((s.p50, s.p99, s.p999), (500.0, 990.0, 999.0));
+        // In thousands: each value divided.
+        let k = s.per(1e3);
+        assert_eq!((k.count, k.mean, k.p50, k.max), (1000, 0.5005, 0.5, 1.0));
         assert_eq!(
             quantiles(d.histogram(), &[0.5, 1.0]),
             vec![(0.5, 500), (1.0, 1000)]
@@ -202,7 +224,7 @@ mod tests {
         d.record(1_000_000);
         let s = Summary::of_histogram_up_to(d.histogram(), 10_000);
         assert_eq!((s.count, s.mean, s.std), (100, 100.0, 0.0));
-        assert!(s.max >= 1_000_000 && s.p50 == 100);
+        assert!(s.max >= 1e6 && s.p50 == 100.0);
         assert_eq!(
             Summary::of_histogram_up_to(d.histogram(), 10),
             Summary::default()

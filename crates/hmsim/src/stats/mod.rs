@@ -1,6 +1,7 @@
 //! Statistics shared by every module: running moments (mean, σ), one distribution type
 //! with quantiles ([`IntHistogram`]; [`LatencyHistogram`] is its view of latencies in ns,
-//! summarised in µs) and percentiles of a sorted sample.
+//! summarised in µs), one summary of a distribution ([`Summary`]) and percentiles of a
+//! sorted sample.
 
 mod distribution;
 mod latency;
@@ -8,6 +9,6 @@ mod moments;
 mod percentile;
 
 pub use distribution::{quantiles, IntHistogram, Summary, TabledIntHistogram};
-pub use latency::{LatencyHistogram, LatencySummary};
+pub use latency::LatencyHistogram;
 pub use moments::Moments;
 pub use percentile::nearest_rank;

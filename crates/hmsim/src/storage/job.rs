@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Validator;
 use crate::device::{BlockDevice, BlockOp, EnergyReport, PowerSpec};
 use crate::rng::SimRng;
-use crate::stats::{LatencyHistogram, LatencySummary};
+use crate::stats::{LatencyHistogram, Summary};
 use crate::units::{gbps, mib_per_s};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,7 +92,7 @@ pub struct JobResult {
     pub bandwidth_gb_s: f64,
     pub bandwidth_mib_s: f64,
     pub iops: f64,
-    pub latency: LatencySummary,
+    pub latency: Summary,
     pub energy: EnergyReport,
     /// MiB moved per joule above idle (the study's way of measuring energy).
     pub efficiency_mib_per_j: f64,
