@@ -41,6 +41,8 @@ crate::params! {
         pub time_slice_us: f64 = 4_000.0 => range(1.0, 1e9), "µs", "Scheduler time slice.";
         pub nonpreemptible_fraction: f64 = 0.0 => fraction, "",
             "Share of accesses inside atomic/non-preemptible sections (an EPF cannot block there).";
+        pub atomic_kernel_copies: bool = true => any, "",
+            "The kernel's copies between user buffers and page-cache pages inside `read()`/`write()` run with page faults disabled (Linux 2.6.38's `file_read_actor` under `kmap_atomic`, `generic_perform_write` under `pagefault_disable`, both raising the preempt count), so an internal fault there cannot block: the core waits whatever the policy. false: such faults may block like the thread's own accesses.";
         pub code_pages: u32 = 8 => range(1, 1 << 20), "pages",
             "Code pages per process (I-TLB footprint); fetches walk them in phases.";
     }
@@ -76,6 +78,11 @@ pub struct HostStats {
     /// Times a thread waited for another's hand-off (a futex wait).
     pub handoff_waits: u64,
     pub gc_runs_in_faults: u64,
+    /// Internal faults inside a kernel copy with page faults disabled (they cannot block).
+    pub atomic_faults: u64,
+    /// EPFs raised while another thread was ready to run (the only ones whose wait the
+    /// core can use at once).
+    pub epf_with_ready: u64,
     /// Per internal fault: (estimated, actual) service time in ns.
     pub service: Vec<(u64, u64)>,
 }
@@ -90,11 +97,13 @@ struct Thread {
 }
 
 /// A fault's (or the rest of one's) estimate and completion time; `first` unless the
-/// thread is re-walking after an EPF woke it before the fault was done.
+/// thread is re-walking after an EPF woke it before the fault was done; `atomic` when the
+/// access runs with page faults disabled, so the thread cannot block.
 struct Decision {
     estimate: u64,
     done: u64,
     first: bool,
+    atomic: bool,
 }
 
 enum Step {
@@ -376,8 +385,8 @@ impl<'a> Host<'a> {
                     break;
                 }
                 let vp = self.data_base[process] + ev.page as u64;
-                let kernel_alloc = ev.touch == Touch::Syscall;
-                match self.translate(vp, ev.write, false, kernel_alloc, i, cursor) {
+                let kernel_copy = ev.touch == Touch::Syscall;
+                match self.translate(vp, ev.write, false, kernel_copy, i, cursor) {
                     Step::Done => {
                         self.stats.umd_accesses += 1;
                         let th = &mut self.threads[i];
@@ -402,15 +411,16 @@ impl<'a> Host<'a> {
 
     /// One access to virtual page `vp` through the I- or D-TLB: the hit path inline, the
     /// walk out of line.
-    /// `kernel_alloc`: a first use is a page-cache page the kernel allocates inside a system
-    /// call, not a page fault.
+    /// `kernel_copy`: the kernel's copy to or from a page-cache page inside a system call: a
+    /// first use is a page the kernel allocates there (no page fault), and the copy runs
+    /// with page faults disabled.
     #[inline(always)]
     fn translate(
         &mut self,
         vp: u64,
         write: bool,
         instr: bool,
-        kernel_alloc: bool,
+        kernel_copy: bool,
         t: usize,
         cursor: usize,
     ) -> Step {
@@ -426,7 +436,7 @@ impl<'a> Host<'a> {
             }
             return Step::Done;
         }
-        self.walk(vp, write, instr, kernel_alloc, t, cursor)
+        self.walk(vp, write, instr, kernel_copy, t, cursor)
     }
 
     #[inline(never)]
@@ -435,16 +445,17 @@ impl<'a> Host<'a> {
         vp: u64,
         write: bool,
         instr: bool,
-        kernel_alloc: bool,
+        kernel_copy: bool,
         t: usize,
         cursor: usize,
     ) -> Step {
         self.now += self.cfg.page_walk_ns;
+        let atomic = kernel_copy && self.cfg.atomic_kernel_copies;
         let mut lpn = self.page_table[vp as usize];
         let fault = if lpn == NONE {
             // First use: the OS takes the next logical page, in an ordinary page fault or,
             // for a page-cache page, inside the system call (no exception).
-            if kernel_alloc {
+            if kernel_copy {
                 self.stats.kernel_allocs += 1;
                 self.now += self.cfg.os_fault_ns;
             } else {
@@ -469,6 +480,7 @@ impl<'a> Host<'a> {
                         estimate: remaining,
                         done: ready_ns,
                         first: false,
+                        atomic,
                     };
                     return self.decide(d, t, cursor, vp, frame, write, instr);
                 }
@@ -493,6 +505,7 @@ impl<'a> Host<'a> {
             estimate: f.estimate_ns,
             done: f.done_ns,
             first: true,
+            atomic,
         };
         self.decide(d, t, cursor, vp, f.frame, write, instr)
     }
@@ -509,11 +522,18 @@ impl<'a> Host<'a> {
         write: bool,
         instr: bool,
     ) -> Step {
-        if !self.nonpreemptible(t, cursor) && self.policy.raise(&self.view(d.estimate)) {
+        if d.atomic && d.first {
+            self.stats.atomic_faults += 1;
+        }
+        if !d.atomic && !self.nonpreemptible(t, cursor) && self.policy.raise(&self.view(d.estimate))
+        {
             if d.first {
                 self.stats.epf_raised += 1;
             } else {
                 self.stats.epf_reraised += 1;
+            }
+            if !self.ready.is_empty() {
+                self.stats.epf_with_ready += 1;
             }
             self.now += self.cfg.exception_ns;
             // The OS sleeps on a timer set to the estimate with the task's slack.
