@@ -43,6 +43,8 @@ crate::params! {
             "Share of accesses inside atomic/non-preemptible sections (an EPF cannot block there).";
         pub atomic_kernel_copies: bool = true => any, "",
             "The kernel's copies between user buffers and page-cache pages inside `read()`/`write()` run with page faults disabled (Linux 2.6.38's `file_read_actor` under `kmap_atomic`, `generic_perform_write` under `pagefault_disable`, both raising the preempt count), so an internal fault there cannot block: the core waits whatever the policy. false: such faults may block like the thread's own accesses.";
+        pub wakeup_preemption: bool = false => any, "",
+            "Schedule as Linux 2.6.38's CFS on one CPU instead of round-robin: the next thread is the ready one that has run least (vruntime), a woken thread is placed at most 3 ms (half of `sched_latency`) behind the least vruntime, and it preempts the running thread when it lags it by more than the 1 ms wake-up granularity; timers fire while another thread runs.";
         pub code_pages: u32 = 8 => range(1, 1 << 20), "pages",
             "Code pages per process (I-TLB footprint); fetches walk them in phases.";
     }
@@ -94,7 +96,16 @@ struct Thread {
     gap_paid: bool,
     /// Next entry of the thread's hand-off list.
     next_dep: usize,
+    /// CPU time the thread has had (CFS's vruntime; all threads weigh the same).
+    vruntime: u64,
 }
+
+/// Half of CFS's `sysctl_sched_latency` (6 ms on one CPU in Linux 2.6.38): how far behind
+/// `min_vruntime` `place_entity` puts a waking sleeper (GENTLE_FAIR_SLEEPERS).
+const CFS_SLEEPER_CREDIT_NS: u64 = 3_000_000;
+/// `sysctl_sched_wakeup_granularity` (1 ms on one CPU): a woken thread preempts the running
+/// one when it lags it by more (`wakeup_preempt_entity`).
+const CFS_WAKEUP_GRANULARITY_NS: u64 = 1_000_000;
 
 /// A fault's (or the rest of one's) estimate and completion time; `first` unless the
 /// thread is re-walking after an EPF woke it before the fault was done; `atomic` when the
@@ -136,6 +147,12 @@ pub struct Host<'a> {
     blocked: BinaryHeap<Reverse<(u64, usize)>>,
     /// Per thread: threads waiting until it has done a number of events.
     waiters: Vec<Vec<(u32, usize)>>,
+    /// With `wakeup_preemption`: the running thread, since when, CFS's `min_vruntime`, and
+    /// whether a woken thread is to preempt it.
+    running: Option<usize>,
+    run_start: u64,
+    min_vruntime: u64,
+    preempt: bool,
     pub stats: HostStats,
 }
 
@@ -184,6 +201,7 @@ impl<'a> Host<'a> {
                 cursor: 0,
                 gap_paid: false,
                 next_dep: 0,
+                vruntime: 0,
             })
             .collect();
         let mut host = Host {
@@ -202,6 +220,10 @@ impl<'a> Host<'a> {
             ready: (0..w.threads.len()).collect(),
             blocked: BinaryHeap::new(),
             waiters: vec![Vec::new(); w.threads.len()],
+            running: None,
+            run_start: 0,
+            min_vruntime: 0,
+            preempt: false,
             stats: HostStats::default(),
             cfg,
             umd,
@@ -257,7 +279,7 @@ impl<'a> Host<'a> {
                     break;
                 }
                 self.blocked.pop();
-                self.ready.push_back(i);
+                self.make_ready(i);
             }
         }
     }
@@ -291,11 +313,61 @@ impl<'a> Host<'a> {
         while k < self.waiters[i].len() {
             if self.waiters[i][k].0 <= done {
                 let (_, t) = self.waiters[i].remove(k);
-                self.ready.push_back(t);
+                self.make_ready(t);
             } else {
                 k += 1;
             }
         }
+    }
+
+    /// Thread `t`'s vruntime, with the running thread's time so far.
+    fn live_vruntime(&self, t: usize) -> u64 {
+        let run = if self.running == Some(t) {
+            self.now - self.run_start
+        } else {
+            0
+        };
+        self.threads[t].vruntime + run
+    }
+
+    /// CFS's `min_vruntime`: the least vruntime of the running and ready threads, never
+    /// moving back.
+    fn update_min_vruntime(&mut self) -> u64 {
+        let running = self.running.map(|c| self.live_vruntime(c));
+        let ready = self.ready.iter().map(|&r| self.threads[r].vruntime).min();
+        if let Some(m) = running.into_iter().chain(ready).min() {
+            self.min_vruntime = self.min_vruntime.max(m);
+        }
+        self.min_vruntime
+    }
+
+    /// A blocked thread becomes ready (its timer fired, or the hand-off it waited for
+    /// came). With `wakeup_preemption` it is placed as CFS places a waking sleeper and may
+    /// preempt the running thread.
+    fn make_ready(&mut self, t: usize) {
+        if self.cfg.wakeup_preemption {
+            let floor = self
+                .update_min_vruntime()
+                .saturating_sub(CFS_SLEEPER_CREDIT_NS);
+            let v = self.threads[t].vruntime.max(floor);
+            self.threads[t].vruntime = v;
+            if let Some(c) = self.running {
+                if v + CFS_WAKEUP_GRANULARITY_NS < self.live_vruntime(c) {
+                    self.preempt = true;
+                }
+            }
+        }
+        self.ready.push_back(t);
+    }
+
+    /// The next thread to run: the first ready one, or with `wakeup_preemption` the one
+    /// with the least vruntime (the first of equals).
+    fn pick_next(&mut self) -> Option<usize> {
+        if !self.cfg.wakeup_preemption {
+            return self.ready.pop_front();
+        }
+        let k = (0..self.ready.len()).min_by_key(|&k| self.threads[self.ready[k]].vruntime)?;
+        self.ready.remove(k)
     }
 
     pub fn run(mut self, w: &HybridWorkload) -> HostStats {
@@ -307,7 +379,7 @@ impl<'a> Host<'a> {
         let mut frac = 0.0f64;
         loop {
             self.wake_due();
-            let Some(i) = self.ready.pop_front() else {
+            let Some(i) = self.pick_next() else {
                 let Some(&Reverse((t, _))) = self.blocked.peek() else {
                     debug_assert!(
                         self.waiters.iter().all(Vec::is_empty),
@@ -346,10 +418,29 @@ impl<'a> Host<'a> {
             }
             last = Some(i);
             let slice_start = self.now;
+            let cfs = self.cfg.wakeup_preemption;
+            if cfs {
+                self.running = Some(i);
+                self.run_start = self.now;
+            }
             let events = &w.threads[i].events;
             loop {
                 if self.threads[i].cursor == events.len() || !self.handoffs_done(i, w) {
                     break;
+                }
+                if cfs {
+                    // A timer fires while the thread runs; its sleeper may preempt it.
+                    if self
+                        .blocked
+                        .peek()
+                        .is_some_and(|&Reverse((t, _))| t <= self.now)
+                    {
+                        self.wake_due();
+                    }
+                    if self.preempt {
+                        self.ready.push_back(i);
+                        break;
+                    }
                 }
                 if self.now - slice_start >= slice_ns {
                     self.wake_due();
@@ -401,6 +492,11 @@ impl<'a> Host<'a> {
                         break;
                     }
                 }
+            }
+            if cfs {
+                self.threads[i].vruntime += self.now - self.run_start;
+                self.running = None;
+                self.preempt = false;
             }
         }
         self.stats.runtime_ns = self.now;

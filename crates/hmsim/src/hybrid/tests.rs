@@ -609,17 +609,16 @@ fn a_device_beyond_host_memory_is_refused_before_allocating() {
     }
 }
 
-/// One process of two threads on an empty flash: page 0 is resident (its only copy in
-/// flash, so touching it is an internal fault), every other first use is a fresh page (no
-/// flash work). The flash read takes `read_ns`. Thread 0 touches page 0 (by `touch`);
-/// thread 1 computes `gap` instructions and then touches page 1.
-fn long_fault_run(
+/// One process on an empty flash: page 0 is resident (its only copy in flash, so touching
+/// it is an internal fault), every other first use is a fresh page (no flash work). The
+/// flash read takes `read_ns`.
+fn resident_fault_run(
+    threads: Vec<ThreadSpec>,
+    pages: u32,
     read_ns: u64,
-    gap: u32,
-    touch: Touch,
-    atomic_kernel_copies: bool,
+    cfg: HostConfig,
     policy: &str,
-) -> (super::HostStats, HostConfig) {
+) -> super::HostStats {
     let g = Geometry {
         logical_pages: 256,
         pages_per_block: 16,
@@ -638,35 +637,48 @@ fn long_fault_run(
     let mut umd = Umd::new(ftl, 64, 50, 50);
     let w = HybridWorkload {
         name: "t".into(),
-        threads: vec![
-            ThreadSpec {
-                process: 0,
-                events: Arc::new(vec![Ev {
-                    page: 0,
-                    gap: 0,
-                    write: true,
-                    touch,
-                }]),
-                deps: Vec::new(),
-            },
-            ThreadSpec {
-                process: 0,
-                events: Arc::new(vec![ev(1, gap)]),
-                deps: Vec::new(),
-            },
-        ],
-        process_pages: vec![2],
+        threads,
+        process_pages: vec![pages],
         resident_pages: 1,
         input_mib: 0.0,
         output_ratio: 0.0,
     };
+    let p = EpfPolicySpec::named(policy).build().unwrap();
+    Host::new(cfg, &mut umd, p.as_ref(), &w, 1).run(&w)
+}
+
+/// Two threads of `resident_fault_run`: thread 0 touches page 0 (by `touch`); thread 1
+/// computes `gap` instructions and then touches page 1.
+fn long_fault_run(
+    read_ns: u64,
+    gap: u32,
+    touch: Touch,
+    atomic_kernel_copies: bool,
+    policy: &str,
+) -> (super::HostStats, HostConfig) {
+    let threads = vec![
+        ThreadSpec {
+            process: 0,
+            events: Arc::new(vec![Ev {
+                page: 0,
+                gap: 0,
+                write: true,
+                touch,
+            }]),
+            deps: Vec::new(),
+        },
+        ThreadSpec {
+            process: 0,
+            events: Arc::new(vec![ev(1, gap)]),
+            deps: Vec::new(),
+        },
+    ];
     let cfg = HostConfig {
         code_pages: 1,
         atomic_kernel_copies,
         ..HostConfig::default()
     };
-    let p = EpfPolicySpec::named(policy).build().unwrap();
-    (Host::new(cfg, &mut umd, p.as_ref(), &w, 1).run(&w), cfg)
+    (resident_fault_run(threads, 2, read_ns, cfg, policy), cfg)
 }
 
 /// A long internal fault with another thread ready, written out by hand: the EPF hides the
@@ -752,4 +764,64 @@ fn hybrid_faults_in_atomic_kernel_copies_never_block() {
     assert_eq!((off.atomic_faults, off.epf_raised), (0, 1));
     assert_eq!(off.runtime_ns, cpu.runtime_ns);
     assert!(off.runtime_ns < all.runtime_ns - 1_900_000);
+}
+
+/// CFS's wake-up preemption: a thread woken by a hand-off preempts the thread that woke it
+/// when that one has run more than the 1 ms wake-up granularity longer, so its long fault
+/// starts at once and is hidden behind the other's work; round-robin runs it only when
+/// the other's slice ends or it stops.
+#[test]
+fn hybrid_wakeup_preemption_starts_a_woken_threads_fault_early() {
+    // Thread 1 computes 6 × 0.5 ms (3 ms, inside one 4 ms slice); thread 0 waits until
+    // thread 1 has done 3 of them (1.5 ms, more than the granularity) and then touches
+    // resident page 0: a 2 ms internal fault.
+    let threads = || {
+        vec![
+            ThreadSpec {
+                process: 0,
+                events: Arc::new(vec![ev(0, 0)]),
+                deps: vec![super::workload::Dep {
+                    at: 0,
+                    thread: 1,
+                    reached: 3,
+                }],
+            },
+            ThreadSpec {
+                process: 0,
+                events: Arc::new((0..6).map(|_| ev(1, 1_000_000)).collect()),
+                deps: Vec::new(),
+            },
+        ]
+    };
+    let run = |cfs: bool, policy: &str| {
+        let cfg = HostConfig {
+            code_pages: 1,
+            wakeup_preemption: cfs,
+            ..HostConfig::default()
+        };
+        (
+            resident_fault_run(threads(), 2, 2_000_000, cfg, policy),
+            cfg,
+        )
+    };
+    let (rr, c) = run(false, "all_EPF");
+    let (cfs, _) = run(true, "all_EPF");
+    let compute = 3_000_000;
+    assert_time_accounted(&rr, &c, compute);
+    assert_time_accounted(&cfs, &c, compute);
+    // Round-robin: thread 0's fault comes after thread 1 is done, with nobody ready.
+    assert_eq!((rr.epf_raised, rr.epf_with_ready), (1, 0));
+    // CFS: thread 0 preempts thread 1 at 1.5 ms, faults with thread 1 ready, and the fault
+    // (2 ms + slack) overlaps thread 1's remaining 1.5 ms.
+    assert_eq!((cfs.epf_raised, cfs.epf_with_ready), (1, 1));
+    assert!(cfs.runtime_ns + 1_400_000 < rr.runtime_ns, "{cfs:?} {rr:?}");
+    // Off, the option changes nothing: the default is round-robin.
+    let (rr_no, _) = run(false, "no_EPF");
+    assert_eq!(rr_no.runtime_ns, {
+        let cfg = HostConfig {
+            code_pages: 1,
+            ..HostConfig::default()
+        };
+        resident_fault_run(threads(), 2, 2_000_000, cfg, "no_EPF").runtime_ns
+    });
 }
