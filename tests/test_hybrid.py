@@ -97,17 +97,22 @@ def test_hybrid_study_quick(quick_study):
     assert q["model_long_faults_large"] < 0.8 * q["model_long_faults_small"]
     assert q["model_internal_faults_large"] > 1000
     main = df[df.sweep == "main"].set_index(["dram_mib", "policy"])
-    # A signalled fault costs the EPF's exception, the timer's 50 µs slack and the wake-up
-    # path: with nobody ready, 59.688 µs more than stalling (docs/hybrid.md, computed by
-    # hand in the Rust test). pigz's helpers soon wait for the inflater, so most EPFs find
-    # nobody ready: all_EPF is slower than no_EPF at both sizes, by 0.5-1 x that per EPF,
-    # and smart_EPF (which stalls through short faults and faults nobody could use) is
-    # the fastest.
+    # Most internal faults are taken in the kernel's copies into and out of page-cache
+    # pages, which run with page faults disabled: they cannot block, every policy stalls.
+    # Of the EPFs left, most find no other thread ready (pigz's helpers soon wait for the
+    # inflater), and each of those costs the timer's 50 µs slack and the wake-up path
+    # (59.688 µs more than stalling, computed by hand in the Rust test). So all_EPF loses
+    # a little to no_EPF at both sizes, and smart_EPF is the fastest (docs/hybrid.md).
+    assert q["model_atomic_fault_share_small"] > 0.7
+    assert q["model_epf_with_ready_share_small"] < 0.5
+    # All the core does besides stalling is a small part of the fault time: an ideal
+    # scheduler could hide at most that much.
+    assert q["model_work_over_stall_small"] < 0.2
     per_epf_s = 59_688e-9
     for dram in (q["small_dram_mib"], q["large_dram_mib"]):
         rt = main.loc[dram].runtime_s
         epfs = main.loc[(dram, "all_EPF"), "epf_raised"]
-        assert 0.5 * per_epf_s < (rt["all_EPF"] - rt["no_EPF"]) / epfs < 1.05 * per_epf_s
+        assert 0 < (rt["all_EPF"] - rt["no_EPF"]) / epfs < per_epf_s
         assert rt["smart_EPF"] < rt["no_EPF"] < rt["all_EPF"]
     small = main.loc[q["small_dram_mib"]]
     assert 0 < small.short_faults["no_EPF"] < small.internal_faults["no_EPF"]

@@ -41,6 +41,10 @@ crate::params! {
         pub time_slice_us: f64 = 4_000.0 => range(1.0, 1e9), "", "Scheduler time slice.";
         pub nonpreemptible_fraction: f64 = 0.0 => fraction, "",
             "Share of accesses inside atomic/non-preemptible sections (an EPF cannot block there).";
+        pub atomic_kernel_copies: bool = true => any, "",
+            "The kernel's copies between user buffers and page-cache pages inside `read()`/`write()` run with page faults disabled (Linux 2.6.38's `file_read_actor` under `kmap_atomic`, `generic_perform_write` under `pagefault_disable`, both raising the preempt count), so an internal fault there cannot block: the core waits whatever the policy. false: such faults may block like the thread's own accesses.";
+        pub wakeup_preemption: bool = false => any, "",
+            "Schedule as Linux 2.6.38's CFS on one CPU instead of round-robin: the next thread is the ready one that has run least (vruntime), a woken thread is placed at most 3 ms (half of `sched_latency`) behind the least vruntime, and it preempts the running thread when it lags it by more than the 1 ms wake-up granularity; timers fire while another thread runs.";
         pub code_pages: u32 = 8 => range(1, 1 << 20), "pages",
             "Code pages per process (I-TLB footprint); fetches walk them in phases.";
     }
@@ -76,6 +80,11 @@ pub struct HostStats {
     /// Times a thread waited for another's hand-off (a futex wait).
     pub handoff_waits: u64,
     pub gc_runs_in_faults: u64,
+    /// Internal faults inside a kernel copy with page faults disabled (they cannot block).
+    pub atomic_faults: u64,
+    /// EPFs raised while another thread was ready to run (the only ones whose wait the
+    /// core can use at once).
+    pub epf_with_ready: u64,
     /// Per internal fault: (estimated, actual) service time in ns.
     pub service: Vec<(u64, u64)>,
 }
@@ -87,14 +96,25 @@ struct Thread {
     gap_paid: bool,
     /// Next entry of the thread's hand-off list.
     next_dep: usize,
+    /// CPU time the thread has had (CFS's vruntime; all threads weigh the same).
+    vruntime: u64,
 }
 
+/// Half of CFS's `sysctl_sched_latency` (6 ms on one CPU in Linux 2.6.38): how far behind
+/// `min_vruntime` `place_entity` puts a waking sleeper (GENTLE_FAIR_SLEEPERS).
+const CFS_SLEEPER_CREDIT_NS: u64 = 3_000_000;
+/// `sysctl_sched_wakeup_granularity` (1 ms on one CPU): a woken thread preempts the running
+/// one when it lags it by more (`wakeup_preempt_entity`).
+const CFS_WAKEUP_GRANULARITY_NS: u64 = 1_000_000;
+
 /// A fault's (or the rest of one's) estimate and completion time; `first` unless the
-/// thread is re-walking after an EPF woke it before the fault was done.
+/// thread is re-walking after an EPF woke it before the fault was done; `atomic` when the
+/// access runs with page faults disabled, so the thread cannot block.
 struct Decision {
     estimate: u64,
     done: u64,
     first: bool,
+    atomic: bool,
 }
 
 enum Step {
@@ -127,6 +147,12 @@ pub struct Host<'a> {
     blocked: BinaryHeap<Reverse<(u64, usize)>>,
     /// Per thread: threads waiting until it has done a number of events.
     waiters: Vec<Vec<(u32, usize)>>,
+    /// With `wakeup_preemption`: the running thread, since when, CFS's `min_vruntime`, and
+    /// whether a woken thread is to preempt it.
+    running: Option<usize>,
+    run_start: u64,
+    min_vruntime: u64,
+    preempt: bool,
     pub stats: HostStats,
 }
 
@@ -175,6 +201,7 @@ impl<'a> Host<'a> {
                 cursor: 0,
                 gap_paid: false,
                 next_dep: 0,
+                vruntime: 0,
             })
             .collect();
         let mut host = Host {
@@ -193,6 +220,10 @@ impl<'a> Host<'a> {
             ready: (0..w.threads.len()).collect(),
             blocked: BinaryHeap::new(),
             waiters: vec![Vec::new(); w.threads.len()],
+            running: None,
+            run_start: 0,
+            min_vruntime: 0,
+            preempt: false,
             stats: HostStats::default(),
             cfg,
             umd,
@@ -248,7 +279,7 @@ impl<'a> Host<'a> {
                     break;
                 }
                 self.blocked.pop();
-                self.ready.push_back(i);
+                self.make_ready(i);
             }
         }
     }
@@ -282,11 +313,61 @@ impl<'a> Host<'a> {
         while k < self.waiters[i].len() {
             if self.waiters[i][k].0 <= done {
                 let (_, t) = self.waiters[i].remove(k);
-                self.ready.push_back(t);
+                self.make_ready(t);
             } else {
                 k += 1;
             }
         }
+    }
+
+    /// Thread `t`'s vruntime, with the running thread's time so far.
+    fn live_vruntime(&self, t: usize) -> u64 {
+        let run = if self.running == Some(t) {
+            self.now - self.run_start
+        } else {
+            0
+        };
+        self.threads[t].vruntime + run
+    }
+
+    /// CFS's `min_vruntime`: the least vruntime of the running and ready threads, never
+    /// moving back.
+    fn update_min_vruntime(&mut self) -> u64 {
+        let running = self.running.map(|c| self.live_vruntime(c));
+        let ready = self.ready.iter().map(|&r| self.threads[r].vruntime).min();
+        if let Some(m) = running.into_iter().chain(ready).min() {
+            self.min_vruntime = self.min_vruntime.max(m);
+        }
+        self.min_vruntime
+    }
+
+    /// A blocked thread becomes ready (its timer fired, or the hand-off it waited for
+    /// came). With `wakeup_preemption` it is placed as CFS places a waking sleeper and may
+    /// preempt the running thread.
+    fn make_ready(&mut self, t: usize) {
+        if self.cfg.wakeup_preemption {
+            let floor = self
+                .update_min_vruntime()
+                .saturating_sub(CFS_SLEEPER_CREDIT_NS);
+            let v = self.threads[t].vruntime.max(floor);
+            self.threads[t].vruntime = v;
+            if let Some(c) = self.running {
+                if v + CFS_WAKEUP_GRANULARITY_NS < self.live_vruntime(c) {
+                    self.preempt = true;
+                }
+            }
+        }
+        self.ready.push_back(t);
+    }
+
+    /// The next thread to run: the first ready one, or with `wakeup_preemption` the one
+    /// with the least vruntime (the first of equals).
+    fn pick_next(&mut self) -> Option<usize> {
+        if !self.cfg.wakeup_preemption {
+            return self.ready.pop_front();
+        }
+        let k = (0..self.ready.len()).min_by_key(|&k| self.threads[self.ready[k]].vruntime)?;
+        self.ready.remove(k)
     }
 
     pub fn run(mut self, w: &HybridWorkload) -> HostStats {
@@ -298,7 +379,7 @@ impl<'a> Host<'a> {
         let mut frac = 0.0f64;
         loop {
             self.wake_due();
-            let Some(i) = self.ready.pop_front() else {
+            let Some(i) = self.pick_next() else {
                 let Some(&Reverse((t, _))) = self.blocked.peek() else {
                     debug_assert!(
                         self.waiters.iter().all(Vec::is_empty),
@@ -337,10 +418,29 @@ impl<'a> Host<'a> {
             }
             last = Some(i);
             let slice_start = self.now;
+            let cfs = self.cfg.wakeup_preemption;
+            if cfs {
+                self.running = Some(i);
+                self.run_start = self.now;
+            }
             let events = &w.threads[i].events;
             loop {
                 if self.threads[i].cursor == events.len() || !self.handoffs_done(i, w) {
                     break;
+                }
+                if cfs {
+                    // A timer fires while the thread runs; its sleeper may preempt it.
+                    if self
+                        .blocked
+                        .peek()
+                        .is_some_and(|&Reverse((t, _))| t <= self.now)
+                    {
+                        self.wake_due();
+                    }
+                    if self.preempt {
+                        self.ready.push_back(i);
+                        break;
+                    }
                 }
                 if self.now - slice_start >= slice_ns {
                     self.wake_due();
@@ -376,8 +476,8 @@ impl<'a> Host<'a> {
                     break;
                 }
                 let vp = self.data_base[process] + ev.page as u64;
-                let kernel_alloc = ev.touch == Touch::Syscall;
-                match self.translate(vp, ev.write, false, kernel_alloc, i, cursor) {
+                let kernel_copy = ev.touch == Touch::Syscall;
+                match self.translate(vp, ev.write, false, kernel_copy, i, cursor) {
                     Step::Done => {
                         self.stats.umd_accesses += 1;
                         let th = &mut self.threads[i];
@@ -393,6 +493,11 @@ impl<'a> Host<'a> {
                     }
                 }
             }
+            if cfs {
+                self.threads[i].vruntime += self.now - self.run_start;
+                self.running = None;
+                self.preempt = false;
+            }
         }
         self.stats.runtime_ns = self.now;
         self.stats.itlb_misses = self.itlb.misses;
@@ -402,15 +507,16 @@ impl<'a> Host<'a> {
 
     /// One access to virtual page `vp` through the I- or D-TLB: the hit path inline, the
     /// walk out of line.
-    /// `kernel_alloc`: a first use is a page-cache page the kernel allocates inside a system
-    /// call, not a page fault.
+    /// `kernel_copy`: the kernel's copy to or from a page-cache page inside a system call: a
+    /// first use is a page the kernel allocates there (no page fault), and the copy runs
+    /// with page faults disabled.
     #[inline(always)]
     fn translate(
         &mut self,
         vp: u64,
         write: bool,
         instr: bool,
-        kernel_alloc: bool,
+        kernel_copy: bool,
         t: usize,
         cursor: usize,
     ) -> Step {
@@ -426,7 +532,7 @@ impl<'a> Host<'a> {
             }
             return Step::Done;
         }
-        self.walk(vp, write, instr, kernel_alloc, t, cursor)
+        self.walk(vp, write, instr, kernel_copy, t, cursor)
     }
 
     #[inline(never)]
@@ -435,16 +541,17 @@ impl<'a> Host<'a> {
         vp: u64,
         write: bool,
         instr: bool,
-        kernel_alloc: bool,
+        kernel_copy: bool,
         t: usize,
         cursor: usize,
     ) -> Step {
         self.now += self.cfg.page_walk_ns;
+        let atomic = kernel_copy && self.cfg.atomic_kernel_copies;
         let mut lpn = self.page_table[vp as usize];
         let fault = if lpn == NONE {
             // First use: the OS takes the next logical page, in an ordinary page fault or,
             // for a page-cache page, inside the system call (no exception).
-            if kernel_alloc {
+            if kernel_copy {
                 self.stats.kernel_allocs += 1;
                 self.now += self.cfg.os_fault_ns;
             } else {
@@ -469,6 +576,7 @@ impl<'a> Host<'a> {
                         estimate: remaining,
                         done: ready_ns,
                         first: false,
+                        atomic,
                     };
                     return self.decide(d, t, cursor, vp, frame, write, instr);
                 }
@@ -493,6 +601,7 @@ impl<'a> Host<'a> {
             estimate: f.estimate_ns,
             done: f.done_ns,
             first: true,
+            atomic,
         };
         self.decide(d, t, cursor, vp, f.frame, write, instr)
     }
@@ -509,11 +618,18 @@ impl<'a> Host<'a> {
         write: bool,
         instr: bool,
     ) -> Step {
-        if !self.nonpreemptible(t, cursor) && self.policy.raise(&self.view(d.estimate)) {
+        if d.atomic && d.first {
+            self.stats.atomic_faults += 1;
+        }
+        if !d.atomic && !self.nonpreemptible(t, cursor) && self.policy.raise(&self.view(d.estimate))
+        {
             if d.first {
                 self.stats.epf_raised += 1;
             } else {
                 self.stats.epf_reraised += 1;
+            }
+            if !self.ready.is_empty() {
+                self.stats.epf_with_ready += 1;
             }
             self.now += self.cfg.exception_ns;
             // The OS sleeps on a timer set to the estimate with the task's slack.

@@ -608,3 +608,220 @@ fn a_device_beyond_host_memory_is_refused_before_allocating() {
         );
     }
 }
+
+/// One process on an empty flash: page 0 is resident (its only copy in flash, so touching
+/// it is an internal fault), every other first use is a fresh page (no flash work). The
+/// flash read takes `read_ns`.
+fn resident_fault_run(
+    threads: Vec<ThreadSpec>,
+    pages: u32,
+    read_ns: u64,
+    cfg: HostConfig,
+    policy: &str,
+) -> super::HostStats {
+    let g = Geometry {
+        logical_pages: 256,
+        pages_per_block: 16,
+        over_provisioning: 0.1,
+        channels: 2,
+        dies_per_channel: 2,
+        page_bytes: 4096,
+        channel_gb_s: None,
+        gc_free_blocks: 2,
+    };
+    let nand = crate::flash::NandTiming {
+        read_ns,
+        ..preset("study").unwrap()
+    };
+    let ftl = Ftl::new(g, nand, build_gc("greedy", 1).unwrap());
+    let mut umd = Umd::new(ftl, 64, 50, 50);
+    let w = HybridWorkload {
+        name: "t".into(),
+        threads,
+        process_pages: vec![pages],
+        resident_pages: 1,
+        input_mib: 0.0,
+        output_ratio: 0.0,
+    };
+    let p = EpfPolicySpec::named(policy).build().unwrap();
+    Host::new(cfg, &mut umd, p.as_ref(), &w, 1).run(&w)
+}
+
+/// Two threads of `resident_fault_run`: thread 0 touches page 0 (by `touch`); thread 1
+/// computes `gap` instructions and then touches page 1.
+fn long_fault_run(
+    read_ns: u64,
+    gap: u32,
+    touch: Touch,
+    atomic_kernel_copies: bool,
+    policy: &str,
+) -> (super::HostStats, HostConfig) {
+    let threads = vec![
+        ThreadSpec {
+            process: 0,
+            events: Arc::new(vec![Ev {
+                page: 0,
+                gap: 0,
+                write: true,
+                touch,
+            }]),
+            deps: Vec::new(),
+        },
+        ThreadSpec {
+            process: 0,
+            events: Arc::new(vec![ev(1, gap)]),
+            deps: Vec::new(),
+        },
+    ];
+    let cfg = HostConfig {
+        code_pages: 1,
+        atomic_kernel_copies,
+        ..HostConfig::default()
+    };
+    (resident_fault_run(threads, 2, read_ns, cfg, policy), cfg)
+}
+
+/// A long internal fault with another thread ready, written out by hand: the EPF hides the
+/// fault behind the other thread's work, up to that work's length.
+#[test]
+fn hybrid_epf_overlaps_a_long_fault_with_a_ready_thread_by_hand() {
+    // A fault as long as one that waits for an erase: the flash read takes 2 ms here.
+    let long = 2_000_000 + 50;
+    let (walk, exc, os, dram, cs) = (200, 1_344, 2_000, 50, 3_800);
+    let (slack, wake, idle_cs) = (50_000, 3_000, 3_800);
+    // Thread 0: the code page's first use (walk, page fault, fresh page: no flash work),
+    // then the walk of resident page 0, which is only in flash: the fault starts here.
+    let t_fault = walk + exc + os + walk;
+    // Thread 1's own work after its compute: the code page hits the I-TLB thread 0
+    // filled; page 1 is a first use (walk, page fault) of a fresh page, then the access.
+    let own = walk + exc + os + dram;
+
+    // Thread 1 computes 5 M instructions (2.5 ms at 2 GHz): longer than the sleep.
+    let compute = 2_500_000;
+    let (no, c) = long_fault_run(2_000_000, 5_000_000, Touch::Cpu, true, "no_EPF");
+    let (all, _) = long_fault_run(2_000_000, 5_000_000, Touch::Cpu, true, "all_EPF");
+    assert_eq!(
+        (
+            c.page_walk_ns,
+            c.exception_ns,
+            c.os_fault_ns,
+            c.timer_slack_ns
+        ),
+        (walk, exc, os, slack)
+    );
+    assert_eq!(no.service, vec![(long, long)]);
+    // no_EPF: thread 0 stalls through the fault, then thread 1 runs.
+    assert_eq!(no.runtime_ns, t_fault + long + dram + cs + compute + own);
+    // all_EPF: the EPF (exception), a switch to thread 1, which computes past the timer
+    // (estimate + slack); when it is done the timer interrupt (already due) makes thread 0
+    // ready, a switch back, the re-walk and the access.
+    assert!(t_fault + exc + cs + compute > t_fault + exc + long + slack);
+    assert_eq!(
+        all.runtime_ns,
+        t_fault + exc + cs + compute + own + exc + cs + walk + dram
+    );
+    assert_eq!((all.epf_raised, all.epf_with_ready, all.idle_ns), (1, 1, 0));
+    // The whole fault is hidden but for the EPF, the interrupt, one switch and the re-walk.
+    assert_eq!(no.runtime_ns - all.runtime_ns, long - (2 * exc + cs + walk));
+    assert_time_accounted(&all, &c, compute);
+
+    // Thread 1 computes 0.5 ms only: the EPF hides that much, and thread 0 then waits on
+    // an idle core for the rest of the fault and the slack, and pays the wake-up path.
+    let compute = 500_000;
+    let (no, _) = long_fault_run(2_000_000, 1_000_000, Touch::Cpu, true, "no_EPF");
+    let (all, _) = long_fault_run(2_000_000, 1_000_000, Touch::Cpu, true, "all_EPF");
+    assert_eq!(no.runtime_ns, t_fault + long + dram + cs + compute + own);
+    let woken = t_fault + exc + long + slack;
+    assert_eq!(
+        all.runtime_ns,
+        woken + wake + exc + idle_cs + walk + dram,
+        "the switch to idle happens inside the sleep"
+    );
+    assert_eq!(
+        no.runtime_ns as i64 - all.runtime_ns as i64,
+        (compute + cs + own) as i64 - (2 * exc + slack + wake + idle_cs + walk) as i64
+    );
+    assert_time_accounted(&all, &c, compute);
+}
+
+/// The kernel's copy into a page-cache page runs with page faults disabled: an internal
+/// fault there cannot block, so every policy stalls through it.
+#[test]
+fn hybrid_faults_in_atomic_kernel_copies_never_block() {
+    let (no, _) = long_fault_run(2_000_000, 5_000_000, Touch::Syscall, true, "no_EPF");
+    let (all, c) = long_fault_run(2_000_000, 5_000_000, Touch::Syscall, true, "all_EPF");
+    assert_eq!(
+        (all.atomic_faults, all.epf_raised, no.atomic_faults),
+        (1, 0, 1)
+    );
+    assert_eq!(all.runtime_ns, no.runtime_ns);
+    assert_eq!(all.stall_ns, 2_000_050);
+    assert_time_accounted(&all, &c, 2_500_000);
+    // With the option off the same fault is signalled and hidden behind thread 1, as the
+    // thread's own access is.
+    let (off, _) = long_fault_run(2_000_000, 5_000_000, Touch::Syscall, false, "all_EPF");
+    let (cpu, _) = long_fault_run(2_000_000, 5_000_000, Touch::Cpu, true, "all_EPF");
+    assert_eq!((off.atomic_faults, off.epf_raised), (0, 1));
+    assert_eq!(off.runtime_ns, cpu.runtime_ns);
+    assert!(off.runtime_ns < all.runtime_ns - 1_900_000);
+}
+
+/// CFS's wake-up preemption: a thread woken by a hand-off preempts the thread that woke it
+/// when that one has run more than the 1 ms wake-up granularity longer, so its long fault
+/// starts at once and is hidden behind the other's work; round-robin runs it only when
+/// the other's slice ends or it stops.
+#[test]
+fn hybrid_wakeup_preemption_starts_a_woken_threads_fault_early() {
+    // Thread 1 computes 6 × 0.5 ms (3 ms, inside one 4 ms slice); thread 0 waits until
+    // thread 1 has done 3 of them (1.5 ms, more than the granularity) and then touches
+    // resident page 0: a 2 ms internal fault.
+    let threads = || {
+        vec![
+            ThreadSpec {
+                process: 0,
+                events: Arc::new(vec![ev(0, 0)]),
+                deps: vec![super::workload::Dep {
+                    at: 0,
+                    thread: 1,
+                    reached: 3,
+                }],
+            },
+            ThreadSpec {
+                process: 0,
+                events: Arc::new((0..6).map(|_| ev(1, 1_000_000)).collect()),
+                deps: Vec::new(),
+            },
+        ]
+    };
+    let run = |cfs: bool, policy: &str| {
+        let cfg = HostConfig {
+            code_pages: 1,
+            wakeup_preemption: cfs,
+            ..HostConfig::default()
+        };
+        (
+            resident_fault_run(threads(), 2, 2_000_000, cfg, policy),
+            cfg,
+        )
+    };
+    let (rr, c) = run(false, "all_EPF");
+    let (cfs, _) = run(true, "all_EPF");
+    let compute = 3_000_000;
+    assert_time_accounted(&rr, &c, compute);
+    assert_time_accounted(&cfs, &c, compute);
+    // Round-robin: thread 0's fault comes after thread 1 is done, with nobody ready.
+    assert_eq!((rr.epf_raised, rr.epf_with_ready), (1, 0));
+    // CFS: thread 0 preempts thread 1 at 1.5 ms, faults with thread 1 ready, and the fault
+    // (2 ms + slack) overlaps thread 1's remaining 1.5 ms.
+    assert_eq!((cfs.epf_raised, cfs.epf_with_ready), (1, 1));
+    assert!(cfs.runtime_ns + 1_400_000 < rr.runtime_ns, "{cfs:?} {rr:?}");
+    // Off, the option changes nothing: the default is round-robin.
+    let (rr_no, _) = run(false, "no_EPF");
+    assert_eq!(rr_no.runtime_ns, {
+        let cfg = HostConfig {
+            code_pages: 1,
+            ..HostConfig::default()
+        };
+        resident_fault_run(threads(), 2, 2_000_000, cfg, "no_EPF").runtime_ns
+    });
+}

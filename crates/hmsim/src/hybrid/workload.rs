@@ -19,8 +19,9 @@ pub enum Touch {
     /// A load or store of the thread: a first use is a page fault (exception + handler).
     #[default]
     Cpu,
-    /// The kernel's copy inside a system call into a page-cache page it allocates in that
-    /// call (`write()`): a first use costs the allocation, not an exception.
+    /// The kernel's copy inside a system call to or from a page-cache page (`write()`,
+    /// `read()`): a first use costs the allocation, not an exception, and the copy runs with
+    /// page faults disabled, so an internal fault there cannot block.
     Syscall,
     /// A disk's DMA writing the whole page (readahead filling an input page): no CPU
     /// access, no TLB, and the device needs no flash read because nothing of the old
