@@ -377,6 +377,113 @@ mod tests {
         }
     }
 
+    /// Plain LRU sets for the proptest below: each set's lines newest first, at most `ways`,
+    /// anonymous fills stored as fresh lines (`None`) that are never looked up.
+    struct PlainLru {
+        ways: usize,
+        sets: Vec<Vec<Option<u64>>>,
+    }
+
+    impl PlainLru {
+        fn set(&mut self, line: u64) -> &mut Vec<Option<u64>> {
+            let n = self.sets.len() as u64;
+            &mut self.sets[(line % n) as usize]
+        }
+
+        fn touch(&mut self, line: u64, insert: bool) -> bool {
+            let ways = self.ways;
+            let set = self.set(line);
+            let hit = match set.iter().position(|&e| e == Some(line)) {
+                Some(p) => {
+                    set.remove(p);
+                    true
+                }
+                None => false,
+            };
+            if hit || insert {
+                set.insert(0, Some(line));
+                set.truncate(ways);
+            }
+            hit
+        }
+
+        fn invalidate(&mut self, line: u64) -> bool {
+            let set = self.set(line);
+            let p = set.iter().position(|&e| e == Some(line));
+            p.map(|p| set.remove(p)).is_some()
+        }
+
+        fn fill(&mut self, first_line: u64, n: u64) {
+            let ways = self.ways;
+            for l in first_line..first_line + n {
+                let set = self.set(l);
+                set.insert(0, None);
+                set.truncate(ways);
+            }
+        }
+
+        fn contains(&self, line: u64) -> bool {
+            let n = self.sets.len() as u64;
+            self.sets[(line % n) as usize].contains(&Some(line))
+        }
+    }
+
+    proptest::proptest! {
+        /// Every answer and every line's residency equal plain LRU sets' (lines moved to the
+        /// front, inserted with the oldest dropping out, removed leaving room, fills as fresh
+        /// lines) on random streams of lookups, inserts, removals and fills, for sets of
+        /// 2, 3, 8 and 11 ways in sets of 8 or 16 entries.
+        #[test]
+        fn equals_plain_lru_sets(
+            shape in 0usize..4,
+            ops in proptest::collection::vec((0u8..6, 0u64..48, 1u64..12), 1..400),
+        ) {
+            let ways = [2, 3, 8, 11][shape];
+            let sets = 4u64;
+            let mut plain = PlainLru { ways, sets: vec![Vec::new(); sets as usize] };
+            let mut a8 = (ways <= 8).then(|| AnonLru::<8>::new(64 * sets * ways as u64, ways));
+            let mut a16 = AnonLru::<16>::new(64 * sets * ways as u64, ways);
+            for (op, line, n) in ops {
+                let want = match op {
+                    0 => {
+                        plain.fill(line, n);
+                        a16.pollute_lines(line, n);
+                        if let Some(a) = a8.as_mut() {
+                            a.pollute_lines(line, n);
+                        }
+                        None
+                    }
+                    1 => Some((
+                        plain.invalidate(line),
+                        a16.invalidate(line),
+                        a8.as_mut().map(|a| a.invalidate(line)),
+                    )),
+                    2 => Some((
+                        plain.touch(line, false),
+                        a16.lookup(line),
+                        a8.as_mut().map(|a| a.lookup(line)),
+                    )),
+                    _ => Some((
+                        plain.touch(line, true),
+                        a16.lookup_or_insert(line),
+                        a8.as_mut().map(|a| a.lookup_or_insert(line)),
+                    )),
+                };
+                if let Some((p, b, c)) = want {
+                    proptest::prop_assert_eq!(p, b, "op {} line {}", op, line);
+                    proptest::prop_assert!(c.is_none_or(|c| c == p), "op {} line {}", op, line);
+                }
+                for l in 0..48 {
+                    let p = plain.contains(l);
+                    proptest::prop_assert_eq!(a16.contains(l), p, "line {}", l);
+                    if let Some(a) = &a8 {
+                        proptest::prop_assert_eq!(a.contains(l), p, "line {}", l);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn padded_entries_are_never_resident() {
         // 3 ways in sets of 8 entries.

@@ -248,13 +248,14 @@ impl Hierarchy {
         // An L1 miss looks in L2 and then the LLC: fetch both sets from host memory at once.
         self.l2[core].prefetch(line);
         self.llc.prefetch(line);
-        if self.l2[core].lookup(line, false) {
-            let d = self.l2[core].invalidate(line).unwrap_or(false);
+        // A line found below L1 moves up (exclusive levels): `take` finds and removes it in
+        // one search, counting the hit or miss as `lookup` does, and leaves its set as a move
+        // to the front followed by a removal would.
+        if let Some(d) = self.l2[core].take(line) {
             self.fill_l1(core, line, d || write, sink);
             return HitLevel::L2;
         }
-        if self.llc.lookup(line, false) {
-            let d = self.llc.invalidate(line).unwrap_or(false);
+        if let Some(d) = self.llc.take(line) {
             self.fill_l1(core, line, d || write, sink);
             return HitLevel::Llc;
         }

@@ -38,8 +38,6 @@ pub struct SetAssocCache {
     /// `sets - 1` when `sets` is a power of two (index by mask, not division).
     mask: Option<u64>,
     ways: usize,
-    /// `log2(ways)` when `ways` is a power of two (set of a way by shift, not division).
-    ways_shift: Option<u32>,
     slots: Vec<u64>,
     policy: Replacement,
     rng: SimRng,
@@ -81,7 +79,6 @@ impl SetAssocCache {
             sets,
             mask: sets.is_power_of_two().then_some(sets - 1),
             ways,
-            ways_shift: ways.is_power_of_two().then(|| ways.trailing_zeros()),
             // One spare way past the last set: `last_hit` points there when no slot is valid.
             slots: vec![INVALID; sets as usize * ways + 1],
             policy,
@@ -123,9 +120,9 @@ impl SetAssocCache {
         }
     }
 
-    /// (set base, way) of the line, if present.
+    /// (set index, set base, way) of the line, if present.
     #[inline]
-    fn find_way(&self, line: u64) -> Option<(usize, usize)> {
+    fn find_way(&self, line: u64) -> Option<(usize, usize, usize)> {
         let s = self.set_index(line);
         let b = s * self.ways;
         let n = if self.lens.is_empty() {
@@ -136,32 +133,12 @@ impl SetAssocCache {
         let p = self.slots[b..b + n]
             .iter()
             .position(|&w| w & !DIRTY == line)?;
-        Some((b, p))
-    }
-
-    /// Ways of the set at `b` that may hold a line: its valid prefix under LRU and FIFO
-    /// (free ways are kept at the end of a set), every way under random replacement.
-    #[inline]
-    fn valid_ways(&self, b: usize) -> usize {
-        if self.lens.is_empty() {
-            self.ways
-        } else {
-            self.lens[self.set_of(b)] as usize
-        }
-    }
-
-    /// Set index of the set whose first way is `b`.
-    #[inline]
-    fn set_of(&self, b: usize) -> usize {
-        match self.ways_shift {
-            Some(k) => b >> k,
-            None => b / self.ways,
-        }
+        Some((s, b, p))
     }
 
     #[inline]
     fn find(&self, line: u64) -> Option<usize> {
-        self.find_way(line).map(|(b, p)| b + p)
+        self.find_way(line).map(|(_, b, p)| b + p)
     }
 
     /// Whether the policy keeps sets ordered (newest first).
@@ -213,7 +190,7 @@ impl SetAssocCache {
     /// The set search of a lookup; on a hit as `lookup`, on a miss nothing counted.
     #[inline(never)]
     fn hit_search(&mut self, line: u64, write: bool) -> bool {
-        let Some((b, p)) = self.find_way(line) else {
+        let Some((_, b, p)) = self.find_way(line) else {
             return false;
         };
         let mut i = b + p;
@@ -235,13 +212,13 @@ impl SetAssocCache {
     /// Insert a line that is not present; returns the victim `(line, dirty)` if one was evicted.
     #[inline]
     pub fn insert(&mut self, line: u64, dirty: bool) -> Option<(u64, bool)> {
-        let b = self.base(line);
+        let s = self.set_index(line);
+        let b = s * self.ways;
         self.probed_absent = INVALID;
         let w = line | if dirty { DIRTY } else { 0 };
         let (slot, old) = if self.ordered() {
             // Newest first: the last way is the victim of a full set; otherwise the first
             // free way takes the shift.
-            let s = self.set_of(b);
             let n = self.lens[s] as usize;
             let old = if n == self.ways {
                 self.slots[b + n - 1]
@@ -275,8 +252,8 @@ impl SetAssocCache {
     /// Remove the line; `Some(dirty)` if it was present.
     #[inline]
     pub fn invalidate(&mut self, line: u64) -> Option<bool> {
-        let (b, p) = self.find_way(line)?;
-        Some(self.remove_at(b, p))
+        let (s, b, p) = self.find_way(line)?;
+        Some(self.remove_at(s, b, p))
     }
 
     /// `lookup` followed by `invalidate` on a hit (a line moving to another level), with
@@ -285,29 +262,28 @@ impl SetAssocCache {
     #[inline]
     pub fn take(&mut self, line: u64) -> Option<bool> {
         if line != self.probed_absent {
-            if let Some((b, p)) = self.find_way(line) {
+            if let Some((s, b, p)) = self.find_way(line) {
                 self.stats.hits += 1;
                 // The slot of the last hit no longer holds it.
                 self.last_hit = self.slots.len() - 1;
-                return Some(self.remove_at(b, p));
+                return Some(self.remove_at(s, b, p));
             }
         }
         self.stats.misses += 1;
         None
     }
 
-    /// Remove the line in way `p` of the set at `b`; whether it was dirty.
+    /// Remove the line in way `p` of set `s`, whose first way is `b`; whether it was dirty.
     #[inline]
-    fn remove_at(&mut self, b: usize, p: usize) -> bool {
+    fn remove_at(&mut self, s: usize, b: usize, p: usize) -> bool {
         let i = b + p;
         let d = self.slots[i] & DIRTY != 0;
         if self.ordered() {
             // Close the gap so the free ways stay at the end of the set (only the valid
             // ways move: the rest are free).
-            let end = b + self.valid_ways(b);
+            let end = b + self.lens[s] as usize;
             shift_left(&mut self.slots[i..end]);
             self.slots[end - 1] = INVALID;
-            let s = self.set_of(b);
             self.lens[s] -= 1;
         } else {
             self.slots[i] = INVALID;
