@@ -356,6 +356,63 @@ fn xpline_halves_probe_finds_the_buffer_capacity() {
     assert!((wa(64 << 10) - 2.0).abs() < 0.01);
 }
 
+/// LATTester's `cacheprobe` (FAST'20's XPBuffer probe) over one XPLine: per pass a 64 B
+/// store + `clflush` to lines 0 and 1, then to lines 2 and 3. Each store re-reads the line
+/// the previous pass flushed (a read request the resident XPLine serves) and the completed
+/// XPLine is one 256 B media write: after k whole passes the counters read exactly 4k
+/// requests and 4k media units (WA 1). Read after one more half pass, the first half still
+/// sits in the XPBuffer: WA 4k / (4k + 2), below one by the buffered residue only. The
+/// residue is at most the buffer's 64 XPLines; FAST'20's run writes 2^24 requests per point,
+/// so it moves WA by less than 2e-5 and cannot give the published 0.80.
+#[test]
+fn cacheprobe_on_one_xpline_is_one_media_write_per_pass_and_below_one_only_mid_pass() {
+    let mut cfg = no_wl();
+    cfg.dimms = 1;
+    let k = 50u64;
+    let probe = |ops: u64| {
+        let mut w = wl(PmemPattern::XplineHalves, 256, 64, Persist::Clflush, ops, 1);
+        w.fence = false;
+        run(&cfg, &CacheConfig::default(), &w).counters
+    };
+    let whole = probe(2 * k);
+    assert_eq!(whole.write_requests, 4 * k);
+    assert_eq!(whole.read_requests, 4 * k, "one re-read per store");
+    assert_eq!(
+        whole.media_reads_64b, 4,
+        "only the first re-read misses the XPBuffer"
+    );
+    assert_eq!(whole.media_writes_64b, 4 * k, "one 256 B write per pass");
+    let mid = probe(2 * k + 1);
+    assert_eq!(mid.write_requests, 4 * k + 2);
+    assert_eq!(
+        mid.media_writes_64b,
+        4 * k,
+        "the first half is still buffered"
+    );
+    let wa = mid.media_writes_64b as f64 / mid.write_requests as f64;
+    assert!((wa - (4 * k) as f64 / (4 * k + 2) as f64).abs() < 1e-12);
+    // A region of the buffer's size: whole passes give exactly 1, a half pass more leaves
+    // all 64 first halves (128 requests) buffered, the most the residue can be.
+    let lines = 64u64;
+    let probe64 = |ops: u64| {
+        let mut w = wl(
+            PmemPattern::XplineHalves,
+            lines * 256,
+            64,
+            Persist::Clflush,
+            ops,
+            1,
+        );
+        w.fence = false;
+        run(&cfg, &CacheConfig::default(), &w).counters
+    };
+    let whole64 = probe64(2 * lines * 3);
+    assert_eq!(whole64.media_writes_64b, whole64.write_requests);
+    let half64 = probe64(2 * lines * 3 + lines);
+    assert_eq!(half64.write_requests, whole64.write_requests + 2 * lines);
+    assert_eq!(half64.media_writes_64b, whole64.media_writes_64b);
+}
+
 #[test]
 fn same_seed_same_counters() {
     let w = wl(

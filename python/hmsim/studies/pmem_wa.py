@@ -34,6 +34,12 @@ VANS_CONTROLLER = {"pmem__xpbuffer__in_order_requests": True, "pmem__timing__med
 # line after line over its region, with an mfence only before and after the whole loop: no
 # fence per operation, so clflushopt and clwb overlap while clflush stays ordered.
 TABLE3_LOOP = {"workload__fence": False}
+# FAST'20's XPBuffer probe as LATTester runs it (NVSL/OptaneStudy, src/kernel/memaccess.c
+# `cacheprobe`, driven by tasks.c `cacheprobe_job`): each 64 B line is one AVX-512 store and a
+# `clflush`, two lines per half XPLine, over the first halves of the region's XPLines and then
+# the second halves, with an `mfence` only at the end of each half pass (clflush orders the
+# lines anyway). Every store re-reads the line the previous pass flushed.
+PROBE_LOOP = {"workload__persist": "clflush", "workload__fence": False}
 
 
 def build_points(quick: bool) -> list[Point]:
@@ -160,8 +166,8 @@ def build_points(quick: bool) -> list[Point]:
                 pmem__dimms=1,
                 workload__pattern="xpline-halves",
                 workload__footprint_bytes=s,
-                workload__persist="ntstore",
-                workload__operations=n,
+                workload__operations=_whole_probe_passes(n, s),
+                **PROBE_LOOP,
             )
         )
     # FAST'20's hot-spot test (LATTester's overwrite task): each operation writes one whole
@@ -380,14 +386,19 @@ def compare(df: pd.DataFrame) -> list[Published]:
     # What FAST'20's raw probe data (NVSL/OptaneStudy, graphs/09-infer_xpbuffer.csv) shows at
     # each compared size; docs/pmem.md has the analysis.
     probe_notes = {
-        256: "raw data 0.80 at 256 B, 0.91 at 512 B, 0.97 at 1 KiB, 1.04 from 2 KiB: the DIMM"
-        " absorbs part of the rewrites of a line rewritten every few hundred ns; the model writes"
-        " every completed XPLine once (no mechanism found, not modelled)",
+        256: "LATTester's probe (store + clflush per 64 B line, 1 GiB per point, AEPWatch's on-DIMM"
+        " counters around the whole run): raw data 0.80 at 256 B, 0.91 at 512 B, 0.97 at 1 KiB,"
+        " 1.04 from 2 KiB, i.e. 0.23-0.26 XPLine writes absorbed per pass at 1-4 XPLines, none"
+        " from 8; lines still buffered at the counter read are < 2e-5 of the run, and VANS's"
+        " write-through RMW buffer combines only while a line's write is pending (>= 1 at this"
+        " rate): no public mechanism gives it, not modelled",
         16384: "the published plateau (1.036 from 2 to 18 KiB; 2.076 = 2 x 1.038 from 128 KiB, where"
         " no block is hot) is a ~3.7 % media overhead on every write, not wear levelling; not modelled",
         20480: "knee between 72 and 80 XPLines (18-20 KiB): the DIMM keeps more than 64 partly written"
         " lines, then splits a gradually growing share (0.31 at 80, 0.75 at 128, 0.97 at 256"
-        " XPLines); LRU over 64 entries splits every line from 65 on",
+        " XPLines); LRU over 64 entries splits every line from 65 on; the probe's clflush re-reads"
+        " touch the XPLines in its write order and VANS evicts LRU among idle entries, so neither"
+        " moves the knee",
         65536: "",
     }
     for s, wa in ((256, 0.80), (16384, 1.03), (20480, 1.36), (65536, 2.07)):
@@ -548,6 +559,14 @@ def _wa(bt: pd.DataFrame, dimms: int, threads: int) -> float:
     """Write amplification of the sequential ntstore row with `dimms` DIMMs and `threads` threads."""
     s = bt[(bt.experiment == "bw_threads_seq-write") & (bt.dimms == dimms) & (bt.threads == threads)]
     return float(s.write_amplification.iloc[0])
+
+
+def _whole_probe_passes(operations: int, region_bytes: int) -> int:
+    """`operations` rounded down to whole passes of the XPBuffer probe over `region_bytes`
+    (two 128 B operations per XPLine; at least one pass): LATTester's `cacheprobe_job` always
+    writes both halves of the region before it stops, so no XPLine is left half written."""
+    per_pass = 2 * max(region_bytes // 256, 1)
+    return max(operations // per_pass, 1) * per_pass
 
 
 def _size(b: int) -> str:
