@@ -113,17 +113,19 @@ def print_warnings(warnings: list[str]) -> None:
 def reproduce(study: str, out: str, quick: bool, workers: int | None, backend: str, scheduler: str | None) -> None:
     """Reproduce a published study (or `all`), printing simulated vs published numbers."""
     from hmsim.humanize import duration
+    from hmsim.reproduce import run_studies
     from hmsim.studies import get, names
-
-    todo = names() if study == "all" else [get(study).name]
-    done = {}
     from hmsim.sweep import using_backend
 
-    for name in todo:
-        with using_backend(_backend(backend, scheduler)):
-            res = get(name).run(Path(out) / name, quick=quick, workers=workers, echo=True)
-        done[name] = res
+    todo = names() if study == "all" else [get(study).name]
+
+    def finished(name: str, res) -> None:
+        get(name).echo(res)
         console.print(f"{name}: results in {Path(out) / name}/ ({duration(res.summary['wall_time_s'])})")
+
+    # `all`: the studies run side by side on one pool of --workers, one progress display.
+    with using_backend(_backend(backend, scheduler)):
+        done = run_studies(todo, Path(out), quick=quick, workers=workers, on_done=finished)
     from hmsim.report import with_studies_on_disk, write_report
 
     # A single study's report also shows the studies an earlier run left in `out`.

@@ -225,26 +225,49 @@ class _Background:
     `figures_in_background()` block opens (they import matplotlib while the simulation
     runs) and kept for the life of this process; fed by as many threads, which live only
     as long as a block (an idle thread left behind would read as unfinished work to the
-    CLI's interrupt handling)."""
+    CLI's interrupt handling). A block belongs to the thread that opened it: studies run
+    side by side (`hmsim reproduce all`) each wait for their own figures only, and share
+    the drawing processes."""
 
     def __init__(self) -> None:
-        self.pending: list | None = None
-        self._threads = None
+        import threading
+
+        self._mine = threading.local()
         self._idle = None
+        self._spawning = threading.Lock()
+
+    # This thread's block: its figures not yet drawn, and the threads feeding them.
+    @property
+    def pending(self) -> list | None:
+        return getattr(self._mine, "pending", None)
+
+    @pending.setter
+    def pending(self, value: list | None) -> None:
+        self._mine.pending = value
+
+    @property
+    def _threads(self):
+        return getattr(self._mine, "threads", None)
+
+    @_threads.setter
+    def _threads(self, value) -> None:
+        self._mine.threads = value
 
     def start(self) -> None:
         import os
         from concurrent.futures import ThreadPoolExecutor
 
         n = max(1, min(2, os.cpu_count() or 1))
-        if self._idle is None:
-            import atexit
-            import queue
+        with self._spawning:
+            if self._idle is None:
+                import atexit
+                import queue
 
-            self._idle = queue.SimpleQueue()
-            for _ in range(n):
-                self._idle.put(self._spawn())
-            atexit.register(self._close)
+                idle = queue.SimpleQueue()
+                for _ in range(n):
+                    idle.put(self._spawn())
+                self._idle = idle
+                atexit.register(self._close)
         if self._threads is None:
             self._threads = ThreadPoolExecutor(max_workers=n, thread_name_prefix="hmsim-figures")
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from rich import filesize
 from rich.console import Console
@@ -44,9 +46,69 @@ class _Bar:
         self._p.advance(self._t, n)
 
 
+class Display:
+    """One progress display for several sweeps running at once (`hmsim reproduce all`):
+    a row per sweep (a study's points), each fed from its own thread. Counts are kept
+    everywhere (`rows`: label -> [done, total]); a terminal also draws them."""
+
+    def __init__(self, live: Progress | None):
+        self._p = live
+        self._lock = threading.Lock()
+        self.rows: dict[str, list[int]] = {}
+
+    def row(self, label: str, total: int, done: int = 0) -> _Row:
+        with self._lock:
+            self.rows[label] = [done, total]
+        task = self._p.add_task(label, total=total, completed=done) if self._p is not None else None
+        return _Row(self, label, task)
+
+
+class _Row:
+    def __init__(self, display: Display, label: str, task: int | None):
+        self._d, self._label, self._task = display, label, task
+
+    def advance(self, n: int = 1) -> None:
+        with self._d._lock:
+            self._d.rows[self._label][0] += n
+        if self._task is not None and self._d._p is not None:
+            self._d._p.advance(self._task, n)
+
+
+DISPLAY: ContextVar[Display | None] = ContextVar("hmsim_display", default=None)
+
+
+@contextmanager
+def shared_display() -> Iterator[Display]:
+    """Inside, every `progress()` bar is a row of one display (an enclosing one if open)."""
+    outer = DISPLAY.get()
+    if outer is not None:
+        yield outer
+        return
+    if interactive():
+        cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        live = Progress(*cols, transient=True, console=Console(stderr=True))
+    else:
+        live = None
+    display = Display(live)
+    token = DISPLAY.set(display)
+    try:
+        if live is None:
+            yield display
+        else:
+            with live:
+                yield display
+    finally:
+        DISPLAY.reset(token)
+
+
 @contextmanager
 def progress(total: int, label: str, done: int = 0):
-    """Yield an object with `.advance()`; draws a bar only on an interactive terminal."""
+    """Yield an object with `.advance()`; draws a bar only on an interactive terminal
+    (inside `shared_display()`, a row of that display)."""
+    shared = DISPLAY.get()
+    if shared is not None:
+        yield shared.row(label, total, done)
+        return
     if not interactive():
         yield _Quiet()
         return

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import heapq
 import itertools
 import json
 import logging
@@ -39,6 +40,7 @@ import math
 import os
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 import types
@@ -208,6 +210,117 @@ def _run_local(todo: list[Point], dev: list[str], n: int, done: Done) -> None:
     pool.shutdown()
 
 
+class SharedPool:
+    """`workers` threads running the points of several sweeps at once (the studies of
+    `hmsim reproduce all`, each in its own thread): a point of a lower `rank` starts first,
+    then the order the points were submitted in, so the long studies' points start first
+    and the others fill the cores while a study waits on its last points or draws its
+    figures. A point can be `alone` (timed on the host): it starts when no other point is
+    running, and none starts while it runs.
+
+    `turn`: the studies' Python (tables, figures: pandas and matplotlib, whose global
+    state is not for threads) runs one study at a time; a study holds it except while
+    waiting for its points."""
+
+    def __init__(self, workers: int):
+        self._cv = threading.Condition()
+        self._heap: list[tuple[int, int, bool, Future, Callable, tuple]] = []
+        self._seq = itertools.count()
+        self._running = 0
+        self._alone = False
+        self._closed = False
+        self.interrupted = False
+        self.turn = threading.Lock()
+        self._threads = [threading.Thread(target=self._work, name=f"hmsim-points-{i}") for i in range(workers)]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, rank: int, alone: bool, fn: Callable, *args: Any) -> Future:
+        fut: Future = Future()
+        with self._cv:
+            if self.interrupted:
+                fut.cancel()
+                return fut
+            heapq.heappush(self._heap, (rank, next(self._seq), alone, fut, fn, args))
+            self._cv.notify_all()
+        return fut
+
+    def _work(self) -> None:
+        while True:
+            with self._cv:
+                while True:
+                    if self._heap and not self._alone and (not self._heap[0][2] or self._running == 0):
+                        break
+                    if self._closed and not self._heap:
+                        return
+                    self._cv.wait()
+                _, _, alone, fut, fn, args = heapq.heappop(self._heap)
+                self._running += 1
+                self._alone = alone
+            try:
+                if fut.set_running_or_notify_cancel():
+                    try:
+                        fut.set_result(fn(*args))
+                    except BaseException as e:
+                        fut.set_exception(e)
+            finally:
+                with self._cv:
+                    self._running -= 1
+                    self._alone = False
+                    self._cv.notify_all()
+
+    def interrupt(self) -> None:
+        """Ctrl-C: points not started are cancelled; running ones finish (and are saved)."""
+        with self._cv:
+            self.interrupted = True
+            for job in self._heap:
+                job[3].cancel()
+            self._cv.notify_all()
+
+    def close(self) -> None:
+        """Wait for the running points and end the threads."""
+        with self._cv:
+            self._closed = True
+            self._cv.notify_all()
+        for t in self._threads:
+            t.join()
+
+
+@dataclass(frozen=True)
+class PoolSlot:
+    """A study's place in a `SharedPool`: its points' rank."""
+
+    pool: SharedPool
+    rank: int
+
+
+# Set in each study's thread while `hmsim reproduce all` overlaps the studies.
+SHARED_POOL: ContextVar[PoolSlot | None] = ContextVar("hmsim_shared_pool", default=None)
+
+
+def _run_shared(todo: list[Point], dev: list[str], slot: PoolSlot, alone: bool, done: Done) -> None:
+    """`_run_local` on the shared pool: this thread waits (giving up its turn meanwhile)
+    and saves each point as it finishes; an interrupt cancels the points not started."""
+    pool = slot.pool
+    futures = {pool.submit(slot.rank, alone, run_raw, p.text, p.file, list(p.overrides), dev): p for p in todo}
+    pending = set(futures)
+    pool.turn.release()
+    try:
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                if not fut.cancelled():
+                    done(futures[fut], futures[fut].result(fut))
+    except BaseException:
+        for fut in pending:
+            fut.cancel()  # this study's points not started; running ones are abandoned
+        raise
+    finally:
+        pool.turn.acquire()
+    if any(f.cancelled() for f in futures):
+        raise KeyboardInterrupt
+
+
 def _run_dask(todo: list[Point], dev: list[str], n: int, done: Done, scheduler: str | None) -> None:
     try:
         from dask.distributed import Client, LocalCluster, as_completed
@@ -251,10 +364,13 @@ def run_points(
     label: str = "sweep",
     devices: Iterable[str | Path] = (),
     backend: Backend | None = None,
+    alone: bool = False,
 ) -> SweepResult:
-    """Run every point not already saved under `out/points/`; return all, in input order."""
+    """Run every point not already saved under `out/points/`; return all, in input order.
+    `alone`: each point runs with no other point beside it (its results are timed on the
+    host), also when studies share a pool (`SHARED_POOL`)."""
     with exclusive(out):
-        return _run_points(points, Path(out), check.workers(workers), label, devices, backend)
+        return _run_points(points, Path(out), check.workers(workers), label, devices, backend, alone)
 
 
 def _run_points(
@@ -264,6 +380,7 @@ def _run_points(
     label: str,
     devices: Iterable[str | Path],
     backend: Backend | None,
+    alone: bool = False,
 ) -> SweepResult:
     backend = backend or BACKEND.get() or Backend()
     store = out / "points"
@@ -292,8 +409,11 @@ def _run_points(
             bar.advance()
 
         try:
+            slot = SHARED_POOL.get()
             if backend.name == "dask":
                 _run_dask(todo, dev, n, done, backend.scheduler)
+            elif todo and slot is not None:
+                _run_shared(todo, dev, slot, alone, done)
             elif todo:
                 _run_local(todo, dev, n, done)
         except KeyboardInterrupt:

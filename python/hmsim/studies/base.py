@@ -174,13 +174,18 @@ class Study:
             "figures": [str(p.relative_to(out)) for p in res.figures],
         }
         write_json(out / "summary.json", res.summary)
-        if echo and not res.comparison.empty:
+        if echo:
+            self.echo(res)
+        return res
+
+    def echo(self, res: StudyResult) -> None:
+        """Print the study's numbers beside the published ones, then its warnings."""
+        if not res.comparison.empty:
             print_comparison(res.comparison, f"{self.name}: simulated vs published")
         # How far to trust the study's numbers (e.g. rows whose window is not steady): after
         # them on stdout, as `hmsim run` prints a run's, and in summary.json.
-        for w in res.summary.get("warnings", []) if echo else []:
+        for w in res.summary.get("warnings", []):
             print(f"warning: {self.name}: {w}")
-        return res
 
 
 def _previous_summary(path: Path) -> dict:

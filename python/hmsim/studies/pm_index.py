@@ -359,7 +359,8 @@ def _run(out: Path, quick: bool = True, workers: int | None = None) -> StudyResu
     df = select(df, COLUMNS, "pm-index study")
     tonic = tonic_table(df)
     # Timed alone (one point at a time) so the sweep's other points do not share the cores.
-    real = real_table(run_points(real_points(quick), out, workers=1, label="pm-index real").tables.get("real_threads"))
+    real_res = run_points(real_points(quick), out, workers=1, label="pm-index real", alone=True)
+    real = real_table(real_res.tables.get("real_threads"))
     load = df[(df.experiment == "load") & (df.key_type == "int") & (df.threads == 1)].set_index("index")
     norm = {}
     if "p-clht" in load.index and load.loc["p-clht"].flushes_per_op > 0:
