@@ -419,7 +419,11 @@ def _run_points(
         except KeyboardInterrupt:
             raise SweepInterrupted(len(outputs), len({p.id for p in points}), Path(out)) from None
     ordered = [outputs[p.id] for p in points]
-    results, tables = _combine(points, ordered)
+    try:
+        results, tables = _combine(points, ordered)
+    except KeyboardInterrupt:
+        # Every point is saved; only their combination is missing, and a re-run makes it.
+        raise SweepInterrupted(len(outputs), len({p.id for p in points}), Path(out)) from None
     ledger = POINTS_LEDGER.get()
     if ledger is not None:
         ran_ids = {p.id for p in todo}
