@@ -10,8 +10,9 @@ use super::workload::{Ev, HybridWorkload, ThreadSpec, Touch, MIB, PAGE_BYTES};
 use super::HybridConfig;
 use crate::flash::{build_gc, preset, Ftl, Geometry};
 
-fn small_ftl(logical: u32) -> Ftl {
-    let g = Geometry {
+/// A small two-channel flash of `logical` pages, 16 pages a block.
+fn small_geometry(logical: u32) -> Geometry {
+    Geometry {
         logical_pages: logical,
         pages_per_block: 16,
         over_provisioning: 0.1,
@@ -20,8 +21,15 @@ fn small_ftl(logical: u32) -> Ftl {
         page_bytes: 4096,
         channel_gb_s: None,
         gc_free_blocks: 2,
-    };
-    Ftl::new(g, preset("study").unwrap(), build_gc("greedy", 1).unwrap())
+    }
+}
+
+fn small_ftl(logical: u32) -> Ftl {
+    Ftl::new(
+        small_geometry(logical),
+        preset("study").unwrap(),
+        build_gc("greedy", 1).unwrap(),
+    )
 }
 
 #[test]
@@ -619,16 +627,7 @@ fn resident_fault_run(
     cfg: HostConfig,
     policy: &str,
 ) -> super::HostStats {
-    let g = Geometry {
-        logical_pages: 256,
-        pages_per_block: 16,
-        over_provisioning: 0.1,
-        channels: 2,
-        dies_per_channel: 2,
-        page_bytes: 4096,
-        channel_gb_s: None,
-        gc_free_blocks: 2,
-    };
+    let g = small_geometry(256);
     let nand = crate::flash::NandTiming {
         read_ns,
         ..preset("study").unwrap()
