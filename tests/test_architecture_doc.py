@@ -27,7 +27,7 @@ def test_the_tutorial_blocks_are_the_regions_of_the_compiled_example():
     blocks = _tutorial_blocks()
     regions = _tutorial_regions()
     names = [name for name, _ in regions]
-    assert names == ["imports", "config", "model", "row", "scenario", "tests"], names
+    assert names == ["imports", "config", "model", "row", "scenario", "experiment", "tests"], names
     assert len(blocks) == len(regions), f"{len(blocks)} rust blocks for regions {names}"
     for block, (name, code) in zip(blocks, regions, strict=True):
         assert block == code, f"docs/architecture.md block differs from region {name!r} of {TUTORIAL.name}"
@@ -41,7 +41,9 @@ def test_the_tutorial_teaches_the_params_macro_and_the_skeleton():
     assert "params! {" in code["config"] and "#[derive(Deserialize" not in code["config"]
     assert "impl Validate" not in TUTORIAL.read_text()
     assert "result_row! {" in code["row"]
-    assert "impl Scenario for" in code["scenario"] and "warnings" in code["scenario"]
+    assert "impl Scenario for" in code["scenario"] and "fn build" in code["scenario"]
+    assert "impl Experiment for" in code["experiment"] and "warnings" in code["experiment"]
+    assert "fn points" in code["experiment"] and "fn run_point" in code["experiment"]
     section = DOC.read_text()[DOC.read_text().index("## How to add a module") :]
     needs = ("registry.rs", "param_docs.rs", "UPDATE_PARAM_DOCS=1", "docs/parameters/", "StudyScenario", "sc.point(")
     for needed in needs:

@@ -16,25 +16,27 @@ impl Progress for NoProgress {
     fn advance(&self, _n: u64) {}
 }
 
+/// Records the phases started and the units advanced, for tests.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct Log(pub(crate) std::sync::Mutex<(Vec<(u64, String)>, u64)>);
+
+#[cfg(test)]
+impl Progress for Log {
+    fn start(&self, total: u64, unit: &str) {
+        self.0.lock().unwrap().0.push((total, unit.to_string()));
+    }
+    fn advance(&self, n: u64) {
+        self.0.lock().unwrap().1 += n;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
 
-    /// Records the phases started and the units advanced.
-    #[derive(Default)]
-    struct Log(Mutex<(Vec<(u64, String)>, u64)>);
-
-    impl Progress for Log {
-        fn start(&self, total: u64, unit: &str) {
-            self.0.lock().unwrap().0.push((total, unit.to_string()));
-        }
-        fn advance(&self, n: u64) {
-            self.0.lock().unwrap().1 += n;
-        }
-    }
-
-    /// Each module's runner announces its points and reports every one of them done.
+    /// Each of the seven modules announces its points and reports every one of them done
+    /// (the skeleton runs them).
     #[test]
     fn every_module_reports_its_runs_done() {
         let cases: &[(&str, u64, &str)] = &[
@@ -74,6 +76,21 @@ mod tests {
                  adversarial = true\n",
                 2,
                 "crash modes",
+            ),
+            (
+                "module = \"tiering\"\nseed = 3\n[workload]\nworking_set_bytes = 8589934592\n\
+                 hot_set_bytes = 2147483648\n[antagonist]\nintensities = [0, 3]\n[policy]\n\
+                 names = [\"static-default\", \"colloid-hemem\"]\n[sim]\nduration_s = 0.5\n\
+                 measure_last_s = 0.2\n",
+                4,
+                "runs",
+            ),
+            (
+                "module = \"allocators\"\nframes = 8192\nprobe_orders = []\n\
+                 [[allocators]]\nname = \"buddy\"\n[[allocators]]\nname = \"ibuddy\"\n\
+                 [workload.synthetic]\nthreads = 2\nallocs_per_thread = 2000\ncohorts = false\n",
+                2,
+                "allocators",
             ),
         ];
         for (text, total, unit) in cases {

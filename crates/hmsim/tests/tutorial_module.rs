@@ -8,7 +8,7 @@ use hmsim::config::Validator;
 use hmsim::device::Catalog;
 use hmsim::error::RunError;
 use hmsim::result_row;
-use hmsim::scenario::{self, Ctx, NoProgress, Output, RunOutput, Scenario};
+use hmsim::scenario::{self, Ctx, Experiment, NoProgress, Output, RunOutput, Scenario, Step};
 use rand::Rng;
 use serde_json::json;
 
@@ -20,8 +20,8 @@ hmsim::params! {
     pub struct QueueConfig {
         pub device: String = "optane-pmem".into() => any, "",
             "Catalog device whose read latency is the mean service time.";
-        pub utilization: f64 = 0.5 => range(0.01, 0.99), "",
-            "Offered load: arrival rate × mean service time (below 1 for a stable queue).";
+        pub utilizations: Vec<f64> = vec![0.5] => any, "",
+            "Offered loads, one run each: arrival rate × mean service time (0.01 to 0.99).";
         pub requests: u64 = 200_000 => range(1_000, 100_000_000), "requests",
             "Requests measured.";
         pub warmup_requests: u64 = 10_000 => range(0, 10_000_000), "requests",
@@ -32,6 +32,12 @@ hmsim::params! {
 impl QueueConfig {
     /// Checks across keys, called by the generated `validate` after the field checks.
     fn check(&self, v: &mut Validator) {
+        for (i, u) in self.utilizations.iter().enumerate() {
+            if !(0.01..=0.99).contains(u) {
+                let key = format!("utilizations.{i}");
+                v.fail(&key, format!("{u} is out of range; allowed 0.01 to 0.99"));
+            }
+        }
         if self.warmup_requests >= self.requests {
             v.fail("warmup_requests", "must be fewer than `requests`");
         }
@@ -96,7 +102,7 @@ result_row! {
 }
 
 // tutorial: scenario
-/// The module: its name, its config, its row, its model.
+/// The module: its name, its config, its row, its experiment.
 pub struct Queue;
 
 impl Scenario for Queue {
@@ -107,24 +113,54 @@ impl Scenario for Queue {
     const SWEEP_METRICS: &'static [&'static str] = &["mean_latency_ns", "p99_latency_ns"];
     type Config = QueueConfig;
     type Row = QueueRow;
+    type Experiment<'a> = QueueRuns<'a>;
 
-    fn run(cfg: &QueueConfig, ctx: &Ctx) -> Result<Output<QueueRow>, RunError> {
+    fn build<'a>(cfg: &'a QueueConfig, ctx: &Ctx<'a>) -> Result<QueueRuns<'a>, RunError> {
         let service_ns = ctx.device(&cfg.device, "device")?.read.latency_ns;
-        let mut rng = ctx.rng("queue.arrivals");
-        let (u, n) = (cfg.utilization, cfg.requests);
-        let mut t = response_times_ns(service_ns, u, cfg.warmup_requests, n, &mut rng);
+        Ok(QueueRuns { cfg, service_ns })
+    }
+}
+
+// tutorial: experiment
+/// The queue at each offered load of the scenario.
+pub struct QueueRuns<'a> {
+    cfg: &'a QueueConfig,
+    service_ns: f64,
+}
+
+impl Experiment for QueueRuns<'_> {
+    /// A utilization.
+    type Point = f64;
+    type Row = QueueRow;
+
+    fn unit(&self) -> &'static str {
+        "utilizations"
+    }
+
+    fn points(&self) -> Vec<f64> {
+        self.cfg.utilizations.clone()
+    }
+
+    fn run_point(
+        &mut self,
+        u: f64,
+        ctx: &Ctx,
+        out: &mut Output<QueueRow>,
+    ) -> Result<Step<f64>, RunError> {
+        let (service_ns, n) = (self.service_ns, self.cfg.requests);
+        // A stream per point, named after it: adding a point shifts no other point's numbers.
+        let mut rng = ctx.rng(&format!("queue.arrivals.{u}"));
+        let mut t = response_times_ns(service_ns, u, self.cfg.warmup_requests, n, &mut rng);
         t.sort_by(f64::total_cmp);
-        let row = QueueRow {
-            device: cfg.device.clone(),
+        out.rows.push(QueueRow {
+            device: self.cfg.device.clone(),
             utilization: u,
             service_ns,
             mean_latency_ns: t.iter().sum::<f64>() / t.len() as f64,
             p99_latency_ns: t[t.len() * 99 / 100],
             mm1_mean_latency_ns: mm1_mean_ns(service_ns, u),
             mm1_p99_latency_ns: mm1_p99_ns(service_ns, u),
-        };
-        let mut out = Output::new(vec![row]);
-        out.headline.insert("service_ns".into(), json!(service_ns));
+        });
         // A limit of the numbers, not an error: printed by the CLI, kept in summary.json.
         let relaxations = n as f64 / mm1_relaxation_requests(u);
         if relaxations < 100.0 {
@@ -133,6 +169,12 @@ impl Scenario for Queue {
                  the mean is noisy; raise `requests`"
             ));
         }
+        Ok(Step::Done)
+    }
+
+    fn finish(self, mut out: Output<QueueRow>) -> Result<Output<QueueRow>, RunError> {
+        out.headline
+            .insert("service_ns".into(), json!(self.service_ns));
         Ok(out)
     }
 }
@@ -142,7 +184,7 @@ const SCENARIO: &str = r#"
 module = "queue"
 seed = 7
 device = "optane-pmem"
-utilization = 0.6
+utilizations = [0.6]
 requests = 1000000
 "#;
 
@@ -181,10 +223,10 @@ fn same_seed_same_rows_other_seed_other_rows() {
 
 #[test]
 fn bad_input_names_the_key_and_line() {
-    let e = run(&SCENARIO.replace("= 0.6", "= 1.2")).unwrap_err();
+    let e = run(&SCENARIO.replace("[0.6]", "[1.2]")).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "queue.toml:5: key 'utilization': 1.2 is out of range; allowed 0.01 to 0.99"
+        "queue.toml:5: key 'utilizations.0': 1.2 is out of range; allowed 0.01 to 0.99"
     );
     let e = run(&format!("{SCENARIO}warmup_requests = 2000000\n")).unwrap_err();
     assert!(
@@ -198,9 +240,35 @@ fn bad_input_names_the_key_and_line() {
     assert!(e.to_string().contains("colour"), "{e}");
 }
 
+/// Counts the points the skeleton announces and reports done.
+#[derive(Default)]
+struct Count(std::sync::Mutex<(u64, String, u64)>);
+
+impl hmsim::scenario::Progress for Count {
+    fn start(&self, total: u64, unit: &str) {
+        let mut c = self.0.lock().unwrap();
+        (c.0, c.1) = (total, unit.to_string());
+    }
+    fn advance(&self, n: u64) {
+        self.0.lock().unwrap().2 += n;
+    }
+}
+
+#[test]
+fn each_point_is_a_row_and_adding_one_shifts_no_other() {
+    let one = run(SCENARIO).unwrap();
+    let text = SCENARIO.replace("[0.6]", "[0.3, 0.6]");
+    let count = Count::default();
+    let two = scenario::run::<Queue>(&text, "queue.toml", &Catalog::builtin(), &count).unwrap();
+    assert_eq!(two.rows.len(), 2);
+    assert_eq!(two.rows[0]["utilization"], json!(0.3));
+    assert_eq!(two.rows[1], one.rows[0]);
+    assert_eq!(*count.0.lock().unwrap(), (2, "utilizations".to_string(), 2));
+}
+
 #[test]
 fn a_short_run_near_saturation_warns() {
-    let out = run(&SCENARIO.replace("= 0.6", "= 0.99")).unwrap();
+    let out = run(&SCENARIO.replace("[0.6]", "[0.99]")).unwrap();
     assert_eq!(out.warnings.len(), 1);
     assert!(
         out.warnings[0].contains("25 relaxation times"),
@@ -216,7 +284,7 @@ fn the_parameter_page_comes_from_the_declarations() {
         "Keys of a queue run.",
         &[QueueConfig::table()],
     );
-    let line = "| `utilization` | `f64` | `0.5` | 0.01 to 0.99 |  | Offered load";
+    let line = "| `utilizations` | `Vec<f64>` | `[0.5]` |  |  | Offered loads";
     assert!(md.contains(line), "{md}");
     assert!(md.contains("| `requests` | `u64` | `200000` | 1000 to 100000000 | requests |"));
 }

@@ -13,7 +13,7 @@ use super::workload::{from_trace_as, AllocWorkload, Kernel};
 use super::MAX_ORDER;
 use crate::config::{Validate, Validator};
 use crate::error::RunError;
-use crate::scenario::{Column, Ctx, Output, ResultRow, Scenario};
+use crate::scenario::{Column, Ctx, Experiment, Output, ResultRow, Scenario, Step};
 
 /// The `allocators` module.
 pub struct Allocators;
@@ -321,7 +321,9 @@ impl Scenario for Allocators {
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("wear", WearRow::COLUMNS), ("latency", LatencyRow::COLUMNS)];
 
-    fn run(cfg: &AllocConfig, ctx: &Ctx) -> Result<Output<AllocRow>, RunError> {
+    type Experiment<'a> = AllocRun;
+
+    fn build<'a>(cfg: &'a AllocConfig, ctx: &Ctx<'a>) -> Result<AllocRun, RunError> {
         let mut sc = cfg.clone();
         if let Some(d) = &sc.wear.device {
             let spec = ctx.device(d, "wear.device")?;
@@ -337,47 +339,90 @@ impl Scenario for Allocators {
                 })?;
         }
         let w = load_workload(&sc, ctx)?;
-        let (mut rows, mut wear, mut latency) = (Vec::new(), Vec::new(), Vec::new());
-        let mut best: Option<(f64, String)> = None;
-        let mut fairest: Option<(f64, String)> = None;
-        for spec in &sc.allocators {
-            let mut a = build(spec, sc.frames).map_err(|e| ctx.error("allocators", e))?;
-            let model = CostModel {
-                cost: sc.cost,
-                machine: sc.machine,
-                cpu_ghz: sc.cpu_ghz,
-                seed: ctx.seed(),
-                pipelined: driver::pipelined_by_default(),
-            };
-            let r = driver::run(a.as_mut(), &w, &model, &sc.probe_orders, sc.probe_requests);
-            let label = spec.label();
-            if best.as_ref().is_none_or(|b| r.all.mean < b.0) {
-                best = Some((r.all.mean, label.clone()));
-            }
-            if fairest.as_ref().is_none_or(|b| r.fairness.cov < b.0) {
-                fairest = Some((r.fairness.cov, label.clone()));
-            }
-            rows.push(row(spec, &w, &sc, &r));
-            wear.extend(wear_rows(&label, &r.wear));
-            latency.extend(latency_rows(&label, "model", &r));
-            if sc.real {
-                let (m, rr) = real_row(spec, &w, &sc);
-                rows.push(m);
-                latency.extend(latency_rows(&label, "real", &rr));
-            }
+        Ok(AllocRun {
+            sc,
+            w,
+            wear: Vec::new(),
+            latency: Vec::new(),
+            best: None,
+            fairest: None,
+        })
+    }
+}
+
+/// The request stream replayed through each allocator of the scenario.
+pub struct AllocRun {
+    /// The configuration, with the wear device's endurance filled in.
+    sc: AllocConfig,
+    w: AllocWorkload,
+    wear: Vec<WearRow>,
+    latency: Vec<LatencyRow>,
+    /// The lowest mean cycles so far, and the fairest wear (lowest CoV), with their labels.
+    best: Option<(f64, String)>,
+    fairest: Option<(f64, String)>,
+}
+
+impl Experiment for AllocRun {
+    /// The index of an allocator in `allocators`.
+    type Point = usize;
+    type Row = AllocRow;
+
+    fn unit(&self) -> &'static str {
+        "allocators"
+    }
+
+    fn points(&self) -> Vec<usize> {
+        (0..self.sc.allocators.len()).collect()
+    }
+
+    fn run_point(
+        &mut self,
+        i: usize,
+        ctx: &Ctx,
+        out: &mut Output<AllocRow>,
+    ) -> Result<Step<usize>, RunError> {
+        let (sc, w) = (&self.sc, &self.w);
+        let spec = &sc.allocators[i];
+        let mut a = build(spec, sc.frames).map_err(|e| ctx.error("allocators", e))?;
+        let model = CostModel {
+            cost: sc.cost,
+            machine: sc.machine,
+            cpu_ghz: sc.cpu_ghz,
+            seed: ctx.seed(),
+            pipelined: driver::pipelined_by_default(),
+        };
+        let r = driver::run(a.as_mut(), w, &model, &sc.probe_orders, sc.probe_requests);
+        let label = spec.label();
+        if self.best.as_ref().is_none_or(|b| r.all.mean < b.0) {
+            self.best = Some((r.all.mean, label.clone()));
         }
-        let mut out = Output::new(rows);
-        out.table("wear", &wear);
-        out.table("latency", &latency);
+        if self.fairest.as_ref().is_none_or(|b| r.fairness.cov < b.0) {
+            self.fairest = Some((r.fairness.cov, label.clone()));
+        }
+        out.rows.push(row(spec, w, sc, &r));
+        self.wear.extend(wear_rows(&label, &r.wear));
+        self.latency.extend(latency_rows(&label, "model", &r));
+        if sc.real {
+            let (m, rr) = real_row(spec, w, sc);
+            out.rows.push(m);
+            self.latency.extend(latency_rows(&label, "real", &rr));
+        }
+        Ok(Step::Done)
+    }
+
+    fn finish(self, mut out: Output<AllocRow>) -> Result<Output<AllocRow>, RunError> {
+        let (sc, w) = (&self.sc, &self.w);
+        out.table("wear", &self.wear);
+        out.table("latency", &self.latency);
         let h = &mut out.headline;
         h.insert("workload".into(), json!(w.name));
         h.insert("endurance_writes".into(), json!(sc.wear.endurance_writes));
         h.insert("requests".into(), json!(w.reqs.len()));
-        if let Some((c, l)) = best {
+        if let Some((c, l)) = self.best {
             h.insert("fastest_allocator".into(), json!(l));
             h.insert("fastest_mean_cycles".into(), json!(c));
         }
-        if let Some((c, l)) = fairest {
+        if let Some((c, l)) = self.fairest {
             h.insert("fairest_allocator".into(), json!(l));
             h.insert("fairest_alloc_count_cov".into(), json!(c));
         }

@@ -11,7 +11,7 @@ use crate::config::{check_host_memory, Validator};
 use crate::error::RunError;
 use crate::flash::{build_gc, preset, Ftl, Geometry, GC_POLICIES, NAND_PRESETS};
 use crate::result_row;
-use crate::scenario::{Column, Ctx, Output, ResultRow, Scenario};
+use crate::scenario::{Column, Ctx, Experiment, Output, ResultRow, Scenario, Step};
 use crate::stats::nearest_rank;
 
 /// The `hybrid` module.
@@ -469,7 +469,9 @@ impl Scenario for Hybrid {
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("service", ServiceRow::COLUMNS)];
 
-    fn run(sc: &HybridConfig, ctx: &Ctx) -> Result<Output<HybridRow>, RunError> {
+    type Experiment<'a> = HybridRun<'a>;
+
+    fn build<'a>(sc: &'a HybridConfig, ctx: &Ctx<'a>) -> Result<HybridRun<'a>, RunError> {
         check_host_memory(
             host_memory_estimate(sc),
             "the device model (its page maps)",
@@ -491,27 +493,63 @@ impl Scenario for Hybrid {
                 ),
             ));
         }
-        let (mut rows, mut service) = (Vec::new(), Vec::new());
-        let mut headline = serde_json::Map::new();
-        ctx.progress().start(sc.policies.len() as u64, "policies");
-        for (i, p) in sc.policies.iter().enumerate() {
-            let r = simulate(sc, &w, p, ctx.seed())
-                .map_err(|e| ctx.error(&format!("policies.{i}.name"), e))?;
-            rows.push(row(sc, &w, p, &r));
-            service.extend(service_rows(&p.label(), sc.device.dram_mib, &r.stats));
-            headline.insert(
-                format!("runtime_s[{}]", p.label()),
-                json!(r.stats.runtime_ns as f64 / 1e9),
-            );
-            ctx.progress().advance(1);
-        }
-        let mut out = Output::new(rows);
-        out.table("service", &service);
-        out.headline = headline;
+        Ok(HybridRun {
+            sc,
+            w,
+            service: Vec::new(),
+            headline: serde_json::Map::new(),
+        })
+    }
+}
+
+/// The scenario's workload under each of its EPF policies.
+pub struct HybridRun<'a> {
+    sc: &'a HybridConfig,
+    w: HybridWorkload,
+    service: Vec<ServiceRow>,
+    headline: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Experiment for HybridRun<'_> {
+    /// The index of a policy in `policies`.
+    type Point = usize;
+    type Row = HybridRow;
+
+    fn unit(&self) -> &'static str {
+        "policies"
+    }
+
+    fn points(&self) -> Vec<usize> {
+        (0..self.sc.policies.len()).collect()
+    }
+
+    fn run_point(
+        &mut self,
+        i: usize,
+        ctx: &Ctx,
+        out: &mut Output<HybridRow>,
+    ) -> Result<Step<usize>, RunError> {
+        let (sc, w) = (self.sc, &self.w);
+        let p = &sc.policies[i];
+        let r = simulate(sc, w, p, ctx.seed())
+            .map_err(|e| ctx.error(&format!("policies.{i}.name"), e))?;
+        out.rows.push(row(sc, w, p, &r));
+        self.service
+            .extend(service_rows(&p.label(), sc.device.dram_mib, &r.stats));
+        self.headline.insert(
+            format!("runtime_s[{}]", p.label()),
+            json!(r.stats.runtime_ns as f64 / 1e9),
+        );
+        Ok(Step::Done)
+    }
+
+    fn finish(self, mut out: Output<HybridRow>) -> Result<Output<HybridRow>, RunError> {
+        out.table("service", &self.service);
+        out.headline = self.headline;
         let h = &mut out.headline;
-        h.insert("workload".into(), json!(w.name));
-        h.insert("events".into(), json!(w.events()));
-        h.insert("dram_mib".into(), json!(sc.device.dram_mib));
+        h.insert("workload".into(), json!(self.w.name));
+        h.insert("events".into(), json!(self.w.events()));
+        h.insert("dram_mib".into(), json!(self.sc.device.dram_mib));
         Ok(out)
     }
 }

@@ -15,7 +15,7 @@ use super::topology::{self, NodeKind, NumaMachine, Topology};
 use crate::config::{Validate, Validator};
 use crate::error::RunError;
 use crate::result_row;
-use crate::scenario::{Column, Ctx, Output, ResultRow, Scenario};
+use crate::scenario::{Column, Ctx, Experiment, Output, ResultRow, Scenario, Step};
 
 /// The `numa` module.
 pub struct Numa;
@@ -287,12 +287,14 @@ impl Scenario for Numa {
     const SWEEP_METRICS: &'static [&'static str] = &["runtime_s", "alloc_time_s", "dram_share"];
     const TABLES: &'static [(&'static str, &'static [Column])] = &[("nodes", NodeRow::COLUMNS)];
 
-    fn run(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
-        run_numa(sc, ctx)
+    type Experiment<'a> = NumaRun<'a>;
+
+    fn build<'a>(sc: &'a NumaConfig, ctx: &Ctx<'a>) -> Result<NumaRun<'a>, RunError> {
+        build_numa(sc, ctx)
     }
 }
 
-fn run_numa(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
+fn build_numa<'a>(sc: &'a NumaConfig, ctx: &Ctx<'a>) -> Result<NumaRun<'a>, RunError> {
     let (file, text) = (ctx.file(), ctx.text());
     let m = topology::load(
         sc.topology.as_ref(),
@@ -328,12 +330,71 @@ fn run_numa(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
         _ => Some(sc.app.mix()),
     };
     let experiment = ctx.header().name.clone().unwrap_or_else(|| "run".into());
-    let pb = m.spec.page_bytes as f64;
-    let gib = (1u64 << 30) as f64;
-    let (mut rows, mut node_rows) = (Vec::new(), Vec::new());
-    ctx.progress().start(policies.len() as u64, "policies");
-    for (label, policy) in &policies {
-        let o = allocate(&m, policy.as_ref(), &sc.allocation, &sc.cost, &sc.swap);
+    let prefix = if sc.topology.is_some() {
+        "topology."
+    } else {
+        ""
+    };
+    let mut media_warnings = Vec::new();
+    for (name, medium) in &m.spec.media {
+        media_warnings.extend(crate::device::unused_figures(
+            ctx.catalog(),
+            &medium.device,
+            &format!("{prefix}media.{name}.device"),
+            "numa",
+            topology::NUMA_UNUSED,
+        ));
+    }
+    Ok(NumaRun {
+        sc,
+        m,
+        policies,
+        mix,
+        trace_filter,
+        experiment,
+        node_rows: Vec::new(),
+        media_warnings,
+    })
+}
+
+/// The allocation (and the app, if any) under each placement policy of the scenario.
+pub struct NumaRun<'a> {
+    sc: &'a NumaConfig,
+    m: NumaMachine,
+    policies: Vec<(String, Box<dyn PlacementPolicy>)>,
+    mix: Option<Mix>,
+    trace_filter: Option<app::TraceFilter>,
+    /// The scenario's name, the rows' `experiment`.
+    experiment: String,
+    node_rows: Vec<NodeRow>,
+    /// Figures of the media's devices the model does not use.
+    media_warnings: Vec<String>,
+}
+
+impl Experiment for NumaRun<'_> {
+    /// The index of a policy in `policies`.
+    type Point = usize;
+    type Row = NumaRow;
+
+    fn unit(&self) -> &'static str {
+        "policies"
+    }
+
+    fn points(&self) -> Vec<usize> {
+        (0..self.policies.len()).collect()
+    }
+
+    fn run_point(
+        &mut self,
+        i: usize,
+        ctx: &Ctx,
+        out: &mut Output<NumaRow>,
+    ) -> Result<Step<usize>, RunError> {
+        let (sc, m, mix, experiment) = (self.sc, &self.m, &self.mix, &self.experiment);
+        let (label, policy) = &self.policies[i];
+        let pb = m.spec.page_bytes as f64;
+        let gib = (1u64 << 30) as f64;
+        let o = allocate(m, policy.as_ref(), &sc.allocation, &sc.cost, &sc.swap);
         let pl = &o.placement;
         let placed: u64 = pl.pages.iter().sum::<u64>() + pl.swap_pages;
         let share = |pred: &dyn Fn(usize) -> bool| -> f64 {
@@ -355,7 +416,7 @@ fn run_numa(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
         let usable: u64 = o.pool.nodes.iter().map(|n| n.capacity_pages).sum();
         let app_res = match (&mix, pl.ok()) {
             (Some(mx), true) => Some(app::run(
-                &m,
+                m,
                 &o.pool,
                 pl,
                 o.socket,
@@ -369,7 +430,7 @@ fn run_numa(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
         };
         let a = app_res.unwrap_or_default();
         let opt = |x: f64| app_res.is_some().then_some(x);
-        rows.push(NumaRow {
+        out.rows.push(NumaRow {
             experiment: experiment.clone(),
             policy: label.clone(),
             topology: m.spec.name.clone(),
@@ -433,7 +494,7 @@ fn run_numa(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
         });
         for (i, &p) in pl.pages.iter().enumerate() {
             let n = &o.pool.nodes[i];
-            node_rows.push(NodeRow {
+            self.node_rows.push(NodeRow {
                 policy: label.clone(),
                 node: n.topo,
                 kind: if n.cache_bytes > 0 {
@@ -449,49 +510,41 @@ fn run_numa(sc: &NumaConfig, ctx: &Ctx) -> Result<Output<NumaRow>, RunError> {
                 capacity_gib: n.capacity_pages as f64 * pb / gib,
             });
         }
-        ctx.progress().advance(1);
+        Ok(Step::Done)
     }
-    let mut out = Output::new(rows);
-    if let (Some(f), Some(rel)) = (trace_filter, sc.app.trace.as_deref()) {
-        // The mix comes from the lines the CPU caches let through (docs/fidelity.md, *Which
-        // traces go through the caches*); a trace they absorb says so.
-        let per_access = f.memory_lines as f64 / f.accesses as f64;
-        if f.footprint_bytes <= f.llc_bytes {
-            out.warnings.push(format!(
-                "app.trace ({rel}): the trace's footprint ({} bytes of 4 KiB pages) fits in the \
-                 {} byte LLC, so the caches absorb it ({per_access:.3} memory lines per access): \
-                 its memory mix rests on few lines, and app.passes ({}) sets the traffic; give \
-                 a trace of a run whose data outgrows the caches",
-                f.footprint_bytes, f.llc_bytes, sc.app.passes
-            ));
+
+    fn finish(self, mut out: Output<NumaRow>) -> Result<Output<NumaRow>, RunError> {
+        let (sc, m) = (self.sc, &self.m);
+        let gib = (1u64 << 30) as f64;
+        let node_rows = self.node_rows;
+        if let (Some(f), Some(rel)) = (self.trace_filter, sc.app.trace.as_deref()) {
+            // The mix comes from the lines the CPU caches let through (docs/fidelity.md, *Which
+            // traces go through the caches*); a trace they absorb says so.
+            let per_access = f.memory_lines as f64 / f.accesses as f64;
+            if f.footprint_bytes <= f.llc_bytes {
+                out.warnings.push(format!(
+                    "app.trace ({rel}): the trace's footprint ({} bytes of 4 KiB pages) fits in the \
+                     {} byte LLC, so the caches absorb it ({per_access:.3} memory lines per access): \
+                     its memory mix rests on few lines, and app.passes ({}) sets the traffic; give \
+                     a trace of a run whose data outgrows the caches",
+                    f.footprint_bytes, f.llc_bytes, sc.app.passes
+                ));
+            }
         }
+        out.table("nodes", &node_rows);
+        out.warnings.extend(self.media_warnings);
+        let h = &mut out.headline;
+        h.insert("topology".into(), json!(m.spec.name));
+        h.insert("nodes".into(), json!(m.nodes.len()));
+        h.insert("dram_gib".into(), json!(m.dram_bytes() as f64 / gib));
+        h.insert("far_gib".into(), json!(m.far_bytes() as f64 / gib));
+        let raw: u64 = m
+            .nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::Far)
+            .map(|n| n.raw_bytes)
+            .sum();
+        h.insert("far_raw_gib".into(), json!(raw as f64 / gib));
+        Ok(out)
     }
-    out.table("nodes", &node_rows);
-    let prefix = if sc.topology.is_some() {
-        "topology."
-    } else {
-        ""
-    };
-    for (name, medium) in &m.spec.media {
-        out.warnings.extend(crate::device::unused_figures(
-            ctx.catalog(),
-            &medium.device,
-            &format!("{prefix}media.{name}.device"),
-            "numa",
-            topology::NUMA_UNUSED,
-        ));
-    }
-    let h = &mut out.headline;
-    h.insert("topology".into(), json!(m.spec.name));
-    h.insert("nodes".into(), json!(m.nodes.len()));
-    h.insert("dram_gib".into(), json!(m.dram_bytes() as f64 / gib));
-    h.insert("far_gib".into(), json!(m.far_bytes() as f64 / gib));
-    let raw: u64 = m
-        .nodes
-        .iter()
-        .filter(|n| n.kind == NodeKind::Far)
-        .map(|n| n.raw_bytes)
-        .sum();
-    h.insert("far_raw_gib".into(), json!(raw as f64 / gib));
-    Ok(out)
 }

@@ -7,7 +7,7 @@ use super::rows::{lifetime_output, ratio, HotRangeRow, LifetimeCols, PmemRow};
 use crate::cache::CacheConfig;
 use crate::config::check_host_memory;
 use crate::error::RunError;
-use crate::scenario::{Column, Ctx, Output, ResultRow, Scenario};
+use crate::scenario::{Column, Ctx, Experiment, Output, ResultRow, Scenario, Step};
 
 /// The `pmem` module.
 pub struct Pmem;
@@ -83,7 +83,9 @@ impl Scenario for Pmem {
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("hot_ranges", HotRangeRow::COLUMNS)];
 
-    fn run(sc: &PmemScenarioConfig, ctx: &Ctx) -> Result<Output<PmemRow>, RunError> {
+    type Experiment<'a> = PmemRun<'a>;
+
+    fn build<'a>(sc: &'a PmemScenarioConfig, ctx: &Ctx<'a>) -> Result<PmemRun<'a>, RunError> {
         let (dev, rated) = ctx.memory_device_with_endurance(&sc.pmem.device, "pmem.device")?;
         let w = &sc.workload;
         check_host_memory(
@@ -96,15 +98,49 @@ impl Scenario for Pmem {
             ),
         )
         .map_err(|e| ctx.error("workload.footprint_bytes", e))?;
-        let dimm = DimmSpec::from_rating(dev.capacity_bytes, rated);
-        ctx.progress().start(1, "runs");
+        Ok(PmemRun {
+            sc,
+            capacity_bytes: dev.capacity_bytes,
+            rated,
+        })
+    }
+}
+
+/// One microbenchmark run on the scenario's device.
+pub struct PmemRun<'a> {
+    sc: &'a PmemScenarioConfig,
+    capacity_bytes: u64,
+    /// The device's rated bytes written.
+    rated: f64,
+}
+
+impl Experiment for PmemRun<'_> {
+    type Point = ();
+    type Row = PmemRow;
+
+    fn unit(&self) -> &'static str {
+        "runs"
+    }
+
+    fn points(&self) -> Vec<()> {
+        vec![()]
+    }
+
+    fn run_point(
+        &mut self,
+        (): (),
+        ctx: &Ctx,
+        out: &mut Output<PmemRow>,
+    ) -> Result<Step<()>, RunError> {
+        let (sc, rated) = (self.sc, self.rated);
+        let w = &sc.workload;
+        let dimm = DimmSpec::from_rating(self.capacity_bytes, rated);
         let (r, m) = run_workload(&sc.pmem, &sc.cache, w, dimm, ctx.seed());
-        ctx.progress().advance(1);
         let life = lifetime::of_run(
             &m.sys,
             r.elapsed_s,
             rated,
-            dev.capacity_bytes as f64,
+            self.capacity_bytes as f64,
             sc.pmem.dimms,
             sc.top_n,
         );
@@ -145,7 +181,7 @@ impl Scenario for Pmem {
             llc_misses: llc.misses,
             llc_writebacks: llc.writebacks,
         };
-        let mut out = lifetime_output(
+        let mut run = lifetime_output(
             row,
             &[
                 "write_amplification",
@@ -156,9 +192,10 @@ impl Scenario for Pmem {
             ],
             &life,
         );
-        out.warnings
+        run.warnings
             .extend(ctx.pmem_device_warning(&sc.pmem.device, "pmem.device"));
-        Ok(out)
+        out.append(run);
+        Ok(Step::Done)
     }
 }
 

@@ -6,9 +6,10 @@ use serde_json::json;
 
 use super::config::PmIndexConfig;
 use super::crash::{crash_test, CrashReport};
+use super::index::IndexSpec;
 use super::key::KeyType;
-use super::measure::{cost_row, measure, real_thread_rows, real_throughput};
-use super::ops::random_ops;
+use super::measure::{cost_row, measure, real_thread_rows, real_throughput, Measured};
+use super::ops::{random_ops, Op};
 use super::region::CrashCapture;
 use super::registry;
 use super::rows::{CrashRow, PmIndexRow, RealThreadsRow};
@@ -16,7 +17,7 @@ use super::ycsb::{load_ops, run_ops, YcsbSpec, YcsbWorkload};
 use crate::config::check_host_memory;
 use crate::error::RunError;
 use crate::pmem::DimmSpec;
-use crate::scenario::{to_map, Column, Ctx, Output, ResultRow, Scenario};
+use crate::scenario::{to_map, Column, Ctx, Experiment, Output, ResultRow, Scenario, Step};
 
 /// The `pm-index` module.
 pub(crate) struct PmIndexStudy;
@@ -54,114 +55,231 @@ impl Scenario for PmIndexStudy {
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("real_threads", RealThreadsRow::COLUMNS)];
 
-    fn run(sc: &PmIndexConfig, ctx: &Ctx) -> Result<Output<PmIndexRow>, RunError> {
+    type Experiment<'a> = PmIndexRun<'a>;
+
+    fn build<'a>(sc: &'a PmIndexConfig, ctx: &Ctx<'a>) -> Result<PmIndexRun<'a>, RunError> {
         let spec = registry::find(&sc.index.name)
             .map_err(|e| RunError::config(ctx.file(), "index.name", e))?;
         let (dev, rated) =
             ctx.memory_device_with_endurance(&sc.model.pmem.device, "model.pmem.device")?;
         let device_warning = ctx.pmem_device_warning(&sc.model.pmem.device, "model.pmem.device");
         let seed = ctx.seed();
-        let fail = |e: String| RunError::config(ctx.file(), "index", format!("run failed: {e}"));
-        if let Some(c) = &sc.crash {
-            let ops = random_ops(sc.index.key_type, c.operations, c.key_space, seed);
-            let modes: &[bool] = if c.adversarial {
-                &[false, true]
-            } else {
-                &[false]
-            };
-            ctx.progress().start(modes.len() as u64, "crash modes");
-            let reports: Vec<CrashReport> = modes
-                .iter()
-                .map(|&adversarial| {
-                    let cap = CrashCapture {
-                        probability: c.probability,
-                        adversarial,
-                    };
-                    let report = crash_test(
-                        spec,
-                        sc.index.key_type,
-                        sc.index.tonic,
-                        &sc.pm,
-                        &ops,
-                        cap,
-                        seed,
-                    );
-                    ctx.progress().advance(1);
-                    report
-                })
-                .collect();
-            let failures: u64 = reports.iter().map(|r| r.failures).sum();
-            let images: u64 = reports.iter().map(|r| r.images_checked).sum();
-            let mut out = Output::new(
-                reports
-                    .iter()
-                    .map(|r| PmIndexRow::Crash(CrashRow::from(r)))
-                    .collect(),
-            );
-            out.headline
-                .insert("crash_failures".into(), json!(failures));
-            out.headline.insert("images_checked".into(), json!(images));
-            out.warnings.extend(device_warning);
-            return Ok(out);
-        }
-        let w = &sc.workload;
-        let need = host_memory_estimate(sc);
-        check_host_memory(need, "the index", &format!(" for {} records", w.records))
-            .map_err(|e| ctx.error("workload.records", e))?;
-        let y = YcsbSpec {
-            workload: w.kind,
-            key_type: sc.index.key_type,
-            distribution: w.distribution,
-            zipf_theta: w.zipf_theta,
-            records: w.records,
-            operations: w.operations,
-            scan_max: w.scan_max,
-        };
-        let load = load_ops(&y, seed);
-        let run_o = if w.kind == YcsbWorkload::Load {
-            Vec::new()
-        } else {
-            run_ops(&y, seed)
-        };
-        let dimm = DimmSpec::from_rating(dev.capacity_bytes, rated);
-        // Steps: the model's measurement, each timed repeat on the host, the real-thread runs.
-        let repeats = if sc.throughput.measure {
-            sc.throughput.repeats
-        } else {
-            0
-        };
-        let real_threads = !sc.throughput.real_threads.is_empty();
-        ctx.progress()
-            .start(1 + repeats as u64 + u64::from(real_threads), "steps");
-        let m = measure(sc, seed, spec, dimm, &load, &run_o).map_err(fail)?;
-        ctx.progress().advance(1);
-        let tput = if sc.throughput.measure {
-            let mut best: f64 = 0.0;
-            for _ in 0..sc.throughput.repeats {
-                best = best.max(real_throughput(sc, spec, &load, &run_o).map_err(fail)?);
-                ctx.progress().advance(1);
+        let mode = if let Some(c) = &sc.crash {
+            Mode::Crash {
+                ops: random_ops(sc.index.key_type, c.operations, c.key_space, seed),
+                reports: Vec::new(),
             }
-            Some(best)
         } else {
-            None
+            let w = &sc.workload;
+            let need = host_memory_estimate(sc);
+            check_host_memory(need, "the index", &format!(" for {} records", w.records))
+                .map_err(|e| ctx.error("workload.records", e))?;
+            let y = YcsbSpec {
+                workload: w.kind,
+                key_type: sc.index.key_type,
+                distribution: w.distribution,
+                zipf_theta: w.zipf_theta,
+                records: w.records,
+                operations: w.operations,
+                scan_max: w.scan_max,
+            };
+            let load = load_ops(&y, seed);
+            let run = if w.kind == YcsbWorkload::Load {
+                Vec::new()
+            } else {
+                run_ops(&y, seed)
+            };
+            Mode::Cost {
+                load,
+                run,
+                dimm: DimmSpec::from_rating(dev.capacity_bytes, rated),
+                measured: None,
+                throughput_mops: None,
+            }
         };
-        let row = cost_row(sc, spec, &m, tput, rated);
-        let all = to_map(&row);
-        let mut out = Output::new(vec![PmIndexRow::Cost(Box::new(row))]);
-        if real_threads {
-            let rows = real_thread_rows(sc, spec, &load, &run_o, m.ops).map_err(fail)?;
-            out.table("real_threads", &rows);
-            ctx.progress().advance(1);
+        Ok(PmIndexRun {
+            sc,
+            spec,
+            rated,
+            device_warning,
+            mode,
+        })
+    }
+}
+
+/// One point of a pm-index run.
+pub(crate) enum PmIndexPoint {
+    /// A crash-consistency run, adversarial or not.
+    Crash { adversarial: bool },
+    /// The cache + PMem model's measurement of the workload.
+    Measure,
+    /// One timed repeat of the workload on this host.
+    Repeat,
+    /// The workload on real threads.
+    RealThreads,
+}
+
+/// What a pm-index run does: crash tests, or the workload's cost and throughput.
+enum Mode {
+    Crash {
+        ops: Vec<Op>,
+        reports: Vec<CrashReport>,
+    },
+    Cost {
+        load: Vec<Op>,
+        run: Vec<Op>,
+        dimm: DimmSpec,
+        measured: Option<Box<Measured>>,
+        /// The best of the timed repeats so far.
+        throughput_mops: Option<f64>,
+    },
+}
+
+/// One index under one workload (or crash test).
+pub(crate) struct PmIndexRun<'a> {
+    sc: &'a PmIndexConfig,
+    spec: &'static IndexSpec,
+    /// The device's rated bytes written.
+    rated: f64,
+    device_warning: Option<String>,
+    mode: Mode,
+}
+
+impl Experiment for PmIndexRun<'_> {
+    type Point = PmIndexPoint;
+    type Row = PmIndexRow;
+
+    fn unit(&self) -> &'static str {
+        match self.mode {
+            Mode::Crash { .. } => "crash modes",
+            Mode::Cost { .. } => "steps",
         }
-        for k in [
-            "flushes_per_op",
-            "media_writes_64b_per_op",
-            "write_amplification",
-            "throughput_mops",
-        ] {
-            out.headline.insert(k.into(), all[k].clone());
+    }
+
+    fn points(&self) -> Vec<PmIndexPoint> {
+        match &self.mode {
+            Mode::Crash { .. } => {
+                let adversarial = self.sc.crash.as_ref().is_some_and(|c| c.adversarial);
+                let mut points = vec![PmIndexPoint::Crash { adversarial: false }];
+                if adversarial {
+                    points.push(PmIndexPoint::Crash { adversarial: true });
+                }
+                points
+            }
+            Mode::Cost { .. } => {
+                let t = &self.sc.throughput;
+                let repeats = if t.measure { t.repeats } else { 0 };
+                let mut points = vec![PmIndexPoint::Measure];
+                points.extend((0..repeats).map(|_| PmIndexPoint::Repeat));
+                if !t.real_threads.is_empty() {
+                    points.push(PmIndexPoint::RealThreads);
+                }
+                points
+            }
         }
-        out.warnings.extend(device_warning);
+    }
+
+    fn run_point(
+        &mut self,
+        point: PmIndexPoint,
+        ctx: &Ctx,
+        out: &mut Output<PmIndexRow>,
+    ) -> Result<Step<PmIndexPoint>, RunError> {
+        let (sc, spec, seed) = (self.sc, self.spec, ctx.seed());
+        let fail = |e: String| RunError::config(ctx.file(), "index", format!("run failed: {e}"));
+        match (point, &mut self.mode) {
+            (PmIndexPoint::Crash { adversarial }, Mode::Crash { ops, reports }) => {
+                let probability = sc.crash.as_ref().map_or(0.0, |c| c.probability);
+                let cap = CrashCapture {
+                    probability,
+                    adversarial,
+                };
+                reports.push(crash_test(
+                    spec,
+                    sc.index.key_type,
+                    sc.index.tonic,
+                    &sc.pm,
+                    ops,
+                    cap,
+                    seed,
+                ));
+            }
+            (
+                PmIndexPoint::Measure,
+                Mode::Cost {
+                    load,
+                    run,
+                    dimm,
+                    measured,
+                    ..
+                },
+            ) => {
+                *measured = Some(Box::new(
+                    measure(sc, seed, spec, *dimm, load, run).map_err(fail)?,
+                ));
+            }
+            (
+                PmIndexPoint::Repeat,
+                Mode::Cost {
+                    load,
+                    run,
+                    throughput_mops,
+                    ..
+                },
+            ) => {
+                let t = real_throughput(sc, spec, load, run).map_err(fail)?;
+                *throughput_mops = Some(throughput_mops.unwrap_or(0.0).max(t));
+            }
+            (
+                PmIndexPoint::RealThreads,
+                Mode::Cost {
+                    load,
+                    run,
+                    measured: Some(m),
+                    ..
+                },
+            ) => {
+                let rows = real_thread_rows(sc, spec, load, run, m.ops).map_err(fail)?;
+                out.table("real_threads", &rows);
+            }
+            _ => unreachable!("the points are listed from the run's mode"),
+        }
+        Ok(Step::Done)
+    }
+
+    fn finish(self, mut out: Output<PmIndexRow>) -> Result<Output<PmIndexRow>, RunError> {
+        match self.mode {
+            Mode::Crash { reports, .. } => {
+                let failures: u64 = reports.iter().map(|r| r.failures).sum();
+                let images: u64 = reports.iter().map(|r| r.images_checked).sum();
+                out.rows
+                    .extend(reports.iter().map(|r| PmIndexRow::Crash(CrashRow::from(r))));
+                out.headline
+                    .insert("crash_failures".into(), json!(failures));
+                out.headline.insert("images_checked".into(), json!(images));
+            }
+            Mode::Cost {
+                measured: Some(m),
+                throughput_mops,
+                ..
+            } => {
+                let row = cost_row(self.sc, self.spec, &m, throughput_mops, self.rated);
+                let all = to_map(&row);
+                out.rows.push(PmIndexRow::Cost(Box::new(row)));
+                for k in [
+                    "flushes_per_op",
+                    "media_writes_64b_per_op",
+                    "write_amplification",
+                    "throughput_mops",
+                ] {
+                    out.headline.insert(k.into(), all[k].clone());
+                }
+            }
+            Mode::Cost { measured: None, .. } => {
+                unreachable!("the measurement is the first point of a cost run")
+            }
+        }
+        out.warnings.extend(self.device_warning);
         Ok(out)
     }
 }

@@ -1,10 +1,12 @@
 //! The one shape every module's scenario has: a common [`Header`], a module [`Scenario`] with
-//! its own `Config` and result [`ResultRow`]s, a [`Ctx`] for paths, devices, random streams
-//! and progress, and [`Registry`]s for parts picked by name (`Registry` and `Progress` live
+//! its own `Config`, an [`Experiment`] whose points the skeleton runs, and result
+//! [`ResultRow`]s, a [`Ctx`] for paths, devices, random streams and progress, and
+//! [`Registry`]s for parts picked by name (`Registry` and `Progress` live
 //! below every component, in `named.rs` and `progress.rs`, and are re-exported here). See
 //! docs/architecture.md.
 
 mod ctx;
+mod grid;
 mod header;
 mod output;
 
@@ -14,6 +16,7 @@ pub use crate::columns::{
 pub use crate::named::{Entry, Registry};
 pub use crate::progress::{NoProgress, Progress};
 pub use ctx::{Ctx, Parts};
+pub use grid::{Experiment, Step};
 pub use header::Header;
 pub use output::{to_map, Output, RunOutput, Table};
 
@@ -54,7 +57,14 @@ pub trait Scenario {
     /// configuration is read, and points errors at what the user wrote.
     const DEVICE_SLOTS: Option<&'static Slot> = None;
 
-    fn run(cfg: &Self::Config, ctx: &Ctx) -> Result<Output<Self::Row>, RunError>;
+    /// Its experiment on `cfg`: the grid of points the skeleton runs ([`Experiment`]).
+    type Experiment<'a>: Experiment<Row = Self::Row>
+    where
+        Self: 'a;
+
+    /// Build the experiment of a validated `cfg`: everything the points share (workloads
+    /// read, devices resolved, what can only be checked once those are known).
+    fn build<'a>(cfg: &'a Self::Config, ctx: &Ctx<'a>) -> Result<Self::Experiment<'a>, RunError>;
 
     /// Per-run names of the placeholders in its declared column names (tiering's
     /// `{tier}_latency_ns`, one column per tier of the run).
@@ -159,7 +169,7 @@ fn run_text<S: Scenario>(
     let ctx = Ctx::new(file, text, &header, catalog)
         .with_progress(progress)
         .with_parts(parts);
-    let output = S::run(&cfg, &ctx)?;
+    let output = grid::run(S::build(&cfg, &ctx)?, &ctx)?;
     if let Some(what) = parts.left().first() {
         return Err(ctx.error("module", format!("a {} run takes no {what}", S::MODULE)));
     }

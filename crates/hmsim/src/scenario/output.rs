@@ -29,6 +29,15 @@ impl<R: ResultRow> Output<R> {
         }
     }
 
+    /// `other`'s rows, tables, headline metrics and warnings added after this output's
+    /// (a table or metric of the same name is replaced).
+    pub fn append(&mut self, other: Output<R>) {
+        self.rows.extend(other.rows);
+        self.tables.extend(other.tables);
+        self.headline.extend(other.headline);
+        self.warnings.extend(other.warnings);
+    }
+
     /// Add the extra table `name` (written as `name.csv`).
     pub fn table<T: ResultRow>(&mut self, name: &str, rows: &[T]) {
         self.tables.insert(name.to_string(), Table::of(rows));

@@ -4,12 +4,12 @@ use serde_json::json;
 
 use crate::config::Validator;
 use crate::device::thermal::{simulate, ThermalRun};
-use crate::device::{BlockDevice, DeviceKind, DeviceSpec};
+use crate::device::{BlockDevice, DeviceKind, DeviceSpec, PowerSpec};
 use crate::error::RunError;
 use crate::result_row;
-use crate::scenario::{Column, Ctx, Output, ResultRow, Scenario};
+use crate::scenario::{Column, Ctx, Experiment, Output, ResultRow, Scenario, Step};
 
-use super::job::{run_job, JobSpec, OpMix, Pattern};
+use super::job::{run_job, JobResult, JobSpec, OpMix, Pattern};
 
 /// The `storage` module.
 pub struct Storage;
@@ -159,7 +159,9 @@ impl Scenario for Storage {
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("thermal", ThermalRow::COLUMNS)];
 
-    fn run(cfg: &StorageConfig, ctx: &Ctx) -> Result<Output<StorageRow>, RunError> {
+    type Experiment<'a> = StorageRun<'a>;
+
+    fn build<'a>(cfg: &'a StorageConfig, ctx: &Ctx<'a>) -> Result<StorageRun<'a>, RunError> {
         let device = resolve_device(cfg, ctx)?;
         if let Some(r) = cfg.job.region_bytes {
             if r > device.capacity_bytes {
@@ -179,19 +181,87 @@ impl Scenario for Storage {
                 format!("device '{}' has no [power] parameters", device.name),
             ));
         };
-        // Runs: the job, then the thermal run if any.
-        ctx.progress()
-            .start(1 + cfg.thermal.is_some() as u64, "runs");
+        if cfg.thermal.is_some() && device.thermal.is_none() {
+            return Err(RunError::config(
+                ctx.file(),
+                "thermal",
+                format!("device '{}' has no [thermal] parameters", device.name),
+            ));
+        }
+        Ok(StorageRun {
+            cfg,
+            device,
+            power,
+            job: None,
+            headline: serde_json::Map::new(),
+        })
+    }
+}
+
+/// The points of a storage run: the job, then the thermal run if any.
+pub enum StoragePoint {
+    Job,
+    Thermal,
+}
+
+/// The job on the scenario's device, and the thermal run that follows it.
+pub struct StorageRun<'a> {
+    cfg: &'a StorageConfig,
+    device: DeviceSpec,
+    power: PowerSpec,
+    /// The job's result and row, once run.
+    job: Option<(JobResult, StorageRow)>,
+    headline: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Experiment for StorageRun<'_> {
+    type Point = StoragePoint;
+    type Row = StorageRow;
+
+    fn unit(&self) -> &'static str {
+        "runs"
+    }
+
+    fn points(&self) -> Vec<StoragePoint> {
+        let mut points = vec![StoragePoint::Job];
+        if self.cfg.thermal.is_some() {
+            points.push(StoragePoint::Thermal);
+        }
+        points
+    }
+
+    fn run_point(
+        &mut self,
+        point: StoragePoint,
+        ctx: &Ctx,
+        out: &mut Output<StorageRow>,
+    ) -> Result<Step<StoragePoint>, RunError> {
+        match point {
+            StoragePoint::Job => self.run_job(ctx),
+            StoragePoint::Thermal => self.run_thermal(out),
+        }
+        Ok(Step::Done)
+    }
+
+    fn finish(self, mut out: Output<StorageRow>) -> Result<Output<StorageRow>, RunError> {
+        out.rows.extend(self.job.map(|(_, row)| row));
+        out.headline = self.headline;
+        Ok(out)
+    }
+}
+
+impl StorageRun<'_> {
+    fn run_job(&mut self, ctx: &Ctx) {
+        let (cfg, device) = (self.cfg, &self.device);
         let mut job_rng = ctx.rng("storage.job");
         let res = run_job(
-            BlockDevice::new(&device),
-            &power,
+            BlockDevice::new(device),
+            &self.power,
             &cfg.job,
             device.capacity_bytes,
             &mut job_rng,
         );
-        ctx.progress().advance(1);
-        let mut row = StorageRow {
+        let row = StorageRow {
             device: device.name.clone(),
             technology: device.technology.clone(),
             op: cfg.job.op,
@@ -221,7 +291,6 @@ impl Scenario for Storage {
             max_temperature_c: None,
             steady_state_c: None,
         };
-        let mut headline = serde_json::Map::new();
         for (k, v) in [
             ("bandwidth_mib_s", json!(row.bandwidth_mib_s)),
             ("iops", json!(row.iops)),
@@ -230,55 +299,53 @@ impl Scenario for Storage {
             ("energy_j", json!(row.energy_j)),
             ("efficiency_mib_per_j", json!(row.efficiency_mib_per_j)),
         ] {
-            headline.insert(k.to_string(), v);
+            self.headline.insert(k.to_string(), v);
         }
-        let mut thermal_rows = None;
-        if let Some(tc) = &cfg.thermal {
-            let Some(tspec) = device.thermal.as_ref() else {
-                return Err(RunError::config(
-                    ctx.file(),
-                    "thermal",
-                    format!("device '{}' has no [thermal] parameters", device.name),
-                ));
-            };
-            let run = ThermalRun {
-                ambient_c: tc.ambient_c,
-                initial_c: tc.initial_c.unwrap_or(tc.ambient_c),
+        self.job = Some((res, row));
+    }
+
+    /// The thermal run at the job's power (`build` checked that the device has a thermal
+    /// model).
+    fn run_thermal(&mut self, out: &mut Output<StorageRow>) {
+        let (Some(tc), Some(tspec), Some((res, row))) = (
+            self.cfg.thermal.as_ref(),
+            self.device.thermal.as_ref(),
+            self.job.as_mut(),
+        ) else {
+            return;
+        };
+        let run = ThermalRun {
+            ambient_c: tc.ambient_c,
+            initial_c: tc.initial_c.unwrap_or(tc.ambient_c),
+            fan: tc.fan,
+            duration_s: tc.duration_s,
+            step_s: tc.step_s,
+            idle_w: self.power.idle_w,
+            active_w: res.energy.avg_power_w,
+        };
+        let th = simulate(tspec, &run);
+        let rows: Vec<ThermalRow> = th
+            .samples
+            .iter()
+            .map(|s| ThermalRow {
+                device: self.device.name.clone(),
                 fan: tc.fan,
-                duration_s: tc.duration_s,
-                step_s: tc.step_s,
-                idle_w: power.idle_w,
-                active_w: res.energy.avg_power_w,
-            };
-            let th = simulate(tspec, &run);
-            let rows: Vec<ThermalRow> = th
-                .samples
-                .iter()
-                .map(|s| ThermalRow {
-                    device: device.name.clone(),
-                    fan: tc.fan,
-                    ambient_c: tc.ambient_c,
-                    time_s: s.time_s,
-                    temperature_c: s.temperature_c,
-                    bandwidth_mib_s: res.bandwidth_mib_s * s.bandwidth_fraction,
-                    power_w: s.power_w,
-                })
-                .collect();
-            thermal_rows = Some(rows);
-            row.fan = Some(tc.fan);
-            row.ambient_c = Some(tc.ambient_c);
-            row.stop_time_s = Some(th.stop_time_s);
-            row.max_temperature_c = Some(th.max_temperature_c);
-            row.steady_state_c = Some(th.steady_state_c);
-            headline.insert("stop_time_s".into(), json!(th.stop_time_s));
-            headline.insert("max_temperature_c".into(), json!(th.max_temperature_c));
-            ctx.progress().advance(1);
-        }
-        let mut out = Output::new(vec![row]);
-        if let Some(rows) = thermal_rows {
-            out.table("thermal", &rows);
-        }
-        out.headline = headline;
-        Ok(out)
+                ambient_c: tc.ambient_c,
+                time_s: s.time_s,
+                temperature_c: s.temperature_c,
+                bandwidth_mib_s: res.bandwidth_mib_s * s.bandwidth_fraction,
+                power_w: s.power_w,
+            })
+            .collect();
+        out.table("thermal", &rows);
+        row.fan = Some(tc.fan);
+        row.ambient_c = Some(tc.ambient_c);
+        row.stop_time_s = Some(th.stop_time_s);
+        row.max_temperature_c = Some(th.max_temperature_c);
+        row.steady_state_c = Some(th.steady_state_c);
+        self.headline
+            .insert("stop_time_s".into(), json!(th.stop_time_s));
+        self.headline
+            .insert("max_temperature_c".into(), json!(th.max_temperature_c));
     }
 }

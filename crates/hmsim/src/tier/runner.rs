@@ -23,8 +23,10 @@ use crate::config::check_host_memory;
 use crate::device::Catalog;
 use crate::device::{Slot, MEMORY_TIER};
 use crate::error::RunError;
+use crate::pmem::DimmSpec;
 use crate::scenario::{
-    self, Column, Ctx, NoProgress, Output, ResultRow, RunOutput, Scenario, Spelling,
+    self, Column, Ctx, Experiment, NoProgress, Output, ResultRow, RunOutput, Scenario, Spelling,
+    Step,
 };
 
 /// The `tiering` module.
@@ -47,8 +49,10 @@ impl Scenario for Tiering {
     // write from it (docs/devices.md).
     const DEVICE_SLOTS: Option<&'static Slot> = Some(&MEMORY_TIER);
 
-    fn run(cfg: &TierScenario, ctx: &Ctx) -> Result<Output<TierRow>, RunError> {
-        run_policies(cfg, ctx, ctx.take_part::<ExternalPolicy>())
+    type Experiment<'a> = TierRun;
+
+    fn build<'a>(cfg: &'a TierScenario, ctx: &Ctx<'a>) -> Result<TierRun, RunError> {
+        build_runs(cfg, ctx, ctx.take_part::<ExternalPolicy>())
     }
 
     /// Columns named after the tiers (`{tier}_latency_ns`), spelled out for this run's.
@@ -194,12 +198,40 @@ pub fn host_memory_estimate(sc: &TierScenario) -> u64 {
         .div_ceil(sc.sim.page_bytes.max(1))
 }
 
-/// Every (policy, intensity) run of the scenario; `external` replaces `policy.names`.
-fn run_policies(
+/// The (policy, intensity) runs of a tiering scenario.
+pub struct TierRun {
+    /// The scenario, with an app analog's sizes filled in.
+    sc: TierScenario,
+    pp: PolicyParams,
+    p: SimParams,
+    /// The PMem alternate tier's DIMM and rated bytes written, when there is one.
+    pmem_dimm: Option<(DimmSpec, f64)>,
+    /// A Python policy brought by the caller, run in place of `policy.names`.
+    external: Option<ExternalPolicy>,
+    /// The policies' row names.
+    names: Vec<String>,
+    /// Warnings about the scenario as a whole, before the runs'.
+    scenario_warnings: Vec<String>,
+    /// The trace's LLC-footprint warning was given (once per scenario).
+    llc_warned: bool,
+    timeline: Vec<TimelineRow>,
+}
+
+/// One run: a policy (index into the run's names) at an antagonist intensity (index into
+/// `antagonist.intensities`), for `duration_s` simulated seconds.
+pub struct TierPoint {
+    policy: usize,
+    intensity: usize,
+    duration_s: f64,
+}
+
+/// The experiment of `cfg`: the scenario checked and completed once for all its runs;
+/// `external` replaces `policy.names`.
+fn build_runs(
     cfg: &TierScenario,
     ctx: &Ctx,
-    mut external: Option<ExternalPolicy>,
-) -> Result<Output<TierRow>, RunError> {
+    external: Option<ExternalPolicy>,
+) -> Result<TierRun, RunError> {
     let mut sc = cfg.clone();
     if let Some(sh) = sc
         .workload
@@ -234,19 +266,14 @@ fn run_policies(
             ));
         }
     }
-    let seed = ctx.seed();
-    let mut rows = Vec::new();
-    let mut timeline = Vec::new();
-    let mut warnings = Vec::new();
-    let mut llc_warned = false;
+    let mut scenario_warnings = Vec::new();
     if let (Some(rel), Some(CACHE_NONE)) = (&sc.workload.trace, sc.workload.cache.as_deref()) {
-        warnings.push(format!(
+        scenario_warnings.push(format!(
             "workload.trace ({rel}): cache = \"none\": every record counts as a memory access \
              (no CPU caches in front of the tiers), so the tiers see the program's CPU-level \
              accesses, cache hits included (docs/tiering.md, *Traces behind caches*)"
         ));
     }
-    let a = &sc.antagonist;
     let mut pp = PolicyParams {
         hemem: sc.policy.hemem.clone(),
         colloid: sc.policy.colloid.clone(),
@@ -266,19 +293,15 @@ fn run_policies(
         sample_period: sc.policy.sample_period,
         migrate_limit_gb_s: sc.sim.migrate_limit_gb_s,
         ewma_alpha: sc.sim.ewma_alpha,
-        seed,
-    };
-    let no_fit = || ctx.error("workload.working_set_bytes", "does not fit in the tiers");
-    let make = |name: &str| -> Result<Box<dyn TieringPolicy>, RunError> {
-        let make = POLICIES.require(name, ctx.file(), "policy.names")?;
-        make(&pp)
+        seed: ctx.seed(),
     };
     let pmem_dimm = match &sc.pmem_tier {
-        Some(spec) => Some((spec, dimm_of(spec, ctx)?)),
+        Some(spec) => Some(dimm_of(spec, ctx)?),
         None => None,
     };
     if let Some(spec) = &sc.pmem_tier {
-        warnings.extend(ctx.pmem_device_warning(&spec.path.device, "pmem_tier.path.device"));
+        scenario_warnings
+            .extend(ctx.pmem_device_warning(&spec.path.device, "pmem_tier.path.device"));
     }
     // A Python policy is named `python:…` in the scenario and brought by the caller.
     let python = sc.policy.names.iter().any(|n| n.starts_with(PYTHON_POLICY));
@@ -304,162 +327,229 @@ fn run_policies(
         }
         None => sc.policy.names.clone(),
     };
-    ctx.progress()
-        .start((names.len() * a.intensities.len()) as u64, "runs");
-    for name in &names {
-        for &intensity in &a.intensities {
-            let ant = Antagonists {
-                tier: a.tier,
-                cores: intensity * a.cores_per_intensity,
-                reads_per_core: a.reads_per_core,
-                read_fraction: a.read_fraction,
-                change: a
-                    .change_s
-                    .zip(a.change_to_intensity.map(|i| i * a.cores_per_intensity)),
-            };
-            // With `sim.until_steady` a run that is not steady runs again, twice as long,
-            // up to the cap (the model is deterministic: a longer run repeats the shorter
-            // one's start).
-            let cap = sc.sim.cap_s();
-            let mut duration = sc.sim.duration_s;
-            let (sc, r, feeder, oracle_share, replayed, row) = loop {
-                let mut run_sc = sc.clone();
-                run_sc.sim.duration_s = duration;
-                let sc = &run_sc;
-                let p = SimParams {
-                    duration_s: duration,
-                    ..p.clone()
-                };
-                let gups = Gups::new(&sc.workload, sc.sim.page_bytes);
-                let new_feeder = || {
-                    pmem_dimm.map(|(spec, (dimm, rated))| PmemFeeder::new(spec, dimm, rated, seed))
-                };
-                let mut feeder = new_feeder();
-                let mut replayed = None;
-                let (r, oracle_share) = if sc.workload.is_stream() {
-                    let mut policy: Box<dyn TieringPolicy> =
-                        match external.as_mut() {
-                            Some(e) => (e.make)(),
-                            None if name == BEST => return Err(ctx.error(
-                                "policy.names",
-                                "'best' (the oracle sweep) needs the statistical GUPS workload; \
-                                 remove it or workload.trace/workload.app",
-                            )),
-                            None => make(name)?,
-                        };
-                    if sc.pmem_tier.is_some() {
-                        return Err(ctx.error(
-                            "pmem_tier",
-                            "the PMem alternate tier is fed by the statistical GUPS workload only; \
-                             remove [pmem_tier] or workload.trace/workload.app",
-                        ));
-                    }
-                    let (r, counts, report) = run_stream(sc, &p, ctx, &ant, policy.as_mut())?;
-                    replayed = Some((counts, report));
-                    (r, None)
-                } else if let Some(e) = external.as_mut() {
-                    let mut policy = (e.make)();
-                    let r = simulate_observed(&p, gups, &ant, policy.as_mut(), &mut feeder)
-                        .ok_or_else(no_fit)?;
-                    (r, None)
-                } else if name == BEST {
-                    // Colloid setup (Vuppalapati & Agarwal, ACM SOSP 2024): 0–100 % of the hot set in the default tier in 10 % steps; keep
-                    // the best steady-state throughput.
-                    let default_pages = sc.tiers[0].capacity_bytes / sc.sim.page_bytes;
-                    let mut best: Option<(f64, SimResult, f64, Option<PmemFeeder>)> = None;
-                    for k in 0..=10 {
-                        let share = k as f64 / 10.0;
-                        let mut pol = OracleStatic::new(&gups, default_pages, share);
-                        let mut f = new_feeder();
-                        let r = simulate_observed(&p, gups.clone(), &ant, &mut pol, &mut f)
-                            .ok_or_else(no_fit)?;
-                        let tput = tail_mean(sc, &r, |q| q.throughput_gb_s);
-                        if best.as_ref().is_none_or(|b| tput > b.0) {
-                            best = Some((tput, r, share, f));
-                        }
-                    }
-                    let Some((_, r, share, f)) = best else {
-                        unreachable!("the sweep has eleven runs")
-                    };
-                    feeder = f;
-                    (r, Some(share))
-                } else {
-                    let mut policy = make(name)?;
-                    let r = simulate_observed(&p, gups, &ant, policy.as_mut(), &mut feeder)
-                        .ok_or_else(no_fit)?;
-                    (r, None)
-                };
-                let row = row_of(sc, name, intensity, &r);
-                if row.converged || duration >= cap {
-                    break (run_sc, r, feeder, oracle_share, replayed, row);
-                }
-                duration = (2.0 * duration).min(cap);
-            };
-            let mut row = row;
-            let who = format!("{name} at intensity {intensity}×");
-            let steady = Steadiness {
-                drift: row.window_throughput_drift,
-                migration_share: row.window_migration_share,
-            };
-            let hint = if sc.sim.until_steady {
-                format!("the run stopped at its cap ({cap} s): raise sim.max_duration_s")
-            } else {
-                "lengthen sim.duration_s (sim.measure_last_s stays the window at the end), \
-                 or set sim.until_steady = true"
-                    .to_string()
-            };
-            warnings.extend(steady.warning(&who, sc.sim.measure_last_s, duration, &hint));
-            warnings.extend(nothing_migrated(&who, name, &r, tail(&sc, &r)));
-            if sc.sim.until_steady {
-                row.run_duration_s = Some(duration);
-            }
-            row.pmem = feeder.as_ref().map(|f| f.columns(sc.sim.duration_s));
-            row.oracle_hot_share_default = oracle_share;
-            if let Some((c, report)) = replayed {
-                row.replayed_accesses = Some(c.accesses);
-                row.pebs_samples = Some(c.samples);
-                if let Some(report) = report {
-                    // The footprint is the trace's: one warning for the scenario.
-                    if !llc_warned {
-                        let rel = sc.workload.trace.as_deref().unwrap_or_default();
-                        warnings.extend(llc_fit_warning(rel, &report));
-                        llc_warned = true;
-                    }
-                    row.cache = Some(report.columns);
-                }
-            }
-            rows.push(row);
-            if sc.sim.timeline {
-                timeline.extend(
-                    r.timeline
-                        .iter()
-                        .map(|q| timeline_row(&sc, name, intensity, q)),
-                );
-            }
-            ctx.progress().advance(1);
+    Ok(TierRun {
+        sc,
+        pp,
+        p,
+        pmem_dimm,
+        external,
+        names,
+        scenario_warnings,
+        llc_warned: false,
+        timeline: Vec::new(),
+    })
+}
+
+impl Experiment for TierRun {
+    type Point = TierPoint;
+    type Row = TierRow;
+
+    fn unit(&self) -> &'static str {
+        "runs"
+    }
+
+    fn points(&self) -> Vec<TierPoint> {
+        let intensities = self.sc.antagonist.intensities.len();
+        (0..self.names.len())
+            .flat_map(|policy| {
+                (0..intensities).map(move |intensity| TierPoint {
+                    policy,
+                    intensity,
+                    duration_s: self.sc.sim.duration_s,
+                })
+            })
+            .collect()
+    }
+
+    fn run_point(
+        &mut self,
+        point: TierPoint,
+        ctx: &Ctx,
+        out: &mut Output<TierRow>,
+    ) -> Result<Step<TierPoint>, RunError> {
+        let name = self.names[point.policy].clone();
+        let intensity = self.sc.antagonist.intensities[point.intensity];
+        let a = &self.sc.antagonist;
+        let ant = Antagonists {
+            tier: a.tier,
+            cores: intensity * a.cores_per_intensity,
+            reads_per_core: a.reads_per_core,
+            read_fraction: a.read_fraction,
+            change: a
+                .change_s
+                .zip(a.change_to_intensity.map(|i| i * a.cores_per_intensity)),
+        };
+        let duration = point.duration_s;
+        let cap = self.sc.sim.cap_s();
+        let mut sc = self.sc.clone();
+        sc.sim.duration_s = duration;
+        let p = SimParams {
+            duration_s: duration,
+            ..self.p.clone()
+        };
+        let (r, feeder, oracle_share, replayed) = self.simulate(&sc, &p, &name, &ant, ctx)?;
+        let mut row = row_of(&sc, &name, intensity, &r);
+        // With `sim.until_steady` a run that is not steady runs again, twice as long, up to
+        // the cap (the model is deterministic: a longer run repeats the shorter one's start).
+        if !(row.converged || duration >= cap) {
+            return Ok(Step::Again(TierPoint {
+                duration_s: (2.0 * duration).min(cap),
+                ..point
+            }));
         }
+        let who = format!("{name} at intensity {intensity}×");
+        let steady = Steadiness {
+            drift: row.window_throughput_drift,
+            migration_share: row.window_migration_share,
+        };
+        let hint = if sc.sim.until_steady {
+            format!("the run stopped at its cap ({cap} s): raise sim.max_duration_s")
+        } else {
+            "lengthen sim.duration_s (sim.measure_last_s stays the window at the end), \
+             or set sim.until_steady = true"
+                .to_string()
+        };
+        out.warnings
+            .extend(steady.warning(&who, sc.sim.measure_last_s, duration, &hint));
+        out.warnings
+            .extend(nothing_migrated(&who, &name, &r, tail(&sc, &r)));
+        if sc.sim.until_steady {
+            row.run_duration_s = Some(duration);
+        }
+        row.pmem = feeder.as_ref().map(|f| f.columns(sc.sim.duration_s));
+        row.oracle_hot_share_default = oracle_share;
+        if let Some((c, report)) = replayed {
+            row.replayed_accesses = Some(c.accesses);
+            row.pebs_samples = Some(c.samples);
+            if let Some(report) = report {
+                // The footprint is the trace's: one warning for the scenario.
+                if !self.llc_warned {
+                    let rel = sc.workload.trace.as_deref().unwrap_or_default();
+                    out.warnings.extend(llc_fit_warning(rel, &report));
+                    self.llc_warned = true;
+                }
+                row.cache = Some(report.columns);
+            }
+        }
+        out.rows.push(row);
+        if sc.sim.timeline {
+            self.timeline.extend(
+                r.timeline
+                    .iter()
+                    .map(|q| timeline_row(&sc, &name, intensity, q)),
+            );
+        }
+        Ok(Step::Done)
     }
-    let mut out = Output::new(rows);
-    out.warnings = warnings;
-    if sc.sim.timeline {
-        out.table("timeline", &timeline);
+
+    fn finish(self, mut out: Output<TierRow>) -> Result<Output<TierRow>, RunError> {
+        out.warnings.splice(0..0, self.scenario_warnings);
+        if self.sc.sim.timeline {
+            out.table("timeline", &self.timeline);
+        }
+        // JSON has no NaN: a non-finite throughput compares as missing, as in the written row.
+        let tput = |r: &TierRow| r.throughput_gb_s.is_finite().then_some(r.throughput_gb_s);
+        if let Some(best) = out.rows.iter().max_by(|x, y| {
+            tput(x)
+                .partial_cmp(&tput(y))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        }) {
+            out.headline
+                .insert("best_policy".into(), json!(best.policy));
+            out.headline
+                .insert("best_intensity".into(), json!(best.intensity));
+            out.headline
+                .insert("best_throughput_gb_s".into(), json!(best.throughput_gb_s));
+        }
+        out.headline.insert("runs".into(), json!(out.rows.len()));
+        Ok(out)
     }
-    // JSON has no NaN: a non-finite throughput compares as missing, as in the written row.
-    let tput = |r: &TierRow| r.throughput_gb_s.is_finite().then_some(r.throughput_gb_s);
-    if let Some(best) = out.rows.iter().max_by(|x, y| {
-        tput(x)
-            .partial_cmp(&tput(y))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    }) {
-        out.headline
-            .insert("best_policy".into(), json!(best.policy));
-        out.headline
-            .insert("best_intensity".into(), json!(best.intensity));
-        out.headline
-            .insert("best_throughput_gb_s".into(), json!(best.throughput_gb_s));
+}
+
+/// What one simulation of a run gives: its result, the PMem feeder it fed, the oracle's
+/// best hot share (the `best` sweep) and a replay's counts and cache report.
+type Simulated = (
+    SimResult,
+    Option<PmemFeeder>,
+    Option<f64>,
+    Option<(ReplayCounts, Option<CacheReport>)>,
+);
+
+impl TierRun {
+    /// Simulate policy `name` on `sc` (the run's duration set) against antagonists `ant`.
+    fn simulate(
+        &mut self,
+        sc: &TierScenario,
+        p: &SimParams,
+        name: &str,
+        ant: &Antagonists,
+        ctx: &Ctx,
+    ) -> Result<Simulated, RunError> {
+        let seed = ctx.seed();
+        let no_fit = || ctx.error("workload.working_set_bytes", "does not fit in the tiers");
+        let pp = &self.pp;
+        let make = |name: &str| -> Result<Box<dyn TieringPolicy>, RunError> {
+            let make = POLICIES.require(name, ctx.file(), "policy.names")?;
+            make(pp)
+        };
+        let pmem = sc.pmem_tier.as_ref().zip(self.pmem_dimm);
+        let new_feeder =
+            || pmem.map(|(spec, (dimm, rated))| PmemFeeder::new(spec, dimm, rated, seed));
+        let gups = Gups::new(&sc.workload, sc.sim.page_bytes);
+        let mut feeder = new_feeder();
+        if sc.workload.is_stream() {
+            let mut policy: Box<dyn TieringPolicy> = match self.external.as_mut() {
+                Some(e) => (e.make)(),
+                None if name == BEST => {
+                    return Err(ctx.error(
+                        "policy.names",
+                        "'best' (the oracle sweep) needs the statistical GUPS workload; \
+                         remove it or workload.trace/workload.app",
+                    ))
+                }
+                None => make(name)?,
+            };
+            if sc.pmem_tier.is_some() {
+                return Err(ctx.error(
+                    "pmem_tier",
+                    "the PMem alternate tier is fed by the statistical GUPS workload only; \
+                     remove [pmem_tier] or workload.trace/workload.app",
+                ));
+            }
+            let (r, counts, report) = run_stream(sc, p, ctx, ant, policy.as_mut())?;
+            return Ok((r, feeder, None, Some((counts, report))));
+        }
+        if let Some(e) = self.external.as_mut() {
+            let mut policy = (e.make)();
+            let r =
+                simulate_observed(p, gups, ant, policy.as_mut(), &mut feeder).ok_or_else(no_fit)?;
+            return Ok((r, feeder, None, None));
+        }
+        if name == BEST {
+            // Colloid setup (Vuppalapati & Agarwal, ACM SOSP 2024): 0–100 % of the hot set in the default tier in 10 % steps; keep
+            // the best steady-state throughput.
+            let default_pages = sc.tiers[0].capacity_bytes / sc.sim.page_bytes;
+            let mut best: Option<(f64, SimResult, f64, Option<PmemFeeder>)> = None;
+            for k in 0..=10 {
+                let share = k as f64 / 10.0;
+                let mut pol = OracleStatic::new(&gups, default_pages, share);
+                let mut f = new_feeder();
+                let r =
+                    simulate_observed(p, gups.clone(), ant, &mut pol, &mut f).ok_or_else(no_fit)?;
+                let tput = tail_mean(sc, &r, |q| q.throughput_gb_s);
+                if best.as_ref().is_none_or(|b| tput > b.0) {
+                    best = Some((tput, r, share, f));
+                }
+            }
+            let Some((_, r, share, f)) = best else {
+                unreachable!("the sweep has eleven runs")
+            };
+            return Ok((r, f, Some(share), None));
+        }
+        let mut policy = make(name)?;
+        let r = simulate_observed(p, gups, ant, policy.as_mut(), &mut feeder).ok_or_else(no_fit)?;
+        Ok((r, feeder, None, None))
     }
-    out.headline.insert("runs".into(), json!(out.rows.len()));
-    Ok(out)
 }
 
 #[cfg(test)]
