@@ -127,7 +127,8 @@ def test_lifetime_of_a_real_trace(tmp_path):
     assert r.lifetime_years_ideal_wl > r.lifetime_years_no_wl
     assert len(res.tables["hot_ranges"]) == 5
     summary = json.loads((tmp_path / "lt" / "summary.json").read_text())
-    assert summary["module"] == "lifetime"
+    # The lifetime of a trace is a `pmem` scenario with a `[trace]` table.
+    assert summary["module"] == "pmem" and summary["resolved_config"]["trace"]["path"] == str(TRUE_LACKEY)
 
 
 def test_lifetime_cli_and_bad_device(cli, tmp_path):

@@ -44,6 +44,10 @@ def _storage(result, out: Path) -> None:
 
 def _pmem(result, out: Path) -> None:
     row = result.results.iloc[0]
+    if "pattern" not in row:
+        # A trace's lifetime (`[trace]`): its hottest ranges only.
+        _hot_ranges(result, out)
+        return
     with house_style():
         fig, ax = plt.subplots()
         stages = ["stored_lines", "wpq_inserts", "write_requests", "media_writes_64b"]
@@ -274,7 +278,6 @@ def _hybrid(result, out: Path) -> None:
 FIGURES = {
     "storage": _storage,
     "pmem": _pmem,
-    "lifetime": _hot_ranges,
     "tiering": _tiering,
     "allocators": _allocators,
     "pm-index": _pm_index,

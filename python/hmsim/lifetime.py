@@ -74,8 +74,17 @@ def _replay(
     start = time.perf_counter()
     result = None
     with exclusive(out) if out is not None else contextlib.nullcontext():
+        # The lifetime of a trace is a `pmem` scenario with a `[trace]` table.
+        text = _core.lifetime_scenario(str(trace), device, opts, fmt)
         with core_progress(f"replaying {trace.name}") as bar:
-            raw = interruptible(_core.lifetime_trace, str(trace), device, opts, fmt, device_paths(devices), bar)
+            try:
+                raw = interruptible(_core.run_scenario, text, "<lifetime>", [], device_paths(devices), bar)
+            except ConfigError as e:
+                if e.key != "pmem.device":
+                    raise
+                # The device is the command's `--device` (the `device` argument), not a
+                # line of the scenario built from it.
+                raise ConfigError("--device", e.detail, key="device") from None
         output = json.loads(raw)
         if frames or out is not None:
             from hmsim.scenario import output_from_json, write_run

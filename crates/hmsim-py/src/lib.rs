@@ -238,29 +238,17 @@ fn trace_record_stream(
     to_json(&rep)
 }
 
-/// `hmsim lifetime`: replay a trace through caches and the PMem path on `device`.
+/// `hmsim lifetime`: the `pmem` scenario that replays `path` (in `format`) on `device` with
+/// the replay `options` (a JSON object), as TOML text for `run_scenario`.
 #[pyfunction]
-#[pyo3(signature = (path, device, options="{}".to_string(), format=None, device_paths=Vec::new(), progress=None))]
-fn lifetime_trace(
-    py: Python<'_>,
+#[pyo3(signature = (path, device, options="{}".to_string(), format=None))]
+fn lifetime_scenario(
     path: String,
     device: String,
     options: String,
     format: Option<String>,
-    device_paths: Vec<String>,
-    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    let fmt = format_arg(format, "--format")?;
-    let dirs = paths(device_paths);
-    let progress = receiver(progress);
-    let out = py
-        .detach(move || -> Result<hmsim::RunOutput, RunError> {
-            let catalog = hmsim::device::Catalog::load(&dirs)?;
-            let mut reader = trace::open_trace_watched(Path::new(&path), fmt, progress.as_ref())?;
-            hmsim::pmem::lifetime_trace(&mut reader, &path, &device, &options, &catalog)
-        })
-        .map_err(run_err)?;
-    to_json(&out)
+    hmsim::pmem::lifetime_scenario(&path, &device, &options, format.as_deref()).map_err(run_err)
 }
 
 /// The tiering study's reference tiers (local and remote socket) as JSON, for studies that
@@ -434,7 +422,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_class::<PyCancel>()?;
     m.add_function(wrap_pyfunction!(trace_record_stream, m)?)?;
-    m.add_function(wrap_pyfunction!(lifetime_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(lifetime_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(tier_reference_tiers, m)?)?;
     m.add_function(wrap_pyfunction!(pm_indexes, m)?)?;
     m.add_function(wrap_pyfunction!(tier_run_with_hook, m)?)?;

@@ -3,16 +3,13 @@
 //! was swept whole on every write). Reports trace records per second, including the final
 //! write-back of the caches.
 
-use std::io::Cursor;
-
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use hmsim::device::Catalog;
-use hmsim::pmem::lifetime_trace;
-use hmsim::trace::{open_reader, Format};
+use hmsim::pmem::lifetime_scenario;
+use hmsim::registry::run_scenario;
 
 const WRITES: u64 = 1_000_000;
 
-fn vans_random_writes(n: u64) -> &'static [u8] {
+fn vans_random_writes(n: u64) -> Vec<u8> {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     let mut text = String::with_capacity(n as usize * 16);
     for _ in 0..n {
@@ -21,30 +18,28 @@ fn vans_random_writes(n: u64) -> &'static [u8] {
         x ^= x << 17;
         text.push_str(&format!("{:#x} W\n", (x % (16 << 30)) & !63));
     }
-    Box::leak(text.into_bytes().into_boxed_slice())
+    text.into_bytes()
 }
 
 fn lifetime(c: &mut Criterion) {
-    let bytes = vans_random_writes(WRITES);
-    let catalog = Catalog::builtin();
+    // The replay reads the trace from a file, as `hmsim lifetime` does.
+    let path = std::env::temp_dir().join(format!("hmsim-bench-{}.vans", std::process::id()));
+    std::fs::write(&path, vans_random_writes(WRITES)).expect("trace file");
+    let text = lifetime_scenario(
+        &path.display().to_string(),
+        "optane-pmem",
+        r#"{"pmem": {"dimms": 1}}"#,
+        Some("vans"),
+    )
+    .expect("scenario");
     let mut g = c.benchmark_group("lifetime");
     g.throughput(Throughput::Elements(WRITES));
     g.sample_size(10);
     g.bench_function("vans_1m_random_writes_one_dimm", |b| {
-        b.iter(|| {
-            let mut r = open_reader(Box::new(Cursor::new(bytes)), "bench", Some(Format::Vans))
-                .expect("trace");
-            lifetime_trace(
-                &mut r,
-                "bench",
-                "optane-pmem",
-                r#"{"pmem": {"dimms": 1}}"#,
-                &catalog,
-            )
-            .expect("replay")
-        })
+        b.iter(|| run_scenario(&text, "<lifetime>", &[], &[]).expect("replay"))
     });
     g.finish();
+    std::fs::remove_file(&path).ok();
 }
 
 criterion_group!(benches, lifetime);

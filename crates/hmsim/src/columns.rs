@@ -244,6 +244,64 @@ pub fn spell_columns(columns: &[Column], spellings: &[Spelling]) -> Vec<RunColum
     out
 }
 
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+const fn named(cols: &[Column], name: &str) -> bool {
+    let mut i = 0;
+    while i < cols.len() {
+        if same(cols[i].name, name) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// How many columns `a` and the columns of `b` whose names `a` lacks make (for [`union`]).
+pub const fn union_len(a: &[Column], b: &[Column]) -> usize {
+    let (mut n, mut j) = (a.len(), 0);
+    while j < b.len() {
+        if !named(a, b[j].name) {
+            n += 1;
+        }
+        j += 1;
+    }
+    n
+}
+
+/// The columns of `a`, then those of `b` whose names `a` lacks: the `results.csv` columns
+/// of a row type that is one of two rows (a run writes one kind only).
+pub const fn union<const N: usize>(a: &[Column], b: &[Column]) -> [Column; N] {
+    let mut out = [a[0]; N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < b.len() {
+        if !named(a, b[j].name) {
+            out[i] = b[j];
+            i += 1;
+        }
+        j += 1;
+    }
+    out
+}
+
 #[cfg(test)]
 mod spell_tests {
     use super::*;

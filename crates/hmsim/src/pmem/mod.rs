@@ -19,7 +19,7 @@ pub use config::{AitConfig, PmemConfig, PmemTiming, XpBufferConfig};
 pub use driver::{
     run_workload, DimmSpec, Machine, Persist, PmemPattern, PmemRunResult, PmemWorkload,
 };
-pub use replay::{lifetime_trace, ReplayOptions};
+pub use replay::{lifetime_scenario, TraceReplay};
 pub use rows::{HotRangeRow, LifetimeRow, PmemRow};
 pub use scenario::{Pmem, PmemScenarioConfig};
 pub use system::{PmemCounters, PmemSystem};

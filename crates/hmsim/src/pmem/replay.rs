@@ -1,7 +1,8 @@
-//! `hmsim lifetime --trace`: replay any memory trace through caches and the PMem path and
-//! report the media writes, amplification per layer and lifetime it costs. Without flushes
-//! in the trace, lines reach PMem by eviction (as in Memory Mode or un-flushed code); dirty
-//! lines left in the caches at the end are written back (a finished program's data lands).
+//! The `[trace]` mode of a `pmem` scenario, behind `hmsim lifetime --trace`: replay any
+//! memory trace through caches and the PMem path and report the media writes, amplification
+//! per layer and lifetime it costs. Without flushes in the trace, lines reach PMem by
+//! eviction (as in Memory Mode or un-flushed code); dirty lines left in the caches at the
+//! end are written back (a finished program's data lands).
 
 use serde_json::Value;
 
@@ -11,75 +12,108 @@ use super::lifetime;
 use super::rows::{lifetime_output, ratio, LifetimeCols, LifetimeRow};
 use super::system::PmemCounters;
 use crate::cache::{CacheConfig, FlushKind};
-use crate::config::{parse_toml, Validator};
-use crate::device::Catalog;
+use crate::device::DeviceSpec;
 use crate::error::ConfigError;
-use crate::scenario::RunOutput;
+use crate::scenario::Output;
 use crate::trace::{Kind, TraceKind, TraceReader, NO_ID};
 
 crate::params! {
-    /// Options of a trace replay (everything but the trace and the device).
+    #[params(required)]
+    /// A trace replayed through the caches and the PMem path for the media writes and
+    /// lifetime it costs (the scenario's `[pmem]`, `[cache]` and `top_n` apply).
     #[derive(Debug, Clone)]
-    pub struct ReplayOptions {
-        pub pmem: PmemConfig = PmemConfig::default() => nested, "", "The PMem socket.";
-        pub cache: CacheConfig = CacheConfig::default() => nested, "", "The cache hierarchy.";
+    pub struct TraceReplay {
+        pub path: String => any, "",
+            "The trace file, relative to the scenario (formats: docs/traces.md).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub format: Option<String> = None => any, "",
+            "Its format (docs/traces.md); default: sniffed from the file.";
         pub cores: usize = 1 => range(1, 4096), "", "Cores the trace's CPU ids are folded onto.";
         pub ns_per_instruction: f64 = 1.0 / 3.0 => range(0.0, 1e6), "ns",
             "Time per instruction between memory accesses (1 IPC at 3 GHz by default).";
         pub flush: FlushKind = FlushKind::Clwb => any, "", "What a trace's flush records execute.";
         pub drain: bool = true => any, "", "Write back dirty cached lines at the end of the trace.";
-        pub top_n: usize = 10 => range(0, 100_000), "", "How many hottest 4 KiB ranges to report.";
-        pub seed: u64 = 0 => any, "", "Seed of the random streams.";
     }
 }
 
 /// Where errors in the replay options point.
 const OPTIONS: &str = "<options>";
 
-/// The replay options as TOML text, from the JSON object the Python side passes, so they are
-/// read like a scenario: key paths and "unknown key" in errors, the same sanity checks.
-fn options_text(options_json: &str) -> Result<String, ConfigError> {
-    let bad = |m: String| ConfigError::new(OPTIONS, "", format!("invalid replay options: {m}"));
-    let v: Value = serde_json::from_str(options_json).map_err(|e| bad(e.to_string()))?;
-    if !v.is_object() {
-        return Err(bad("expected an object of options".into()));
-    }
-    toml::to_string(&v).map_err(|e| bad(e.to_string()))
-}
-
-/// The replay options, parsed and validated as a scenario's configuration is.
-pub fn parse_options(options_json: &str) -> Result<ReplayOptions, ConfigError> {
-    let text = options_text(options_json)?;
-    // Lines of the generated text mean nothing to the caller: errors name the key only.
-    let no_line = |mut e: ConfigError| {
-        e.line = None;
-        e
-    };
-    let opts: ReplayOptions = parse_toml(&text, OPTIONS).map_err(no_line)?;
-    Validator::check(OPTIONS, &text, &opts).map_err(no_line)?;
-    Ok(opts)
-}
-
-/// Replay `reader` on `device` (a catalog memory device with a rated endurance).
-pub fn lifetime_trace(
-    reader: &mut dyn TraceReader,
-    trace_name: &str,
+/// The `pmem` scenario of `hmsim lifetime`: `trace` (a path, absolute or relative to the
+/// working directory) in `format` on `device`, with the replay options the Python side
+/// passes as a JSON object: `pmem` and `cache` tables, `top_n` and `seed`, and the keys of
+/// [`TraceReplay`] (`cores`, `ns_per_instruction`, `flush`, `drain`). Any other key lands
+/// in `[trace]`, where reading the scenario refuses it by name.
+pub fn lifetime_scenario(
+    trace: &str,
     device: &str,
     options_json: &str,
-    catalog: &Catalog,
-) -> Result<RunOutput, ConfigError> {
-    let opts = parse_options(options_json)?;
-    let (dev, rated) = catalog.memory_with_rated_writes(device, "--device", "device")?;
+    format: Option<&str>,
+) -> Result<String, ConfigError> {
+    let bad = |m: String| ConfigError::new(OPTIONS, "", format!("invalid replay options: {m}"));
+    let v: Value = serde_json::from_str(options_json).map_err(|e| bad(e.to_string()))?;
+    let Value::Object(options) = v else {
+        return Err(bad("expected an object of options".into()));
+    };
+    let toml_of = |k: &str, v: Value| {
+        toml::Value::try_from(v).map_err(|e| ConfigError::new(OPTIONS, k, e.to_string()))
+    };
+    let mut doc = toml::Table::new();
+    doc.insert("module".into(), "pmem".into());
+    let mut replay = toml::Table::new();
+    replay.insert("path".into(), trace.into());
+    if let Some(f) = format {
+        replay.insert("format".into(), f.into());
+    }
+    for (k, v) in options {
+        match k.as_str() {
+            "pmem" | "cache" | "top_n" | "seed" => doc.insert(k.clone(), toml_of(&k, v)?),
+            _ => replay.insert(k.clone(), toml_of(&k, v)?),
+        };
+    }
+    let pmem = doc
+        .entry("pmem")
+        .or_insert_with(|| toml::Table::new().into());
+    let Some(pmem) = pmem.as_table_mut() else {
+        return Err(ConfigError::new(
+            OPTIONS,
+            "pmem",
+            "expected a table of options",
+        ));
+    };
+    pmem.insert("device".into(), device.into());
+    doc.insert("trace".into(), replay.into());
+    toml::to_string(&doc).map_err(|e| bad(e.to_string()))
+}
+
+/// The replay's setting: the PMem system, caches, trace options and device of a scenario.
+pub(crate) struct ReplaySetup<'a> {
+    pub pmem: &'a PmemConfig,
+    pub cache: &'a CacheConfig,
+    pub trace: &'a TraceReplay,
+    pub top_n: usize,
+    pub seed: u64,
+    pub device: &'a DeviceSpec,
+    /// The device's rated bytes written.
+    pub rated: f64,
+}
+
+/// Replay `reader` (named `trace_name`) as `setup` says.
+pub(crate) fn replay_trace(
+    reader: &mut dyn TraceReader,
+    trace_name: &str,
+    setup: &ReplaySetup,
+) -> Result<Output<LifetimeRow>, ConfigError> {
+    let (opts, dev, rated) = (setup.trace, setup.device, setup.rated);
     refuse_non_access(reader, trace_name)?;
     let page_level = crate::trace::is_page_level(reader);
-    let mut pmem = opts.pmem.clone();
-    pmem.device = dev.name.clone();
+    let pmem = setup.pmem;
     let mut m = Machine::new(
-        &pmem,
-        &opts.cache,
+        pmem,
+        setup.cache,
         opts.cores,
         DimmSpec::from_rating(dev.capacity_bytes, rated),
-        opts.seed,
+        setup.seed,
     );
     // The replay reports no operation latencies: skip the histograms (outputs only).
     m.record_latency = false;
@@ -128,14 +162,14 @@ pub fn lifetime_trace(
     }
     let elapsed_s = m.elapsed_ns() * 1e-9;
     let c = m.sys.counters();
-    let trust = Trust::of(&before_drain, &c, &pmem, elapsed_s);
+    let trust = Trust::of(&before_drain, &c, pmem, elapsed_s);
     let life = lifetime::of_run(
         &m.sys,
         elapsed_s,
         rated,
         dev.capacity_bytes as f64,
         pmem.dimms,
-        opts.top_n,
+        setup.top_n,
     );
     let stored_known = unsized_writes == 0;
     let stored = if stored_known {
@@ -175,26 +209,13 @@ pub fn lifetime_trace(
         &life,
     );
     output.warnings = trust.warnings;
-    output.warnings.extend(crate::device::unused_figures(
-        catalog,
-        &dev.name,
-        "--device",
-        "PMem write path",
-        crate::device::PMEM_UNUSED,
-    ));
+    // The device's figures the PMem write path does not use: warned of by the scenario.
     if page_level {
         output.warnings.push(format!(
             "{trace_name} is a page-level trace (recorded with --page-level: one record per run of accesses to a page): the caches see only each run's first access, so the lines stored and the media writes are undercounted; replay a line-level trace (hmsim trace record --kind lackey, without --page-level)"
         ));
     }
-    let resolved = serde_json::to_value(&opts).unwrap_or(Value::Null);
-    Ok(RunOutput::from_output(
-        "lifetime",
-        opts.seed,
-        resolved,
-        output,
-        &[],
-    ))
+    Ok(output)
 }
 
 /// Drain shares above this make a lifetime "drain-dominated".
@@ -275,23 +296,28 @@ fn refuse_non_access(reader: &dyn TraceReader, trace_name: &str) -> Result<(), C
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::run_scenario;
+    use crate::scenario::RunOutput;
+
+    /// Runs the lifetime scenario of the trace `bytes` (file name `name`) with `options`.
+    fn run_trace(name: &str, bytes: &[u8], options: &str) -> Result<RunOutput, ConfigError> {
+        let dir = std::env::temp_dir().join(format!(
+            "hmsim-replay-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let text = lifetime_scenario(&path.display().to_string(), "optane-pmem", options, None)?;
+        let out = run_scenario(&text, "<lifetime>", &[], &[]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        out
+    }
 
     /// Replays VANS `text` on one DIMM of the catalog's Optane PMem.
     fn replay(text: String, options: &str) -> RunOutput {
-        let mut r = crate::trace::open_reader(
-            Box::new(std::io::Cursor::new(text.into_bytes())),
-            "t.vans",
-            Some(crate::trace::Format::Vans),
-        )
-        .unwrap();
-        lifetime_trace(
-            &mut r,
-            "t.vans",
-            "optane-pmem",
-            options,
-            &Catalog::builtin(),
-        )
-        .unwrap()
+        run_trace("t.vans", text.as_bytes(), options).unwrap()
     }
 
     fn basis(out: &RunOutput) -> (String, Option<f64>) {
@@ -316,10 +342,7 @@ mod tests {
                     .unwrap();
             }
             w.finish().unwrap();
-            let mut r =
-                crate::trace::open_reader(Box::new(std::io::Cursor::new(buf)), "t.hmt", None)
-                    .unwrap();
-            lifetime_trace(&mut r, "t.hmt", "optane-pmem", "{}", &Catalog::builtin()).unwrap()
+            run_trace("t.hmt", &buf, "{}").unwrap()
         };
         let page_level = |out: &RunOutput| out.warnings.iter().any(|w| w.contains("page-level"));
         assert!(page_level(&lifetime("lackey: sort (page level)")));
@@ -374,22 +397,37 @@ mod tests {
 
     #[test]
     fn options_are_read_like_a_scenario() {
-        let o = parse_options(r#"{"cores": 4, "pmem": {"dimms": 2}, "flush": "clflush"}"#).unwrap();
-        assert_eq!((o.cores, o.pmem.dimms, o.flush), (4, 2, FlushKind::Clflush));
-        assert!(o.drain && o.top_n == 10);
+        let text = lifetime_scenario(
+            "t.vans",
+            "optane-pmem",
+            r#"{"cores": 4, "pmem": {"dimms": 2}, "flush": "clflush", "seed": 5}"#,
+            Some("vans"),
+        )
+        .unwrap();
+        let sc = crate::scenario::parse_config::<super::super::Pmem>(&text);
+        let tr = sc.trace.unwrap();
+        assert_eq!(
+            (tr.cores, sc.pmem.dimms, tr.flush),
+            (4, 2, FlushKind::Clflush)
+        );
+        assert_eq!(
+            (tr.path.as_str(), tr.format.as_deref()),
+            ("t.vans", Some("vans"))
+        );
+        assert!(tr.drain && sc.top_n == 10 && sc.workload.is_none());
+        assert_eq!(sc.pmem.device, "optane-pmem");
+        assert!(text.contains("seed = 5"), "{text}");
         for (json, key) in [
-            (r#"{"cores": 0}"#, "cores"),
-            (r#"{"coress": 2}"#, "coress"),
+            (r#"{"cores": 0}"#, "trace.cores"),
+            (r#"{"coress": 2}"#, "trace.coress"),
             (r#"{"pmem": {"dimmz": 3}}"#, "pmem.dimmz"),
-            (r#"{"flush": "sfence"}"#, "flush"),
+            (r#"{"flush": "sfence"}"#, "trace.flush"),
         ] {
-            let e = parse_options(json).unwrap_err();
-            assert_eq!(
-                (e.file.as_str(), e.key.as_str(), e.line),
-                (OPTIONS, key, None)
-            );
+            let e = run_trace("t.vans", b"0x40 W\n", json).unwrap_err();
+            assert_eq!(e.key, key, "{e}");
         }
-        assert!(parse_options("[1]").unwrap_err().message.contains("object"));
-        assert!(parse_options("{").is_err());
+        let e = lifetime_scenario("t", "optane-pmem", "[1]", None).unwrap_err();
+        assert!(e.message.contains("object"), "{e}");
+        assert!(lifetime_scenario("t", "optane-pmem", "{", None).is_err());
     }
 }

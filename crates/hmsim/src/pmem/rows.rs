@@ -6,8 +6,11 @@
 use super::driver::{Persist, PmemPattern};
 use super::lifetime::{HotRange, LifetimeReport};
 use super::system::PmemCounters;
+use serde::Serialize;
+
+use crate::columns::{union, union_len};
 use crate::result_row;
-use crate::scenario::{to_map, ColumnType, Dtype, Output, ResultRow};
+use crate::scenario::{to_map, Column, ColumnType, Dtype, Output, ResultRow};
 
 impl ColumnType for PmemPattern {
     const DTYPE: Dtype = Dtype::Str;
@@ -103,6 +106,23 @@ result_row! {
         counters: PmemCounters [flatten],
         lifetime: LifetimeCols [flatten],
     }
+}
+
+/// A row of a `pmem` run's `results.csv`: a microbenchmark's, or a trace's lifetime (a run
+/// writes one kind only).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum PmemResultRow {
+    Bench(Box<PmemRow>),
+    Lifetime(Box<LifetimeRow>),
+}
+
+const UNION_LEN: usize = union_len(PmemRow::COLUMNS, LifetimeRow::COLUMNS);
+static UNION: [Column; UNION_LEN] = union(PmemRow::COLUMNS, LifetimeRow::COLUMNS);
+
+impl ResultRow for PmemResultRow {
+    /// The microbenchmark's columns, then the lifetime columns it lacks.
+    const COLUMNS: &'static [Column] = &UNION;
 }
 
 result_row! {

@@ -3,26 +3,51 @@
 use super::config::PmemConfig;
 use super::driver::{run_workload, DimmSpec, PmemPattern, PmemWorkload};
 use super::lifetime;
-use super::rows::{lifetime_output, ratio, HotRangeRow, LifetimeCols, PmemRow};
+use super::replay::{replay_trace, ReplaySetup, TraceReplay};
+use super::rows::{
+    lifetime_output, ratio, HotRangeRow, LifetimeCols, LifetimeRow, PmemResultRow, PmemRow,
+};
 use crate::cache::CacheConfig;
-use crate::config::check_host_memory;
+use crate::config::{check_host_memory, Validator};
+use crate::device::DeviceSpec;
 use crate::error::RunError;
 use crate::scenario::{Column, Ctx, Experiment, Output, ResultRow, Scenario, Step};
+use crate::trace::{open_trace_watched, Format};
 
 /// The `pmem` module.
 pub struct Pmem;
 
 crate::params! {
-    #[params(required)]
-    /// A `pmem` scenario: the PMem system, the caches in front of it and the microbenchmark.
+    #[params(check)]
+    /// A `pmem` scenario: the PMem system, the caches in front of it, and what runs on it: a
+    /// microbenchmark (`[workload]`) or the replay of a trace for its lifetime (`[trace]`).
     #[derive(Debug, Clone)]
     pub struct PmemScenarioConfig {
         pub pmem: PmemConfig = PmemConfig::default() => nested, "", "The PMem system.";
         pub cache: CacheConfig = CacheConfig::default() => nested, "",
             "The CPU caches in front of it.";
-        pub workload: PmemWorkload => nested, "", "The microbenchmark (required).";
-        pub top_n: usize = 10 => range(0, 10_000), "ranges",
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub workload: Option<PmemWorkload> = None => nested, "",
+            "The microbenchmark (give it or `[trace]`).";
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub trace: Option<TraceReplay> = None => nested, "",
+            "A trace to replay for the media writes and lifetime it costs (`hmsim lifetime`; give it or `[workload]`).";
+        pub top_n: usize = 10 => range(0, 100_000), "ranges",
             "How many hottest 4 KiB ranges to report.";
+    }
+}
+
+impl PmemScenarioConfig {
+    /// A scenario runs a microbenchmark or a trace, one of them.
+    fn check(&self, v: &mut Validator) {
+        match (&self.workload, &self.trace) {
+            (None, None) => v.fail(
+                "workload",
+                "missing: give [workload] (a microbenchmark) or [trace] (a trace's lifetime)",
+            ),
+            (Some(_), Some(_)) => v.fail("trace", "give [workload] or [trace], not both"),
+            _ => {}
+        }
     }
 }
 
@@ -71,15 +96,11 @@ impl Scenario for Pmem {
     const ABOUT: &'static str =
         "Optane-class persistent memory: XPBuffer, AIT, write amplification, lifetime";
     type Config = PmemScenarioConfig;
-    type Row = PmemRow;
+    type Row = PmemResultRow;
     const DOCS: &'static str = "pmem.md";
     const STUDY: &'static str = "pmem-wa";
     const SWEEP_METRICS: &'static [&'static str] =
         &["wa_end_to_end", "media_writes_64b", "bandwidth_gb_s"];
-    const PARAMS_NOTE: &'static str =
-        "; and the options of a trace's PMem lifetime replay (ReplayOptions)";
-    const MORE_PARAMS: &'static [fn() -> crate::config::params::TableRef] =
-        &[<crate::pmem::ReplayOptions as crate::config::params::Params>::table];
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("hot_ranges", HotRangeRow::COLUMNS)];
 
@@ -87,36 +108,47 @@ impl Scenario for Pmem {
 
     fn build<'a>(sc: &'a PmemScenarioConfig, ctx: &Ctx<'a>) -> Result<PmemRun<'a>, RunError> {
         let (dev, rated) = ctx.memory_device_with_endurance(&sc.pmem.device, "pmem.device")?;
-        let w = &sc.workload;
-        check_host_memory(
-            host_memory_estimate(w),
-            "the wear table",
-            &format!(
-                " for {} threads writing {} operations each over {} bytes (workload.threads, \
-                 workload.operations)",
-                w.threads, w.operations, w.footprint_bytes
+        if let Some(w) = &sc.workload {
+            check_host_memory(
+                host_memory_estimate(w),
+                "the wear table",
+                &format!(
+                    " for {} threads writing {} operations each over {} bytes (workload.threads, \
+                     workload.operations)",
+                    w.threads, w.operations, w.footprint_bytes
+                ),
+            )
+            .map_err(|e| ctx.error("workload.footprint_bytes", e))?;
+        }
+        let format = match sc.trace.as_ref().and_then(|t| t.format.as_deref()) {
+            Some(f) => Some(
+                f.parse::<Format>()
+                    .map_err(|e| ctx.error("trace.format", e))?,
             ),
-        )
-        .map_err(|e| ctx.error("workload.footprint_bytes", e))?;
+            None => None,
+        };
         Ok(PmemRun {
             sc,
-            capacity_bytes: dev.capacity_bytes,
+            device: dev,
             rated,
+            format,
         })
     }
 }
 
-/// One microbenchmark run on the scenario's device.
+/// One run on the scenario's device: its microbenchmark, or the replay of its trace.
 pub struct PmemRun<'a> {
     sc: &'a PmemScenarioConfig,
-    capacity_bytes: u64,
+    device: &'a DeviceSpec,
     /// The device's rated bytes written.
     rated: f64,
+    /// The trace's format, when the scenario names it.
+    format: Option<Format>,
 }
 
 impl Experiment for PmemRun<'_> {
     type Point = ();
-    type Row = PmemRow;
+    type Row = PmemResultRow;
 
     fn unit(&self) -> &'static str {
         "runs"
@@ -130,17 +162,52 @@ impl Experiment for PmemRun<'_> {
         &mut self,
         (): (),
         ctx: &Ctx,
-        out: &mut Output<PmemRow>,
+        out: &mut Output<PmemResultRow>,
     ) -> Result<Step<()>, RunError> {
+        let run = match (&self.sc.workload, &self.sc.trace) {
+            (Some(w), _) => self
+                .microbenchmark(w, ctx)
+                .map_rows(|r| PmemResultRow::Bench(Box::new(r))),
+            (None, Some(t)) => self
+                .replay(t, ctx)?
+                .map_rows(|r| PmemResultRow::Lifetime(Box::new(r))),
+            (None, None) => unreachable!("the configuration's check asks for one of them"),
+        };
+        out.append(run);
+        out.warnings
+            .extend(ctx.pmem_device_warning(&self.sc.pmem.device, "pmem.device"));
+        Ok(Step::Done)
+    }
+}
+
+impl PmemRun<'_> {
+    /// Replay the trace `t` for its lifetime.
+    fn replay(&self, t: &TraceReplay, ctx: &Ctx) -> Result<Output<LifetimeRow>, RunError> {
+        let sc = self.sc;
+        let mut reader = open_trace_watched(&ctx.path(&t.path), self.format, ctx.progress())?;
+        let setup = ReplaySetup {
+            pmem: &sc.pmem,
+            cache: &sc.cache,
+            trace: t,
+            top_n: sc.top_n,
+            seed: ctx.seed(),
+            device: self.device,
+            rated: self.rated,
+        };
+        replay_trace(&mut reader, &t.path, &setup)
+    }
+
+    /// Run the microbenchmark `w`.
+    fn microbenchmark(&self, w: &PmemWorkload, ctx: &Ctx) -> Output<PmemRow> {
         let (sc, rated) = (self.sc, self.rated);
-        let w = &sc.workload;
-        let dimm = DimmSpec::from_rating(self.capacity_bytes, rated);
+        let capacity_bytes = self.device.capacity_bytes;
+        let dimm = DimmSpec::from_rating(capacity_bytes, rated);
         let (r, m) = run_workload(&sc.pmem, &sc.cache, w, dimm, ctx.seed());
         let life = lifetime::of_run(
             &m.sys,
             r.elapsed_s,
             rated,
-            self.capacity_bytes as f64,
+            capacity_bytes as f64,
             sc.pmem.dimms,
             sc.top_n,
         );
@@ -181,7 +248,7 @@ impl Experiment for PmemRun<'_> {
             llc_misses: llc.misses,
             llc_writebacks: llc.writebacks,
         };
-        let mut run = lifetime_output(
+        lifetime_output(
             row,
             &[
                 "write_amplification",
@@ -191,11 +258,7 @@ impl Experiment for PmemRun<'_> {
                 "rated_fraction_per_hour",
             ],
             &life,
-        );
-        run.warnings
-            .extend(ctx.pmem_device_warning(&sc.pmem.device, "pmem.device"));
-        out.append(run);
-        Ok(Step::Done)
+        )
     }
 }
 
@@ -217,10 +280,40 @@ mod tests {
             let text = std::fs::read_to_string(path).unwrap();
             let cfg = crate::scenario::parse_config::<super::Pmem>(&text);
             assert!(
-                super::host_memory_estimate(&cfg.workload) < 256 << 20,
+                super::host_memory_estimate(cfg.workload.as_ref().unwrap()) < 256 << 20,
                 "{ex}"
             );
         }
+    }
+
+    /// The lifetime of a trace is a mode of the scenario: `[trace]` (relative to the
+    /// scenario's folder) instead of `[workload]`, exactly one of them.
+    #[test]
+    fn a_trace_replaces_the_microbenchmark() {
+        let dir = std::env::temp_dir().join(format!("hmsim-pmem-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lines: String = (0..2048).map(|i| format!("{:#x} W\n", i * 64)).collect();
+        std::fs::write(dir.join("w.vans"), lines).unwrap();
+        let file = dir.join("s.toml").display().to_string();
+        let text =
+            "module = \"pmem\"\n[pmem]\ndimms = 1\n[trace]\npath = \"w.vans\"\nformat = \"vans\"\n";
+        let out = run_scenario(text, &file, &[], &[]).unwrap();
+        let row = &out.rows[0];
+        assert_eq!(row["records"], 2048);
+        assert_eq!(row["trace"], "w.vans");
+        assert_eq!(row["lifetime_basis"], "drain-dominated");
+        assert!(row.get("pattern").is_none());
+        let both = format!(
+            "{text}[workload]\npattern = \"seq-write\"\nfootprint_bytes = 4096\noperations = 10\n"
+        );
+        let e = run_scenario(&both, &file, &[], &[]).unwrap_err();
+        assert_eq!(e.key, "trace", "{e}");
+        let e = run_scenario("module = \"pmem\"\n", &file, &[], &[]).unwrap_err();
+        assert_eq!(e.key, "workload", "{e}");
+        let bad = text.replace("\"vans\"", "\"vanz\"");
+        let e = run_scenario(&bad, &file, &[], &[]).unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("trace.format", Some(6)), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A user's device that changes media figures the PMem write path takes from

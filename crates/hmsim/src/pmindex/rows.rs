@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::crash::CrashReport;
 use super::ycsb::Distribution;
 use crate::cache::FlushKind;
+use crate::columns::{union, union_len};
 use crate::pmem::PmemCounters;
 use crate::result_row;
 use crate::scenario::{Column, ColumnType, Dtype, ResultRow};
@@ -134,61 +135,6 @@ static UNION: [Column; UNION_LEN] = union(CostRow::COLUMNS, CrashRow::COLUMNS);
 impl ResultRow for PmIndexRow {
     /// The cost columns, then the crash columns the cost row lacks.
     const COLUMNS: &'static [Column] = &UNION;
-}
-
-const fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-const fn named(cols: &[Column], name: &str) -> bool {
-    let mut i = 0;
-    while i < cols.len() {
-        if same(cols[i].name, name) {
-            return true;
-        }
-        i += 1;
-    }
-    false
-}
-
-const fn union_len(a: &[Column], b: &[Column]) -> usize {
-    let (mut n, mut j) = (a.len(), 0);
-    while j < b.len() {
-        if !named(a, b[j].name) {
-            n += 1;
-        }
-        j += 1;
-    }
-    n
-}
-
-const fn union<const N: usize>(a: &[Column], b: &[Column]) -> [Column; N] {
-    let mut out = [a[0]; N];
-    let mut i = 0;
-    while i < a.len() {
-        out[i] = a[i];
-        i += 1;
-    }
-    let mut j = 0;
-    while j < b.len() {
-        if !named(a, b[j].name) {
-            out[i] = b[j];
-            i += 1;
-        }
-        j += 1;
-    }
-    out
 }
 
 #[cfg(test)]

@@ -38,6 +38,16 @@ impl<R: ResultRow> Output<R> {
         self.warnings.extend(other.warnings);
     }
 
+    /// The same output with each row made an `S` by `f`.
+    pub fn map_rows<S: ResultRow>(self, f: impl FnMut(R) -> S) -> Output<S> {
+        Output {
+            rows: self.rows.into_iter().map(f).collect(),
+            tables: self.tables,
+            headline: self.headline,
+            warnings: self.warnings,
+        }
+    }
+
     /// Add the extra table `name` (written as `name.csv`).
     pub fn table<T: ResultRow>(&mut self, name: &str, rows: &[T]) {
         self.tables.insert(name.to_string(), Table::of(rows));
