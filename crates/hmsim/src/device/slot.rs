@@ -376,7 +376,13 @@ mod tests {
             "name = \"far\"\ncapacity_bytes = 1000000000\nlatency_ns = 250.0\n",
         ] {
             let text = format!("{head}{tier}");
-            let e = crate::tier::run(&text, "s.toml", &c).unwrap_err();
+            let e = crate::scenario::run::<crate::tier::Tiering>(
+                &text,
+                "s.toml",
+                &c,
+                &crate::progress::NoProgress,
+            )
+            .unwrap_err();
             assert_eq!(e.line, Some(10), "{e}");
             assert_eq!(e.key, "tiers.1.latency_ns", "{e}");
             assert!(e.message.contains("unknown key `latency_ns`"), "{e}");
@@ -499,7 +505,13 @@ mod tests {
     fn a_device_link_is_the_tiers_path_in_a_run() {
         let c = with_files("run", &[("x8", EXPANDER)]);
         let text = "module = \"tiering\"\nseed = 1\n[[tiers]]\nname = \"local\"\ncapacity_bytes = 4000000000\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 160.0\n[[tiers]]\ndevice = \"x8\"\n[workload]\nworking_set_bytes = 8589934592\nhot_set_bytes = 2147483648\n[antagonist]\nintensities = [0]\n[policy]\nnames = [\"static-default\"]\n[sim]\nduration_s = 0.2\nmeasure_last_s = 0.1\n";
-        let out = crate::tier::run(text, "s.toml", &c).unwrap();
+        let out = crate::scenario::run::<crate::tier::Tiering>(
+            text,
+            "s.toml",
+            &c,
+            &crate::progress::NoProgress,
+        )
+        .unwrap();
         let tier = &out.resolved["tiers"][1];
         assert_eq!(tier["path"][0]["name"], "cxl-x8");
         assert_eq!(tier["write_bandwidth_gb_s"], 12.0);

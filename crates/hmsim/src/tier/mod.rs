@@ -36,7 +36,7 @@ mod workload;
 pub use pages::PageTable;
 pub use policies::{make_policy, make_policy_with, PolicyParams, POLICIES};
 pub use policy::{Migration, Observation, PolicyWork, TieringPolicy};
-pub use runner::{run, ExternalPolicy, Tiering, EXTERNAL_POLICY};
+pub use runner::{ExternalPolicy, Tiering, EXTERNAL_POLICY};
 pub use scenario::TierScenario;
 pub use sim::{
     simulate, simulate_observed, Antagonists, QuantumObserver, QuantumView, SimParams, SimResult,

@@ -20,14 +20,10 @@ use super::workload::{Gups, CACHE_NONE};
 use super::LINE_BYTES;
 use crate::cache::filter::CacheFilter;
 use crate::config::check_host_memory;
-use crate::device::Catalog;
 use crate::device::{Slot, MEMORY_TIER};
 use crate::error::RunError;
 use crate::pmem::DimmSpec;
-use crate::scenario::{
-    self, Column, Ctx, Experiment, NoProgress, Output, ResultRow, RunOutput, Scenario, Spelling,
-    Step,
-};
+use crate::scenario::{Column, Ctx, Experiment, Output, ResultRow, Scenario, Spelling, Step};
 
 /// The `tiering` module.
 pub struct Tiering;
@@ -167,11 +163,6 @@ fn llc_fit_warning(rel: &str, c: &CacheReport) -> Option<String> {
             c.columns.memory_lines_per_access
         )
     })
-}
-
-/// Run a tiering scenario given as TOML text (overrides already applied).
-pub fn run(text: &str, file: &str, catalog: &Catalog) -> Result<RunOutput, RunError> {
-    scenario::run::<Tiering>(text, file, catalog, &NoProgress)
 }
 
 /// A policy made outside the registry (a Python policy): its row name and a factory called
