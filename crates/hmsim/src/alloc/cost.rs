@@ -422,7 +422,7 @@ impl Ctx {
     pub fn touch_pages(&mut self, pfn: u64, order: u8, write: bool) {
         let first = layout::struct_page(pfn) >> 6;
         let last = (layout::struct_page(pfn + (1 << order)) - 1) >> 6;
-        for l in first..=last {
+        for l in first..last + 1 {
             self.touch(l << 6, write);
         }
     }
