@@ -190,10 +190,10 @@ impl Timing {
     }
 
     /// Wait until lock `id`'s last holder released it (unless that was `cpu` itself).
+    #[inline]
     fn lock(&mut self, id: usize, cpu: u16) {
-        if id >= self.lock_free_at.len() {
-            self.lock_free_at.resize(id + 1, 0);
-            self.lock_owner.resize(id + 1, NO_OWNER);
+        if id >= self.lock_free_at.len() || id >= self.lock_owner.len() {
+            self.grow_locks(id);
         }
         let free_at = self.lock_free_at[id];
         if free_at > self.now && self.lock_owner[id] != cpu {
@@ -202,6 +202,13 @@ impl Timing {
             self.now = free_at;
         }
         self.lock_owner[id] = cpu;
+    }
+
+    /// Room for lock `id` (locks are numbered densely from 0).
+    #[cold]
+    fn grow_locks(&mut self, id: usize) {
+        self.lock_free_at.resize(id + 1, 0);
+        self.lock_owner.resize(id + 1, NO_OWNER);
     }
 
     /// The application's work on the current core after a request (see
