@@ -188,8 +188,13 @@ impl<const P: usize> AnonLru<P> {
     #[inline(always)]
     fn find(&self, s: SetIx, tag: u32) -> (Option<usize>, u32) {
         let set = self.set(s);
-        let m = set.matches(tag);
         let now = self.now(s);
+        if set.tags[0] == tag {
+            // The newest entry: most hits are there (a path touching its lines again), and
+            // one scalar compare settles them without the vector search.
+            return (self.resident(now, 0, set.stamps[0]).then_some(0), now);
+        }
+        let m = set.matches(tag);
         if m == 0 {
             return (None, now);
         }
