@@ -103,11 +103,18 @@ impl Buddy {
 
     /// Lowest order ≥ `order` with a free block of type `t`.
     fn find(&self, order: u8, t: usize, ctx: &mut impl Recorder) -> Option<u8> {
-        (order..=MAX_ORDER).find(|&o| {
+        // A plain loop: an inclusive range's iterator costs a tenth of a request's host
+        // instructions here.
+        let mut o = order;
+        while o <= MAX_ORDER {
             ctx.list_ops(1);
             self.lists.peek(t * ORDERS + o as usize, ctx);
-            !self.lists.is_empty(t * ORDERS + o as usize)
-        })
+            if !self.lists.is_empty(t * ORDERS + o as usize) {
+                return Some(o);
+            }
+            o += 1;
+        }
+        None
     }
 
     /// Steal the largest free block of a fallback type for type `t`: (list, order).

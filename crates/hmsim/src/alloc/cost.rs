@@ -195,6 +195,10 @@ pub struct Ctx {
     /// Whether a request is in progress (outside one every touch is charged).
     in_request: bool,
     batch: Batch,
+    /// Lines of `batch` before this index are covered by `Lines` events; those after it
+    /// are the run being touched, whose event is written when another event follows (a
+    /// touch only appends its line).
+    lines_evented: usize,
     /// Instruction cycles since the last event that carried them (only their sum between
     /// lock events and the end of a request matters).
     pending_cycles: u64,
@@ -231,6 +235,7 @@ impl Ctx {
             req_lines: SeenLines::default(),
             in_request: false,
             batch: Batch::default(),
+            lines_evented: 0,
             pending_cycles: 0,
             settle_at: if timing.is_some() {
                 SETTLE_EVENTS
@@ -248,9 +253,20 @@ impl Ctx {
 
     #[inline(always)]
     fn push(&mut self, e: Event) {
+        self.close_lines();
         self.batch.events.push(e);
         if self.batch.events.len() >= self.settle_at {
             self.settle();
+        }
+    }
+
+    /// The `Lines` event of the lines touched since the last event, if any.
+    #[inline(always)]
+    fn close_lines(&mut self) {
+        let n = self.batch.lines.len() - self.lines_evented;
+        if n > 0 {
+            self.batch.events.push(Event::Lines(n as u32));
+            self.lines_evented = self.batch.lines.len();
         }
     }
 
@@ -271,6 +287,9 @@ impl Ctx {
     /// Time every recorded event (when this context times its own).
     #[cold]
     fn settle(&mut self) {
+        if self.timing.is_some() {
+            self.close_lines();
+        }
         if let Some(t) = self.timing.as_mut() {
             if self.pending_cycles > 0 {
                 self.batch
@@ -283,6 +302,7 @@ impl Ctx {
                 }
             });
             self.batch.clear();
+            self.lines_evented = 0;
         }
     }
 
@@ -319,6 +339,8 @@ impl Ctx {
     /// requests, where no cycles are pending), leaving `empty` (cleared) in its place.
     pub fn take_batch(&mut self, mut empty: Batch) -> Batch {
         debug_assert_eq!(self.pending_cycles, 0, "taken inside a request");
+        self.close_lines();
+        self.lines_evented = 0;
         empty.clear();
         std::mem::replace(&mut self.batch, empty)
     }
@@ -380,14 +402,8 @@ impl Ctx {
         }
         self.ops.lines += 1;
         self.batch.lines.push(line);
-        match self.batch.events.last_mut() {
-            Some(Event::Lines(n)) => {
-                *n += 1;
-                if self.batch.lines.len() >= self.settle_lines {
-                    self.settle();
-                }
-            }
-            _ => self.push(Event::Lines(1)),
+        if self.batch.lines.len() >= self.settle_lines {
+            self.settle();
         }
     }
 
@@ -406,7 +422,7 @@ impl Ctx {
     pub fn touch_pages(&mut self, pfn: u64, order: u8, write: bool) {
         let first = layout::struct_page(pfn) >> 6;
         let last = (layout::struct_page(pfn + (1 << order)) - 1) >> 6;
-        for l in first..=last {
+        for l in first..last + 1 {
             self.touch(l << 6, write);
         }
     }

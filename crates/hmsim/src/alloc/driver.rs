@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::cost::{CostTable, Ctx, OpCounts};
 use super::machine::{AllocMachine, LineSources};
-use super::timing::{handed_out, Batch, Event, Record, Timing};
+use super::timing::{handed_out, Batch, Cursor, Event, Record, Timing};
 use super::wear::{fairness, Fairness};
 use super::workload::{AllocOp, AllocWorkload};
 use super::{allocate, release, PageAllocator, MAX_ORDER};
@@ -183,49 +183,53 @@ impl Replay {
             probes,
             at_workload_end,
         } = self;
-        timing.run(batch, |t, e| match e {
-            Event::Begin { core: c, arrival } => {
-                *core = c as usize;
-                *start = clocks[*core].max(arrival);
-                t.now = *start;
-            }
-            Event::Probe => {
-                // Probes start when the last core finished (they move no clock).
-                *start = clocks.iter().copied().max().unwrap_or(0);
-                t.now = *start;
-            }
-            Event::End {
-                record, pfn, order, ..
-            } => {
-                let took = t.now - *start;
-                match record {
-                    Record::Alloc => {
-                        alloc.record(took);
-                        all.record(took);
-                    }
-                    Record::Free => {
-                        free.record(took);
-                        all.record(took);
-                    }
-                    Record::Nothing => {}
-                    Record::ProbeAlloc(k) => {
-                        probes[k as usize].record(took);
-                        return;
-                    }
-                    Record::ProbeFree => return,
+        let mut at = Cursor::default();
+        let t = timing;
+        while let Some(e) = t.next_mark(batch, &mut at) {
+            match e {
+                Event::Begin { core: c, arrival } => {
+                    *core = c as usize;
+                    *start = clocks[*core].max(arrival);
+                    t.now = *start;
                 }
-                clocks[*core] = t.now;
-                t.after_request(handed_out(pfn, order));
-            }
-            Event::WorkloadDone => {
-                *at_workload_end = AtWorkloadEnd {
-                    sources: t.sources(),
-                    contended_locks: t.contended_locks,
-                    wait_cycles: t.wait_cycles,
+                Event::Probe => {
+                    // Probes start when the last core finished (they move no clock).
+                    *start = clocks.iter().copied().max().unwrap_or(0);
+                    t.now = *start;
                 }
+                Event::End {
+                    record, pfn, order, ..
+                } => {
+                    let took = t.now - *start;
+                    match record {
+                        Record::Alloc => {
+                            alloc.record(took);
+                            all.record(took);
+                        }
+                        Record::Free => {
+                            free.record(took);
+                            all.record(took);
+                        }
+                        Record::Nothing => {}
+                        Record::ProbeAlloc(k) => {
+                            probes[k as usize].record(took);
+                            continue;
+                        }
+                        Record::ProbeFree => continue,
+                    }
+                    clocks[*core] = t.now;
+                    t.after_request(handed_out(pfn, order));
+                }
+                Event::WorkloadDone => {
+                    *at_workload_end = AtWorkloadEnd {
+                        sources: t.sources(),
+                        contended_locks: t.contended_locks,
+                        wait_cycles: t.wait_cycles,
+                    }
+                }
+                _ => {}
             }
-            _ => {}
-        });
+        }
     }
 }
 

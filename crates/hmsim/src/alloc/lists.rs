@@ -232,7 +232,12 @@ impl FrameLists {
         debug_assert_ne!(phys, NIL, "frame {pfn} is on no list");
         let phys = phys as usize;
         let (p, n) = (self.nodes[i].prev, self.nodes[i].next);
-        let list = phys / self.bins;
+        // One bin per list unless least-allocated: no division then.
+        let (list, bin) = if self.bins == 1 {
+            (phys, 0)
+        } else {
+            (phys / self.bins, phys % self.bins)
+        };
         ctx.touch_page(pfn, true);
         if p == NIL {
             self.head[phys] = n;
@@ -250,7 +255,7 @@ impl FrameLists {
         }
         self.nodes[i].on = NIL;
         if self.head[phys] == NIL {
-            self.nonempty[list] &= !(1 << (phys % self.bins));
+            self.nonempty[list] &= !(1 << bin);
         }
         self.len[list] -= 1;
         ctx.list_ops(1);

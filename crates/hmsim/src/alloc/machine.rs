@@ -132,19 +132,16 @@ impl MachineState {
 
     /// Cycles of the accesses by `core` to `lines` (line numbers) in order, in one pass
     /// through the caches (a load or a store: a store that misses reads its line for
-    /// ownership first, so it waits as a load does). The cycles are summed per source at the end
-    /// (integers: the same total as adding them line by line).
+    /// ownership first, so it waits as a load does).
     #[inline]
     pub fn access_lines(&mut self, core: usize, lines: &[u64]) -> u64 {
-        let mut n = [0; Source::COUNT];
-        self.hier
-            .access_lines(core, lines, self.m.adjacent_line_prefetch, &mut n);
-        let mut cycles = 0;
-        for ((count, n), c) in self.counts.iter_mut().zip(n).zip(self.cycles) {
-            *count += n;
-            cycles += n * c;
-        }
-        cycles
+        self.hier.access_lines(
+            core,
+            lines,
+            self.m.adjacent_line_prefetch,
+            &mut self.counts,
+            &self.cycles,
+        )
     }
 
     /// What the application does on `core` after a request: zero the block it was handed

@@ -7,16 +7,24 @@
 pub struct SeenLines {
     /// (line, generation) per slot; a slot of an older generation is free.
     slots: Vec<(u64, u32)>,
+    /// `slots.len() - 1` (a power of two minus one): every probe index is masked by it,
+    /// so the slots are read without a bounds check.
+    mask: usize,
     generation: u32,
-    len: usize,
+    /// Inserts left before the table is half full and doubles.
+    room: usize,
 }
+
+/// Slots of a new table.
+const SLOTS: usize = 64;
 
 impl Default for SeenLines {
     fn default() -> Self {
         SeenLines {
-            slots: vec![(0, 0); 64],
+            slots: vec![(0, 0); SLOTS],
+            mask: SLOTS - 1,
             generation: 1,
-            len: 0,
+            room: SLOTS / 2,
         }
     }
 }
@@ -25,7 +33,7 @@ impl SeenLines {
     /// Forget every line.
     #[inline]
     pub fn clear(&mut self) {
-        self.len = 0;
+        self.room = self.slots.len() / 2;
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             // Generation 0 marks never-used slots: start over after a wrap.
@@ -37,25 +45,28 @@ impl SeenLines {
     #[inline]
     fn home(&self, line: u64) -> usize {
         let h = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        (h >> 32) as usize & (self.slots.len() - 1)
+        (h >> 32) as usize & self.mask
     }
 
     /// Add `line`; false if it was there already.
     #[inline]
     pub fn insert(&mut self, line: u64) -> bool {
-        let mask = self.slots.len() - 1;
+        let mask = self.mask;
+        let g = self.generation;
         let mut i = self.home(line);
         loop {
-            let (l, g) = self.slots[i];
-            if g != self.generation {
-                self.slots[i] = (line, self.generation);
-                self.len += 1;
-                if self.len * 2 > self.slots.len() {
+            debug_assert!(i < self.slots.len());
+            // SAFETY: `i` is masked by `mask`, which is `slots.len() - 1` (see `mask`).
+            let slot = unsafe { self.slots.get_unchecked_mut(i) };
+            if slot.1 != g {
+                *slot = (line, g);
+                self.room -= 1;
+                if self.room == 0 {
                     self.grow();
                 }
                 return true;
             }
-            if l == line {
+            if slot.0 == line {
                 return false;
             }
             i = (i + 1) & mask;
@@ -68,7 +79,10 @@ impl SeenLines {
         let g = self.generation;
         let doubled = vec![(0, 0); self.slots.len() * 2];
         let old = std::mem::replace(&mut self.slots, doubled);
-        let mask = self.slots.len() - 1;
+        self.mask = self.slots.len() - 1;
+        // Half the old table's slots are in use: the doubled table has as many left.
+        self.room = old.len() / 2;
+        let mask = self.mask;
         for (l, _) in old.into_iter().filter(|&(_, og)| og == g) {
             let mut i = self.home(l);
             while self.slots[i].1 == g {

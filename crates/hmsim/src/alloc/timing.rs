@@ -112,6 +112,13 @@ pub struct Timing {
 
 const NO_OWNER: u16 = u16::MAX;
 
+/// How far [`Timing::next_mark`] has timed a batch: its next event and next line.
+#[derive(Default)]
+pub struct Cursor {
+    event: usize,
+    line: usize,
+}
+
 impl Timing {
     /// Lines at the flat `cost.line_cycles`, or through `machine`'s caches.
     pub fn new(cost: CostTable, machine: Option<(AllocMachine, u64)>) -> Timing {
@@ -127,17 +134,28 @@ impl Timing {
         }
     }
 
-    /// Time `b`'s events in order. `mark` sees the request markers (`Begin` before the
+    /// Time `b`'s events in order. `mark` sees the request markers (`Begin` after the
     /// core is switched, so it can set the start time; `End` after its cycles; `Probe`,
     /// `WorkloadDone`), which carry no time of their own.
     pub fn run(&mut self, b: &Batch, mut mark: impl FnMut(&mut Timing, Event)) {
-        let mut next = 0;
-        for &e in &b.events {
+        let mut at = Cursor::default();
+        while let Some(e) = self.next_mark(b, &mut at) {
+            mark(self, e);
+        }
+    }
+
+    /// Time `b`'s events from `at` up to the next request marker (see [`Timing::run`]) and
+    /// return it; `None` at the end of the batch. The caller handles the marker in its own
+    /// loop (a closure called per marker cost more host instructions than the handling).
+    #[inline(always)]
+    pub fn next_mark(&mut self, b: &Batch, at: &mut Cursor) -> Option<Event> {
+        while let Some(&e) = b.events.get(at.event) {
+            at.event += 1;
             match e {
                 Event::Lines(n) => {
-                    let end = next + n as usize;
-                    self.lines(&b.lines[next..end]);
-                    next = end;
+                    let end = at.line + n as usize;
+                    self.lines(&b.lines[at.line..end]);
+                    at.line = end;
                 }
                 Event::Cycles(c) => self.now += c,
                 Event::Lock { cycles, id, cpu } => {
@@ -149,16 +167,17 @@ impl Timing {
                     self.lock_free_at[id as usize] = self.now;
                 }
                 Event::Begin { core, .. } => {
-                    mark(self, e);
                     self.core = core as usize;
+                    return Some(e);
                 }
                 Event::End { cycles, .. } => {
                     self.now += cycles as u64;
-                    mark(self, e);
+                    return Some(e);
                 }
-                Event::Probe | Event::WorkloadDone => mark(self, e),
+                Event::Probe | Event::WorkloadDone => return Some(e),
             }
         }
+        None
     }
 
     /// The accesses of the current core to `lines`.
@@ -171,10 +190,10 @@ impl Timing {
     }
 
     /// Wait until lock `id`'s last holder released it (unless that was `cpu` itself).
+    #[inline]
     fn lock(&mut self, id: usize, cpu: u16) {
-        if id >= self.lock_free_at.len() {
-            self.lock_free_at.resize(id + 1, 0);
-            self.lock_owner.resize(id + 1, NO_OWNER);
+        if id >= self.lock_free_at.len() || id >= self.lock_owner.len() {
+            self.grow_locks(id);
         }
         let free_at = self.lock_free_at[id];
         if free_at > self.now && self.lock_owner[id] != cpu {
@@ -183,6 +202,13 @@ impl Timing {
             self.now = free_at;
         }
         self.lock_owner[id] = cpu;
+    }
+
+    /// Room for lock `id` (locks are numbered densely from 0).
+    #[cold]
+    fn grow_locks(&mut self, id: usize) {
+        self.lock_free_at.resize(id + 1, 0);
+        self.lock_owner.resize(id + 1, NO_OWNER);
     }
 
     /// The application's work on the current core after a request (see

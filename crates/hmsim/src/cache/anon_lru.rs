@@ -18,6 +18,9 @@
 //! cached lines behind the removed one, so no line that aged out comes back.
 //! `SetAssocCache` inserting fresh lines is the reference (the proptest in `coherent.rs`).
 
+/// Lines of a 4 KiB page: the run [`AnonLru::pollute_lines`] adds without a loop bound.
+const PAGE_LINES: usize = 64;
+
 /// A free entry: tags are `line >> set_bits`, below this.
 const INVALID: u32 = u32::MAX;
 
@@ -185,8 +188,13 @@ impl<const P: usize> AnonLru<P> {
     #[inline(always)]
     fn find(&self, s: SetIx, tag: u32) -> (Option<usize>, u32) {
         let set = self.set(s);
-        let m = set.matches(tag);
         let now = self.now(s);
+        if set.tags[0] == tag {
+            // The newest entry: most hits are there (a path touching its lines again), and
+            // one scalar compare settles them without the vector search.
+            return (self.resident(now, 0, set.stamps[0]).then_some(0), now);
+        }
+        let m = set.matches(tag);
         if m == 0 {
             return (None, now);
         }
@@ -310,6 +318,17 @@ impl<const P: usize> AnonLru<P> {
         // The rest: a run of consecutive sets, wrapping at most once.
         let first = self.set_of(first_line).0;
         let rest = (n & self.set_mask) as usize;
+        if rest == PAGE_LINES && first + PAGE_LINES <= sets {
+            // A 4 KiB page's lines in a level of more sets (a zeroed page): a run of fixed
+            // length, added without the general loops' remainder handling.
+            let run: &mut [u32; PAGE_LINES] = (&mut self.anon[first..first + PAGE_LINES])
+                .try_into()
+                .expect("a run of PAGE_LINES sets");
+            for a in run {
+                *a = a.wrapping_add(1);
+            }
+            return;
+        }
         let head = rest.min(sets - first);
         for a in &mut self.anon[first..first + head] {
             *a = a.wrapping_add(1);

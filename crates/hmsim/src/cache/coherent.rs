@@ -200,7 +200,7 @@ impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
 
     /// `access` of each of `lines` in order by `core`, each line that came from memory
     /// followed by the adjacent-line prefetch of its pair when `adjacent_prefetch`;
-    /// `counts[s]` counts the answers.
+    /// `counts[s]` counts the answers; returns the sum of `cycles[s]` over the answers.
     #[inline(always)]
     fn access_lines(
         &mut self,
@@ -209,15 +209,19 @@ impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
         lines: &[u64],
         adjacent_prefetch: bool,
         counts: &mut [u64; Source::COUNT],
-    ) {
+        cycles: &[u64; Source::COUNT],
+    ) -> u64 {
         let c = self.core(core);
+        let mut total = 0;
         for &line in lines {
             let s = self.access(holder, c, line);
             if s == Source::Memory && adjacent_prefetch {
                 self.prefetch_to_l2(holder, c, line ^ 1);
             }
             counts[s as usize] += 1;
+            total += cycles[s as usize];
         }
+        total
     }
 
     #[inline(always)]
@@ -327,7 +331,8 @@ impl CoherentHierarchy {
     /// `access` of each of `lines` (line numbers, not addresses) in order by `core`, and
     /// after each line that came from memory the adjacent-line prefetch of the other line
     /// of its 128-byte pair when `adjacent_prefetch`: `counts[s]` grows by the lines found
-    /// at `s`. The same answers as one `access` (and `prefetch_to_l2`) per line, with the
+    /// at `s`, and the result is the sum of `cycles[s]` over them (summed as the lines go:
+    /// a per-source sum after each call cost more than the adds). The same answers as one `access` (and `prefetch_to_l2`) per line, with the
     /// levels' shape looked at once per run instead of once per line.
     pub fn access_lines(
         &mut self,
@@ -335,8 +340,9 @@ impl CoherentHierarchy {
         lines: &[u64],
         adjacent_prefetch: bool,
         counts: &mut [u64; Source::COUNT],
-    ) {
-        with_levels!(&mut self.levels, l => l.access_lines(&mut self.holder, core, lines, adjacent_prefetch, counts))
+        cycles: &[u64; Source::COUNT],
+    ) -> u64 {
+        with_levels!(&mut self.levels, l => l.access_lines(&mut self.holder, core, lines, adjacent_prefetch, counts, cycles))
     }
 
     /// A hardware prefetch of the line holding `addr` into `core`'s L2 and the LLC (the
