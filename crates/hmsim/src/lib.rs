@@ -3,6 +3,11 @@
 //! Layers live in one folder each; a trait per replaceable part; parts are picked by name
 //! through [`registry`]. Simulated time is in nanoseconds (`u64` or `f64` named `*_ns`),
 //! sizes in bytes, bandwidth in GB/s (10^9 B/s), energy in J, power in W, temperature in °C.
+//!
+//! `pub` marks what other crates may use (each folder's `mod.rs` re-exports its face);
+//! what only this crate uses is `pub(crate)` or private, and the lint below keeps it so.
+
+#![warn(unreachable_pub)]
 
 pub mod alloc;
 pub mod bench;

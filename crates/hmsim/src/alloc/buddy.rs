@@ -39,7 +39,7 @@ pub struct Buddy {
 }
 
 /// Linux's `MIGRATE_MOVABLE`.
-pub const MOVABLE: u8 = 1;
+pub(crate) const MOVABLE: u8 = 1;
 const FALLBACKS: [[u8; 2]; 3] = [[2, 1], [2, 0], [0, 1]];
 const ORDERS: usize = MAX_ORDER as usize + 1;
 

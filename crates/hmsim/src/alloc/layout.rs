@@ -6,7 +6,7 @@
 
 /// `sizeof(struct page)` on x86-64 Linux 2.6.32 (flags, counts, private, mapping, index,
 /// `lru`): 56 bytes, so adjacent frames' `struct page`s share lines.
-pub const STRUCT_PAGE_BYTES: u64 = 56;
+pub(crate) const STRUCT_PAGE_BYTES: u64 = 56;
 
 const MEMMAP_BASE: u64 = 1 << 36;
 const ZONE_BASE: u64 = 1 << 37;
@@ -23,20 +23,20 @@ const _: () = assert!(ZONE_LOCK_BYTES + 11 * FREE_AREA_BYTES <= 1024);
 
 /// The `struct page` of frame `pfn`.
 #[inline]
-pub fn struct_page(pfn: u64) -> u64 {
+pub(crate) fn struct_page(pfn: u64) -> u64 {
     MEMMAP_BASE + pfn * STRUCT_PAGE_BYTES
 }
 
 /// `zone->lock`.
 #[inline]
-pub fn zone_lock() -> u64 {
+pub(crate) fn zone_lock() -> u64 {
     ZONE_BASE
 }
 
 /// `zone->free_area[order].free_list[migratetype]` (`nr_free` is in the same
 /// `free_area`, updated with every list change).
 #[inline]
-pub fn free_list(order: u8, migratetype: usize) -> u64 {
+pub(crate) fn free_list(order: u8, migratetype: usize) -> u64 {
     ZONE_BASE + ZONE_LOCK_BYTES + order as u64 * FREE_AREA_BYTES + 16 * migratetype as u64
 }
 
@@ -44,37 +44,37 @@ pub fn free_list(order: u8, migratetype: usize) -> u64 {
 /// `ZONE_PADDING`, in the reclaim section of `struct zone` (their own line in the model).
 /// Every free into the buddy writes them (`free_one_page`, `free_pcppages_bulk`).
 #[inline]
-pub fn zone_reclaim() -> u64 {
+pub(crate) fn zone_reclaim() -> u64 {
     ZONE_BASE + 1024
 }
 
 /// `zone->free_area[order].nr_free`.
 #[inline]
-pub fn nr_free(order: u8) -> u64 {
+pub(crate) fn nr_free(order: u8) -> u64 {
     ZONE_BASE + ZONE_LOCK_BYTES + order as u64 * FREE_AREA_BYTES + 80
 }
 
 /// The per-CPU page list of `core` (`count`, `high`, `batch`, list heads): one line in
 /// that CPU's per-CPU area, which no other CPU writes.
 #[inline]
-pub fn pcp(core: usize) -> u64 {
+pub(crate) fn pcp(core: usize) -> u64 {
     PCP_BASE + core as u64 * 4096
 }
 
 /// iBuddy space `s`: its lock, free count and `next_allocation_level` share one line.
 #[inline]
-pub fn space_lock(s: usize) -> u64 {
+pub(crate) fn space_lock(s: usize) -> u64 {
     SPACE_BASE + s as u64 * 4096
 }
 
 /// iBuddy space `s`'s free-list head of `level`, after the lock's line.
 #[inline]
-pub fn space_level(s: usize, level: usize) -> u64 {
+pub(crate) fn space_level(s: usize, level: usize) -> u64 {
     space_lock(s) + 64 + 16 * level as u64
 }
 
 /// The bitmap word holding frame `pfn`'s bit.
 #[inline]
-pub fn bitmap_word(pfn: u64) -> u64 {
+pub(crate) fn bitmap_word(pfn: u64) -> u64 {
     BITMAP_BASE + (pfn / 64) * 8
 }

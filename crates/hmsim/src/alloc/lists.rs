@@ -50,7 +50,7 @@ const NIL: u32 = u32::MAX;
 
 /// `lists` logical lists over `frames` frames; a frame is on at most one list.
 #[derive(Clone)]
-pub struct FrameLists {
+pub(crate) struct FrameLists {
     policy: FreeListPolicy,
     bins: usize,
     /// One node per frame, links and list together: one cache line per touched frame.
@@ -80,7 +80,7 @@ fn bin_of(count: u32) -> usize {
 }
 
 impl FrameLists {
-    pub fn new(frames: usize, lists: usize, policy: FreeListPolicy) -> FrameLists {
+    pub(crate) fn new(frames: usize, lists: usize, policy: FreeListPolicy) -> FrameLists {
         let bins = policy.bins();
         FrameLists {
             policy,
@@ -102,13 +102,13 @@ impl FrameLists {
     }
 
     /// Where `list`'s head lives (for the cost model).
-    pub fn set_head(&mut self, list: usize, addr: u64) {
+    pub(crate) fn set_head(&mut self, list: usize, addr: u64) {
         self.head_addr[list] = addr;
     }
 
     /// Read `list`'s head (an emptiness check).
     #[inline]
-    pub fn peek(&self, list: usize, ctx: &mut impl Recorder) {
+    pub(crate) fn peek(&self, list: usize, ctx: &mut impl Recorder) {
         let a = self.head_addr[list];
         if a != NO_ADDR {
             ctx.touch(a, false);
@@ -124,18 +124,18 @@ impl FrameLists {
     }
 
     #[inline]
-    pub fn len(&self, list: usize) -> usize {
+    pub(crate) fn len(&self, list: usize) -> usize {
         self.len[list] as usize
     }
 
     #[inline]
-    pub fn is_empty(&self, list: usize) -> bool {
+    pub(crate) fn is_empty(&self, list: usize) -> bool {
         self.len[list] == 0
     }
 
     /// Put `pfn` on `list` where the policy wants it.
     #[inline]
-    pub fn push(&mut self, list: usize, pfn: u64, ctx: &mut impl Recorder) {
+    pub(crate) fn push(&mut self, list: usize, pfn: u64, ctx: &mut impl Recorder) {
         self.insert(list, pfn, self.policy != FreeListPolicy::Lifo, ctx)
     }
 
@@ -143,7 +143,7 @@ impl FrameLists {
     /// pushed in is the order they are handed out. A per-CPU refill links its batch so
     /// (2.6.32's `rmqueue_bulk` adds each page after the previous one).
     #[inline]
-    pub fn push_tail(&mut self, list: usize, pfn: u64, ctx: &mut impl Recorder) {
+    pub(crate) fn push_tail(&mut self, list: usize, pfn: u64, ctx: &mut impl Recorder) {
         self.insert(list, pfn, true, ctx)
     }
 
@@ -191,7 +191,7 @@ impl FrameLists {
 
     /// The frame the policy hands out next from `list`, without removing it.
     #[inline]
-    pub fn front(&self, list: usize) -> Option<u64> {
+    pub(crate) fn front(&self, list: usize) -> Option<u64> {
         let m = self.nonempty[list];
         if m == 0 {
             return None;
@@ -201,7 +201,7 @@ impl FrameLists {
     }
 
     /// Remove and return the frame the policy hands out next.
-    pub fn pop(&mut self, list: usize, ctx: &mut impl Recorder) -> Option<u64> {
+    pub(crate) fn pop(&mut self, list: usize, ctx: &mut impl Recorder) -> Option<u64> {
         let f = self.front(list)?;
         self.remove(f, ctx);
         Some(f)
@@ -209,7 +209,7 @@ impl FrameLists {
 
     /// Remove and return the frame the policy would hand out last (the coldest for LIFO,
     /// the most-allocated bin for least-allocated); used to drain per-CPU lists.
-    pub fn pop_cold(&mut self, list: usize, ctx: &mut impl Recorder) -> Option<u64> {
+    pub(crate) fn pop_cold(&mut self, list: usize, ctx: &mut impl Recorder) -> Option<u64> {
         let m = self.nonempty[list];
         if m == 0 {
             return None;
@@ -226,7 +226,7 @@ impl FrameLists {
     }
 
     /// Unlink `pfn` from whatever list it is on (it must be on one).
-    pub fn remove(&mut self, pfn: u64, ctx: &mut impl Recorder) {
+    pub(crate) fn remove(&mut self, pfn: u64, ctx: &mut impl Recorder) {
         let i = pfn as usize;
         let phys = self.nodes[i].on;
         debug_assert_ne!(phys, NIL, "frame {pfn} is on no list");

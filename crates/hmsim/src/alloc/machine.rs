@@ -79,7 +79,7 @@ pub struct LineSources {
 }
 
 /// A machine in use: its caches and the application's pollution stream.
-pub struct MachineState {
+pub(crate) struct MachineState {
     pub m: AllocMachine,
     hier: CoherentHierarchy,
     rng: SimRng,
@@ -89,12 +89,12 @@ pub struct MachineState {
 }
 
 /// Base address of page contents (4 KiB per frame) in the modelled physical space.
-pub const PAGE_DATA_BASE: u64 = 1 << 44;
+pub(crate) const PAGE_DATA_BASE: u64 = 1 << 44;
 /// Base address of the application's own data.
-pub const APP_BASE: u64 = 1 << 45;
+pub(crate) const APP_BASE: u64 = 1 << 45;
 
 impl MachineState {
-    pub fn new(m: AllocMachine, seed: u64) -> MachineState {
+    pub(crate) fn new(m: AllocMachine, seed: u64) -> MachineState {
         let lvl = |size_bytes, ways| LevelConfig { size_bytes, ways };
         let cfg = CacheConfig {
             l1: lvl(m.l1_bytes, m.l1_ways),
@@ -119,7 +119,7 @@ impl MachineState {
     }
 
     /// Where the accesses so far found their lines.
-    pub fn sources(&self) -> LineSources {
+    pub(crate) fn sources(&self) -> LineSources {
         let c = |s: Source| self.counts[s as usize];
         LineSources {
             l1: c(Source::L1),
@@ -134,7 +134,7 @@ impl MachineState {
     /// through the caches (a load or a store: a store that misses reads its line for
     /// ownership first, so it waits as a load does).
     #[inline]
-    pub fn access_lines(&mut self, core: usize, lines: &[u64]) -> u64 {
+    pub(crate) fn access_lines(&mut self, core: usize, lines: &[u64]) -> u64 {
         self.hier.access_lines(
             core,
             lines,
@@ -146,7 +146,7 @@ impl MachineState {
 
     /// What the application does on `core` after a request: zero the block it was handed
     /// (if any) and touch its own lines. Not charged to the request.
-    pub fn pollute(&mut self, core: usize, handed_out: Option<(u64, u8)>) {
+    pub(crate) fn pollute(&mut self, core: usize, handed_out: Option<(u64, u8)>) {
         if self.m.zero_pages {
             if let Some((pfn, order)) = handed_out {
                 // 64 stores per page: anonymous fills of the caches (the page's contents are

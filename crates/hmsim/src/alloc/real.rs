@@ -40,7 +40,7 @@ use crate::stats::{quantiles, Summary};
 
 /// Cycle counter: TSC ticks on x86-64.
 #[inline]
-pub fn cycles() -> u64 {
+pub(crate) fn cycles() -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         // SAFETY: rdtsc has no memory effects; it is available on every x86-64 CPU.
@@ -63,14 +63,14 @@ enum LazyReal {
 }
 
 /// An allocator shared by real threads.
-pub struct Shared {
+pub(crate) struct Shared {
     spaces: Vec<SpinLock<Box<dyn PageAllocator>>>,
     space_frames: u64,
     lazy: LazyReal,
 }
 
 /// A test-and-test-and-set spin lock.
-pub struct SpinLock<T> {
+pub(crate) struct SpinLock<T> {
     held: AtomicBool,
     data: UnsafeCell<T>,
 }
@@ -79,19 +79,19 @@ pub struct SpinLock<T> {
 // `held` flag, taken with Acquire and released with Release).
 unsafe impl<T: Send> Sync for SpinLock<T> {}
 
-pub struct SpinGuard<'a, T> {
+pub(crate) struct SpinGuard<'a, T> {
     lock: &'a SpinLock<T>,
 }
 
 impl<T> SpinLock<T> {
-    pub fn new(data: T) -> SpinLock<T> {
+    pub(crate) fn new(data: T) -> SpinLock<T> {
         SpinLock {
             held: AtomicBool::new(false),
             data: UnsafeCell::new(data),
         }
     }
 
-    pub fn lock(&self) -> SpinGuard<'_, T> {
+    pub(crate) fn lock(&self) -> SpinGuard<'_, T> {
         loop {
             if !self.held.swap(true, Ordering::Acquire) {
                 return SpinGuard { lock: self };
@@ -147,7 +147,7 @@ fn pin(cpu: usize) {
 impl Shared {
     /// `spec` over `frames` frames (validated beforehand: iBuddy needs a multiple of
     /// 64 × spaces).
-    pub fn new(spec: &AllocatorSpec, frames: u64) -> Shared {
+    pub(crate) fn new(spec: &AllocatorSpec, frames: u64) -> Shared {
         let p = spec.policy;
         let ib = spec.name.ends_with("ibuddy");
         let n = if ib { spec.spaces as u64 } else { 1 };
@@ -199,7 +199,7 @@ impl Shared {
     }
 
     /// One request from `thread` with its lazy list `cache`.
-    pub fn alloc(
+    pub(crate) fn alloc(
         &self,
         order: u8,
         thread: usize,
@@ -229,7 +229,7 @@ impl Shared {
         self.alloc_backing(order, thread, ctx)
     }
 
-    pub fn free(&self, pfn: u64, order: u8, cache: &mut VecDeque<u64>, ctx: &mut Ctx) {
+    pub(crate) fn free(&self, pfn: u64, order: u8, cache: &mut VecDeque<u64>, ctx: &mut Ctx) {
         if order == 0 {
             match self.lazy {
                 LazyReal::None => {}
@@ -253,20 +253,20 @@ impl Shared {
     }
 
     /// Return a thread's lazy list to the backing allocator.
-    pub fn drain(&self, cache: &mut VecDeque<u64>, ctx: &mut Ctx) {
+    pub(crate) fn drain(&self, cache: &mut VecDeque<u64>, ctx: &mut Ctx) {
         for p in cache.drain(..) {
             self.free_backing(p, 0, ctx);
         }
     }
 
-    pub fn free_frames(&self) -> u64 {
+    pub(crate) fn free_frames(&self) -> u64 {
         self.spaces.iter().map(|s| lock(s).free_frames()).sum()
     }
 }
 
 /// What a real run measured.
 #[derive(Debug, Clone)]
-pub struct RealResult {
+pub(crate) struct RealResult {
     /// Allocations and frees together.
     pub all: Summary,
     pub alloc: Summary,
@@ -306,7 +306,7 @@ fn rec(h: &mut Histogram<u64>, c: u64) {
 /// Run `w` on `w.cpus` real threads, each issuing its CPU's requests back to back (the
 /// timestamps are ignored: a stress run). A free on another CPU than its allocation is
 /// skipped (the synthetic generator never makes one).
-pub fn run(spec: &AllocatorSpec, frames: u64, w: &AllocWorkload) -> RealResult {
+pub(crate) fn run(spec: &AllocatorSpec, frames: u64, w: &AllocWorkload) -> RealResult {
     let shared = Shared::new(spec, frames);
     let owned: Vec<AtomicBool> = (0..frames).map(|_| AtomicBool::new(false)).collect();
     let threads = w.cpus.max(1) as usize;

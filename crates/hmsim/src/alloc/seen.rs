@@ -4,7 +4,7 @@
 //! order-10 block's struct pages, a batch refill).
 
 /// A set of line numbers, emptied by [`SeenLines::clear`] in O(1).
-pub struct SeenLines {
+pub(super) struct SeenLines {
     /// (line, generation) per slot; a slot of an older generation is free.
     slots: Vec<(u64, u32)>,
     /// `slots.len() - 1` (a power of two minus one): every probe index is masked by it,
@@ -32,7 +32,7 @@ impl Default for SeenLines {
 impl SeenLines {
     /// Forget every line.
     #[inline]
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.room = self.slots.len() / 2;
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
@@ -50,7 +50,7 @@ impl SeenLines {
 
     /// Add `line`; false if it was there already.
     #[inline]
-    pub fn insert(&mut self, line: u64) -> bool {
+    pub(super) fn insert(&mut self, line: u64) -> bool {
         let mask = self.mask;
         let g = self.generation;
         let mut i = self.home(line);

@@ -9,7 +9,7 @@ use crate::config::Validator;
 use crate::named::{Entry, Registry};
 
 /// Builds an allocator from its `AllocatorSpec` over a number of frames (validated beforehand).
-pub type MakeAllocator = fn(&AllocatorSpec, u64) -> Box<dyn PageAllocator>;
+pub(crate) type MakeAllocator = fn(&AllocatorSpec, u64) -> Box<dyn PageAllocator>;
 
 /// The allocators a scenario's `[[allocators]]` entry can name.
 pub static ALLOCATOR_KINDS: Registry<MakeAllocator> = Registry::new(

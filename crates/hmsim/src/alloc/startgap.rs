@@ -15,13 +15,13 @@
 use rand::seq::SliceRandom;
 
 /// The paper's gap-move interval.
-pub const DEFAULT_PSI: u64 = 100;
+pub(crate) const DEFAULT_PSI: u64 = 100;
 
 /// A Start-Gap remapper over `n` lines, stepped write by write: the reference the closed
 /// form [`lifetime_runs`] is tested against (the study uses only the closed form).
 #[cfg(test)]
 #[derive(Debug, Clone)]
-pub struct StartGap {
+pub(crate) struct StartGap {
     n: u64,
     psi: u64,
     start: u64,
@@ -35,7 +35,7 @@ pub struct StartGap {
 
 #[cfg(test)]
 impl StartGap {
-    pub fn new(n: u64, psi: u64, randomize_seed: Option<u64>) -> StartGap {
+    pub(crate) fn new(n: u64, psi: u64, randomize_seed: Option<u64>) -> StartGap {
         assert!(n >= 1 && psi >= 1);
         let perm = randomize_seed.map(|s| permutation(n, s));
         StartGap {
@@ -49,16 +49,16 @@ impl StartGap {
         }
     }
 
-    pub fn lines(&self) -> u64 {
+    pub(crate) fn lines(&self) -> u64 {
         self.n
     }
 
-    pub fn gap(&self) -> u64 {
+    pub(crate) fn gap(&self) -> u64 {
         self.gap
     }
 
     /// Physical slot of logical line `l`.
-    pub fn map(&self, l: u64) -> u64 {
+    pub(crate) fn map(&self, l: u64) -> u64 {
         let l = self.perm.as_ref().map_or(l, |p| p[l as usize]);
         let p = (l + self.start) % self.n;
         if p >= self.gap {
@@ -69,7 +69,7 @@ impl StartGap {
     }
 
     /// One write to logical line `l`; moves the gap after every ψ-th write.
-    pub fn write(&mut self, l: u64) {
+    pub(crate) fn write(&mut self, l: u64) {
         let p = self.map(l);
         self.wear[p as usize] += 1;
         self.writes_since_move += 1;
@@ -80,7 +80,7 @@ impl StartGap {
     }
 
     /// Move the gap one slot down (copying one line: one write to the old gap slot).
-    pub fn move_gap(&mut self) {
+    pub(crate) fn move_gap(&mut self) {
         if self.gap == 0 {
             // Slot N holds the line that wraps to slot 0.
             self.wear[0] += 1;
@@ -95,7 +95,7 @@ impl StartGap {
 
 /// A seeded random permutation of `0..n` (the last one is kept per thread: a study asks
 /// for the same one for every allocator).
-pub fn permutation(n: u64, seed: u64) -> Vec<u64> {
+pub(crate) fn permutation(n: u64, seed: u64) -> Vec<u64> {
     thread_local! {
         static LAST: std::cell::RefCell<Option<(u64, u64, Vec<u64>)>> = const { std::cell::RefCell::new(None) };
     }
@@ -124,7 +124,12 @@ pub fn permutation(n: u64, seed: u64) -> Vec<u64> {
 /// divided by r, which grows monotonically with R: bisection finds where it meets the
 /// endurance. Slots are treated as receiving their window's writes evenly in time
 /// (an approximation: the gap's one-slot shifts are ignored).
-pub fn lifetime_runs(writes: &[f64], endurance: f64, psi: u64, randomize_seed: Option<u64>) -> f64 {
+pub(crate) fn lifetime_runs(
+    writes: &[f64],
+    endurance: f64,
+    psi: u64,
+    randomize_seed: Option<u64>,
+) -> f64 {
     let n = writes.len();
     let total: f64 = writes.iter().sum();
     if n == 0 || total <= 0.0 {

@@ -79,7 +79,7 @@ pub enum Record {
 }
 
 /// `End`'s `pfn` when no block was handed out.
-pub const NO_BLOCK: u64 = u64::MAX;
+pub(crate) const NO_BLOCK: u64 = u64::MAX;
 
 /// Recorded events and the lines their `Lines` events take, in order.
 #[derive(Default)]
@@ -97,7 +97,7 @@ impl Batch {
 
 /// Lock release times and owners, a clock and the machine's caches: everything time-
 /// dependent.
-pub struct Timing {
+pub(crate) struct Timing {
     cost: CostTable,
     machine: Option<Box<MachineState>>,
     /// Modelled cycle clock of the request in progress.
@@ -114,14 +114,14 @@ const NO_OWNER: u16 = u16::MAX;
 
 /// How far [`Timing::next_mark`] has timed a batch: its next event and next line.
 #[derive(Default)]
-pub struct Cursor {
+pub(crate) struct Cursor {
     event: usize,
     line: usize,
 }
 
 impl Timing {
     /// Lines at the flat `cost.line_cycles`, or through `machine`'s caches.
-    pub fn new(cost: CostTable, machine: Option<(AllocMachine, u64)>) -> Timing {
+    pub(crate) fn new(cost: CostTable, machine: Option<(AllocMachine, u64)>) -> Timing {
         Timing {
             cost,
             machine: machine.map(|(m, seed)| Box::new(MachineState::new(m, seed))),
@@ -137,7 +137,7 @@ impl Timing {
     /// Time `b`'s events in order. `mark` sees the request markers (`Begin` after the
     /// core is switched, so it can set the start time; `End` after its cycles; `Probe`,
     /// `WorkloadDone`), which carry no time of their own.
-    pub fn run(&mut self, b: &Batch, mut mark: impl FnMut(&mut Timing, Event)) {
+    pub(crate) fn run(&mut self, b: &Batch, mut mark: impl FnMut(&mut Timing, Event)) {
         let mut at = Cursor::default();
         while let Some(e) = self.next_mark(b, &mut at) {
             mark(self, e);
@@ -148,7 +148,7 @@ impl Timing {
     /// return it; `None` at the end of the batch. The caller handles the marker in its own
     /// loop (a closure called per marker cost more host instructions than the handling).
     #[inline(always)]
-    pub fn next_mark(&mut self, b: &Batch, at: &mut Cursor) -> Option<Event> {
+    pub(crate) fn next_mark(&mut self, b: &Batch, at: &mut Cursor) -> Option<Event> {
         while let Some(&e) = b.events.get(at.event) {
             at.event += 1;
             match e {
@@ -213,14 +213,14 @@ impl Timing {
 
     /// The application's work on the current core after a request (see
     /// [`MachineState::pollute`]); not charged to the request.
-    pub fn after_request(&mut self, handed_out: Option<(u64, u8)>) {
+    pub(crate) fn after_request(&mut self, handed_out: Option<(u64, u8)>) {
         if let Some(m) = self.machine.as_mut() {
             m.pollute(self.core, handed_out);
         }
     }
 
     /// Where the lines came from (all zero without a machine).
-    pub fn sources(&self) -> LineSources {
+    pub(crate) fn sources(&self) -> LineSources {
         self.machine
             .as_ref()
             .map(|m| m.sources())
@@ -229,6 +229,6 @@ impl Timing {
 }
 
 /// The block an `End` event hands out.
-pub fn handed_out(pfn: u64, order: u8) -> Option<(u64, u8)> {
+pub(crate) fn handed_out(pfn: u64, order: u8) -> Option<(u64, u8)> {
     (pfn != NO_BLOCK).then_some((pfn, order))
 }

@@ -23,7 +23,7 @@ pub struct Fairness {
     pub touched: u64,
 }
 
-pub fn fairness(counts: &[u32]) -> Fairness {
+pub(crate) fn fairness(counts: &[u32]) -> Fairness {
     let m = Moments::of(counts.iter().map(|&c| c as f64));
     let max = counts.iter().copied().max().unwrap_or(0);
     let mean = m.mean();

@@ -125,7 +125,7 @@ pub(super) struct AnonLru<const P: usize> {
 impl<const P: usize> AnonLru<P> {
     /// A level of `size_bytes` in 64-byte lines and `ways <= P` ways; the set count must be
     /// a power of two (callers validate both).
-    pub fn new(size_bytes: u64, ways: usize) -> Self {
+    pub(super) fn new(size_bytes: u64, ways: usize) -> Self {
         let sets = (size_bytes / (64 * ways as u64)).max(1);
         assert!(sets.is_power_of_two() && (1..=P).contains(&ways) && P.is_multiple_of(4));
         AnonLru {
@@ -204,7 +204,7 @@ impl<const P: usize> AnonLru<P> {
 
     /// Look `line` up; on a hit it becomes the newest of its set.
     #[inline(always)]
-    pub fn lookup(&mut self, line: u64) -> bool {
+    pub(super) fn lookup(&mut self, line: u64) -> bool {
         let (s, tag) = self.split(line);
         match self.find(s, tag) {
             (Some(p), now) => {
@@ -218,7 +218,7 @@ impl<const P: usize> AnonLru<P> {
     /// `lookup`; on a miss, where `insert_at` puts the line (valid until the level next
     /// changes): the set index, tag and fill count are worked out once for both.
     #[inline(always)]
-    pub fn lookup_slot(&mut self, line: u64) -> Result<(), Slot> {
+    pub(super) fn lookup_slot(&mut self, line: u64) -> Result<(), Slot> {
         let (s, tag) = self.split(line);
         match self.find(s, tag) {
             (Some(p), now) => {
@@ -231,7 +231,7 @@ impl<const P: usize> AnonLru<P> {
 
     /// `insert` of the line that missed at `slot`, the level unchanged since.
     #[inline(always)]
-    pub fn insert_at(&mut self, slot: Slot) {
+    pub(super) fn insert_at(&mut self, slot: Slot) {
         debug_assert_eq!(
             slot.now,
             self.now(slot.s),
@@ -242,7 +242,7 @@ impl<const P: usize> AnonLru<P> {
 
     /// `lookup`, and on a miss `insert`: whether it hit.
     #[inline(always)]
-    pub fn lookup_or_insert(&mut self, line: u64) -> bool {
+    pub(super) fn lookup_or_insert(&mut self, line: u64) -> bool {
         let (s, tag) = self.split(line);
         match self.find(s, tag) {
             (Some(p), now) => {
@@ -259,13 +259,13 @@ impl<const P: usize> AnonLru<P> {
     /// Ask the host to fetch the set of `line` (a lookup that follows overlaps its
     /// host-memory latency with other work).
     #[inline(always)]
-    pub fn prefetch(&self, line: u64) {
+    pub(super) fn prefetch(&self, line: u64) {
         host_prefetch(self.set(self.set_of(line)));
     }
 
     /// Whether `line` is cached (its recency unchanged).
     #[inline(always)]
-    pub fn contains(&self, line: u64) -> bool {
+    pub(super) fn contains(&self, line: u64) -> bool {
         let (s, tag) = self.split(line);
         self.find(s, tag).0.is_some()
     }
@@ -273,7 +273,7 @@ impl<const P: usize> AnonLru<P> {
     /// Insert `line`, which is not cached, as the newest of its set (the oldest line drops
     /// out if the set is full).
     #[inline(always)]
-    pub fn insert(&mut self, line: u64) {
+    pub(super) fn insert(&mut self, line: u64) {
         let (s, tag) = self.split(line);
         let now = self.now(s);
         self.set_mut(s).push_front(tag, now);
@@ -283,7 +283,7 @@ impl<const P: usize> AnonLru<P> {
     /// up, and the entry after them becomes free; the lines that had aged out stay where
     /// they are (moved up, they could come back).
     #[inline]
-    pub fn invalidate(&mut self, line: u64) -> bool {
+    pub(super) fn invalidate(&mut self, line: u64) -> bool {
         let (s, tag) = self.split(line);
         let (Some(p), now) = self.find(s, tag) else {
             return false;
@@ -311,7 +311,7 @@ impl<const P: usize> AnonLru<P> {
     /// `n` lines from `first_line` filled into the level, each never cached before and never
     /// used again: they age the lines of their sets as inserting them one by one would,
     /// without storing them. O(min(n, sets)).
-    pub fn pollute_lines(&mut self, first_line: u64, n: u64) {
+    pub(super) fn pollute_lines(&mut self, first_line: u64, n: u64) {
         let sets = self.anon.len();
         // Whole passes over the sets: one increment of the common base.
         self.anon_base = self.anon_base.wrapping_add((n >> self.set_bits) as u32);

@@ -52,13 +52,13 @@ pub fn line_of_key(text: &str, key: &str) -> Option<usize> {
 /// Largest magnitude of any number in a config (`seed` keys excepted): 10^18 is above every
 /// physical count, size or time hmsim models (an exabyte, 30 years in ns), so a larger value
 /// is a typo or an attack, and would only overflow or run for ages.
-pub const MAX_MAGNITUDE: f64 = 1e18;
+pub(super) const MAX_MAGNITUDE: f64 = 1e18;
 /// Keys whose value may be +inf: thresholds, where infinity means "never".
 const INFINITE_OK: &[&str] = &["threshold_us"];
 /// Longest `name` value: names become table labels and file names.
-pub const MAX_NAME_CHARS: usize = 128;
+pub(super) const MAX_NAME_CHARS: usize = 128;
 /// Longest string value of any key.
-pub const MAX_STRING_CHARS: usize = 4096;
+pub(super) const MAX_STRING_CHARS: usize = 4096;
 
 /// The first value of `value` outside the bounds every config shares: (key path, message).
 fn insane(value: &toml::Value, path: &mut Vec<String>) -> Option<(String, String)> {
@@ -98,7 +98,7 @@ fn insane(value: &toml::Value, path: &mut Vec<String>) -> Option<(String, String
 }
 
 /// Why `s` cannot be a name (of a tier, policy, device, sweep …), if it cannot.
-pub fn name_problem(s: &str) -> Option<String> {
+pub(super) fn name_problem(s: &str) -> Option<String> {
     let n = s.chars().count();
     if s.trim().is_empty() {
         Some("a name cannot be empty".into())
@@ -207,7 +207,7 @@ fn key_at_line(text: &str, line: usize) -> Option<String> {
 /// bytes): (old, new). The one policy for a renamed key: a file that still uses the old key
 /// is rejected with a message naming the new one (never read silently under a spelling
 /// whose unit differs, as `_mb` for MiB did), rather than with serde's list of expected keys.
-pub const RENAMED_KEYS: &[(&str, &str)] = &[
+pub(super) const RENAMED_KEYS: &[(&str, &str)] = &[
     ("bandwidth_gbps", "bandwidth_gb_s"),
     ("link_gbps", "link_gb_s"),
     ("after_bandwidth_gbps", "after_bandwidth_gb_s"),
@@ -224,7 +224,7 @@ pub const RENAMED_KEYS: &[(&str, &str)] = &[
 ];
 
 /// The first key of `value` (a whole file) that [`RENAMED_KEYS`] renamed: (key path, message).
-pub fn renamed_key(value: &toml::Value, path: &mut Vec<String>) -> Option<(String, String)> {
+pub(super) fn renamed_key(value: &toml::Value, path: &mut Vec<String>) -> Option<(String, String)> {
     match value {
         toml::Value::Table(t) => t.iter().find_map(|(k, v)| {
             path.push(k.clone());

@@ -334,7 +334,7 @@ macro_rules! params {
             $( $($fdoc)* $($fattr)* $fvis $fname: $fty, )*
         }
         const _: () = {
-            #[allow(non_snake_case, dead_code, clippy::all)]
+            #[allow(non_snake_case, dead_code, unreachable_pub, clippy::all)]
             mod shadow {
                 #[allow(unused_imports)]
                 use super::*;
@@ -435,7 +435,7 @@ mod tests {
 
     crate::params! {
         #[derive(Debug, Clone, PartialEq)]
-        pub struct Inner {
+        pub(super) struct Inner {
             pub rate_gb_s: f64 = 2.5 => positive, "", "A rate.";
             pub limit_ns: Option<u64> = None => range(1, 100), "", "An optional limit.";
         }
@@ -444,7 +444,7 @@ mod tests {
     crate::params! {
         #[params(required, check)]
         #[derive(Debug, Clone, PartialEq)]
-        pub struct Outer {
+        pub(super) struct Outer {
             pub depth: u32 => range(1, 64), "", "Required depth.";
             pub share: f64 = 0.5 => fraction, "", "A share.";
             pub inner: Inner = Inner::default() => nested, "", "One inner table.";

@@ -38,7 +38,7 @@ pub fn builtin_files() -> &'static [(&'static str, &'static str)] {
 
 /// The known name closest to `name`: one containing it (or contained in it), else the
 /// one at the smallest edit distance if that is at most a third of the name (at least 2).
-pub fn nearest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+pub(super) fn nearest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
     let lower = name.to_ascii_lowercase();
     if lower.len() >= 3 {
         let mut containing: Vec<&str> = known

@@ -13,11 +13,11 @@ pub enum DeviceKind {
 /// Physical bounds of a device's figures (docs/devices.md): latencies from 0.1 ns (below any
 /// memory, a few gate delays) to 10 s; bandwidths from 1 kB/s to 10 TB/s (above any memory
 /// device, HBM stacks included); command rates up to 10^9 per second.
-pub const MIN_LATENCY_NS: f64 = 0.1;
-pub const MAX_LATENCY_NS: f64 = 1e10;
-pub const MIN_BANDWIDTH_GB_S: f64 = 1e-6;
-pub const MAX_BANDWIDTH_GB_S: f64 = 1e4;
-pub const MAX_IOPS: f64 = 1e9;
+pub(super) const MIN_LATENCY_NS: f64 = 0.1;
+pub(super) const MAX_LATENCY_NS: f64 = 1e10;
+pub(super) const MIN_BANDWIDTH_GB_S: f64 = 1e-6;
+pub(super) const MAX_BANDWIDTH_GB_S: f64 = 1e4;
+pub(super) const MAX_IOPS: f64 = 1e9;
 
 crate::params! {
     #[params(required, check)]

@@ -21,7 +21,7 @@ pub trait GcPolicy: Send {
 }
 
 /// The block with the fewest valid pages (least copying now).
-pub struct Greedy;
+pub(super) struct Greedy;
 
 impl GcPolicy for Greedy {
     fn name(&self) -> &'static str {
@@ -36,7 +36,7 @@ impl GcPolicy for Greedy {
 
 /// Rosenblum & Ousterhout's cost-benefit (LFS, SOSP'91): maximise age·(1−u)/(2u), so cold
 /// blocks are cleaned at higher utilisation than hot ones.
-pub struct CostBenefit;
+pub(super) struct CostBenefit;
 
 impl GcPolicy for CostBenefit {
     fn name(&self) -> &'static str {
@@ -67,7 +67,7 @@ impl GcPolicy for CostBenefit {
 
 /// Randomized greedy (d-choices): the fewest-valid of `d` uniformly sampled candidates;
 /// spreads erases and costs O(d) instead of a full scan.
-pub struct RandomGreedy {
+pub(super) struct RandomGreedy {
     pub d: usize,
     pub rng: SimRng,
 }
@@ -85,7 +85,7 @@ impl GcPolicy for RandomGreedy {
 }
 
 /// Makes a GC policy; `seed` feeds randomized ones.
-pub type MakeGc = fn(seed: u64) -> Result<Box<dyn GcPolicy>, String>;
+pub(super) type MakeGc = fn(seed: u64) -> Result<Box<dyn GcPolicy>, String>;
 
 /// Every GC policy, by the name `flash.gc` takes.
 pub static GC_POLICIES: Registry<MakeGc> = Registry::new(

@@ -164,7 +164,7 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 }
 
 /// Logical pages the OS hands out for `w`: every process's data and code pages.
-pub fn pages_needed(w: &HybridWorkload, cfg: &HostConfig) -> u64 {
+pub(super) fn pages_needed(w: &HybridWorkload, cfg: &HostConfig) -> u64 {
     w.footprint_pages() + w.process_pages.len() as u64 * cfg.code_pages as u64
 }
 

@@ -61,7 +61,7 @@ const SAMPLE_BYTES: usize = 1 << 20;
 
 /// Output bytes per input byte of the generated text: a 500-word vocabulary of 3–9
 /// letters from ten, one random word per line, deflated at level 6 (pigz's default).
-pub fn measured_ratio(seed: u64) -> f64 {
+pub(super) fn measured_ratio(seed: u64) -> f64 {
     let mut rng = crate::rng::stream(seed, "hybrid-pigz-text");
     let words: Vec<Vec<u8>> = (0..500)
         .map(|_| {
@@ -80,10 +80,10 @@ pub fn measured_ratio(seed: u64) -> f64 {
     text.len() as f64 / z.len() as f64
 }
 
-pub const INFLATER: u16 = 0;
-pub const READER: u16 = 1;
-pub const WRITER: u16 = 2;
-pub const CHECKER: u16 = 3;
+pub(super) const INFLATER: u16 = 0;
+pub(super) const READER: u16 = 1;
+pub(super) const WRITER: u16 = 2;
+pub(super) const CHECKER: u16 = 3;
 
 /// Accesses per output page: the inflater produces a page in this many steps, each reading
 /// the input, a table and the window and writing the window.

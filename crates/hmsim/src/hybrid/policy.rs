@@ -26,7 +26,7 @@ pub trait EpfPolicy: Send {
 }
 
 /// `no_EPF`: never raise; the core stalls through every internal fault.
-pub struct NoEpf;
+pub(super) struct NoEpf;
 impl EpfPolicy for NoEpf {
     fn name(&self) -> &str {
         "no_EPF"
@@ -37,7 +37,7 @@ impl EpfPolicy for NoEpf {
 }
 
 /// `all_EPF`: raise on every internal fault.
-pub struct AllEpf;
+pub(super) struct AllEpf;
 impl EpfPolicy for AllEpf {
     fn name(&self) -> &str {
         "all_EPF"
@@ -50,7 +50,7 @@ impl EpfPolicy for AllEpf {
 /// `smart_EPF`: raise only when the estimate exceeds the threshold (the study's rule) and
 /// the time other threads gain exceeds what signalling costs (so never when no other
 /// thread could run: blocking would only add the idle switches and the wake-up).
-pub struct SmartEpf {
+pub(super) struct SmartEpf {
     pub threshold_ns: f64,
 }
 impl EpfPolicy for SmartEpf {
@@ -63,7 +63,7 @@ impl EpfPolicy for SmartEpf {
 }
 
 /// Makes an EPF policy from its scenario entry.
-pub type MakeEpf = fn(&EpfPolicySpec) -> Result<Box<dyn EpfPolicy>, String>;
+pub(super) type MakeEpf = fn(&EpfPolicySpec) -> Result<Box<dyn EpfPolicy>, String>;
 
 /// Every EPF policy, by the name a scenario's `[[policies]]` take.
 pub static EPF_POLICIES: Registry<MakeEpf> = Registry::new(
@@ -103,7 +103,7 @@ crate::params! {
     }
 }
 
-pub const DEFAULT_THRESHOLD_US: f64 = 50.0;
+pub(super) const DEFAULT_THRESHOLD_US: f64 = 50.0;
 
 impl EpfPolicySpec {
     pub fn named(name: &str) -> EpfPolicySpec {

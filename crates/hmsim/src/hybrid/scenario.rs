@@ -18,7 +18,7 @@ use crate::stats::nearest_rank;
 pub struct Hybrid;
 
 /// The EPF policies a scenario runs when it lists none.
-pub const DEFAULT_POLICIES: &[&str] = &["no_EPF", "all_EPF", "smart_EPF"];
+pub(super) const DEFAULT_POLICIES: &[&str] = &["no_EPF", "all_EPF", "smart_EPF"];
 
 crate::params! {
     #[params(check)]
@@ -57,7 +57,7 @@ crate::params! {
     }
 }
 /// Values of `device.victim_release`.
-pub const VICTIM_RELEASE: &[&str] = &["programmed", "page_register"];
+pub(super) const VICTIM_RELEASE: &[&str] = &["programmed", "page_register"];
 
 crate::params! {
     #[params(check)]
@@ -159,7 +159,7 @@ impl HybridWorkloadSpec {
 /// (4 B each) and at least one physical page's reverse map (4 B), per DRAM frame
 /// (`device.dram_mib` / 4 KiB) its ready time (8 B); the block tables and the workload come
 /// on top.
-pub fn host_memory_estimate(sc: &HybridConfig) -> u64 {
+pub(super) fn host_memory_estimate(sc: &HybridConfig) -> u64 {
     let pages = |mib: f64| (mib * MIB as f64 / PAGE_BYTES as f64).max(0.0) as u64;
     pages(sc.device.capacity_mib)
         .saturating_mul(12)
@@ -266,7 +266,7 @@ impl HybridConfig {
 }
 
 /// One scenario run: the policy's host statistics and the device's.
-pub struct PolicyRun {
+pub(super) struct PolicyRun {
     pub stats: HostStats,
     pub gc_runs: u64,
     pub waf: Option<f64>,
@@ -278,7 +278,7 @@ pub struct PolicyRun {
 }
 
 /// `w` on a fresh UMD under policy `p`; `Err` names an unregistered policy.
-pub fn simulate(
+pub(super) fn simulate(
     sc: &HybridConfig,
     w: &HybridWorkload,
     p: &EpfPolicySpec,

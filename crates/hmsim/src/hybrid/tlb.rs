@@ -6,7 +6,7 @@ use crate::flash::NONE;
 
 const HINTS: usize = 64;
 
-pub struct Tlb {
+pub(super) struct Tlb {
     /// Entry last used for each `vp % HINTS`: most lookups check one entry, not all.
     hint: [u8; HINTS],
     vpage: Vec<u64>,
@@ -16,7 +16,7 @@ pub struct Tlb {
 }
 
 impl Tlb {
-    pub fn new(entries: usize) -> Tlb {
+    pub(super) fn new(entries: usize) -> Tlb {
         assert!(entries <= 256, "hint indices are bytes");
         Tlb {
             hint: [0; HINTS],
@@ -28,7 +28,7 @@ impl Tlb {
     }
 
     #[inline(always)]
-    pub fn lookup(&mut self, vp: u64) -> Option<u32> {
+    pub(super) fn lookup(&mut self, vp: u64) -> Option<u32> {
         let h = vp as usize % HINTS;
         let i = self.hint[h] as usize;
         if self.vpage[i] == vp {
@@ -49,7 +49,7 @@ impl Tlb {
     }
 
     /// Inserts into an empty entry, or over the least recently used one.
-    pub fn fill(&mut self, vp: u64, frame: u32) {
+    pub(super) fn fill(&mut self, vp: u64, frame: u32) {
         let i = match self.order.take_free() {
             Some(i) => i,
             None => {
@@ -64,7 +64,7 @@ impl Tlb {
     }
 
     /// Drops entries pointing at `frame` (the device evicted its page).
-    pub fn invalidate_frame(&mut self, frame: u32) {
+    pub(super) fn invalidate_frame(&mut self, frame: u32) {
         for i in 0..self.frame.len() {
             if self.frame[i] == frame && self.vpage[i] != u64::MAX {
                 self.vpage[i] = u64::MAX;
@@ -75,7 +75,7 @@ impl Tlb {
     }
 
     /// Drops everything (a switch to another address space without ASIDs).
-    pub fn flush(&mut self) {
+    pub(super) fn flush(&mut self) {
         self.vpage.fill(u64::MAX);
         self.frame.fill(NONE);
         self.order.clear();

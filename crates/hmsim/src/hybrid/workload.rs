@@ -9,9 +9,9 @@ use crate::error::ConfigError;
 use crate::hash::FastMap;
 use crate::trace::{open_trace, Kind, PageLevel};
 
-pub const PAGE_BYTES: u64 = 4096;
+pub(super) const PAGE_BYTES: u64 = 4096;
 /// Sizes in this module are binary megabytes.
-pub const MIB: u64 = 1 << 20;
+pub(super) const MIB: u64 = 1 << 20;
 
 /// Who touches a page, which decides what its first use costs the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -113,7 +113,7 @@ impl HybridWorkload {
 
 /// Reads any trace the trace layer knows, reduced to 4 KB page runs; page numbers become
 /// dense ids in order of first use; instructions between accesses become gaps.
-pub fn from_trace(
+pub(super) fn from_trace(
     path: &Path,
     file: &str,
     key: &str,

@@ -99,7 +99,7 @@ impl AppSpec {
 
 /// What filtering a trace through the CPU caches found (for the run's warnings).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TraceFilter {
+pub(super) struct TraceFilter {
     /// Loads and stores in the trace.
     pub accesses: u64,
     /// Lines read from memory plus dirty lines written back.
@@ -115,7 +115,10 @@ pub struct TraceFilter {
 /// Reads vs write-backs; memory accesses that do not continue a sequential run (within
 /// 128 B after the previous one) count as random; traffic per distinct 4 KiB page touched.
 /// A trace the caches absorb entirely keeps the mix of its records (and its traffic is 0).
-pub fn trace_mix(path: &std::path::Path, file: &str) -> Result<(Mix, TraceFilter), ConfigError> {
+pub(super) fn trace_mix(
+    path: &std::path::Path,
+    file: &str,
+) -> Result<(Mix, TraceFilter), ConfigError> {
     let caches = crate::cache::CacheConfig::default();
     let model = crate::cache::filter::TraceCacheModel {
         l1: caches.l1,
@@ -185,7 +188,7 @@ pub fn trace_mix(path: &std::path::Path, file: &str) -> Result<(Mix, TraceFilter
 
 /// What the application run produced.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct AppResult {
+pub(super) struct AppResult {
     pub runtime_ns: f64,
     /// Bytes moved ÷ memory time (swap faults excluded).
     pub bandwidth_gb_s: f64,
@@ -383,7 +386,7 @@ fn tiers(
 
 /// Run `app` over the pages of `pl` (allocated by a task on `socket`).
 #[allow(clippy::too_many_arguments)]
-pub fn run(
+pub(super) fn run(
     m: &NumaMachine,
     pool: &Pool,
     pl: &Placement,

@@ -6,25 +6,25 @@
 //! x86-64 (the aliusM kernel); see docs/numa-pmem.md "The kernel's own memory".
 
 /// `sizeof(struct page)` on x86-64: one per 4 KiB base page (the memmap).
-pub const STRUCT_PAGE_BYTES: u64 = 64;
+pub(super) const STRUCT_PAGE_BYTES: u64 = 64;
 /// Base page the memmap counts, whatever the allocation's page size.
-pub const BASE_PAGE_BYTES: u64 = 4096;
+pub(super) const BASE_PAGE_BYTES: u64 = 4096;
 /// One page-table entry (x86-64: 8 B per mapped page).
-pub const PTE_BYTES: u64 = 8;
+pub(super) const PTE_BYTES: u64 = 8;
 /// One entry of vmalloc's `struct page *` array (a pointer per page).
-pub const PAGE_ARRAY_ENTRY_BYTES: u64 = 8;
+pub(super) const PAGE_ARRAY_ENTRY_BYTES: u64 = 8;
 /// Linux 5.4 `init_per_zone_wmark_min`: min_free_kbytes = sqrt(16 × managed KiB), clamped to
 /// 128 KiB … 64 MiB, split over zones in proportion to their size.
 const MIN_FREE_KIB_CAP: f64 = 65536.0;
 const MIN_FREE_KIB_FLOOR: f64 = 128.0;
 
 /// Bytes of `struct page` describing `managed_bytes` of memory.
-pub fn struct_page_bytes(managed_bytes: u64) -> u64 {
+pub(super) fn struct_page_bytes(managed_bytes: u64) -> u64 {
     managed_bytes / BASE_PAGE_BYTES * STRUCT_PAGE_BYTES
 }
 
 /// The whole machine's min watermark (bytes) for `total_managed_bytes` of memory.
-pub fn min_free_bytes(total_managed_bytes: u64) -> u64 {
+pub(super) fn min_free_bytes(total_managed_bytes: u64) -> u64 {
     let kib = (16.0 * total_managed_bytes as f64 / 1024.0).sqrt();
     (kib.clamp(MIN_FREE_KIB_FLOOR, MIN_FREE_KIB_CAP) * 1024.0) as u64
 }
@@ -32,7 +32,7 @@ pub fn min_free_bytes(total_managed_bytes: u64) -> u64 {
 /// Pages of kernel metadata an allocation of `pages` pages of `page_bytes` needs: the
 /// last-level page-table pages mapping it and vmalloc's page array (both rounded up to whole
 /// pages; upper table levels are under 1/512 of that and left out).
-pub fn metadata_pages(pages: u64, page_bytes: u64) -> u64 {
+pub(super) fn metadata_pages(pages: u64, page_bytes: u64) -> u64 {
     (pages * PTE_BYTES).div_ceil(page_bytes) + (pages * PAGE_ARRAY_ENTRY_BYTES).div_ceil(page_bytes)
 }
 

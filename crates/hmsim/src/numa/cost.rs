@@ -61,7 +61,7 @@ impl AllocCost {
 
 /// Time to allocate and zero `pl` for a task on `socket`; `used_before` pages were on each
 /// pool node before (a Memory Mode cache holds the first `cache` bytes of a node's pages).
-pub fn alloc_time(
+pub(super) fn alloc_time(
     m: &NumaMachine,
     pool: &Pool,
     pl: &Placement,
@@ -127,7 +127,7 @@ pub fn alloc_time(
 }
 
 /// Aggregate (read, write) bandwidth of far modules seen from `socket` (interleaved).
-pub fn backing_bandwidth(m: &NumaMachine, socket: usize, modules: &[usize]) -> (f64, f64) {
+pub(super) fn backing_bandwidth(m: &NumaMachine, socket: usize, modules: &[usize]) -> (f64, f64) {
     let mut r = 0.0;
     let mut w = 0.0;
     let mut remote = false;

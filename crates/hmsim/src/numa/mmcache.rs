@@ -83,7 +83,7 @@ impl MemoryModeSpec {
 
 /// The access pattern whose hit ratio is wanted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MemoryModePattern {
+pub(super) enum MemoryModePattern {
     /// Repeated sequential passes over the footprint.
     Stream,
     /// Uniform random 64 B accesses over the footprint.
@@ -96,7 +96,7 @@ pub enum MemoryModePattern {
 /// the node; closed form (expected value for random frames). Random placement in granules
 /// of `granule` consecutive pages (a shuffled 4 MiB block) is the page-by-page case counted
 /// in granules: a granule's pages map to consecutive slots of one granule-sized slot group.
-pub fn hit_ratio_granular(
+pub(super) fn hit_ratio_granular(
     pattern: MemoryModePattern,
     order: FrameOrder,
     pages: u64,
@@ -121,7 +121,7 @@ pub fn hit_ratio_granular(
 
 #[cfg(test)]
 /// [`hit_ratio_granular`] for pages placed one by one (`Shuffled` counts as `Random`).
-pub fn hit_ratio(
+pub(super) fn hit_ratio(
     pattern: MemoryModePattern,
     order: FrameOrder,
     pages: u64,
@@ -170,7 +170,7 @@ pub fn hit_ratio(
 
 /// Counters of a simulated run (after warm-up).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct SimCounts {
+pub(super) struct SimCounts {
     pub accesses: u64,
     pub hits: u64,
     /// Blocks read from PMem (fills) and written back to it (dirty victims).
@@ -179,7 +179,7 @@ pub struct SimCounts {
 }
 
 impl SimCounts {
-    pub fn hit_ratio(&self) -> f64 {
+    pub(super) fn hit_ratio(&self) -> f64 {
         if self.accesses == 0 {
             1.0
         } else {
@@ -190,14 +190,14 @@ impl SimCounts {
 
 /// A direct-mapped DRAM cache over PMem addresses: the project's set-associative cache with
 /// one way, indexed by block number.
-pub struct MemoryModeCache {
+pub(super) struct MemoryModeCache {
     cache: SetAssocCache,
     block_shift: u32,
     pub counts: SimCounts,
 }
 
 impl MemoryModeCache {
-    pub fn new(cache_bytes: u64, block_bytes: u64, rng: SimRng) -> MemoryModeCache {
+    pub(super) fn new(cache_bytes: u64, block_bytes: u64, rng: SimRng) -> MemoryModeCache {
         let blocks = (cache_bytes / block_bytes).max(1);
         MemoryModeCache {
             // SetAssocCache sizes sets in lines: pass one line per block.
@@ -208,7 +208,7 @@ impl MemoryModeCache {
     }
 
     /// One access to physical address `addr`; insert on miss, write-back of a dirty victim.
-    pub fn access(&mut self, addr: u64, write: bool) -> bool {
+    pub(super) fn access(&mut self, addr: u64, write: bool) -> bool {
         let b = addr >> self.block_shift;
         self.counts.accesses += 1;
         if self.cache.lookup(b, write) {
@@ -222,7 +222,7 @@ impl MemoryModeCache {
         false
     }
 
-    pub fn reset_counts(&mut self) {
+    pub(super) fn reset_counts(&mut self) {
         self.counts = SimCounts::default();
     }
 }
@@ -232,7 +232,7 @@ impl MemoryModeCache {
 /// `passes` passes (the first is warm-up); random runs `accesses` accesses after as many of
 /// warm-up. `write_every` > 0 makes every n-th access a write.
 #[allow(clippy::too_many_arguments)]
-pub fn simulate(
+pub(super) fn simulate(
     pattern: MemoryModePattern,
     order: FrameOrder,
     pages: u64,
@@ -312,7 +312,7 @@ const SIM_RANDOM_ACCESSES: u64 = 200_000;
 /// through the one cache model ([`simulate`]). Placement granules (a shuffled block, or a
 /// page) are simulated as units of a few lines each, scaled to at most [`SIM_SLOTS`] slot
 /// groups; every ⌈1/(1 − read_fraction)⌉-th access is a write (dirty victims).
-pub fn steady_state(
+pub(super) fn steady_state(
     pattern: MemoryModePattern,
     mm: &MemoryModeSpec,
     pages: u64,

@@ -25,7 +25,7 @@ fn dram(n: &PoolNode) -> bool {
 
 /// Every node by distance (Linux's zonelist).
 #[derive(Debug)]
-pub struct LinuxDefault;
+pub(super) struct LinuxDefault;
 
 impl PlacementPolicy for LinuxDefault {
     fn stages(&self, pool: &Pool, _: usize, home: usize, _: bool) -> Vec<Stage> {
@@ -35,7 +35,7 @@ impl PlacementPolicy for LinuxDefault {
 
 /// The nearest far-memory nodes only (KMEM_DAX with a bind to them).
 #[derive(Debug)]
-pub struct KmemDax;
+pub(super) struct KmemDax;
 
 impl PlacementPolicy for KmemDax {
     fn stages(&self, pool: &Pool, _: usize, home: usize, _: bool) -> Vec<Stage> {
@@ -51,7 +51,7 @@ impl PlacementPolicy for KmemDax {
 
 /// Every far-memory node, nearest first.
 #[derive(Debug)]
-pub struct KmemDaxAll;
+pub(super) struct KmemDaxAll;
 
 impl PlacementPolicy for KmemDaxAll {
     fn stages(&self, pool: &Pool, _: usize, home: usize, _: bool) -> Vec<Stage> {
@@ -61,7 +61,7 @@ impl PlacementPolicy for KmemDaxAll {
 
 /// Nearest far memory, then nearest DRAM, then far far memory, then far DRAM.
 #[derive(Debug)]
-pub struct KmemDaxPreferred;
+pub(super) struct KmemDaxPreferred;
 
 impl PlacementPolicy for KmemDaxPreferred {
     fn stages(&self, pool: &Pool, socket: usize, home: usize, _: bool) -> Vec<Stage> {
@@ -79,7 +79,7 @@ impl PlacementPolicy for KmemDaxPreferred {
 
 /// Round-robin over every node.
 #[derive(Debug)]
-pub struct InterleaveAll;
+pub(super) struct InterleaveAll;
 
 impl PlacementPolicy for InterleaveAll {
     fn stages(&self, pool: &Pool, _: usize, _: usize, _: bool) -> Vec<Stage> {
@@ -89,7 +89,7 @@ impl PlacementPolicy for InterleaveAll {
 
 /// Linux's default on the Memory Mode pool (far memory behind DRAM caches).
 #[derive(Debug)]
-pub struct MemoryMode;
+pub(super) struct MemoryMode;
 
 impl PlacementPolicy for MemoryMode {
     fn memory_mode(&self) -> bool {
@@ -103,7 +103,7 @@ impl PlacementPolicy for MemoryMode {
 /// aliusM: DRAM first until a task's first far page, then round-robin over its socket's
 /// far-memory modules (by id), then the other socket's.
 #[derive(Debug)]
-pub struct AliusM;
+pub(super) struct AliusM;
 
 impl PlacementPolicy for AliusM {
     fn stages(&self, pool: &Pool, socket: usize, home: usize, flagged: bool) -> Vec<Stage> {
@@ -126,7 +126,7 @@ impl PlacementPolicy for AliusM {
 
 /// The listed topology nodes, in order.
 #[derive(Debug)]
-pub struct Bind(pub Vec<usize>);
+pub(super) struct Bind(pub Vec<usize>);
 
 impl PlacementPolicy for Bind {
     fn stages(&self, pool: &Pool, _: usize, _: usize, _: bool) -> Vec<Stage> {
@@ -136,7 +136,7 @@ impl PlacementPolicy for Bind {
 
 /// Round-robin over the listed topology nodes.
 #[derive(Debug)]
-pub struct Interleave(pub Vec<usize>);
+pub(super) struct Interleave(pub Vec<usize>);
 
 impl PlacementPolicy for Interleave {
     fn stages(&self, pool: &Pool, _: usize, _: usize, _: bool) -> Vec<Stage> {
@@ -152,7 +152,7 @@ pub enum MakePolicy {
 }
 
 /// A made policy, or why not.
-pub type PolicyResult = Result<Box<dyn PlacementPolicy>, String>;
+pub(super) type PolicyResult = Result<Box<dyn PlacementPolicy>, String>;
 
 /// Every placement policy, by the name a scenario's `policies` lists.
 pub static PLACEMENT_POLICIES: Registry<MakePolicy> = Registry::new(

@@ -21,7 +21,7 @@ use crate::scenario::{Column, Ctx, Experiment, Output, ResultRow, Scenario, Step
 pub struct Numa;
 
 /// The placement policies a scenario runs when it lists none.
-pub const DEFAULT_POLICIES: &[&str] = &[
+pub(super) const DEFAULT_POLICIES: &[&str] = &[
     "linux-default",
     "kmem-dax",
     "kmem-dax-all",

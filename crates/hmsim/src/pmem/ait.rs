@@ -11,9 +11,9 @@ use crate::hash::FastMap;
 use crate::rng::SimRng;
 
 /// XPLines per 4 KiB block.
-pub const XPLINES_PER_BLOCK: u64 = 16;
+pub(super) const XPLINES_PER_BLOCK: u64 = 16;
 
-pub use super::wear_table::BlockWear;
+pub(super) use super::wear_table::BlockWear;
 use super::wear_table::WearTable;
 
 pub struct Ait {

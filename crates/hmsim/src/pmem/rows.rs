@@ -21,7 +21,7 @@ impl ColumnType for Persist {
 }
 
 /// `a / b`, absent (an empty cell) when `b` is 0.
-pub fn ratio(a: f64, b: f64) -> Option<f64> {
+pub(super) fn ratio(a: f64, b: f64) -> Option<f64> {
     (b != 0.0).then(|| a / b)
 }
 
@@ -147,13 +147,13 @@ impl From<&HotRange> for HotRangeRow {
 }
 
 /// The hottest ranges of a lifetime report as rows.
-pub fn hot_range_rows(life: &LifetimeReport) -> Vec<HotRangeRow> {
+pub(super) fn hot_range_rows(life: &LifetimeReport) -> Vec<HotRangeRow> {
     life.hottest_ranges.iter().map(HotRangeRow::from).collect()
 }
 
 /// The output of one run's `row` with the lifetime's hottest ranges (`hot_ranges.csv`) and
 /// the row's `headline` columns in the headline.
-pub fn lifetime_output<R: ResultRow>(
+pub(super) fn lifetime_output<R: ResultRow>(
     row: R,
     headline: &[&str],
     life: &LifetimeReport,

@@ -65,7 +65,7 @@ const WEAR_SPARSE_LINE_BYTES: u64 = 16;
 /// `min(operations, footprint / 4 MiB)` chunks and half of `min(operations, footprint /
 /// 256 B)` lines, each chunk no smaller than the lines in it cost sparse (16 B each) or
 /// dense (64 KiB). Reads, the caches and the remap tables come on top.
-pub fn host_memory_estimate(w: &PmemWorkload) -> u64 {
+pub(super) fn host_memory_estimate(w: &PmemWorkload) -> u64 {
     let chunks_in = |bytes: u64| bytes.div_ceil(WEAR_CHUNK_SPAN);
     let full_chunks = |bytes: u64| bytes / WEAR_CHUNK_SPAN * WEAR_CHUNK_BYTES;
     let per_thread = match w.pattern {

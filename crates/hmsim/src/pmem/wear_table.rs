@@ -10,7 +10,7 @@
 use crate::hash::FastMap;
 
 /// Writes per XPLine of one 4 KiB block.
-pub type BlockWear = [u32; 16];
+pub(super) type BlockWear = [u32; 16];
 
 const LINES_PER_BLOCK: u64 = 16;
 const CHUNK_BLOCKS: u64 = 1024;
@@ -203,14 +203,14 @@ impl Chunk {
 }
 
 #[derive(Default)]
-pub struct WearTable {
+pub(super) struct WearTable {
     chunks: FastMap<u64, Chunk>,
 }
 
 impl WearTable {
     /// Add one write to `line` (an XPLine: block × 16 + line in block); its count after.
     #[inline]
-    pub fn increment(&mut self, line: u64) -> u32 {
+    pub(super) fn increment(&mut self, line: u64) -> u32 {
         self.chunks
             .entry(line / CHUNK_LINES)
             .or_insert_with(Chunk::new)
@@ -221,7 +221,7 @@ impl WearTable {
     /// XPBuffer, its media write comes some requests later and then finds the counter in
     /// the host's cache (a hint: nothing changes, and a chunk not yet made is skipped).
     #[inline]
-    pub fn prefetch(&self, line: u64) {
+    pub(super) fn prefetch(&self, line: u64) {
         #[cfg(target_arch = "x86_64")]
         if let Some(c) = self.chunks.get(&(line / CHUNK_LINES)) {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
@@ -235,7 +235,7 @@ impl WearTable {
     }
 
     /// The block's counters (zeros if never written).
-    pub fn get(&self, block: u64) -> BlockWear {
+    pub(super) fn get(&self, block: u64) -> BlockWear {
         let Some(c) = self.chunks.get(&(block / CHUNK_BLOCKS)) else {
             return [0; 16];
         };
@@ -244,12 +244,12 @@ impl WearTable {
     }
 
     /// Most writes any line received (0 if none).
-    pub fn max_line(&self) -> u32 {
+    pub(super) fn max_line(&self) -> u32 {
         self.chunks.values().map(Chunk::max).max().unwrap_or(0)
     }
 
     /// `f(block, wear)` for every block with at least one write, each once, in no set order.
-    pub fn for_each_block(&self, mut f: impl FnMut(u64, &BlockWear)) {
+    pub(super) fn for_each_block(&self, mut f: impl FnMut(u64, &BlockWear)) {
         for (&c, chunk) in &self.chunks {
             chunk.for_each_block(|b, w| f(c * CHUNK_BLOCKS + b, w));
         }
@@ -257,7 +257,7 @@ impl WearTable {
 
     /// `f(block, writes summed over its lines)` for every block with at least one write,
     /// each once, in no set order (a sparse chunk's blocks without sorting its lines).
-    pub fn for_each_block_sum(&self, mut f: impl FnMut(u64, u64)) {
+    pub(super) fn for_each_block_sum(&self, mut f: impl FnMut(u64, u64)) {
         let mut sums = vec![0u64; CHUNK_BLOCKS as usize];
         for (&c, chunk) in &self.chunks {
             chunk.for_each_block_sum(&mut sums, |b, w| f(c * CHUNK_BLOCKS + b, w));

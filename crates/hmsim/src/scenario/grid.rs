@@ -52,7 +52,7 @@ pub trait Experiment {
 }
 
 /// Run every point of `experiment`, reporting each one done to the run's progress.
-pub fn run<E: Experiment>(mut experiment: E, ctx: &Ctx) -> Result<Output<E::Row>, RunError> {
+pub(super) fn run<E: Experiment>(mut experiment: E, ctx: &Ctx) -> Result<Output<E::Row>, RunError> {
     let points = experiment.points();
     ctx.progress().start(points.len() as u64, experiment.unit());
     let mut out = Output::new(Vec::new());
@@ -75,7 +75,7 @@ mod tests {
 
     crate::result_row! {
         /// One point's row.
-        pub struct R {
+        pub(super) struct R {
             point: u64 ["", "the point"],
             length: u64 ["", "how long it ran"],
         }

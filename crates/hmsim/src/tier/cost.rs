@@ -8,16 +8,16 @@
 use super::policy::PolicyWork;
 
 /// ns of CPU per PEBS sample read and counted (buffer drain, page lookup, count update).
-pub const SAMPLE_NS: f64 = 200.0;
+pub(super) const SAMPLE_NS: f64 = 200.0;
 /// ns per page-table entry visited by a scan (NUMA-balancing PTE scan, LRU aging check).
-pub const PAGE_SCAN_NS: f64 = 20.0;
+pub(super) const PAGE_SCAN_NS: f64 = 20.0;
 /// ns per NUMA hint fault taken (trap, fault handling, PTE restore).
-pub const HINT_FAULT_NS: f64 = 1_000.0;
+pub(super) const HINT_FAULT_NS: f64 = 1_000.0;
 
 /// CPU seconds spent by a policy over a run of `duration_s` whose copy engine spent
 /// `copy_cpu_ns` of CPU on migrations (`SimResult::copy_cpu_ns`); dedicated cores (e.g.
 /// Colloid's latency monitor on TPP) count fully.
-pub fn cpu_seconds(w: &PolicyWork, copy_cpu_ns: f64, duration_s: f64) -> f64 {
+pub(super) fn cpu_seconds(w: &PolicyWork, copy_cpu_ns: f64, duration_s: f64) -> f64 {
     let ns = w.samples_processed as f64 * SAMPLE_NS
         + w.pages_scanned as f64 * PAGE_SCAN_NS
         + w.hint_faults as f64 * HINT_FAULT_NS

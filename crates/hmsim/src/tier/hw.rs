@@ -68,7 +68,7 @@ pub struct Sweep {
 }
 
 /// Hardware with no pages to mark (for policies that do not use it, and tests).
-pub struct NoHardware;
+pub(super) struct NoHardware;
 
 impl PageHardware for NoHardware {
     fn mark(&mut self, _page: u64) {}
@@ -140,7 +140,7 @@ fn sort_faults(v: &mut Vec<Fault>, scratch: &mut Vec<Fault>, starts: &mut Vec<u3
 /// Statistical-mode hardware: per-page access times are exponential with the page's true
 /// access rate at the time of the draw (an approximation when the rate changes while a
 /// page is marked: the draw is not redone).
-pub struct StatHardware {
+pub(super) struct StatHardware {
     now_s: f64,
     quantum_s: f64,
     quantum: u64,
@@ -322,7 +322,7 @@ fn accessed(x: u64, below: u64) -> bool {
 }
 
 impl StatHardware {
-    pub fn new(quantum_s: f64, rng: SimRng) -> Self {
+    pub(super) fn new(quantum_s: f64, rng: SimRng) -> Self {
         StatHardware {
             now_s: 0.0,
             quantum_s,
@@ -345,7 +345,12 @@ impl StatHardware {
     /// Start quantum `q`: the workload's current state and access rate; returns the faults
     /// that arrive in this quantum. Called for every quantum in order (the ring of pending
     /// faults relies on it).
-    pub fn begin_quantum(&mut self, q: u64, gups: &Gups, accesses_per_s: f64) -> Vec<HintFault> {
+    pub(super) fn begin_quantum(
+        &mut self,
+        q: u64,
+        gups: &Gups,
+        accesses_per_s: f64,
+    ) -> Vec<HintFault> {
         debug_assert!(q == 0 || q == self.quantum + 1, "quanta in order");
         self.quantum = q;
         self.now_s = q as f64 * self.quantum_s;

@@ -17,7 +17,7 @@ pub(super) const NO_SLOT: u32 = u32::MAX;
 
 /// The artifact's skew bins (`get_skew_idx`): below 1024 the bit length (0 → 0, 1 → 1,
 /// 2–3 → 2, …, 512–1023 → 10), then 1024-wide steps (1024–2048 → 11, …) up to 20.
-pub fn skew_bin(skew: u64) -> usize {
+pub(super) fn skew_bin(skew: u64) -> usize {
     if skew >= 1024 {
         11 + ((skew - 1) / 1024).min(9) as usize
     } else {
@@ -29,7 +29,7 @@ pub fn skew_bin(skew: u64) -> usize {
 /// from its sub-pages' sample counts c_i (`sum_sq` = Σ c_i², each sample weighing `w`) and
 /// the number `u` of sub-pages hot by the base-page estimate; 0 when none is hot or the
 /// page itself is very hot (bin ≥ 13).
-pub fn skew_of(sum_sq: u64, hot: u64, weight: u64, page_bin: usize) -> usize {
+pub(super) fn skew_of(sum_sq: u64, hot: u64, weight: u64, page_bin: usize) -> usize {
     if hot == 0 || page_bin >= VERY_HOT_BIN {
         return 0;
     }

@@ -13,7 +13,7 @@ type CopyKey = (u64, usize, usize);
 
 /// Migrations decided but not yet copied, and the bytes they will copy.
 #[derive(Debug, Default)]
-pub struct MigrationQueue {
+pub(super) struct MigrationQueue {
     queue: VecDeque<Migration>,
     /// Copy bytes of the queued requests (what the policy's next budget is reduced by).
     queued_bytes: u64,
@@ -22,7 +22,7 @@ pub struct MigrationQueue {
 }
 
 /// What the copy threads can do this quantum.
-pub struct CopyBudget<'a> {
+pub(super) struct CopyBudget<'a> {
     pub engine: &'a CopyEngine,
     /// Loaded latency of each tier this quantum, ns.
     pub latency_ns: &'a [f64],
@@ -34,7 +34,7 @@ pub struct CopyBudget<'a> {
 
 /// What draining the queue did this quantum.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct Drained {
+pub(super) struct Drained {
     /// Bytes copied this quantum.
     pub bytes: u64,
     pub migrations: u64,
@@ -58,12 +58,12 @@ fn request_bytes(pt: &PageTable, m: &Migration) -> u64 {
 
 impl MigrationQueue {
     /// Copy budget left for new requests out of `budget` bytes per quantum.
-    pub fn budget_left(&self, budget: u64) -> u64 {
+    pub(super) fn budget_left(&self, budget: u64) -> u64 {
         budget.saturating_sub(self.queued_bytes)
     }
 
     /// Queues a policy's migrations behind those still waiting.
-    pub fn push(&mut self, pt: &PageTable, migs: Vec<Migration>) {
+    pub(super) fn push(&mut self, pt: &PageTable, migs: Vec<Migration>) {
         self.queued_bytes += migs.iter().map(|m| request_bytes(pt, m)).sum::<u64>();
         self.queue.extend(migs);
     }
@@ -73,7 +73,7 @@ impl MigrationQueue {
     /// than a quantum is started when the threads are idle and its excess time is taken from
     /// the next quanta); splits cost no copy. `moved` gets the bytes per tier (read on one,
     /// written on the other) and `on_move` sees each completed move as (page, from, to).
-    pub fn drain(
+    pub(super) fn drain(
         &mut self,
         pt: &mut PageTable,
         budget: &CopyBudget,

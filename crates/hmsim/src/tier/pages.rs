@@ -14,7 +14,7 @@
 //! free space is not modelled).
 
 /// Base (split) page size.
-pub const BASE_PAGE_BYTES: u64 = 4096;
+pub(super) const BASE_PAGE_BYTES: u64 = 4096;
 
 /// `tier_of` entry of a huge page that has been split.
 const SPLIT: u8 = u8::MAX;

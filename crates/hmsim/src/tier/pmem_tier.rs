@@ -71,7 +71,7 @@ impl PmemTierSpec {
 
 /// Rated bytes and DIMM layout of the configured device, a catalog memory device with an
 /// endurance rating.
-pub fn dimm_of(spec: &PmemTierSpec, ctx: &Ctx) -> Result<(DimmSpec, f64), RunError> {
+pub(super) fn dimm_of(spec: &PmemTierSpec, ctx: &Ctx) -> Result<(DimmSpec, f64), RunError> {
     let (dev, rated) =
         ctx.memory_device_with_endurance(&spec.path.device, "pmem_tier.path.device")?;
     Ok((DimmSpec::from_rating(dev.capacity_bytes, rated), rated))
@@ -147,7 +147,7 @@ result_row! {
 }
 
 /// Feeds a tiering run's writes into the PMem tier through the PMem path.
-pub struct PmemFeeder {
+pub(super) struct PmemFeeder {
     spec: PmemTierSpec,
     dimm: DimmSpec,
     rated_bytes: f64,
@@ -168,7 +168,12 @@ pub struct PmemFeeder {
 }
 
 impl PmemFeeder {
-    pub fn new(spec: &PmemTierSpec, dimm: DimmSpec, rated_bytes: f64, seed: u64) -> PmemFeeder {
+    pub(super) fn new(
+        spec: &PmemTierSpec,
+        dimm: DimmSpec,
+        rated_bytes: f64,
+        seed: u64,
+    ) -> PmemFeeder {
         PmemFeeder {
             spec: spec.clone(),
             dimm,
@@ -284,7 +289,7 @@ impl PmemFeeder {
     }
 
     /// The result columns for a run of `duration_s`.
-    pub fn columns(&self, duration_s: f64) -> PmemColumns {
+    pub(super) fn columns(&self, duration_s: f64) -> PmemColumns {
         let (mreq, mmedia, mait) = self.migration.scaled();
         let (areq, amedia, aait) = self.app.scaled();
         let (req, media) = (mreq + areq, mmedia + amedia);

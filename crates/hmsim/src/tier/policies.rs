@@ -18,7 +18,7 @@ pub struct PolicyParams {
 }
 
 /// Builds one policy from the scenario's policy parameters.
-pub type MakePolicy = fn(&PolicyParams) -> Result<Box<dyn TieringPolicy>, RunError>;
+pub(super) type MakePolicy = fn(&PolicyParams) -> Result<Box<dyn TieringPolicy>, RunError>;
 
 /// The registered tiering policies.
 pub static POLICIES: Registry<MakePolicy> = Registry::new(

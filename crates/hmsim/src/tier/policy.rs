@@ -6,12 +6,12 @@ use super::hw::{HintFault, PageHardware};
 use super::pages::PageTable;
 
 /// Tier 0 is the default (fast) tier, tier 1 the alternate tier.
-pub const DEFAULT_TIER: usize = 0;
+pub(super) const DEFAULT_TIER: usize = 0;
 
 /// `Migration::to` that asks to split huge page `page` into its 4 KiB pages instead of moving
 /// it (no copy; only a policy that [`splits_pages`](TieringPolicy::splits_pages) gets a
 /// splittable page table, elsewhere the request fails).
-pub const SPLIT_PAGE: usize = usize::MAX;
+pub(super) const SPLIT_PAGE: usize = usize::MAX;
 
 /// A migration request: move `page` to `to`. A swap is two requests, the demotion first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +86,7 @@ pub struct PolicyWork {
 }
 
 /// All in the default tier until it is full, then the next tier; never migrates.
-pub struct StaticDefault;
+pub(super) struct StaticDefault;
 
 impl TieringPolicy for StaticDefault {
     fn name(&self) -> &'static str {
@@ -98,7 +98,7 @@ impl TieringPolicy for StaticDefault {
 }
 
 /// Everything in the alternate tier while it has room; never migrates.
-pub struct StaticAlternate;
+pub(super) struct StaticAlternate;
 
 impl TieringPolicy for StaticAlternate {
     fn name(&self) -> &'static str {

@@ -118,7 +118,12 @@ pub struct SimResult {
 
 /// Closed-loop sources for the application (spread over tiers by `shares`) and the
 /// antagonists (pinned to their tier).
-pub fn app_sources(d: &Demand, shares: &[f64], ant: &Antagonists, ant_cores: u32) -> Vec<Source> {
+pub(super) fn app_sources(
+    d: &Demand,
+    shares: &[f64],
+    ant: &Antagonists,
+    ant_cores: u32,
+) -> Vec<Source> {
     let per_core = lines_in_flight_per_core(d.mlp, d.lines_per_access, ant.reads_per_core);
     // Behind caches, the accesses in flight spend the hit time between memory reads; when
     // nothing misses, none is in memory.
@@ -152,13 +157,13 @@ fn app_reads_per_ns(fp: &FixedPoint) -> impl Iterator<Item = f64> + '_ {
 }
 
 /// Application accesses per ns at a fixed point.
-pub fn app_accesses_per_ns(fp: &FixedPoint, lines_per_access: f64) -> f64 {
+pub(super) fn app_accesses_per_ns(fp: &FixedPoint, lines_per_access: f64) -> f64 {
     app_reads_per_ns(fp).sum::<f64>() / lines_per_access
 }
 
 /// Run `policy` for the scenario's duration on the accesses of `source`. `None` when the
 /// pages do not fit in the tiers; errors come from the source (a trace that fails to read).
-pub fn run_quanta(
+pub(super) fn run_quanta(
     p: &SimParams,
     source: &mut dyn AccessSource,
     ant: &Antagonists,

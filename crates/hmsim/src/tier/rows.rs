@@ -228,7 +228,7 @@ pub(super) fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimRes
 
 /// One quantum of one run (a row of the `timeline` table).
 #[derive(Debug, Clone, Serialize)]
-pub struct TimelineRow {
+pub(super) struct TimelineRow {
     pub policy: String,
     pub intensity: u32,
     pub time_s: f64,

@@ -180,7 +180,7 @@ pub const EXTERNAL_POLICY: &str = "tiering policy hook";
 /// bound): one byte per page (`workload.working_set_bytes` / `sim.page_bytes`), the page
 /// table's tier of each page; the policies' per-page counters come on top. Trace and app
 /// workloads size their pages from the stream and are not estimated.
-pub fn host_memory_estimate(sc: &TierScenario) -> u64 {
+pub(super) fn host_memory_estimate(sc: &TierScenario) -> u64 {
     if sc.workload.is_stream() {
         return 0;
     }

@@ -72,11 +72,11 @@ crate::params! {
 }
 
 /// The best case (oracle sweep), run by the scenario rather than as one policy.
-pub const BEST: &str = "best";
+pub(super) const BEST: &str = "best";
 
 /// Prefix of a policy written in Python (`python:package.module:Name`): the Python package
 /// loads it and hands it to the run as a part (`ExternalPolicy`).
-pub const PYTHON_POLICY: &str = "python:";
+pub(super) const PYTHON_POLICY: &str = "python:";
 
 crate::params! {
     #[params(check)]

@@ -11,7 +11,7 @@ use crate::error::ConfigError;
 /// The application's closed-loop demand: `cores` each keeping `mlp` objects of
 /// `lines_per_access` lines in flight, `read_fraction` of its lines read.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Demand {
+pub(super) struct Demand {
     pub cores: u32,
     pub mlp: f64,
     pub lines_per_access: f64,
@@ -24,7 +24,7 @@ pub struct Demand {
 /// What the caches in front of memory make of one application access, as measured on the
 /// previous quantum's accesses: memory reads (misses) per access and cache time per access.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CachedDemand {
+pub(super) struct CachedDemand {
     /// Memory reads (LLC misses) per application access.
     pub misses_per_access: f64,
     /// Mean time an access spends in cache hits, ns (hits × their level's latency, over all
@@ -35,13 +35,13 @@ pub struct CachedDemand {
 impl CachedDemand {
     /// Time outside memory between two memory reads, ns (the closed loop's think time);
     /// `None` when nothing misses (no memory reads at all).
-    pub fn think_ns(&self) -> Option<f64> {
+    pub(super) fn think_ns(&self) -> Option<f64> {
         (self.misses_per_access > 0.0).then(|| self.hit_ns_per_access / self.misses_per_access)
     }
 
     /// Application accesses per ns from the memory reads per ns the fixed point gave, or,
     /// when nothing misses, from `in_flight` accesses each taking the hit time.
-    pub fn accesses_per_ns(&self, memory_reads_per_ns: f64, in_flight: f64) -> f64 {
+    pub(super) fn accesses_per_ns(&self, memory_reads_per_ns: f64, in_flight: f64) -> f64 {
         if self.misses_per_access > 0.0 {
             memory_reads_per_ns / self.misses_per_access
         } else {
@@ -52,7 +52,7 @@ impl CachedDemand {
 
 /// One quantum's access rate and sampling, as the engine solved it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct QuantumRate {
+pub(super) struct QuantumRate {
     pub quantum: u64,
     pub time_s: f64,
     pub quantum_s: f64,
@@ -63,7 +63,7 @@ pub struct QuantumRate {
 }
 
 /// Where the per-quantum engine's accesses come from; one implementation per execution mode.
-pub trait AccessSource {
+pub(super) trait AccessSource {
     /// The page table with `policy`'s initial placement, splittable if huge pages may split
     /// in this mode; `None` when the pages do not fit in the tiers.
     fn place(&mut self, p: &SimParams, policy: &mut dyn TieringPolicy) -> Option<PageTable>;
@@ -96,7 +96,7 @@ pub trait AccessSource {
 }
 
 /// What the engine hands a source at the end of a quantum.
-pub struct QuantumEnd<'a> {
+pub(super) struct QuantumEnd<'a> {
     pub quantum: u64,
     pub quantum_s: f64,
     pub pages: &'a PageTable,

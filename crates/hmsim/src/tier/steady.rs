@@ -14,13 +14,13 @@
 use super::quantum::{QuantumRecord, SimResult};
 
 /// Largest |throughput drift| across the measured window of a steady run (1 %).
-pub const DRIFT_MAX: f64 = 0.01;
+pub(super) const DRIFT_MAX: f64 = 0.01;
 /// Largest share of migration copies in the window's application traffic of a steady run (5 %).
-pub const MIGRATION_SHARE_MAX: f64 = 0.05;
+pub(super) const MIGRATION_SHARE_MAX: f64 = 0.05;
 
 /// How steady a measured window is.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Steadiness {
+pub(super) struct Steadiness {
     /// Relative change of throughput from the window's first half to its second.
     pub drift: f64,
     /// Migrated bytes ÷ application bytes over the window.
@@ -29,7 +29,7 @@ pub struct Steadiness {
 
 impl Steadiness {
     /// The steadiness of `window` (a run's quanta of `quantum_s` each, in order).
-    pub fn of(window: &[QuantumRecord], quantum_s: f64) -> Steadiness {
+    pub(super) fn of(window: &[QuantumRecord], quantum_s: f64) -> Steadiness {
         let mean = |qs: &[QuantumRecord]| {
             qs.iter().map(|q| q.throughput_gb_s).sum::<f64>() / qs.len().max(1) as f64
         };
@@ -55,7 +55,7 @@ impl Steadiness {
     }
 
     /// Both numbers within their thresholds (a non-finite number is not steady).
-    pub fn converged(&self) -> bool {
+    pub(super) fn converged(&self) -> bool {
         self.flat() && self.quiet()
     }
 
@@ -69,7 +69,7 @@ impl Steadiness {
 
     /// The warning for a window that is not steady, or none.
     /// `hint` says what to change.
-    pub fn warning(
+    pub(super) fn warning(
         &self,
         who: &str,
         measure_last_s: f64,
@@ -112,7 +112,7 @@ fn never_migrates(policy: &str) -> bool {
 
 /// The notice for a migrating policy that moved (almost) nothing over the whole run — under
 /// 1 % of the pages' bytes — with the reason where the model knows it, or none.
-pub fn nothing_migrated(
+pub(super) fn nothing_migrated(
     who: &str,
     policy: &str,
     r: &SimResult,

@@ -47,7 +47,7 @@ crate::params! {
 /// gap = max(min/4, capacity · scale/10000); low = min + gap, high = low + gap,
 /// promo = high + gap.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Watermarks {
+pub(super) struct Watermarks {
     pub low: u64,
     pub high: u64,
     pub promo: u64,
@@ -56,7 +56,7 @@ pub struct Watermarks {
 }
 
 impl Watermarks {
-    pub fn new(capacity_pages: u64, page_bytes: u64, scale_factor: u32) -> Self {
+    pub(super) fn new(capacity_pages: u64, page_bytes: u64, scale_factor: u32) -> Self {
         let cap_kb = capacity_pages * page_bytes / 1024;
         let min_kb = ((16.0 * cap_kb as f64).sqrt() as u64).clamp(128, 262_144);
         let to_pages = |kb: u64| (kb * 1024).div_ceil(page_bytes);
@@ -72,7 +72,7 @@ impl Watermarks {
     }
 }
 
-pub struct Tpp {
+pub(super) struct Tpp {
     pub params: TppParams,
     colloid: Option<Colloid>,
     /// Current hot threshold (auto-tuned), s.
@@ -90,7 +90,7 @@ pub struct Tpp {
 }
 
 impl Tpp {
-    pub fn new(params: TppParams, colloid: Option<ColloidParams>) -> Self {
+    pub(super) fn new(params: TppParams, colloid: Option<ColloidParams>) -> Self {
         let work = PolicyWork {
             dedicated_cores: u32::from(colloid.is_some()),
             ..Default::default()

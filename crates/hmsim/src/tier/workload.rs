@@ -56,8 +56,8 @@ crate::params! {
 
 /// `workload.cache`: through the caches (the default for a trace), or every record a memory
 /// access.
-pub const CACHE_FILTER: &str = "filter";
-pub const CACHE_NONE: &str = "none";
+pub(super) const CACHE_FILTER: &str = "filter";
+pub(super) const CACHE_NONE: &str = "none";
 const CACHE_MODES: [&str; 2] = [CACHE_FILTER, CACHE_NONE];
 
 impl GupsSpec {
@@ -381,13 +381,13 @@ impl Gups {
 /// fill buffers and L2 prefetcher queue that also bound a streaming core: the antagonists'
 /// calibrated `reads_per_core`). A core never holds fewer than `mlp` (a user may set an MLP
 /// above the cap for one-line objects).
-pub fn lines_in_flight_per_core(mlp: f64, lines_per_object: f64, streaming_cap: f64) -> f64 {
+pub(super) fn lines_in_flight_per_core(mlp: f64, lines_per_object: f64, streaming_cap: f64) -> f64 {
     (mlp * lines_per_object).min(streaming_cap.max(mlp))
 }
 
 /// Number of samples for `expected` sampled events: the integer part plus one with the
 /// probability of the fractional part (mean-exact, deterministic given the stream).
-pub fn sample_count(expected: f64, rng: &mut SimRng) -> u64 {
+pub(super) fn sample_count(expected: f64, rng: &mut SimRng) -> u64 {
     let base = expected.floor();
     base as u64 + u64::from(rng.random::<f64>() < expected - base)
 }

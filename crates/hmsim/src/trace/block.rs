@@ -56,7 +56,7 @@ fn parse_block(
 }
 
 #[derive(Default)]
-pub struct Mqsim;
+pub(super) struct Mqsim;
 
 impl LineParser for Mqsim {
     const FORMAT: Format = Format::Mqsim;
@@ -70,7 +70,7 @@ impl LineParser for Mqsim {
 }
 
 #[derive(Default)]
-pub struct Disksim;
+pub(super) struct Disksim;
 
 impl LineParser for Disksim {
     const FORMAT: Format = Format::Disksim;

@@ -28,7 +28,7 @@ pub const RECORD_BYTES: usize = 64;
 const MAX_ZERO_RUN: u64 = 1 << 24;
 
 /// Why `rec` cannot be a ChampSim `input_instr`, if it cannot.
-pub fn record_problem(rec: &[u8]) -> Option<String> {
+pub(super) fn record_problem(rec: &[u8]) -> Option<String> {
     let (is_branch, taken) = (rec[8], rec[9]);
     if is_branch > 1 || taken > 1 {
         return Some(format!(
@@ -40,7 +40,7 @@ pub fn record_problem(rec: &[u8]) -> Option<String> {
 
 /// Whether `head` (the first bytes of a stream; `complete` when it is the whole stream)
 /// reads as ChampSim records; `Err` says why not.
-pub fn sniff_records(head: &[u8], complete: bool) -> Result<(), String> {
+pub(super) fn sniff_records(head: &[u8], complete: bool) -> Result<(), String> {
     if complete && !head.len().is_multiple_of(RECORD_BYTES) {
         return Err(format!(
             "its size ({} bytes) is not a multiple of the {RECORD_BYTES}-byte ChampSim record",
@@ -60,7 +60,7 @@ pub fn sniff_records(head: &[u8], complete: bool) -> Result<(), String> {
     Ok(())
 }
 
-pub struct ChampsimReader {
+pub(super) struct ChampsimReader {
     src: Box<dyn Read + Send>,
     file: String,
     offset: u64,
@@ -74,7 +74,7 @@ pub struct ChampsimReader {
 }
 
 impl ChampsimReader {
-    pub fn new(src: Box<dyn Read + Send>, file: &str) -> Self {
+    pub(super) fn new(src: Box<dyn Read + Send>, file: &str) -> Self {
         ChampsimReader {
             src,
             file: file.to_string(),
@@ -226,13 +226,13 @@ pub fn encode_instr(ip: u64, dst_mem: [u64; 2], src_mem: [u64; 4]) -> [u8; RECOR
 /// loads, then 2 stores, in that order), and is an error otherwise. A `modify` is a load
 /// and a store of one instruction; an `instr` record becomes `inst_gap` empty instructions
 /// with its address as ip.
-pub struct ChampsimWriter {
+pub(super) struct ChampsimWriter {
     merge_zero_gaps: bool,
     cur: Option<([u64; 2], [u64; 4], usize, usize)>,
 }
 
 impl ChampsimWriter {
-    pub fn new(merge_zero_gaps: bool) -> Self {
+    pub(super) fn new(merge_zero_gaps: bool) -> Self {
         ChampsimWriter {
             merge_zero_gaps,
             cur: None,
@@ -240,7 +240,11 @@ impl ChampsimWriter {
     }
 
     /// `Err(message)` for a record ChampSim cannot express; I/O errors as `Ok(Err(_))`.
-    pub fn write(&mut self, r: &TraceRecord, w: &mut dyn Write) -> Result<io::Result<()>, String> {
+    pub(super) fn write(
+        &mut self,
+        r: &TraceRecord,
+        w: &mut dyn Write,
+    ) -> Result<io::Result<()>, String> {
         let (loads, stores) = match r.kind {
             Kind::Load => (1, 0),
             Kind::Store => (0, 1),
@@ -282,7 +286,7 @@ impl ChampsimWriter {
     }
 
     /// Writes the pending instruction.
-    pub fn flush(&mut self, w: &mut dyn Write) -> io::Result<()> {
+    pub(super) fn flush(&mut self, w: &mut dyn Write) -> io::Result<()> {
         match self.cur.take() {
             Some((dst, src, _, _)) => w.write_all(&encode_instr(0, dst, src)),
             None => Ok(()),

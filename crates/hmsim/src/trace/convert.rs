@@ -364,7 +364,7 @@ fn write_native<W: Write>(
 }
 
 /// Writes records as ChampSim binary; returns the records read.
-pub fn write_champsim(
+pub(super) fn write_champsim(
     reader: &mut dyn TraceReader,
     merge_zero_gaps: bool,
     w: &mut dyn Write,

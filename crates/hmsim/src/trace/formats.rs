@@ -9,10 +9,10 @@ use super::{block, champsim, kmem, lackey, memctrl, pin, TraceReader};
 use crate::named::{Entry, Registry};
 
 /// A decompressed stream, buffered.
-pub type Source = BufReader<Box<dyn Read + Send>>;
+pub(super) type Source = BufReader<Box<dyn Read + Send>>;
 
 /// Opens a reader over a stream; the `&str` names it in errors.
-pub type OpenReader = fn(Source, &str) -> Result<Box<dyn TraceReader>, TraceError>;
+pub(super) type OpenReader = fn(Source, &str) -> Result<Box<dyn TraceReader>, TraceError>;
 
 fn text<P: LineParser + 'static>(
     src: Source,

@@ -96,7 +96,7 @@ pub mod gfp {
 }
 
 #[derive(Default)]
-pub struct Kmem;
+pub(super) struct Kmem;
 
 const EXPECTED: &str =
     "expected an ftrace line '<task>-<pid> [<cpu>] <flags> <seconds>: <event>: <fields>'";

@@ -21,7 +21,7 @@ use super::text::{Expected, LineParser};
 use super::Format;
 
 #[derive(Default)]
-pub struct Lackey {
+pub(super) struct Lackey {
     gap: u64,
     last_ip: u64,
 }

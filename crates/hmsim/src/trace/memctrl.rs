@@ -29,7 +29,7 @@ fn split<const N: usize>(line: &[u8], min: usize) -> Option<([&[u8]; N], usize)>
 }
 
 #[derive(Default)]
-pub struct Dramsim;
+pub(super) struct Dramsim;
 
 impl LineParser for Dramsim {
     const FORMAT: Format = Format::Dramsim;
@@ -49,7 +49,7 @@ impl LineParser for Dramsim {
 }
 
 #[derive(Default)]
-pub struct RamulatorDram;
+pub(super) struct RamulatorDram;
 
 impl LineParser for RamulatorDram {
     const FORMAT: Format = Format::RamulatorDram;
@@ -68,7 +68,7 @@ impl LineParser for RamulatorDram {
 }
 
 #[derive(Default)]
-pub struct RamulatorCpu {
+pub(super) struct RamulatorCpu {
     writeback: Option<TraceRecord>,
 }
 
@@ -95,7 +95,7 @@ impl LineParser for RamulatorCpu {
 }
 
 #[derive(Default)]
-pub struct Ramulator2;
+pub(super) struct Ramulator2;
 
 impl LineParser for Ramulator2 {
     const FORMAT: Format = Format::Ramulator2;
@@ -113,7 +113,7 @@ impl LineParser for Ramulator2 {
 }
 
 #[derive(Default)]
-pub struct Vans {
+pub(super) struct Vans {
     clock: u64,
 }
 

@@ -14,7 +14,7 @@ use super::{Format, TraceError, TraceReader};
 
 /// What `trace record --page-level` appends to a native trace's source (hmsim-py's
 /// `trace_record_stream` writes `"<source> (page level)"`).
-pub const PAGE_LEVEL_MARK: &str = "(page level)";
+pub(super) const PAGE_LEVEL_MARK: &str = "(page level)";
 
 /// Whether `reader` reads a trace reduced to pages (`trace record --page-level`): its records
 /// are the first access of each run of accesses to a page, not every line the program

@@ -11,11 +11,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 const REGION_PAGES: usize = 512; // 2 MB / 4 KB
 const REGION_SHIFT: u32 = 9;
 /// 32 Ki regions × 4 KB of counters = 128 MB at most.
-pub const MAX_DENSE_REGIONS: usize = 32 * 1024;
+pub(super) const MAX_DENSE_REGIONS: usize = 32 * 1024;
 
 /// Multiply-shift hash: page numbers are not adversarial, and SipHash would dominate.
 #[derive(Default)]
-pub struct FastHasher(u64);
+pub(super) struct FastHasher(u64);
 
 impl Hasher for FastHasher {
     fn finish(&self) -> u64 {
@@ -36,7 +36,7 @@ impl Hasher for FastHasher {
 type FastMap<V> = HashMap<u64, V, BuildHasherDefault<FastHasher>>;
 
 #[derive(Default)]
-pub struct PageCounter {
+pub(super) struct PageCounter {
     /// Region number → index into `dense`.
     regions: FastMap<u32>,
     dense: Vec<Box<[u64; REGION_PAGES]>>,
@@ -48,7 +48,7 @@ pub struct PageCounter {
 impl PageCounter {
     /// Adds `n` accesses to 4 KB page number `page`.
     #[inline]
-    pub fn add(&mut self, page: u64, n: u64) {
+    pub(super) fn add(&mut self, page: u64, n: u64) {
         let region = page >> REGION_SHIFT;
         let slot = (page as usize) & (REGION_PAGES - 1);
         let idx = match self.last_region {
@@ -81,7 +81,7 @@ impl PageCounter {
     }
 
     /// Every touched page with its count, in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+    pub(super) fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         let dense = self.regions.iter().flat_map(move |(&region, &i)| {
             self.dense[i as usize]
                 .iter()

@@ -3,7 +3,7 @@
 
 /// Hex number with an optional `0x`/`0X` prefix; `None` on empty, bad digit or overflow.
 #[inline]
-pub fn hex(s: &[u8]) -> Option<u64> {
+pub(super) fn hex(s: &[u8]) -> Option<u64> {
     let s = strip_0x(s);
     if s.is_empty() || s.len() > 16 {
         return None;
@@ -23,7 +23,7 @@ pub fn hex(s: &[u8]) -> Option<u64> {
 
 /// Unsigned decimal; `None` on empty, bad digit or overflow.
 #[inline]
-pub fn dec(s: &[u8]) -> Option<u64> {
+pub(super) fn dec(s: &[u8]) -> Option<u64> {
     if s.is_empty() {
         return None;
     }
@@ -39,7 +39,7 @@ pub fn dec(s: &[u8]) -> Option<u64> {
 
 /// Hex when prefixed by `0x`, decimal otherwise (C's `strtoul(s, 0)` without octal).
 #[inline]
-pub fn num(s: &[u8]) -> Option<u64> {
+pub(super) fn num(s: &[u8]) -> Option<u64> {
     if s.len() > 2 && s[0] == b'0' && (s[1] | 0x20) == b'x' {
         hex(s)
     } else {
@@ -58,7 +58,7 @@ fn strip_0x(s: &[u8]) -> &[u8] {
 
 /// Decimal with an optional fraction (`1234.567890`) in a unit of `unit_ns` nanoseconds,
 /// converted exactly to integer nanoseconds (sub-ns digits are truncated).
-pub fn fixed_to_ns(s: &[u8], unit_ns: u64) -> Option<u64> {
+pub(super) fn fixed_to_ns(s: &[u8], unit_ns: u64) -> Option<u64> {
     let (int, frac) = match s.iter().position(|&c| c == b'.') {
         Some(i) => (&s[..i], &s[i + 1..]),
         None => (s, &s[s.len()..]),
@@ -83,14 +83,14 @@ pub fn fixed_to_ns(s: &[u8], unit_ns: u64) -> Option<u64> {
 
 /// Whitespace-separated fields.
 #[inline]
-pub fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(super) fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
     line.split(|c| c.is_ascii_whitespace())
         .filter(|f| !f.is_empty())
 }
 
 /// Strips leading and trailing ASCII whitespace (including `\r`).
 #[inline]
-pub fn trim(s: &[u8]) -> &[u8] {
+pub(super) fn trim(s: &[u8]) -> &[u8] {
     let start = s
         .iter()
         .position(|c| !c.is_ascii_whitespace())
@@ -103,7 +103,7 @@ pub fn trim(s: &[u8]) -> &[u8] {
 }
 
 /// Value of `key=` in a `k=v k=v` list, e.g. `value_of(line, b"pfn=")`.
-pub fn value_of<'a>(line: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+pub(super) fn value_of<'a>(line: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
     let mut i = 0;
     while let Some(p) = find(&line[i..], key) {
         let at = i + p;
@@ -122,7 +122,7 @@ pub fn value_of<'a>(line: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
 }
 
 /// First position of `needle` in `hay`.
-pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+pub(super) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     if needle.is_empty() || hay.len() < needle.len() {
         return None;
     }

@@ -16,7 +16,7 @@ use super::text::{Expected, LineParser};
 use super::Format;
 
 #[derive(Default)]
-pub struct Pinatrace;
+pub(super) struct Pinatrace;
 
 const EXPECTED: &str = "expected a pinatrace line '0x<ip>: R|W 0x<addr>'";
 

@@ -21,7 +21,7 @@ use super::text::score;
 use super::Format;
 
 /// Bytes of the decompressed stream looked at.
-pub const SNIFF_BYTES: usize = 64 * 1024;
+pub(super) const SNIFF_BYTES: usize = 64 * 1024;
 /// Data lines looked at.
 const SNIFF_LINES: usize = 400;
 

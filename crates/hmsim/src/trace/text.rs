@@ -11,11 +11,11 @@ use super::record::{Kind, TraceRecord};
 use super::TraceReader;
 
 /// What was expected, for an error message. Static in the common case: no allocation.
-pub type Expected = Cow<'static, str>;
+pub(super) type Expected = Cow<'static, str>;
 
 /// One text format. `parse` gets a line without its newline and with trailing whitespace
 /// trimmed; blank lines and `#` comments never reach it (no format uses them for data).
-pub trait LineParser: Send {
+pub(super) trait LineParser: Send {
     const FORMAT: Format;
 
     fn parse(&mut self, line: &[u8]) -> Result<Option<TraceRecord>, Expected>;
@@ -35,10 +35,10 @@ pub trait LineParser: Send {
 
 /// Longest line accepted: a binary file forced through a text parser must not be read
 /// whole into one "line".
-pub const MAX_LINE: u64 = 64 * 1024;
+pub(super) const MAX_LINE: u64 = 64 * 1024;
 
 /// Streams a text trace through a [`LineParser`].
-pub struct TextReader<P> {
+pub(super) struct TextReader<P> {
     src: Box<dyn BufRead + Send>,
     buf: Vec<u8>,
     line: u64,
@@ -48,7 +48,7 @@ pub struct TextReader<P> {
 }
 
 impl<P: LineParser> TextReader<P> {
-    pub fn new(src: Box<dyn BufRead + Send>, file: &str, parser: P) -> Self {
+    pub(super) fn new(src: Box<dyn BufRead + Send>, file: &str, parser: P) -> Self {
         TextReader {
             src,
             buf: Vec::with_capacity(256),
@@ -185,7 +185,7 @@ fn trim_end(s: &[u8]) -> &[u8] {
 
 /// Runs a parser over sample lines, for sniffing: how many non-comment lines are valid for
 /// the format.
-pub fn score<P: LineParser + Default>(lines: &[&[u8]]) -> usize {
+pub(super) fn score<P: LineParser + Default>(lines: &[&[u8]]) -> usize {
     let mut p = P::default();
     let mut ok = 0;
     for &raw in lines {

@@ -2,17 +2,17 @@
 //! returns `None` on truncated or over-long input instead of panicking.
 
 #[inline]
-pub fn zigzag(v: i64) -> u64 {
+pub(super) fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
 #[inline]
-pub fn unzigzag(v: u64) -> i64 {
+pub(super) fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
 #[inline]
-pub fn put(out: &mut Vec<u8>, mut v: u64) {
+pub(super) fn put(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
         v >>= 7;
@@ -22,7 +22,7 @@ pub fn put(out: &mut Vec<u8>, mut v: u64) {
 
 /// Reads a varint at `*pos`, advancing it.
 #[inline(always)]
-pub fn get(buf: &[u8], pos: &mut usize) -> Option<u64> {
+pub(super) fn get(buf: &[u8], pos: &mut usize) -> Option<u64> {
     let (v, n) = peek(buf, *pos)?;
     *pos += n;
     Some(v)
@@ -34,7 +34,7 @@ pub fn get(buf: &[u8], pos: &mut usize) -> Option<u64> {
 /// bit, and a branch-free gather of the 7-bit groups. Varint lengths in a trace are data
 /// dependent, so a per-byte loop mispredicts on most records.
 #[inline(always)]
-pub fn peek(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
+pub(super) fn peek(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
     if let Some(chunk) = buf.get(pos..pos + 8) {
         let w = u64::from_le_bytes(chunk.try_into().unwrap());
         if w & 0x80 == 0 {

@@ -29,10 +29,10 @@ pub const TEXT_TARGETS: [Format; 10] = [
 ];
 
 /// A lackey instruction as written: the instruction address is not kept.
-pub const LACKEY_INSTR_LINE: &[u8] = b"I  00000000,0\n";
+pub(super) const LACKEY_INSTR_LINE: &[u8] = b"I  00000000,0\n";
 
 /// Why a record could not be written.
-pub enum WriteError {
+pub(super) enum WriteError {
     Io(io::Error),
     Inexpressible(String),
 }
@@ -43,7 +43,7 @@ impl From<io::Error> for WriteError {
     }
 }
 
-pub struct TextWriter {
+pub(super) struct TextWriter {
     format: Format,
     last_cycle: u64,
     /// Whether an instruction gap of 0 means "same instruction" (the source counts
@@ -60,7 +60,7 @@ pub struct TextWriter {
 
 impl TextWriter {
     /// `None` when `format` is not a text target. `from` is the source format.
-    pub fn new(format: Format, from: Format) -> Option<Self> {
+    pub(super) fn new(format: Format, from: Format) -> Option<Self> {
         TEXT_TARGETS.contains(&format).then_some(TextWriter {
             format,
             last_cycle: 0,
@@ -118,7 +118,7 @@ impl TextWriter {
         }
     }
 
-    pub fn write(&mut self, r: &TraceRecord, w: &mut dyn Write) -> Result<(), WriteError> {
+    pub(super) fn write(&mut self, r: &TraceRecord, w: &mut dyn Write) -> Result<(), WriteError> {
         let a = r.address;
         let cannot = || {
             WriteError::Inexpressible(format!(
@@ -257,7 +257,7 @@ impl TextWriter {
 
     /// Writes what ends the format (pinatrace's `#eof`, Ramulator's last line).
     /// Instructions after the last read cannot be said in Ramulator cpu mode and are dropped.
-    pub fn finish(&mut self, w: &mut dyn Write) -> io::Result<()> {
+    pub(super) fn finish(&mut self, w: &mut dyn Write) -> io::Result<()> {
         self.flush_cpu_line(w)?;
         if self.format == Format::Pinatrace {
             w.write_all(b"#eof\n")?;

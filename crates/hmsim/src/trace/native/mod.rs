@@ -16,16 +16,16 @@ pub use writer::NativeWriter;
 
 use super::format::TraceKind;
 
-pub const MAGIC: &[u8; 8] = b"HMSIMTRC";
-pub const VERSION: u16 = 1;
+pub(super) const MAGIC: &[u8; 8] = b"HMSIMTRC";
+pub(super) const VERSION: u16 = 1;
 const FIXED_HEADER: usize = 18;
 const BLOCK_HEADER: usize = 12;
 /// Writers flush a block once its raw bytes reach this; about 100k records.
-pub const BLOCK_TARGET: usize = 512 * 1024;
+pub(super) const BLOCK_TARGET: usize = 512 * 1024;
 /// Zero bytes after each decompressed block.
 const PAD: usize = 32;
 /// Readers refuse larger blocks: a corrupt length must not allocate gigabytes.
-pub const MAX_BLOCK: usize = 64 * 1024 * 1024;
+pub(super) const MAX_BLOCK: usize = 64 * 1024 * 1024;
 
 // Tag byte: bits 0-3 kind, then which optional parts follow.
 const F_SIZE: u8 = 1 << 4;

@@ -29,8 +29,8 @@ pub struct NativeReader {
 }
 
 /// Smallest and largest page size a header may state (a power of two between them).
-pub const MIN_PAGE_SIZE: u32 = 512;
-pub const MAX_PAGE_SIZE: u32 = 1 << 30;
+pub(super) const MIN_PAGE_SIZE: u32 = 512;
+pub(super) const MAX_PAGE_SIZE: u32 = 1 << 30;
 
 impl NativeReader {
     /// Reads and checks the header.
