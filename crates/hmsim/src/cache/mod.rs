@@ -4,7 +4,7 @@
 
 mod anon_lru;
 mod coherent;
-pub mod filter;
+pub(crate) mod filter;
 mod hierarchy;
 mod lru;
 mod set_assoc;

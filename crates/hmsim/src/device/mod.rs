@@ -17,7 +17,7 @@ pub use spec::{
 
 mod block;
 mod energy;
-pub mod thermal;
+pub(crate) mod thermal;
 
 pub use block::{BlockDevice, BlockOp};
 pub use energy::EnergyReport;

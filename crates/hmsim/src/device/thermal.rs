@@ -8,7 +8,7 @@ use super::spec::ThermalSpec;
 
 /// Conditions of one thermal run.
 #[derive(Debug, Clone, Copy)]
-pub struct ThermalRun {
+pub(crate) struct ThermalRun {
     pub ambient_c: f64,
     /// Device temperature at t = 0 (not necessarily ambient: see docs/devices.md, thermal
     /// calibration).
@@ -23,7 +23,7 @@ pub struct ThermalRun {
 
 /// One sample of the timeline.
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct ThermalSample {
+pub(crate) struct ThermalSample {
     pub time_s: f64,
     pub temperature_c: f64,
     /// Fraction of the workload's bandwidth allowed (1 unthrottled, 0 stopped).
@@ -32,7 +32,7 @@ pub struct ThermalSample {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct ThermalResult {
+pub(crate) struct ThermalResult {
     pub samples: Vec<ThermalSample>,
     /// When the device reached `stop_c`, s; `None` if it never did.
     pub stop_time_s: Option<f64>,
@@ -62,7 +62,7 @@ fn next_level(spec: &ThermalSpec, level: usize, t_c: f64) -> usize {
     l
 }
 
-pub fn simulate(spec: &ThermalSpec, run: &ThermalRun) -> ThermalResult {
+pub(crate) fn simulate(spec: &ThermalSpec, run: &ThermalRun) -> ThermalResult {
     let r = if run.fan {
         spec.r_fan_k_per_w
     } else {

@@ -19,7 +19,7 @@ mod policies;
 mod policy;
 mod pool;
 mod scenario;
-pub mod topology;
+pub(crate) mod topology;
 
 #[cfg(test)]
 mod tests;

@@ -119,7 +119,7 @@ crate::params! {
 
 /// Device figures the numa model does not use (it takes name, read and write latency and
 /// bandwidth, capacity and usable capacity): a warning when a user's device file sets them.
-pub const NUMA_UNUSED: &[(&str, &str)] = &[
+pub(crate) const NUMA_UNUSED: &[(&str, &str)] = &[
     (
         "access_bytes",
         "the device's bandwidths are taken as stated, whatever its access size",
@@ -551,7 +551,7 @@ impl Path {
 
 /// The topology a scenario names: a preset name, a TOML file path (relative to `base`), or
 /// an inline table. Returns the machine and the file/text the topology came from.
-pub fn load(
+pub(crate) fn load(
     inline: Option<&Topology>,
     preset: Option<&str>,
     file: &str,

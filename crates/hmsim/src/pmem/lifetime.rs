@@ -45,7 +45,7 @@ fn years(endurance_writes: f64, writes: f64, elapsed_s: f64) -> f64 {
 /// The lifetime a run that left `sys` after `elapsed_s` simulated seconds costs `dimms` DIMMs
 /// of `capacity_bytes_per_dimm`, each rated for `rated_bytes_per_dimm` of writes: its media
 /// writes, wear map and hottest `top_n` 4 KiB ranges.
-pub fn of_run(
+pub(crate) fn of_run(
     sys: &PmemSystem,
     elapsed_s: f64,
     rated_bytes_per_dimm: f64,
@@ -70,7 +70,7 @@ pub fn of_run(
 /// `pages`: media writes (64 B units) per 4 KiB page of the program's address space, as
 /// (page, writes) with each page once.
 #[allow(clippy::too_many_arguments)]
-pub fn report(
+pub(crate) fn report(
     media_writes_64b: u64,
     elapsed_s: f64,
     rated_bytes_per_dimm: f64,

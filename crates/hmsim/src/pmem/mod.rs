@@ -6,7 +6,7 @@
 mod ait;
 mod config;
 mod driver;
-pub mod lifetime;
+pub(crate) mod lifetime;
 mod replay;
 mod rows;
 mod scenario;
