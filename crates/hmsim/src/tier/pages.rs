@@ -394,6 +394,38 @@ impl PageTable {
         None
     }
 
+    /// The pages `64·word .. 64·word + 64` whose tier byte is `tier` (with `other`, is not
+    /// `tier`) as bits (bit i: page `64·word + i`); ids past the table are never set. The
+    /// pages [`visit_tier`](Self::visit_tier) visits, 64 at a time, for loops that combine
+    /// them with other per-page bit sets.
+    #[inline]
+    pub fn tier_mask64(&self, tier: usize, other: bool, word: usize) -> u64 {
+        const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        let start = word * 64;
+        if let Some(bytes) = self.tier_of.get(start..start + 64) {
+            let t = 0x0101_0101_0101_0101 * u64::from(tier as u8);
+            let mut mask = 0u64;
+            for (i, c) in bytes.chunks_exact(8).enumerate() {
+                let x = u64::from_le_bytes(c.try_into().expect("8 bytes")) ^ t;
+                // The high bit of each byte that is not zero, as in `visit_tier`; then the
+                // eight high bits gathered into one byte (the products' bits do not overlap).
+                let nonzero = (((x & LOW7) + LOW7) | x) & HIGH;
+                let hits = if other { nonzero } else { !nonzero & HIGH };
+                let byte = (hits >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+                mask |= byte << (8 * i);
+            }
+            return mask;
+        }
+        let mut mask = 0u64;
+        for (i, &b) in self.tier_of.get(start..).unwrap_or(&[]).iter().enumerate() {
+            if (b == tier as u8) != other {
+                mask |= 1 << i;
+            }
+        }
+        mask
+    }
+
     /// Tier of a movable page (not a split huge page, not a base page of an unsplit one).
     fn checked_tier(&self, id: u64) -> Result<usize, MigrateError> {
         if id < self.pages() {
@@ -594,6 +626,25 @@ mod tests {
                     prop_assert_eq!(pt.count_by_tier()[t], pt.used_units(t));
                     prop_assert!(pt.used_units(t) <= pt.capacity_units(t));
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn tier_masks_hold_the_pages_visit_tier_visits() {
+        let pt = PageTable::place(203, 4096, &[90 * 4096, 120 * 4096], |p| {
+            Some(usize::from((p * p / 7 + p / 13) % 3 == 0))
+        })
+        .unwrap();
+        for tier in 0..3 {
+            for other in [false, true] {
+                let mut want = [0u64; 5];
+                pt.visit_tier(tier, other, 0, 320, |p| {
+                    want[p as usize / 64] |= 1 << (p % 64);
+                    true
+                });
+                let got: Vec<u64> = (0..5).map(|w| pt.tier_mask64(tier, other, w)).collect();
+                assert_eq!(got, want, "tier {tier} other {other}");
             }
         }
     }
