@@ -87,53 +87,82 @@ type Fault = (u32, f32, f64);
 /// few hundred quanta; the rest wait in a map).
 const NEAR_QUANTA: u64 = 512;
 
-/// Sorts faults by (time bits, page) — the order of a comparison sort on that key, which is
-/// total — by distributing them into as many buckets as faults by their time's position
-/// between the earliest and the latest, then sorting each (small) bucket. The bucket index
-/// `⌊(at − min) · n / (max − min)⌋` never decreases as `at` grows (each floating-point step
-/// is monotone), so buckets in order hold the faults in order; for non-negative times the
-/// bits order as the numbers do (anything else takes the comparison sort).
-fn sort_faults(v: &mut Vec<Fault>, scratch: &mut Vec<Fault>, starts: &mut Vec<u32>) {
+/// Calls `emit` on the faults of `v` in (time bits, page) order — the order of a comparison
+/// sort on that key, which is total — found by distributing them into as many buckets as
+/// faults by their time's position between the earliest and the latest, then sorting each
+/// (small) bucket. The bucket index `⌊(at − min) · n / (max − min)⌋` never decreases as `at`
+/// grows (each floating-point step is monotone), so buckets in order hold the faults in
+/// order; for non-negative times the bits order as the numbers do (anything else takes the
+/// comparison sort). `v` is left in no particular order.
+fn sort_faults(
+    v: &mut [Fault],
+    scratch: &mut Vec<Fault>,
+    starts: &mut Vec<u32>,
+    mut emit: impl FnMut(&Fault),
+) {
     let key = |f: &Fault| (f.2.to_bits(), f.0);
     let n = v.len();
-    let (lo, hi) = v
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), f| {
-            (lo.min(f.2), hi.max(f.2))
-        });
-    let plain = v
-        .iter()
-        .all(|f| f.2.is_finite() && f.2.to_bits() >> 63 == 0);
-    if n < 64 || !plain || hi <= lo {
+    // The range in one pass over the bits: they order as the numbers do for non-negative
+    // times, and a negative time, an infinite one or NaN has bits at or above +∞'s.
+    let (mut lo_bits, mut hi_bits) = (u64::MAX, 0u64);
+    for f in v.iter() {
+        let b = f.2.to_bits();
+        lo_bits = lo_bits.min(b);
+        hi_bits = hi_bits.max(b);
+    }
+    let (lo, hi) = (f64::from_bits(lo_bits), f64::from_bits(hi_bits));
+    let scale = n as f64 / (hi - lo);
+    if n < 64 || hi_bits >= f64::INFINITY.to_bits() || hi <= lo || !scale.is_finite() {
         v.sort_unstable_by_key(key);
+        v.iter().for_each(emit);
         return;
     }
-    let scale = n as f64 / (hi - lo);
-    let bucket = |at: f64| (((at - lo) * scale) as usize).min(n - 1);
+    let bucket = |at: f64| {
+        // SAFETY: lo <= at <= hi, all finite, and scale is finite: the product lies in
+        // [0, n] up to rounding, well inside i64 (the saturating cast's checks, or an
+        // unsigned cast's, would only cost time).
+        let b: i64 = unsafe { ((at - lo) * scale).to_int_unchecked() };
+        (b as usize).min(n - 1)
+    };
+    // Counts into starts[b], then each bucket's first slot; the scatter advances each to
+    // its bucket's end, which is the next bucket's start.
     starts.clear();
-    starts.resize(n + 1, 0);
+    starts.resize(n, 0);
     for f in v.iter() {
-        starts[bucket(f.2) + 1] += 1;
+        starts[bucket(f.2)] += 1;
     }
-    for b in 0..n {
-        starts[b + 1] += starts[b];
+    let mut at = 0;
+    for s in starts.iter_mut() {
+        let c = *s;
+        *s = at;
+        at += c;
     }
-    scratch.clear();
-    scratch.resize(n, (0, 0.0, 0.0));
-    {
-        let mut next = starts[..n].to_vec();
-        for f in v.iter() {
-            let b = bucket(f.2);
-            scratch[next[b] as usize] = *f;
-            next[b] += 1;
+    if scratch.len() < n {
+        scratch.resize(n, (0, 0.0, 0.0));
+    }
+    for f in v.iter() {
+        let s = &mut starts[bucket(f.2)];
+        scratch[*s as usize] = *f;
+        *s += 1;
+    }
+    let mut a = 0;
+    for &z in starts.iter() {
+        let z = z as usize;
+        let run = &mut scratch[a..z];
+        if run.len() > 8 {
+            run.sort_unstable_by_key(key);
+        } else {
+            // Most buckets hold one or two faults: an insertion sort in place, no call.
+            for i in 1..run.len() {
+                let mut j = i;
+                while j > 0 && key(&run[j]) < key(&run[j - 1]) {
+                    run.swap(j, j - 1);
+                    j -= 1;
+                }
+            }
         }
-    }
-    std::mem::swap(v, scratch);
-    for b in 0..n {
-        let (a, z) = (starts[b] as usize, starts[b + 1] as usize);
-        if z - a > 1 {
-            v[a..z].sort_unstable_by_key(key);
-        }
+        run.iter().for_each(&mut emit);
+        a = z;
     }
 }
 
@@ -386,14 +415,18 @@ impl StatHardware {
         for &(page, _, _) in &pages {
             self.marked[page as usize / 64] &= !(1u64 << (page % 64));
         }
-        sort_faults(&mut pages, &mut self.scratch, &mut self.starts);
         let mut out = Vec::with_capacity(pages.len());
-        for &(page, delay, _) in &pages {
-            out.push(HintFault {
-                page: u64::from(page),
-                latency_s: delay as f64,
-            });
-        }
+        sort_faults(
+            &mut pages,
+            &mut self.scratch,
+            &mut self.starts,
+            |&(page, delay, _)| {
+                out.push(HintFault {
+                    page: u64::from(page),
+                    latency_s: delay as f64,
+                })
+            },
+        );
         pages.clear();
         if let Some(b) = self.near.get_mut(slot) {
             *b = pages;
@@ -487,22 +520,33 @@ impl PageHardware for StatHardware {
         let d = self.draw();
         let mut rng = self.rng.clone();
         let end = from.saturating_add(len).min(self.marked_pages as u64);
-        let mut mark = |p: u64| {
-            let rate = if p >= d.hot.0 && p < d.hot.1 {
-                d.rates.0
-            } else {
-                d.rates.1
-            };
-            self.mark_with(p, rate, &mut rng);
-            true
-        };
-        match except_tier {
-            Some(t) => {
-                pt.visit_tier(t, true, from, end, &mut mark);
+        if from >= end {
+            return;
+        }
+        // 64 pages at a time: those to mark that are not marked already, as bits. Marking a
+        // page changes no other page's bit, so the words can be read before the marks.
+        for w in (from / 64) as usize..=((end - 1) / 64) as usize {
+            let base = w as u64 * 64;
+            let mut todo = match except_tier {
+                Some(t) => pt.tier_mask64(t, true, w),
+                None => u64::MAX,
+            } & !self.marked[w];
+            if from > base {
+                todo &= u64::MAX << (from - base);
             }
-            None => (from..end).for_each(|p| {
-                mark(p);
-            }),
+            if end - base < 64 {
+                todo &= (1u64 << (end - base)) - 1;
+            }
+            while todo != 0 {
+                let p = base + u64::from(todo.trailing_zeros());
+                todo &= todo - 1;
+                let rate = if p >= d.hot.0 && p < d.hot.1 {
+                    d.rates.0
+                } else {
+                    d.rates.1
+                };
+                self.mark_with(p, rate, &mut rng);
+            }
         }
         self.rng = rng;
     }
@@ -552,7 +596,7 @@ mod tests {
     fn bucket_sort_of_faults_orders_as_the_comparison_sort() {
         let mut rng = crate::rng::stream(3, "t");
         let (mut scratch, mut starts) = (Vec::new(), Vec::new());
-        for n in [0usize, 1, 63, 64, 500, 5000] {
+        for n in [0usize, 1, 63, 64, 500, 5000, 5001] {
             let mut v: Vec<Fault> = (0..n as u64)
                 .map(|page| {
                     // Times inside one quantum, some repeated (ties go by page).
@@ -564,10 +608,15 @@ mod tests {
                     ((page * 7 % 10_007) as u32, rng.random::<f32>(), at)
                 })
                 .collect();
+            if n == 5001 {
+                // A time with no place in the buckets: the comparison sort takes them all.
+                v[7].2 = -0.0;
+            }
             let mut want = v.clone();
             want.sort_unstable_by_key(|&(page, _, at)| (at.to_bits(), page));
-            sort_faults(&mut v, &mut scratch, &mut starts);
-            assert_eq!(v, want, "{n}");
+            let mut got = Vec::new();
+            sort_faults(&mut v, &mut scratch, &mut starts, |f| got.push(*f));
+            assert_eq!(got, want, "{n}");
         }
     }
 
