@@ -303,21 +303,40 @@ impl AccessDraw {
             if a >= b {
                 continue;
             }
-            let idle = pt.visit_tier(tier, false, a, b, |p| {
-                tested += 1;
-                // SAFETY: p < b <= known <= cleared.len() (visit_tier visits ids in [a, b)).
-                let c = unsafe { cleared.get_unchecked_mut(p as usize) };
-                let last = *c;
-                *c = now;
-                if memo[hot].0 != last.key() {
-                    memo[hot] = (
-                        last.key(),
-                        self.probability(last.time_s(self.quantum_s), hot == 1),
-                    );
-                    below[hot] = below_of(memo[hot].1);
+            // The piece's memo entry in registers; the pages on `tier` 64 at a time.
+            let (mut key, mut prob) = memo[hot];
+            let mut bel = below[hot];
+            let mut idle = None;
+            'words: for w in a / 64..=(b - 1) / 64 {
+                let base = w * 64;
+                let mut todo = pt.tier_mask64(tier, false, w as usize);
+                if a > base {
+                    todo &= u64::MAX << (a - base);
                 }
-                accessed(rng.next_u64(), below[hot])
-            });
+                if b - base < 64 {
+                    todo &= (1u64 << (b - base)) - 1;
+                }
+                while todo != 0 {
+                    let p = base + u64::from(todo.trailing_zeros());
+                    todo &= todo - 1;
+                    tested += 1;
+                    // SAFETY: a <= p < b <= known <= cleared.len().
+                    let c = unsafe { cleared.get_unchecked_mut(p as usize) };
+                    let last = *c;
+                    *c = now;
+                    if key != last.key() {
+                        key = last.key();
+                        prob = self.probability(last.time_s(self.quantum_s), hot == 1);
+                        bel = below_of(prob);
+                    }
+                    if !accessed(rng.next_u64(), bel) {
+                        idle = Some(p);
+                        break 'words;
+                    }
+                }
+            }
+            memo[hot] = (key, prob);
+            below[hot] = bel;
             if idle.is_some() {
                 return Sweep { idle, tested };
             }
