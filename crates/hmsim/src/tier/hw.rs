@@ -26,10 +26,6 @@ pub trait PageHardware {
     /// Test and clear the page's accessed bit: true if it was accessed since the last clear.
     fn test_and_clear_accessed(&mut self, page: u64) -> bool;
 
-    /// An LRU sweep step: test and clear the accessed bits of `tier`'s pages among ids
-    /// `from .. from + len` in order (other tiers' pages are passed over), stopping at the
-    /// first page whose bit was clear. The same bits, in the same order, as
-    /// [`test_and_clear_accessed`](Self::test_and_clear_accessed) page by page.
     /// Mark the pages among ids `from .. from + len` that are not on `except_tier` (all of
     /// them with `None`), in order: as [`mark`](Self::mark) page by page.
     fn mark_range(&mut self, pt: &PageTable, from: u64, len: u64, except_tier: Option<usize>) {
@@ -40,6 +36,10 @@ pub trait PageHardware {
         }
     }
 
+    /// An LRU sweep step: test and clear the accessed bits of `tier`'s pages among ids
+    /// `from .. from + len` in order (other tiers' pages are passed over), stopping at the
+    /// first page whose bit was clear. The same bits, in the same order, as
+    /// [`test_and_clear_accessed`](Self::test_and_clear_accessed) page by page.
     fn sweep_accessed(&mut self, pt: &PageTable, tier: usize, from: u64, len: u64) -> Sweep {
         let end = from.saturating_add(len);
         let mut tested = 0;
@@ -55,6 +55,31 @@ pub trait PageHardware {
             at = p + 1;
         }
         Sweep { idle: None, tested }
+    }
+
+    /// Sweep steps back to back over `from .. from + len`, each starting after the last
+    /// idle page, until `max_idle` idle pages are found or the range ends: the idle pages
+    /// go to `idle` in order; returns the pages tested. Exactly what
+    /// [`sweep_accessed`](Self::sweep_accessed) called step by step does.
+    fn sweep_idle(
+        &mut self,
+        pt: &PageTable,
+        tier: usize,
+        (from, len): (u64, u64),
+        max_idle: u64,
+        idle: &mut Vec<u64>,
+    ) -> u64 {
+        let end = from.saturating_add(len);
+        let (mut at, mut tested, mut found) = (from, 0, 0);
+        while found < max_idle && at < end {
+            let step = self.sweep_accessed(pt, tier, at, end - at);
+            tested += step.tested;
+            let Some(p) = step.idle else { break };
+            idle.push(p);
+            found += 1;
+            at = p + 1;
+        }
+        tested
     }
 }
 
@@ -273,8 +298,8 @@ impl AccessDraw {
         rng.random::<f64>() < memo.1
     }
 
-    /// [`PageHardware::sweep_accessed`] over the clears `cleared` (`now`: this quantum as
-    /// a stamp).
+    /// [`PageHardware::sweep_idle`] over the clears `cleared` (`now`: this quantum as a
+    /// stamp); returns the pages tested.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn sweep<T: ClearStamp>(
@@ -286,7 +311,12 @@ impl AccessDraw {
         now: T,
         memo: &mut [(u32, f64); 2],
         rng: &mut SimRng,
-    ) -> Sweep {
+        (max_idle, idle): (u64, &mut Vec<u64>),
+    ) -> u64 {
+        if max_idle == 0 {
+            return 0;
+        }
+        let mut found = 0;
         let mut below = memo.map(|(_, p)| below_of(p));
         let mut tested = 0;
         // Pages with a clear stamp, cut where hotness changes: each piece tests one memo
@@ -306,7 +336,6 @@ impl AccessDraw {
             // The piece's memo entry in registers; the pages on `tier` 64 at a time.
             let (mut key, mut prob) = memo[hot];
             let mut bel = below[hot];
-            let mut idle = None;
             'words: for w in a / 64..=(b - 1) / 64 {
                 let base = w * 64;
                 let mut todo = pt.tier_mask64(tier, false, w as usize);
@@ -330,21 +359,32 @@ impl AccessDraw {
                         bel = below_of(prob);
                     }
                     if !accessed(rng.next_u64(), bel) {
-                        idle = Some(p);
-                        break 'words;
+                        idle.push(p);
+                        found += 1;
+                        if found == max_idle {
+                            break 'words;
+                        }
                     }
                 }
             }
             memo[hot] = (key, prob);
             below[hot] = bel;
-            if idle.is_some() {
-                return Sweep { idle, tested };
+            if found == max_idle {
+                return tested;
             }
         }
         // Ids past the workload's pages (none in its own table) were never accessed.
-        let idle = pt.next_in_tier(tier, known, end.saturating_sub(known));
-        tested += u64::from(idle.is_some());
-        Sweep { idle, tested }
+        let mut at = known;
+        while found < max_idle {
+            let Some(p) = pt.next_in_tier(tier, at, end.saturating_sub(at)) else {
+                break;
+            };
+            tested += 1;
+            idle.push(p);
+            found += 1;
+            at = p + 1;
+        }
+        tested
     }
 
     /// Probability that a (hot) page last cleared at `cleared` s was accessed since.
@@ -586,22 +626,39 @@ impl PageHardware for StatHardware {
     }
 
     fn sweep_accessed(&mut self, pt: &PageTable, tier: usize, from: u64, len: u64) -> Sweep {
+        let mut idle = Vec::with_capacity(1);
+        let tested = self.sweep_idle(pt, tier, (from, len), 1, &mut idle);
+        Sweep {
+            idle: idle.first().copied(),
+            tested,
+        }
+    }
+
+    fn sweep_idle(
+        &mut self,
+        pt: &PageTable,
+        tier: usize,
+        (from, len): (u64, u64),
+        max_idle: u64,
+        idle: &mut Vec<u64>,
+    ) -> u64 {
         self.alloc_cleared();
         let d = self.draw();
         let mut rng = self.rng.clone();
         let mut memo = self.seen_memo;
         let range = (from, from.saturating_add(len));
-        let sweep = match &mut self.cleared_at {
+        let out = (max_idle, idle);
+        let tested = match &mut self.cleared_at {
             Cleared::Quanta(v) => {
                 let now = self.quantum as u16;
-                d.sweep(pt, tier, range, v, now, &mut memo, &mut rng)
+                d.sweep(pt, tier, range, v, now, &mut memo, &mut rng, out)
             }
-            Cleared::Times(v) => d.sweep(pt, tier, range, v, d.now_f32, &mut memo, &mut rng),
+            Cleared::Times(v) => d.sweep(pt, tier, range, v, d.now_f32, &mut memo, &mut rng, out),
             Cleared::Unallocated => unreachable!("allocated above"),
         };
         self.rng = rng;
         self.seen_memo = memo;
-        sweep
+        tested
     }
 }
 
@@ -689,6 +746,15 @@ mod tests {
                 assert_eq!(sa, sb, "quantum {q} from {hand}");
                 hand = sa.idle.map_or(hand + len, |p| p + 1) % n;
             }
+            // Runs of steps, stopped by the count or by the range's end.
+            let (mut ia, mut ib) = (Vec::new(), Vec::new());
+            let len = (n - hand).min(5000);
+            let max_idle = [1, 3, 40, u64::MAX][q as usize % 4];
+            let ta = a.sweep_idle(&pt, q as usize % 2, (hand, len), max_idle, &mut ia);
+            let tb =
+                PageByPage(&mut b).sweep_idle(&pt, q as usize % 2, (hand, len), max_idle, &mut ib);
+            assert_eq!((ta, &ia), (tb, &ib), "quantum {q} run from {hand}");
+            hand = ia.last().map_or(hand + len, |p| p + 1) % n;
         }
         assert_eq!(a.rng.random::<u64>(), b.rng.random::<u64>());
     }
