@@ -26,10 +26,6 @@ pub trait PageHardware {
     /// Test and clear the page's accessed bit: true if it was accessed since the last clear.
     fn test_and_clear_accessed(&mut self, page: u64) -> bool;
 
-    /// An LRU sweep step: test and clear the accessed bits of `tier`'s pages among ids
-    /// `from .. from + len` in order (other tiers' pages are passed over), stopping at the
-    /// first page whose bit was clear. The same bits, in the same order, as
-    /// [`test_and_clear_accessed`](Self::test_and_clear_accessed) page by page.
     /// Mark the pages among ids `from .. from + len` that are not on `except_tier` (all of
     /// them with `None`), in order: as [`mark`](Self::mark) page by page.
     fn mark_range(&mut self, pt: &PageTable, from: u64, len: u64, except_tier: Option<usize>) {
@@ -40,6 +36,10 @@ pub trait PageHardware {
         }
     }
 
+    /// An LRU sweep step: test and clear the accessed bits of `tier`'s pages among ids
+    /// `from .. from + len` in order (other tiers' pages are passed over), stopping at the
+    /// first page whose bit was clear. The same bits, in the same order, as
+    /// [`test_and_clear_accessed`](Self::test_and_clear_accessed) page by page.
     fn sweep_accessed(&mut self, pt: &PageTable, tier: usize, from: u64, len: u64) -> Sweep {
         let end = from.saturating_add(len);
         let mut tested = 0;
@@ -55,6 +55,31 @@ pub trait PageHardware {
             at = p + 1;
         }
         Sweep { idle: None, tested }
+    }
+
+    /// Sweep steps back to back over `from .. from + len`, each starting after the last
+    /// idle page, until `max_idle` idle pages are found or the range ends: the idle pages
+    /// go to `idle` in order; returns the pages tested. Exactly what
+    /// [`sweep_accessed`](Self::sweep_accessed) called step by step does.
+    fn sweep_idle(
+        &mut self,
+        pt: &PageTable,
+        tier: usize,
+        (from, len): (u64, u64),
+        max_idle: u64,
+        idle: &mut Vec<u64>,
+    ) -> u64 {
+        let end = from.saturating_add(len);
+        let (mut at, mut tested, mut found) = (from, 0, 0);
+        while found < max_idle && at < end {
+            let step = self.sweep_accessed(pt, tier, at, end - at);
+            tested += step.tested;
+            let Some(p) = step.idle else { break };
+            idle.push(p);
+            found += 1;
+            at = p + 1;
+        }
+        tested
     }
 }
 
@@ -87,53 +112,82 @@ type Fault = (u32, f32, f64);
 /// few hundred quanta; the rest wait in a map).
 const NEAR_QUANTA: u64 = 512;
 
-/// Sorts faults by (time bits, page) — the order of a comparison sort on that key, which is
-/// total — by distributing them into as many buckets as faults by their time's position
-/// between the earliest and the latest, then sorting each (small) bucket. The bucket index
-/// `⌊(at − min) · n / (max − min)⌋` never decreases as `at` grows (each floating-point step
-/// is monotone), so buckets in order hold the faults in order; for non-negative times the
-/// bits order as the numbers do (anything else takes the comparison sort).
-fn sort_faults(v: &mut Vec<Fault>, scratch: &mut Vec<Fault>, starts: &mut Vec<u32>) {
+/// Calls `emit` on the faults of `v` in (time bits, page) order — the order of a comparison
+/// sort on that key, which is total — found by distributing them into as many buckets as
+/// faults by their time's position between the earliest and the latest, then sorting each
+/// (small) bucket. The bucket index `⌊(at − min) · n / (max − min)⌋` never decreases as `at`
+/// grows (each floating-point step is monotone), so buckets in order hold the faults in
+/// order; for non-negative times the bits order as the numbers do (anything else takes the
+/// comparison sort). `v` is left in no particular order.
+fn sort_faults(
+    v: &mut [Fault],
+    scratch: &mut Vec<Fault>,
+    starts: &mut Vec<u32>,
+    mut emit: impl FnMut(&Fault),
+) {
     let key = |f: &Fault| (f.2.to_bits(), f.0);
     let n = v.len();
-    let (lo, hi) = v
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), f| {
-            (lo.min(f.2), hi.max(f.2))
-        });
-    let plain = v
-        .iter()
-        .all(|f| f.2.is_finite() && f.2.to_bits() >> 63 == 0);
-    if n < 64 || !plain || hi <= lo {
+    // The range in one pass over the bits: they order as the numbers do for non-negative
+    // times, and a negative time, an infinite one or NaN has bits at or above +∞'s.
+    let (mut lo_bits, mut hi_bits) = (u64::MAX, 0u64);
+    for f in v.iter() {
+        let b = f.2.to_bits();
+        lo_bits = lo_bits.min(b);
+        hi_bits = hi_bits.max(b);
+    }
+    let (lo, hi) = (f64::from_bits(lo_bits), f64::from_bits(hi_bits));
+    let scale = n as f64 / (hi - lo);
+    if n < 64 || hi_bits >= f64::INFINITY.to_bits() || hi <= lo || !scale.is_finite() {
         v.sort_unstable_by_key(key);
+        v.iter().for_each(emit);
         return;
     }
-    let scale = n as f64 / (hi - lo);
-    let bucket = |at: f64| (((at - lo) * scale) as usize).min(n - 1);
+    let bucket = |at: f64| {
+        // SAFETY: lo <= at <= hi, all finite, and scale is finite: the product lies in
+        // [0, n] up to rounding, well inside i64 (the saturating cast's checks, or an
+        // unsigned cast's, would only cost time).
+        let b: i64 = unsafe { ((at - lo) * scale).to_int_unchecked() };
+        (b as usize).min(n - 1)
+    };
+    // Counts into starts[b], then each bucket's first slot; the scatter advances each to
+    // its bucket's end, which is the next bucket's start.
     starts.clear();
-    starts.resize(n + 1, 0);
+    starts.resize(n, 0);
     for f in v.iter() {
-        starts[bucket(f.2) + 1] += 1;
+        starts[bucket(f.2)] += 1;
     }
-    for b in 0..n {
-        starts[b + 1] += starts[b];
+    let mut at = 0;
+    for s in starts.iter_mut() {
+        let c = *s;
+        *s = at;
+        at += c;
     }
-    scratch.clear();
-    scratch.resize(n, (0, 0.0, 0.0));
-    {
-        let mut next = starts[..n].to_vec();
-        for f in v.iter() {
-            let b = bucket(f.2);
-            scratch[next[b] as usize] = *f;
-            next[b] += 1;
+    if scratch.len() < n {
+        scratch.resize(n, (0, 0.0, 0.0));
+    }
+    for f in v.iter() {
+        let s = &mut starts[bucket(f.2)];
+        scratch[*s as usize] = *f;
+        *s += 1;
+    }
+    let mut a = 0;
+    for &z in starts.iter() {
+        let z = z as usize;
+        let run = &mut scratch[a..z];
+        if run.len() > 8 {
+            run.sort_unstable_by_key(key);
+        } else {
+            // Most buckets hold one or two faults: an insertion sort in place, no call.
+            for i in 1..run.len() {
+                let mut j = i;
+                while j > 0 && key(&run[j]) < key(&run[j - 1]) {
+                    run.swap(j, j - 1);
+                    j -= 1;
+                }
+            }
         }
-    }
-    std::mem::swap(v, scratch);
-    for b in 0..n {
-        let (a, z) = (starts[b] as usize, starts[b + 1] as usize);
-        if z - a > 1 {
-            v[a..z].sort_unstable_by_key(key);
-        }
+        run.iter().for_each(&mut emit);
+        a = z;
     }
 }
 
@@ -244,8 +298,8 @@ impl AccessDraw {
         rng.random::<f64>() < memo.1
     }
 
-    /// [`PageHardware::sweep_accessed`] over the clears `cleared` (`now`: this quantum as
-    /// a stamp).
+    /// [`PageHardware::sweep_idle`] over the clears `cleared` (`now`: this quantum as a
+    /// stamp); returns the pages tested.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn sweep<T: ClearStamp>(
@@ -257,7 +311,12 @@ impl AccessDraw {
         now: T,
         memo: &mut [(u32, f64); 2],
         rng: &mut SimRng,
-    ) -> Sweep {
+        (max_idle, idle): (u64, &mut Vec<u64>),
+    ) -> u64 {
+        if max_idle == 0 {
+            return 0;
+        }
+        let mut found = 0;
         let mut below = memo.map(|(_, p)| below_of(p));
         let mut tested = 0;
         // Pages with a clear stamp, cut where hotness changes: each piece tests one memo
@@ -274,29 +333,58 @@ impl AccessDraw {
             if a >= b {
                 continue;
             }
-            let idle = pt.visit_tier(tier, false, a, b, |p| {
-                tested += 1;
-                // SAFETY: p < b <= known <= cleared.len() (visit_tier visits ids in [a, b)).
-                let c = unsafe { cleared.get_unchecked_mut(p as usize) };
-                let last = *c;
-                *c = now;
-                if memo[hot].0 != last.key() {
-                    memo[hot] = (
-                        last.key(),
-                        self.probability(last.time_s(self.quantum_s), hot == 1),
-                    );
-                    below[hot] = below_of(memo[hot].1);
+            // The piece's memo entry in registers; the pages on `tier` 64 at a time.
+            let (mut key, mut prob) = memo[hot];
+            let mut bel = below[hot];
+            'words: for w in a / 64..=(b - 1) / 64 {
+                let base = w * 64;
+                let mut todo = pt.tier_mask64(tier, false, w as usize);
+                if a > base {
+                    todo &= u64::MAX << (a - base);
                 }
-                accessed(rng.next_u64(), below[hot])
-            });
-            if idle.is_some() {
-                return Sweep { idle, tested };
+                if b - base < 64 {
+                    todo &= (1u64 << (b - base)) - 1;
+                }
+                while todo != 0 {
+                    let p = base + u64::from(todo.trailing_zeros());
+                    todo &= todo - 1;
+                    tested += 1;
+                    // SAFETY: a <= p < b <= known <= cleared.len().
+                    let c = unsafe { cleared.get_unchecked_mut(p as usize) };
+                    let last = *c;
+                    *c = now;
+                    if key != last.key() {
+                        key = last.key();
+                        prob = self.probability(last.time_s(self.quantum_s), hot == 1);
+                        bel = below_of(prob);
+                    }
+                    if !accessed(rng.next_u64(), bel) {
+                        idle.push(p);
+                        found += 1;
+                        if found == max_idle {
+                            break 'words;
+                        }
+                    }
+                }
+            }
+            memo[hot] = (key, prob);
+            below[hot] = bel;
+            if found == max_idle {
+                return tested;
             }
         }
         // Ids past the workload's pages (none in its own table) were never accessed.
-        let idle = pt.next_in_tier(tier, known, end.saturating_sub(known));
-        tested += u64::from(idle.is_some());
-        Sweep { idle, tested }
+        let mut at = known;
+        while found < max_idle {
+            let Some(p) = pt.next_in_tier(tier, at, end.saturating_sub(at)) else {
+                break;
+            };
+            tested += 1;
+            idle.push(p);
+            found += 1;
+            at = p + 1;
+        }
+        tested
     }
 
     /// Probability that a (hot) page last cleared at `cleared` s was accessed since.
@@ -391,14 +479,18 @@ impl StatHardware {
         for &(page, _, _) in &pages {
             self.marked[page as usize / 64] &= !(1u64 << (page % 64));
         }
-        sort_faults(&mut pages, &mut self.scratch, &mut self.starts);
         let mut out = Vec::with_capacity(pages.len());
-        for &(page, delay, _) in &pages {
-            out.push(HintFault {
-                page: u64::from(page),
-                latency_s: delay as f64,
-            });
-        }
+        sort_faults(
+            &mut pages,
+            &mut self.scratch,
+            &mut self.starts,
+            |&(page, delay, _)| {
+                out.push(HintFault {
+                    page: u64::from(page),
+                    latency_s: delay as f64,
+                })
+            },
+        );
         pages.clear();
         if let Some(b) = self.near.get_mut(slot) {
             *b = pages;
@@ -492,22 +584,33 @@ impl PageHardware for StatHardware {
         let d = self.draw();
         let mut rng = self.rng.clone();
         let end = from.saturating_add(len).min(self.marked_pages as u64);
-        let mut mark = |p: u64| {
-            let rate = if p >= d.hot.0 && p < d.hot.1 {
-                d.rates.0
-            } else {
-                d.rates.1
-            };
-            self.mark_with(p, rate, &mut rng);
-            true
-        };
-        match except_tier {
-            Some(t) => {
-                pt.visit_tier(t, true, from, end, &mut mark);
+        if from >= end {
+            return;
+        }
+        // 64 pages at a time: those to mark that are not marked already, as bits. Marking a
+        // page changes no other page's bit, so the words can be read before the marks.
+        for w in (from / 64) as usize..=((end - 1) / 64) as usize {
+            let base = w as u64 * 64;
+            let mut todo = match except_tier {
+                Some(t) => pt.tier_mask64(t, true, w),
+                None => u64::MAX,
+            } & !self.marked[w];
+            if from > base {
+                todo &= u64::MAX << (from - base);
             }
-            None => (from..end).for_each(|p| {
-                mark(p);
-            }),
+            if end - base < 64 {
+                todo &= (1u64 << (end - base)) - 1;
+            }
+            while todo != 0 {
+                let p = base + u64::from(todo.trailing_zeros());
+                todo &= todo - 1;
+                let rate = if p >= d.hot.0 && p < d.hot.1 {
+                    d.rates.0
+                } else {
+                    d.rates.1
+                };
+                self.mark_with(p, rate, &mut rng);
+            }
         }
         self.rng = rng;
     }
@@ -528,22 +631,39 @@ impl PageHardware for StatHardware {
     }
 
     fn sweep_accessed(&mut self, pt: &PageTable, tier: usize, from: u64, len: u64) -> Sweep {
+        let mut idle = Vec::with_capacity(1);
+        let tested = self.sweep_idle(pt, tier, (from, len), 1, &mut idle);
+        Sweep {
+            idle: idle.first().copied(),
+            tested,
+        }
+    }
+
+    fn sweep_idle(
+        &mut self,
+        pt: &PageTable,
+        tier: usize,
+        (from, len): (u64, u64),
+        max_idle: u64,
+        idle: &mut Vec<u64>,
+    ) -> u64 {
         self.alloc_cleared();
         let d = self.draw();
         let mut rng = self.rng.clone();
         let mut memo = self.seen_memo;
         let range = (from, from.saturating_add(len));
-        let sweep = match &mut self.cleared_at {
+        let out = (max_idle, idle);
+        let tested = match &mut self.cleared_at {
             Cleared::Quanta(v) => {
                 let now = self.quantum as u16;
-                d.sweep(pt, tier, range, v, now, &mut memo, &mut rng)
+                d.sweep(pt, tier, range, v, now, &mut memo, &mut rng, out)
             }
-            Cleared::Times(v) => d.sweep(pt, tier, range, v, d.now_f32, &mut memo, &mut rng),
+            Cleared::Times(v) => d.sweep(pt, tier, range, v, d.now_f32, &mut memo, &mut rng, out),
             Cleared::Unallocated => unreachable!("allocated above"),
         };
         self.rng = rng;
         self.seen_memo = memo;
-        sweep
+        tested
     }
 }
 
@@ -557,7 +677,7 @@ mod tests {
     fn bucket_sort_of_faults_orders_as_the_comparison_sort() {
         let mut rng = crate::rng::stream(3, "t");
         let (mut scratch, mut starts) = (Vec::new(), Vec::new());
-        for n in [0usize, 1, 63, 64, 500, 5000] {
+        for n in [0usize, 1, 63, 64, 500, 5000, 5001] {
             let mut v: Vec<Fault> = (0..n as u64)
                 .map(|page| {
                     // Times inside one quantum, some repeated (ties go by page).
@@ -569,10 +689,15 @@ mod tests {
                     ((page * 7 % 10_007) as u32, rng.random::<f32>(), at)
                 })
                 .collect();
+            if n == 5001 {
+                // A time with no place in the buckets: the comparison sort takes them all.
+                v[7].2 = -0.0;
+            }
             let mut want = v.clone();
             want.sort_unstable_by_key(|&(page, _, at)| (at.to_bits(), page));
-            sort_faults(&mut v, &mut scratch, &mut starts);
-            assert_eq!(v, want, "{n}");
+            let mut got = Vec::new();
+            sort_faults(&mut v, &mut scratch, &mut starts, |f| got.push(*f));
+            assert_eq!(got, want, "{n}");
         }
     }
 
@@ -626,6 +751,15 @@ mod tests {
                 assert_eq!(sa, sb, "quantum {q} from {hand}");
                 hand = sa.idle.map_or(hand + len, |p| p + 1) % n;
             }
+            // Runs of steps, stopped by the count or by the range's end.
+            let (mut ia, mut ib) = (Vec::new(), Vec::new());
+            let len = (n - hand).min(5000);
+            let max_idle = [1, 3, 40, u64::MAX][q as usize % 4];
+            let ta = a.sweep_idle(&pt, q as usize % 2, (hand, len), max_idle, &mut ia);
+            let tb =
+                PageByPage(&mut b).sweep_idle(&pt, q as usize % 2, (hand, len), max_idle, &mut ib);
+            assert_eq!((ta, &ia), (tb, &ib), "quantum {q} run from {hand}");
+            hand = ia.last().map_or(hand + len, |p| p + 1) % n;
         }
         assert_eq!(a.rng.random::<u64>(), b.rng.random::<u64>());
     }

@@ -394,6 +394,27 @@ impl PageTable {
         None
     }
 
+    /// The pages `64·word .. 64·word + 64` whose tier byte is `tier` (with `other`, is not
+    /// `tier`) as bits (bit i: page `64·word + i`); ids past the table are never set. The
+    /// pages [`visit_tier`](Self::visit_tier) visits, 64 at a time, for loops that combine
+    /// them with other per-page bit sets.
+    #[inline(always)]
+    pub fn tier_mask64(&self, tier: usize, other: bool, word: usize) -> u64 {
+        let start = word * 64;
+        if let Some(bytes) = self.tier_of.get(start..start + 64) {
+            let bytes: &[u8; 64] = bytes.try_into().expect("64 bytes");
+            let equal = equal_bytes64(bytes, tier as u8);
+            return if other { !equal } else { equal };
+        }
+        let mut mask = 0u64;
+        for (i, &b) in self.tier_of.get(start..).unwrap_or(&[]).iter().enumerate() {
+            if (b == tier as u8) != other {
+                mask |= 1 << i;
+            }
+        }
+        mask
+    }
+
     /// Tier of a movable page (not a split huge page, not a base page of an unsplit one).
     fn checked_tier(&self, id: u64) -> Result<usize, MigrateError> {
         if id < self.pages() {
@@ -466,6 +487,49 @@ impl PageTable {
             .map(|u| u * self.unit_bytes)
             .collect()
     }
+}
+
+/// Bit i set when `bytes[i] == t`: 16 bytes per compare on x86_64 (SSE2 is part of the
+/// architecture), eight per word elsewhere.
+#[inline(always)]
+fn equal_bytes64(bytes: &[u8; 64], t: u8) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+        };
+        let mut mask = 0u64;
+        // SAFETY: SSE2 is always present on x86_64; each load reads 16 of the 64 bytes.
+        unsafe {
+            let tv = _mm_set1_epi8(t as i8);
+            for i in 0..4 {
+                let v = _mm_loadu_si128(bytes.as_ptr().add(16 * i) as *const __m128i);
+                let m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, tv)) as u32 as u64;
+                mask |= m << (16 * i);
+            }
+        }
+        mask
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    equal_bytes64_words(bytes, t)
+}
+
+/// [`equal_bytes64`] eight bytes per word, on any architecture.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn equal_bytes64_words(bytes: &[u8; 64], t: u8) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let tt = 0x0101_0101_0101_0101 * u64::from(t);
+    let mut mask = 0u64;
+    for (i, c) in bytes.chunks_exact(8).enumerate() {
+        let x = u64::from_le_bytes(c.try_into().expect("8 bytes")) ^ tt;
+        // The high bit of each zero byte, as in `visit_tier`; then the eight high bits
+        // gathered into one byte (the products' bits do not overlap).
+        let zero = !((((x & LOW7) + LOW7) | x) & HIGH) & HIGH;
+        let byte = (zero >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+        mask |= byte << (8 * i);
+    }
+    mask
 }
 
 #[cfg(test)]
@@ -594,6 +658,36 @@ mod tests {
                     prop_assert_eq!(pt.count_by_tier()[t], pt.used_units(t));
                     prop_assert!(pt.used_units(t) <= pt.capacity_units(t));
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn tier_masks_hold_the_pages_visit_tier_visits() {
+        let pt = PageTable::place(203, 4096, &[90 * 4096, 120 * 4096], |p| {
+            Some(usize::from((p * p / 7 + p / 13) % 3 == 0))
+        })
+        .unwrap();
+        for tier in 0..3 {
+            for other in [false, true] {
+                let mut want = [0u64; 5];
+                pt.visit_tier(tier, other, 0, 320, |p| {
+                    want[p as usize / 64] |= 1 << (p % 64);
+                    true
+                });
+                let got: Vec<u64> = (0..5).map(|w| pt.tier_mask64(tier, other, w)).collect();
+                assert_eq!(got, want, "tier {tier} other {other}");
+            }
+        }
+        // Both byte comparisons, on bytes of every value.
+        use rand::Rng;
+        let mut r = crate::rng::stream(11, "t");
+        for _ in 0..200 {
+            let bytes: [u8; 64] = std::array::from_fn(|_| r.random_range(0..4u8) * 85);
+            for t in [0u8, 85, 170, 255, 1] {
+                let want = (0..64).fold(0u64, |m, i| m | (u64::from(bytes[i] == t) << i));
+                assert_eq!(equal_bytes64(&bytes, t), want);
+                assert_eq!(equal_bytes64_words(&bytes, t), want);
             }
         }
     }

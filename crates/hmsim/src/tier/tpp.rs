@@ -87,6 +87,8 @@ pub(super) struct Tpp {
     adjust_start_s: f64,
     candidates: u64,
     work: PolicyWork,
+    /// kswapd's buffer of idle pages found by a sweep.
+    idle: Vec<u64>,
 }
 
 impl Tpp {
@@ -108,6 +110,7 @@ impl Tpp {
             adjust_start_s: 0.0,
             candidates: 0,
             work,
+            idle: Vec::new(),
         }
     }
 
@@ -155,29 +158,38 @@ impl Tpp {
         // Visit at most 32 pages per page wanted (SWAP_CLUSTER_MAX batches) and at most one
         // sweep per quantum: a page whose bit this pass clears is judged a quantum later.
         let mut visits = n.min((32 * need).max(4096));
-        while (out.len() as u64) < need && visits > 0 && alt_free > 0 && *budget >= pt.page_bytes {
-            // Pages whose bit was set change nothing the loop tests: one sweep step runs up
-            // to the next idle page (other tiers' pages skipped, each still a visit).
+        let pb = pt.page_bytes;
+        let mut idle = std::mem::take(&mut self.idle);
+        while (out.len() as u64) < need && visits > 0 && alt_free > 0 && *budget >= pb {
+            // Up to the table's end (the hand then wraps), one batch of sweep steps finds the
+            // idle pages wanted: as many as the first of the three limits allows.
             let span = visits.min(n - self.lru_hand);
-            let step = hw.sweep_accessed(pt, DEFAULT_TIER, self.lru_hand, span);
-            self.work.pages_scanned += step.tested;
-            let Some(p) = step.idle else {
-                visits -= span;
-                self.lru_hand += span;
-                if self.lru_hand >= n {
-                    self.lru_hand = 0;
+            let wanted = (need - out.len() as u64).min(alt_free).min(*budget / pb);
+            idle.clear();
+            let tested = hw.sweep_idle(pt, DEFAULT_TIER, (self.lru_hand, span), wanted, &mut idle);
+            self.work.pages_scanned += tested;
+            for &p in &idle {
+                out.push(Migration { page: p, to: 1 });
+            }
+            alt_free -= idle.len() as u64;
+            *budget -= idle.len() as u64 * pb;
+            // A limit reached: the hand stops after the last idle page; otherwise the span
+            // was swept to its end.
+            match idle.last() {
+                Some(&p) if idle.len() as u64 == wanted => {
+                    visits -= p - self.lru_hand + 1;
+                    self.lru_hand = p + 1;
                 }
-                continue;
-            };
-            visits -= p - self.lru_hand + 1;
-            self.lru_hand = p + 1;
+                _ => {
+                    visits -= span;
+                    self.lru_hand += span;
+                }
+            }
             if self.lru_hand >= n {
                 self.lru_hand = 0;
             }
-            out.push(Migration { page: p, to: 1 });
-            alt_free -= 1;
-            *budget -= pt.page_bytes;
         }
+        self.idle = idle;
         out
     }
 }
