@@ -338,13 +338,7 @@ impl AccessDraw {
             let mut bel = below[hot];
             'words: for w in a / 64..=(b - 1) / 64 {
                 let base = w * 64;
-                let mut todo = pt.tier_mask64(tier, false, w as usize);
-                if a > base {
-                    todo &= u64::MAX << (a - base);
-                }
-                if b - base < 64 {
-                    todo &= (1u64 << (b - base)) - 1;
-                }
+                let mut todo = pt.tier_mask64(tier, false, w as usize) & word_range(base, a, b);
                 while todo != 0 {
                     let p = base + u64::from(todo.trailing_zeros());
                     todo &= todo - 1;
@@ -594,13 +588,8 @@ impl PageHardware for StatHardware {
             let mut todo = match except_tier {
                 Some(t) => pt.tier_mask64(t, true, w),
                 None => u64::MAX,
-            } & !self.marked[w];
-            if from > base {
-                todo &= u64::MAX << (from - base);
-            }
-            if end - base < 64 {
-                todo &= (1u64 << (end - base)) - 1;
-            }
+            } & !self.marked[w]
+                & word_range(base, from, end);
             while todo != 0 {
                 let p = base + u64::from(todo.trailing_zeros());
                 todo &= todo - 1;
@@ -665,6 +654,22 @@ impl PageHardware for StatHardware {
         self.seen_memo = memo;
         tested
     }
+}
+
+/// The bits of the 64-page word starting at page `base` that fall in pages `[from, end)`
+/// (the word overlaps the range).
+fn word_range(base: u64, from: u64, end: u64) -> u64 {
+    let low = if from > base {
+        u64::MAX << (from - base)
+    } else {
+        u64::MAX
+    };
+    let high = if end - base < 64 {
+        (1u64 << (end - base)) - 1
+    } else {
+        u64::MAX
+    };
+    low & high
 }
 
 #[cfg(test)]
