@@ -413,8 +413,13 @@ pub fn pmindex_native(index: &str, n: u64) -> [BenchResult; 2] {
 /// vmalloc chunks on the aliusM machine under `policy`, with allocation cost; pages per second.
 pub fn numa_place(policy: &str, gib: u64) -> BenchResult {
     use crate::numa::{allocate, parse_policy, topology, AllocationSpec};
-    let m = topology::load(None, Some("aliusm-2s"), "<bench>", "", &Catalog::builtin())
-        .expect("built-in preset");
+    let m = topology::load(
+        None,
+        Some("aliusm-2s"),
+        &crate::config::Source::parse("", "<bench>").expect("empty text parses"),
+        &Catalog::builtin(),
+    )
+    .expect("built-in preset");
     let p = parse_policy(policy, m.nodes.len()).expect("known policy");
     let a = AllocationSpec {
         size_bytes: gib << 30,

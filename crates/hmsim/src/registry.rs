@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::bench::{self, Bench, BenchGroup, BenchResult, COMPONENT_BENCHMARKS};
 use crate::config::params::{Params, TableRef};
-use crate::config::{apply_overrides_with, line_of_key};
+use crate::config::{apply_overrides_with, line_of_key, Source};
 use crate::device::Catalog;
 use crate::error::{ConfigError, RunError};
 use crate::named::{Entry, Registry};
@@ -14,9 +14,9 @@ use crate::progress::{NoProgress, Progress};
 pub use crate::scenario::RunOutput;
 use crate::scenario::{self, Column, Parts, ResultRow, Scenario};
 
-/// Runs one module's scenario: (text after overrides, file, catalog, progress, the
+/// Runs one module's scenario: (the scenario read after overrides, catalog, progress, the
 /// caller's parts).
-pub type Runner = fn(&str, &str, &Catalog, &dyn Progress, &Parts) -> Result<RunOutput, RunError>;
+pub type Runner = fn(&Source, &Catalog, &dyn Progress, &Parts) -> Result<RunOutput, RunError>;
 
 /// A module as the registry holds it: how to run its scenarios, its `results.csv` columns,
 /// and everything else that is listed per module (docs page, study, sweep metrics, the
@@ -53,7 +53,7 @@ const fn module<S: Scenario>() -> Entry<Module> {
         name: S::MODULE,
         about: S::ABOUT,
         make: Module {
-            run: scenario::run_with::<S>,
+            run: scenario::run_source::<S>,
             columns: <S::Row as ResultRow>::COLUMNS,
             tables: S::TABLES,
             docs: S::DOCS,
@@ -180,11 +180,6 @@ pub fn apply_overrides(
     apply_overrides_with(text, file, overrides, &default_array_of_tables)
 }
 
-#[derive(Deserialize)]
-struct Header {
-    module: Option<toml::Value>,
-}
-
 /// Run the scenario `text` read from `file`, after applying `overrides` (`key.path`, `value`),
 /// with devices from the built-in catalog plus `device_paths`.
 pub fn run_scenario(
@@ -219,7 +214,9 @@ pub fn run_scenario_with_parts(
 ) -> Result<RunOutput, ConfigError> {
     let original = text;
     let text = apply_overrides(text, file, overrides)?;
-    run_module(&text, file, device_paths, progress, parts)
+    // The one parse of the scenario: everything after reads this tree.
+    Source::parse(&text, file)
+        .and_then(|source| run_module(&source, device_paths, progress, parts))
         .map_err(|e| blame_source(e, original, file, overrides))
 }
 
@@ -246,24 +243,21 @@ fn blame_source(
 }
 
 fn run_module(
-    text: &str,
-    file: &str,
+    source: &Source,
     device_paths: &[PathBuf],
     progress: &dyn Progress,
     parts: &Parts,
 ) -> Result<RunOutput, RunError> {
-    let header: Header = crate::config::parse_toml(text, file)?;
+    let file = source.file();
     let names = module_names().join(", ");
-    let module = match header.module {
-        Some(toml::Value::String(m)) => m,
-        Some(_) => {
-            return Err(ConfigError::new(
-                file,
-                "module",
-                format!("expected a string; allowed: {names}"),
-            )
-            .at_line(line_of_key(text, "module")))
-        }
+    let at_module = |message: String| {
+        ConfigError::new(file, "module", message).at_line(source.line_of_key("module"))
+    };
+    let module = match source.root().get("module") {
+        Some(m) => match m.as_str() {
+            Some(m) => m,
+            None => return Err(at_module(format!("expected a string; allowed: {names}"))),
+        },
         None => {
             return Err(ConfigError::new(
                 file,
@@ -272,16 +266,13 @@ fn run_module(
             ))
         }
     };
-    let Some(entry) = MODULES.get(&module) else {
-        return Err(ConfigError::new(
-            file,
-            "module",
-            format!("unknown module '{module}'; allowed: {names}"),
-        )
-        .at_line(line_of_key(text, "module")));
+    let Some(entry) = MODULES.get(module) else {
+        return Err(at_module(format!(
+            "unknown module '{module}'; allowed: {names}"
+        )));
     };
     let catalog = Catalog::load(device_paths)?;
-    (entry.run)(text, file, &catalog, progress, parts)
+    (entry.run)(source, &catalog, progress, parts)
 }
 
 /// The declared columns of `module`'s `results.csv` (`hmsim._core.columns`); `None` for an
@@ -343,6 +334,33 @@ pub fn module_schema(module: &str) -> Option<ModuleSchema> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Between the CLI and the model a scenario is parsed once: the module's name, the
+    /// header, the tiers a device fills, the configuration and the lines of its errors are
+    /// all read from one tree, with or without `--set` overrides.
+    #[test]
+    fn a_scenario_is_parsed_once() {
+        let text = "module = \"tiering\"\nseed = 1\n[[tiers]]\nname = \"local\"\ncapacity_bytes = 4000000000\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 160.0\n[[tiers]]\ndevice = \"cxl-dram\"\n[workload]\nworking_set_bytes = 8589934592\nhot_set_bytes = 2147483648\n[antagonist]\nintensities = [0]\n[policy]\nnames = [\"static-default\"]\n[sim]\nduration_s = 0.2\nmeasure_last_s = 0.1\n";
+        let parses = |overrides: &[(String, String)]| {
+            crate::config::PARSED.with(|p| p.borrow_mut().clear());
+            run_scenario(text, "once.toml", overrides, &[]).unwrap();
+            crate::config::PARSED.with(|p| p.borrow().iter().filter(|f| *f == "once.toml").count())
+        };
+        assert_eq!(parses(&[]), 1);
+        assert_eq!(parses(&[("seed".into(), "2".into())]), 1);
+        // An error is still found at its line in that one tree.
+        let bad = text.replace("duration_s = 0.2", "duration_s = -1.0");
+        crate::config::PARSED.with(|p| p.borrow_mut().clear());
+        let e = run_scenario(&bad, "once.toml", &[], &[]).unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.line),
+            ("sim.duration_s", Some(18)),
+            "{e}"
+        );
+        let n =
+            crate::config::PARSED.with(|p| p.borrow().iter().filter(|f| *f == "once.toml").count());
+        assert_eq!(n, 1);
+    }
 
     #[test]
     fn declared_columns_are_those_a_run_carries() {

@@ -374,8 +374,8 @@ mod tests {
             shape: Some("lmbnch".into()),
             ..Default::default()
         };
-        let text = "x";
-        let e = Validator::check("f.toml", text, &spec).unwrap_err();
+        let source = crate::config::Source::parse("", "f.toml").unwrap();
+        let e = Validator::check(&source, &spec).unwrap_err();
         assert_eq!(e.key, "shape");
         assert!(e.message.contains("lmbench"), "{e}");
     }

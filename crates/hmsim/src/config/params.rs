@@ -431,7 +431,7 @@ macro_rules! params {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::parse_toml;
+    use crate::config::{parse_toml, Source};
 
     crate::params! {
         #[derive(Debug, Clone, PartialEq)]
@@ -461,11 +461,15 @@ mod tests {
     }
 
     fn first_error(text: &str) -> String {
-        let o: Outer = match parse_toml(text, "t.toml") {
+        let source = match Source::parse(text, "t.toml") {
+            Ok(s) => s,
+            Err(e) => return e.to_string(),
+        };
+        let o: Outer = match source.deserialize() {
             Ok(o) => o,
             Err(e) => return e.to_string(),
         };
-        match Validator::check("t.toml", text, &o) {
+        match Validator::check(&source, &o) {
             Ok(()) => "ok".into(),
             Err(e) => e.to_string(),
         }

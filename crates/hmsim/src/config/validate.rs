@@ -1,5 +1,6 @@
 use std::fmt::Display;
 
+use super::Source;
 use crate::error::ConfigError;
 
 /// Range and consistency checks for a parsed config. Implementors call the [`Validator`]
@@ -8,31 +9,45 @@ pub trait Validate {
     fn validate(&self, v: &mut Validator);
 }
 
+/// Where a validator finds the line of a key.
+enum Lines<'a> {
+    Tree(&'a Source<'a>),
+    Text(&'a str),
+}
+
 /// Collects the first validation error with its full key path and source line.
 pub struct Validator<'a> {
     file: &'a str,
-    text: &'a str,
+    lines: Lines<'a>,
     path: Vec<String>,
     error: Option<ConfigError>,
 }
 
 impl<'a> Validator<'a> {
-    pub fn new(file: &'a str, text: &'a str) -> Self {
+    /// A validator of what was read from `source` (errors name its lines).
+    pub fn new(source: &'a Source<'a>) -> Self {
+        Validator {
+            file: source.file(),
+            lines: Lines::Tree(source),
+            path: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// A validator of what was read from `text` of `file` without keeping its tree (a device
+    /// file merged over its base): an error's line is looked up in the text.
+    pub fn of_text(file: &'a str, text: &'a str) -> Self {
         Validator {
             file,
-            text,
+            lines: Lines::Text(text),
             path: Vec::new(),
             error: None,
         }
     }
 
     /// Validate `item` (the whole config) and return the first error.
-    pub fn check<T: Validate + ?Sized>(
-        file: &str,
-        text: &str,
-        item: &T,
-    ) -> Result<(), ConfigError> {
-        let mut v = Validator::new(file, text);
+    pub fn check<T: Validate + ?Sized>(source: &Source, item: &T) -> Result<(), ConfigError> {
+        let mut v = Validator::new(source);
         item.validate(&mut v);
         v.finish()
     }
@@ -63,7 +78,10 @@ impl<'a> Validator<'a> {
     pub fn fail(&mut self, field: &str, message: impl Into<String>) {
         if self.error.is_none() {
             let key = self.key(field);
-            let line = crate::config::line_of_key(self.text, &key);
+            let line = match self.lines {
+                Lines::Tree(source) => source.line_of_key(&key),
+                Lines::Text(text) => super::line_of_key(text, &key),
+            };
             self.error = Some(ConfigError::new(self.file, &key, message).at_line(line));
         }
     }
@@ -173,12 +191,14 @@ mod tests {
 
     #[test]
     fn repeated_list_entry_names_its_index() {
-        let mut v = Validator::new("s.toml", "policies = [\"a\", \"b\", \"a\"]\n");
+        let src = Source::parse("policies = [\"a\", \"b\", \"a\"]\n", "s.toml").unwrap();
+        let mut v = Validator::new(&src);
         v.distinct("policies", &["a", "b", "a"]);
         let e = v.finish().unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("policies.2", Some(1)));
         assert!(e.message.contains("repeats entry 0"), "{e}");
-        let mut v = Validator::new("s.toml", "");
+        let src = Source::parse("", "s.toml").unwrap();
+        let mut v = Validator::new(&src);
         v.distinct("x", &[1, 2, 3]);
         assert!(v.finish().is_ok());
     }
@@ -187,8 +207,7 @@ mod tests {
     fn range_error_names_path_line_and_range() {
         let text = "seed = 1\n\n[job]\nqueue_depth = 0\n";
         let e = Validator::check(
-            "s.toml",
-            text,
+            &Source::parse(text, "s.toml").unwrap(),
             &Top {
                 job: Job { queue_depth: 0 },
             },

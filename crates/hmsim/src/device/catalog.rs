@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::config::{line_of_key, Validator};
+use crate::config::{line_of_key, Validate, Validator};
 use crate::error::ConfigError;
 
 use super::spec::DeviceSpec;
@@ -159,7 +159,9 @@ impl Catalog {
         for (name, raw) in &by_name {
             let merged = resolve(name, &by_name, 0)?;
             let spec = deserialize(&raw.file, &raw.text, merged)?;
-            Validator::check(&raw.file, &raw.text, &spec)?;
+            let mut v = Validator::of_text(&raw.file, &raw.text);
+            spec.validate(&mut v);
+            v.finish()?;
             devices.insert(name.clone(), (spec, raw.file.clone()));
         }
         let own = by_name
@@ -321,7 +323,9 @@ impl Catalog {
             table = merged;
         }
         let spec = deserialize(file, text, table)?;
-        Validator::check(file, text, &spec)?;
+        let mut v = Validator::of_text(file, text);
+        spec.validate(&mut v);
+        v.finish()?;
         Ok(spec)
     }
 }

@@ -9,7 +9,7 @@
 //! checked against what the module can honour (and the run refused naming the figure), or
 //! is informational for this module (a warning when a user's device file sets it).
 
-use crate::config::line_of_key;
+use crate::config::Source;
 use crate::error::ConfigError;
 
 use super::spec::{DeviceKind, DeviceSpec};
@@ -202,104 +202,121 @@ pub const PMEM_UNUSED: &[(&str, &str)] = &[
     ),
 ];
 
-/// `text` with every table of `slot` that names a device completed from the catalog and its
-/// `device` key removed (so the module sees only its own keys), and the warnings for device
-/// figures the module does not use. The text is `None` when no table names a device: it is
-/// used as written.
-pub fn fill_slots(
-    text: &str,
-    file: &str,
+/// `source` with every table of `slot` that names a device completed from the catalog and
+/// its `device` key removed (so the module sees only its own keys), and the warnings for
+/// device figures the module does not use. The filled source is `None` when no table names
+/// a device: `source` is used as written.
+pub fn fill_slots<'a>(
+    source: &Source<'a>,
     catalog: &Catalog,
     slot: &Slot,
-) -> Result<(Option<String>, Vec<String>), ConfigError> {
-    let Ok(mut doc) = text.parse::<toml_edit::DocumentMut>() else {
-        return Ok((None, Vec::new())); // the module's parser reports the syntax error with its line
-    };
-    let mut changed = false;
+) -> Result<(Option<Source<'a>>, Vec<String>), ConfigError> {
     let mut warnings = Vec::new();
-    let Some(item) = doc.get_mut(slot.array) else {
-        return Ok((None, warnings));
-    };
-    let tables: Vec<&mut dyn toml_edit::TableLike> = match item {
-        toml_edit::Item::ArrayOfTables(a) => a
-            .iter_mut()
-            .map(|t| t as &mut dyn toml_edit::TableLike)
-            .collect(),
-        toml_edit::Item::Value(toml_edit::Value::Array(a)) => a
-            .iter_mut()
-            .filter_map(|v| v.as_inline_table_mut())
-            .map(|t| t as &mut dyn toml_edit::TableLike)
-            .collect(),
-        _ => return Ok((None, warnings)),
-    };
-    for (i, table) in tables.into_iter().enumerate() {
-        let Some(value) = table.get("device") else {
-            continue;
+    let mut result = Ok(());
+    let mut changed = false;
+    let filled = source.edited(|root| {
+        let Some(item) = root.get_mut(slot.array) else {
+            return;
         };
-        let key = format!("{}.{i}.device", slot.array);
-        let at = |e: ConfigError| e.at_line(line_of_key(text, &key));
-        let Some(name) = value.as_str().map(str::to_string) else {
-            return Err(at(ConfigError::new(
-                file,
-                &key,
-                "expected a catalog device name (a string; see `hmsim devices`)",
-            )));
+        let tables: Vec<&mut dyn toml_edit::TableLike> = match item {
+            toml_edit::Item::ArrayOfTables(a) => a
+                .iter_mut()
+                .map(|t| t as &mut dyn toml_edit::TableLike)
+                .collect(),
+            toml_edit::Item::Value(toml_edit::Value::Array(a)) => a
+                .iter_mut()
+                .filter_map(|v| v.as_inline_table_mut())
+                .map(|t| t as &mut dyn toml_edit::TableLike)
+                .collect(),
+            _ => return,
         };
-        let device = catalog.require(&name, file, &key).map_err(at)?;
-        if device.kind != DeviceKind::Memory {
-            return Err(at(ConfigError::new(
-                file,
-                &key,
-                format!("'{name}' is a block device; a memory slot needs a memory device"),
-            )));
-        }
-        if let Some((field, why)) = (slot.refuse)(device, &*table) {
-            let set_at = catalog
-                .origin_text(&name, field)
-                .map(|o| format!(" (set at {o})"))
-                .unwrap_or_default();
-            return Err(at(ConfigError::new(
-                file,
-                &key,
-                format!(
-                    "the {} model cannot use device '{name}' as it is: {field}{set_at}: {why}",
-                    slot.module
-                ),
-            )));
-        }
-        warnings.extend(unused_figures(
-            catalog,
-            &name,
-            &key,
-            slot.module,
-            slot.unused,
-        ));
-        for (k, get) in slot.keys {
-            if !table.contains_key(k) {
-                if let Some(v) = get(device) {
-                    table.insert(k, toml_edit::Item::Value(v));
+        for (i, table) in tables.into_iter().enumerate() {
+            match fill_table(table, i, source, catalog, slot) {
+                Ok(None) => {}
+                Ok(Some(w)) => {
+                    warnings.extend(w);
+                    changed = true;
+                }
+                Err(e) => {
+                    result = Err(e);
+                    return;
                 }
             }
         }
-        table.remove("device");
-        changed = true;
-    }
-    Ok((changed.then(|| doc.to_string()), warnings))
+    });
+    result?;
+    Ok((changed.then_some(filled), warnings))
 }
 
-/// An error found in the filled text, pointed back at what the user wrote: the key's own
+/// Entry `i` of `slot` completed from the device it names, and the warning for device
+/// figures the module does not use; `None` when the entry names no device.
+fn fill_table(
+    table: &mut dyn toml_edit::TableLike,
+    i: usize,
+    source: &Source,
+    catalog: &Catalog,
+    slot: &Slot,
+) -> Result<Option<Option<String>>, ConfigError> {
+    let Some(value) = table.get("device") else {
+        return Ok(None);
+    };
+    let file = source.file();
+    let key = format!("{}.{i}.device", slot.array);
+    let at = |e: ConfigError| e.at_line(source.line_of_key(&key));
+    let Some(name) = value.as_str().map(str::to_string) else {
+        return Err(at(ConfigError::new(
+            file,
+            &key,
+            "expected a catalog device name (a string; see `hmsim devices`)",
+        )));
+    };
+    let device = catalog.require(&name, file, &key).map_err(at)?;
+    if device.kind != DeviceKind::Memory {
+        return Err(at(ConfigError::new(
+            file,
+            &key,
+            format!("'{name}' is a block device; a memory slot needs a memory device"),
+        )));
+    }
+    if let Some((field, why)) = (slot.refuse)(device, &*table) {
+        let set_at = catalog
+            .origin_text(&name, field)
+            .map(|o| format!(" (set at {o})"))
+            .unwrap_or_default();
+        return Err(at(ConfigError::new(
+            file,
+            &key,
+            format!(
+                "the {} model cannot use device '{name}' as it is: {field}{set_at}: {why}",
+                slot.module
+            ),
+        )));
+    }
+    let warning = unused_figures(catalog, &name, &key, slot.module, slot.unused);
+    for (k, get) in slot.keys {
+        if !table.contains_key(k) {
+            if let Some(v) = get(device) {
+                table.insert(k, toml_edit::Item::Value(v));
+            }
+        }
+    }
+    table.remove("device");
+    Ok(Some(warning))
+}
+
+/// An error found in the filled source, pointed back at what the user wrote: the key's own
 /// line, or (for a key the device filled) the line of its slot's `device` key.
-pub fn blame_slot(mut e: ConfigError, original: &str, file: &str, slot: &Slot) -> ConfigError {
-    if e.file != file || e.key.is_empty() {
+pub fn blame_slot(mut e: ConfigError, original: &Source, slot: &Slot) -> ConfigError {
+    if e.file != original.file() || e.key.is_empty() {
         return e;
     }
     if explain(&mut e, original, slot) {
         return e;
     }
-    e.line = line_of_key(original, &e.key).or_else(|| {
+    e.line = original.line_of_key(&e.key).or_else(|| {
         let rest = e.key.strip_prefix(slot.array)?.strip_prefix('.')?;
         let index = rest.split('.').next()?;
-        line_of_key(original, &format!("{}.{index}.device", slot.array))
+        original.line_of_key(&format!("{}.{index}.device", slot.array))
     });
     e
 }
@@ -307,13 +324,13 @@ pub fn blame_slot(mut e: ConfigError, original: &str, file: &str, slot: &Slot) -
 /// An unknown key in one of `slot`'s tables: the allowed keys include `device` (removed
 /// before the module parses the table), and the line is the unknown key's own in
 /// `original`. Other errors are returned as they are.
-pub fn explain_unknown_key(mut e: ConfigError, original: &str, slot: &Slot) -> ConfigError {
+pub fn explain_unknown_key(mut e: ConfigError, original: &Source, slot: &Slot) -> ConfigError {
     explain(&mut e, original, slot);
     e
 }
 
 /// [`explain_unknown_key`] in place; whether it found the key's line.
-fn explain(e: &mut ConfigError, original: &str, slot: &Slot) -> bool {
+fn explain(e: &mut ConfigError, original: &Source, slot: &Slot) -> bool {
     if let Some(unknown) = unknown_key_in_slot(e, slot) {
         // serde lists the module's keys; a slot also takes `device` (removed before
         // parsing). The line is the unknown key's own.
@@ -327,7 +344,7 @@ fn explain(e: &mut ConfigError, original: &str, slot: &Slot) -> bool {
         } else {
             format!("{key}.{unknown}")
         };
-        if let Some(line) = line_of_key(original, &path) {
+        if let Some(line) = original.line_of_key(&path) {
             e.key = path;
             e.line = Some(line);
             return true;
@@ -355,8 +372,16 @@ fn unknown_key_in_slot(e: &ConfigError, slot: &Slot) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn tiers(text: &str) -> Vec<toml::Table> {
-        let v: toml::Table = toml::from_str(text).unwrap();
+    /// `text`'s memory tiers filled from the catalog `c`.
+    fn fill<'a>(
+        text: &'a str,
+        c: &Catalog,
+    ) -> Result<(Option<Source<'a>>, Vec<String>), ConfigError> {
+        fill_slots(&Source::parse(text, "s.toml")?, c, &MEMORY_TIER)
+    }
+
+    fn tiers(source: &Source) -> Vec<toml::Table> {
+        let v: toml::Table = source.deserialize().unwrap();
         v["tiers"]
             .as_array()
             .unwrap()
@@ -397,7 +422,7 @@ mod tests {
     fn a_device_fills_the_keys_not_written_beside_it() {
         let c = Catalog::builtin();
         let text = "seed = 1\n[[tiers]]\nname = \"local\"\ncapacity_bytes = 1000\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 160.0\n[[tiers]]\ndevice = \"cxl-dram\"\nunloaded_latency_ns = 250.0\n";
-        let (out, warnings) = fill_slots(text, "s.toml", &c, &MEMORY_TIER).unwrap();
+        let (out, warnings) = fill(text, &c).unwrap();
         let out = out.unwrap();
         assert!(
             warnings.is_empty(),
@@ -428,32 +453,17 @@ mod tests {
     fn no_device_leaves_the_text_alone() {
         let c = Catalog::builtin();
         let text = "[[tiers]]\nname = \"a\"\n";
-        assert!(fill_slots(text, "s.toml", &c, &MEMORY_TIER)
-            .unwrap()
-            .0
-            .is_none());
+        assert!(fill(text, &c).unwrap().0.is_none());
     }
 
     #[test]
     fn unknown_or_block_devices_are_errors_at_the_device_line() {
         let c = Catalog::builtin();
-        let e = fill_slots(
-            "seed = 1\n[[tiers]]\ndevice = \"nope\"\n",
-            "s.toml",
-            &c,
-            &MEMORY_TIER,
-        )
-        .unwrap_err();
+        let e = fill("seed = 1\n[[tiers]]\ndevice = \"nope\"\n", &c).unwrap_err();
         assert_eq!(e.key, "tiers.0.device");
         assert_eq!(e.line, Some(3));
         assert!(e.message.contains("cxl-dram"), "{e}");
-        let e = fill_slots(
-            "[[tiers]]\ndevice = \"intel-ssd-750\"\n",
-            "s.toml",
-            &c,
-            &MEMORY_TIER,
-        )
-        .unwrap_err();
+        let e = fill("[[tiers]]\ndevice = \"intel-ssd-750\"\n", &c).unwrap_err();
         assert!(e.message.contains("block device"), "{e}");
     }
 
@@ -477,7 +487,7 @@ mod tests {
     fn write_bandwidth_usable_capacity_and_link_fill_the_tier() {
         let c = with_files("fill", &[("x8", EXPANDER)]);
         let text = "[[tiers]]\nname = \"local\"\n[[tiers]]\ndevice = \"x8\"\n";
-        let (out, warnings) = fill_slots(text, "s.toml", &c, &MEMORY_TIER).unwrap();
+        let (out, warnings) = fill(text, &c).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         let t = tiers(&out.unwrap());
         assert_eq!(t[1]["capacity_bytes"].as_integer(), Some(100_000_000_000));
@@ -491,12 +501,7 @@ mod tests {
         assert_eq!(link["write_gb_s"].as_float(), Some(29.0));
         assert!(!link.contains_key("total_gb_s"));
         let own = "[[tiers]]\nname = \"local\"\n[[tiers]]\ndevice = \"x8\"\npath = []\n";
-        let t = tiers(
-            &fill_slots(own, "s.toml", &c, &MEMORY_TIER)
-                .unwrap()
-                .0
-                .unwrap(),
-        );
+        let t = tiers(&fill(own, &c).unwrap().0.unwrap());
         assert!(t[1]["path"].as_array().unwrap().is_empty());
     }
 
@@ -524,13 +529,7 @@ mod tests {
     fn figures_a_tier_cannot_honour_are_refused_at_the_device_line() {
         let c = Catalog::builtin();
         let head = "seed = 1\n[[tiers]]\nname = \"local\"\n[[tiers]]\n";
-        let e = fill_slots(
-            &format!("{head}device = \"pcm\"\n"),
-            "s.toml",
-            &c,
-            &MEMORY_TIER,
-        )
-        .unwrap_err();
+        let e = fill(&format!("{head}device = \"pcm\"\n"), &c).unwrap_err();
         assert_eq!(e.key, "tiers.1.device", "{e}");
         assert_eq!(e.line, Some(5), "{e}");
         for part in [
@@ -543,14 +542,8 @@ mod tests {
             assert!(e.message.contains(part), "{part}: {e}");
         }
         let curve = format!("{head}device = \"pcm\"\ncurve = [[0.0, 1.0], [1.0, 3.0]]\n");
-        fill_slots(&curve, "s.toml", &c, &MEMORY_TIER).unwrap();
-        let e = fill_slots(
-            &format!("{head}device = \"optane-pmem\"\n"),
-            "s.toml",
-            &c,
-            &MEMORY_TIER,
-        )
-        .unwrap_err();
+        fill(&curve, &c).unwrap();
+        let e = fill(&format!("{head}device = \"optane-pmem\"\n"), &c).unwrap_err();
         assert!(
             e.message
                 .contains("access_bytes (set at builtin:optane-pmem.toml:"),
@@ -560,7 +553,7 @@ mod tests {
         let both = format!(
             "{head}device = \"optane-pmem\"\nread_bandwidth_gb_s = 1.6\nwrite_bandwidth_gb_s = 0.6\n"
         );
-        let (out, _) = fill_slots(&both, "s.toml", &c, &MEMORY_TIER).unwrap();
+        let (out, _) = fill(&both, &c).unwrap();
         // What software sees of the DIMM: its usable capacity.
         let t = tiers(&out.unwrap());
         let d = c.get("optane-pmem").unwrap();
@@ -570,13 +563,7 @@ mod tests {
         );
         // No built-in device that a study or example uses as a tier is refused.
         for name in ["ddr4-dram", "cxl-dram", "xpoint-cell"] {
-            fill_slots(
-                &format!("{head}device = \"{name}\"\n"),
-                "s.toml",
-                &c,
-                &MEMORY_TIER,
-            )
-            .unwrap();
+            fill(&format!("{head}device = \"{name}\"\n"), &c).unwrap();
         }
     }
 
@@ -587,7 +574,7 @@ mod tests {
         let mine = "name = \"hot\"\nbase = \"cxl-dram\"\n[write]\nenergy_nj_per_access = 2.0\n[thermal]\nr_passive_k_per_w = 5.0\nr_fan_k_per_w = 2.0\nc_j_per_k = 10.0\n";
         let c = with_files("warn", &[("hot", mine)]);
         let text = "[[tiers]]\nname = \"local\"\n[[tiers]]\ndevice = \"hot\"\n";
-        let (_, w) = fill_slots(text, "s.toml", &c, &MEMORY_TIER).unwrap();
+        let (_, w) = fill(text, &c).unwrap();
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].starts_with("tiers.1.device: device 'hot'"), "{w:?}");
         assert!(w[0].contains("write.energy_nj_per_access ("), "{w:?}");
@@ -604,7 +591,7 @@ mod tests {
         let original = "seed = 1\n[[tiers]]\nname = \"a\"\n[[tiers]]\ndevice = \"cxl-dram\"\n";
         let e = ConfigError::new("s.toml", "tiers.1.capacity_bytes", "too big").at_line(Some(9));
         assert_eq!(
-            blame_slot(e, original, "s.toml", &MEMORY_TIER).line,
+            blame_slot(e, &Source::parse(original, "s.toml").unwrap(), &MEMORY_TIER).line,
             Some(5)
         );
     }

@@ -295,22 +295,21 @@ impl Scenario for Numa {
 }
 
 fn build_numa<'a>(sc: &'a NumaConfig, ctx: &Ctx<'a>) -> Result<NumaRun<'a>, RunError> {
-    let (file, text) = (ctx.file(), ctx.text());
+    let (file, source) = (ctx.file(), ctx.source());
     let m = topology::load(
         sc.topology.as_ref(),
         sc.topology_preset.as_deref(),
-        file,
-        text,
+        source,
         ctx.catalog(),
     )?;
     {
-        let mut v = Validator::new(file, text);
+        let mut v = Validator::new(source);
         v.nested("memory_mode", &MM(&sc.memory_mode, m.spec.page_bytes));
         v.finish()?;
     }
     let mut policies = Vec::new();
     for (i, p) in sc.policies.iter().enumerate() {
-        let mut v = Validator::new(file, text);
+        let mut v = Validator::new(source);
         match parse_policy(p, m.nodes.len()) {
             Ok(x) => policies.push((p.clone(), x)),
             Err(e) => v.fail(&format!("policies.{i}"), e),

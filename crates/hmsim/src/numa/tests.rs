@@ -10,12 +10,19 @@ use super::policies::{parse_policy, AliusM, KmemDax, KmemDaxPreferred, LinuxDefa
 use super::policy::{PlacementPolicy, Stage};
 use super::pool::Pool;
 use super::topology::{self, NumaMachine};
+use crate::config::Source;
 use crate::device::Catalog;
 
 const GIB: u64 = 1 << 30;
 
 fn preset() -> NumaMachine {
-    topology::load(None, Some("aliusm-2s"), "t.toml", "", &Catalog::builtin()).unwrap()
+    topology::load(
+        None,
+        Some("aliusm-2s"),
+        &Source::parse("", "t.toml").unwrap(),
+        &Catalog::builtin(),
+    )
+    .unwrap()
 }
 
 fn all_policies() -> Vec<Box<dyn PlacementPolicy>> {
@@ -74,7 +81,13 @@ fn module_capacity_comes_from_the_catalog_unless_given() {
     let mut spec: topology::Topology =
         crate::config::parse_toml(topology::PRESETS[0].1, "p").unwrap();
     spec.controllers[0].modules[0].bytes = Some(100 * GIB);
-    let m = NumaMachine::build(spec, "p", "", "", &Catalog::builtin()).unwrap();
+    let m = NumaMachine::build(
+        spec,
+        &Source::parse("", "p").unwrap(),
+        "",
+        &Catalog::builtin(),
+    )
+    .unwrap();
     let n = m
         .nodes
         .iter()
@@ -257,7 +270,13 @@ fn small_machine(dram: u64, pmem: u64) -> NumaMachine {
             md.raw_bytes = None;
         }
     }
-    NumaMachine::build(spec, "p", "", "", &Catalog::builtin()).unwrap()
+    NumaMachine::build(
+        spec,
+        &Source::parse("", "p").unwrap(),
+        "",
+        &Catalog::builtin(),
+    )
+    .unwrap()
 }
 
 proptest! {
@@ -290,7 +309,7 @@ proptest! {
         let mut spec: topology::Topology = crate::config::parse_toml(topology::PRESETS[0].1, "p").unwrap();
         let row = spec.distances[0].clone();
         spec.distances.resize(rows, row);
-        let r = NumaMachine::build(spec, "p", "", "", &Catalog::builtin());
+        let r = NumaMachine::build(spec, &Source::parse("", "p").unwrap(), "", &Catalog::builtin());
         if rows == 16 {
             prop_assert!(r.is_ok());
         } else {
@@ -724,7 +743,13 @@ fn a_trace_sets_the_application_mix() {
 
 #[test]
 fn cxl_box_expanders_are_cpu_less_nodes_and_never_cached() {
-    let m = topology::load(None, Some("cxl-box"), "t.toml", "", &Catalog::builtin()).unwrap();
+    let m = topology::load(
+        None,
+        Some("cxl-box"),
+        &Source::parse("", "t.toml").unwrap(),
+        &Catalog::builtin(),
+    )
+    .unwrap();
     assert_eq!(m.nodes.len(), 4);
     assert_eq!((m.dram_bytes(), m.far_bytes()), (256 * GIB, 512 * GIB));
     // Memory Mode has nothing to cache here: the DRAM nodes stay DRAM, the expanders stay nodes.
@@ -774,7 +799,13 @@ fn a_medium_with_a_link_is_refused_and_unused_figures_warned() {
     let hot = "name = \"hot\"\nbase = \"cxl-dram\"\n[endurance]\nwrite_cycles = 1e9\n";
     std::fs::write(dir.join("hot.toml"), hot).unwrap();
     let c = Catalog::load(std::slice::from_ref(&dir)).unwrap();
-    let e = topology::load(None, Some("cxl-box"), "t.toml", "", &c).unwrap_err();
+    let e = topology::load(
+        None,
+        Some("cxl-box"),
+        &Source::parse("", "t.toml").unwrap(),
+        &c,
+    )
+    .unwrap_err();
     assert_eq!(e.key, "media.cxl.device", "{e}");
     assert!(e.message.contains("[link] (set at "), "{e}");
     assert!(e.message.contains("mine.toml:12"), "{e}");

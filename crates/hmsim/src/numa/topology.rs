@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::config::{Validate, Validator};
+use crate::config::{Source, Validate, Validator};
 use crate::device::Catalog;
 use crate::error::ConfigError;
 
@@ -326,16 +326,16 @@ impl Topology {
 }
 
 impl NumaMachine {
-    /// Validate `spec` (read from `file`, `text`, with keys under `prefix`) and resolve its
-    /// media against the catalog.
+    /// Validate `spec` (read from `source`, with keys under `prefix`) and resolve its media
+    /// against the catalog.
     pub fn build(
         spec: Topology,
-        file: &str,
-        text: &str,
+        source: &Source,
         prefix: &str,
         catalog: &Catalog,
     ) -> Result<NumaMachine, ConfigError> {
-        let mut v = Validator::new(file, text);
+        let file = source.file();
+        let mut v = Validator::new(source);
         if prefix.is_empty() {
             spec.validate(&mut v);
         } else {
@@ -362,7 +362,7 @@ impl NumaMachine {
                         d.name
                     ),
                 )
-                .at_line(crate::config::line_of_key(text, &dk)));
+                .at_line(source.line_of_key(&dk)));
             }
             if d.link.is_some() {
                 let at = catalog
@@ -381,7 +381,7 @@ impl NumaMachine {
                         d.name
                     ),
                 )
-                .at_line(crate::config::line_of_key(text, &dk)));
+                .at_line(source.line_of_key(&dk)));
             }
             let u = m.units as f64;
             let read = m.read_latency_ns.unwrap_or(d.read.latency_ns);
@@ -424,7 +424,7 @@ impl NumaMachine {
                         let mk = key(&format!("controllers.{c}.modules.{j}"));
                         let d = catalog.require(&spec.media[&m.medium].device, file, &mk)?;
                         let b = d.usable_capacity_bytes.unwrap_or(d.capacity_bytes);
-                        let mut v = Validator::new(file, text);
+                        let mut v = Validator::new(source);
                         if b < spec.page_bytes {
                             v.fail(
                                 &format!("{mk}.bytes"),
@@ -549,23 +549,23 @@ impl Path {
     }
 }
 
-/// The topology a scenario names: a preset name, a TOML file path (relative to `base`), or
-/// an inline table. Returns the machine and the file/text the topology came from.
+/// The topology a scenario (read into `source`) names: a preset name, a TOML file path
+/// (relative to the scenario), or an inline table.
 pub(crate) fn load(
     inline: Option<&Topology>,
     preset: Option<&str>,
-    file: &str,
-    text: &str,
+    source: &Source,
     catalog: &Catalog,
 ) -> Result<NumaMachine, ConfigError> {
+    let file = source.file();
     match (inline, preset) {
         (Some(_), Some(_)) => Err(ConfigError::new(
             file,
             "topology_preset",
             "give either topology_preset or [topology], not both",
         )
-        .at_line(crate::config::line_of_key(text, "topology_preset"))),
-        (Some(t), None) => NumaMachine::build(t.clone(), file, text, "topology", catalog),
+        .at_line(source.line_of_key("topology_preset"))),
+        (Some(t), None) => NumaMachine::build(t.clone(), source, "topology", catalog),
         (None, p) => {
             let p = p.unwrap_or("aliusm-2s");
             let (tfile, ttext) = match PRESETS.iter().find(|(n, _)| *n == p) {
@@ -585,13 +585,13 @@ pub(crate) fn load(
                                 names.join(", ")
                             ),
                         )
-                        .at_line(crate::config::line_of_key(text, "topology_preset"))
+                        .at_line(source.line_of_key("topology_preset"))
                     })?;
                     (path.display().to_string(), t)
                 }
             };
-            let spec: Topology = crate::config::parse_toml(&ttext, &tfile)?;
-            NumaMachine::build(spec, &tfile, &ttext, "", catalog)
+            let topology = Source::parse(&ttext, &tfile)?;
+            NumaMachine::build(topology.deserialize()?, &topology, "", catalog)
         }
     }
 }

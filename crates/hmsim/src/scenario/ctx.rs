@@ -5,7 +5,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
-use crate::config::line_of_key;
+use crate::config::Source;
 use crate::device::{Catalog, DeviceSpec};
 use crate::error::RunError;
 use crate::rng::{self, SimRng};
@@ -15,8 +15,7 @@ use crate::progress::{NoProgress, Progress};
 
 /// The context of one scenario run.
 pub struct Ctx<'a> {
-    file: &'a str,
-    text: &'a str,
+    source: &'a Source<'a>,
     header: &'a Header,
     catalog: &'a Catalog,
     progress: &'a dyn Progress,
@@ -56,11 +55,10 @@ impl Parts {
 }
 
 impl<'a> Ctx<'a> {
-    /// The context of the scenario `text`, read from `file`.
-    pub fn new(file: &'a str, text: &'a str, header: &'a Header, catalog: &'a Catalog) -> Self {
+    /// The context of the scenario read into `source`.
+    pub fn new(source: &'a Source<'a>, header: &'a Header, catalog: &'a Catalog) -> Self {
         Ctx {
-            file,
-            text,
+            source,
             header,
             catalog,
             progress: &NoProgress,
@@ -87,12 +85,12 @@ impl<'a> Ctx<'a> {
 
     /// The scenario file, as errors name it.
     pub fn file(&self) -> &'a str {
-        self.file
+        self.source.file()
     }
 
-    /// The scenario text (after overrides).
-    pub fn text(&self) -> &'a str {
-        self.text
+    /// The scenario as read (after overrides): its text and parsed tree.
+    pub fn source(&self) -> &'a Source<'a> {
+        self.source
     }
 
     pub fn header(&self) -> &'a Header {
@@ -113,7 +111,7 @@ impl<'a> Ctx<'a> {
 
     /// `rel` resolved against the scenario's folder (absolute paths are kept).
     pub fn path(&self, rel: &str) -> PathBuf {
-        Path::new(self.file)
+        Path::new(self.file())
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_default()
@@ -127,14 +125,14 @@ impl<'a> Ctx<'a> {
 
     /// A configuration error at `key`, pointing at the line that sets it.
     pub fn error(&self, key: &str, message: impl Into<String>) -> RunError {
-        RunError::config(self.file, key, message).at_line(line_of_key(self.text, key))
+        RunError::config(self.file(), key, message).at_line(self.source.line_of_key(key))
     }
 
     /// The catalog device `name`, set at `key`.
     pub fn device(&self, name: &str, key: &str) -> Result<&'a DeviceSpec, RunError> {
         self.catalog
-            .require(name, self.file, key)
-            .map_err(|e| e.at_line(line_of_key(self.text, key)))
+            .require(name, self.file(), key)
+            .map_err(|e| e.at_line(self.source.line_of_key(key)))
     }
 
     /// The warning for figures of the PMem device `name` (set at `key`) that the PMem write
@@ -156,7 +154,7 @@ impl<'a> Ctx<'a> {
         key: &str,
     ) -> Result<(&'a DeviceSpec, f64), RunError> {
         self.catalog
-            .memory_with_rated_writes(name, self.file, key)
-            .map_err(|e| e.at_line(line_of_key(self.text, key)))
+            .memory_with_rated_writes(name, self.file(), key)
+            .map_err(|e| e.at_line(self.source.line_of_key(key)))
     }
 }

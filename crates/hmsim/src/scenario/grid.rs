@@ -126,7 +126,8 @@ mod tests {
         };
         let catalog = Catalog::builtin();
         let log = Log::default();
-        let ctx = Ctx::new("t.toml", "", &header, &catalog).with_progress(&log);
+        let source = crate::config::Source::parse("", "t.toml").unwrap();
+        let ctx = Ctx::new(&source, &header, &catalog).with_progress(&log);
         let out = run(Doubling { runs: Vec::new() }, &ctx).unwrap();
         let rows: Vec<(u64, u64)> = out.rows.iter().map(|r| (r.point, r.length)).collect();
         assert_eq!(rows, vec![(1, 1), (2, 2), (3, 4)]);

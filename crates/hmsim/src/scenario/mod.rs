@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::params::{Params, TableRef};
-use crate::config::{parse_toml, Validate, Validator};
+use crate::config::{Source, Validate, Validator};
 use crate::device::{blame_slot, explain_unknown_key, fill_slots, Catalog, Slot};
 use crate::error::RunError;
 
@@ -85,35 +85,17 @@ struct HeaderOnly {
     description: Option<String>,
 }
 
-/// `text` with the header's key/value pairs blanked out, every other byte and every line in
-/// place, so the module's configuration is read with `deny_unknown_fields` and its errors
-/// keep their line numbers.
-fn without_header(text: &str) -> String {
-    let Ok(doc) = text.parse::<toml_edit::Document<String>>() else {
-        return text.to_string();
-    };
-    let mut bytes = text.as_bytes().to_vec();
-    for key in Header::KEYS {
-        let Some((k, item)) = doc.as_table().get_key_value(key) else {
-            continue;
-        };
-        let (Some(ks), Some(vs)) = (k.span(), item.span()) else {
-            continue;
-        };
-        for b in &mut bytes[ks.start..vs.end] {
-            if *b != b'\n' {
-                *b = b' ';
-            }
-        }
-    }
-    // Only ASCII bytes of whole key/value pairs were replaced by spaces: still UTF-8.
-    String::from_utf8(bytes).unwrap_or_else(|_| text.to_string())
-}
-
 /// The configuration of module `S` in the scenario `text` (header keys dropped), for tests.
 #[cfg(test)]
 pub(crate) fn parse_config<S: Scenario>(text: &str) -> S::Config {
-    parse_toml(&without_header(text), "t.toml").unwrap()
+    let source = Source::parse(text, "t.toml").unwrap();
+    without_header(&source).deserialize().unwrap()
+}
+
+/// `source` without the header's keys, so the module's configuration is read with
+/// `deny_unknown_fields`.
+fn without_header<'a>(source: &Source<'a>) -> Source<'a> {
+    source.edited(|root| root.retain(|k, _| !Header::KEYS.contains(&k)))
 }
 
 /// Parse, validate and run the scenario `text` (from `file`) of module `S`.
@@ -123,50 +105,56 @@ pub fn run<S: Scenario>(
     catalog: &Catalog,
     progress: &dyn Progress,
 ) -> Result<RunOutput, RunError> {
-    run_with::<S>(text, file, catalog, progress, &Parts::new())
+    run_source::<S>(
+        &Source::parse(text, file)?,
+        catalog,
+        progress,
+        &Parts::new(),
+    )
 }
 
-/// [`run`], offering the caller's `parts` to the module (refused if it leaves one).
-pub fn run_with<S: Scenario>(
-    text: &str,
-    file: &str,
+/// Validate and run module `S` on the scenario read into `source` (parsed once, by the
+/// caller), offering the caller's `parts` to the module (refused if it leaves one).
+pub fn run_source<S: Scenario>(
+    source: &Source,
     catalog: &Catalog,
     progress: &dyn Progress,
     parts: &Parts,
 ) -> Result<RunOutput, RunError> {
     let Some(slot) = S::DEVICE_SLOTS else {
-        return run_text::<S>(text, file, catalog, progress, parts);
+        return run_tree::<S>(source, catalog, progress, parts);
     };
-    let (filled, device_warnings) = fill_slots(text, file, catalog, slot)?;
+    let (filled, device_warnings) = fill_slots(source, catalog, slot)?;
     let mut out = match &filled {
-        Some(t) => run_text::<S>(t, file, catalog, progress, parts)
-            .map_err(|e| blame_slot(e, text, file, slot))?,
-        None => run_text::<S>(text, file, catalog, progress, parts)
-            .map_err(|e| explain_unknown_key(e, text, slot))?,
+        Some(f) => {
+            run_tree::<S>(f, catalog, progress, parts).map_err(|e| blame_slot(e, source, slot))?
+        }
+        None => run_tree::<S>(source, catalog, progress, parts)
+            .map_err(|e| explain_unknown_key(e, source, slot))?,
     };
     // Once per run, before the rows' own warnings.
     out.warnings.splice(0..0, device_warnings);
     Ok(out)
 }
 
-fn run_text<S: Scenario>(
-    text: &str,
-    file: &str,
+fn run_tree<S: Scenario>(
+    source: &Source,
     catalog: &Catalog,
     progress: &dyn Progress,
     parts: &Parts,
 ) -> Result<RunOutput, RunError> {
-    let h: HeaderOnly = parse_toml(text, file)?;
+    let h: HeaderOnly = source
+        .edited(|root| root.retain(|k, _| Header::KEYS.contains(&k)))
+        .deserialize()?;
     let header = Header {
         module: h.module,
         seed: h.seed,
         name: h.name,
         description: h.description,
     };
-    let body = without_header(text);
-    let cfg: S::Config = parse_toml(&body, file)?;
-    Validator::check(file, text, &cfg)?;
-    let ctx = Ctx::new(file, text, &header, catalog)
+    let cfg: S::Config = without_header(source).deserialize()?;
+    Validator::check(source, &cfg)?;
+    let ctx = Ctx::new(source, &header, catalog)
         .with_progress(progress)
         .with_parts(parts);
     let output = grid::run(S::build(&cfg, &ctx)?, &ctx)?;
@@ -199,12 +187,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_keys_are_blanked_in_place() {
+    fn header_keys_are_dropped_and_lines_kept() {
         let text = "module = \"x\"\nseed = 3\ndescription = \"\"\"two\nlines\"\"\"\n[a]\nname = \"kept\"\n";
-        let body = without_header(text);
-        assert_eq!(body.lines().count(), text.lines().count());
-        let t: toml::Table = body.parse().unwrap();
+        let source = Source::parse(text, "t.toml").unwrap();
+        let body = without_header(&source);
+        let t: toml::Table = body.deserialize().unwrap();
         assert_eq!(t.keys().collect::<Vec<_>>(), vec!["a"]);
         assert_eq!(t["a"]["name"].as_str(), Some("kept"));
+        assert_eq!(body.line_of_key("a.name"), Some(6));
     }
 }
