@@ -143,7 +143,7 @@ impl Derivation for Scaled {
 /// alone says which counter a value comes from. Serialises as its `f64`.
 pub struct Derived<S, D, const I: usize>(f64, PhantomData<fn() -> (S, D)>);
 
-// By hand: derived, they would ask the same of the group and the derivation.
+// By hand: derived impls would require the group and the derivation to implement them too.
 impl<S, D, const I: usize> Clone for Derived<S, D, I> {
     fn clone(&self) -> Self {
         *self
