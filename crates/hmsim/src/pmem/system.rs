@@ -8,10 +8,10 @@ use crate::cache::{MemorySink, WriteCause};
 use crate::hash::FastMap;
 use crate::rng;
 
-crate::result_row! {
+crate::counters! {
     /// PmemCounters named as Intel PCM (`PMM_WPQ_INSERTS`) and ipmctl (64 B units) name them;
     /// also the counter columns of every row that reports the PMem path (field order is
-    /// column order).
+    /// column order), and the one declaration of the columns rows derive from them.
     #[derive(Copy, Default, PartialEq)]
     pub struct PmemCounters {
         wpq_inserts: u64 ["lines", "64 B lines inserted into the write pending queues"],
@@ -24,25 +24,6 @@ crate::result_row! {
         ait_buffer_misses: u64 ["accesses", "media accesses missing the AIT buffer"],
         migrations: u64 ["blocks", "wear-leveling block migrations"],
         bad_block_remaps: u64 ["blocks", "blocks remapped as worn out"],
-    }
-}
-
-impl PmemCounters {
-    /// What was counted between the snapshot `before` and `self` (field by field).
-    pub fn since(&self, before: &PmemCounters) -> PmemCounters {
-        PmemCounters {
-            wpq_inserts: self.wpq_inserts - before.wpq_inserts,
-            write_requests: self.write_requests - before.write_requests,
-            read_requests: self.read_requests - before.read_requests,
-            media_writes_64b: self.media_writes_64b - before.media_writes_64b,
-            media_reads_64b: self.media_reads_64b - before.media_reads_64b,
-            migrations: self.migrations - before.migrations,
-            bad_block_remaps: self.bad_block_remaps - before.bad_block_remaps,
-            xpbuffer_merges: self.xpbuffer_merges - before.xpbuffer_merges,
-            xpbuffer_early_writebacks: self.xpbuffer_early_writebacks
-                - before.xpbuffer_early_writebacks,
-            ait_buffer_misses: self.ait_buffer_misses - before.ait_buffer_misses,
-        }
     }
 }
 

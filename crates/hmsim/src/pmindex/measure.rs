@@ -12,6 +12,7 @@ use super::rows::{CostRow, RealThreadsRow};
 use super::shared::{run_threads, SharedIndex, ThreadRun};
 use super::sim::ModelObserver;
 use super::ycsb::YcsbWorkload;
+use crate::columns::Derived;
 use crate::pmem::{DimmSpec, PmemCounters};
 
 /// Per-phase measurement through the model.
@@ -251,10 +252,11 @@ pub(crate) fn cost_row(
         loads_per_op: per(m.pm.loads),
         stores_per_op: per(m.pm.stores),
         llc_misses_per_op: per(m.llc_misses),
-        wpq_inserts_per_op: per(c.wpq_inserts),
-        write_requests_per_op: per(c.write_requests),
-        read_requests_per_op: per(c.read_requests),
-        media_writes_64b_per_op: per(c.media_writes_64b),
+        // Each counter column's counter is the one its declaration in `CostRow` names.
+        wpq_inserts_per_op: Derived::of(c, n),
+        write_requests_per_op: Derived::of(c, n),
+        read_requests_per_op: Derived::of(c, n),
+        media_writes_64b_per_op: Derived::of(c, n),
         media_writes_256b_per_op: c.media_writes_64b as f64 / 4.0 / n,
         write_amplification: (c.write_requests != 0)
             .then(|| c.media_writes_64b as f64 / c.write_requests as f64),

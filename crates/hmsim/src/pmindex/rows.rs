@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::crash::CrashReport;
 use super::ycsb::Distribution;
 use crate::cache::FlushKind;
-use crate::columns::{union, union_len};
+use crate::columns::{union, union_len, PerOp};
 use crate::pmem::PmemCounters;
 use crate::result_row;
 use crate::scenario::{Column, ColumnType, Dtype, ResultRow};
@@ -49,10 +49,10 @@ result_row! {
         loads_per_op: f64 ["1/op", "instrumented loads per operation"],
         stores_per_op: f64 ["1/op", "instrumented stores per operation"],
         llc_misses_per_op: f64 ["1/op", "LLC misses per operation"],
-        wpq_inserts_per_op: f64 ["lines/op", "WPQ inserts per operation"],
-        write_requests_per_op: f64 ["requests/op", "DDR-T write requests per operation"],
-        read_requests_per_op: f64 ["requests/op", "DDR-T read requests per operation"],
-        media_writes_64b_per_op: f64 ["64 B/op", "media writes per operation, 64 B units"],
+        wpq_inserts_per_op: [PerOp(PmemCounters::wpq_inserts)],
+        write_requests_per_op: [PerOp(PmemCounters::write_requests)],
+        read_requests_per_op: [PerOp(PmemCounters::read_requests)],
+        media_writes_64b_per_op: [PerOp(PmemCounters::media_writes_64b)],
         media_writes_256b_per_op: f64 ["256 B/op", "media writes per operation, 256 B units"],
         write_amplification: Option<f64> ["", "media writes per write request (empty: no requests)"],
         media_bytes_per_op: f64 ["B/op", "media bytes written per operation"],
@@ -140,6 +140,24 @@ impl ResultRow for PmIndexRow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::columns::{counter_index, Derivation};
+
+    #[test]
+    fn the_counter_columns_per_op_are_the_pmem_counters_declarations() {
+        let named = |cols: &[Column], name: &str| cols.iter().find(|c| c.name == name).copied();
+        for k in [
+            "wpq_inserts",
+            "write_requests",
+            "read_requests",
+            "media_writes_64b",
+        ] {
+            let counter = PmemCounters::COLUMNS[counter_index(PmemCounters::COLUMNS, k)];
+            let col = named(CostRow::COLUMNS, &format!("{k}{}", PerOp::NAME_SUFFIX)).unwrap();
+            assert_eq!(col.unit, format!("{}{}", counter.unit, PerOp::UNIT_SUFFIX));
+            assert_eq!(col.doc, format!("{}{}", counter.doc, PerOp::DOC_SUFFIX));
+            assert_eq!(col.dtype, Dtype::Float);
+        }
+    }
 
     #[test]
     fn the_results_columns_are_both_rows_columns_once() {

@@ -323,6 +323,16 @@ mod tests {
         // Every flushed dirty line and ntstore is a WPQ insert; evictions add more.
         assert!(num(ra, "wpq_inserts_per_op") >= 1.0);
         assert!(ra["throughput_mops"].as_f64().unwrap() > 0.0);
+        // A counter per operation is the row's own counter over its operations.
+        for k in [
+            "wpq_inserts",
+            "write_requests",
+            "read_requests",
+            "media_writes_64b",
+        ] {
+            let per_op = num(ra, &format!("{k}_per_op"));
+            assert_eq!(per_op, num(ra, k) / num(ra, "ops"), "{k}");
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@ use rand::Rng;
 
 use super::sim::{QuantumObserver, QuantumView};
 use crate::cache::{MemorySink, WriteCause};
+use crate::columns::{counter_index, Derived, ResultRow, Scaled};
 use crate::config::Validator;
 use crate::error::RunError;
 use crate::hash::FastMap;
@@ -114,17 +115,19 @@ impl Stream {
         }
     }
 
-    /// (write requests, media writes in 64 B units, AIT migrations), extrapolated.
-    fn scaled(&self) -> (f64, f64, f64) {
-        let c: PmemCounters = self.sys.counters();
-        let w = self.weight();
-        (
-            c.write_requests as f64 * w,
-            c.media_writes_64b as f64 * w,
-            c.migrations as f64 * w,
-        )
+    /// A counter of the stream extrapolated to the real lines: one stream's part of a scaled
+    /// column of [`PmemColumns`] (the column's declaration names the counter).
+    fn scaled<const I: usize>(&self) -> Derived<PmemCounters, Scaled, I> {
+        Derived::of(&self.sys.counters(), self.weight())
     }
 }
+
+/// The scaled write requests and media writes (a stream's or both), typed by their counter:
+/// they feed the write amplification and the lifetime as well as their own columns.
+type Requests =
+    Derived<PmemCounters, Scaled, { counter_index(PmemCounters::COLUMNS, "write_requests") }>;
+type MediaWrites =
+    Derived<PmemCounters, Scaled, { counter_index(PmemCounters::COLUMNS, "media_writes_64b") }>;
 
 result_row! {
     /// The PMem write path's result columns for one tiering run.
@@ -132,12 +135,13 @@ result_row! {
         pmem_migrated_bytes: u64 ["", "bytes copied into the PMem tier by migrations"],
         pmem_app_write_bytes: f64 ["", "bytes the application wrote back to the PMem tier"],
         pmem_unsampled_write_bytes: f64 ["", "application write bytes of quanta where no page of the tier was drawn (not simulated)"],
-        pmem_write_requests: f64 ["", "64 B write requests reaching the DIMMs (scaled from the sample)"],
-        pmem_media_writes_64b: f64 ["", "media writes in 64 B units (scaled)"],
+        pmem_write_requests: [Scaled(PmemCounters::write_requests), prefix "pmem_"],
+        pmem_media_writes_64b: [Scaled(PmemCounters::media_writes_64b), prefix "pmem_"],
         pmem_write_amplification: Option<f64> ["", "media writes / write requests (empty without writes)"],
         pmem_wa_migration: Option<f64> ["", "write amplification of migration copies"],
         pmem_wa_app: Option<f64> ["", "write amplification of application write-backs"],
-        pmem_ait_migrations: f64 ["", "AIT wear-leveling migrations (scaled)"],
+        // Renamed for the AIT that moves the blocks: the tiering row's `migrations` are pages.
+        pmem_ait_migrations: [Scaled(PmemCounters::migrations as ait_migrations), prefix "pmem_"],
         pmem_sampled_write_requests: u64 ["", "write requests simulated line by line"],
         pmem_lifetime_years: f64 ["", "lifetime with ideal wear leveling"],
         pmem_hottest_xpline_media_writes: f64 ["", "media writes to the most written XPLine"],
@@ -290,9 +294,13 @@ impl PmemFeeder {
 
     /// The result columns for a run of `duration_s`.
     pub(super) fn columns(&self, duration_s: f64) -> PmemColumns {
-        let (mreq, mmedia, mait) = self.migration.scaled();
-        let (areq, amedia, aait) = self.app.scaled();
-        let (req, media) = (mreq + areq, mmedia + amedia);
+        // Each stream's counters scaled by its own weight; a column is the two streams summed.
+        let (mig, app) = (&self.migration, &self.app);
+        let (mreq, areq): (Requests, Requests) = (mig.scaled(), app.scaled());
+        let (mmedia, amedia): (MediaWrites, MediaWrites) = (mig.scaled(), app.scaled());
+        let (req, media) = ((mreq + areq).value(), (mmedia + amedia).value());
+        let (mreq, areq, mmedia, amedia) =
+            (mreq.value(), areq.value(), mmedia.value(), amedia.value());
         let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
         let life = lifetime::report(
             media.round() as u64,
@@ -324,12 +332,12 @@ impl PmemFeeder {
             pmem_migrated_bytes: self.migrated_bytes,
             pmem_app_write_bytes: self.app_write_bytes,
             pmem_unsampled_write_bytes: self.unsampled_bytes,
-            pmem_write_requests: req,
-            pmem_media_writes_64b: media,
+            pmem_write_requests: mig.scaled() + app.scaled(),
+            pmem_media_writes_64b: mig.scaled() + app.scaled(),
             pmem_write_amplification: ratio(media, req),
             pmem_wa_migration: ratio(mmedia, mreq),
             pmem_wa_app: ratio(amedia, areq),
-            pmem_ait_migrations: mait + aait,
+            pmem_ait_migrations: mig.scaled() + app.scaled(),
             pmem_sampled_write_requests: self.migration.simulated_lines + self.app.simulated_lines,
             pmem_lifetime_years: life.years_ideal_wear_leveling,
             pmem_hottest_xpline_media_writes: hottest,
@@ -352,6 +360,7 @@ impl QuantumObserver for PmemFeeder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::columns::{Counters, Derivation};
     use crate::tier::{Gups, GupsSpec, PageTable};
 
     #[test]
@@ -386,6 +395,16 @@ mod tests {
         }
         let cols = crate::scenario::to_map(&f.columns(1.0));
         let num = |k: &str| cols[k].as_f64().unwrap();
+        // A scaled column: each stream's counter times the stream's weight, summed.
+        for (col, k) in [
+            ("pmem_write_requests", "write_requests"),
+            ("pmem_media_writes_64b", "media_writes_64b"),
+            ("pmem_ait_migrations", "migrations"),
+        ] {
+            let i = counter_index(PmemCounters::COLUMNS, k);
+            let scaled = |s: &Stream| s.sys.counters().counter(i) as f64 * s.weight();
+            assert_eq!(num(col), scaled(&f.migration) + scaled(&f.app), "{col}");
+        }
         assert_eq!(num("pmem_migrated_bytes"), 3.0 * 4096.0);
         assert_eq!(num("pmem_write_requests"), 3.0 * 64.0);
         // 64 sequential lines fill 16 XPLines, each one 256 B media write (4 units).
@@ -393,5 +412,19 @@ mod tests {
         assert_eq!(num("pmem_hottest_xpline_media_writes"), 2.0);
         let years = 1000.0 / 2.0 / crate::units::SECONDS_PER_YEAR;
         assert!((num("pmem_lifetime_years_no_wl") / years - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_scaled_columns_are_the_pmem_counters_declarations() {
+        for (col, k) in [
+            ("pmem_write_requests", "write_requests"),
+            ("pmem_media_writes_64b", "media_writes_64b"),
+            ("pmem_ait_migrations", "migrations"),
+        ] {
+            let counter = PmemCounters::COLUMNS[counter_index(PmemCounters::COLUMNS, k)];
+            let c = PmemColumns::COLUMNS.iter().find(|c| c.name == col).unwrap();
+            assert_eq!(c.unit, format!("{}{}", counter.unit, Scaled::UNIT_SUFFIX));
+            assert_eq!(c.doc, format!("{}{}", counter.doc, Scaled::DOC_SUFFIX));
+        }
     }
 }
