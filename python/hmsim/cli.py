@@ -150,10 +150,15 @@ def sweep(
     sweep_file: str, out: str, backend: str, scheduler: str | None, workers: int | None, device_dirs: tuple[str, ...]
 ) -> None:
     """Run a parameter sweep: a scenario plus axes, in parallel, resumable."""
-    from hmsim.sweep import run_sweep
+    from hmsim.sweep import SweepInterrupted, run_sweep
 
     res = run_sweep(sweep_file, out, workers=workers, devices=device_dirs, backend=_backend(backend, scheduler))
-    console.print(f"{res.ran} points run, {res.reused} reused; results in {out}/")
+    try:
+        console.print(f"{res.ran} points run, {res.reused} reused; results in {out}/")
+    except KeyboardInterrupt:
+        # The sweep is written whole; a re-run reuses every point.
+        n = res.ran + res.reused
+        raise SweepInterrupted(n, n, Path(out)) from None
 
 
 @cli.command()

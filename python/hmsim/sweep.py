@@ -582,8 +582,17 @@ def run_sweep(
     if backend is not None and not isinstance(backend, Backend):
         raise ConfigError("backend", f"expected hmsim.sweep.Backend or None, got {type(backend).__name__}")
     points, meta = load_sweep(path)
-    with exclusive(out):
-        return _finish_sweep(points, meta, out, workers, devices, backend, start)
+    finished: SweepResult | None = None
+    try:
+        with exclusive(out):
+            finished = _finish_sweep(points, meta, out, workers, devices, backend, start)
+    except KeyboardInterrupt:
+        if finished is None:
+            raise
+        # The signal came as the finished sweep released its lock: its files are whole.
+        n = len({p.id for p in points})
+        raise SweepInterrupted(n, n, out) from None
+    return finished
 
 
 def _finish_sweep(
@@ -605,13 +614,15 @@ def _finish_sweep(
         raise io_error(out, "mkdir", e) from None
     write_marker(out)
     (out / "summary.json").unlink(missing_ok=True)
-    res = run_points(points, out, workers=workers, label=meta["name"], devices=devices, backend=backend)
+    ids = {p.id for p in points}
     try:
+        res = run_points(points, out, workers=workers, label=meta["name"], devices=devices, backend=backend)
         _write_sweep(out, points, meta, res, start)
     except KeyboardInterrupt:
-        # Every point is saved; only the combined files are missing, and a re-run writes them.
-        n = len({p.id for p in points})
-        raise SweepInterrupted(n, n, out) from None
+        # Wherever the signal landed once points ran (a progress bar closing, the combined
+        # files being written), every finished point is saved and a re-run resumes.
+        saved = sum((out / "points" / f"{i}.json").exists() for i in ids)
+        raise SweepInterrupted(saved, len(ids), out) from None
     return res
 
 
