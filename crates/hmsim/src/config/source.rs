@@ -113,8 +113,11 @@ pub fn line_of_key(text: &str, key: &str) -> Option<usize> {
     key_span(doc.as_table(), key).map(|s| line_of_offset(text, s.start))
 }
 
-/// Where the dotted `key` is written under `root`: its key's span, or its value's.
+/// Where the dotted `key` (or serde's `tiers[1].x`) is written under `root`: its key's
+/// span, or its value's.
 fn key_span(root: &Table, key: &str) -> Option<Range<usize>> {
+    // serde's spelling of an index (`tiers[1].x`) is the dotted one (`tiers.1.x`).
+    let key = key.replace('[', ".").replace(']', "");
     let parts: Vec<&str> = key.split('.').filter(|p| !p.is_empty()).collect();
     let mut table: &dyn TableLike = root;
     let mut span = None;
@@ -261,5 +264,7 @@ mod tests {
         assert_eq!(line_of_key(text, "tiers.1.capacity_bytes"), Some(7));
         assert_eq!(line_of_key(text, "tiers.0.name"), Some(3));
         assert_eq!(line_of_key("x = [{a = 1}, {a = 2}]\n", "x.1.a"), Some(1));
+        assert_eq!(line_of_key(text, "tiers[1].capacity_bytes"), Some(7));
+        assert_eq!(line_of_key(text, "tiers[1]"), Some(5));
     }
 }

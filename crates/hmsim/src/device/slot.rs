@@ -313,8 +313,9 @@ pub fn blame_slot(mut e: ConfigError, original: &Source, slot: &Slot) -> ConfigE
     if explain(&mut e, original, slot) {
         return e;
     }
-    e.line = original.line_of_key(&e.key).or_else(|| {
-        let rest = e.key.strip_prefix(slot.array)?.strip_prefix('.')?;
+    let key = dotted(&e.key);
+    e.line = original.line_of_key(&key).or_else(|| {
+        let rest = key.strip_prefix(slot.array)?.strip_prefix('.')?;
         let index = rest.split('.').next()?;
         original.line_of_key(&format!("{}.{index}.device", slot.array))
     });
@@ -584,6 +585,22 @@ mod tests {
             !w[0].contains("endurance"),
             "inherited from cxl-dram: {w:?}"
         );
+    }
+
+    /// serde names an entry `tiers[0]`: its error still finds the entry's line.
+    #[test]
+    fn an_error_in_an_entry_serde_names_with_brackets_finds_its_line() {
+        let text =
+            "module = \"tiering\"\n[[tiers]]\nname = \"local\"\n[[tiers]]\ndevice = \"cxl-dram\"\n";
+        let e = crate::scenario::run::<crate::tier::Tiering>(
+            text,
+            "s.toml",
+            &Catalog::builtin(),
+            &crate::progress::NoProgress,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("capacity_bytes"), "{e}");
+        assert_eq!(e.line, Some(2), "{e}");
     }
 
     #[test]
