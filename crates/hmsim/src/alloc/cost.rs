@@ -232,7 +232,8 @@ impl Ctx {
             ops: OpCounts::default(),
             wear: vec![0; frames],
             migratetype: 1,
-            req_lines: SeenLines::default(),
+            // The `struct page` lines, most of what paths touch, indexed directly.
+            req_lines: SeenLines::with_dense(layout::memmap_lines(frames as u64)),
             in_request: false,
             batch: Batch::default(),
             lines_evented: 0,
