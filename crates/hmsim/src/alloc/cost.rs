@@ -232,7 +232,8 @@ impl Ctx {
             ops: OpCounts::default(),
             wear: vec![0; frames],
             migratetype: 1,
-            req_lines: SeenLines::default(),
+            // The `struct page` lines, most of what paths touch, indexed directly.
+            req_lines: SeenLines::with_dense(layout::memmap_lines(frames as u64)),
             in_request: false,
             batch: Batch::default(),
             lines_evented: 0,
@@ -351,6 +352,7 @@ impl Ctx {
     }
 
     /// `begin` for a request arriving at `arrival` cycles (see [`Event::Begin`]).
+    #[inline]
     pub fn begin_at(&mut self, core: usize, arrival: u64) {
         if self.pending_cycles > 0 {
             // Work outside a request (set-up): timed, charged to no request.
@@ -378,6 +380,7 @@ impl Ctx {
 
     /// End the request: `record` says where its cycles go; `handed_out` is the block it
     /// handed out (the application zeroes it before the core's next request).
+    #[inline]
     pub fn end(&mut self, record: Record, handed_out: Option<(u64, u8)>) {
         let cycles = self.take_cycles();
         let (pfn, order) = handed_out.unwrap_or((NO_BLOCK, 0));
@@ -419,6 +422,7 @@ impl Ctx {
     }
 
     /// The `struct page`s of a block of 2^order frames (adjacent ones share lines).
+    #[inline]
     pub fn touch_pages(&mut self, pfn: u64, order: u8, write: bool) {
         let first = layout::struct_page(pfn) >> 6;
         let last = (layout::struct_page(pfn + (1 << order)) - 1) >> 6;
@@ -447,7 +451,7 @@ impl Ctx {
 
     /// Acquire lock `id` (its word at `addr`) for `cpu`: wait until its last holder
     /// released it, then take its line (from wherever the last holder left it).
-    #[inline]
+    #[inline(always)]
     pub fn lock(&mut self, id: usize, cpu: u16, addr: u64) {
         self.ops.locks += 1;
         let cycles = self.take_cycles();
@@ -461,7 +465,7 @@ impl Ctx {
     }
 
     /// Release lock `id`: it is free from now on (a plain store on x86; its line is held).
-    #[inline]
+    #[inline(always)]
     pub fn unlock(&mut self, id: usize) {
         let cycles = self.take_cycles();
         self.push(Event::Unlock {

@@ -27,6 +27,11 @@ pub(crate) fn struct_page(pfn: u64) -> u64 {
     MEMMAP_BASE + pfn * STRUCT_PAGE_BYTES
 }
 
+/// The lines of the `struct page`s of `frames` frames.
+pub(crate) fn memmap_lines(frames: u64) -> std::ops::Range<u64> {
+    (MEMMAP_BASE >> 6)..(struct_page(frames) + 63) >> 6
+}
+
 /// `zone->lock`.
 #[inline]
 pub(crate) fn zone_lock() -> u64 {

@@ -1,10 +1,18 @@
 //! The lines a request has touched so far: a set that is emptied once per request, so it
 //! is an open-addressing table whose slots carry the request's generation (emptying it is
 //! one increment, not a clear) and that grows when a request touches many lines (an
-//! order-10 block's struct pages, a batch refill).
+//! order-10 block's struct pages, a batch refill). The `struct page` lines, most of what a
+//! path touches, skip the table: their generations sit in an array indexed by the line.
+
+use std::ops::Range;
 
 /// A set of line numbers, emptied by [`SeenLines::clear`] in O(1).
 pub(super) struct SeenLines {
+    /// Lines from `dense_first` on (the `struct page` array, most of a path's lines): the
+    /// generation each was last inserted in, indexed by the line: a load and a compare
+    /// instead of a hash probe. Other lines go to `slots`.
+    dense: Vec<u32>,
+    dense_first: u64,
     /// (line, generation) per slot; a slot of an older generation is free.
     slots: Vec<(u64, u32)>,
     /// `slots.len() - 1` (a power of two minus one): every probe index is masked by it,
@@ -21,6 +29,8 @@ const SLOTS: usize = 64;
 impl Default for SeenLines {
     fn default() -> Self {
         SeenLines {
+            dense: Vec::new(),
+            dense_first: 0,
             slots: vec![(0, 0); SLOTS],
             mask: SLOTS - 1,
             generation: 1,
@@ -29,7 +39,21 @@ impl Default for SeenLines {
     }
 }
 
+/// Most lines a set indexes directly (4 MiB of generations, the `struct page`s of about
+/// 4.7 GiB of frames); lines beyond it are hashed.
+const DENSE_MAX: u64 = 1 << 20;
+
 impl SeenLines {
+    /// A set that indexes the lines of `dense` directly (up to `DENSE_MAX` of them).
+    pub(super) fn with_dense(dense: Range<u64>) -> SeenLines {
+        let lines = dense.end.saturating_sub(dense.start).min(DENSE_MAX);
+        SeenLines {
+            dense: vec![0; lines as usize],
+            dense_first: dense.start,
+            ..SeenLines::default()
+        }
+    }
+
     /// Forget every line.
     #[inline]
     pub(super) fn clear(&mut self) {
@@ -38,6 +62,7 @@ impl SeenLines {
         if self.generation == 0 {
             // Generation 0 marks never-used slots: start over after a wrap.
             self.slots.fill((0, 0));
+            self.dense.fill(0);
             self.generation = 1;
         }
     }
@@ -51,8 +76,14 @@ impl SeenLines {
     /// Add `line`; false if it was there already.
     #[inline]
     pub(super) fn insert(&mut self, line: u64) -> bool {
-        let mask = self.mask;
         let g = self.generation;
+        if let Some(d) = self
+            .dense
+            .get_mut(line.wrapping_sub(self.dense_first) as usize)
+        {
+            return std::mem::replace(d, g) != g;
+        }
+        let mask = self.mask;
         let mut i = self.home(line);
         loop {
             debug_assert!(i < self.slots.len());
@@ -104,8 +135,15 @@ mod tests {
         #[test]
         fn matches_a_hash_set(
             ops in proptest::collection::vec((0u8..20, 0u64..300), 1..3000),
+            dense in proptest::bool::ANY,
         ) {
-            let (mut s, mut h) = (SeenLines::default(), HashSet::new());
+            // Lines 100..200 indexed directly, the others hashed (or all hashed).
+            let mut s = if dense {
+                SeenLines::with_dense(100..200)
+            } else {
+                SeenLines::default()
+            };
+            let mut h = HashSet::new();
             for (op, line) in ops {
                 if op == 0 {
                     s.clear();
@@ -119,7 +157,7 @@ mod tests {
 
     #[test]
     fn generation_wrap_forgets_everything() {
-        let mut s = SeenLines::default();
+        let mut s = SeenLines::with_dense(5..8);
         s.insert(7);
         s.generation = u32::MAX;
         s.insert(9);
