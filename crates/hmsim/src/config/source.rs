@@ -32,14 +32,13 @@ impl<'a> Source<'a> {
         #[cfg(test)]
         PARSED.with(|p| p.borrow_mut().push(file.to_string()));
         let doc = toml_edit::Document::parse(text).map_err(|e| syntax_error(&e, text, file))?;
-        let source = Source {
-            file,
-            text,
-            root: doc.into_table(),
-        };
-        let root = Item::Table(source.root.clone());
+        let root = doc.into_item();
         let problem =
             renamed_key(&root, &mut Vec::new()).or_else(|| insane(&root, &mut Vec::new()));
+        let Item::Table(root) = root else {
+            unreachable!("a parsed document's root is a table")
+        };
+        let source = Source { file, text, root };
         if let Some((key, message)) = problem {
             let line = source.line_of_key(&key);
             return Err(ConfigError::new(file, &key, message).at_line(line));

@@ -231,12 +231,8 @@ pub fn fill_slots<'a>(
             _ => return,
         };
         for (i, table) in tables.into_iter().enumerate() {
-            match fill_table(table, i, source, catalog, slot) {
-                Ok(None) => {}
-                Ok(Some(w)) => {
-                    warnings.extend(w);
-                    changed = true;
-                }
+            match fill_table(table, i, source, catalog, slot, &mut warnings) {
+                Ok(filled) => changed |= filled,
                 Err(e) => {
                     result = Err(e);
                     return;
@@ -248,17 +244,18 @@ pub fn fill_slots<'a>(
     Ok((changed.then_some(filled), warnings))
 }
 
-/// Entry `i` of `slot` completed from the device it names, and the warning for device
-/// figures the module does not use; `None` when the entry names no device.
+/// Entry `i` of `slot` completed from the device it names, with the warning for device
+/// figures the module does not use added to `warnings`; whether the entry names a device.
 fn fill_table(
     table: &mut dyn toml_edit::TableLike,
     i: usize,
     source: &Source,
     catalog: &Catalog,
     slot: &Slot,
-) -> Result<Option<Option<String>>, ConfigError> {
+    warnings: &mut Vec<String>,
+) -> Result<bool, ConfigError> {
     let Some(value) = table.get("device") else {
-        return Ok(None);
+        return Ok(false);
     };
     let file = source.file();
     let key = format!("{}.{i}.device", slot.array);
@@ -292,7 +289,13 @@ fn fill_table(
             ),
         )));
     }
-    let warning = unused_figures(catalog, &name, &key, slot.module, slot.unused);
+    warnings.extend(unused_figures(
+        catalog,
+        &name,
+        &key,
+        slot.module,
+        slot.unused,
+    ));
     for (k, get) in slot.keys {
         if !table.contains_key(k) {
             if let Some(v) = get(device) {
@@ -301,7 +304,7 @@ fn fill_table(
         }
     }
     table.remove("device");
-    Ok(Some(warning))
+    Ok(true)
 }
 
 /// An error found in the filled source, pointed back at what the user wrote: the key's own

@@ -143,9 +143,8 @@ fn run_tree<S: Scenario>(
     progress: &dyn Progress,
     parts: &Parts,
 ) -> Result<RunOutput, RunError> {
-    let h: HeaderOnly = source
-        .edited(|root| root.retain(|k, _| Header::KEYS.contains(&k)))
-        .deserialize()?;
+    // HeaderOnly reads the header's keys and ignores the module's.
+    let h: HeaderOnly = source.deserialize()?;
     let header = Header {
         module: h.module,
         seed: h.seed,
