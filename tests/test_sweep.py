@@ -107,3 +107,86 @@ def test_bad_value_in_axis_is_reported_as_config_error(scenario, cli, tmp_path):
     p.write_text('scenario = "scenario.toml"\n[axes]\n"job.queue_depth" = [1, 100]\n')
     code, _, err = cli("sweep", str(p), "--out", str(tmp_path / "o"), "--workers", "1")
     assert code == 2 and "job.queue_depth" in err and "1 to 64" in err
+
+
+@pytest.fixture
+def runs(monkeypatch) -> list:
+    """The overrides of every point the core runs, in order."""
+    calls: list = []
+    real = sweep_mod.run_raw
+
+    def counting(*a, **k):
+        calls.append(a[2])
+        return real(*a, **k)
+
+    monkeypatch.setattr(sweep_mod, "run_raw", counting)
+    return calls
+
+
+def _same_run_points(scenario: Path) -> list:
+    """Three points of one simulation (one writes the scenario's own queue depth out, one
+    writes it in another order with the duration) and one of another, each labelled."""
+    from hmsim.sweep import Point
+
+    text, file = scenario.read_text(), str(scenario)
+    return [
+        Point(text, file, (), (("name", "plain"),)),
+        Point(text, file, (("job.queue_depth", "8"),), (("name", "spelled"),)),
+        Point(text, file, (("job.duration_s", "0.01"), ("job.queue_depth", "8")), (("name", "both"),)),
+        Point(text, file, (("job.queue_depth", "16"),), (("name", "deeper"),)),
+    ]
+
+
+def test_points_of_one_simulation_run_once(scenario, tmp_path, runs):
+    from hmsim.sweep import POINTS_LEDGER, points_ledger, run_points
+
+    points = _same_run_points(scenario)
+    out = tmp_path / "out"
+    with points_ledger() as ledger:
+        res = run_points(points, out, workers=1)
+        assert POINTS_LEDGER.get() is ledger
+    assert (res.ran, res.shared, res.reused) == (4, 2, 0) and len(runs) == 2
+    assert (ledger["ran"], ledger["shared"], ledger["reused"]) == (4, 2, 0)
+    df = res.results.set_index("name")
+    assert list(res.results["name"]) == ["plain", "spelled", "both", "deeper"]
+    metrics = [c for c in df.columns if c not in ("wall_time_s",)]
+    # Each twin has the rows of the one run, under its own labels.
+    pd.testing.assert_series_equal(df.loc["plain", metrics], df.loc["spelled", metrics], check_names=False)
+    pd.testing.assert_series_equal(df.loc["plain", metrics], df.loc["both", metrics], check_names=False)
+    assert df.loc["deeper", "queue_depth"] == 16 != df.loc["plain", "queue_depth"]
+    # Every point keeps its own file; a twin names the point whose run it shares, and adds
+    # no run time of its own to the study's sum.
+    files = {p.id: json.loads((out / "points" / f"{p.id}.json").read_text()) for p in points}
+    twins = [o for o in files.values() if "same_run_as" in o]
+    assert len(twins) == 2 and all(o["wall_time_s"] == 0.0 for o in twins)
+    assert {o["same_run_as"] for o in twins} <= set(files)
+    # A new label on the same simulation takes the saved output: nothing runs.
+    from hmsim.sweep import Point
+
+    text, file = scenario.read_text(), str(scenario)
+    later = [*points, Point(text, file, (("job.block_size_bytes", "4096"),), (("name", "later"),))]
+    again = run_points(later, out, workers=1)
+    assert (again.ran, again.shared, again.reused) == (0, 0, 5) and len(runs) == 2
+    assert again.results.set_index("name").loc["later", "queue_depth"] == 8
+
+
+def test_host_timed_points_each_run(scenario, tmp_path, runs):
+    """`alone` points are measurements on the host: twins are not merged."""
+    from hmsim.sweep import run_points
+
+    res = run_points(_same_run_points(scenario), tmp_path / "out", workers=1, alone=True)
+    assert (res.ran, res.shared) == (4, 0) and len(runs) == 4
+
+
+def test_a_refused_point_is_not_merged(scenario, tmp_path):
+    """A point the core cannot resolve runs by itself and reports its own error."""
+    from hmsim.sweep import Point, run_points
+
+    text, file = scenario.read_text(), str(scenario)
+    points = [
+        Point(text, file, (), (("name", "plain"),)),
+        Point(text, file, (("job.queue_depth", "-1"),), (("name", "bad"),)),
+    ]
+    with pytest.raises(HmsimError) as e:
+        run_points(points, tmp_path / "out", workers=1)
+    assert "queue_depth" in str(e.value)

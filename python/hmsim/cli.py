@@ -154,7 +154,8 @@ def sweep(
 
     res = run_sweep(sweep_file, out, workers=workers, devices=device_dirs, backend=_backend(backend, scheduler))
     try:
-        console.print(f"{res.ran} points run, {res.reused} reused; results in {out}/")
+        shared = f" ({res.shared} sharing another's run)" if res.shared else ""
+        console.print(f"{res.ran} points run{shared}, {res.reused} reused; results in {out}/")
     except KeyboardInterrupt:
         # The sweep is written whole; a re-run reuses every point.
         n = res.ran + res.reused

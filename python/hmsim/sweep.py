@@ -107,11 +107,15 @@ class Point:
 
 @dataclass
 class SweepResult:
+    """`ran`: points new in this call, `shared` of them taking another new point's run (the
+    same simulation: `ran - shared` simulations ran); `reused`: points an earlier call made."""
+
     results: pd.DataFrame
     tables: dict[str, pd.DataFrame]
     outputs: list[dict]
     ran: int
     reused: int
+    shared: int = 0
 
 
 def default_workers() -> int:
@@ -157,7 +161,7 @@ POINTS_LEDGER: ContextVar[dict | None] = ContextVar("hmsim_points_ledger", defau
 @contextmanager
 def points_ledger() -> Iterator[dict]:
     """Count the points every `run_points` inside runs or reuses (see `POINTS_LEDGER`)."""
-    ledger = {"ran": 0, "reused": 0, "points_wall_time_s": 0.0}
+    ledger = {"ran": 0, "reused": 0, "shared": 0, "points_wall_time_s": 0.0}
     token = POINTS_LEDGER.set(ledger)
     try:
         yield ledger
@@ -373,6 +377,57 @@ def run_points(
         return _run_points(points, Path(out), check.workers(workers), label, devices, backend, alone)
 
 
+def _run_key(p: Point, dev: list[str]) -> str | None:
+    """What a point runs, whatever its spelling: the configuration the core resolves from
+    it (`summary.json`'s `resolved_config`) and the folder its relative paths start from;
+    None when the core refuses it (its run then reports why)."""
+    from hmsim import _core
+    from hmsim.errors import HmsimError
+
+    try:
+        resolved = _core.resolve_scenario(p.text, p.file, list(p.overrides), dev)
+    except HmsimError:
+        return None
+    return json.dumps([str(Path(p.file).parent), resolved])
+
+
+def _twin_output(result: dict, ran: Point) -> dict:
+    """The output of a point that runs what `ran` ran: the same, with no run time of its
+    own (the study's summed point time counts the run once)."""
+    return {**result, "wall_time_s": 0.0, "same_run_as": ran.id}
+
+
+def _same_runs(
+    unique: list[Point], outputs: dict[str, dict], dev: list[str], alone: bool, store: Path
+) -> tuple[list[Point], dict[str, list[Point]]]:
+    """The points to run, and for each the points that run the same simulation (labelled
+    differently, spelled differently): the core is deterministic, so one run serves them all.
+    A point whose twin was saved by an earlier run takes that output now (into `outputs`
+    and its own file). Host-timed (`alone`) points are measurements: each runs."""
+    missing = [p for p in unique if p.id not in outputs]
+    if alone or not missing:
+        return missing, {}
+    first: dict[str, Point] = {}
+    for p in unique:
+        if p.id in outputs and (k := _run_key(p, dev)) is not None:
+            first.setdefault(k, p)
+    todo: list[Point] = []
+    twins: dict[str, list[Point]] = {}
+    for p in missing:
+        k = _run_key(p, dev)
+        rep = first.get(k) if k is not None else None
+        if rep is None:
+            todo.append(p)
+            if k is not None:
+                first[k] = p
+        elif rep.id in outputs:
+            outputs[p.id] = _twin_output(outputs[rep.id], rep)
+            write_json(store / f"{p.id}.json", outputs[p.id])
+        else:
+            twins.setdefault(rep.id, []).append(p)
+    return todo, twins
+
+
 def _run_points(
     points: Sequence[Point],
     out: Path,
@@ -398,15 +453,21 @@ def _run_points(
                 outputs[p.id] = read_json(f)
             except (OSError, ValueError):
                 f.unlink(missing_ok=True)  # unreadable leftovers are simply rerun
-    todo = list({p.id: p for p in points if p.id not in outputs}.values())
-    reused = len({p.id for p in points}) - len(todo)
+    unique = list({p.id: p for p in points}.values())
+    todo, twins = _same_runs(unique, outputs, dev, alone, store)
+    new_ids = {p.id for p in todo} | {t.id for ts in twins.values() for t in ts}
+    shared = len(new_ids) - len(todo)
     n = workers or default_workers()
-    with progress(len(todo) + reused, label, done=reused) as bar:
+    with progress(len(unique), label, done=len(outputs)) as bar:
 
         def done(p: Point, result: dict) -> None:
             write_json(store / f"{p.id}.json", result)
             outputs[p.id] = result
             bar.advance()
+            for twin in twins.get(p.id, ()):
+                outputs[twin.id] = _twin_output(result, p)
+                write_json(store / f"{twin.id}.json", outputs[twin.id])
+                bar.advance()
 
         try:
             slot = SHARED_POOL.get()
@@ -426,12 +487,12 @@ def _run_points(
         raise SweepInterrupted(len(outputs), len({p.id for p in points}), Path(out)) from None
     ledger = POINTS_LEDGER.get()
     if ledger is not None:
-        ran_ids = {p.id for p in todo}
         for pid, o in outputs.items():
-            key = "ran" if pid in ran_ids else "reused"
+            key = "ran" if pid in new_ids else "reused"
             ledger[key] += 1
             ledger["points_wall_time_s"] += float(o.get("wall_time_s") or 0.0)
-    return SweepResult(results, tables, ordered, ran=len(todo), reused=reused)
+        ledger["shared"] += shared
+    return SweepResult(results, tables, ordered, ran=len(new_ids), reused=len(unique) - len(new_ids), shared=shared)
 
 
 def load_sweep(path: str | Path) -> tuple[list[Point], dict]:
@@ -695,6 +756,7 @@ def _write_sweep(out: Path, points: list[Point], meta: dict, res: SweepResult, s
             "points": len(points),
             "ran": res.ran,
             "reused": res.reused,
+            "shared": res.shared,
             "wall_time_s": time.perf_counter() - start,
             "axes": meta["axes"],
             "set": meta["set"],

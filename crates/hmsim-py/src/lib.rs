@@ -84,6 +84,24 @@ fn run_scenario(
     serde_json::to_string(&out).map_err(|e| PyException::new_err(e.to_string()))
 }
 
+/// The configuration a run of the scenario would use (`resolved_config`), as JSON text,
+/// worked out without running it.
+#[pyfunction]
+#[pyo3(signature = (text, file, overrides=Vec::new(), device_paths=Vec::new()))]
+fn resolve_scenario(
+    py: Python<'_>,
+    text: String,
+    file: String,
+    overrides: Vec<(String, String)>,
+    device_paths: Vec<String>,
+) -> PyResult<String> {
+    let dirs = paths(device_paths);
+    let resolved = py
+        .detach(move || hmsim::registry::resolve_scenario(&text, &file, &overrides, &dirs))
+        .map_err(run_err)?;
+    Ok(resolved.to_string())
+}
+
 /// `text` with `--set`-style overrides applied (the same rules as a run's).
 #[pyfunction]
 fn apply_overrides(
@@ -411,6 +429,7 @@ fn pm_indexes() -> PyResult<String> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", hmsim::VERSION)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;

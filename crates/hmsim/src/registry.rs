@@ -18,12 +18,17 @@ use crate::scenario::{self, Column, Parts, ResultRow, Scenario};
 /// caller's parts).
 pub type Runner = fn(&Source, &Catalog, &dyn Progress, &Parts) -> Result<RunOutput, RunError>;
 
+/// The configuration a module's run would use, without running it (see
+/// [`scenario::resolve_source`]).
+pub type Resolver = fn(&Source, &Catalog) -> Result<serde_json::Value, RunError>;
+
 /// A module as the registry holds it: how to run its scenarios, its `results.csv` columns,
 /// and everything else that is listed per module (docs page, study, sweep metrics, the
 /// tables of its parameter page): the one list the CLI, the Python package and the
 /// generated docs read.
 pub struct Module {
     pub run: Runner,
+    pub resolve: Resolver,
     pub columns: &'static [Column],
     /// Extra tables a run may write (`name.csv`) and their columns.
     pub tables: &'static [(&'static str, &'static [Column])],
@@ -54,6 +59,7 @@ const fn module<S: Scenario>() -> Entry<Module> {
         about: S::ABOUT,
         make: Module {
             run: scenario::run_source::<S>,
+            resolve: scenario::resolve_source::<S>,
             columns: <S::Row as ResultRow>::COLUMNS,
             tables: S::TABLES,
             docs: S::DOCS,
@@ -242,12 +248,38 @@ fn blame_source(
     e
 }
 
+/// The configuration the run of [`run_scenario`] would use (`summary.json`'s
+/// `resolved_config`), worked out without running it: equal answers mean the same
+/// simulation, whatever the spelling of the scenario.
+pub fn resolve_scenario(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+    device_paths: &[PathBuf],
+) -> Result<serde_json::Value, ConfigError> {
+    let original = text;
+    let text = apply_overrides(text, file, overrides)?;
+    Source::parse(&text, file)
+        .and_then(|source| {
+            let entry = module_entry(&source)?;
+            (entry.resolve)(&source, &Catalog::load(device_paths)?)
+        })
+        .map_err(|e| blame_source(e, original, file, overrides))
+}
+
 fn run_module(
     source: &Source,
     device_paths: &[PathBuf],
     progress: &dyn Progress,
     parts: &Parts,
 ) -> Result<RunOutput, RunError> {
+    let entry = module_entry(source)?;
+    let catalog = Catalog::load(device_paths)?;
+    (entry.run)(source, &catalog, progress, parts)
+}
+
+/// The registered module a scenario's `module` key names.
+fn module_entry(source: &Source) -> Result<&'static Module, RunError> {
     let file = source.file();
     let names = module_names().join(", ");
     let at_module = |message: String| {
@@ -266,13 +298,9 @@ fn run_module(
             ))
         }
     };
-    let Some(entry) = MODULES.get(module) else {
-        return Err(at_module(format!(
-            "unknown module '{module}'; allowed: {names}"
-        )));
-    };
-    let catalog = Catalog::load(device_paths)?;
-    (entry.run)(source, &catalog, progress, parts)
+    MODULES
+        .get(module)
+        .ok_or_else(|| at_module(format!("unknown module '{module}'; allowed: {names}")))
 }
 
 /// The declared columns of `module`'s `results.csv` (`hmsim._core.columns`); `None` for an
@@ -360,6 +388,45 @@ mod tests {
         let n =
             crate::config::PARSED.with(|p| p.borrow().iter().filter(|f| *f == "once.toml").count());
         assert_eq!(n, 1);
+    }
+
+    /// Resolving a scenario without running it gives the configuration its run reports,
+    /// device slots filled; spellings of one simulation resolve alike, another does not;
+    /// errors are a run's.
+    #[test]
+    fn a_scenario_resolves_as_its_run_reports() {
+        let text = "module = \"tiering\"\nseed = 1\n[[tiers]]\nname = \"local\"\ncapacity_bytes = 4000000000\nunloaded_latency_ns = 70.0\nread_bandwidth_gb_s = 160.0\n[[tiers]]\ndevice = \"cxl-dram\"\n[workload]\nworking_set_bytes = 8589934592\nhot_set_bytes = 2147483648\n[antagonist]\nintensities = [0]\n[policy]\nnames = [\"static-default\"]\n[sim]\nduration_s = 0.2\nmeasure_last_s = 0.1\n";
+        let set = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
+        let resolved = resolve_scenario(text, "r.toml", &[], &[]).unwrap();
+        let run = run_scenario(text, "r.toml", &[], &[]).unwrap();
+        assert_eq!(resolved, run.resolved);
+        assert!(
+            resolved["tiers"][1]["unloaded_latency_ns"]
+                .as_f64()
+                .unwrap()
+                > 70.0
+        );
+        // Keys the text leaves to their defaults, written out at those values.
+        let sim = resolved["sim"].as_object().unwrap();
+        let defaulted: Vec<(String, String)> = sim
+            .iter()
+            .filter(|(k, v)| !text.contains(&format!("{k} =")) && (v.is_number() || v.is_boolean()))
+            .map(|(k, v)| (format!("sim.{k}"), v.to_string()))
+            .collect();
+        assert!(defaulted.len() >= 2, "{sim:?}");
+        assert_eq!(
+            resolve_scenario(text, "r.toml", &defaulted, &[]).unwrap(),
+            resolved
+        );
+        assert_eq!(
+            resolve_scenario(text, "r.toml", &set("seed", "1"), &[]).unwrap(),
+            resolved
+        );
+        let other = resolve_scenario(text, "r.toml", &set("seed", "2"), &[]).unwrap();
+        assert_ne!(other, resolved);
+        let e = resolve_scenario(text, "r.toml", &set("sim.duration_s", "-1.0"), &[]).unwrap_err();
+        let r = run_scenario(text, "r.toml", &set("sim.duration_s", "-1.0"), &[]).unwrap_err();
+        assert_eq!((e.file, e.key, e.message), (r.file, r.key, r.message));
     }
 
     #[test]

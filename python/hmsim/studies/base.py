@@ -212,6 +212,9 @@ def _wall_times(elapsed: float, ledger: dict, before: dict, quick: bool) -> dict
         "runs": runs,
         "points_ran": ledger["ran"],
         "points_reused": ledger["reused"],
+        # Of the points run, those that took another's run (the same simulation, labelled
+        # differently): `points_ran - points_shared` simulations ran.
+        "points_shared": ledger["shared"],
         "points_wall_time_s": ledger["points_wall_time_s"],
     }
 

@@ -137,12 +137,22 @@ pub fn run_source<S: Scenario>(
     Ok(out)
 }
 
-fn run_tree<S: Scenario>(
-    source: &Source,
-    catalog: &Catalog,
-    progress: &dyn Progress,
-    parts: &Parts,
-) -> Result<RunOutput, RunError> {
+/// The configuration a run of module `S` on `source` would use, as `summary.json` shows it
+/// (`resolved_config`), without running: two scenarios with the same answer (keys spelled
+/// out or left to their defaults, in any order) run the same simulation, so a sweep runs
+/// such points once. Devices are filled into their slots as for a run.
+pub fn resolve_source<S: Scenario>(source: &Source, catalog: &Catalog) -> Result<Value, RunError> {
+    let filled = match S::DEVICE_SLOTS {
+        Some(slot) => fill_slots(source, catalog, slot)?.0,
+        None => None,
+    };
+    let source = filled.as_ref().unwrap_or(source);
+    let (header, cfg) = read_config::<S>(source)?;
+    Ok(resolved(&header, &cfg))
+}
+
+/// The header and the validated configuration of module `S` in `source`.
+fn read_config<S: Scenario>(source: &Source) -> Result<(Header, S::Config), RunError> {
     // HeaderOnly reads the header's keys and ignores the module's.
     let h: HeaderOnly = source.deserialize()?;
     let header = Header {
@@ -153,6 +163,16 @@ fn run_tree<S: Scenario>(
     };
     let cfg: S::Config = without_header(source).deserialize()?;
     Validator::check(source, &cfg)?;
+    Ok((header, cfg))
+}
+
+fn run_tree<S: Scenario>(
+    source: &Source,
+    catalog: &Catalog,
+    progress: &dyn Progress,
+    parts: &Parts,
+) -> Result<RunOutput, RunError> {
+    let (header, cfg) = read_config::<S>(source)?;
     let ctx = Ctx::new(source, &header, catalog)
         .with_progress(progress)
         .with_parts(parts);
