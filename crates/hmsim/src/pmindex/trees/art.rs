@@ -29,7 +29,9 @@
 
 use std::cmp::Ordering;
 
-use super::ordered::{free_zeroed, new_record, record_bytes, record_key, Instr, PmMem, LINE};
+use super::ordered::{
+    free_zeroed, new_record, record_bytes, record_key, Instr, KeyBytes, PmMem, LINE,
+};
 use crate::pmindex::{
     IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT, OPT_XPLINE,
 };
@@ -494,7 +496,7 @@ impl Art {
         loop {
             let c = self.children(pm, n).first()?.1;
             if is_leaf(c) {
-                return Some(record_key(pm, self.kind, leaf_rec(c)));
+                return Some(record_key(pm, self.kind, leaf_rec(c)).to_vec());
             }
             n = c;
         }
@@ -635,7 +637,7 @@ impl Art {
         n: u64,
         start: &[u8],
         started: bool,
-        out: &mut Vec<(Vec<u8>, u64)>,
+        out: &mut Vec<(KeyBytes, u64)>,
         limit: usize,
     ) {
         if out.len() >= limit {
@@ -643,7 +645,7 @@ impl Art {
         }
         if is_leaf(n) {
             let k = record_key(pm, self.kind, leaf_rec(n));
-            if started || k.as_slice() >= start {
+            if started || &k[..] >= start {
                 out.push((k, pm.load(leaf_rec(n))));
             }
             return;
@@ -732,7 +734,7 @@ impl Art {
                         return Err(format!("node {n:#x}: leaf disagrees with prefix"));
                     }
                 }
-                leaves.push(k);
+                leaves.push(k.to_vec());
             } else {
                 self.check_node(pm, c, level + 1, leaves)?;
             }
@@ -897,7 +899,7 @@ impl Art {
         true
     }
 
-    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
+    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(KeyBytes, u64)> {
         let mut out = Vec::new();
         self.scan_node(pm, self.root(pm), start, false, &mut out, n);
         out

@@ -27,7 +27,7 @@
 
 use std::cmp::Ordering;
 
-use super::ordered::{cmp_stored, new_record_fenced, record_key, Instr, PmMem, LINE};
+use super::ordered::{cmp_stored, new_record_fenced, record_key, Instr, KeyBytes, PmMem, LINE};
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult};
 
 pub(crate) static SPEC: IndexSpec = IndexSpec {
@@ -484,9 +484,9 @@ impl BwTree {
         }
     }
 
-    fn key_bytes<M: PmMem>(&self, pm: &M, kw: u64) -> Vec<u8> {
+    fn key_bytes<M: PmMem>(&self, pm: &M, kw: u64) -> KeyBytes {
         match self.kind {
-            KeyType::Int => kw.to_be_bytes().to_vec(),
+            KeyType::Int => KeyBytes::of_int(kw),
             KeyType::Str => record_key(pm, self.kind, kw),
         }
     }
@@ -529,7 +529,7 @@ impl BwTree {
         true
     }
 
-    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
+    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(KeyBytes, u64)> {
         let mut out = Vec::new();
         let mut entries = Vec::new();
         let mut id = self.descend(pm, start, 0).id;

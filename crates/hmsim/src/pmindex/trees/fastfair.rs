@@ -26,7 +26,8 @@
 use std::cmp::Ordering;
 
 use super::ordered::{
-    cmp_stored, free_zeroed, new_record_fenced, record_bytes, record_key, Instr, PmMem, LINE,
+    cmp_stored, free_zeroed, new_record_fenced, record_bytes, record_key, Instr, KeyBytes, PmMem,
+    LINE,
 };
 use crate::pmindex::{
     IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_COALESCE, OPT_NO_BLOAT,
@@ -462,9 +463,9 @@ impl FastFair {
         self.store(pm, p, kw, right);
     }
 
-    fn key_bytes<M: PmMem>(&self, pm: &M, kw: u64) -> Vec<u8> {
+    fn key_bytes<M: PmMem>(&self, pm: &M, kw: u64) -> KeyBytes {
         match self.kind {
-            KeyType::Int => kw.to_be_bytes().to_vec(),
+            KeyType::Int => KeyBytes::of_int(kw),
             KeyType::Str => record_key(pm, self.kind, kw),
         }
     }
@@ -774,6 +775,14 @@ impl FastFair {
     /// Live entries of a node (transient duplicates dropped).
     fn live<M: PmMem>(&self, pm: &M, n: u64) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
+        self.live_into(pm, n, &mut out);
+        out
+    }
+
+    /// [`live`](Self::live) into `out` (cleared first): a scan reuses one buffer for its
+    /// leaves.
+    fn live_into<M: PmMem>(&self, pm: &M, n: u64, out: &mut Vec<(u64, u64)>) {
+        out.clear();
         let mut prev = pm.load(n);
         for i in 0..self.count(pm, n) {
             let p = pm.load(self.rp(n, i));
@@ -787,7 +796,6 @@ impl FastFair {
             }
             prev = p;
         }
-        out
     }
 }
 
@@ -856,11 +864,13 @@ impl FastFair {
         true
     }
 
-    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
+    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(KeyBytes, u64)> {
         let mut out = Vec::new();
+        let mut entries = Vec::with_capacity(self.card);
         let mut leaf = self.find_leaf(pm, start);
         while leaf != 0 && out.len() < n {
-            for (k, p) in self.live(pm, leaf) {
+            self.live_into(pm, leaf, &mut entries);
+            for &(k, p) in &entries {
                 if out.len() == n {
                     break;
                 }

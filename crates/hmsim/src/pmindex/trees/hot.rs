@@ -38,7 +38,7 @@
 //! a copy without the entry (a node left with one entry is replaced by it); no merging, and
 //! ancestors' heights may stay higher than needed.
 
-use super::ordered::{new_record_fenced, record_bytes, record_key, Instr, PmMem, LINE};
+use super::ordered::{new_record_fenced, record_bytes, record_key, Instr, KeyBytes, PmMem, LINE};
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_XPLINE};
 
 pub(crate) static SPEC: IndexSpec = IndexSpec {
@@ -435,7 +435,7 @@ impl Hot {
         pm.load(self.meta)
     }
 
-    fn key_of<M: PmMem>(&self, pm: &M, leaf: u64) -> Vec<u8> {
+    fn key_of<M: PmMem>(&self, pm: &M, leaf: u64) -> KeyBytes {
         record_key(pm, self.kind, leaf_rec(leaf))
     }
 
@@ -678,7 +678,7 @@ impl Hot {
         pm: &M,
         stack: &mut Vec<(u64, usize)>,
         n: usize,
-    ) -> Vec<(Vec<u8>, u64)> {
+    ) -> Vec<(KeyBytes, u64)> {
         let mut out = Vec::new();
         while out.len() < n {
             let Some(&(node, j)) = stack.last() else {
@@ -729,7 +729,7 @@ impl Hot {
         let mut firsts = Vec::new();
         for (j, &c) in img.entries().iter().enumerate() {
             if is_leaf(c) {
-                let k = self.key_of(pm, c);
+                let k = self.key_of(pm, c).to_vec();
                 keys.push(k.clone());
                 firsts.push(k);
             } else {
@@ -829,7 +829,7 @@ impl Hot {
         found
     }
 
-    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
+    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(KeyBytes, u64)> {
         let mut path = Vec::new();
         let leaf = self.descend(pm, start, &mut path);
         if leaf == 0 || n == 0 {

@@ -29,7 +29,7 @@
 //! but whose permutation was not yet cut still lists keys >= `next.highest`: they are dropped
 //! from its permutation; an interrupted root split (a root with a `next`) gets its new root.
 
-use super::ordered::{free_zeroed, new_record, record_key, Instr, PmMem, LINE};
+use super::ordered::{free_zeroed, new_record, record_key, Instr, KeyBytes, PmMem, LINE};
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT};
 
 pub(crate) static SPEC: IndexSpec = IndexSpec {
@@ -478,7 +478,7 @@ impl Masstree {
         root: u64,
         depth: usize,
         start: Option<&[u8]>,
-        out: &mut Vec<(Vec<u8>, u64)>,
+        out: &mut Vec<(KeyBytes, u64)>,
         limit: usize,
     ) {
         let sk = start.map(|s| slice(s, depth));
@@ -502,10 +502,10 @@ impl Masstree {
                 }
                 let exact = sk == Some(k);
                 if self.kind == KeyType::Int {
-                    out.push((k.to_be_bytes().to_vec(), v));
+                    out.push((KeyBytes::of_int(k), v));
                 } else if v & 1 == 1 {
                     let key = record_key(pm, self.kind, v & !1);
-                    if !exact || start.is_none_or(|s| key.as_slice() >= s) {
+                    if !exact || start.is_none_or(|s| &key[..] >= s) {
                         out.push((key, pm.load(v & !1)));
                     }
                 } else {
@@ -724,7 +724,7 @@ impl Masstree {
         true
     }
 
-    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(Vec<u8>, u64)> {
+    fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(KeyBytes, u64)> {
         let mut out = Vec::new();
         self.scan_layer(pm, pm.load(self.meta), 0, Some(start), &mut out, n);
         out
