@@ -377,18 +377,18 @@ def run_points(
         return _run_points(points, Path(out), check.workers(workers), label, devices, backend, alone)
 
 
-def _run_key(p: Point, dev: list[str]) -> str | None:
-    """What a point runs, whatever its spelling: the configuration the core resolves from
-    it (`summary.json`'s `resolved_config`) and the folder its relative paths start from;
-    None when the core refuses it (its run then reports why)."""
+def _run_keys(points: list[Point], dev: list[str]) -> dict[str, str | None]:
+    """What each point runs, whatever its spelling, by point id: the configuration the core
+    resolves from it (`summary.json`'s `resolved_config`) and the folder its relative paths
+    start from; None when the core refuses it (its run then reports why). One call: the
+    device catalog is read once, not per point."""
     from hmsim import _core
-    from hmsim.errors import HmsimError
 
-    try:
-        resolved = _core.resolve_scenario(p.text, p.file, list(p.overrides), dev)
-    except HmsimError:
-        return None
-    return json.dumps([str(Path(p.file).parent), resolved])
+    resolved = _core.resolve_scenarios([(p.text, p.file, list(p.overrides)) for p in points], dev)
+    return {
+        p.id: None if r is None else json.dumps([str(Path(p.file).parent), r])
+        for p, r in zip(points, resolved, strict=True)
+    }
 
 
 def _twin_output(result: dict, ran: Point) -> dict:
@@ -407,14 +407,15 @@ def _same_runs(
     missing = [p for p in unique if p.id not in outputs]
     if alone or not missing:
         return missing, {}
+    keys = _run_keys(unique, dev)
     first: dict[str, Point] = {}
     for p in unique:
-        if p.id in outputs and (k := _run_key(p, dev)) is not None:
+        if p.id in outputs and (k := keys[p.id]) is not None:
             first.setdefault(k, p)
     todo: list[Point] = []
     twins: dict[str, list[Point]] = {}
     for p in missing:
-        k = _run_key(p, dev)
+        k = keys[p.id]
         rep = first.get(k) if k is not None else None
         if rep is None:
             todo.append(p)

@@ -84,22 +84,24 @@ fn run_scenario(
     serde_json::to_string(&out).map_err(|e| PyException::new_err(e.to_string()))
 }
 
-/// The configuration a run of the scenario would use (`resolved_config`), as JSON text,
-/// worked out without running it.
+/// The configuration the run of each (text, file, overrides) would use (`resolved_config`),
+/// as JSON text, worked out without running it (the device catalog read once); None for a
+/// scenario the core refuses (its run reports why).
 #[pyfunction]
-#[pyo3(signature = (text, file, overrides=Vec::new(), device_paths=Vec::new()))]
-fn resolve_scenario(
+#[pyo3(signature = (scenarios, device_paths=Vec::new()))]
+fn resolve_scenarios(
     py: Python<'_>,
-    text: String,
-    file: String,
-    overrides: Vec<(String, String)>,
+    scenarios: Vec<hmsim::registry::ScenarioSpelling>,
     device_paths: Vec<String>,
-) -> PyResult<String> {
+) -> PyResult<Vec<Option<String>>> {
     let dirs = paths(device_paths);
     let resolved = py
-        .detach(move || hmsim::registry::resolve_scenario(&text, &file, &overrides, &dirs))
+        .detach(move || hmsim::registry::resolve_scenarios(&scenarios, &dirs))
         .map_err(run_err)?;
-    Ok(resolved.to_string())
+    Ok(resolved
+        .into_iter()
+        .map(|r| r.ok().map(|v| v.to_string()))
+        .collect())
 }
 
 /// `text` with `--set`-style overrides applied (the same rules as a run's).
@@ -429,7 +431,7 @@ fn pm_indexes() -> PyResult<String> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", hmsim::VERSION)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
-    m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;

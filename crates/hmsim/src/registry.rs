@@ -257,13 +257,35 @@ pub fn resolve_scenario(
     overrides: &[(String, String)],
     device_paths: &[PathBuf],
 ) -> Result<serde_json::Value, ConfigError> {
+    resolve_with(text, file, overrides, &Catalog::load(device_paths)?)
+}
+
+/// A scenario's (text, file, overrides), as a sweep's point holds it.
+pub type ScenarioSpelling = (String, String, Vec<(String, String)>);
+
+/// [`resolve_scenario`] of many scenarios against one reading of the device catalog (which
+/// costs more than resolving a scenario does): a sweep resolves every point before it runs.
+pub fn resolve_scenarios(
+    scenarios: &[ScenarioSpelling],
+    device_paths: &[PathBuf],
+) -> Result<Vec<Result<serde_json::Value, ConfigError>>, ConfigError> {
+    let catalog = Catalog::load(device_paths)?;
+    Ok(scenarios
+        .iter()
+        .map(|(text, file, overrides)| resolve_with(text, file, overrides, &catalog))
+        .collect())
+}
+
+fn resolve_with(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+    catalog: &Catalog,
+) -> Result<serde_json::Value, ConfigError> {
     let original = text;
     let text = apply_overrides(text, file, overrides)?;
     Source::parse(&text, file)
-        .and_then(|source| {
-            let entry = module_entry(&source)?;
-            (entry.resolve)(&source, &Catalog::load(device_paths)?)
-        })
+        .and_then(|source| (module_entry(&source)?.resolve)(&source, catalog))
         .map_err(|e| blame_source(e, original, file, overrides))
 }
 
@@ -424,6 +446,20 @@ mod tests {
         );
         let other = resolve_scenario(text, "r.toml", &set("seed", "2"), &[]).unwrap();
         assert_ne!(other, resolved);
+        // Many at once, against one reading of the catalog: the same answers, an error in
+        // its place.
+        let many = resolve_scenarios(
+            &[
+                (text.into(), "r.toml".into(), set("seed", "2")),
+                (text.into(), "r.toml".into(), set("sim.duration_s", "-1.0")),
+                (text.into(), "r.toml".into(), Vec::new()),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(many[0].as_ref().unwrap(), &other);
+        assert!(many[1].is_err());
+        assert_eq!(many[2].as_ref().unwrap(), &resolved);
         let e = resolve_scenario(text, "r.toml", &set("sim.duration_s", "-1.0"), &[]).unwrap_err();
         let r = run_scenario(text, "r.toml", &set("sim.duration_s", "-1.0"), &[]).unwrap_err();
         assert_eq!((e.file, e.key, e.message), (r.file, r.key, r.message));
