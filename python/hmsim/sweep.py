@@ -456,8 +456,8 @@ def _run_points(
                 f.unlink(missing_ok=True)  # unreadable leftovers are simply rerun
     unique = list({p.id: p for p in points}.values())
     todo, twins = _same_runs(unique, outputs, dev, alone, store)
+    shared = sum(map(len, twins.values()))
     new_ids = {p.id for p in todo} | {t.id for ts in twins.values() for t in ts}
-    shared = len(new_ids) - len(todo)
     n = workers or default_workers()
     with progress(len(unique), label, done=len(outputs)) as bar:
 
