@@ -130,6 +130,7 @@ impl std::hash::Hasher for LineHasher {
     }
 }
 
+#[derive(Clone)]
 pub struct Hierarchy {
     l1: Vec<SetAssocCache>,
     l2: Vec<SetAssocCache>,

@@ -11,6 +11,7 @@ use std::collections::BinaryHeap;
 
 const NONE: u32 = u32::MAX;
 
+#[derive(Clone)]
 pub struct LruOrder {
     prev: Vec<u32>,
     next: Vec<u32>,

@@ -33,6 +33,7 @@ const DIRTY: u64 = 1 << 63;
 /// stored or compared. The line evicted is the one stamp-based LRU/FIFO would evict; only
 /// the ways' positions differ (which `drain_dirty`'s order shows). Random replacement picks a
 /// way by position, so its sets are not reordered.
+#[derive(Clone)]
 pub struct SetAssocCache {
     sets: u64,
     /// `sets - 1` when `sets` is a power of two (index by mask, not division).

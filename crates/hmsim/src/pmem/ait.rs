@@ -16,6 +16,7 @@ pub(super) const XPLINES_PER_BLOCK: u64 = 16;
 pub(super) use super::wear_table::BlockWear;
 use super::wear_table::WearTable;
 
+#[derive(Clone)]
 pub struct Ait {
     cfg: AitConfig,
     blocks: u64,
@@ -231,7 +232,7 @@ impl Ait {
 /// probing, at most half full) rather than a std map, so the slot a block's count sits in is
 /// known ahead of its media write and can be prefetched (over a large footprint every count
 /// is a host-cache miss).
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct WindowCounts {
     /// (block + 1, writes); key 0: an empty slot.
     slots: Vec<(u64, u32)>,

@@ -117,6 +117,7 @@ impl DimmSpec {
 }
 
 /// The simulated machine: caches, PMem, per-thread clocks and write-latency histogram.
+#[derive(Clone)]
 pub struct Machine {
     pub h: Hierarchy,
     pub sys: PmemSystem,
@@ -139,7 +140,7 @@ pub struct Machine {
     hit_over_mlp: [f64; 3],
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Interleave {
     spans: Vec<(u64, u64)>,
     order: Vec<u32>,

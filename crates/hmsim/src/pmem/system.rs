@@ -30,6 +30,7 @@ crate::counters! {
 /// Queued-write entries of a DIMM above which the ones already started are dropped.
 const QUEUED_SWEEP: usize = 4096;
 
+#[derive(Clone)]
 struct Dimm {
     xpb: XpBuffer,
     ait: Ait,
@@ -96,6 +97,7 @@ struct QueuedWrite {
     rmw_read: bool,
 }
 
+#[derive(Clone)]
 pub struct PmemSystem {
     n_dimms: u64,
     per_imc: u64,

@@ -29,6 +29,7 @@ struct Slot {
     count: u32,
 }
 
+#[derive(Clone)]
 enum Chunk {
     /// Linear probing, at most half full (a probe for a new line stays short).
     Sparse {
@@ -202,7 +203,7 @@ impl Chunk {
     }
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct WearTable {
     chunks: FastMap<u64, Chunk>,
 }

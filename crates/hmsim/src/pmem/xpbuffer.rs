@@ -25,6 +25,7 @@ pub struct MediaWrite {
     pub mask: u8,
 }
 
+#[derive(Clone)]
 pub struct XpBuffer {
     eager: bool,
     /// Victim choice when full: None = least recently used; Some = uniformly random entry.

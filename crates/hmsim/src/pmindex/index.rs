@@ -87,6 +87,11 @@ pub trait PmIndex: Send {
     fn check_invariants(&self, pm: &PmRegion) -> Result<(), String>;
     /// Every entry (uninstrumented), any order: the crash harness compares it with the model.
     fn entries(&self, pm: &PmRegion) -> Vec<(Key, u64)>;
+    /// An independent copy of the index's volatile state, to go with a copy of its region
+    /// ([`PmRegion::fork`]); None if the index cannot be copied.
+    fn fork(&self) -> Option<Box<dyn PmIndex>> {
+        None
+    }
 }
 
 type CreateFn = fn(&mut PmRegion, &IndexOptions) -> PmResult<Box<dyn PmIndex>>;

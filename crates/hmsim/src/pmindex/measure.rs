@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::config::PmIndexConfig;
 use super::index::{IndexOptions, IndexSpec, PmIndex};
+use super::loaded::{self, Kind, Loaded};
 use super::ops::Op;
 use super::region::{PmRegion, PmStats};
 use super::rows::{CostRow, RealThreadsRow};
@@ -57,31 +58,50 @@ pub(crate) fn measure(
     let threads = sc.workload.threads as usize;
     let mut cfg = sc.pm.clone();
     cfg.hardware_flush = false; // the model run is about counts, not wall time
-    let mut pm = PmRegion::anonymous(cfg).map_err(|e| e.to_string())?;
-    let mut idx = (spec.create)(&mut pm, &options(sc)).map_err(|e| e.to_string())?;
-    pm.set_observer(Some(Box::new(ModelObserver::new(
-        &sc.model.pmem,
-        &sc.model.cache,
-        threads,
-        dimm,
-        seed,
-    ))));
+    let is_load = sc.workload.kind == YcsbWorkload::Load;
+    // Everything the load phase reads besides its operations (see `loaded`).
+    let key = format!(
+        "{}|{cfg:?}|{:?}|{:?}|{threads}|{dimm:?}|{seed}",
+        spec.name,
+        options(sc),
+        sc.model
+    );
+    let kept = if is_load {
+        None
+    } else {
+        loaded::reuse(Kind::Model, &key, load)
+    };
+    let (mut pm, mut idx) = match kept {
+        Some(l) => (l.pm, l.idx),
+        None => {
+            let mut pm = PmRegion::anonymous(cfg).map_err(|e| e.to_string())?;
+            let idx = (spec.create)(&mut pm, &options(sc)).map_err(|e| e.to_string())?;
+            pm.set_observer(Some(Box::new(ModelObserver::new(
+                &sc.model.pmem,
+                &sc.model.cache,
+                threads,
+                dimm,
+                seed,
+            ))));
+            let mut l = Loaded { pm, idx };
+            if !is_load {
+                run_phase(l.idx.as_mut(), &mut l.pm, load, threads)?;
+                // The load's dirty lines are written back before the run phase is measured.
+                observer_as_model(l.pm.observer_mut().expect("model attached"))
+                    .m
+                    .drain();
+                loaded::keep(Kind::Model, key, load, &l);
+            }
+            (l.pm, l.idx)
+        }
+    };
     let snap = |pm: &mut PmRegion| {
         let s = pm.stats();
         let o = pm.observer_mut().expect("model attached");
         let m = observer_as_model(o);
         (s, m.m.sys.counters(), m.llc_misses(), m.m.elapsed_ns())
     };
-    let measured: &[Op] = if sc.workload.kind == YcsbWorkload::Load {
-        load
-    } else {
-        run_phase(idx.as_mut(), &mut pm, load, threads)?;
-        // The load's dirty lines are written back before the run phase is measured.
-        observer_as_model(pm.observer_mut().expect("model attached"))
-            .m
-            .drain();
-        run
-    };
+    let measured: &[Op] = if is_load { load } else { run };
     let (s0, c0, l0, t0) = snap(&mut pm);
     run_phase(idx.as_mut(), &mut pm, measured, threads)?;
     // A finished program's dirty lines land in PMem (they cost media writes too).
@@ -116,13 +136,25 @@ pub(crate) fn real_throughput(
     load: &[Op],
     run: &[Op],
 ) -> Result<f64, String> {
-    let mut pm = PmRegion::anonymous(sc.pm.clone()).map_err(|e| e.to_string())?;
-    let mut idx = (spec.create)(&mut pm, &options(sc)).map_err(|e| e.to_string())?;
-    let measured: &[Op] = if sc.workload.kind == YcsbWorkload::Load {
-        load
+    let fresh = || -> Result<Loaded, String> {
+        let mut pm = PmRegion::anonymous(sc.pm.clone()).map_err(|e| e.to_string())?;
+        let idx = (spec.create)(&mut pm, &options(sc)).map_err(|e| e.to_string())?;
+        Ok(Loaded { pm, idx })
+    };
+    let (Loaded { mut pm, mut idx }, measured) = if sc.workload.kind == YcsbWorkload::Load {
+        (fresh()?, load)
     } else {
-        run_phase(idx.as_mut(), &mut pm, load, 1)?;
-        run
+        let key = format!("{}|{:?}|{:?}", spec.name, sc.pm, options(sc));
+        let l = match loaded::reuse(Kind::Native, &key, load) {
+            Some(l) => l,
+            None => {
+                let mut l = fresh()?;
+                run_phase(l.idx.as_mut(), &mut l.pm, load, 1)?;
+                loaded::keep(Kind::Native, key, load, &l);
+                l
+            }
+        };
+        (l, run)
     };
     let t = Instant::now();
     run_phase(idx.as_mut(), &mut pm, measured, 1)?;

@@ -108,6 +108,10 @@ pub trait PmObserver: Send {
     fn event(&mut self, core: usize, e: PmEvent);
     /// For getting the concrete observer back (`set_observer(None)` returns the box).
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+    /// An independent copy in the same state (see [`PmRegion::fork`]); None if it has none.
+    fn fork(&self) -> Option<Box<dyn PmObserver>> {
+        None
+    }
     /// For reading a concrete observer while it stays attached (e.g. the model's counters).
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
         None
@@ -207,6 +211,42 @@ pub struct PmRegion {
 }
 
 impl PmRegion {
+    /// An independent copy of an anonymous region in its present state: contents, counters,
+    /// allocator and observer (each its own copy). None for a mapped file, a region under
+    /// crash tracking, or an observer that cannot be copied.
+    pub(crate) fn fork(&self) -> Option<PmRegion> {
+        let Backing::Anon(words) = &self.mem else {
+            return None;
+        };
+        if self.crash.is_some() {
+            return None;
+        }
+        let observer = match &self.observer {
+            Some(o) => Some(o.fork()?),
+            None => None,
+        };
+        Some(PmRegion {
+            mem: Backing::Anon(words.clone()),
+            len: self.len,
+            cfg: self.cfg.clone(),
+            stats: self.stats,
+            observer,
+            core: self.core,
+            in_alloc: self.in_alloc,
+            in_resize: self.in_resize,
+            unflushed: self.unflushed.clone(),
+            crash: None,
+            slow: self.slow,
+            bump: self.bump,
+            live_bytes: self.live_bytes,
+        })
+    }
+
+    /// Bytes of the region's image.
+    pub(crate) fn image_bytes(&self) -> u64 {
+        self.len
+    }
+
     /// An anonymous (DRAM-backed) region, formatted empty.
     pub fn anonymous(cfg: RegionConfig) -> PmResult<PmRegion> {
         let len = cfg.initial_bytes.max(HEADER_BYTES * 2);

@@ -33,6 +33,9 @@ impl ModelObserver {
 }
 
 impl PmObserver for ModelObserver {
+    fn fork(&self) -> Option<Box<dyn PmObserver>> {
+        Some(Box::new(ModelObserver { m: self.m.clone() }))
+    }
     #[inline]
     fn event(&mut self, core: usize, e: PmEvent) {
         let m = &mut self.m;

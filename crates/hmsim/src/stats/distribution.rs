@@ -82,6 +82,7 @@ pub fn quantiles(h: &Histogram<u64>, qs: &[f64]) -> Vec<(f64, u64)> {
 }
 
 /// Recorded values with their histogram and moments.
+#[derive(Clone)]
 pub struct IntHistogram {
     hist: Histogram<u64>,
     moments: Moments,

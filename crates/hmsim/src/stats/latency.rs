@@ -8,6 +8,7 @@ use crate::units::NS_PER_US;
 /// keeps them exactly).
 const MAX_NS: u64 = 3_600_000_000_000;
 
+#[derive(Clone)]
 pub struct LatencyHistogram(IntHistogram);
 
 impl Default for LatencyHistogram {

@@ -79,6 +79,7 @@ pub static SPEC_RECIPE: IndexSpec = IndexSpec {
     key_types: &[KeyType::Int, KeyType::Str],
 };
 
+#[derive(Clone)]
 pub(crate) struct Cceh {
     o: IndexOptions,
     dir: POff,
@@ -377,6 +378,9 @@ impl Cceh {
 }
 
 impl PmIndex for Cceh {
+    fn fork(&self) -> Option<Box<dyn PmIndex>> {
+        Some(Box::new(self.clone()))
+    }
     fn insert(&mut self, region: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
         let pm = &mut Instr::new(region);
         debug_assert!(keyslot::valid(key));

@@ -48,6 +48,7 @@ pub(crate) static SPEC: IndexSpec = IndexSpec {
     key_types: &[KeyType::Int, KeyType::Str],
 };
 
+#[derive(Clone)]
 pub(crate) struct PClht {
     o: IndexOptions,
     table: POff,
@@ -273,6 +274,9 @@ impl PClht {
 }
 
 impl PmIndex for PClht {
+    fn fork(&self) -> Option<Box<dyn PmIndex>> {
+        Some(Box::new(self.clone()))
+    }
     fn insert(&mut self, region: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
         let pm = &mut Instr::new(region);
         debug_assert!(keyslot::valid(key));

@@ -71,6 +71,7 @@ pub static SPEC_RECIPE: IndexSpec = IndexSpec {
 const BUCKET_LINE: u64 = 64;
 const BUCKET_RECIPE: u64 = 72;
 
+#[derive(Clone)]
 pub(crate) struct Level {
     o: IndexOptions,
     /// Bucket stride (64 or 72 B).
@@ -443,6 +444,9 @@ impl Level {
 }
 
 impl PmIndex for Level {
+    fn fork(&self) -> Option<Box<dyn PmIndex>> {
+        Some(Box::new(self.clone()))
+    }
     fn insert(&mut self, region: &mut PmRegion, key: Key, value: u64) -> PmResult<bool> {
         let pm = &mut Instr::new(region);
         debug_assert!(keyslot::valid(key));

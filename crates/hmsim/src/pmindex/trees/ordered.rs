@@ -156,6 +156,9 @@ pub(crate) fn keyed(
 macro_rules! tree_index {
     ($tree:ty) => {
         impl $crate::pmindex::PmIndex for $tree {
+            fn fork(&self) -> Option<Box<dyn $crate::pmindex::PmIndex>> {
+                Some(Box::new(self.clone()))
+            }
             fn insert(
                 &mut self,
                 pm: &mut $crate::pmindex::PmRegion,
