@@ -54,18 +54,39 @@ thread_local! {
     static REUSED: RefCell<u64> = const { RefCell::new(0) };
 }
 
-/// A copy of the kept state of `kind` if it was loaded with `key` and `load`.
+/// A copy of the kept state of `kind` if it was loaded with `key` and `load`; a kept state
+/// of another load is dropped (this run would replace it, and meanwhile it is only memory).
 pub(crate) fn reuse(kind: Kind, key: &str, load: &[Op]) -> Option<Loaded> {
     let copy = KEPT.with(|k| {
-        k.borrow()[kind as usize]
+        let mut k = k.borrow_mut();
+        let slot = &mut k[kind as usize];
+        if !slot
             .as_ref()
-            .filter(|kept| kept.key == key && kept.load == load)
-            .and_then(|kept| kept.loaded.fork())
+            .is_some_and(|kept| kept.key == key && kept.load == load)
+        {
+            *slot = None;
+        }
+        slot.as_ref().and_then(|kept| kept.loaded.fork())
     });
     if copy.is_some() {
         REUSED.with(|r| *r.borrow_mut() += 1);
     }
     copy
+}
+
+/// Drop the kept state of `kind` unless it was loaded with `key` and `load` (a run that
+/// does not start from a kept state, e.g. one measuring its load, holds no other).
+pub(crate) fn release_other(kind: Kind, key: &str, load: &[Op]) {
+    KEPT.with(|k| {
+        let mut k = k.borrow_mut();
+        let slot = &mut k[kind as usize];
+        if !slot
+            .as_ref()
+            .is_some_and(|kept| kept.key == key && kept.load == load)
+        {
+            *slot = None;
+        }
+    });
 }
 
 /// Keep a copy of `loaded` (the state right after loading `load` with `key`) in place of
@@ -90,6 +111,15 @@ pub(crate) fn keep(kind: Kind, key: String, load: &[Op], loaded: &Loaded) {
 #[cfg(test)]
 pub(crate) fn reused() -> u64 {
     REUSED.with(|r| *r.borrow())
+}
+
+/// Which kinds (model, native) this thread keeps a state of.
+#[cfg(test)]
+pub(crate) fn kept() -> [bool; 2] {
+    KEPT.with(|k| {
+        let k = k.borrow();
+        [k[0].is_some(), k[1].is_some()]
+    })
 }
 
 /// Drop the kept states of this thread.
@@ -178,5 +208,10 @@ mod tests {
                     [throughput]\nmeasure = false\n";
         run_scenario(text, "s.toml", &[], &[]).unwrap();
         assert_eq!(reused(), before);
+        // A run that cannot start from the kept state drops it: it is only memory.
+        run("fast-fair", "a", 5);
+        assert_eq!(kept(), [true, true]);
+        run("p-clht", "load", 5);
+        assert_eq!(kept(), [false, false]);
     }
 }

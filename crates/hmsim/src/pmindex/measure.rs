@@ -67,6 +67,7 @@ pub(crate) fn measure(
         sc.model
     );
     let kept = if is_load {
+        loaded::release_other(Kind::Model, &key, load);
         None
     } else {
         loaded::reuse(Kind::Model, &key, load)
@@ -141,10 +142,11 @@ pub(crate) fn real_throughput(
         let idx = (spec.create)(&mut pm, &options(sc)).map_err(|e| e.to_string())?;
         Ok(Loaded { pm, idx })
     };
+    let key = format!("{}|{:?}|{:?}", spec.name, sc.pm, options(sc));
     let (Loaded { mut pm, mut idx }, measured) = if sc.workload.kind == YcsbWorkload::Load {
+        loaded::release_other(Kind::Native, &key, load);
         (fresh()?, load)
     } else {
-        let key = format!("{}|{:?}|{:?}", spec.name, sc.pm, options(sc));
         let l = match loaded::reuse(Kind::Native, &key, load) {
             Some(l) => l,
             None => {

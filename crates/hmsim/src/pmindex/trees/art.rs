@@ -274,6 +274,13 @@ impl Art {
 
     /// Children in key-byte order.
     fn children<M: PmMem>(&self, pm: &M, n: u64) -> Vec<(u8, u64)> {
+        self.children_from(pm, n, 0)
+    }
+
+    /// Children under key bytes `from` and above, in key-byte order. As RECIPE's
+    /// `getChildren(from, 255)`: N48 and N256 read only the slots from `from` on; N4 and N16
+    /// read every slot.
+    fn children_from<M: PmMem>(&self, pm: &M, n: u64, from: u8) -> Vec<(u8, u64)> {
         let t = ntype(pm, n);
         let mut out = Vec::new();
         match t {
@@ -282,13 +289,16 @@ impl Art {
                 for i in 0..slots {
                     let c = pm.load(n + child_base(t) + 8 * i);
                     if c != 0 {
-                        out.push((byte_at(pm, n + 24, i), c));
+                        let b = byte_at(pm, n + 24, i);
+                        if b >= from {
+                            out.push((b, c));
+                        }
                     }
                 }
                 out.sort_unstable_by_key(|e| e.0);
             }
             N48 => {
-                for b in 0..256u64 {
+                for b in from as u64..256 {
                     let idx = byte_at(pm, n + 24, b);
                     if idx != EMPTY48 {
                         let c = pm.load(n + 280 + 8 * idx as u64);
@@ -299,7 +309,7 @@ impl Art {
                 }
             }
             _ => {
-                for b in 0..256u64 {
+                for b in from as u64..256 {
                     let c = pm.load(n + 24 + 8 * b);
                     if c != 0 {
                         out.push((b as u8, c));
@@ -631,10 +641,12 @@ impl Art {
     }
 
     /// In-order leaves >= start (all of them once `started`).
+    #[allow(clippy::too_many_arguments)]
     fn scan_node<M: PmMem>(
         &self,
         pm: &M,
         n: u64,
+        depth: u32,
         start: &[u8],
         started: bool,
         out: &mut Vec<(KeyBytes, u64)>,
@@ -650,29 +662,67 @@ impl Art {
             }
             return;
         }
-        let level = counters(pm, n).0 as usize;
+        let level = counters(pm, n).0;
         let mut started = started;
         if !started {
-            // The bytes every key below shares up to `level`, from any leaf.
-            let Some(k) = self.any_leaf(pm, n) else {
-                return;
-            };
-            match k[..level].cmp(&start[..level]) {
-                Ordering::Less => return,
-                Ordering::Greater => started = true,
-                Ordering::Equal => {}
+            match self.compare_prefix(pm, n, depth, level, start) {
+                Some(Ordering::Less) => return,
+                Some(Ordering::Greater) => started = true,
+                Some(Ordering::Equal) => {}
+                None => return,
             }
         }
-        for (b, c) in self.children(pm, n) {
+        let level = level as usize;
+        let from = if started { 0 } else { start[level] };
+        for (b, c) in self.children_from(pm, n, from) {
             if out.len() >= limit {
                 return;
             }
+            let child_depth = level as u32 + 1;
             if started || b > start[level] {
-                self.scan_node(pm, c, start, true, out, limit);
-            } else if b == start[level] {
-                self.scan_node(pm, c, start, false, out, limit);
+                self.scan_node(pm, c, child_depth, start, true, out, limit);
+            } else {
+                self.scan_node(pm, c, child_depth, start, false, out, limit);
             }
         }
+    }
+
+    /// How the keys below `n` (entered at key position `depth`, discriminating at `level`)
+    /// compare with `start` over the node's compressed prefix, as RECIPE's
+    /// `checkPrefixCompare`: the stored prefix bytes, and a leaf's key only for bytes beyond
+    /// the stored four. The bytes before `depth` are `start`'s (the scan descended along
+    /// them). A prefix left short by an interrupted split compares a leaf's whole key up to
+    /// `level` instead (RECIPE restarts the scan there). None: an empty node.
+    fn compare_prefix<M: PmMem>(
+        &self,
+        pm: &M,
+        n: u64,
+        depth: u32,
+        level: u32,
+        start: &[u8],
+    ) -> Option<Ordering> {
+        let p = prefix(pm, n);
+        if p.count + depth < level {
+            let k = self.any_leaf(pm, n)?;
+            return Some(k[..level as usize].cmp(&start[..level as usize]));
+        }
+        let mut leaf_key: Option<Vec<u8>> = None;
+        for i in (depth + p.count - level)..p.count {
+            let at = (i + level - p.count) as usize;
+            let cur = if (i as usize) < MAX_PREFIX {
+                p.bytes[i as usize]
+            } else {
+                if leaf_key.is_none() {
+                    leaf_key = Some(self.any_leaf(pm, n)?);
+                }
+                leaf_key.as_ref().expect("just loaded")[at]
+            };
+            match cur.cmp(&start[at]) {
+                Ordering::Equal => {}
+                other => return Some(other),
+            }
+        }
+        Some(Ordering::Equal)
     }
 
     fn check_node<M: PmMem>(
@@ -901,7 +951,7 @@ impl Art {
 
     fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(KeyBytes, u64)> {
         let mut out = Vec::new();
-        self.scan_node(pm, self.root(pm), start, false, &mut out, n);
+        self.scan_node(pm, self.root(pm), 0, start, false, &mut out, n);
         out
     }
 
