@@ -6,16 +6,19 @@
 //! and the next one starts from a copy of that (the copy is exact, so every result is the
 //! one a fresh load gives).
 //!
-//! One state is kept per thread and per kind (through the model, or native), the latest; it
-//! is kept only when its region is at most [`KEEP_MAX_BYTES`]. What makes two loads the same
-//! is everything the load reads: the region, index and model settings, the simulated
-//! threads, the DIMM, the seed (the `key`) and the load's operations themselves.
+//! One state is kept per thread, the latest loaded through the model, and only when its
+//! region is at most [`KEEP_MAX_BYTES`]. A native repeat (no model) starts from a copy of
+//! its region and index without the model: what an index writes does not depend on who
+//! watches. What makes two loads the same is everything the load reads: the region and index
+//! settings (the `image` key; the region's `hardware_flush` aside, it changes no byte), the
+//! model, its simulated threads, the DIMM and the seed (the `model` key) and the load's
+//! operations themselves.
 
 use std::cell::RefCell;
 
 use super::index::PmIndex;
 use super::ops::Op;
-use super::region::PmRegion;
+use super::region::{PmRegion, RegionConfig};
 
 /// The largest region kept (twice this in host memory while a copy is taken).
 pub(crate) const KEEP_MAX_BYTES: u64 = 512 << 20;
@@ -36,71 +39,81 @@ impl Loaded {
     }
 }
 
-/// Which state: loaded through the cache + PMem model, or natively (no observer).
-#[derive(Clone, Copy)]
-pub(crate) enum Kind {
-    Model = 0,
-    Native = 1,
-}
-
 struct Kept {
-    key: String,
+    image: String,
+    model: String,
     load: Vec<Op>,
     loaded: Loaded,
 }
 
+impl Kept {
+    fn is(&self, image: &str, model: Option<&str>, load: &[Op]) -> bool {
+        self.image == image && model.is_none_or(|m| self.model == m) && self.load == load
+    }
+}
+
 thread_local! {
-    static KEPT: RefCell<[Option<Kept>; 2]> = const { RefCell::new([None, None]) };
+    static KEPT: RefCell<Option<Kept>> = const { RefCell::new(None) };
     static REUSED: RefCell<u64> = const { RefCell::new(0) };
 }
 
-/// A copy of the kept state of `kind` if it was loaded with `key` and `load`; a kept state
-/// of another load is dropped (this run would replace it, and meanwhile it is only memory).
-pub(crate) fn reuse(kind: Kind, key: &str, load: &[Op]) -> Option<Loaded> {
-    let copy = KEPT.with(|k| {
+/// `f` on the kept state if it was loaded with `image`, `model` (any model if None) and
+/// `load`; a kept state of another load is dropped (it is only memory until replaced).
+fn with_kept<T>(
+    image: &str,
+    model: Option<&str>,
+    load: &[Op],
+    f: impl FnOnce(&Kept) -> Option<T>,
+) -> Option<T> {
+    let got = KEPT.with(|k| {
         let mut k = k.borrow_mut();
-        let slot = &mut k[kind as usize];
-        if !slot
-            .as_ref()
-            .is_some_and(|kept| kept.key == key && kept.load == load)
-        {
-            *slot = None;
+        if !k.as_ref().is_some_and(|kept| kept.is(image, model, load)) {
+            *k = None;
         }
-        slot.as_ref().and_then(|kept| kept.loaded.fork())
+        k.as_ref().and_then(f)
     });
-    if copy.is_some() {
+    if got.is_some() {
         REUSED.with(|r| *r.borrow_mut() += 1);
     }
-    copy
+    got
 }
 
-/// Drop the kept state of `kind` unless it was loaded with `key` and `load` (a run that
+/// A copy of the kept state (model included) if it was loaded with `image`, `model` and
+/// `load`.
+pub(crate) fn reuse(image: &str, model: &str, load: &[Op]) -> Option<Loaded> {
+    with_kept(image, Some(model), load, |kept| kept.loaded.fork())
+}
+
+/// A copy of the kept state's region (with `cfg`, no observer) and index if it was loaded
+/// with `image` and `load`, through any model.
+pub(crate) fn reuse_native(image: &str, load: &[Op], cfg: &RegionConfig) -> Option<Loaded> {
+    with_kept(image, None, load, |kept| {
+        Some(Loaded {
+            pm: kept.loaded.pm.fork_image(cfg.clone())?,
+            idx: kept.loaded.idx.fork()?,
+        })
+    })
+}
+
+/// Drop the kept state unless it was loaded with `image`, `model` and `load` (a run that
 /// does not start from a kept state, e.g. one measuring its load, holds no other).
-pub(crate) fn release_other(kind: Kind, key: &str, load: &[Op]) {
-    KEPT.with(|k| {
-        let mut k = k.borrow_mut();
-        let slot = &mut k[kind as usize];
-        if !slot
-            .as_ref()
-            .is_some_and(|kept| kept.key == key && kept.load == load)
-        {
-            *slot = None;
-        }
-    });
+pub(crate) fn release_other(image: &str, model: &str, load: &[Op]) {
+    with_kept(image, Some(model), load, |_| None::<()>);
 }
 
-/// Keep a copy of `loaded` (the state right after loading `load` with `key`) in place of
-/// the kept state of `kind`, if it can be copied and is not too large.
-pub(crate) fn keep(kind: Kind, key: String, load: &[Op], loaded: &Loaded) {
+/// Keep a copy of `loaded` (the state right after loading `load` with `image` and `model`)
+/// in place of the kept state, if it can be copied and is not too large.
+pub(crate) fn keep(image: String, model: String, load: &[Op], loaded: &Loaded) {
     KEPT.with(|k| {
         let mut k = k.borrow_mut();
         // Drop the old state first: at most one is held beside the live one.
-        k[kind as usize] = None;
+        *k = None;
         if loaded.pm.image_bytes() > KEEP_MAX_BYTES {
             return;
         }
-        k[kind as usize] = loaded.fork().map(|loaded| Kept {
-            key,
+        *k = loaded.fork().map(|loaded| Kept {
+            image,
+            model,
             load: load.to_vec(),
             loaded,
         });
@@ -113,19 +126,16 @@ pub(crate) fn reused() -> u64 {
     REUSED.with(|r| *r.borrow())
 }
 
-/// Which kinds (model, native) this thread keeps a state of.
+/// Whether this thread keeps a state.
 #[cfg(test)]
-pub(crate) fn kept() -> [bool; 2] {
-    KEPT.with(|k| {
-        let k = k.borrow();
-        [k[0].is_some(), k[1].is_some()]
-    })
+pub(crate) fn kept() -> bool {
+    KEPT.with(|k| k.borrow().is_some())
 }
 
-/// Drop the kept states of this thread.
+/// Drop the kept state of this thread.
 #[cfg(test)]
 pub(crate) fn forget() {
-    KEPT.with(|k| *k.borrow_mut() = [None, None]);
+    KEPT.with(|k| *k.borrow_mut() = None);
 }
 
 #[cfg(test)]
@@ -164,13 +174,12 @@ mod tests {
                 forget();
                 let before = reused();
                 let fresh = run(spec.name, kind, 5);
-                // The model's load and the first repeat's were kept; the second repeat
-                // started from the kept native one.
-                assert_eq!(reused() - before, 1, "{} {kind}", spec.name);
+                // The model's load was kept; both repeats started from its image.
+                assert_eq!(reused() - before, 2, "{} {kind}", spec.name);
                 let again = run(spec.name, kind, 5);
                 assert_eq!(
                     reused() - before,
-                    4,
+                    5,
                     "{} {kind}: model and both repeats",
                     spec.name
                 );
@@ -185,6 +194,80 @@ mod tests {
         }
     }
 
+    /// A native repeat's copy is what loading without the model gives: the same region
+    /// bytes, counters and entries, for every index.
+    #[test]
+    fn the_image_of_a_model_load_is_a_native_load() {
+        use crate::cache::CacheConfig;
+        use crate::pmem::DimmSpec;
+        use crate::pmem::PmemConfig;
+        use crate::pmindex::index::IndexOptions;
+        use crate::pmindex::sim::ModelObserver;
+        use crate::pmindex::ycsb::Distribution;
+        use crate::pmindex::ycsb::{load_ops, YcsbSpec, YcsbWorkload};
+        let cfg = RegionConfig::default();
+        let mut specs = registry();
+        specs.push(find("fast-fair-recipe").unwrap());
+        for spec in specs {
+            let y = YcsbSpec {
+                workload: YcsbWorkload::A,
+                key_type: crate::pmindex::key::KeyType::Int,
+                distribution: Distribution::Uniform,
+                zipf_theta: 0.99,
+                records: 4000,
+                operations: 10,
+                scan_max: 100,
+            };
+            let ops = load_ops(&y, 9);
+            let o = IndexOptions::new(y.key_type);
+            let load = |observe: bool| {
+                let mut pm = PmRegion::anonymous(cfg.clone()).unwrap();
+                let mut idx = (spec.create)(&mut pm, &o).unwrap();
+                if observe {
+                    let dimm = DimmSpec::from_rating(128 << 30, 1e15);
+                    let (p, c) = (PmemConfig::default(), CacheConfig::default());
+                    let m = ModelObserver::new(&p, &c, 1, dimm, 9);
+                    pm.set_observer(Some(Box::new(m)));
+                }
+                for op in &ops {
+                    op.apply(idx.as_mut(), &mut pm).unwrap();
+                }
+                Loaded { pm, idx }
+            };
+            let (model, native) = (load(true), load(false));
+            let copy = Loaded {
+                pm: model.pm.fork_image(cfg.clone()).unwrap(),
+                idx: model.idx.fork().unwrap(),
+            };
+            assert!(copy.pm.observer_mut_is_none());
+            assert_eq!(
+                copy.pm.image_bytes(),
+                native.pm.image_bytes(),
+                "{}",
+                spec.name
+            );
+            for off in (0..native.pm.image_bytes()).step_by(8) {
+                assert_eq!(
+                    copy.pm.peek_u64(off),
+                    native.pm.peek_u64(off),
+                    "{} +{off}",
+                    spec.name
+                );
+            }
+            assert_eq!(
+                format!("{:?}", copy.pm.stats()),
+                format!("{:?}", native.pm.stats())
+            );
+            let sorted = |l: &Loaded| {
+                let mut e = l.idx.entries(&l.pm);
+                e.sort();
+                e
+            };
+            assert_eq!(sorted(&copy), sorted(&native), "{}", spec.name);
+            assert_eq!(sorted(&native).len(), 4000);
+        }
+    }
+
     #[test]
     fn another_load_is_not_taken_for_the_kept_one() {
         forget();
@@ -192,13 +275,17 @@ mod tests {
         let before = reused();
         // Another seed loads other keys (and seeds the model otherwise).
         let other = run("p-clht", "a", 6);
-        assert_eq!(reused(), before + 1, "only the second repeat reuses");
+        assert_eq!(
+            reused(),
+            before + 2,
+            "only the repeats reuse (the new model's load)"
+        );
         assert_ne!(first, other);
         // A Load measures its load phase: it never starts from a kept state.
         let before = reused();
         run("p-clht", "load", 6);
         assert_eq!(reused(), before);
-        // The scenario's own switches are part of the load: Tonic's evict_volatile changes it.
+        // The scenario's own switches are part of the load: Tonic's xpline_nodes changes it.
         forget();
         run("fast-fair", "a", 5);
         let before = reused();
@@ -210,8 +297,8 @@ mod tests {
         assert_eq!(reused(), before);
         // A run that cannot start from the kept state drops it: it is only memory.
         run("fast-fair", "a", 5);
-        assert_eq!(kept(), [true, true]);
+        assert!(kept());
         run("p-clht", "load", 5);
-        assert_eq!(kept(), [false, false]);
+        assert!(!kept());
     }
 }

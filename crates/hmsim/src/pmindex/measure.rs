@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::config::PmIndexConfig;
 use super::index::{IndexOptions, IndexSpec, PmIndex};
-use super::loaded::{self, Kind, Loaded};
+use super::loaded::{self, Loaded};
 use super::ops::Op;
 use super::region::{PmRegion, PmStats};
 use super::rows::{CostRow, RealThreadsRow};
@@ -39,6 +39,14 @@ fn run_phase(
     Ok(())
 }
 
+/// What a loaded region's bytes and an index's volatile state depend on besides the load's
+/// operations: the index, its options and the region's settings (`hardware_flush` aside).
+fn image_key(sc: &PmIndexConfig, spec: &IndexSpec) -> String {
+    let mut cfg = sc.pm.clone();
+    cfg.hardware_flush = false;
+    format!("{}|{cfg:?}|{:?}", spec.name, options(sc))
+}
+
 fn options(sc: &PmIndexConfig) -> IndexOptions {
     let mut o = IndexOptions::new(sc.index.key_type);
     o.capacity_hint = sc.index.capacity_hint;
@@ -60,17 +68,13 @@ pub(crate) fn measure(
     cfg.hardware_flush = false; // the model run is about counts, not wall time
     let is_load = sc.workload.kind == YcsbWorkload::Load;
     // Everything the load phase reads besides its operations (see `loaded`).
-    let key = format!(
-        "{}|{cfg:?}|{:?}|{:?}|{threads}|{dimm:?}|{seed}",
-        spec.name,
-        options(sc),
-        sc.model
-    );
+    let image = image_key(sc, spec);
+    let model = format!("{:?}|{threads}|{dimm:?}|{seed}", sc.model);
     let kept = if is_load {
-        loaded::release_other(Kind::Model, &key, load);
+        loaded::release_other(&image, &model, load);
         None
     } else {
-        loaded::reuse(Kind::Model, &key, load)
+        loaded::reuse(&image, &model, load)
     };
     let (mut pm, mut idx) = match kept {
         Some(l) => (l.pm, l.idx),
@@ -91,7 +95,7 @@ pub(crate) fn measure(
                 observer_as_model(l.pm.observer_mut().expect("model attached"))
                     .m
                     .drain();
-                loaded::keep(Kind::Model, key, load, &l);
+                loaded::keep(image, model, load, &l);
             }
             (l.pm, l.idx)
         }
@@ -142,17 +146,15 @@ pub(crate) fn real_throughput(
         let idx = (spec.create)(&mut pm, &options(sc)).map_err(|e| e.to_string())?;
         Ok(Loaded { pm, idx })
     };
-    let key = format!("{}|{:?}|{:?}", spec.name, sc.pm, options(sc));
     let (Loaded { mut pm, mut idx }, measured) = if sc.workload.kind == YcsbWorkload::Load {
-        loaded::release_other(Kind::Native, &key, load);
         (fresh()?, load)
     } else {
-        let l = match loaded::reuse(Kind::Native, &key, load) {
+        // The model's run of this workload kept its loaded state (see `loaded`).
+        let l = match loaded::reuse_native(&image_key(sc, spec), load, &sc.pm) {
             Some(l) => l,
             None => {
                 let mut l = fresh()?;
                 run_phase(l.idx.as_mut(), &mut l.pm, load, 1)?;
-                loaded::keep(Kind::Native, key, load, &l);
                 l
             }
         };

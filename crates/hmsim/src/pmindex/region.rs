@@ -242,6 +242,39 @@ impl PmRegion {
         })
     }
 
+    /// A copy of an anonymous region's contents, counters and allocator, with `cfg` and no
+    /// observer (what the same stores give unobserved). None as for [`PmRegion::fork`].
+    pub(crate) fn fork_image(&self, cfg: RegionConfig) -> Option<PmRegion> {
+        let Backing::Anon(words) = &self.mem else {
+            return None;
+        };
+        if self.crash.is_some() {
+            return None;
+        }
+        let mut r = PmRegion {
+            mem: Backing::Anon(words.clone()),
+            len: self.len,
+            cfg,
+            stats: self.stats,
+            observer: None,
+            core: self.core,
+            in_alloc: self.in_alloc,
+            in_resize: self.in_resize,
+            unflushed: self.unflushed.clone(),
+            crash: None,
+            slow: false,
+            bump: self.bump,
+            live_bytes: self.live_bytes,
+        };
+        r.update_slow();
+        Some(r)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn observer_mut_is_none(&self) -> bool {
+        self.observer.is_none()
+    }
+
     /// Bytes of the region's image.
     pub(crate) fn image_bytes(&self) -> u64 {
         self.len
