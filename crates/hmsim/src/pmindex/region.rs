@@ -215,31 +215,14 @@ impl PmRegion {
     /// allocator and observer (each its own copy). None for a mapped file, a region under
     /// crash tracking, or an observer that cannot be copied.
     pub(crate) fn fork(&self) -> Option<PmRegion> {
-        let Backing::Anon(words) = &self.mem else {
-            return None;
-        };
-        if self.crash.is_some() {
-            return None;
-        }
         let observer = match &self.observer {
             Some(o) => Some(o.fork()?),
             None => None,
         };
-        Some(PmRegion {
-            mem: Backing::Anon(words.clone()),
-            len: self.len,
-            cfg: self.cfg.clone(),
-            stats: self.stats,
-            observer,
-            core: self.core,
-            in_alloc: self.in_alloc,
-            in_resize: self.in_resize,
-            unflushed: self.unflushed.clone(),
-            crash: None,
-            slow: self.slow,
-            bump: self.bump,
-            live_bytes: self.live_bytes,
-        })
+        let mut r = self.fork_image(self.cfg.clone())?;
+        r.observer = observer;
+        r.update_slow();
+        Some(r)
     }
 
     /// A copy of an anonymous region's contents, counters and allocator, with `cfg` and no
