@@ -239,7 +239,7 @@ mod tests {
                 pm: model.pm.fork_image(cfg.clone()).unwrap(),
                 idx: model.idx.fork().unwrap(),
             };
-            assert!(copy.pm.observer_mut_is_none());
+            assert!(!copy.pm.has_observer());
             assert_eq!(
                 copy.pm.image_bytes(),
                 native.pm.image_bytes(),

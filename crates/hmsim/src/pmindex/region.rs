@@ -254,8 +254,8 @@ impl PmRegion {
     }
 
     #[cfg(test)]
-    pub(crate) fn observer_mut_is_none(&self) -> bool {
-        self.observer.is_none()
+    pub(crate) fn has_observer(&self) -> bool {
+        self.observer.is_some()
     }
 
     /// Bytes of the region's image.
