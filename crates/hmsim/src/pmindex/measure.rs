@@ -8,7 +8,7 @@ use super::config::PmIndexConfig;
 use super::index::{IndexOptions, IndexSpec, PmIndex};
 use super::loaded::{self, Loaded};
 use super::ops::Op;
-use super::region::{PmRegion, PmStats};
+use super::region::{PmRegion, PmStats, RegionConfig};
 use super::rows::{CostRow, RealThreadsRow};
 use super::shared::{run_threads, SharedIndex, ThreadRun};
 use super::sim::ModelObserver;
@@ -39,12 +39,18 @@ fn run_phase(
     Ok(())
 }
 
+/// The region as the model run uses it: `hardware_flush` off (the model run is about
+/// counts, not wall time; the instructions change no byte of the region).
+fn model_region(sc: &PmIndexConfig) -> RegionConfig {
+    let mut cfg = sc.pm.clone();
+    cfg.hardware_flush = false;
+    cfg
+}
+
 /// What a loaded region's bytes and an index's volatile state depend on besides the load's
 /// operations: the index, its options and the region's settings (`hardware_flush` aside).
 fn image_key(sc: &PmIndexConfig, spec: &IndexSpec) -> String {
-    let mut cfg = sc.pm.clone();
-    cfg.hardware_flush = false;
-    format!("{}|{cfg:?}|{:?}", spec.name, options(sc))
+    format!("{}|{:?}|{:?}", spec.name, model_region(sc), options(sc))
 }
 
 fn options(sc: &PmIndexConfig) -> IndexOptions {
@@ -64,8 +70,6 @@ pub(crate) fn measure(
     run: &[Op],
 ) -> Result<Measured, String> {
     let threads = sc.workload.threads as usize;
-    let mut cfg = sc.pm.clone();
-    cfg.hardware_flush = false; // the model run is about counts, not wall time
     let is_load = sc.workload.kind == YcsbWorkload::Load;
     // Everything the load phase reads besides its operations (see `loaded`).
     let image = image_key(sc, spec);
@@ -79,7 +83,7 @@ pub(crate) fn measure(
     let (mut pm, mut idx) = match kept {
         Some(l) => (l.pm, l.idx),
         None => {
-            let mut pm = PmRegion::anonymous(cfg).map_err(|e| e.to_string())?;
+            let mut pm = PmRegion::anonymous(model_region(sc)).map_err(|e| e.to_string())?;
             let idx = (spec.create)(&mut pm, &options(sc)).map_err(|e| e.to_string())?;
             pm.set_observer(Some(Box::new(ModelObserver::new(
                 &sc.model.pmem,
