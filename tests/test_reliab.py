@@ -684,8 +684,14 @@ def test_reliab_two_ctrl_c_during_a_run_exit_130_cleanly(tmp_path, phase, gap_s)
     _burst(p.pid, 2, 0.0)
     _burst(p.pid, 400, gap_s)
     _, err = p.communicate(timeout=30)
-    assert p.returncode == 130, err
     assert "Traceback" not in err and "release unlocked lock" not in err, err
+    if phase == "writing" and p.returncode == 0:
+        # The run's last writes were done as the signals came (it was leaving): a whole
+        # result, no staging folder or lock left behind.
+        assert (out / "results.csv").exists() and (out / "summary.json").exists()
+        assert [x.name for x in tmp_path.iterdir()] == ["o"], list(tmp_path.iterdir())
+        return
+    assert p.returncode == 130, err
     assert not out.exists()
     assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
 
