@@ -674,7 +674,15 @@ impl Art {
         }
         let level = level as usize;
         let from = if started { 0 } else { start[level] };
-        for (b, c) in self.children_from(pm, n, from) {
+        let kids = self.children_from(pm, n, from);
+        // The leaves' records lie anywhere in the region: ask the host for those this scan
+        // may read before reading the first (a host hint only, no access is modelled).
+        for &(_, c) in kids.iter().take(limit - out.len()) {
+            if is_leaf(c) {
+                pm.prefetch(leaf_rec(c), 8 + self.kind.bytes());
+            }
+        }
+        for (b, c) in kids {
             if out.len() >= limit {
                 return;
             }

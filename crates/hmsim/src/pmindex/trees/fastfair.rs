@@ -870,6 +870,11 @@ impl FastFair {
         let mut leaf = self.find_leaf(pm, start);
         while leaf != 0 && out.len() < n {
             self.live_into(pm, leaf, &mut entries);
+            // The records lie anywhere in the region: ask the host for those the scan may
+            // read before reading the first (a host hint only, nothing is modelled).
+            for &(_, p) in entries.iter().take(n - out.len()) {
+                pm.prefetch(p, 8 + self.kind.bytes());
+            }
             for &(k, p) in &entries {
                 if out.len() == n {
                     break;

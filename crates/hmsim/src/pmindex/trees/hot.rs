@@ -680,11 +680,24 @@ impl Hot {
         n: usize,
     ) -> Vec<(KeyBytes, u64)> {
         let mut out = Vec::new();
+        let mut hinted = 0;
         while out.len() < n {
             let Some(&(node, j)) = stack.last() else {
                 break;
             };
             let h = header(pm, node);
+            if node != hinted {
+                // The leaves' records lie anywhere in the region: ask the host for those the
+                // scan may read next, before reading the first (host-only: the slots are
+                // peeked and nothing is modelled; the loads below are).
+                hinted = node;
+                for k in j..(h.count as usize).min(j + n - out.len()) {
+                    let e = pm.peek(child_slot(node, &h, k));
+                    if is_leaf(e) {
+                        pm.prefetch(leaf_rec(e), 8 + self.kind.bytes());
+                    }
+                }
+            }
             if j >= h.count as usize {
                 stack.pop();
                 if let Some(t) = stack.last_mut() {
