@@ -85,6 +85,8 @@ pub(crate) struct BwTree {
 /// bytes (one load of the record per stored key compared).
 trait SearchKey: Copy + Ord {
     fn stored<M: PmMem>(pm: &M, w: u64) -> Self;
+    /// Ask the host for what `stored` of word `w` will read (a hint; nothing is modelled).
+    fn hint<M: PmMem>(_pm: &M, _w: u64) {}
 }
 
 impl SearchKey for u64 {
@@ -98,6 +100,9 @@ impl SearchKey for [u8; 24] {
         let mut b = [0u8; 24];
         pm.load_bytes(w + 8, &mut b);
         b
+    }
+    fn hint<M: PmMem>(pm: &M, w: u64) {
+        pm.prefetch(w + 8, 24);
     }
 }
 
@@ -345,6 +350,14 @@ impl BwTree {
             let mut at = None;
             while lo < hi {
                 let mid = (lo + hi) / 2;
+                // A string key's record lies anywhere: while this probe's key is read, the
+                // host fetches the records of both probes that can come next (their words
+                // peeked, host-only).
+                for next in [(lo + mid) / 2, (mid + 1 + hi) / 2] {
+                    if next < count && next != mid {
+                        K::hint(pm, pm.peek(base + 48 + 16 * next));
+                    }
+                }
                 let e = base + 48 + 16 * mid;
                 let w = pm.load(e);
                 let k = K::stored(pm, w);

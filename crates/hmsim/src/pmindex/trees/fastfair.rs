@@ -231,6 +231,22 @@ impl FastFair {
         cmp_stored(pm, self.kind, stored, key)
     }
 
+    /// String keys live in records anywhere in the region, and a node's search compares
+    /// them one after the other: ask the host for the records of `n`'s entries before the
+    /// first compare (host-only: the words are peeked, nothing is modelled).
+    #[inline]
+    fn hint_keys<M: PmMem>(&self, pm: &M, n: u64) {
+        if self.kind != KeyType::Str {
+            return;
+        }
+        for i in 0..self.card {
+            if pm.peek(self.rp(n, i)) == 0 {
+                break;
+            }
+            pm.prefetch(pm.peek(self.rk(n, i)) + 8, self.kind.bytes());
+        }
+    }
+
     /// Child to follow in an internal node, or the sibling when the key has moved right
     /// (FAST's reader: an entry whose pointer equals its left neighbour's is a transient
     /// duplicate and is skipped).
@@ -240,6 +256,7 @@ impl FastFair {
         {
             return sib;
         }
+        self.hint_keys(pm, n);
         let mut prev = pm.load(n);
         let mut i = 0;
         while i < self.card {
@@ -268,6 +285,7 @@ impl FastFair {
     fn locate<M: PmMem>(&self, pm: &M, key: &[u8]) -> (u64, Option<usize>) {
         let mut n = self.find_leaf(pm, key);
         loop {
+            self.hint_keys(pm, n);
             let mut prev = 0;
             let mut i = 0;
             while i < self.card {
