@@ -59,6 +59,29 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
 }
 
 const WIDTH: usize = 15;
+
+/// A node's entries in key order, (key slice, value, slot), held in place: nodes are read
+/// on every step of every operation, and a heap allocation per read cost more host time
+/// than the reads.
+struct Entries {
+    buf: [(u64, u64, usize); WIDTH],
+    len: usize,
+}
+
+impl std::ops::Deref for Entries {
+    type Target = [(u64, u64, usize)];
+    fn deref(&self) -> &Self::Target {
+        &self.buf[..self.len]
+    }
+}
+
+impl IntoIterator for Entries {
+    type Item = (u64, u64, usize);
+    type IntoIter = std::iter::Take<std::array::IntoIter<(u64, u64, usize), WIDTH>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.buf.into_iter().take(self.len)
+    }
+}
 const NODE: u64 = 64 + 16 * WIDTH as u64;
 const NEXT: u64 = 16;
 const LEFTMOST: u64 = 24;
@@ -192,14 +215,17 @@ impl Masstree {
     }
 
     /// Sorted (key, value, slot) of a node.
-    fn entries_of<M: PmMem>(&self, pm: &M, n: u64) -> Vec<(u64, u64, usize)> {
+    fn entries_of<M: PmMem>(&self, pm: &M, n: u64) -> Entries {
         let p = perm(pm, n);
-        (0..p.size())
-            .map(|i| {
-                let s = p.get(i);
-                (pm.load(ek(n, s)), pm.load(ev(n, s)), s)
-            })
-            .collect()
+        let mut es = Entries {
+            buf: [(0, 0, 0); WIDTH],
+            len: p.size().min(WIDTH),
+        };
+        for i in 0..es.len {
+            let s = p.get(i);
+            es.buf[i] = (pm.load(ek(n, s)), pm.load(ev(n, s)), s);
+        }
+        es
     }
 
     /// Move right while the key belongs to a sibling (B-link).
@@ -599,7 +625,7 @@ impl Masstree {
                     return Err(format!("node {n:#x}: permutation is not a permutation"));
                 }
                 let es = self.entries_of(pm, n);
-                for e in &es {
+                for e in es.iter() {
                     if prev.is_some_and(|x| x >= e.0) {
                         return Err(format!("node {n:#x}: keys out of order at depth {depth}"));
                     }
