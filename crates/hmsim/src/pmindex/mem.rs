@@ -341,4 +341,24 @@ mod tests {
         // clean lines.
         assert_eq!(zeroed_bytes(false), zeroed_bytes(true) + 2 * LINE);
     }
+
+    /// The host hints the scans and searches give (`prefetch`, and `peek` to find what to
+    /// prefetch) are no accesses: the observer sees no event and no counter moves, so the
+    /// model's results cannot depend on them.
+    #[test]
+    fn host_hints_are_not_accesses() {
+        use crate::pmindex::region::EventLog;
+        let mut r = PmRegion::anonymous(RegionConfig::default()).unwrap();
+        let b = Instr::new(&mut r).alloc(4 * LINE, LINE);
+        Instr::new(&mut r).store(b + 8, 42);
+        r.set_observer(Some(Box::new(EventLog::default())));
+        let before = r.stats();
+        let pm = Instr::new(&mut r);
+        pm.prefetch(b, 4 * LINE);
+        pm.prefetch(pm.region_bytes() - 8, 4 * LINE); // runs past the end: clamped
+        assert_eq!(pm.peek(b + 8), 42);
+        assert_eq!(r.stats(), before);
+        let log = r.set_observer(None).unwrap().into_any();
+        assert!(log.downcast::<EventLog>().unwrap().0.is_empty());
+    }
 }
