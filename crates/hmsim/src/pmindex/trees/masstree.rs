@@ -59,10 +59,14 @@ fn recover(pm: &mut PmRegion, o: &IndexOptions) -> PmResult<Box<dyn PmIndex>> {
 }
 
 const WIDTH: usize = 15;
+const NODE: u64 = 64 + 16 * WIDTH as u64;
+const NEXT: u64 = 16;
+const LEFTMOST: u64 = 24;
+const HIGHEST: u64 = 32;
+const PERM: u64 = 40;
 
-/// A node's entries in key order, (key slice, value, slot), held in place: nodes are read
-/// on every step of every operation, and a heap allocation per read cost more host time
-/// than the reads.
+/// A node's entries in key order, (key slice, value, slot), held in place: every step of
+/// every operation reads a node's entries, with no heap allocation for it.
 struct Entries {
     buf: [(u64, u64, usize); WIDTH],
     len: usize,
@@ -82,11 +86,6 @@ impl IntoIterator for Entries {
         self.buf.into_iter().take(self.len)
     }
 }
-const NODE: u64 = 64 + 16 * WIDTH as u64;
-const NEXT: u64 = 16;
-const LEFTMOST: u64 = 24;
-const HIGHEST: u64 = 32;
-const PERM: u64 = 40;
 
 fn ek(n: u64, slot: usize) -> u64 {
     n + 64 + 16 * slot as u64
