@@ -691,7 +691,8 @@ impl Hot {
                 // scan may read next, before reading the first (host-only: the slots are
                 // peeked and nothing is modelled; the loads below are).
                 hinted = node;
-                for k in j..(h.count as usize).min(j + n - out.len()) {
+                // (`n` may be usize::MAX: a scan of everything.)
+                for k in j..(h.count as usize).min(j.saturating_add(n - out.len())) {
                     let e = pm.peek(child_slot(node, &h, k));
                     if is_leaf(e) {
                         pm.prefetch(leaf_rec(e), 8 + self.kind.bytes());
