@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-import hmsim.sweep as sweep_mod
+import hmsim.prefix_runs as prefix_runs
 from hmsim.errors import ConfigError
 from hmsim.progress import shared_display
 from hmsim.reproduce import run_studies
@@ -68,14 +68,14 @@ def test_on_done_is_called_in_the_order_asked(tmp_path):
 
 
 def test_a_failing_study_is_named_and_the_other_still_finishes(tmp_path, monkeypatch):
-    real = sweep_mod.run_raw
+    real = prefix_runs.run_raw
 
     def fail_numa(text, file, overrides, dev):
         if "numa" in file:
             raise ConfigError(file, "broken on purpose", key="job")
         return real(text, file, overrides, dev)
 
-    monkeypatch.setattr(sweep_mod, "run_raw", fail_numa)
+    monkeypatch.setattr(prefix_runs, "run_raw", fail_numa)
     with pytest.raises(ConfigError) as e:
         run_studies(CHEAP, tmp_path, quick=True, workers=2)
     assert "study numa-pmem" in str(e.value) and "broken on purpose" in str(e.value)
@@ -83,7 +83,7 @@ def test_a_failing_study_is_named_and_the_other_still_finishes(tmp_path, monkeyp
 
 
 def test_an_interrupt_keeps_finished_points_and_cancels_the_rest(tmp_path, monkeypatch):
-    real = sweep_mod.run_raw
+    real = prefix_runs.run_raw
     calls = []
 
     def slow(*a):
@@ -91,7 +91,7 @@ def test_an_interrupt_keeps_finished_points_and_cancels_the_rest(tmp_path, monke
         time.sleep(0.05)
         return real(*a)
 
-    monkeypatch.setattr(sweep_mod, "run_raw", slow)
+    monkeypatch.setattr(prefix_runs, "run_raw", slow)
     # Interrupt the main thread (as Ctrl-C would) once a few points have run.
     import _thread
 

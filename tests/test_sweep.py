@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import hmsim.sweep as sweep_mod
+import hmsim.prefix_runs as prefix_runs
 from hmsim.errors import HmsimError
 from hmsim.sweep import SweepInterrupted, load_sweep, run_sweep
 
@@ -50,7 +50,7 @@ def test_grid_results_and_resume(sweep_file, tmp_path):
 
 def test_ctrl_c_keeps_finished_points(sweep_file, tmp_path, monkeypatch):
     out = tmp_path / "out"
-    real = sweep_mod.run_raw
+    real = prefix_runs.run_raw
     calls = {"n": 0}
 
     def flaky(*a, **k):
@@ -59,12 +59,12 @@ def test_ctrl_c_keeps_finished_points(sweep_file, tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    monkeypatch.setattr(sweep_mod, "run_raw", flaky)
+    monkeypatch.setattr(prefix_runs, "run_raw", flaky)
     with pytest.raises(SweepInterrupted) as e:
         run_sweep(sweep_file, out, workers=1)
     saved = len(list((out / "points").glob("*.json")))
     assert saved == 3 == e.value.done
-    monkeypatch.setattr(sweep_mod, "run_raw", real)
+    monkeypatch.setattr(prefix_runs, "run_raw", real)
     res = run_sweep(sweep_file, out, workers=1)
     assert res.reused == 3 and res.ran == 3
 
@@ -73,7 +73,7 @@ def test_cli_sweep_interrupted_exits_130(cli, sweep_file, tmp_path, monkeypatch)
     def boom(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sweep_mod, "run_raw", boom)
+    monkeypatch.setattr(prefix_runs, "run_raw", boom)
     code, _, err = cli("sweep", str(sweep_file), "--out", str(tmp_path / "o"), "--workers", "1")
     assert code == 130 and "resume" in err
 
@@ -113,13 +113,13 @@ def test_bad_value_in_axis_is_reported_as_config_error(scenario, cli, tmp_path):
 def runs(monkeypatch) -> list:
     """The overrides of every point the core runs, in order."""
     calls: list = []
-    real = sweep_mod.run_raw
+    real = prefix_runs.run_raw
 
     def counting(*a, **k):
         calls.append(a[2])
         return real(*a, **k)
 
-    monkeypatch.setattr(sweep_mod, "run_raw", counting)
+    monkeypatch.setattr(prefix_runs, "run_raw", counting)
     return calls
 
 

@@ -59,9 +59,10 @@ from hmsim import check
 from hmsim.catalog import device_paths
 from hmsim.errors import ConfigError, read_text
 from hmsim.outdir import exclusive, io_error, refuse_foreign, sweep_leftovers, write_marker
+from hmsim.prefix_runs import Job, deliver, jobs_of, run_job
 from hmsim.progress import progress
 from hmsim.results import read_json, write_csv, write_json
-from hmsim.scenario import run_raw, scenario_text, toml_value
+from hmsim.scenario import scenario_text, toml_value
 
 
 class SweepInterrupted(Exception):
@@ -86,13 +87,23 @@ class Point:
 
     def result(self, fut: Any) -> dict:
         """`fut.result()`, an error about an override worded by where it came from."""
+        try:
+            out = fut.result()
+        except Exception as e:
+            out = e
+        return self.outcome(out)
+
+    def outcome(self, out: Any) -> dict:
+        """`out`, the output of this point's run, or the error it raised, raised (an error
+        about an override worded by where it came from)."""
         from hmsim.errors import HmsimError
         from hmsim.scenario import blame
 
-        try:
-            return fut.result()
-        except HmsimError as e:
-            raise blame(e, dict(self.origins), self.overrides) from None
+        if isinstance(out, HmsimError):
+            raise blame(out, dict(self.origins), self.overrides) from None
+        if isinstance(out, BaseException):
+            raise out
+        return out
 
     @property
     def id(self) -> str:
@@ -182,30 +193,30 @@ def using_backend(backend: Backend) -> Iterator[None]:
 Done = Callable[[Point, dict], None]
 
 
-def _run_local(todo: list[Point], dev: list[str], n: int, done: Done) -> None:
+def _run_local(todo: list[Job], dev: list[str], n: int, done: Done) -> None:
     pool = ThreadPoolExecutor(max_workers=n)
-    pending: dict[Future, Point] = {}
+    pending: dict[Future, Job] = {}
     queue = iter(todo)
     try:
-        # Keep at most 2n points in flight so Ctrl-C does not wait for a long queue.
-        for p in itertools.islice(queue, 2 * n):
-            pending[pool.submit(run_raw, p.text, p.file, list(p.overrides), dev)] = p
+        # Keep at most 2n jobs in flight so Ctrl-C does not wait for a long queue.
+        for job in itertools.islice(queue, 2 * n):
+            pending[pool.submit(run_job, job, dev)] = job
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
-                p = pending.pop(fut)
-                done(p, p.result(fut))
+                job = pending.pop(fut)
+                deliver(job, fut.result(), done)
                 nxt = next(queue, None)
                 if nxt is not None:
-                    pending[pool.submit(run_raw, nxt.text, nxt.file, list(nxt.overrides), dev)] = nxt
+                    pending[pool.submit(run_job, nxt, dev)] = nxt
     except KeyboardInterrupt:
         for fut in pending:
             fut.cancel()
         # Points already running finish (the core is not interruptible) and are kept.
-        for fut, p in pending.items():
+        for fut, job in pending.items():
             if not fut.cancelled():
                 with contextlib.suppress(Exception):
-                    done(p, p.result(fut))
+                    deliver(job, fut.result(), done)
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     except BaseException:
@@ -302,11 +313,11 @@ class PoolSlot:
 SHARED_POOL: ContextVar[PoolSlot | None] = ContextVar("hmsim_shared_pool", default=None)
 
 
-def _run_shared(todo: list[Point], dev: list[str], slot: PoolSlot, alone: bool, done: Done) -> None:
+def _run_shared(todo: list[Job], dev: list[str], slot: PoolSlot, alone: bool, done: Done) -> None:
     """`_run_local` on the shared pool: this thread waits (giving up its turn meanwhile)
     and saves each point as it finishes; an interrupt cancels the points not started."""
     pool = slot.pool
-    futures = {pool.submit(slot.rank, alone, run_raw, p.text, p.file, list(p.overrides), dev): p for p in todo}
+    futures = {pool.submit(slot.rank, alone, run_job, job, dev): job for job in todo}
     pending = set(futures)
     pool.turn.release()
     try:
@@ -314,7 +325,7 @@ def _run_shared(todo: list[Point], dev: list[str], slot: PoolSlot, alone: bool, 
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
                 if not fut.cancelled():
-                    done(futures[fut], futures[fut].result(fut))
+                    deliver(futures[fut], fut.result(), done)
     except BaseException:
         for fut in pending:
             fut.cancel()  # this study's points not started; running ones are abandoned
@@ -325,7 +336,7 @@ def _run_shared(todo: list[Point], dev: list[str], slot: PoolSlot, alone: bool, 
         raise KeyboardInterrupt
 
 
-def _run_dask(todo: list[Point], dev: list[str], n: int, done: Done, scheduler: str | None) -> None:
+def _run_dask(todo: list[Job], dev: list[str], n: int, done: Done, scheduler: str | None) -> None:
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -345,13 +356,13 @@ def _run_dask(todo: list[Point], dev: list[str], n: int, done: Done, scheduler: 
         raise ConfigError("--scheduler", f"cannot reach the Dask scheduler at {scheduler} within 10 s ({e})") from None
     futures = {}
     try:
-        for p in todo:
-            fut = client.submit(run_raw, p.text, p.file, list(p.overrides), dev, key=f"hmsim-point-{p.id}", pure=False)
-            futures[fut] = p
+        for job in todo:
+            fut = client.submit(run_job, job, dev, key=f"hmsim-point-{job.points[0].id}", pure=False)
+            futures[fut] = job
         # Results stream back as they finish and are written at once; a worker that dies only
         # loses its running task, which the scheduler reruns elsewhere.
         for fut in as_completed(futures):
-            done(futures[fut], futures[fut].result(fut))
+            deliver(futures[fut], fut.result(), done)
     except KeyboardInterrupt:
         client.cancel(list(futures))
         raise
@@ -399,14 +410,16 @@ def _twin_output(result: dict, ran: Point) -> dict:
 
 def _same_runs(
     unique: list[Point], outputs: dict[str, dict], dev: list[str], alone: bool, store: Path
-) -> tuple[list[Point], dict[str, list[Point]]]:
-    """The points to run, and for each the points that run the same simulation (labelled
-    differently, spelled differently): the core is deterministic, so one run serves them all.
-    A point whose twin was saved by an earlier run takes that output now (into `outputs`
-    and its own file). Host-timed (`alone`) points are measurements: each runs."""
+) -> tuple[list[Job], dict[str, list[Point]]]:
+    """The points to run, as jobs (`hmsim.prefix_runs`: a run that is the start of a longer
+    one takes its results from it), and for each point the points that run the same
+    simulation (labelled differently, spelled differently): the core is deterministic, so
+    one run serves them all. A point whose twin was saved by an earlier run takes that
+    output now (into `outputs` and its own file). Host-timed (`alone`) points are
+    measurements: each runs, alone."""
     missing = [p for p in unique if p.id not in outputs]
     if alone or not missing:
-        return missing, {}
+        return [Job((p,)) for p in missing], {}
     keys = _run_keys(unique, dev)
     first: dict[str, Point] = {}
     for p in unique:
@@ -426,7 +439,7 @@ def _same_runs(
             write_json(store / f"{p.id}.json", outputs[p.id])
         else:
             twins.setdefault(rep.id, []).append(p)
-    return todo, twins
+    return jobs_of(todo, keys), twins
 
 
 def _run_points(
@@ -457,7 +470,7 @@ def _run_points(
     unique = list({p.id: p for p in points}.values())
     todo, twins = _same_runs(unique, outputs, dev, alone, store)
     shared = sum(map(len, twins.values()))
-    new_ids = {p.id for p in todo} | {t.id for ts in twins.values() for t in ts}
+    new_ids = {p.id for job in todo for p in job.points} | {t.id for ts in twins.values() for t in ts}
     n = workers or default_workers()
     with progress(len(unique), label, done=len(outputs)) as bar:
 

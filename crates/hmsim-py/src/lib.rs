@@ -410,6 +410,39 @@ fn module_names() -> Vec<&'static str> {
     hmsim::registry::module_names()
 }
 
+/// (module, key) for each module whose runs along `key` are the starts of longer runs.
+#[pyfunction]
+fn prefix_keys() -> Vec<(&'static str, &'static str)> {
+    hmsim::registry::MODULES
+        .iter()
+        .filter_map(|e| Some((e.name, e.make.prefix_key?)))
+        .collect()
+}
+
+/// Run `runs` ((text, file, overrides) each) in order, sharing kept results at `keep_s`
+/// seconds (`hmsim::registry::run_scenario_chain`); returns each run's output as JSON
+/// text with the host seconds it took.
+#[pyfunction]
+#[pyo3(signature = (runs, keep_s, device_paths=Vec::new()))]
+fn run_scenario_chain(
+    py: Python<'_>,
+    runs: Vec<hmsim::registry::ScenarioSpelling>,
+    keep_s: Vec<f64>,
+    device_paths: Vec<String>,
+) -> PyResult<Vec<(String, f64)>> {
+    let dirs = paths(device_paths);
+    let outs = py
+        .detach(move || hmsim::registry::run_scenario_chain(&runs, &keep_s, &dirs))
+        .map_err(run_err)?;
+    outs.into_iter()
+        .map(|(out, s)| {
+            let text =
+                serde_json::to_string(&out).map_err(|e| PyException::new_err(e.to_string()))?;
+            Ok((text, s))
+        })
+        .collect()
+}
+
 /// The persistent indexes of `pm-index` as JSON: name, family, Tonic switches, key types.
 #[pyfunction]
 fn pm_indexes() -> PyResult<String> {
@@ -431,6 +464,8 @@ fn pm_indexes() -> PyResult<String> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", hmsim::VERSION)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(run_scenario_chain, m)?)?;
+    m.add_function(wrap_pyfunction!(prefix_keys, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;

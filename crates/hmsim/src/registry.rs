@@ -13,6 +13,7 @@ use crate::named::{Entry, Registry};
 use crate::progress::{NoProgress, Progress};
 pub use crate::scenario::RunOutput;
 use crate::scenario::{self, Column, Parts, ResultRow, Scenario};
+use crate::tier::PrefixShelf;
 
 /// Runs one module's scenario: (the scenario read after overrides, catalog, progress, the
 /// caller's parts).
@@ -41,6 +42,8 @@ pub struct Module {
     /// The root tables of its generated parameter page, and what that page's intro adds.
     pub params: fn() -> Vec<TableRef>,
     pub params_note: &'static str,
+    /// The key along which a run is the start of a longer one (see [`Scenario::PREFIX_KEY`]).
+    pub prefix_key: Option<&'static str>,
     /// Its benchmarks (`hmsim bench --module NAME`).
     pub bench: Option<Bench>,
 }
@@ -67,6 +70,7 @@ const fn module<S: Scenario>() -> Entry<Module> {
             sweep_metrics: S::SWEEP_METRICS,
             params: param_roots::<S>,
             params_note: S::PARAMS_NOTE,
+            prefix_key: S::PREFIX_KEY,
             bench: None,
         },
     }
@@ -262,6 +266,29 @@ pub fn resolve_scenario(
 
 /// A scenario's (text, file, overrides), as a sweep's point holds it.
 pub type ScenarioSpelling = (String, String, Vec<(String, String)>);
+
+/// Run `runs` in order, as many [`run_scenario`] calls would, each offered one shared
+/// [`PrefixShelf`] keeping results at `keep_s` seconds: a run that is the start of an
+/// earlier one in the chain (the same scenario, shorter: its module's
+/// [`Module::prefix_key`]) takes its results from it. Every run must be of a module with a
+/// prefix key; each output is the one its own run gives. Returns each output with the
+/// host seconds its run took.
+pub fn run_scenario_chain(
+    runs: &[ScenarioSpelling],
+    keep_s: &[f64],
+    device_paths: &[PathBuf],
+) -> Result<Vec<(RunOutput, f64)>, ConfigError> {
+    let shelf = PrefixShelf::new(keep_s.to_vec());
+    runs.iter()
+        .map(|(text, file, overrides)| {
+            let parts = Parts::new().with("a shelf of prefix runs", shelf.clone());
+            let start = std::time::Instant::now();
+            let out =
+                run_scenario_with_parts(text, file, overrides, device_paths, &NoProgress, &parts)?;
+            Ok((out, start.elapsed().as_secs_f64()))
+        })
+        .collect()
+}
 
 /// [`resolve_scenario`] of many scenarios against one reading of the device catalog (which
 /// costs more than resolving a scenario does): a sweep resolves every point before it runs.

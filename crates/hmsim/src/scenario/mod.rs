@@ -45,6 +45,11 @@ pub trait Scenario {
     /// intro says beyond the common sentence.
     const MORE_PARAMS: &'static [fn() -> TableRef] = &[];
     const PARAMS_NOTE: &'static str = "";
+    /// A key (`sim.duration_s`) such that a run is, result for result, the start of the
+    /// same scenario's run with a larger value: the module then takes the caller's shelf of
+    /// kept results as a part, and runs differing only there can share one simulation
+    /// (`registry::run_scenario_chain`).
+    const PREFIX_KEY: Option<&'static str> = None;
     /// Everything of the scenario but the [`Header`].
     type Config: DeserializeOwned + Serialize + Validate + Params;
     /// One row of `results.csv`.

@@ -19,6 +19,7 @@ pub mod params;
 mod pmem_tier;
 mod policies;
 mod policy;
+mod prefix;
 mod quantum;
 mod reference;
 pub mod replay;
@@ -36,6 +37,7 @@ mod workload;
 pub use pages::PageTable;
 pub use policies::{make_policy, make_policy_with, PolicyParams, POLICIES};
 pub use policy::{Migration, Observation, PolicyWork, TieringPolicy};
+pub use prefix::PrefixShelf;
 pub use runner::{ExternalPolicy, Tiering, EXTERNAL_POLICY};
 pub use scenario::TierScenario;
 pub use sim::{

@@ -114,6 +114,10 @@ pub struct SimResult {
     pub copy_cpu_ns: f64,
     pub pages: PageTable,
     pub work: PolicyWork,
+    /// The result after each of the kept quantum counts ([`run_quanta`]'s `keep_at`), by
+    /// that count: the engine is causal (nothing in a quantum depends on how many follow),
+    /// so each is the result of a run that long.
+    pub prefixes: Vec<(u64, SimResult)>,
 }
 
 /// Closed-loop sources for the application (spread over tiers by `shares`) and the
@@ -161,13 +165,20 @@ pub(super) fn app_accesses_per_ns(fp: &FixedPoint, lines_per_access: f64) -> f64
     app_reads_per_ns(fp).sum::<f64>() / lines_per_access
 }
 
-/// Run `policy` for the scenario's duration on the accesses of `source`. `None` when the
-/// pages do not fit in the tiers; errors come from the source (a trace that fails to read).
+/// The quanta a run of `duration_s` simulates.
+pub(super) fn quanta_of(duration_s: f64, quantum_s: f64) -> u64 {
+    (duration_s / quantum_s).round().max(1.0) as u64
+}
+
+/// Run `policy` for the scenario's duration on the accesses of `source`, also keeping the
+/// result after each of `keep_at` quanta (in `prefixes`). `None` when the pages do not fit
+/// in the tiers; errors come from the source (a trace that fails to read).
 pub(super) fn run_quanta(
     p: &SimParams,
     source: &mut dyn AccessSource,
     ant: &Antagonists,
     policy: &mut dyn TieringPolicy,
+    keep_at: &[u64],
 ) -> Result<Option<SimResult>, ConfigError> {
     let Some(mut pt) = source.place(p, policy) else {
         return Ok(None);
@@ -175,7 +186,7 @@ pub(super) fn run_quanta(
     let n = p.tiers.len();
     let mut counters = TierCounters::new(n, p.ewma_alpha);
     let mut app_rate = vec![0.0; n];
-    let quanta = (p.duration_s / p.quantum_s).round().max(1.0) as u64;
+    let quanta = quanta_of(p.duration_s, p.quantum_s);
     let quantum_ns = p.quantum_s * 1e9;
     let byte_cap = p.migrate_limit_gb_s.map(|g| (g * quantum_ns) as u64);
     let engine = policy.copy_engine();
@@ -193,6 +204,7 @@ pub(super) fn run_quanta(
         copy_cpu_ns: 0.0,
         pages: pt.clone(),
         work: Default::default(),
+        prefixes: Vec::new(),
     };
     let mut last_latency: Vec<f64> = p.tiers.iter().map(|t| t.unloaded_latency_ns).collect();
     let mut reads_per_ns = vec![0.0; n];
@@ -330,6 +342,19 @@ pub(super) fn run_quanta(
             d.bytes,
             ant_cores,
         ));
+        if keep_at.contains(&(q + 1)) {
+            let kept = SimResult {
+                timeline: out.timeline.clone(),
+                migrations: out.migrations,
+                migrated_bytes: out.migrated_bytes,
+                failed_migrations: out.failed_migrations,
+                copy_cpu_ns: out.copy_cpu_ns,
+                pages: pt.clone(),
+                work: policy.work(),
+                prefixes: Vec::new(),
+            };
+            out.prefixes.push((q + 1, kept));
+        }
     }
     out.pages = pt;
     out.work = policy.work();

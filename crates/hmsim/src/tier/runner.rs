@@ -9,11 +9,12 @@ use super::oracle::OracleStatic;
 use super::pmem_tier::{dimm_of, PmemFeeder};
 use super::policies::{PolicyParams, POLICIES};
 use super::policy::TieringPolicy;
-use super::quantum::{Antagonists, SimParams, SimResult};
+use super::prefix::PrefixShelf;
+use super::quantum::{quanta_of, Antagonists, SimParams, SimResult};
 use super::replay::{simulate_stream_cached, ReplayCounts, StreamDemand};
 use super::rows::{row_of, tail, tail_mean, timeline_row, CacheColumns, TierRow, TimelineRow};
 use super::scenario::{TierScenario, BEST, PYTHON_POLICY};
-use super::sim::simulate_observed;
+use super::sim::{simulate_keeping, simulate_observed};
 use super::steady::{nothing_migrated, Steadiness};
 use super::stream::{AccessStream, TraceStream};
 use super::workload::{Gups, CACHE_NONE};
@@ -38,6 +39,7 @@ impl Scenario for Tiering {
     const SWEEP_METRICS: &'static [&'static str] =
         &["throughput_gb_s", "default_latency_ns", "hot_share_default"];
     const PARAMS_NOTE: &'static str = "; and a tier's `device` (docs/tiering.md, *Parameters*)";
+    const PREFIX_KEY: Option<&'static str> = Some("sim.duration_s");
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("timeline", TimelineRow::COLUMNS)];
 
@@ -48,7 +50,9 @@ impl Scenario for Tiering {
     type Experiment<'a> = TierRun;
 
     fn build<'a>(cfg: &'a TierScenario, ctx: &Ctx<'a>) -> Result<TierRun, RunError> {
-        build_runs(cfg, ctx, ctx.take_part::<ExternalPolicy>())
+        let mut run = build_runs(cfg, ctx, ctx.take_part::<ExternalPolicy>())?;
+        run.shelf = ctx.take_part::<PrefixShelf>();
+        Ok(run)
     }
 
     /// Columns named after the tiers (`{tier}_latency_ns`), spelled out for this run's.
@@ -193,6 +197,8 @@ pub(super) fn host_memory_estimate(sc: &TierScenario) -> u64 {
 pub struct TierRun {
     /// The scenario, with an app analog's sizes filled in.
     sc: TierScenario,
+    /// Results of longer runs of this scenario to take, and to keep for shorter ones.
+    shelf: Option<PrefixShelf>,
     pp: PolicyParams,
     p: SimParams,
     /// The PMem alternate tier's DIMM and rated bytes written, when there is one.
@@ -320,6 +326,7 @@ fn build_runs(
     };
     Ok(TierRun {
         sc,
+        shelf: None,
         pp,
         p,
         pmem_dimm,
@@ -538,8 +545,25 @@ impl TierRun {
             return Ok((r, f, Some(share), None));
         }
         let mut policy = make(name)?;
-        let r = simulate_observed(p, gups, ant, policy.as_mut(), &mut feeder).ok_or_else(no_fit)?;
-        Ok((r, feeder, None, None))
+        let Some(shelf) = self.shelf.as_ref().filter(|_| feeder.is_none()) else {
+            let r =
+                simulate_observed(p, gups, ant, policy.as_mut(), &mut feeder).ok_or_else(no_fit)?;
+            return Ok((r, feeder, None, None));
+        };
+        // Everything the simulation depends on but its length (the scenario as completed,
+        // its length zeroed, the seed, the policy and the antagonists).
+        let mut what = sc.clone();
+        what.sim.duration_s = 0.0;
+        let what = format!("{what:?}|{seed}|{name}|{ant:?}");
+        let quanta = quanta_of(p.duration_s, p.quantum_s);
+        if let Some(r) = shelf.take(&PrefixShelf::key(&what, quanta)) {
+            return Ok((r, None, None, None));
+        }
+        let keep_at = shelf.keep_at(p.quantum_s, quanta);
+        let mut r = simulate_keeping(p, gups, ant, policy.as_mut(), &mut (), &keep_at)
+            .ok_or_else(no_fit)?;
+        shelf.put(&what, &mut r);
+        Ok((r, None, None, None))
     }
 }
 
@@ -689,6 +713,63 @@ mod tests {
             .iter()
             .filter(|w| w.contains("not steady"))
             .collect()
+    }
+
+    #[test]
+    fn a_run_taken_from_a_longer_one_is_that_run() {
+        use crate::registry::{run_scenario_chain, run_scenario_with_parts};
+        use crate::scenario::{NoProgress, Parts};
+        use crate::tier::PrefixShelf;
+        // Sampling (HeMem), hint faults and scans (TPP, with Colloid) and huge-page splits
+        // (MEMTIS), two intensities, a timeline: every kind of state a run carries.
+        let text = MOVING
+            .replace("intensities = [0]", "intensities = [0, 2]")
+            .replace(
+                "names = [\"hemem\", \"static-default\", \"tpp\"]",
+                "names = [\"hemem\", \"colloid-tpp\", \"memtis\"]",
+            )
+            + "timeline = true\n";
+        let at = |d: &str| set(&[("sim.duration_s", d)]);
+        let alone = |d: &str| {
+            let out = run_scenario(&text, "t.toml", &at(d), &[]).unwrap();
+            serde_json::to_value(out).unwrap()
+        };
+        let shelf = PrefixShelf::new(vec![0.3, 0.45, 0.7]);
+        let run = |d: &str| {
+            let parts = Parts::new().with("a shelf", shelf.clone());
+            let out =
+                run_scenario_with_parts(&text, "t.toml", &at(d), &[], &NoProgress, &parts).unwrap();
+            serde_json::to_value(out).unwrap()
+        };
+        assert_eq!(run("0.6"), alone("0.6"));
+        assert_eq!(shelf.taken(), 0);
+        // 0.7 s is longer than the run: nothing was kept for it.
+        assert_eq!(run("0.7"), alone("0.7"));
+        assert_eq!(shelf.taken(), 0);
+        for d in ["0.3", "0.45"] {
+            assert_eq!(run(d), alone(d), "{d} s");
+        }
+        assert_eq!(shelf.taken(), 12, "two lengths of six runs each");
+        // Taken once: the same length again simulates.
+        assert_eq!(run("0.3"), alone("0.3"));
+        assert_eq!(shelf.taken(), 12);
+
+        // Another seed is another simulation: nothing is taken for it.
+        let shelf = PrefixShelf::new(vec![0.3]);
+        let parts = Parts::new().with("a shelf", shelf.clone());
+        run_scenario_with_parts(&text, "t.toml", &at("0.6"), &[], &NoProgress, &parts).unwrap();
+        let other = set(&[("sim.duration_s", "0.3"), ("seed", "4")]);
+        let parts = Parts::new().with("a shelf", shelf.clone());
+        run_scenario_with_parts(&text, "t.toml", &other, &[], &NoProgress, &parts).unwrap();
+        assert_eq!(shelf.taken(), 0);
+
+        // The chain as a caller runs it: the longest first.
+        let chain: Vec<_> = ["0.6", "0.3"]
+            .iter()
+            .map(|d| (text.clone(), "t.toml".to_string(), at(d)))
+            .collect();
+        let outs = run_scenario_chain(&chain, &[0.3], &[]).unwrap();
+        assert_eq!(serde_json::to_value(&outs[1].0).unwrap(), alone("0.3"));
     }
 
     #[test]

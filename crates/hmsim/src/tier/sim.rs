@@ -214,6 +214,19 @@ pub fn simulate_observed(
     policy: &mut dyn TieringPolicy,
     observer: &mut dyn QuantumObserver,
 ) -> Option<SimResult> {
+    simulate_keeping(p, gups, ant, policy, observer, &[])
+}
+
+/// [`simulate_observed`], also keeping the result after each of `keep_at` quanta
+/// ([`SimResult::prefixes`]).
+pub(super) fn simulate_keeping(
+    p: &SimParams,
+    gups: Gups,
+    ant: &Antagonists,
+    policy: &mut dyn TieringPolicy,
+    observer: &mut dyn QuantumObserver,
+    keep_at: &[u64],
+) -> Option<SimResult> {
     let mut source = GupsSource {
         gups,
         sample_rng: rng::stream(p.seed, "tier.samples"),
@@ -227,5 +240,7 @@ pub fn simulate_observed(
     };
     // The statistical source reads no files: its only outcome besides a result is "does
     // not fit" (None).
-    run_quanta(p, &mut source, ant, policy).ok().flatten()
+    run_quanta(p, &mut source, ant, policy, keep_at)
+        .ok()
+        .flatten()
 }

@@ -1,0 +1,74 @@
+"""Points whose runs are the starts of a longer point's run take their outputs from it."""
+
+from __future__ import annotations
+
+import json
+
+import hmsim.prefix_runs as prefix_runs
+from hmsim.prefix_runs import Job, jobs_of
+from hmsim.scenario import run_raw
+from hmsim.sweep import Point, _run_keys, run_points
+
+# A small two-tier run: TPP (hint faults, scans) and MEMTIS (samples, huge-page splits).
+TIERING = """module = "tiering"
+seed = 3
+[workload]
+working_set_bytes = 8589934592
+hot_set_bytes = 2147483648
+[antagonist]
+intensities = [0, 2]
+[policy]
+names = ["tpp", "memtis"]
+[sim]
+duration_s = 0.6
+measure_last_s = 0.2
+timeline = true
+"""
+
+
+def _points(text: str) -> list[Point]:
+    f = "<prefix test>"
+    return [
+        Point(text, f, (("sim.duration_s", "0.3"),), (("name", "short"),)),
+        Point(text, f, (), (("name", "long"),)),
+        Point(text, f, (("sim.duration_s", "0.45"),), (("name", "middle"),)),
+        Point(text, f, (("seed", "4"), ("sim.duration_s", "0.3")), (("name", "other seed"),)),
+    ]
+
+
+def test_jobs_chain_the_lengths_of_one_run_longest_first():
+    points = _points(TIERING)
+    jobs = jobs_of(points, _run_keys(points, []))
+    assert jobs == [Job((points[1], points[2], points[0]), (0.3, 0.45)), Job((points[3],))]
+
+
+def test_other_modules_and_refused_points_run_alone(scenario):
+    text = scenario.read_text()
+    points = [Point(text, str(scenario), (("job.duration_s", d),), (("d", d),)) for d in ("0.01", "0.02")] + [
+        Point(TIERING, "<bad>", (("sim.page_bytes", "0"),)),
+        Point(TIERING, "<bad>", (("sim.page_bytes", "1"),)),
+    ]
+    jobs = jobs_of(points, _run_keys(points, []))
+    assert jobs == [Job((p,)) for p in points]
+
+
+def test_a_taken_output_is_the_points_own_run(tmp_path, monkeypatch):
+    alone = []
+    real = prefix_runs.run_raw
+
+    def counting(*a):
+        alone.append(a[2])
+        return real(*a)
+
+    monkeypatch.setattr(prefix_runs, "run_raw", counting)
+    points = _points(TIERING)
+    res = run_points(points, tmp_path / "out", workers=2)
+    # The chain ran in one call of the core; only the other seed ran alone.
+    assert alone == [[("seed", "4"), ("sim.duration_s", "0.3")]]
+    for p, out in zip(points, res.outputs, strict=True):
+        own = run_raw(p.text, p.file, list(p.overrides), [])
+        for key in ("rows", "tables", "warnings", "resolved"):
+            assert json.dumps(out.get(key), sort_keys=True) == json.dumps(own.get(key), sort_keys=True), (p, key)
+    times = {dict(p.labels)["name"]: o["wall_time_s"] for p, o in zip(points, res.outputs, strict=True)}
+    # The shorter runs were taken, not simulated.
+    assert times["short"] < times["long"] / 5 and times["middle"] < times["long"] / 5
