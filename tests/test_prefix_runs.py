@@ -39,7 +39,7 @@ def _points(text: str) -> list[Point]:
 def test_jobs_chain_the_lengths_of_one_run_longest_first():
     points = _points(TIERING)
     jobs = jobs_of(points, _run_keys(points, []))
-    assert jobs == [Job((points[1], points[2], points[0]), (0.3, 0.45)), Job((points[3],))]
+    assert jobs == [Job((points[1], points[2], points[0]), (0.3, 0.45), chain=True), Job((points[3],))]
 
 
 def test_other_modules_and_refused_points_run_alone(scenario):
@@ -72,3 +72,30 @@ def test_a_taken_output_is_the_points_own_run(tmp_path, monkeypatch):
     times = {dict(p.labels)["name"]: o["wall_time_s"] for p, o in zip(points, res.outputs, strict=True)}
     # The shorter runs were taken, not simulated.
     assert times["short"] < times["long"] / 5 and times["middle"] < times["long"] / 5
+
+
+def test_points_after_the_same_load_run_in_order_on_one_worker():
+    """pm-index's points of one index and load run as one job, in their order (the core
+    keeps the load per thread); another load is another job."""
+    text = 'module = "pm-index"\nseed = 1\n[index]\nname = "cceh"\n[workload]\nrecords = 2000\noperations = 2000\n'
+    f = "<same start>"
+    points = [
+        Point(text, f, (("workload.kind", '"load"'),)),
+        Point(text, f, (("workload.kind", '"load"'), ("workload.threads", "4"))),
+        Point(text, f, (("workload.kind", '"a"'),)),
+        Point(text, f, (("workload.kind", '"c"'), ("workload.distribution", '"zipfian"'))),
+        Point(text, f, (("workload.kind", '"c"'), ("workload.records", "3000"))),
+    ]
+    jobs = jobs_of(points, _run_keys(points, []))
+    assert jobs == [Job((points[0], points[2], points[3])), Job((points[1],)), Job((points[4],))]
+    # With more workers than jobs, the job of the same start is cut in two.
+    jobs = jobs_of(points, _run_keys(points, []), workers=4)
+    assert jobs == [Job((points[0], points[2])), Job((points[3],)), Job((points[1],)), Job((points[4],))]
+
+
+def test_an_interrupt_leaves_the_rest_of_a_job_unstarted():
+    text = 'module = "pm-index"\nseed = 1\n[index]\nname = "cceh"\n[workload]\nrecords = 1000\noperations = 1000\n'
+    points = tuple(Point(text, "<stop>", (("workload.kind", f'"{k}"'),)) for k in ("load", "a", "c"))
+    assert len(prefix_runs.run_job(Job(points), [], stop=lambda: False)) == 3
+    # Once stopped, the point running finishes and no other starts.
+    assert len(prefix_runs.run_job(Job(points), [], stop=lambda: True)) == 1

@@ -1,4 +1,4 @@
-"""Points whose runs are the starts of a longer point's run, run as one job.
+"""Points whose runs share their start, run as one job on one worker.
 
 A module may declare a prefix key (`_core.prefix_keys()`: tiering's `sim.duration_s`): its
 model is causal, so a run is, result for result, the start of the same scenario's run with
@@ -7,6 +7,11 @@ to except that key; a group runs as one job on one worker, longest first, keepin
 results at the shorter lengths, and the shorter points take theirs from it
 (`_core.run_scenario_chain`). Each point's saved output is the one its own run gives; its
 `wall_time_s` is the host time of its part of the chain (near zero for a taken one).
+
+A module may also declare keys that leave a run's start unchanged (`_core.same_start_keys()`:
+pm-index's YCSB workload and distribution, after the same load). It keeps that start per
+thread, so points differing only there run as one job, one after another in their order, on
+one worker: each after the first starts from the kept state.
 """
 
 from __future__ import annotations
@@ -25,68 +30,98 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Job:
-    """Points run together: one, or a chain whose first is the longest and keeps its
-    results at `keep` (the others' values of the prefix key)."""
+    """Points run together, in order: one; points of the same start (`chain` False); or a
+    chain whose first is the longest and keeps its results at `keep` (the others' values
+    of the prefix key)."""
 
     points: tuple[Point, ...]
     keep: tuple[float, ...] = ()
+    chain: bool = False
 
 
-def jobs_of(todo: list[Point], keys: dict[str, str | None]) -> list[Job]:
+def jobs_of(todo: list[Point], keys: dict[str, str | None], workers: int = 1) -> list[Job]:
     """`todo` as jobs, in order of each job's first point; `keys` are the points' run keys
-    (`hmsim.sweep._run_keys`: JSON of [folder, resolved configuration])."""
+    (`hmsim.sweep._run_keys`: JSON of [folder, resolved configuration]). While there are
+    fewer jobs than `workers`, the longest job of points of the same start is cut in two
+    (each half starts anew): a small sweep keeps every worker busy."""
     from hmsim import _core
 
-    prefix = dict(_core.prefix_keys())
+    prefix = {m: [k] for m, k in _core.prefix_keys()}
+    start = dict(_core.same_start_keys())
     groups: dict[str, list[tuple[float, Point]]] = {}
-    order: list[list[tuple[float, Point]] | Point] = []
+    chains: set[str] = set()
+    order: list[str | Point] = []
     for p in todo:
-        cut = _without_prefix(keys.get(p.id), prefix)
+        cut = _cut(keys.get(p.id), prefix)
+        is_prefix = cut is not None and all(isinstance(v, int | float) for v in cut[1])
+        if not is_prefix:
+            cut = _cut(keys.get(p.id), start)
         if cut is None:
             order.append(p)
             continue
-        rest, value = cut
+        rest, values = cut
         if rest not in groups:
             groups[rest] = []
-            order.append(groups[rest])
-        groups[rest].append((value, p))
+            order.append(rest)
+            if is_prefix:
+                chains.add(rest)
+        groups[rest].append((float(values[0]) if is_prefix else 0.0, p))
     jobs = []
     for item in order:
-        if not isinstance(item, list):
+        if not isinstance(item, str):
             jobs.append(Job((item,)))
-            continue
-        # Longest first; lengths in a group differ (equal ones are twins, run once already).
-        chain = sorted(item, key=lambda vp: -vp[0])
-        keep = tuple(sorted({v for v, _ in chain[1:] if v < chain[0][0]}))
-        jobs.append(Job(tuple(p for _, p in chain), keep))
+        elif len(groups[item]) == 1:
+            jobs.append(Job((groups[item][0][1],)))
+        elif item in chains:
+            # Longest first; lengths in a group differ (equal ones are twins, run once already).
+            chain = sorted(groups[item], key=lambda vp: -vp[0])
+            keep = tuple(sorted({v for v, _ in chain[1:]}))
+            jobs.append(Job(tuple(p for _, p in chain), keep, chain=True))
+        else:
+            jobs.append(Job(tuple(p for _, p in groups[item])))
+    while 0 < len(jobs) < workers:
+        i, longest = max(enumerate(jobs), key=lambda ij: (not ij[1].chain, len(ij[1].points)))
+        if longest.chain or len(longest.points) < 2:
+            break
+        half = (len(longest.points) + 1) // 2
+        jobs[i : i + 1] = [Job(longest.points[:half]), Job(longest.points[half:])]
     return jobs
 
 
-def _without_prefix(key: str | None, prefix: dict[str, str]) -> tuple[str, float] | None:
-    """(the run key without its module's prefix key, the value there), or None when the
-    point's module has none (or the point is refused, or the value is not a number)."""
+def _cut(key: str | None, paths: dict[str, list[str]]) -> tuple[str, list[Any]] | None:
+    """(the run key without the key paths `paths` names for the point's module, the values
+    there), or None when the module has none (or the point is refused, or a value is
+    missing)."""
     if key is None:
         return None
     folder, resolved = json.loads(key)
     cfg = json.loads(resolved) if isinstance(resolved, str) else resolved
-    path = prefix.get(cfg.get("module")) if isinstance(cfg, dict) else None
-    if path is None:
+    module = cfg.get("module") if isinstance(cfg, dict) else None
+    if module not in paths:
         return None
-    *tables, last = path.split(".")
-    t = cfg
-    for name in tables:
-        t = t.get(name) if isinstance(t, dict) else None
-    if not isinstance(t, dict) or not isinstance(t.get(last), int | float):
-        return None
-    value = float(t.pop(last))
-    return json.dumps([folder, cfg], sort_keys=True), value
+    values = []
+    for path in paths[module]:
+        *tables, last = path.split(".")
+        t = cfg
+        for name in tables:
+            t = t.get(name) if isinstance(t, dict) else None
+        if not isinstance(t, dict) or last not in t:
+            return None
+        values.append(t.pop(last))
+    return json.dumps([folder, cfg], sort_keys=True), values
 
 
-def run_job(job: Job, dev: list[str]) -> list[Any]:
-    """Each point's output (a dict) or the error its own run raises, in the job's order."""
-    if len(job.points) == 1:
-        p = job.points[0]
-        return [_outcome(lambda: run_raw(p.text, p.file, list(p.overrides), dev))]
+def run_job(job: Job, dev: list[str], stop: Callable[[], bool] | None = None) -> list[Any]:
+    """Each point's output (a dict) or the error its own run raises, in the job's order.
+    Once `stop()` is true (an interrupt), points of the same start not yet begun are left
+    out: the list is then shorter than the job (a chain, one call of the core, runs whole)."""
+    if not job.chain:
+        outcomes = []
+        for p in job.points:
+            if outcomes and stop is not None and stop():
+                break
+            outcomes.append(_outcome(lambda p=p: run_raw(p.text, p.file, list(p.overrides), dev)))
+        return outcomes
     from hmsim import _core
 
     runs = [(p.text, p.file, list(p.overrides)) for p in job.points]
@@ -111,7 +146,7 @@ def _outcome(run: Callable[[], dict]) -> Any:
 
 
 def deliver(job: Job, outcomes: list[Any], done: Callable[[Point, dict], None]) -> None:
-    """`done(point, output)` for each point of `job` in order; a point whose run failed
-    raises its error (worded by where its overrides came from) instead."""
-    for p, o in zip(job.points, outcomes, strict=True):
+    """`done(point, output)` for each point of `job` that ran, in order; a point whose run
+    failed raises its error (worded by where its overrides came from) instead."""
+    for p, o in zip(job.points, outcomes, strict=False):
         done(p, p.outcome(o))

@@ -197,10 +197,11 @@ def _run_local(todo: list[Job], dev: list[str], n: int, done: Done) -> None:
     pool = ThreadPoolExecutor(max_workers=n)
     pending: dict[Future, Job] = {}
     queue = iter(todo)
+    stopping = threading.Event()
     try:
         # Keep at most 2n jobs in flight so Ctrl-C does not wait for a long queue.
         for job in itertools.islice(queue, 2 * n):
-            pending[pool.submit(run_job, job, dev)] = job
+            pending[pool.submit(run_job, job, dev, stopping.is_set)] = job
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
@@ -208,8 +209,9 @@ def _run_local(todo: list[Job], dev: list[str], n: int, done: Done) -> None:
                 deliver(job, fut.result(), done)
                 nxt = next(queue, None)
                 if nxt is not None:
-                    pending[pool.submit(run_job, nxt, dev)] = nxt
+                    pending[pool.submit(run_job, nxt, dev, stopping.is_set)] = nxt
     except KeyboardInterrupt:
+        stopping.set()
         for fut in pending:
             fut.cancel()
         # Points already running finish (the core is not interruptible) and are kept.
@@ -317,7 +319,7 @@ def _run_shared(todo: list[Job], dev: list[str], slot: PoolSlot, alone: bool, do
     """`_run_local` on the shared pool: this thread waits (giving up its turn meanwhile)
     and saves each point as it finishes; an interrupt cancels the points not started."""
     pool = slot.pool
-    futures = {pool.submit(slot.rank, alone, run_job, job, dev): job for job in todo}
+    futures = {pool.submit(slot.rank, alone, run_job, job, dev, lambda: pool.interrupted): job for job in todo}
     pending = set(futures)
     pool.turn.release()
     try:
@@ -409,7 +411,7 @@ def _twin_output(result: dict, ran: Point) -> dict:
 
 
 def _same_runs(
-    unique: list[Point], outputs: dict[str, dict], dev: list[str], alone: bool, store: Path
+    unique: list[Point], outputs: dict[str, dict], dev: list[str], alone: bool, store: Path, workers: int
 ) -> tuple[list[Job], dict[str, list[Point]]]:
     """The points to run, as jobs (`hmsim.prefix_runs`: a run that is the start of a longer
     one takes its results from it), and for each point the points that run the same
@@ -439,7 +441,7 @@ def _same_runs(
             write_json(store / f"{p.id}.json", outputs[p.id])
         else:
             twins.setdefault(rep.id, []).append(p)
-    return jobs_of(todo, keys), twins
+    return jobs_of(todo, keys, workers), twins
 
 
 def _run_points(
@@ -468,10 +470,10 @@ def _run_points(
             except (OSError, ValueError):
                 f.unlink(missing_ok=True)  # unreadable leftovers are simply rerun
     unique = list({p.id: p for p in points}.values())
-    todo, twins = _same_runs(unique, outputs, dev, alone, store)
+    n = workers or default_workers()
+    todo, twins = _same_runs(unique, outputs, dev, alone, store, n)
     shared = sum(map(len, twins.values()))
     new_ids = {p.id for job in todo for p in job.points} | {t.id for ts in twins.values() for t in ts}
-    n = workers or default_workers()
     with progress(len(unique), label, done=len(outputs)) as bar:
 
         def done(p: Point, result: dict) -> None:

@@ -419,6 +419,17 @@ fn prefix_keys() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
+/// (module, keys) for each module whose runs differing only in `keys` start the same (a
+/// start the module keeps per thread).
+#[pyfunction]
+fn same_start_keys() -> Vec<(&'static str, Vec<&'static str>)> {
+    hmsim::registry::MODULES
+        .iter()
+        .filter(|e| !e.make.same_start_keys.is_empty())
+        .map(|e| (e.name, e.make.same_start_keys.to_vec()))
+        .collect()
+}
+
 /// Run `runs` ((text, file, overrides) each) in order, sharing kept results at `keep_s`
 /// seconds (`hmsim::registry::run_scenario_chain`); returns each run's output as JSON
 /// text with the host seconds it took.
@@ -466,6 +477,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_chain, m)?)?;
     m.add_function(wrap_pyfunction!(prefix_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(same_start_keys, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;

@@ -44,6 +44,8 @@ pub struct Module {
     pub params_note: &'static str,
     /// The key along which a run is the start of a longer one (see [`Scenario::PREFIX_KEY`]).
     pub prefix_key: Option<&'static str>,
+    /// Keys that leave a run's start unchanged (see [`Scenario::SAME_START_KEYS`]).
+    pub same_start_keys: &'static [&'static str],
     /// Its benchmarks (`hmsim bench --module NAME`).
     pub bench: Option<Bench>,
 }
@@ -71,6 +73,7 @@ const fn module<S: Scenario>() -> Entry<Module> {
             params: param_roots::<S>,
             params_note: S::PARAMS_NOTE,
             prefix_key: S::PREFIX_KEY,
+            same_start_keys: S::SAME_START_KEYS,
             bench: None,
         },
     }

@@ -184,6 +184,13 @@ mod tests {
                     spec.name
                 );
                 assert_eq!(fresh, again, "{} {kind}", spec.name);
+                // A Load's measured phase is the others' load: a run after it starts from
+                // its state.
+                forget();
+                run(spec.name, "load", 5);
+                let before = reused();
+                assert_eq!(run(spec.name, kind, 5), fresh, "{} {kind}", spec.name);
+                assert_eq!(reused() - before, 3, "{} {kind} after a Load", spec.name);
                 assert!(
                     fresh
                         .iter()
@@ -295,10 +302,17 @@ mod tests {
                     [throughput]\nmeasure = false\n";
         run_scenario(text, "s.toml", &[], &[]).unwrap();
         assert_eq!(reused(), before);
-        // A run that cannot start from the kept state drops it: it is only memory.
+        // A Load drops the kept state of another load (it is only memory) and keeps its own.
         run("fast-fair", "a", 5);
         assert!(kept());
         run("p-clht", "load", 5);
-        assert!(!kept());
+        assert!(kept());
+        let before = reused();
+        run("fast-fair", "a", 5);
+        assert_eq!(
+            reused(),
+            before + 2,
+            "the fast-fair load is gone: only the repeats reuse the model's new load"
+        );
     }
 }

@@ -99,7 +99,7 @@ pub(crate) fn measure(
                 observer_as_model(l.pm.observer_mut().expect("model attached"))
                     .m
                     .drain();
-                loaded::keep(image, model, load, &l);
+                loaded::keep(image.clone(), model.clone(), load, &l);
             }
             (l.pm, l.idx)
         }
@@ -119,6 +119,12 @@ pub(crate) fn measure(
         m.m.drain();
     }
     let (s1, c1, l1, t1) = snap(&mut pm);
+    if is_load {
+        // A Load's measured phase is the others' load: the same operations on a fresh region
+        // and model, then the drain (the snapshots only read counters). Kept, it serves the
+        // workloads run after it on this thread.
+        loaded::keep(image, model, load, &Loaded { pm, idx });
+    }
     Ok(Measured {
         ops: measured.len() as u64,
         inserts: measured

@@ -50,6 +50,10 @@ pub trait Scenario {
     /// kept results as a part, and runs differing only there can share one simulation
     /// (`registry::run_scenario_chain`).
     const PREFIX_KEY: Option<&'static str> = None;
+    /// Keys that leave a run's start unchanged (pm-index's YCSB workload and distribution:
+    /// every point of one index loads the same records first). The module keeps that start
+    /// per thread, so runs differing only there run one after another on one worker.
+    const SAME_START_KEYS: &'static [&'static str] = &[];
     /// Everything of the scenario but the [`Header`].
     type Config: DeserializeOwned + Serialize + Validate + Params;
     /// One row of `results.csv`.
