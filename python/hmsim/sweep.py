@@ -85,14 +85,6 @@ class Point:
     # of the point's identity.
     origins: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
-    def result(self, fut: Any) -> dict:
-        """`fut.result()`, an error about an override worded by where it came from."""
-        try:
-            out = fut.result()
-        except Exception as e:
-            out = e
-        return self.outcome(out)
-
     def outcome(self, out: Any) -> dict:
         """`out`, the output of this point's run, or the error it raised, raised (an error
         about an override worded by where it came from)."""
