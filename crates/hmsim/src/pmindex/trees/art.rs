@@ -283,6 +283,13 @@ impl Art {
     fn children_from<M: PmMem>(&self, pm: &M, n: u64, from: u8) -> Vec<(u8, u64)> {
         let t = ntype(pm, n);
         let mut out = Vec::new();
+        // Ask the host for the node's lines this reads before the first read, so their
+        // misses overlap (a host hint only, no access is modelled).
+        match t {
+            N48 => pm.prefetch(n + 24, 280 - 24 + 8 * 48),
+            N4 | N16 => {}
+            _ => pm.prefetch(n + 24 + 8 * from as u64, 8 * (256 - from as u64)),
+        }
         match t {
             N4 | N16 => {
                 let slots = if t == N4 { 4 } else { 16 };
