@@ -122,6 +122,28 @@ def test_unknown_study(cli):
     assert code == 2 and "storage" in err
 
 
+def test_bad_figure_formats_name_the_option_and_the_formats(cli, tmp_path):
+    code, _, err = cli("reproduce", "storage", "--quick", "--out", str(tmp_path), "--figure-formats", "png,jpg")
+    assert code == 2 and "--figure-formats" in err and "png, svg, pdf" in err and "Traceback" not in err
+    assert not (tmp_path / "storage").exists()
+
+
+def test_a_quick_study_draws_png_and_svg_and_figure_formats_chooses(cli, tmp_path):
+    code, _, err = cli("reproduce", "storage", "--quick", "--out", str(tmp_path))
+    assert code == 0, err
+    out = tmp_path / "storage"
+    pngs = sorted(out.glob("*.png"))
+    assert pngs and not list(out.glob("*.pdf"))
+    assert all(p.with_suffix(".svg").exists() for p in pngs)
+    code, _, err = cli("reproduce", "storage", "--quick", "--out", str(tmp_path), "--figure-formats", "pdf")
+    assert code == 0, err
+    pdfs = sorted(out.glob("*.pdf"))
+    assert [p.stem for p in pdfs] == [p.stem for p in pngs]
+    assert not list(out.glob("*.png")) and not list(out.glob("*.svg"))
+    figures = json.loads((out / "summary.json").read_text())["figures"]
+    assert figures and all(f.endswith(".pdf") for f in figures)
+
+
 def test_installed_entry_point_exit_status():
     """The real console script, not just main(): exit 2 and no traceback."""
     exe = Path(sys.executable).parent / "hmsim"

@@ -52,6 +52,27 @@ def test_a_figure_drawn_in_the_background_is_byte_identical_and_there_when_the_b
     assert plotting.DRAWN[str(tmp_path / "away")] == plotting.DRAWN[str(tmp_path / "here")]
 
 
+def test_figure_formats_chooses_the_files_here_and_in_the_background_and_drops_stale_ones(tmp_path):
+    _save(_figure(), tmp_path, "here")  # all three, as an earlier full run left them
+    _save(_figure(), tmp_path, "away")
+    with plotting.figure_formats(("png",)):
+        assert plotting.chosen_formats() == ("png",)
+        here = _save(_figure(), tmp_path, "here")
+        with plotting.figures_in_background():
+            away = _save(_figure(), tmp_path, "away")
+    assert plotting.chosen_formats() is None
+    for paths, name in ((here, "here"), (away, "away")):
+        assert paths == [tmp_path / f"{name}.png"]
+        assert sorted(p.name for p in tmp_path.glob(f"{name}.*")) == [f"{name}.png"]
+
+
+def test_parse_formats_accepts_the_three_and_names_anything_else():
+    assert plotting.parse_formats("PNG, .pdf,png") == ("png", "pdf")
+    for bad in ("png,jpeg", "", " , "):
+        with pytest.raises(ValueError, match="png, svg, pdf"):
+            plotting.parse_formats(bad)
+
+
 def test_a_figure_that_does_not_pickle_is_drawn_here(tmp_path):
     with plotting.figures_in_background():
         paths = _save(_figure(FuncFormatter(lambda x, _: f"{x:g} s")), tmp_path, "lambda")

@@ -14,6 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+ALL_FORMATS = ("--figure-formats", "png,svg,pdf")
+
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
@@ -57,8 +59,9 @@ def test_wheel_installs_and_reproduces_outside_the_checkout(wheel, tmp_path):
         text=True,
     )
     assert str(venv) in where.stdout, where.stdout
+    # Every format, so the installed package's drawing processes write each.
     run = subprocess.run(
-        [str(venv / "bin" / "hmsim"), "reproduce", "storage", "--quick", "--out", "r"],
+        [str(venv / "bin" / "hmsim"), "reproduce", "storage", "--quick", "--out", "r", *ALL_FORMATS],
         cwd=elsewhere,
         capture_output=True,
         text=True,
@@ -68,7 +71,7 @@ def test_wheel_installs_and_reproduces_outside_the_checkout(wheel, tmp_path):
     out = elsewhere / "r" / "storage"
     assert (out / "results.csv").stat().st_size > 1000
     assert (out / "comparison.csv").stat().st_size > 100
-    assert list(out.glob("*.pdf"))
+    assert list(out.glob("*.pdf")) and list(out.glob("*.png")) and list(out.glob("*.svg"))
     # The study traces ship as package data (allocators and hybrid replay them).
     traces = subprocess.run(
         [

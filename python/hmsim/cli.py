@@ -110,9 +110,19 @@ def print_warnings(warnings: list[str]) -> None:
     help="local: threads here; dask: a Dask cluster (--scheduler, or a LocalCluster).",
 )
 @click.option("--scheduler", default=None, metavar="ADDR", help="Dask scheduler, e.g. tcp://host:8786.")
-def reproduce(study: str, out: str, quick: bool, workers: int | None, backend: str, scheduler: str | None) -> None:
+@click.option(
+    "--figure-formats",
+    "formats",
+    default=None,
+    metavar="LIST",
+    help="Figure formats, comma-separated from png, svg, pdf (default: all three; png,svg with --quick).",
+)
+def reproduce(
+    study: str, out: str, quick: bool, workers: int | None, backend: str, scheduler: str | None, formats: str | None
+) -> None:
     """Reproduce a published study (or `all`), printing simulated vs published numbers."""
     from hmsim.humanize import duration
+    from hmsim.plotting import figure_formats, parse_formats
     from hmsim.reproduce import run_studies
     from hmsim.studies import get, names
     from hmsim.sweep import using_backend
@@ -124,7 +134,11 @@ def reproduce(study: str, out: str, quick: bool, workers: int | None, backend: s
         console.print(f"{name}: results in {Path(out) / name}/ ({duration(res.summary['wall_time_s'])})")
 
     # `all`: the studies run side by side on one pool of --workers, one progress display.
-    with using_backend(_backend(backend, scheduler)):
+    try:
+        chosen = parse_formats(formats) if formats is not None else None
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--figure-formats") from None
+    with using_backend(_backend(backend, scheduler)), figure_formats(chosen):
         done = run_studies(todo, Path(out), quick=quick, workers=workers, on_done=finished)
     from hmsim.report import with_studies_on_disk, write_report
 

@@ -1,12 +1,12 @@
 """A drawing process: reads pickled figures from stdin, writes their files, answers on stdout.
 
-Drawing a figure (layout, then PNG, SVG and PDF renderings) is single-threaded Python that
+Drawing a figure (layout, then a rendering per format) is single-threaded Python that
 costs a study seconds while the simulation cores sit idle, so `hmsim.plotting` hands
 figures to a few of these. A separate interpreter started with `-m`, not multiprocessing:
 multiprocessing's spawn would re-run the user's own script in the child.
 
 Each message either way: an 8-byte little-endian length, then a pickle. A job is
-(figure bytes, rcParams, output directory, name); the answer is (None, the figure's facts
+(figure bytes, rcParams, output directory, name, formats); the answer is (None, the figure's facts
 for `hmsim.plotting.DRAWN`) or (an error's text, None).
 """
 
@@ -53,13 +53,13 @@ def main() -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
         try:
-            blob, rc, out_dir, name = receive(stdin)
+            blob, rc, out_dir, name, formats = receive(stdin)
         except EOFError:
             return
         try:
             fig = pickle.loads(blob)
             with matplotlib.rc_context(rc):
-                facts = write_figure_files(fig, Path(out_dir), name)
+                facts = write_figure_files(fig, Path(out_dir), name, formats)
             send(stdout, (None, facts))
         except Exception as e:  # the parent raises it where the figure was saved
             send(stdout, (f"{type(e).__name__}: {e}", None))

@@ -1,4 +1,5 @@
-"""One house plotting style for every figure hmsim draws; PNG + SVG + PDF, written atomically.
+"""One house plotting style for every figure hmsim draws; PNG + SVG + PDF (or the formats
+`figure_formats` picks), written atomically.
 
 Importing this module does not choose a matplotlib backend (a notebook keeps its inline
 backend); the CLI picks Agg before it draws anything.
@@ -6,6 +7,7 @@ backend); the CLI picks Agg before it draws anything.
 
 from __future__ import annotations
 
+import contextvars
 import io
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,6 +43,42 @@ MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d", "8",
 LINESTYLES = ["-", "--", ":", "-."]
 MAX_SERIES = len(PALETTE) * len(LINESTYLES)
 FORMATS = ("png", "svg", "pdf")
+# A quick run's: the bitmap the report shows and the vector copy (a PDF costs as much to
+# draw as either; a full run draws it).
+QUICK_FORMATS = ("png", "svg")
+# The formats `save_figure` writes in this context, None until chosen (then FORMATS, or a
+# study's choice by its grid). The studies run side by side each run in a copy of the
+# context that started them.
+_FORMATS: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar("hmsim_figure_formats", default=None)
+
+
+def chosen_formats() -> tuple[str, ...] | None:
+    """The formats an enclosing `figure_formats` chose, or None."""
+    return _FORMATS.get()
+
+
+def parse_formats(text: str) -> tuple[str, ...]:
+    """`png,svg` as a tuple of formats, each one of `FORMATS`, in the order given; a
+    ValueError naming the unknown one otherwise."""
+    out = tuple(dict.fromkeys(f.strip().lower().lstrip(".") for f in text.split(",") if f.strip()))
+    bad = [f for f in out if f not in FORMATS]
+    if bad or not out:
+        raise ValueError(f"figure formats: expected a comma-separated list of {', '.join(FORMATS)}, got {text!r}")
+    return out
+
+
+@contextmanager
+def figure_formats(formats: tuple[str, ...] | None):
+    """Inside, `save_figure` writes `formats` (None: keep the enclosing choice)."""
+    if formats is None:
+        yield
+        return
+    token = _FORMATS.set(tuple(formats))
+    try:
+        yield
+    finally:
+        _FORMATS.reset(token)
+
 
 STYLE = {
     "figure.figsize": (6.4, 4.0),
@@ -167,33 +205,39 @@ def outside_legend(ax: plt.Axes, **kw) -> None:
 
 
 def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
-    """Save `fig` as `name`.png, .svg and .pdf under `out_dir` (nothing clipped: the saved
-    area grows to hold every label and an outside legend); close it. Inside
+    """Save `fig` as `name`.png, .svg and .pdf (the formats of `figure_formats`) under
+    `out_dir` (nothing clipped: the saved area grows to hold every label and an outside
+    legend); close it. Inside
     `figures_in_background()` a drawing process writes the files and this returns at once;
     `DRAWN` gets the figure's facts when it is drawn."""
     key = str(Path(out_dir) / name)
-    paths = [Path(out_dir) / f"{name}.{ext}" for ext in FORMATS]
+    formats = _FORMATS.get() or FORMATS
+    paths = [Path(out_dir) / f"{name}.{ext}" for ext in formats]
     if _BACKGROUND.pending is not None:
         blob = _pickled(fig)
         if blob is not None:
             rc = {k: v for k, v in matplotlib.rcParams.items() if k not in _RC_NOT_COPIED}
-            _BACKGROUND.pending.append((key, _BACKGROUND.submit((blob, rc, str(out_dir), name))))
+            _BACKGROUND.pending.append((key, _BACKGROUND.submit((blob, rc, str(out_dir), name, formats))))
             plt.close(fig)
             return paths
-    DRAWN[key] = write_figure_files(fig, Path(out_dir), name)
+    DRAWN[key] = write_figure_files(fig, Path(out_dir), name, formats)
     return paths
 
 
-def write_figure_files(fig: plt.Figure, out_dir: Path, name: str) -> dict:
-    """Lay out `fig`, write its PNG, SVG and PDF (atomically), close it; return what it shows
+def write_figure_files(fig: plt.Figure, out_dir: Path, name: str, formats: tuple[str, ...] = FORMATS) -> dict:
+    """Lay out `fig`, write it in `formats` (atomically), close it; return what it shows
     beside the series it declared (for `DRAWN`), read off the drawn figure."""
     if fig.get_layout_engine() is None:
         fig.tight_layout()
     meta = {"png": {"Software": "hmsim"}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
-    for ext in FORMATS:
+    for ext in formats:
         buf = io.BytesIO()
         fig.savefig(buf, format=ext, metadata=meta[ext], bbox_inches="tight")
         write_bytes(out_dir / f"{name}.{ext}", buf.getvalue())
+    # A format not drawn this time leaves no copy of an earlier run beside the new ones.
+    for ext in FORMATS:
+        if ext not in formats:
+            (out_dir / f"{name}.{ext}").unlink(missing_ok=True)
     declared = getattr(fig, "_hmsim_series", [])
     facts = {
         "declared": declared,
