@@ -61,7 +61,7 @@ crate::params! {
         pub measure: bool = true => any, "",
             "Time the workload on this machine without the model (real instructions if `pm.hardware_flush`).";
         pub repeats: u32 = 3 => any, "",
-            "Timed runs (each on a fresh index); the best is reported (a shared machine's noise only ever slows a run down).";
+            "Timed runs (each on a fresh index); the best is reported (a shared machine's noise only ever slows a run down). Runs in one process that differ only in the model's settings share them.";
         pub real_threads: Vec<u32> = Vec::new() => any, "OS threads",
             "Also time the measured phase on each of these numbers of OS threads (1 to 256), through a sharded index (no model, wall clock): table `real_threads`.";
         pub shards: usize = DEFAULT_SHARDS => any, "",

@@ -12,7 +12,7 @@ use super::region::{PmRegion, PmStats, RegionConfig};
 use super::rows::{CostRow, RealThreadsRow};
 use super::shared::{run_threads, SharedIndex, ThreadRun};
 use super::sim::ModelObserver;
-use super::ycsb::YcsbWorkload;
+use super::ycsb::{YcsbSpec, YcsbWorkload};
 use crate::columns::Derived;
 use crate::pmem::{DimmSpec, PmemCounters};
 
@@ -142,6 +142,13 @@ fn observer_as_model(o: &mut dyn super::region::PmObserver) -> &mut ModelObserve
     o.as_any_mut()
         .and_then(|a| a.downcast_mut::<ModelObserver>())
         .expect("the model observer")
+}
+
+/// What a native run (`real_throughput`) depends on: the index and its options, the
+/// region's settings and the operations (the phase spec and seed that make them). Not the
+/// simulated threads or anything of the model's.
+pub(crate) fn native_key(sc: &PmIndexConfig, spec: &IndexSpec, y: &YcsbSpec, seed: u64) -> String {
+    format!("{}|{:?}|{:?}|{y:?}|{seed}", spec.name, sc.pm, options(sc))
 }
 
 /// Wall-clock ops/s of the measured phase on this machine, without the model.

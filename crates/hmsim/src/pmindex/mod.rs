@@ -52,6 +52,7 @@ pub(crate) mod shared;
 pub(crate) mod sim;
 #[cfg(test)]
 mod testing;
+mod timings;
 pub(crate) mod trees;
 pub mod ycsb;
 
