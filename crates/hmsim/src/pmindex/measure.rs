@@ -145,7 +145,7 @@ fn observer_as_model(o: &mut dyn super::region::PmObserver) -> &mut ModelObserve
 }
 
 /// What a native run (`real_throughput`) depends on: the index and its options, the
-/// region's settings and the operations (the phase spec and seed that make them). Not the
+/// region's settings and the operations (the phase's settings and the seed that make them). Not the
 /// simulated threads or anything of the model's.
 pub(crate) fn native_key(sc: &PmIndexConfig, spec: &IndexSpec, y: &YcsbSpec, seed: u64) -> String {
     format!("{}|{:?}|{:?}|{y:?}|{seed}", spec.name, sc.pm, options(sc))
