@@ -145,6 +145,8 @@ mod tests {
     use crate::registry::run_scenario;
 
     fn run(index: &str, kind: &str, seed: u64) -> Vec<(String, serde_json::Value)> {
+        // Each repeat runs (and reuses the kept state), none is taken from another point.
+        crate::pmindex::timings::off_on_this_thread();
         let text = format!(
             "module = \"pm-index\"\nseed = {seed}\n[index]\nname = \"{index}\"\n\
              [workload]\nkind = \"{kind}\"\nrecords = 3000\noperations = 1500\n\
