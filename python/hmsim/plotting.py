@@ -63,7 +63,10 @@ def parse_formats(text: str) -> tuple[str, ...]:
     out = tuple(dict.fromkeys(f.strip().lower().lstrip(".") for f in text.split(",") if f.strip()))
     bad = [f for f in out if f not in FORMATS]
     if bad or not out:
-        raise ValueError(f"figure formats: expected a comma-separated list of {', '.join(FORMATS)}, got {text!r}")
+        what = f"unknown {', '.join(bad)}" if bad else "none given"
+        raise ValueError(
+            f"figure formats: {what}; expected a comma-separated list of {', '.join(FORMATS)}, got {text!r}"
+        )
     return out
 
 
