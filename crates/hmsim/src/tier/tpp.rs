@@ -247,13 +247,15 @@ impl TieringPolicy for Tpp {
         let mut alt_free = pt.free_pages(1).saturating_sub(out.len() as u64);
 
         let mut remaining = colloid.map_or(0.0, |((dp, _, _), _)| dp);
+        // Every delivered fault was taken (a trap and its handling), whether or not the
+        // migration budget left room to act on it.
+        self.work.hint_faults += obs.hint_faults.len() as u64;
         // The faulting pages are in no order: fetch their tiers a few faults ahead.
         const AHEAD: usize = 8;
         for (i, f) in obs.hint_faults.iter().enumerate() {
             if let Some(g) = obs.hint_faults.get(i + AHEAD) {
                 pt.prefetch(g.page);
             }
-            self.work.hint_faults += 1;
             let on_default = pt.tier(f.page) == DEFAULT_TIER;
             let hot = f.latency_s < self.threshold_s;
             match colloid {
@@ -362,6 +364,7 @@ impl TppParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tier::hw::HintFault;
 
     #[test]
     fn watermarks_of_a_32_gb_tier() {
@@ -393,5 +396,37 @@ mod tests {
             t.adjust_threshold(60.0 * k as f64, 4096);
         }
         assert!((t.threshold_s - 2.0).abs() < 1e-12);
+    }
+
+    /// A hint fault is a trap whether or not the policy can act on it: the faults after the
+    /// quantum's migration budget is spent count as work too.
+    #[test]
+    fn every_delivered_hint_fault_counts_as_work() {
+        // 64 pages, all on the alternate tier; the default tier is empty and large, so
+        // every fault asks for a promotion; the budget holds 4 pages.
+        let caps = [64 << 30, 64 << 30];
+        let pt = PageTable::place_with(64, 4096, false, &caps, |_| Some(1)).unwrap();
+        let faults: Vec<HintFault> = (0..10)
+            .map(|p| HintFault {
+                page: p,
+                latency_s: 0.01,
+            })
+            .collect();
+        let mut t = Tpp::new(TppParams::default(), None);
+        let migs = t.quantum(&Observation {
+            time_s: 0.5,
+            quantum_s: 0.01,
+            samples: &[],
+            sample_subpages: &[],
+            sample_period: 1,
+            latency_ns: &[Some(70.0), Some(135.0)],
+            app_arrivals_per_ns: &[0.0, 0.0],
+            pages: &pt,
+            migrate_budget_bytes: 4 * 4096,
+            hint_faults: &faults,
+        });
+        assert_eq!(migs.len(), 4, "the budget moves 4 pages");
+        assert!(migs.iter().all(|m| m.to == DEFAULT_TIER));
+        assert_eq!(t.work().hint_faults, 10, "all 10 faults were taken");
     }
 }
