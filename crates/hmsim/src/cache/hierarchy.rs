@@ -273,6 +273,17 @@ impl Hierarchy {
         self.l1[core].probe_hit(addr >> 6, write)
     }
 
+    /// Fetch into the host's caches the sets of `core`'s L2 and of the LLC where the line
+    /// holding `addr` would be (a host hint ahead of its load: nothing changes).
+    #[inline]
+    pub fn prefetch_sets(&self, core: usize, addr: u64) {
+        let line = addr >> 6;
+        if let Some(l2) = self.l2.get(core) {
+            l2.prefetch(line);
+        }
+        self.llc.prefetch(line);
+    }
+
     /// A load of the 64 B line holding byte address `addr`.
     #[inline]
     pub fn load(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) -> HitLevel {

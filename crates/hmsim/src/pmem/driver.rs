@@ -399,6 +399,15 @@ impl Machine {
         Some(lat)
     }
 
+    /// A host hint that `core` reads `bytes` at `addr` soon: fetch the cache model's sets of
+    /// those lines into the host's caches. Nothing is modelled, counted or changed.
+    pub fn prefetch_sets(&self, core: usize, addr: u64, bytes: u64) {
+        let (first, lines) = span(addr, bytes);
+        for i in 0..lines {
+            self.h.prefetch_sets(core, first + i * 64);
+        }
+    }
+
     /// Read `bytes` at `addr` from `core`.
     pub fn read_op(&mut self, core: usize, addr: u64, bytes: u64) -> f64 {
         self.begin(core);

@@ -361,4 +361,34 @@ mod tests {
         let log = r.set_observer(None).unwrap().into_any();
         assert!(log.downcast::<EventLog>().unwrap().0.is_empty());
     }
+
+    /// The model gets the region's host hints (it fetches its own cache sets for the lines):
+    /// its caches, counters and clocks stay as they were.
+    #[test]
+    fn a_host_hint_leaves_the_model_as_it_was() {
+        use crate::cache::CacheConfig;
+        use crate::pmem::{DimmSpec, PmemConfig};
+        use crate::pmindex::sim::ModelObserver;
+        let mut r = PmRegion::anonymous(RegionConfig::default()).unwrap();
+        let b = Instr::new(&mut r).alloc(64 * LINE, LINE);
+        let dimm = DimmSpec::from_rating(128 << 30, 1e15);
+        let m = ModelObserver::new(&PmemConfig::default(), &CacheConfig::default(), 1, dimm, 9);
+        r.set_observer(Some(Box::new(m)));
+        Instr::new(&mut r).store(b + 8, 42);
+        let state = |r: &mut PmRegion| {
+            let o = r.observer_mut().and_then(|o| o.as_any_mut()).unwrap();
+            let m = &o.downcast_mut::<ModelObserver>().unwrap().m;
+            let lines = (m.loaded_lines, m.stored_lines, m.stored_bytes);
+            let levels = format!("{:?}", m.h.level_stats());
+            (levels, lines, m.clocks.clone())
+        };
+        let before = state(&mut r);
+        Instr::new(&mut r).prefetch(b, 64 * LINE);
+        assert_eq!(state(&mut r), before);
+        // A load after the hint is modelled as without it: the line stored above hits L1.
+        assert_eq!(Instr::new(&mut r).load(b + 8), 42);
+        let (levels, (loaded, _, _), _) = state(&mut r);
+        assert_eq!(loaded, 1);
+        assert_ne!(levels, before.0);
+    }
 }

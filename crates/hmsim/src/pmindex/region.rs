@@ -116,6 +116,9 @@ pub trait PmObserver: Send {
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
         None
     }
+    /// `core` is about to read `[off, off+len)` (the region's [`PmRegion::prefetch`]): a
+    /// host hint, no event; an observer may fetch its own state for those lines.
+    fn host_hint(&self, _core: usize, _off: u64, _len: u64) {}
 }
 
 #[cfg(test)]
@@ -544,9 +547,13 @@ impl PmRegion {
     }
 
     /// Hint that the lines of `[off, off+len)` are read soon (`prefetcht0`). Native speed
-    /// only: no access happens, so nothing is counted or reported to the observer.
+    /// only: no access happens, so nothing is counted; the observer gets the same hint for
+    /// its own host state ([`PmObserver::host_hint`]).
     #[inline]
     pub(crate) fn prefetch(&self, off: POff, len: u64) {
+        if let Some(o) = &self.observer {
+            o.host_hint(self.core, off, len);
+        }
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

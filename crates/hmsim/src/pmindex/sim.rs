@@ -36,6 +36,9 @@ impl PmObserver for ModelObserver {
     fn fork(&self) -> Option<Box<dyn PmObserver>> {
         Some(Box::new(ModelObserver { m: self.m.clone() }))
     }
+    fn host_hint(&self, core: usize, off: u64, len: u64) {
+        self.m.prefetch_sets(core, off, len);
+    }
     #[inline]
     fn event(&mut self, core: usize, e: PmEvent) {
         let m = &mut self.m;
