@@ -526,19 +526,33 @@ impl StatHardware {
         if self.marked[w] & bit != 0 || rate <= 0.0 {
             return;
         }
+        self.alloc_near();
+        self.queue_fault(page, rate, rng);
+        self.marked[w] |= bit;
+    }
+
+    /// Draw the delay to the next access of `page` (unmarked, `rate` > 0) and queue its
+    /// fault; the caller sets the page's mark and has made the ring ([`Self::alloc_near`]).
+    #[inline(always)]
+    fn queue_fault(&mut self, page: u64, rate: f64, rng: &mut SimRng) {
         let delay = -(1.0 - rng.random::<f64>()).ln() / rate;
         // The fault lands in the quantum in which the access happens (at least the next one).
         let q = self.quantum + 1 + (delay / self.quantum_s) as u64;
-        self.marked[w] |= bit;
         debug_assert!(page <= u64::from(u32::MAX), "page ids fit 32 bits");
         let fault = (page as u32, delay as f32, self.now_s + delay);
         if q - self.quantum < NEAR_QUANTA {
-            if self.near.is_empty() {
-                self.near = vec![Vec::new(); NEAR_QUANTA as usize];
-            }
-            self.near[(q % NEAR_QUANTA) as usize].push(fault);
+            debug_assert_eq!(self.near.len(), NEAR_QUANTA as usize);
+            // SAFETY: the ring has NEAR_QUANTA buckets (`alloc_near`) and the index is below.
+            unsafe { self.near.get_unchecked_mut((q % NEAR_QUANTA) as usize) }.push(fault);
         } else {
             self.far.entry(q).or_default().push(fault);
+        }
+    }
+
+    /// The ring of buckets of near faults, made on first use.
+    fn alloc_near(&mut self) {
+        if self.near.is_empty() {
+            self.near = vec![Vec::new(); NEAR_QUANTA as usize];
         }
     }
 
@@ -581,8 +595,10 @@ impl PageHardware for StatHardware {
         if from >= end {
             return;
         }
+        self.alloc_near();
         // 64 pages at a time: those to mark that are not marked already, as bits. Marking a
-        // page changes no other page's bit, so the words can be read before the marks.
+        // page changes no other page's bit, so the words can be read before the marks, and
+        // a word's new marks are set together after its faults are queued.
         for w in (from / 64) as usize..=((end - 1) / 64) as usize {
             let base = w as u64 * 64;
             let mut todo = match except_tier {
@@ -590,16 +606,22 @@ impl PageHardware for StatHardware {
                 None => u64::MAX,
             } & !self.marked[w]
                 & word_range(base, from, end);
+            let mut marks = 0;
             while todo != 0 {
-                let p = base + u64::from(todo.trailing_zeros());
+                let b = todo.trailing_zeros();
+                let p = base + u64::from(b);
                 todo &= todo - 1;
                 let rate = if p >= d.hot.0 && p < d.hot.1 {
                     d.rates.0
                 } else {
                     d.rates.1
                 };
-                self.mark_with(p, rate, &mut rng);
+                if rate > 0.0 {
+                    self.queue_fault(p, rate, &mut rng);
+                    marks |= 1u64 << b;
+                }
             }
+            self.marked[w] |= marks;
         }
         self.rng = rng;
     }
