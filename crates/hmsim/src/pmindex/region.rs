@@ -552,7 +552,7 @@ impl PmRegion {
     #[inline]
     pub(crate) fn prefetch(&self, off: POff, len: u64) {
         if let Some(o) = &self.observer {
-            o.host_hint(self.core, off, len);
+            o.host_hint(self.core, off, len.min(self.len.saturating_sub(off)));
         }
         #[cfg(target_arch = "x86_64")]
         {

@@ -616,10 +616,11 @@ impl PageHardware for StatHardware {
                 } else {
                     d.rates.1
                 };
-                if rate > 0.0 {
-                    self.queue_fault(p, rate, &mut rng);
-                    marks |= 1u64 << b;
+                if rate <= 0.0 {
+                    continue;
                 }
+                self.queue_fault(p, rate, &mut rng);
+                marks |= 1u64 << b;
             }
             self.marked[w] |= marks;
         }
