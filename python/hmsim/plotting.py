@@ -232,10 +232,14 @@ def write_figure_files(fig: plt.Figure, out_dir: Path, name: str, formats: tuple
     beside the series it declared (for `DRAWN`), read off the drawn figure."""
     if fig.get_layout_engine() is None:
         fig.tight_layout()
+        # Laid out for good: the placeholder engine tight_layout leaves would make every
+        # savefig lay the figure out again before drawing it.
+        fig.set_layout_engine(None)
     meta = {"png": {"Software": "hmsim"}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
+    bbox = _tight_bbox(fig)
     for ext in formats:
         buf = io.BytesIO()
-        fig.savefig(buf, format=ext, metadata=meta[ext], bbox_inches="tight")
+        fig.savefig(buf, format=ext, metadata=meta[ext], bbox_inches=bbox)
         write_bytes(out_dir / f"{name}.{ext}", buf.getvalue())
     # A format not drawn this time leaves no copy of an earlier run beside the new ones.
     for ext in FORMATS:
@@ -250,6 +254,24 @@ def write_figure_files(fig: plt.Figure, out_dir: Path, name: str, formats: tuple
     }
     plt.close(fig)
     return facts
+
+
+def _tight_bbox(fig: plt.Figure):
+    """The area `bbox_inches="tight"` saves, found once for every format: as savefig finds
+    it for the bitmap (at the saving dpi, with the bitmap's text metrics), so the PNG is the
+    same as with "tight"; the vector copies share its area. Finding it costs a layout pass
+    per format otherwise, as much as drawing the figure."""
+    if not hasattr(fig.canvas, "get_renderer"):  # not a bitmap canvas: let savefig find it
+        return "tight"
+    dpi, shown = matplotlib.rcParams["savefig.dpi"], fig.dpi
+    if dpi != "figure":
+        fig.set_dpi(dpi)
+    try:
+        fig.draw_without_rendering()
+        box = fig.get_tightbbox(fig.canvas.get_renderer())
+    finally:
+        fig.set_dpi(shown)
+    return box.padded(matplotlib.rcParams["savefig.pad_inches"])
 
 
 # Settings that name this process's own backend stay behind when a figure moves.
