@@ -33,6 +33,36 @@ def test_json_has_no_nan(tmp_path: Path):
     assert (tmp_path / "s.json").read_text().count("null") == 2
 
 
+json_leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**64),
+    st.floats(),  # NaN and infinities too
+    st.text(max_size=8),
+)
+json_values = st.recursive(
+    json_leaves,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values, st.booleans())
+def test_json_is_the_cleaned_data_whichever_encoder_writes_it(tmp_path_factory, v, compact: bool):
+    """Data with nothing to clean takes the encoder's fast path: the file must be what the
+    cleaning path writes, indented or on one line, and read back as the cleaned data."""
+    import json
+
+    from hmsim.results import _clean
+
+    path = tmp_path_factory.mktemp("j") / "s.json"
+    write_json(path, v, compact=compact)
+    text = path.read_text()
+    assert text == json.dumps(_clean(v), indent=None if compact else 2) + "\n"
+    assert json.loads(text) == _clean(v)
+    assert (text.count("\n") == 1) or not compact
+
+
 values = st.one_of(
     st.integers(min_value=-(2**63), max_value=2**63 - 1),
     st.floats(allow_nan=False, allow_infinity=False),

@@ -75,9 +75,18 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def write_json(path: Path, data: Any) -> None:
-    text = json.dumps(_clean(data), indent=2, sort_keys=False) + "\n"
-    _atomic_write(path, lambda f: f.write(text))
+def write_json(path: Path, data: Any, compact: bool = False) -> None:
+    """`data` as JSON in `path` (atomically), NaN and infinities as null. `compact`: on one
+    line, which the C encoder writes (an indented file takes the pure-Python one, many
+    times slower: for files people read, not a sweep's store of points)."""
+    indent = None if compact else 2
+    try:
+        # Most data has nothing to clean (the core's output is JSON already): the
+        # recursive clean runs only when the encoder refuses a value.
+        text = json.dumps(data, indent=indent, allow_nan=False)
+    except (ValueError, TypeError):
+        text = json.dumps(_clean(data), indent=indent)
+    _atomic_write(path, lambda f: f.write(text + "\n"))
 
 
 class UndeclaredColumnError(ValueError):

@@ -430,7 +430,7 @@ def _same_runs(
                 first[k] = p
         elif rep.id in outputs:
             outputs[p.id] = _twin_output(outputs[rep.id], rep)
-            write_json(store / f"{p.id}.json", outputs[p.id])
+            write_json(store / f"{p.id}.json", outputs[p.id], compact=True)
         else:
             twins.setdefault(rep.id, []).append(p)
     return jobs_of(todo, keys, workers), twins
@@ -469,12 +469,12 @@ def _run_points(
     with progress(len(unique), label, done=len(outputs)) as bar:
 
         def done(p: Point, result: dict) -> None:
-            write_json(store / f"{p.id}.json", result)
+            write_json(store / f"{p.id}.json", result, compact=True)
             outputs[p.id] = result
             bar.advance()
             for twin in twins.get(p.id, ()):
                 outputs[twin.id] = _twin_output(result, p)
-                write_json(store / f"{twin.id}.json", outputs[twin.id])
+                write_json(store / f"{twin.id}.json", outputs[twin.id], compact=True)
                 bar.advance()
 
         try:
