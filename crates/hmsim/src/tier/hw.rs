@@ -108,6 +108,13 @@ impl PageHardware for NoHardware {
 /// more pages).
 type Fault = (u32, f32, f64);
 
+/// The delay, s, from marking a page accessed at `rate` per second to its next access
+/// (exponential: the accesses are a Poisson stream).
+#[inline(always)]
+fn next_access_delay(rate: f64, rng: &mut SimRng) -> f64 {
+    -(1.0 - rng.random::<f64>()).ln() / rate
+}
+
 /// Quanta ahead whose faults go to the ring of buckets (most marked pages fault within a
 /// few hundred quanta; the rest wait in a map).
 const NEAR_QUANTA: u64 = 512;
@@ -535,7 +542,12 @@ impl StatHardware {
     /// fault; the caller sets the page's mark and has made the ring ([`Self::alloc_near`]).
     #[inline(always)]
     fn queue_fault(&mut self, page: u64, rate: f64, rng: &mut SimRng) {
-        let delay = -(1.0 - rng.random::<f64>()).ln() / rate;
+        self.queue_delay(page, next_access_delay(rate, rng));
+    }
+
+    /// Queue the fault of `page`, whose next access comes `delay` s after its marking.
+    #[inline(always)]
+    fn queue_delay(&mut self, page: u64, delay: f64) {
         // The fault lands in the quantum in which the access happens (at least the next one).
         let q = self.quantum + 1 + (delay / self.quantum_s) as u64;
         debug_assert!(page <= u64::from(u32::MAX), "page ids fit 32 bits");
@@ -606,7 +618,12 @@ impl PageHardware for StatHardware {
                 None => u64::MAX,
             } & !self.marked[w]
                 & word_range(base, from, end);
+            // The word's delays first, then their faults: the draws (a logarithm each)
+            // depend on nothing but the random stream, so they overlap one another when no
+            // bucket writes sit between them. The same draws, in the same order.
             let mut marks = 0;
+            let mut delays = [(0u32, 0.0f64); 64];
+            let mut n = 0;
             while todo != 0 {
                 let b = todo.trailing_zeros();
                 let p = base + u64::from(b);
@@ -619,8 +636,12 @@ impl PageHardware for StatHardware {
                 if rate <= 0.0 {
                     continue;
                 }
-                self.queue_fault(p, rate, &mut rng);
+                delays[n] = (b, next_access_delay(rate, &mut rng));
+                n += 1;
                 marks |= 1u64 << b;
+            }
+            for &(b, delay) in &delays[..n] {
+                self.queue_delay(base + u64::from(b), delay);
             }
             self.marked[w] |= marks;
         }
