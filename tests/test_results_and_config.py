@@ -42,7 +42,10 @@ json_leaves = st.one_of(
 )
 json_values = st.recursive(
     json_leaves,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.one_of(st.text(max_size=4), st.booleans(), st.none(), st.integers()), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 

@@ -67,12 +67,27 @@ def _clean(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
+        return {_key(k): _clean(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_clean(v) for v in value]
     if hasattr(value, "item") and callable(value.item):  # numpy scalars
         return _clean(value.item())
     return value
+
+
+def _key(k: Any) -> str:
+    """A dict key as the JSON encoder spells it (`true`, `null`, `1.5`), anything else as `str`."""
+    if isinstance(k, str):
+        return k
+    if k is None:
+        return "null"
+    if isinstance(k, bool):
+        return "true" if k else "false"
+    if isinstance(k, int):
+        return int.__repr__(k)
+    if isinstance(k, float):
+        return float.__repr__(k) if math.isfinite(k) else {"nan": "NaN", "inf": "Infinity"}.get(repr(k), "-Infinity")
+    return str(k)
 
 
 def write_json(path: Path, data: Any, compact: bool = False) -> None:
