@@ -78,6 +78,34 @@ def test_cli_sweep_interrupted_exits_130(cli, sweep_file, tmp_path, monkeypatch)
     assert code == 130 and "resume" in err
 
 
+def test_a_signal_inside_the_figures_import_still_says_how_to_resume(sweep_file, tmp_path, monkeypatch):
+    """A signal that lands while a C extension loads (matplotlib, for the sweep figures) surfaces
+    as another error ("ImportError: initialization failed"): every point is saved, and the sweep
+    says so and how to resume, as after a KeyboardInterrupt."""
+    import hmsim.figures
+    from hmsim import signals
+
+    def interrupted_import(*a, **k):
+        monkeypatch.setattr(signals, "_received", 15)
+        raise ImportError("initialization failed")
+
+    monkeypatch.setattr(hmsim.figures, "sweep_figures", interrupted_import)
+    out = tmp_path / "o"
+    with pytest.raises(SweepInterrupted) as e:
+        run_sweep(sweep_file, out, workers=1)
+    assert e.value.done == 6 == len(list((out / "points").glob("*.json")))
+    assert "resume" in str(e.value) and not (out / "summary.json").exists()
+    # Without a signal the same error is the error.
+    monkeypatch.setattr(signals, "_received", None)
+
+    def failed_import(*a, **k):
+        raise ImportError("initialization failed")
+
+    monkeypatch.setattr(hmsim.figures, "sweep_figures", failed_import)
+    with pytest.raises(ImportError):
+        run_sweep(sweep_file, tmp_path / "o2", workers=1)
+
+
 @pytest.mark.parametrize(
     ("axes", "key"),
     [

@@ -55,7 +55,7 @@ from typing import Any
 import pandas as pd
 import tomli_w
 
-from hmsim import check
+from hmsim import check, signals
 from hmsim.catalog import device_paths
 from hmsim.errors import ConfigError, read_text
 from hmsim.outdir import exclusive, io_error, refuse_foreign, sweep_leftovers, write_marker
@@ -687,12 +687,25 @@ def _finish_sweep(
     try:
         res = run_points(points, out, workers=workers, label=meta["name"], devices=devices, backend=backend)
         _write_sweep(out, points, meta, res, start)
+    except SweepInterrupted:
+        raise
+    except Exception:
+        # A signal inside a C extension's initialisation (matplotlib's, loaded for the sweep
+        # figures) surfaces as another error ("ImportError: initialization failed").
+        if not signals.interrupted():
+            raise
+        raise _interrupted(out, ids) from None
     except KeyboardInterrupt:
         # Wherever the signal landed once points ran (a progress bar closing, the combined
         # files being written), every finished point is saved and a re-run resumes.
-        saved = sum((out / "points" / f"{i}.json").exists() for i in ids)
-        raise SweepInterrupted(saved, len(ids), out) from None
+        raise _interrupted(out, ids) from None
     return res
+
+
+def _interrupted(out: Path, ids: set[str]) -> SweepInterrupted:
+    """The interruption of a sweep into `out` of the points `ids`: how many are saved."""
+    saved = sum((out / "points" / f"{i}.json").exists() for i in ids)
+    return SweepInterrupted(saved, len(ids), out)
 
 
 def sweep(
