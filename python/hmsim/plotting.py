@@ -232,8 +232,8 @@ def write_figure_files(fig: plt.Figure, out_dir: Path, name: str, formats: tuple
     beside the series it declared (for `DRAWN`), read off the drawn figure."""
     if fig.get_layout_engine() is None:
         fig.tight_layout()
-        # Laid out for good: the placeholder engine tight_layout leaves would make every
-        # savefig lay the figure out again before drawing it.
+        # Laid out for good: the PlaceHolderLayoutEngine that tight_layout leaves set would
+        # make every savefig lay the figure out again before drawing it.
         fig.set_layout_engine(None)
     meta = {"png": {"Software": "hmsim"}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
     bbox = _tight_bbox(fig)

@@ -79,15 +79,8 @@ def _key(k: Any) -> str:
     """A dict key as the JSON encoder spells it (`true`, `null`, `1.5`), anything else as `str`."""
     if isinstance(k, str):
         return k
-    if k is None:
-        return "null"
-    if isinstance(k, bool):
-        return "true" if k else "false"
-    if isinstance(k, int):
-        return int.__repr__(k)
-    if isinstance(k, float):
-        return float.__repr__(k) if math.isfinite(k) else {"nan": "NaN", "inf": "Infinity"}.get(repr(k), "-Infinity")
-    return str(k)
+    # The encoder spells such a key as it spells the value (NaN as `NaN`, as a key may be).
+    return json.dumps(k) if k is None or isinstance(k, bool | int | float) else str(k)
 
 
 def write_json(path: Path, data: Any, compact: bool = False) -> None:

@@ -534,18 +534,12 @@ impl StatHardware {
             return;
         }
         self.alloc_near();
-        self.queue_fault(page, rate, rng);
+        self.queue_delay(page, next_access_delay(rate, rng));
         self.marked[w] |= bit;
     }
 
-    /// Draw the delay to the next access of `page` (unmarked, `rate` > 0) and queue its
-    /// fault; the caller sets the page's mark and has made the ring ([`Self::alloc_near`]).
-    #[inline(always)]
-    fn queue_fault(&mut self, page: u64, rate: f64, rng: &mut SimRng) {
-        self.queue_delay(page, next_access_delay(rate, rng));
-    }
-
-    /// Queue the fault of `page`, whose next access comes `delay` s after its marking.
+    /// Queue the fault of `page` (unmarked), whose next access comes `delay` s after its
+    /// marking; the caller sets the page's mark and has made the ring ([`Self::alloc_near`]).
     #[inline(always)]
     fn queue_delay(&mut self, page: u64, delay: f64) {
         // The fault lands in the quantum in which the access happens (at least the next one).
