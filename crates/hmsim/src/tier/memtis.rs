@@ -30,6 +30,7 @@ use super::colloid::{Colloid, ColloidParams, Direction};
 use super::cost::SAMPLE_NS;
 pub use super::memtis_bins::bin_of;
 use super::memtis_bins::BINS;
+use super::memtis_cool::cool as cool_counts;
 use super::memtis_split::{skew_of, Skew, MIN_RHR_GAIN, NO_SLOT, SKEW_BINS};
 use super::pages::PageTable;
 use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER, SPLIT_PAGE};
@@ -182,12 +183,8 @@ impl Memtis {
         let hot_min = (0..256)
             .find(|&c| k.bin_tab[c] as usize >= k.bp_hot)
             .unwrap_or(256);
-        // Histograms in locals (the loop below writes bytes of `sub`, which the compiler
-        // could not tell apart from fields reached through `k` and `self`).
         let (mut hist, mut ebp, mut total) = ([0u64; BINS], [0u64; BINS], 0u64);
-        let bin_tab = k.bin_tab;
-        const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-        const HIGH: u64 = 0x8080_8080_8080_8080;
+        let steps = k.bin_steps;
         for (h, c) in self.counts.iter_mut().enumerate() {
             let s = k.slot[h];
             if s == NO_SLOT {
@@ -199,73 +196,27 @@ impl Memtis {
             }
             let s = s as usize;
             let split = k.state[s] == 2;
-            // One pass: skewness inputs from the counts before they halve, then halve.
-            let (mut hot, mut refs, mut sq, mut raw) = (0u64, 0u64, 0u64, 0u64);
-            let sub = &mut k.sub[s * upp..(s + 1) * upp];
-            let mut words = sub.chunks_exact_mut(8);
-            for w in &mut words {
-                let v8 = u64::from_le_bytes((&*w).try_into().expect("8 bytes"));
-                // Bytes without samples: bin 0 before and after halving.
-                let nonzero = (((v8 & LOW7) + LOW7) | v8) & HIGH;
-                let zeros = 8 - u64::from(nonzero.count_ones());
-                ebp[0] += zeros;
+            // Skewness inputs from the counts before they halve, then halve.
+            let r = cool_counts(&mut k.sub[s * upp..(s + 1) * upp], hot_min, &steps);
+            r.per_bin(&steps, |b, n| {
+                ebp[b] += n;
                 if split {
-                    hist[0] += zeros;
+                    hist[b] += n;
                 }
-                if nonzero == 0 {
-                    continue;
-                }
-                // Beside samples they count as hot only if a count of 0 is (never with a
-                // hot bin above 0; as the byte-by-byte pass did).
-                if hot_min == 0 {
-                    hot += zeros;
-                }
-                w.copy_from_slice(&((v8 >> 1) & LOW7).to_le_bytes());
-                let mut m = nonzero;
-                while m != 0 {
-                    let v = (v8 >> (m.trailing_zeros() - 7)) & 0xff;
-                    m &= m - 1;
-                    sq += v * v;
-                    if v as usize >= hot_min {
-                        hot += 1;
-                        refs += v;
-                    }
-                    let x = v / 2;
-                    raw += x;
-                    let b = bin_tab[x as usize] as usize;
-                    ebp[b] += 1;
-                    if split {
-                        hist[b] += 1;
-                    }
-                }
-            }
-            for x in words.into_remainder() {
-                let v = *x as u64;
-                sq += v * v;
-                if *x as usize >= hot_min {
-                    hot += 1;
-                    refs += v;
-                }
-                *x /= 2;
-                raw += *x as u64;
-                ebp[bin_tab[*x as usize] as usize] += 1;
-                if split {
-                    hist[bin_tab[*x as usize] as usize] += 1;
-                }
-            }
+            });
             if !split {
-                let sk = skew_of(sq, hot, k.upp, bin_of(*c));
+                let sk = skew_of(r.sum_sq, r.hot, k.upp, bin_of(*c));
                 k.skew[s] = sk as u8;
                 k.access_map[sk] += 1;
-                if refs > 0 {
-                    k.sum_util += refs;
+                if r.hot_refs > 0 {
+                    k.sum_util += r.hot_refs;
                     k.num_util += 1;
                 }
                 *c /= 2;
                 hist[bin_of(*c)] += weight;
                 total += *c as u64;
             } else {
-                total += raw;
+                total += r.halved_sum;
             }
         }
         self.hist = hist;
@@ -486,7 +437,7 @@ impl TieringPolicy for Memtis {
         if self.skew.is_some() && obs.sample_subpages.len() == obs.samples.len() {
             // Sub-page counts are spread over many megabytes: fetch a few samples ahead so
             // the cache misses overlap instead of queueing one after the other.
-            const AHEAD: usize = 8;
+            const AHEAD: usize = 16;
             let (ps, subs) = (obs.samples, obs.sample_subpages);
             for k in 0..ps.len() {
                 if let (Some(&q), Some(sk)) = (ps.get(k + AHEAD), self.skew.as_deref()) {

@@ -3,6 +3,7 @@
 //! split target and threshold. `memtis.rs` drives it from its samples and cooling.
 
 use super::memtis_bins::{bin_of, BINS};
+use super::memtis_cool::BinSteps;
 use super::pages::PageTable;
 
 /// Skew bins of the split decision (artifact `access_map`, 0 … 20).
@@ -47,6 +48,8 @@ pub(super) struct Skew {
     pub(super) sub: Vec<u8>,
     /// Weighted bin of each count.
     pub(super) bin_tab: [u8; 256],
+    /// Where a halved count's bin changes (cooling counts the halved counts per bin).
+    pub(super) bin_steps: BinSteps,
     /// Per slot: skew bin at the last cooling, and 0 normal / 1 queued / 2 split.
     pub(super) skew: Vec<u8>,
     pub(super) state: Vec<u8>,
@@ -88,6 +91,7 @@ impl Skew {
         Skew {
             upp,
             bin_tab,
+            bin_steps: BinSteps::new(&bin_tab),
             slot: vec![NO_SLOT; pt.pages() as usize],
             // Every huge page may get a slot: room for all, on huge pages (the counts are
             // read at random, one sample after another).

@@ -11,6 +11,7 @@ pub mod hemem;
 mod hw;
 pub mod memtis;
 mod memtis_bins;
+mod memtis_cool;
 mod memtis_split;
 mod migrate;
 pub mod oracle;
