@@ -182,16 +182,38 @@ def sweep(
     "--scale", type=click.FloatRange(1e-4, 100.0), default=1.0, show_default=True, help="Scale the work per benchmark."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def bench(module: str | None, scale: float, as_json: bool) -> None:
+@click.option(
+    "--repeat",
+    type=click.IntRange(1, 100),
+    default=1,
+    show_default=True,
+    help="Run every benchmark N times, passes interleaved; report the median and the range.",
+)
+def bench(module: str | None, scale: float, as_json: bool, repeat: int) -> None:
     """Measure simulation speed (simulated requests or accesses per wall second)."""
-    results = json.loads(_core.bench(module, scale))
+    from hmsim.bench_runs import combine, load_average
+
+    load_before = load_average()
+    results = combine([json.loads(_core.bench(module, scale)) for _ in range(repeat)])
+    load_after = load_average()
     if as_json:
+        for r in results:
+            r["load_average"] = [load_before, load_after]
         click.echo(json.dumps(results, indent=2))
         return
+    if load_before is not None and load_after is not None:
+        # A wall time means little without the load it was measured under.
+        console.print(f"load average (1 min): {load_before:.2f} before, {load_after:.2f} after")
     for r in results:
         rate = r["per_wall_second"]
         shown = f"{rate / 1e6:.2f} M" if rate >= 1e5 else f"{rate:.3g}"
-        console.print(f"{r['module']:>10}  {r['case']}: {shown} {r['unit']}/s ({r['count']} in {r['wall_s']:.3f} s)")
+        spread = ""
+        if r["repeats"] > 1:
+            lo, hi = min(r["wall_s_runs"]), max(r["wall_s_runs"])
+            spread = f"; median of {r['repeats']}, {lo:.3f}–{hi:.3f} s"
+        console.print(
+            f"{r['module']:>10}  {r['case']}: {shown} {r['unit']}/s ({r['count']} in {r['wall_s']:.3f} s{spread})"
+        )
 
 
 @cli.command()

@@ -1,0 +1,64 @@
+"""`hmsim bench --repeat`: passes combined per benchmark (median, range, load average)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hmsim.bench_runs import combine
+
+walls = st.floats(min_value=1e-6, max_value=1e3, allow_nan=False, allow_infinity=False)
+
+
+def _pass(times: list[float]) -> list[dict]:
+    return [
+        {"module": "m", "case": f"case {i}", "unit": "requests", "count": 1000 * (i + 1), "wall_s": t}
+        for i, t in enumerate(times)
+    ]
+
+
+@given(st.integers(1, 4).flatmap(lambda n: st.lists(st.lists(walls, min_size=n, max_size=n), min_size=1, max_size=7)))
+def test_each_benchmark_reports_the_median_pass_and_the_range(passes):
+    out = combine([_pass(p) for p in passes])
+    assert [r["case"] for r in out] == [f"case {i}" for i in range(len(passes[0]))]
+    for i, r in enumerate(out):
+        times = [p[i] for p in passes]
+        assert r["repeats"] == len(passes) and r["wall_s_runs"] == times
+        assert r["wall_s"] == statistics.median(times)
+        assert r["per_wall_second"] == pytest.approx(r["count"] / r["wall_s"])
+        # The median pass's rate lies between the slowest and the fastest pass's.
+        assert r["per_wall_second_min"] <= r["per_wall_second"] * (1 + 1e-12)
+        assert r["per_wall_second"] <= r["per_wall_second_max"] * (1 + 1e-12)
+
+
+def test_passes_that_ran_different_benchmarks_are_refused():
+    a = _pass([1.0, 2.0])
+    b = _pass([1.0])
+    with pytest.raises(ValueError, match="different benchmarks"):
+        combine([a, b])
+
+
+def test_bench_repeat_reports_every_pass_and_the_load(cli):
+    code, out, _ = cli("bench", "--module", "storage", "--scale", "0.01", "--repeat", "3", "--json")
+    assert code == 0
+    (r,) = json.loads(out)
+    assert r["repeats"] == 3 and len(r["wall_s_runs"]) == 3
+    assert r["wall_s"] == statistics.median(r["wall_s_runs"])
+    assert r["per_wall_second_min"] <= r["per_wall_second"] <= r["per_wall_second_max"]
+    assert len(r["load_average"]) == 2
+
+
+def test_bench_text_names_the_load_and_the_spread(cli):
+    code, out, _ = cli("bench", "--module", "storage", "--scale", "0.01", "--repeat", "2")
+    assert code == 0
+    assert out.startswith("load average (1 min): ")
+    assert "median of 2, " in out
+
+
+def test_bench_repeat_out_of_range_is_a_usage_error(cli):
+    code, _, err = cli("bench", "--module", "storage", "--repeat", "0")
+    assert code == 2 and "--repeat" in err and "Traceback" not in err
