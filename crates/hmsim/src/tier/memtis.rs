@@ -179,7 +179,8 @@ impl Memtis {
         k.num_util = 0;
         k.ebp = [0; BINS];
         let upp = k.upp as usize;
-        // The lowest count whose weighted bin is hot by the base-page estimate.
+        // The lowest count whose weighted bin is hot by the base-page estimate (at least 1:
+        // the hot bin is never bin 0, so a count of 0 is never hot).
         let hot_min = (0..256)
             .find(|&c| k.bin_tab[c] as usize >= k.bp_hot)
             .unwrap_or(256);
