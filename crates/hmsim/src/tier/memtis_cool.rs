@@ -130,16 +130,21 @@ mod sse2 {
         r
     }
 
+    /// Sum of the two 64-bit lanes of `v` (the sums `_mm_sad_epu8` leaves).
+    #[inline(always)]
+    unsafe fn sum_u64_lanes(v: __m128i) -> u64 {
+        (_mm_cvtsi128_si64(v) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v))) as u64
+    }
+
     /// Sum of the 16 bytes of `v`.
     #[inline(always)]
     unsafe fn byte_sum(v: __m128i) -> u64 {
-        let s = _mm_sad_epu8(v, _mm_setzero_si128());
-        (_mm_cvtsi128_si64(s) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(s, s))) as u64
+        sum_u64_lanes(_mm_sad_epu8(v, _mm_setzero_si128()))
     }
 
     /// Sum of the four 32-bit lanes of `v`.
     #[inline(always)]
-    unsafe fn lane_sum(v: __m128i) -> u64 {
+    unsafe fn sum_u32_lanes(v: __m128i) -> u64 {
         let mut a = [0u32; 4];
         _mm_storeu_si128(a.as_mut_ptr() as *mut __m128i, v);
         a.iter().map(|&x| x as u64).sum()
@@ -188,19 +193,13 @@ mod sse2 {
         // All-zero vectors: hot only if a count of 0 is, and in the halved count's bin 0.
         let hot_zeros = if hot_min == 0 { 16 * zero_vectors } else { 0 };
         r.hot += byte_sum(hot_n) + hot_zeros;
-        r.hot_refs += byte_sum_64(refs);
-        r.halved_sum += byte_sum_64(halved);
-        r.sum_sq += lane_sum(sq);
+        r.hot_refs += sum_u64_lanes(refs);
+        r.halved_sum += sum_u64_lanes(halved);
+        r.sum_sq += sum_u32_lanes(sq);
         r.at_least[0] += block.len() as u64;
         for (a, g) in r.at_least.iter_mut().zip(ge).take(steps.len).skip(1) {
             *a += byte_sum(g);
         }
-    }
-
-    /// Sum of the two 64-bit lanes of `v`.
-    #[inline(always)]
-    unsafe fn byte_sum_64(v: __m128i) -> u64 {
-        (_mm_cvtsi128_si64(v) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v))) as u64
     }
 }
 
