@@ -128,3 +128,65 @@ def test_no_feeding_thread_outlives_its_block(tmp_path):
     with plotting.figures_in_background():
         _save(_figure(), tmp_path, "one")
     assert not [t for t in threading.enumerate() if t.name.startswith("hmsim-figures")]
+
+
+def _pixels(png: bytes):
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGBA")).astype(int)
+
+
+def _tight_png(fig: plt.Figure) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    return buf.getvalue()
+
+
+def test_the_png_cut_from_one_drawing_is_savefigs_tight_png_up_to_a_fraction_of_a_pixel():
+    import numpy as np
+
+    with plotting.house_style():
+        fig = _figure()
+        fig.tight_layout()
+        png, box = plotting._png_and_bbox(fig, {"Software": "hmsim"})
+        assert png is not None
+        # The area is the one the separate layout pass finds, so the vector copies keep theirs.
+        assert np.allclose(box.bounds, plotting._tight_bbox(fig).bounds)
+        ours, tight = _pixels(png), _pixels(_tight_png(fig))
+    plt.close(fig)
+    assert ours.shape == tight.shape
+    # Anti-aliased edges differ where savefig draws at the area's fraction of a pixel; a cut
+    # one pixel off would differ far more (the lines and text move).
+    diff = np.abs(ours - tight).mean()
+    shifted = np.abs(ours[1:, 1:] - tight[:-1, :-1]).mean()
+    assert diff < 3.0 and diff < shifted / 2, (diff, shifted)
+
+
+def test_a_text_outside_the_figure_is_drawn_by_savefig_into_a_larger_image(tmp_path):
+    with plotting.house_style():
+        fig = _figure()
+        fig.tight_layout()
+        fig.text(0.01, -0.05, "a footnote below the figure", va="top")
+        assert plotting._anchored_outside(fig)
+        fig.texts[-1].set_position((0.01, 0.0))  # anchored inside, but it hangs below
+        assert not plotting._anchored_outside(fig)
+        png, box = plotting._png_and_bbox(fig, {})
+        assert png is None and box.y0 < 0, "the area must reach below the figure"
+        fig.texts[-1].set_position((0.01, -0.05))
+        dpi = plotting.STYLE["savefig.dpi"]
+        height = fig.get_size_inches()[1]
+        paths = plotting.save_figure(fig, tmp_path, "footnote")
+    png = next(p for p in paths if p.suffix == ".png")
+    assert _pixels(png.read_bytes()).shape[0] > height * dpi, "the footnote was cut off"
+
+
+def test_a_transparent_save_keeps_savefigs_own_drawing():
+    with plotting.house_style(), matplotlib.rc_context({"savefig.transparent": True}):
+        fig = _figure()
+        assert plotting._png_and_bbox(fig, {}) == (None, None)
+    plt.close(fig)

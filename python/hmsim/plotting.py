@@ -1,5 +1,6 @@
 """One house plotting style for every figure hmsim draws; PNG + SVG + PDF (or the formats
-`figure_formats` picks), written atomically.
+`figure_formats` picks), written atomically, the PNG and the area all formats save found on
+one drawing of the figure.
 
 Importing this module does not choose a matplotlib backend (a notebook keeps its inline
 backend); the CLI picks Agg before it draws anything.
@@ -229,18 +230,25 @@ def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
 
 def write_figure_files(fig: plt.Figure, out_dir: Path, name: str, formats: tuple[str, ...] = FORMATS) -> dict:
     """Lay out `fig`, write it in `formats` (atomically), close it; return what it shows
-    beside the series it declared (for `DRAWN`), read off the drawn figure."""
+    beside the series it declared (for `DRAWN`), read off the drawn figure. The PNG and the
+    saving area every format shares come from one drawing (`_png_and_bbox`) when they can."""
     if fig.get_layout_engine() is None:
         fig.tight_layout()
         # Laid out for good: the PlaceHolderLayoutEngine that tight_layout leaves set would
         # make every savefig lay the figure out again before drawing it.
         fig.set_layout_engine(None)
     meta = {"png": {"Software": "hmsim"}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
-    bbox = _tight_bbox(fig)
+    png, bbox = _png_and_bbox(fig, meta["png"]) if "png" in formats and not _anchored_outside(fig) else (None, None)
+    if bbox is None:
+        bbox = _tight_bbox(fig)
     for ext in formats:
-        buf = io.BytesIO()
-        fig.savefig(buf, format=ext, metadata=meta[ext], bbox_inches=bbox)
-        write_bytes(out_dir / f"{name}.{ext}", buf.getvalue())
+        if ext == "png" and png is not None:
+            data = png
+        else:
+            buf = io.BytesIO()
+            fig.savefig(buf, format=ext, metadata=meta[ext], bbox_inches=bbox)
+            data = buf.getvalue()
+        write_bytes(out_dir / f"{name}.{ext}", data)
     # A format not drawn this time leaves no copy of an earlier run beside the new ones.
     for ext in FORMATS:
         if ext not in formats:
@@ -258,9 +266,10 @@ def write_figure_files(fig: plt.Figure, out_dir: Path, name: str, formats: tuple
 
 def _tight_bbox(fig: plt.Figure):
     """The area `bbox_inches="tight"` saves, found once for every format: as savefig finds
-    it for the bitmap (at the saving dpi, with the bitmap's text metrics), so the PNG is the
-    same as with "tight"; the vector copies share its area. Finding it costs a layout pass
-    per format otherwise, as much as drawing the figure."""
+    it for the bitmap (at the saving dpi, with the bitmap's text metrics), so a PNG saved
+    with it is the one "tight" gives; the vector copies share its area. Finding it costs a
+    layout pass per format otherwise, as much as drawing the figure. Used where
+    `_png_and_bbox` cannot find it on the PNG's own drawing."""
     if not hasattr(fig.canvas, "get_renderer"):  # not a bitmap canvas: let savefig find it
         return "tight"
     dpi, shown = matplotlib.rcParams["savefig.dpi"], fig.dpi
@@ -272,6 +281,68 @@ def _tight_bbox(fig: plt.Figure):
     finally:
         fig.set_dpi(shown)
     return box.padded(matplotlib.rcParams["savefig.pad_inches"])
+
+
+def _anchored_outside(fig: plt.Figure) -> bool:
+    """Whether a figure-level text (a footnote below the axes) is placed outside the figure:
+    its saving area is then larger than the figure, which one drawing of the figure does
+    not cover (`_png_and_bbox` would find that out only after drawing it)."""
+    return any(
+        t.get_transform() is fig.transFigure and not all(0 <= v <= 1 for v in t.get_position()) for t in fig.texts
+    )
+
+
+def _png_and_bbox(fig: plt.Figure, metadata: dict) -> tuple[bytes | None, object]:
+    """(PNG, saving area) of `fig` from one drawing: the whole figure rendered at the saving
+    dpi, its tight area found on that rendering (padded), the PNG cut out of it. Drawing the
+    figure again for the PNG cost as much as finding the area did. The cut is at whole
+    pixels, where savefig shifts the drawing by the area's fraction of a pixel: the same
+    image size, the content up to half a pixel apart. (None, area) when something lies
+    outside the figure (savefig then draws the enlarged area, which a cut cannot show);
+    (None, None) without a bitmap canvas, or when the saved colours or dpi are not the
+    figure's own."""
+    import numpy as np
+    from matplotlib import image as mpl_image
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import to_rgba
+
+    rc = matplotlib.rcParams
+    if (
+        not isinstance(fig.canvas, FigureCanvasAgg)
+        or rc["savefig.transparent"]
+        or rc["savefig.facecolor"] != "auto"
+        or rc["savefig.edgecolor"] != "auto"
+        or rc["savefig.dpi"] == "figure"
+    ):
+        return None, None
+    dpi, shown = float(rc["savefig.dpi"]), fig.dpi
+    fig.set_dpi(dpi)
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        tight = fig.get_tightbbox(renderer)
+        image = np.asarray(renderer.buffer_rgba())
+    finally:
+        fig.set_dpi(shown)
+    box = tight.padded(rc["savefig.pad_inches"])
+    width, height = fig.get_size_inches()
+    if tight.x0 < 0 or tight.y0 < 0 or tight.x1 > width or tight.y1 > height:
+        return None, box
+    rows, cols = image.shape[:2]
+    # savefig's image size for this area, and where it puts the area's corner: the rows of
+    # an image count from its top, at its (whole) height.
+    w, h = int(box.width * dpi), int(box.height * dpi)
+    left, top = round(box.x0 * dpi), round(rows - h - box.y0 * dpi)
+    out = np.empty((h, w, 4), np.uint8)
+    # The padding beyond the figure's edge is its background, as savefig draws it.
+    out[:] = np.round(np.array(to_rgba(fig.get_facecolor())) * 255).astype(np.uint8)
+    r0, r1 = max(top, 0), min(top + h, rows)
+    c0, c1 = max(left, 0), min(left + w, cols)
+    if r0 < r1 and c0 < c1:
+        out[r0 - top : r1 - top, c0 - left : c1 - left] = image[r0:r1, c0:c1]
+    buf = io.BytesIO()
+    mpl_image.imsave(buf, out, format="png", origin="upper", dpi=dpi, metadata=metadata)
+    return buf.getvalue(), box
 
 
 # Settings that name this process's own backend stay behind when a figure moves.
