@@ -148,10 +148,11 @@ pub(crate) fn lifetime_runs(
     };
     let overhead = 1.0 + 1.0 / psi as f64;
     let r = total / (psi as f64 * (n as f64 + 1.0));
+    let mut windows = WindowSums::new(&w);
     // Hottest-slot wear after `runs` runs.
-    let wear_after = |runs: f64| -> f64 {
+    let mut wear_after = |runs: f64| -> f64 {
         let window = ((1.0 + (runs * r).floor()) as usize).min(n);
-        runs * max_window_sum(&w, window) / window as f64 * overhead
+        runs * windows.max(window) / window as f64 * overhead
     };
     let max = w.iter().cloned().fold(0.0, f64::max);
     // Bounds: never worse than without leveling, never better than perfectly even.
@@ -171,6 +172,78 @@ pub(crate) fn lifetime_runs(
         }
     }
     hi
+}
+
+/// Largest sums of circularly consecutive entries of `w`, window by window, for the
+/// bisection above: it asks about the same window again as its bracket narrows (the last
+/// answer is kept), and for whole numbers of writes (allocation counts times a whole number
+/// of writes) each window is a difference of two prefix sums. Those sums are exact, as is
+/// every step of the running sum [`max_window_sum`] takes, so both give the same number; the
+/// differences are independent of one another, the running sum is one long chain of adds.
+struct WindowSums<'a> {
+    w: &'a [f64],
+    /// Sums of the first `i` entries of `w` repeated twice (`2n` sums), when exact.
+    prefix: Option<Vec<f64>>,
+    last: Option<(usize, f64)>,
+}
+
+impl<'a> WindowSums<'a> {
+    fn new(w: &'a [f64]) -> Self {
+        // Whole, non-negative and small enough that twice their total is exact in an f64.
+        let whole = w.iter().all(|&x| x >= 0.0 && x.fract() == 0.0)
+            && w.iter().sum::<f64>() * 2.0 <= (1u64 << 53) as f64;
+        let prefix = whole.then(|| {
+            let mut p = Vec::with_capacity(2 * w.len());
+            let mut s = 0.0;
+            for &x in w.iter().chain(w) {
+                p.push(s);
+                s += x;
+            }
+            p
+        });
+        WindowSums {
+            w,
+            prefix,
+            last: None,
+        }
+    }
+
+    /// Largest sum of `k` (1..=n) circularly consecutive entries.
+    fn max(&mut self, k: usize) -> f64 {
+        if let Some((k0, m)) = self.last {
+            if k0 == k {
+                return m;
+            }
+        }
+        let n = self.w.len();
+        let m = match &self.prefix {
+            // Window [i, i + k) for every start i < n; the last window of the doubled array
+            // ends at 2n - 1 at most, below its length only when k < n.
+            Some(p) if k < n => max_difference(&p[..n], &p[k..k + n]),
+            _ => max_window_sum(self.w, k),
+        };
+        self.last = Some((k, m));
+        m
+    }
+}
+
+/// The largest `hi[i] - lo[i]` (slices of one length, at least 1): four running maxima, so
+/// the subtractions and comparisons of neighbouring windows overlap.
+fn max_difference(lo: &[f64], hi: &[f64]) -> f64 {
+    let mut best = [f64::NEG_INFINITY; 4];
+    let (lo4, hi4) = (lo.chunks_exact(4), hi.chunks_exact(4));
+    let (lo_rest, hi_rest) = (lo4.remainder(), hi4.remainder());
+    for (a, b) in lo4.zip(hi4) {
+        for j in 0..4 {
+            let d = b[j] - a[j];
+            best[j] = if d > best[j] { d } else { best[j] };
+        }
+    }
+    let mut m = best.into_iter().fold(f64::NEG_INFINITY, f64::max);
+    for (a, b) in lo_rest.iter().zip(hi_rest) {
+        m = m.max(b - a);
+    }
+    m
 }
 
 /// Largest sum of `k` circularly consecutive entries.
@@ -200,6 +273,27 @@ mod tests {
             assert!(!seen[p], "two lines map to slot {p}");
             assert_ne!(p as u64, sg.gap(), "a line maps to the gap");
             seen[p] = true;
+        }
+    }
+
+    proptest! {
+        /// The prefix-sum windows give exactly the running sum's answer for whole numbers of
+        /// writes, and fractional ones take the running sum itself.
+        #[test]
+        fn window_sums_equal_the_running_sum(
+            counts in proptest::collection::vec(0u32..5000, 1..300),
+            per in prop_oneof![Just(1.0), Just(64.0), Just(0.37)],
+            ks in proptest::collection::vec(0usize..400, 1..12),
+        ) {
+            let w: Vec<f64> = counts.iter().map(|&c| c as f64 * per).collect();
+            let mut sums = WindowSums::new(&w);
+            if per != 0.37 {
+                prop_assert!(sums.prefix.is_some(), "whole numbers of writes take the prefix sums");
+            }
+            for k in ks {
+                let k = 1 + k % w.len();
+                prop_assert_eq!(sums.max(k).to_bits(), max_window_sum(&w, k).to_bits(), "k {}", k);
+            }
         }
     }
 
