@@ -151,12 +151,18 @@ impl TieringPolicy for ColloidHeMem {
         let Some((dp, dir, _)) = self.colloid.step_obs(obs) else {
             return Vec::new();
         };
-        let total = self.tracker.heat.total();
+        // The hot pages of the tier pages leave, the total and the pruning in one pass (the
+        // counts do not change within the quantum: pruning first or last is the same).
+        let from = match dir {
+            Direction::Balanced => None,
+            Direction::ToAlternate => Some(DEFAULT_TIER),
+            Direction::ToDefault => Some(alt),
+        };
+        let th = self.hemem.hot_threshold;
+        let (total, hot) = self.tracker.heat.total_hot_on_and_prune(pt, from, th);
         if dp <= 0.0 || total <= 0.0 {
-            self.tracker.heat.prune();
             return Vec::new();
         }
-        let th = self.hemem.hot_threshold;
         let mut budget = obs
             .migrate_budget_bytes
             .min(self.colloid.params.max_bytes_per_quantum);
@@ -167,7 +173,7 @@ impl TieringPolicy for ColloidHeMem {
             Direction::Balanced => {}
             Direction::ToAlternate => {
                 let mut free = pt.free_pages(alt);
-                for (page, c) in self.tracker.heat.hot_on(pt, DEFAULT_TIER, th) {
+                for (page, c) in hot {
                     if budget < pt.page_bytes || free == 0 || remaining <= 0.0 {
                         break;
                     }
@@ -182,7 +188,7 @@ impl TieringPolicy for ColloidHeMem {
             Direction::ToDefault => {
                 let mut free = pt.free_pages(DEFAULT_TIER);
                 let mut taken = Vec::new();
-                for (page, c) in self.tracker.heat.hot_on(pt, alt, th) {
+                for (page, c) in hot {
                     if remaining <= 0.0 {
                         break;
                     }
@@ -230,7 +236,6 @@ impl TieringPolicy for ColloidHeMem {
                 }
             }
         }
-        self.tracker.heat.prune();
         out
     }
 }

@@ -3,8 +3,6 @@
 //! and every count is lazily halved; each quantum (the 10 ms migration thread) hot
 //! alternate-tier pages move to free default-tier frames, or swap with cold default pages.
 
-use crate::hash::FastMap;
-
 use super::pages::PageTable;
 use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
 use crate::config::Validator;
@@ -22,9 +20,17 @@ crate::params! {
 }
 
 /// Sampled access counts with HeMem's lazy global cooling.
+///
+/// Each page's (count, clock at its last sample) sits in a table by page id, and a bit per
+/// page says which have an entry: a quantum's passes (the hot pages, the total, forgetting
+/// pages cooled to zero) go through the set bits and the table in page order, where a hash
+/// map's iteration read its buckets in hash order. Nothing depends on the order: the hot
+/// lists are sorted by a total order and the total sums whole numbers.
 #[derive(Debug, Clone, Default)]
 pub struct Heat {
-    counts: FastMap<u64, (u32, u32)>,
+    table: Vec<(u32, u32)>,
+    /// One bit per page of `table`: set while the page has an entry.
+    listed: Vec<u64>,
     clock: u32,
     cooling_threshold: u32,
 }
@@ -49,7 +55,18 @@ impl Heat {
     /// Record one sample on `page`.
     pub fn sample(&mut self, page: u64) {
         let now = self.clock;
-        let e = self.counts.entry(page).or_insert((0, now));
+        let i = page as usize;
+        if i >= self.table.len() {
+            self.table.resize(i + 1, (0, 0));
+            self.listed.resize(self.table.len().div_ceil(64), 0);
+        }
+        let bit = 1u64 << (i % 64);
+        if self.listed[i / 64] & bit == 0 {
+            // A new entry starts at zero now, as a map's insert of (0, now) did.
+            self.listed[i / 64] |= bit;
+            self.table[i] = (0, now);
+        }
+        let e = &mut self.table[i];
         let shift = now - e.1;
         e.0 = if shift >= 32 { 0 } else { e.0 >> shift };
         e.1 = now;
@@ -61,15 +78,31 @@ impl Heat {
 
     /// Current (cooled) count of `page`.
     pub fn count(&self, page: u64) -> u32 {
-        self.counts.get(&page).map_or(0, |&e| self.cooled(e))
+        self.table.get(page as usize).map_or(0, |&e| self.cooled(e))
+    }
+
+    /// Pages with an entry, in page order.
+    fn pages(&self) -> impl Iterator<Item = u64> + '_ {
+        self.listed.iter().enumerate().flat_map(|(w, &bits)| {
+            let base = w as u64 * 64;
+            std::iter::successors((bits != 0).then_some(bits), |&b| {
+                let rest = b & (b - 1);
+                (rest != 0).then_some(rest)
+            })
+            .map(move |b| base + u64::from(b.trailing_zeros()))
+        })
+    }
+
+    /// Pages with an entry and their cooled counts.
+    fn entries(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.pages()
+            .map(|p| (p, self.cooled(self.table[p as usize])))
     }
 
     /// Pages with count ≥ `threshold` on `tier`, hottest first (ties by page number).
     pub fn hot_on(&self, pt: &PageTable, tier: usize, threshold: u32) -> Vec<(u64, u32)> {
         let mut v: Vec<(u64, u32)> = self
-            .counts
-            .iter()
-            .map(|(&p, &e)| (p, self.cooled(e)))
+            .entries()
             .filter(|&(p, c)| c >= threshold && pt.tier(p) == tier)
             .collect();
         v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -87,17 +120,13 @@ impl Heat {
         limit: usize,
     ) -> Vec<Vec<(u64, u32)>> {
         let mut by_tier = vec![Vec::new(); pt.tiers()];
-        let clock = self.clock;
-        self.counts.retain(|&p, e| {
-            let shift = clock - e.1;
-            let c = if shift >= 32 { 0 } else { e.0 >> shift };
+        self.retain_live(|p, c| {
             if c >= threshold {
                 let t = pt.tier(p);
                 if t != DEFAULT_TIER {
                     by_tier[t].push((p, c));
                 }
             }
-            c > 0
         });
         let order = |a: &(u64, u32), b: &(u64, u32)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
         for v in &mut by_tier {
@@ -110,16 +139,56 @@ impl Heat {
         by_tier
     }
 
-    /// Sum of cooled counts (the denominator of a page's estimated access share).
+    /// Sum of cooled counts (the denominator of a page's estimated access share). Summed as
+    /// integers: an f64 sum of whole numbers below 2^53 is exact, so the same number, and
+    /// integer adds do not wait on one another's rounding.
     pub fn total(&self) -> f64 {
-        self.counts.values().map(|&e| self.cooled(e) as f64).sum()
+        self.entries().map(|(_, c)| u64::from(c)).sum::<u64>() as f64
     }
 
-    /// Forget pages whose count cooled to zero (keeps the map small).
+    /// [`total`](Self::total), [`hot_on`](Self::hot_on) `tier` (none: an empty list) and
+    /// then [`prune`](Self::prune), in one pass over the counts: the same total, pages and
+    /// counts left.
+    pub fn total_hot_on_and_prune(
+        &mut self,
+        pt: &PageTable,
+        tier: Option<usize>,
+        threshold: u32,
+    ) -> (f64, Vec<(u64, u32)>) {
+        let (mut total, mut hot) = (0u64, Vec::new());
+        self.retain_live(|p, c| {
+            total += u64::from(c);
+            if c >= threshold && Some(pt.tier(p)) == tier {
+                hot.push((p, c));
+            }
+        });
+        hot.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        (total as f64, hot)
+    }
+
+    /// Forget pages whose count cooled to zero (keeps the passes short).
     pub fn prune(&mut self) {
+        self.retain_live(|_, _| {});
+    }
+
+    /// `visit` each page with an entry and its cooled count, then forget those at zero.
+    fn retain_live(&mut self, mut visit: impl FnMut(u64, u32)) {
         let clock = self.clock;
-        self.counts
-            .retain(|_, e| clock - e.1 < 32 && (e.0 >> (clock - e.1)) > 0);
+        for (w, word) in self.listed.iter_mut().enumerate() {
+            let mut bits = *word;
+            while bits != 0 {
+                let b = bits.trailing_zeros();
+                bits &= bits - 1;
+                let p = w * 64 + b as usize;
+                let (count, at) = self.table[p];
+                let shift = clock - at;
+                let c = if shift >= 32 { 0 } else { count >> shift };
+                visit(p as u64, c);
+                if c == 0 {
+                    *word &= !(1u64 << b);
+                }
+            }
+        }
     }
 }
 
@@ -282,6 +351,83 @@ impl HeMemParams {
 mod tests {
     use super::*;
     use rand::Rng;
+    use std::collections::HashMap;
+
+    /// HeMem's counts as a map of the pages sampled, cooled lazily by the global clock:
+    /// the table must answer as it does.
+    #[derive(Default)]
+    struct MapHeat {
+        counts: HashMap<u64, (u32, u32)>,
+        clock: u32,
+    }
+
+    impl MapHeat {
+        fn cooled(&self, (c, at): (u32, u32)) -> u32 {
+            let shift = self.clock - at;
+            if shift >= 32 {
+                0
+            } else {
+                c >> shift
+            }
+        }
+        fn sample(&mut self, page: u64, cooling_threshold: u32) {
+            let now = self.clock;
+            let e = self.counts.entry(page).or_insert((0, now));
+            e.0 = if now - e.1 >= 32 {
+                0
+            } else {
+                e.0 >> (now - e.1)
+            } + 1;
+            e.1 = now;
+            if e.0 > cooling_threshold {
+                self.clock += 1;
+            }
+        }
+        fn prune(&mut self) {
+            let clock = self.clock;
+            self.counts
+                .retain(|_, e| clock - e.1 < 32 && (e.0 >> (clock - e.1)) > 0);
+        }
+    }
+
+    #[test]
+    fn the_table_answers_as_a_map_of_sampled_pages() {
+        let pt = PageTable::first_touch(3000, 4096, &[1500 * 4096, 3000 * 4096]).unwrap();
+        let mut rng = crate::rng::stream(9, "t");
+        let (mut heat, mut map) = (Heat::new(18), MapHeat::default());
+        for round in 0..150 {
+            for _ in 0..400 {
+                let p = rng
+                    .random_range(0..3000u64)
+                    .min(rng.random_range(0..3000u64));
+                heat.sample(p);
+                map.sample(p, 18);
+            }
+            let live: Vec<u64> = heat.pages().collect();
+            let mut want: Vec<u64> = map.counts.keys().copied().collect();
+            want.sort_unstable();
+            assert_eq!(live, want, "round {round}: the pages with an entry");
+            for p in 0..3100 {
+                let c = map.counts.get(&p).map_or(0, |&e| map.cooled(e));
+                assert_eq!(heat.count(p), c, "round {round}, page {p}");
+            }
+            let total: u64 = map.counts.values().map(|&e| u64::from(map.cooled(e))).sum();
+            assert_eq!(heat.total(), total as f64);
+            let mut hot: Vec<(u64, u32)> = map
+                .counts
+                .iter()
+                .map(|(&p, &e)| (p, map.cooled(e)))
+                .filter(|&(p, c)| c >= 8 && pt.tier(p) == 1)
+                .collect();
+            hot.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            assert_eq!(heat.hot_on(&pt, 1, 8), hot);
+            if round % 3 == 0 {
+                heat.prune();
+                map.prune();
+            }
+        }
+        assert!(map.clock >= 3, "the counts must have cooled ({} ticks)", map.clock);
+    }
 
     #[test]
     fn one_pass_hot_lists_equal_hot_on_then_prune() {
@@ -289,7 +435,8 @@ mod tests {
         let mut rng = crate::rng::stream(5, "t");
         let mut heat = Heat::new(18);
         let sorted = |h: &Heat| {
-            let mut v: Vec<(u64, (u32, u32))> = h.counts.iter().map(|(&p, &e)| (p, e)).collect();
+            let mut v: Vec<(u64, (u32, u32))> =
+                h.pages().map(|p| (p, h.table[p as usize])).collect();
             v.sort_unstable();
             v
         };
@@ -304,6 +451,13 @@ mod tests {
             let hot = heat.hot_on(&pt, 1, 8);
             let mut pruned = heat.clone();
             pruned.prune();
+            for tier in [None, Some(0), Some(1)] {
+                let mut h = heat.clone();
+                let (total, got) = h.total_hot_on_and_prune(&pt, tier, 8);
+                assert_eq!(total, heat.total());
+                assert_eq!(got, tier.map_or(Vec::new(), |t| heat.hot_on(&pt, t, 8)));
+                assert_eq!(sorted(&h), sorted(&pruned));
+            }
             for limit in [0usize, 3, 100, 10_000] {
                 let mut h = heat.clone();
                 let got = h.hot_off_default_and_prune(&pt, 8, limit);
