@@ -390,6 +390,11 @@ mod tests {
         }
     }
 
+    /// A page below `n`, low pages far hotter: counts cool and some reach zero.
+    fn skewed(rng: &mut crate::rng::SimRng, n: u64) -> u64 {
+        rng.random_range(0..n).min(rng.random_range(0..n))
+    }
+
     #[test]
     fn the_table_answers_as_a_map_of_sampled_pages() {
         let pt = PageTable::first_touch(3000, 4096, &[1500 * 4096, 3000 * 4096]).unwrap();
@@ -397,9 +402,7 @@ mod tests {
         let (mut heat, mut map) = (Heat::new(18), MapHeat::default());
         for round in 0..150 {
             for _ in 0..400 {
-                let p = rng
-                    .random_range(0..3000u64)
-                    .min(rng.random_range(0..3000u64));
+                let p = skewed(&mut rng, 3000);
                 heat.sample(p);
                 map.sample(p, 18);
             }
@@ -426,7 +429,11 @@ mod tests {
                 map.prune();
             }
         }
-        assert!(map.clock >= 3, "the counts must have cooled ({} ticks)", map.clock);
+        assert!(
+            map.clock >= 3,
+            "the counts must have cooled ({} ticks)",
+            map.clock
+        );
     }
 
     #[test]
@@ -442,11 +449,7 @@ mod tests {
         };
         for _ in 0..200 {
             for _ in 0..500 {
-                // Skewed: low pages far hotter, so counts cool and some reach zero.
-                let p = rng
-                    .random_range(0..4000u64)
-                    .min(rng.random_range(0..4000u64));
-                heat.sample(p);
+                heat.sample(skewed(&mut rng, 4000));
             }
             let hot = heat.hot_on(&pt, 1, 8);
             let mut pruned = heat.clone();
