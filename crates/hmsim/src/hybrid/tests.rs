@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use super::cache::UmdDramCache;
 use super::host::{Host, HostConfig};
-use super::pigz::{measured_ratio, PigzLike, CHECKER, INFLATER, READER, WRITER};
+use super::pigz::{deflated_ratio, measured_ratio, PigzLike, CHECKER, INFLATER, READER, WRITER};
 use super::policy::{EpfPolicy, EpfPolicySpec, FaultView};
 use super::scenario::simulate;
 use super::umd::{Umd, Walk};
@@ -476,6 +476,10 @@ fn pigz(input_mib: f64, os_mib: f64) -> HybridWorkload {
 fn hybrid_pigz_threads_page_cache_and_handoffs() {
     let r = measured_ratio(3);
     assert!((2.0..8.0).contains(&r), "text deflates {r}:1");
+    // Kept per seed: the same ratio as deflating again, and another seed's is its own.
+    assert_eq!(measured_ratio(3), deflated_ratio(3));
+    assert_eq!(measured_ratio(4), deflated_ratio(4));
+    assert_ne!(measured_ratio(4), r);
     let w = pigz(0.5, 1.0);
     assert_eq!(w.threads.len(), 4);
     assert_eq!(w.output_ratio, r);
