@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from hmsim.plotting import color_for, declare_series, house_style, save_figure
+from hmsim.plotting import color_for, declare_series, house_style, outside_legend, save_figure
 from hmsim.results import select
 from hmsim.studies.base import Published, Study, StudyResult, StudyScenario, comparison_frame, register
 from hmsim.sweep import Point, run_points
@@ -194,7 +194,10 @@ def figures(out: Path, df: pd.DataFrame, tonic: pd.DataFrame, real: pd.DataFrame
             ax.set_xlabel(f"OS threads (this machine: {int(real.machine_cores.iloc[0])} cores)")
             ax.set_ylabel("M inserts / wall s")
             ax.set_title(f"Real threads, SharedIndex ({int(real.shards.iloc[0])} shards), Load, DRAM, no model")
-            ax.legend(fontsize=8)
+            threads = sorted(set(real.os_threads))
+            ax.set_xticks(threads, [str(t) for t in threads])
+            # Beside the axes: eight lines fill the panel, a legend inside covers some.
+            outside_legend(ax)
             declare_series(fig, dict.fromkeys(real["index"]))
             paths += save_figure(fig, out, "fig_real_threads")
 
