@@ -217,9 +217,9 @@ impl<'a> WindowSums<'a> {
         }
         let n = self.w.len();
         let m = match &self.prefix {
-            // Window [i, i + k) for every start i < n; the last window of the doubled array
-            // ends at 2n - 1 at most, below its length only when k < n.
-            Some(p) if k < n => max_difference(&p[..n], &p[k..k + n]),
+            // Window [i, i + k) for every start i < n: p[i + k] - p[i], with i + k at most
+            // 2n - 1, the last of the 2n prefix sums.
+            Some(p) => max_difference(&p[..n], &p[k..k + n]),
             _ => max_window_sum(self.w, k),
         };
         self.last = Some((k, m));
