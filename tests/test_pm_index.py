@@ -3,6 +3,8 @@ and the quick study (flushes normalized to P-CLHT, Tonic before/after)."""
 
 from __future__ import annotations
 
+import json
+
 import hmsim
 from hmsim.studies.pm_index import indexes
 
@@ -115,3 +117,31 @@ def test_lifetime_in_years_for_a_stated_insert_rate_and_module_count():
     # A workload without inserts has no lifetime per insert, rather than one made from 0.
     reads = hmsim.run(_scenario(workload={"records": 3000, "kind": "c"})).results.iloc[0]
     assert reads.lifetime_years != reads.lifetime_years  # NaN: an empty cell
+
+
+def test_study_times_ycsb_run_phases_once_and_keeps_them_with_their_load():
+    """The YCSB rows' native run is timed once, the Loads' best of 3 (the Tonic table
+    compares those); the different repeat count does not split an index's Load from its
+    YCSB points: they still run as one job, each starting from the Load's kept state."""
+    from hmsim.prefix_runs import jobs_of
+    from hmsim.studies.pm_index import YCSB_TIMED_REPEATS, build_points
+    from hmsim.sweep import _run_keys
+
+    assert YCSB_TIMED_REPEATS == 1
+    points = build_points(True)
+    keys = _run_keys(points, [])
+    repeats = {}
+    for p in points:
+        cfg = json.loads(keys[p.id])[1]
+        cfg = json.loads(cfg) if isinstance(cfg, str) else cfg
+        repeats[p.id] = cfg["throughput"]["repeats"]
+    kind = {p.id: dict(p.labels)["experiment"] for p in points}
+    assert {repeats[i] for i, k in kind.items() if k == "ycsb"} == {1}
+    assert {repeats[i] for i, k in kind.items() if k != "ycsb"} == {3}
+    jobs = jobs_of(points, keys, workers=2)
+    with_ycsb = [j for j in jobs if any(kind[p.id] == "ycsb" for p in j.points)]
+    assert with_ycsb
+    for j in with_ycsb:
+        # Each index's YCSB points follow its one-thread integer Load in one job.
+        assert kind[j.points[0].id] == "load", [kind[p.id] for p in j.points]
+        assert all(kind[p.id] == "ycsb" for p in j.points[1:])
