@@ -119,25 +119,30 @@ def test_lifetime_in_years_for_a_stated_insert_rate_and_module_count():
     assert reads.lifetime_years != reads.lifetime_years  # NaN: an empty cell
 
 
-def test_study_times_ycsb_run_phases_once_and_keeps_them_with_their_load():
-    """The YCSB rows' native run is timed once, the Loads' best of 3 (the Tonic table
-    compares those); the different repeat count does not split an index's Load from its
-    YCSB points: they still run as one job, each starting from the Load's kept state."""
+def test_study_times_uncompared_native_runs_once_and_keeps_ycsb_with_its_load():
+    """Rows whose `throughput_mops` nothing compares (YCSB run phases, string-key and
+    RECIPE-layout Loads) are timed once; the integer Loads and the Tonic points, which the
+    Tonic table divides, best of 3. The different repeat count does not split an index's Load
+    from its YCSB points: they still run as one job, each starting from the Load's kept state."""
     from hmsim.prefix_runs import jobs_of
-    from hmsim.studies.pm_index import YCSB_TIMED_REPEATS, build_points
+    from hmsim.studies.pm_index import REFERENCE_TIMED_REPEATS, build_points
     from hmsim.sweep import _run_keys
 
-    assert YCSB_TIMED_REPEATS == 1
+    assert REFERENCE_TIMED_REPEATS == 1
     points = build_points(True)
     keys = _run_keys(points, [])
-    repeats = {}
+    repeats, key_type = {}, {}
     for p in points:
         cfg = json.loads(keys[p.id])[1]
         cfg = json.loads(cfg) if isinstance(cfg, str) else cfg
         repeats[p.id] = cfg["throughput"]["repeats"]
+        key_type[p.id] = cfg["index"]["key_type"]
     kind = {p.id: dict(p.labels)["experiment"] for p in points}
-    assert {repeats[i] for i, k in kind.items() if k == "ycsb"} == {1}
-    assert {repeats[i] for i, k in kind.items() if k != "ycsb"} == {3}
+    once = {i for i, k in kind.items() if k in ("ycsb", "recipe_variant") or (k == "load" and key_type[i] == "string")}
+    assert {kind[i] for i in once} == {"ycsb", "recipe_variant", "load"}
+    assert {repeats[i] for i in once} == {1}
+    assert {repeats[i] for i in kind if i not in once} == {3}
+    assert any(k.startswith("tonic_") for k in kind.values())
     jobs = jobs_of(points, keys, workers=2)
     with_ycsb = [j for j in jobs if any(kind[p.id] == "ycsb" for p in j.points)]
     assert with_ycsb
