@@ -10,9 +10,9 @@ results at the shorter lengths, and the shorter points take theirs from it
 
 A module may also declare keys that leave a run's start unchanged (`_core.same_start_keys()`:
 pm-index's YCSB workload and distribution, and how often the native run is timed, after the
-same load). It keeps that start per
-thread, so points differing only there run as one job, one after another in their order, on
-one worker: each after the first starts from the kept state.
+same load). It keeps that start per thread, so points differing only there run as one job,
+one after another in their order, on one worker: each after the first starts from the kept
+state.
 """
 
 from __future__ import annotations
