@@ -273,6 +273,14 @@ impl Hierarchy {
         self.l1[core].probe_hit(addr >> 6, write)
     }
 
+    /// `n` loads or stores (`write`: at least one store) of the line holding `addr` by `core`
+    /// that hit L1 in the slot of its last hit or fill there: the hits `hit_l1` would count
+    /// one by one. False (nothing counted) when that slot holds another line.
+    #[inline]
+    pub fn repeat_l1_hits(&mut self, core: usize, addr: u64, n: u64, write: bool) -> bool {
+        self.l1[core].hits_last(addr >> 6, n, write)
+    }
+
     /// Fetch into the host's caches the sets of `core`'s L2 and of the LLC where the line
     /// holding `addr` would be (a host hint ahead of its load: nothing changes).
     #[inline]

@@ -154,6 +154,13 @@ impl SetAssocCache {
     /// False (and nothing counted) when the line is elsewhere or absent.
     #[inline(always)]
     pub fn hit_last(&mut self, line: u64, write: bool) -> bool {
+        self.hits_last(line, 1, write)
+    }
+
+    /// `n` lookups of `hit_last`'s kind at once (the line dirtied when any writes): as
+    /// many hits, the same set.
+    #[inline(always)]
+    pub fn hits_last(&mut self, line: u64, n: u64, write: bool) -> bool {
         let i = self.last_hit;
         if self.slots[i] & !DIRTY != line {
             return false;
@@ -161,7 +168,7 @@ impl SetAssocCache {
         if write {
             self.slots[i] |= DIRTY;
         }
-        self.stats.hits += 1;
+        self.stats.hits += n;
         true
     }
 

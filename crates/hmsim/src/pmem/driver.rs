@@ -399,6 +399,64 @@ impl Machine {
         Some(lat)
     }
 
+    /// `loads` loads and `stores` stores (of `store_bytes` together) by `core`, each within the
+    /// line holding `addr` and each an L1 hit in the slot the line's last access left it: what
+    /// as many [`Machine::try_l1_hit`] calls give (counts, clock and latencies), with one
+    /// look at L1. The accesses of a run that repeats one line (`pmindex`'s held repeats).
+    pub fn repeat_l1_hits(
+        &mut self,
+        core: usize,
+        addr: u64,
+        loads: u64,
+        stores: u64,
+        store_bytes: u64,
+    ) {
+        let n = loads + stores;
+        if !self.h.repeat_l1_hits(core, addr, n, stores > 0) {
+            // Not reached (the caller's invariant): one access at a time, loads first, so a
+            // broken invariant costs exactness, not the run.
+            debug_assert!(
+                false,
+                "repeated line {addr:#x} is not where core {core}'s L1 left it"
+            );
+            for k in 0..n {
+                let (write, bytes) = if k < loads {
+                    (false, 1)
+                } else {
+                    (true, store_bytes / stores)
+                };
+                if self.try_l1_hit(core, addr, bytes, write).is_none() {
+                    if write {
+                        self.write_op(core, addr, bytes, Persist::None, false);
+                    } else {
+                        self.read_op(core, addr, bytes);
+                    }
+                }
+            }
+            return;
+        }
+        self.loaded_lines += loads;
+        self.stored_lines += stores;
+        self.stored_bytes += store_bytes;
+        // One add per access, as one call each would make them (the same rounding), in a
+        // register: through memory each add would wait for the last one's store.
+        let step = self.hit_over_mlp[0];
+        let mut clock = self.clocks[core];
+        for _ in 0..n {
+            clock += step;
+        }
+        self.clocks[core] = clock;
+        if self.record_latency {
+            let lat = self.t.l1_hit_ns;
+            for _ in 0..loads {
+                self.read_latency.record_ns(lat);
+            }
+            for _ in 0..stores {
+                self.write_latency.record_ns(lat);
+            }
+        }
+    }
+
     /// A host hint that `core` reads `bytes` at `addr` soon: fetch the cache model's sets of
     /// those lines into the host's caches. Nothing is modelled, counted or changed.
     pub fn prefetch_sets(&self, core: usize, addr: u64, bytes: u64) {

@@ -46,6 +46,7 @@ mod mem;
 mod ops;
 mod region;
 pub(crate) mod registry;
+mod repeats;
 mod rows;
 pub(crate) mod scenario;
 pub(crate) mod shared;

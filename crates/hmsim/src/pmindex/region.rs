@@ -12,6 +12,8 @@ use rand::Rng;
 
 pub(crate) use super::counters::PmStats;
 use super::hwflush;
+pub(crate) use super::repeats::Held;
+use super::repeats::Repeats;
 use crate::cache::FlushKind;
 use crate::hash::FastSet;
 use crate::rng::SimRng;
@@ -119,6 +121,16 @@ pub trait PmObserver: Send {
     /// `core` is about to read `[off, off+len)` (the region's [`PmRegion::prefetch`]): a
     /// host hint, no event; an observer may fetch its own state for those lines.
     fn host_hint(&self, _core: usize, _off: u64, _len: u64) {}
+    /// Whether a single-line load or store in the line of the single-line load or store
+    /// delivered just before it (same core, no event between) changes this observer by
+    /// counts alone, the same for each such access. The region then holds those accesses
+    /// back and delivers them as one [`repeats`](Self::repeats) call, before its next event
+    /// and before the observer is reached any other way (`observer_mut`, `set_observer`).
+    fn takes_repeats(&self) -> bool {
+        false
+    }
+    /// Held-back repeats (see [`takes_repeats`](Self::takes_repeats)), in place of their events.
+    fn repeats(&mut self, _held: Held) {}
 }
 
 #[cfg(test)]
@@ -207,6 +219,8 @@ pub struct PmRegion {
     /// flush coalescing is on. Without them (an index in DRAM, measured natively) the
     /// primitives take the inlined fast path: bounds check, access, two counter adds.
     slow: bool,
+    /// Accesses that repeat the last event's line, held for an observer that takes them.
+    repeats: Repeats,
     /// Volatile allocator state (rebuilt from the header on open).
     pub(super) bump: u64,
     /// Bytes allocated and not freed since opening (see `live_bytes`).
@@ -225,6 +239,8 @@ impl PmRegion {
         let mut r = self.fork_image(self.cfg.clone())?;
         r.observer = observer;
         r.update_slow();
+        // The held repeats and the run they continue belong to the observer's state.
+        r.repeats = self.repeats;
         Some(r)
     }
 
@@ -249,6 +265,7 @@ impl PmRegion {
             unflushed: self.unflushed.clone(),
             crash: None,
             slow: false,
+            repeats: Repeats::OFF,
             bump: self.bump,
             live_bytes: self.live_bytes,
         };
@@ -370,6 +387,7 @@ impl PmRegion {
             unflushed: FastSet::default(),
             crash: None,
             slow,
+            repeats: Repeats::OFF,
             bump: 0,
             live_bytes: 0,
         })
@@ -389,6 +407,7 @@ impl PmRegion {
         self.core = core;
     }
     pub fn set_observer(&mut self, o: Option<Box<dyn PmObserver>>) -> Option<Box<dyn PmObserver>> {
+        self.deliver_held();
         let old = std::mem::replace(&mut self.observer, o);
         self.update_slow();
         old
@@ -396,9 +415,25 @@ impl PmRegion {
 
     fn update_slow(&mut self) {
         self.slow = cfg_slow(&self.cfg) || self.observer.is_some() || self.crash.is_some();
+        self.deliver_held();
+        let on = self.crash.is_none() && self.observer.as_ref().is_some_and(|o| o.takes_repeats());
+        self.repeats.set_on(on);
     }
+
+    /// The observer, with every access so far delivered to it.
     pub fn observer_mut(&mut self) -> Option<&mut (dyn PmObserver + 'static)> {
+        self.deliver_held();
+        self.repeats.forget_line();
         self.observer.as_deref_mut()
+    }
+
+    /// Deliver the repeats held back, if any.
+    fn deliver_held(&mut self) {
+        if let Some(h) = self.repeats.take() {
+            if let Some(o) = &mut self.observer {
+                o.repeats(h);
+            }
+        }
     }
     /// Bytes in use (the allocator's high-water mark): what a crash image must hold.
     pub fn used_bytes(&self) -> u64 {
@@ -450,7 +485,11 @@ impl PmRegion {
     #[inline]
     fn emit(&mut self, e: PmEvent) {
         if let Some(o) = &mut self.observer {
+            if let Some(h) = self.repeats.take() {
+                o.repeats(h);
+            }
             o.event(self.core, e);
+            self.repeats.delivered(self.core, &e);
         }
     }
 
@@ -476,6 +515,9 @@ impl PmRegion {
                 }
             }
         }
+        if self.repeats.absorb(self.core, off, len, true) {
+            return;
+        }
         self.emit(PmEvent::Store {
             off,
             len: len as u32,
@@ -486,7 +528,7 @@ impl PmRegion {
     fn note_load(&mut self, off: POff, len: u64) {
         self.stats.loads += 1;
         self.stats.load_bytes += len;
-        if self.slow {
+        if self.slow && !self.repeats.absorb(self.core, off, len, false) {
             self.emit(PmEvent::Load {
                 off,
                 len: len as u32,
