@@ -413,26 +413,7 @@ impl Machine {
     ) {
         let n = loads + stores;
         if !self.h.repeat_l1_hits(core, addr, n, stores > 0) {
-            // Not reached (the caller's invariant): one access at a time, loads first, so a
-            // broken invariant costs exactness, not the run.
-            debug_assert!(
-                false,
-                "repeated line {addr:#x} is not where core {core}'s L1 left it"
-            );
-            for k in 0..n {
-                let (write, bytes) = if k < loads {
-                    (false, 1)
-                } else {
-                    (true, store_bytes / stores)
-                };
-                if self.try_l1_hit(core, addr, bytes, write).is_none() {
-                    if write {
-                        self.write_op(core, addr, bytes, Persist::None, false);
-                    } else {
-                        self.read_op(core, addr, bytes);
-                    }
-                }
-            }
+            self.repeats_one_by_one(core, addr, loads, stores, store_bytes);
             return;
         }
         self.loaded_lines += loads;
@@ -453,6 +434,38 @@ impl Machine {
             }
             for _ in 0..stores {
                 self.write_latency.record_ns(lat);
+            }
+        }
+    }
+
+    /// `repeat_l1_hits` when the line is not where the invariant says (not reached): one
+    /// access at a time, loads first, so a broken invariant costs exactness, not the run.
+    #[cold]
+    #[inline(never)]
+    fn repeats_one_by_one(
+        &mut self,
+        core: usize,
+        addr: u64,
+        loads: u64,
+        stores: u64,
+        store_bytes: u64,
+    ) {
+        debug_assert!(
+            false,
+            "repeated line {addr:#x} is not where core {core}'s L1 left it"
+        );
+        for k in 0..loads + stores {
+            let (write, bytes) = if k < loads {
+                (false, 1)
+            } else {
+                (true, store_bytes / stores)
+            };
+            if self.try_l1_hit(core, addr, bytes, write).is_none() {
+                if write {
+                    self.write_op(core, addr, bytes, Persist::None, false);
+                } else {
+                    self.read_op(core, addr, bytes);
+                }
             }
         }
     }
