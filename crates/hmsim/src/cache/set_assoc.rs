@@ -172,6 +172,25 @@ impl SetAssocCache {
         true
     }
 
+    /// A lookup that hits the first way of the line's set: the hit `lookup` would count,
+    /// without searching. Under LRU and FIFO that way is the set's newest and a hit leaves
+    /// it there; random replacement never moves a line. False (nothing counted) otherwise.
+    /// An index walking a node touches lines of different sets, each the newest of its
+    /// set, so most hits that are not on the last hit's slot are here.
+    #[inline(always)]
+    fn hit_front(&mut self, line: u64, write: bool) -> bool {
+        let b = self.base(line);
+        if self.slots[b] & !DIRTY != line {
+            return false;
+        }
+        if write {
+            self.slots[b] |= DIRTY;
+        }
+        self.last_hit = b;
+        self.stats.hits += 1;
+        true
+    }
+
     /// Look the line up; on a hit refresh its recency and, for a write, dirty it.
     #[inline]
     pub fn lookup(&mut self, line: u64, write: bool) -> bool {
@@ -188,7 +207,9 @@ impl SetAssocCache {
     /// `lookup` that follows to count (fast paths that handle hits and defer misses).
     #[inline]
     pub fn probe_hit(&mut self, line: u64, write: bool) -> bool {
-        let hit = self.hit_last(line, write) || self.hit_search(line, write);
+        let hit = self.hit_last(line, write)
+            || self.hit_front(line, write)
+            || self.hit_search(line, write);
         if !hit {
             self.probed_absent = line;
         }
