@@ -413,7 +413,7 @@ impl Machine {
     ) {
         let n = loads + stores;
         if !self.h.repeat_l1_hits(core, addr, n, stores > 0) {
-            self.repeats_one_by_one(core, addr, loads, stores, store_bytes);
+            self.repeats_one_by_one(core, addr, (loads, stores, store_bytes));
             return;
         }
         self.loaded_lines += loads;
@@ -442,14 +442,7 @@ impl Machine {
     /// access at a time, loads first, so a broken invariant costs exactness, not the run.
     #[cold]
     #[inline(never)]
-    fn repeats_one_by_one(
-        &mut self,
-        core: usize,
-        addr: u64,
-        loads: u64,
-        stores: u64,
-        store_bytes: u64,
-    ) {
+    fn repeats_one_by_one(&mut self, core: usize, addr: u64, (loads, stores, store_bytes): Counts) {
         debug_assert!(
             false,
             "repeated line {addr:#x} is not where core {core}'s L1 left it"
@@ -530,6 +523,9 @@ impl Machine {
             .max(self.sys.max_busy_ns())
     }
 }
+
+/// Loads, stores and the stores' bytes of a run of repeats (`Machine::repeat_l1_hits`).
+type Counts = (u64, u64, u64);
 
 /// The PMem side as the cache write-back of [`Machine::drain`] sees it: each write-back is
 /// issued at its core's clock, which advances by the WPQ credit wait it meets.
