@@ -1,7 +1,8 @@
 //! `PmRegion`: the byte range an index lays its nodes in, addressed by offsets (so an image
 //! can be copied, crashed and recovered), with instrumented loads, stores, flushes, fences and
 //! non-temporal stores. Every primitive (1) updates the counters, (2) passes the event to an
-//! optional [`PmObserver`] (the cache + PMem model, or a log), (3) with `hardware_flush` runs
+//! optional [`PmObserver`] (the cache + PMem model, or a log; accesses that repeat the last
+//! event's line go to the model as counts, see `repeats.rs`), (3) with `hardware_flush` runs
 //! the real instruction, and (4) when crash tracking is on, maintains the image that is
 //! durable (flushed and fenced) and the lines that are dirty or in flight.
 
