@@ -490,7 +490,13 @@ impl PmRegion {
                 o.repeats(h);
             }
             o.event(self.core, e);
-            self.repeats.delivered(self.core, &e);
+            let access = match e {
+                PmEvent::Load { off, len } | PmEvent::Store { off, len } => {
+                    Some((off, u64::from(len)))
+                }
+                _ => None,
+            };
+            self.repeats.delivered(self.core, access);
         }
     }
 
@@ -877,6 +883,90 @@ fn open(r: &mut PmRegion) -> PmResult<()> {
 mod tests {
     use super::super::mem::{Instr, PmMem};
     use super::*;
+
+    /// Logs events and held repeats, taking repeats.
+    #[derive(Default)]
+    struct RepeatLog {
+        seen: Vec<String>,
+    }
+
+    impl PmObserver for RepeatLog {
+        fn event(&mut self, core: usize, e: PmEvent) {
+            self.seen.push(format!("{core} {e:?}"));
+        }
+        fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+            self
+        }
+        fn takes_repeats(&self) -> bool {
+            true
+        }
+        fn repeats(&mut self, h: Held) {
+            self.seen.push(format!("{h:?}"));
+        }
+        fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+            Some(self)
+        }
+    }
+
+    fn seen_repeats(r: &mut PmRegion) -> Vec<String> {
+        let o = r.observer_mut().and_then(|o| o.as_any_mut()).unwrap();
+        std::mem::take(&mut o.downcast_mut::<RepeatLog>().unwrap().seen)
+    }
+
+    /// Every access reaches the observer once, as an event or in a count, each count before
+    /// the event after it and before anyone looks at the observer.
+    #[test]
+    fn the_region_delivers_every_access_once_in_order() {
+        let mut r = PmRegion::anonymous(RegionConfig::default()).unwrap();
+        r.set_observer(Some(Box::new(RepeatLog::default())));
+        let b = 4096;
+        r.write_u64(b, 1);
+        r.read_u64(b + 8);
+        r.write_u64(b + 16, 2);
+        r.read_u64(b);
+        r.read_u64(b + 64); // another line: an event
+        r.read_u64(b + 72);
+        r.set_thread(1);
+        r.read_u64(b + 80); // another core: an event
+        assert_eq!(
+            seen_repeats(&mut r),
+            [
+                format!("0 Store {{ off: {b}, len: 8 }}"),
+                format!(
+                    "{:?}",
+                    Held {
+                        core: 0,
+                        line: b / 64,
+                        loads: 2,
+                        stores: 1,
+                        store_bytes: 8
+                    }
+                ),
+                format!("0 Load {{ off: {}, len: 8 }}", b + 64),
+                format!(
+                    "{:?}",
+                    Held {
+                        core: 0,
+                        line: b / 64 + 1,
+                        loads: 1,
+                        stores: 0,
+                        store_bytes: 0
+                    }
+                ),
+                format!("1 Load {{ off: {}, len: 8 }}", b + 80),
+            ]
+        );
+        // Looking ended the run: the next access is an event again.
+        r.read_u64(b + 88);
+        r.fence();
+        r.read_u64(b + 88);
+        r.read_u64(b + 88);
+        let log = r.set_observer(None).unwrap().into_any();
+        let log = log.downcast::<RepeatLog>().unwrap().seen;
+        assert_eq!(log.len(), 4, "{log:?}");
+        assert!(log[3].starts_with("Held"), "{log:?}");
+        assert_eq!(r.stats().loads, 8);
+    }
 
     #[test]
     fn only_flushed_and_fenced_lines_are_durable_and_events_are_exact() {

@@ -1,12 +1,12 @@
 //! Loads and stores that repeat the line of the event just before them, held back by the
 //! region as counts for an observer that answers such accesses by their count alone
-//! ([`super::region::PmObserver::takes_repeats`]: the cache model, where the line is still
+//! (`PmObserver::takes_repeats`: the cache model, where the line is still
 //! in the issuing core's L1, in the slot its last access left it). Most of an index's
 //! accesses are such repeats (a node's keys and pointers read one after another: 49–71 % of
 //! a 1 M-key Load's events, 69 % of P-ART's scans), and counting one costs a compare where
 //! an event costs a call into the model.
 
-use super::region::{PmEvent, LINE};
+use crate::cache::LINE_BYTES as LINE;
 
 /// Repeats held back, to be delivered in place of their events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,14 +82,13 @@ impl Repeats {
         Some(h)
     }
 
-    /// `e` was delivered by `core` (after `take`): a single-line load or store opens a run
-    /// of repeats, anything else ends it.
+    /// An event by `core` was delivered (after `take`): a load or store of `len` bytes at
+    /// `off` within one line (`Some((off, len))`) opens a run of repeats, anything else
+    /// (None) ends it.
     #[inline(always)]
-    pub(super) fn delivered(&mut self, core: usize, e: &PmEvent) {
-        self.line = match *e {
-            PmEvent::Load { off, len } | PmEvent::Store { off, len }
-                if self.on && off / LINE == (off + u64::from(len.max(1)) - 1) / LINE =>
-            {
+    pub(super) fn delivered(&mut self, core: usize, access: Option<(u64, u64)>) {
+        self.line = match access {
+            Some((off, len)) if self.on && off / LINE == (off + len.max(1) - 1) / LINE => {
                 off / LINE
             }
             _ => NONE,
@@ -113,7 +112,6 @@ impl Repeats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pmindex::region::{PmObserver, PmRegion, RegionConfig};
 
     fn on() -> Repeats {
         let mut r = Repeats::OFF;
@@ -125,7 +123,7 @@ mod tests {
     fn only_single_line_accesses_of_the_last_events_line_and_core_are_held() {
         let mut r = on();
         assert!(!r.absorb(0, 64, 8, false), "nothing delivered yet");
-        r.delivered(0, &PmEvent::Load { off: 64, len: 8 });
+        r.delivered(0, Some((64, 8)));
         assert!(r.absorb(0, 120, 8, false));
         assert!(r.absorb(0, 64, 64, true));
         assert!(!r.absorb(1, 72, 8, false), "another core");
@@ -140,112 +138,16 @@ mod tests {
         };
         assert_eq!(r.take(), Some(held));
         assert_eq!(r.take(), None);
-        // A two-line event, a flush or a fence opens no run; a store does.
-        for (e, opens) in [
-            (PmEvent::Store { off: 60, len: 8 }, false),
-            (
-                PmEvent::Flush {
-                    off: 64,
-                    kind: crate::cache::FlushKind::Clwb,
-                },
-                false,
-            ),
-            (PmEvent::Fence, false),
-            (PmEvent::NtStore { off: 64, len: 8 }, false),
-            (PmEvent::Store { off: 64, len: 8 }, true),
-        ] {
-            r.delivered(0, &e);
+        // A two-line access or any other event opens no run; a one-line access does.
+        for (e, opens) in [(Some((60, 8)), false), (None, false), (Some((64, 8)), true)] {
+            r.delivered(0, e);
             assert_eq!(r.absorb(0, 64, 8, false), opens, "{e:?}");
             r.take();
         }
         r.forget_line();
         assert!(!r.absorb(0, 64, 8, false));
         let mut off = Repeats::OFF;
-        off.delivered(0, &PmEvent::Load { off: 64, len: 8 });
+        off.delivered(0, Some((64, 8)));
         assert!(!off.absorb(0, 64, 8, false), "off holds nothing");
-    }
-
-    /// Logs events and held repeats, taking repeats.
-    #[derive(Default)]
-    struct Log {
-        seen: Vec<String>,
-    }
-
-    impl PmObserver for Log {
-        fn event(&mut self, core: usize, e: PmEvent) {
-            self.seen.push(format!("{core} {e:?}"));
-        }
-        fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
-            self
-        }
-        fn takes_repeats(&self) -> bool {
-            true
-        }
-        fn repeats(&mut self, h: Held) {
-            self.seen.push(format!("{h:?}"));
-        }
-        fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
-            Some(self)
-        }
-    }
-
-    fn seen(r: &mut PmRegion) -> Vec<String> {
-        let o = r.observer_mut().and_then(|o| o.as_any_mut()).unwrap();
-        std::mem::take(&mut o.downcast_mut::<Log>().unwrap().seen)
-    }
-
-    /// Every access reaches the observer once, as an event or in a count, each count before
-    /// the event after it and before anyone looks at the observer.
-    #[test]
-    fn the_region_delivers_every_access_once_in_order() {
-        let mut r = PmRegion::anonymous(RegionConfig::default()).unwrap();
-        r.set_observer(Some(Box::new(Log::default())));
-        let b = 4096;
-        r.write_u64(b, 1);
-        r.read_u64(b + 8);
-        r.write_u64(b + 16, 2);
-        r.read_u64(b);
-        r.read_u64(b + 64); // another line: an event
-        r.read_u64(b + 72);
-        r.set_thread(1);
-        r.read_u64(b + 80); // another core: an event
-        assert_eq!(
-            seen(&mut r),
-            [
-                format!("0 Store {{ off: {b}, len: 8 }}"),
-                format!(
-                    "{:?}",
-                    Held {
-                        core: 0,
-                        line: b / 64,
-                        loads: 2,
-                        stores: 1,
-                        store_bytes: 8
-                    }
-                ),
-                format!("0 Load {{ off: {}, len: 8 }}", b + 64),
-                format!(
-                    "{:?}",
-                    Held {
-                        core: 0,
-                        line: b / 64 + 1,
-                        loads: 1,
-                        stores: 0,
-                        store_bytes: 0
-                    }
-                ),
-                format!("1 Load {{ off: {}, len: 8 }}", b + 80),
-            ]
-        );
-        // Looking ended the run: the next access is an event again.
-        r.read_u64(b + 88);
-        r.fence();
-        r.read_u64(b + 88);
-        r.read_u64(b + 88);
-        let log = r.set_observer(None).unwrap().into_any();
-        let log = log.downcast::<Log>().unwrap().seen;
-        assert_eq!(log.len(), 4, "{log:?}");
-        assert!(log[3].starts_with("Held"), "{log:?}");
-        assert_eq!(r.stats().loads, 8);
     }
 }
