@@ -4,7 +4,7 @@
 //! DIMM interleaving sees the region's own layout).
 
 use super::region::{Held, PmEvent, PmObserver};
-use crate::cache::CacheConfig;
+use crate::cache::{CacheConfig, LINE_BYTES};
 use crate::pmem::{DimmSpec, Machine, Persist, PmemConfig};
 
 pub(crate) struct ModelObserver {
@@ -52,8 +52,13 @@ impl PmObserver for ModelObserver {
         self.takes_repeats
     }
     fn repeats(&mut self, h: Held) {
-        self.m
-            .repeat_l1_hits(h.core, h.line * 64, h.loads, h.stores, h.store_bytes);
+        self.m.repeat_l1_hits(
+            h.core,
+            h.line * LINE_BYTES,
+            h.loads,
+            h.stores,
+            h.store_bytes,
+        );
     }
     fn host_hint(&self, core: usize, off: u64, len: u64) {
         self.m.prefetch_sets(core, off, len);
@@ -113,7 +118,7 @@ mod tests {
         )
     }
 
-    /// Every index, on one core and on three, with and without flush coalescing: the model
+    /// Every index, on one and three cores, and with flush coalescing on two: the model
     /// that takes the region's held repeats ends in the state of the one that gets every
     /// access as an event, to the last count and clock bit.
     #[test]
