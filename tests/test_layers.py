@@ -30,6 +30,7 @@ LAYERS = {
     "bench_result.rs": GROUND,
     "columns.rs": GROUND,
     "hugevec.rs": GROUND,
+    "hostmem.rs": GROUND,
     # The crate root: the version constant, and re-exports (a facade, not an import).
     "lib.rs": GROUND,
     "stats/": GROUND,

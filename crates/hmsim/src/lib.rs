@@ -19,6 +19,7 @@ pub mod device;
 pub mod error;
 pub mod flash;
 pub mod hash;
+pub mod hostmem;
 pub mod hugevec;
 pub mod hybrid;
 pub mod mempath;

@@ -260,7 +260,7 @@ impl<const P: usize> AnonLru<P> {
     /// host-memory latency with other work).
     #[inline(always)]
     pub(super) fn prefetch(&self, line: u64) {
-        host_prefetch(self.set(self.set_of(line)));
+        crate::hostmem::prefetch(self.set(self.set_of(line)));
     }
 
     /// Whether `line` is cached (its recency unchanged).
@@ -337,20 +337,6 @@ impl<const P: usize> AnonLru<P> {
             *a = a.wrapping_add(1);
         }
     }
-}
-
-/// Ask the host to fetch the cache line holding `x` (a hint: it never faults).
-#[inline(always)]
-fn host_prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch is a hint (SSE, part of x86-64): it never faults and reads
-        // nothing architecturally.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(x as *const T as *const i8) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 #[cfg(test)]

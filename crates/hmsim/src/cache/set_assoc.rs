@@ -112,13 +112,7 @@ impl SetAssocCache {
     /// its host-memory latency with other work).
     #[inline]
     pub fn prefetch(&self, line: u64) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let p = self.slots[self.base(line)..].as_ptr() as *const i8;
-            // SAFETY: a prefetch is a hint: it never faults and reads nothing architecturally.
-            unsafe { _mm_prefetch(p, _MM_HINT_T0) };
-        }
+        crate::hostmem::prefetch(self.slots.as_ptr().wrapping_add(self.base(line)));
     }
 
     /// (set index, set base, way) of the line, if present.

@@ -289,16 +289,9 @@ impl WindowCounts {
     /// Ask the host to fetch the slot `block`'s count starts its search at (a hint).
     #[inline]
     fn prefetch(&self, block: u64) {
-        #[cfg(target_arch = "x86_64")]
         if !self.slots.is_empty() {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let p = &self.slots[Self::home(block, self.slots.len())] as *const (u64, u32);
-            // SAFETY: a prefetch is a hint (SSE, part of x86-64): it never faults and reads
-            // nothing architecturally.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) };
+            crate::hostmem::prefetch(&self.slots[Self::home(block, self.slots.len())]);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = block;
     }
 }
 

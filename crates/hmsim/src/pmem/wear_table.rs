@@ -223,16 +223,9 @@ impl WearTable {
     /// the host's cache (a hint: nothing changes, and a chunk not yet made is skipped).
     #[inline]
     pub(super) fn prefetch(&self, line: u64) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(c) = self.chunks.get(&(line / CHUNK_LINES)) {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let p = c.slot_ptr((line % CHUNK_LINES) as u32) as *const i8;
-            // SAFETY: a prefetch is a hint (SSE, part of x86-64): it never faults and reads
-            // nothing architecturally.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };
+            crate::hostmem::prefetch(c.slot_ptr((line % CHUNK_LINES) as u32));
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = line;
     }
 
     /// The block's counters (zeros if never written).

@@ -603,19 +603,12 @@ impl PmRegion {
         if let Some(o) = &self.observer {
             o.host_hint(self.core, off, len.min(self.len.saturating_sub(off)));
         }
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let end = off.saturating_add(len).min(self.len);
-            let mut line = off & !(LINE - 1);
-            while line < end {
-                // SAFETY: in range; a prefetch reads nothing the program sees and never faults.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(self.base().add(line as usize) as *const i8) };
-                line += LINE;
-            }
+        let end = off.saturating_add(len).min(self.len);
+        let mut line = off & !(LINE - 1);
+        while line < end {
+            crate::hostmem::prefetch(self.base().wrapping_add(line as usize));
+            line += LINE;
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = (off, len);
     }
 
     /// Uninstrumented read for checks and recovery scans that are not part of the measured

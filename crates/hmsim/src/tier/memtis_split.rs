@@ -175,15 +175,7 @@ impl Skew {
         }
         let k = s as usize * self.upp as usize + i as usize;
         if let Some(x) = self.sub.get(k) {
-            #[cfg(target_arch = "x86_64")]
-            {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                // SAFETY: a prefetch never faults and reads nothing the program sees; the
-                // address is of a live element.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(x as *const u8 as *const i8) };
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            let _ = x;
+            crate::hostmem::prefetch(x);
         }
     }
 

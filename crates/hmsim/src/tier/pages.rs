@@ -168,15 +168,7 @@ impl PageTable {
     #[inline]
     pub fn prefetch(&self, id: u64) {
         if let Some(b) = self.tier_of.get(id as usize) {
-            #[cfg(target_arch = "x86_64")]
-            {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                // SAFETY: a prefetch never faults and reads nothing the program sees; the
-                // address is of a live element.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(b as *const u8 as *const i8) };
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            let _ = b;
+            crate::hostmem::prefetch(b);
         }
     }
 
