@@ -115,6 +115,17 @@ impl SetAssocCache {
         crate::hostmem::prefetch(self.slots.as_ptr().wrapping_add(self.base(line)));
     }
 
+    /// The line an insert of `line` would evict now, if its set is full (LRU and FIFO:
+    /// the set's last way; None under random replacement, whose victim is drawn).
+    #[inline]
+    pub fn victim(&self, line: u64) -> Option<u64> {
+        if !self.ordered() {
+            return None;
+        }
+        let s = self.set_index(line);
+        (self.lens[s] as usize == self.ways).then(|| self.slots[(s + 1) * self.ways - 1] & !DIRTY)
+    }
+
     /// (set index, set base, way) of the line, if present.
     #[inline]
     fn find_way(&self, line: u64) -> Option<(usize, usize, usize)> {
@@ -372,6 +383,41 @@ mod tests {
         assert!(c.lookup(0, false));
         assert_eq!(c.insert(8, false), Some((4, true)));
         assert_eq!(c.stats.writebacks, 1);
+    }
+
+    proptest::proptest! {
+        /// `victim` names the line the next insert evicts (LRU and FIFO), None when that
+        /// insert evicts nothing, on random streams of lookups, inserts and removals; random
+        /// replacement, whose victim is drawn at the insert, names none.
+        #[test]
+        fn victim_is_the_line_the_next_insert_evicts(
+            policy in 0usize..3,
+            ops in proptest::collection::vec((0u8..3, 0u64..24), 1..300),
+        ) {
+            let policy = [Replacement::Lru, Replacement::Fifo, Replacement::Random][policy];
+            let mut c = cache(3, policy);
+            for (op, line) in ops {
+                match op {
+                    0 => {
+                        c.lookup(line, line % 2 == 0);
+                    }
+                    1 => {
+                        c.take(line);
+                    }
+                    _ => {
+                        if !c.contains(line) {
+                            let named = c.victim(line);
+                            let evicted = c.insert(line, false).map(|(v, _)| v);
+                            if policy == Replacement::Random {
+                                proptest::prop_assert_eq!(named, None);
+                            } else {
+                                proptest::prop_assert_eq!(named, evicted);
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
