@@ -11,6 +11,7 @@ import pydoc
 import pytest
 
 import hmsim
+from hmsim import host
 from hmsim.report import wall_text
 
 
@@ -48,6 +49,9 @@ def test_a_resumed_run_reports_the_total_wall_time(twice):
     text = wall_text(second)
     assert "over 2 runs" in text and f"0 of {second['points_reused']} points new" in text
     assert "over 2 runs" in (out / "report" / "index.html").read_text()
+    # The times name the machine they were measured on, and the report says it.
+    assert first["host"] == host.describe() and second["host"] == first["host"]
+    assert f"on {host.text(first['host'])}" in (out / "report" / "index.html").read_text()
 
 
 def test_wall_text_of_an_older_summary_and_of_a_resumed_interrupted_run():

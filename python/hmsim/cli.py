@@ -191,19 +191,23 @@ def sweep(
 )
 def bench(module: str | None, scale: float, as_json: bool, repeat: int) -> None:
     """Measure simulation speed (simulated requests or accesses per wall second)."""
+    from hmsim import host
     from hmsim.bench_runs import combine, load_average
 
+    machine = host.describe()
     load_before = load_average()
     results = combine([json.loads(_core.bench(module, scale)) for _ in range(repeat)])
     load_after = load_average()
     if as_json:
         for r in results:
             r["load_average"] = [load_before, load_after]
+            r["host"] = machine
         click.echo(json.dumps(results, indent=2))
         return
     if load_before is not None and load_after is not None:
-        # A wall time means little without the load it was measured under.
+        # A wall time means little without the load it was measured under, and the machine.
         console.print(f"load average (1 min): {load_before:.2f} before, {load_after:.2f} after")
+    console.print(f"host: {host.text(machine)}", markup=False)
     for r in results:
         rate = r["per_wall_second"]
         shown = f"{rate / 1e6:.2f} M" if rate >= 1e5 else f"{rate:.3g}"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from hmsim.host import text as host_text
 from hmsim.humanize import duration
 from hmsim.references import cite
 from hmsim.references import get as get_reference
@@ -148,7 +149,9 @@ def wall_text(s: dict) -> str:
     else:
         text = f"wall {duration(wall)} resumed: {ran} of {ran + reused} points new"
         text += ", the earlier (interrupted) run untimed"
-    return text + f" · points' own run time {duration(float(s.get('points_wall_time_s', 0.0)))}"
+    text += f" · points' own run time {duration(float(s.get('points_wall_time_s', 0.0)))}"
+    # The same build's times differ by machine: say which one these are from.
+    return text + (f" · on {host_text(s['host'])}" if isinstance(s.get("host"), dict) else "")
 
 
 def _study_tables(r: StudyResult) -> tuple[list[str], list[str]]:

@@ -13,6 +13,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from hmsim import host
 from hmsim.progress import make_console
 from hmsim.references import get as get_reference
 from hmsim.results import write_csv, write_json
@@ -217,6 +218,9 @@ def _wall_times(elapsed: float, ledger: dict, before: dict, quick: bool) -> dict
         # differently): `points_ran - points_shared` simulations ran.
         "points_shared": ledger["shared"],
         "points_wall_time_s": ledger["points_wall_time_s"],
+        # The machine these times were measured on (the same build's times differ by
+        # machine: docs/performance.md).
+        "host": host.describe(),
     }
 
 

@@ -1,0 +1,54 @@
+"""Timed outputs name the machine they were timed on (`hmsim bench`, a study's summary)."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hmsim import host
+from hmsim.report import wall_text
+
+XEON = """processor\t: 0
+vendor_id\t: GenuineIntel
+model name\t: Intel(R) Xeon(R)   Processor @ 2.10GHz
+processor\t: 1
+model name\t: Intel(R) Xeon(R)   Processor @ 2.10GHz
+"""
+ARM = "processor\t: 0\nBogoMIPS\t: 48.00\nProcessor\t: AArch64 Processor rev 4 (aarch64)\n"
+
+
+def test_the_cpu_model_is_read_from_cpuinfo():
+    assert host.cpu_model(XEON) == "Intel(R) Xeon(R) Processor @ 2.10GHz"
+    # x86's `processor` lines number the CPUs: not a name.
+    assert host.cpu_model(ARM) == "AArch64 Processor rev 4 (aarch64)"
+
+
+@given(st.text())
+def test_any_cpuinfo_gives_a_name(text):
+    name = host.cpu_model(text)
+    assert isinstance(name, str) and name
+
+
+def test_this_machine_is_described():
+    h = host.describe()
+    assert h["logical_cpus"] >= 1 and h["cpu_model"] and h["system"]
+    assert host.text({"cpu_model": "X", "logical_cpus": 1}) == "X, 1 logical CPU"
+    assert host.text(h).endswith("logical CPUs") or h["logical_cpus"] == 1
+
+
+def test_bench_names_its_host(cli):
+    code, out, _ = cli("bench", "--module", "storage", "--scale", "0.01", "--json")
+    assert code == 0
+    (r,) = json.loads(out)
+    assert r["host"] == host.describe()
+    code, out, _ = cli("bench", "--module", "storage", "--scale", "0.01")
+    assert code == 0 and f"host: {host.text(host.describe())}" in out
+
+
+def test_the_report_names_the_host_of_a_study_time():
+    s = {"wall_time_s": 3.0, "wall_time_total_s": 3.0, "points_ran": 2, "points_reused": 0, "runs": 1}
+    assert "on " not in wall_text(s)
+    s["host"] = {"cpu_model": "Intel(R) Xeon(R) Processor", "logical_cpus": 2}
+    assert wall_text(s).endswith(" · on Intel(R) Xeon(R) Processor, 2 logical CPUs")
