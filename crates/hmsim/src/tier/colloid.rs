@@ -159,7 +159,7 @@ impl TieringPolicy for ColloidHeMem {
             Direction::ToDefault => Some(alt),
         };
         let th = self.hemem.hot_threshold;
-        let (total, hot) = self.tracker.heat.total_hot_on_and_prune(pt, from, th);
+        let (total, hot) = self.tracker.heat.total_and_hot_on(pt, from, th);
         if dp <= 0.0 || total <= 0.0 {
             return Vec::new();
         }
