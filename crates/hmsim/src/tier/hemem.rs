@@ -117,7 +117,9 @@ impl Heat {
         self.table.get(page as usize).map_or(0, |&e| self.cooled(e))
     }
 
-    /// Pages with an entry, in page order.
+    /// Pages with an entry, in page order (this and the next three: the pass over every
+    /// count that the kept hot list and total are tested against).
+    #[cfg(test)]
     fn pages(&self) -> impl Iterator<Item = u64> + '_ {
         self.listed.iter().enumerate().flat_map(|(w, &bits)| {
             let base = w as u64 * 64;
@@ -130,18 +132,20 @@ impl Heat {
     }
 
     /// Pages with an entry and their cooled counts.
+    #[cfg(test)]
     fn entries(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
         self.pages()
             .map(|p| (p, self.cooled(self.table[p as usize])))
     }
 
     /// Pages with count ≥ `threshold` on `tier`, hottest first (ties by page number).
+    #[cfg(test)]
     pub fn hot_on(&self, pt: &PageTable, tier: usize, threshold: u32) -> Vec<(u64, u32)> {
         let mut v: Vec<(u64, u32)> = self
             .entries()
             .filter(|&(p, c)| c >= threshold && pt.tier(p) == tier)
             .collect();
-        v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.sort_unstable_by(hotter_first);
         v
     }
 
@@ -163,13 +167,12 @@ impl Heat {
                 by_tier[t].push((p, c));
             }
         });
-        let order = |a: &(u64, u32), b: &(u64, u32)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
         for v in &mut by_tier {
             if v.len() > limit {
-                v.select_nth_unstable_by(limit, order);
+                v.select_nth_unstable_by(limit, hotter_first);
                 v.truncate(limit);
             }
-            v.sort_unstable_by(order);
+            v.sort_unstable_by(hotter_first);
         }
         by_tier
     }
@@ -231,11 +234,12 @@ impl Heat {
                 }
             });
         }
-        hot.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        hot.sort_unstable_by(hotter_first);
         (self.total(), hot)
     }
 
-    /// Forget pages whose count cooled to zero (keeps the passes short).
+    /// Forget pages whose count cooled to zero.
+    #[cfg(test)]
     pub fn prune(&mut self) {
         self.retain_live(|_, _| {});
     }
@@ -259,6 +263,11 @@ impl Heat {
             }
         }
     }
+}
+
+/// The hot lists' order, total: higher count first, then lower page number.
+fn hotter_first(a: &(u64, u32), b: &(u64, u32)) -> std::cmp::Ordering {
+    b.1.cmp(&a.1).then(a.0.cmp(&b.0))
 }
 
 /// A clock hand over page numbers that finds cold pages on a tier.
