@@ -8,6 +8,7 @@
 //! below saturation X follows the loaded-latency curve, at saturation X stays at the
 //! saturation bandwidth and latency grows with W.
 
+use super::crossing::neighbours_below;
 use super::curve::LatencyCurve;
 use super::flow::CopyFlow;
 use super::path::PathResource;
@@ -114,6 +115,23 @@ impl TierSpec {
     /// Closed-loop operating point: `inflight_bytes` held by closed-loop sources plus
     /// `open_gb_s` of open-loop traffic (migrations). Returns (closed-loop GB/s, latency ns).
     pub fn solve(&self, inflight_bytes: f64, open_gb_s: f64, read_fraction: f64) -> (f64, f64) {
+        self.solve_near(
+            inflight_bytes,
+            open_gb_s,
+            read_fraction,
+            self.unloaded_latency_ns,
+        )
+    }
+
+    /// [`solve`](Self::solve), the same bits, searching first near the bandwidth at which
+    /// the bytes in flight would see `guess_latency_ns` (a fixed point's current latency).
+    pub fn solve_near(
+        &self,
+        inflight_bytes: f64,
+        open_gb_s: f64,
+        read_fraction: f64,
+        guess_latency_ns: f64,
+    ) -> (f64, f64) {
         let b = self.saturation_gb_s(read_fraction);
         let open = open_gb_s.clamp(0.0, 0.9 * b);
         let mut curve = CurveAt::new(self, read_fraction);
@@ -121,10 +139,25 @@ impl TierSpec {
             return (0.0, curve.latency_ns(open));
         }
         let xmax = (b - open) * (1.0 - 1e-12);
+        let monotone = curve.monotone;
         let mut f = |x: f64| x * curve.latency_ns(x + open);
-        if f(xmax) <= inflight_bytes {
+        let at_xmax = f(xmax);
+        if at_xmax <= inflight_bytes {
             // Saturated: bandwidth at its ceiling, latency by Little's law.
             return (xmax, inflight_bytes / xmax);
+        }
+        // The bisection below ends on the neighbouring floats lo < hi with f(lo) < inflight
+        // ≤ f(hi). For an f that never decreases that pair is unique, so a faster search
+        // for it gives the same bits, as long as the bisection's 64 halvings of [0, xmax]
+        // would have reached it (hi not far below xmax).
+        if monotone {
+            let guess = inflight_bytes / guess_latency_ns;
+            if let Some((lo, hi)) = neighbours_below(&mut f, inflight_bytes, xmax, at_xmax, guess) {
+                if lo > 0.0 && hi >= xmax / 256.0 {
+                    let x = 0.5 * (lo + hi);
+                    return (x, inflight_bytes / x);
+                }
+            }
         }
         let (mut lo, mut hi) = (0.0, xmax);
         // f(lo) < inflight is known once lo has moved (f(0) is not evaluated).
@@ -162,6 +195,9 @@ struct CurveAt<'a> {
     /// Last window of the media's curve and of each path resource's; `usize::MAX` where a
     /// curve's points do not increase strictly (then the full scan runs every time).
     hints: [usize; PATH_MEMO + 1],
+    /// Every curve's factors never decrease (a validated curve's): the latency, and the
+    /// bytes in flight it gives, never decrease with the bandwidth.
+    monotone: bool,
 }
 
 const PATH_MEMO: usize = 4;
@@ -179,7 +215,9 @@ impl<'a> CurveAt<'a> {
                 hints[i + 1] = 0;
             }
         }
+        let rising = |c: &LatencyCurve| c.points.windows(2).all(|w| w[0].1 <= w[1].1);
         CurveAt {
+            monotone: rising(&tier.curve) && tier.path.iter().all(|p| rising(&p.curve)),
             tier,
             read_fraction,
             media_gb_s: tier.media_saturation_gb_s(read_fraction),
@@ -421,7 +459,7 @@ pub fn solve_fixed_point_from(
             } else {
                 1.0
             };
-            let (x, l) = tiers[t].solve(bytes, open, rf);
+            let (x, l) = tiers[t].solve_near(bytes, open, rf, lat[t]);
             max_change = max_change.max((l - lat[t]).abs() / lat[t]);
             lat[t] = if it == 1 {
                 l
@@ -585,7 +623,8 @@ mod tests {
         assert_eq!(t.bottleneck(0.0), 0, "writes: the media (10 < 30)");
     }
 
-    /// `solve` as it was before the per-solve precomputation and the early stop: the
+    /// `solve` as it was before the per-solve precomputation, the early stop and the search
+    /// near a guess (`crossing.rs`): the
     /// bisection's 64 steps on `curve_latency_ns`.
     fn solve_reference(t: &TierSpec, inflight: f64, open_gb_s: f64, rf: f64) -> (f64, f64) {
         let b = t.saturation_gb_s(rf);
@@ -594,19 +633,11 @@ mod tests {
             return (0.0, t.curve_latency_ns(open, rf));
         }
         let xmax = (b - open) * (1.0 - 1e-12);
-        let f = |x: f64| x * t.curve_latency_ns(x + open, rf);
+        let mut f = |x: f64| x * t.curve_latency_ns(x + open, rf);
         if f(xmax) <= inflight {
             return (xmax, inflight / xmax);
         }
-        let (mut lo, mut hi) = (0.0, xmax);
-        for _ in 0..64 {
-            let mid = 0.5 * (lo + hi);
-            if f(mid) < inflight {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
+        let (lo, hi) = super::super::crossing::bisect(&mut f, inflight, xmax);
         let x = 0.5 * (lo + hi);
         (x, inflight / x)
     }
@@ -642,6 +673,57 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    use proptest::prelude::{prop_oneof, Just};
+
+    proptest::proptest! {
+        /// On any validated curve (random rising points, a path resource with its own), at
+        /// any load and read mix, `solve` gives the bits of the 64-step bisection.
+        #[test]
+        fn solve_on_random_curves_gives_the_bits_of_the_bisection(
+            steps in proptest::collection::vec((0.01f64..0.3, 0.0f64..3.0), 1..8),
+            link in proptest::option::of((5.0f64..200.0, 1.0f64..4.0)),
+            unloaded in 50.0f64..400.0,
+            bw in 1.0f64..300.0,
+            rf in 0.0f64..=1.0,
+            open_share in 0.0f64..1.2,
+            load in 0.0f64..3.0,
+            guess in prop_oneof![Just(1.0), 0.01f64..100.0, Just(f64::NAN), Just(0.0)],
+        ) {
+            let mut points = vec![(0.0, 1.0)];
+            for (du, df) in steps {
+                let (u, f) = *points.last().unwrap();
+                points.push(((u + du).min(1.0), f + df));
+                if u + du >= 1.0 {
+                    break;
+                }
+            }
+            points.dedup_by(|b, a| b.0 <= a.0);
+            if points.len() < 2 || points.last().unwrap().0 < 0.5 {
+                points.push((1.0, points.last().unwrap().1 + 1.0));
+            }
+            let mut t = crate::tier::params::reference_tiers().remove(1);
+            t.curve = LatencyCurve { points };
+            t.unloaded_latency_ns = unloaded;
+            t.read_bandwidth_gb_s = bw;
+            if let Some((link_bw, top)) = link {
+                let mut r = PathResource::duplex("link", link_bw, link_bw);
+                r.curve = LatencyCurve { points: vec![(0.0, 1.0), (0.7, 1.0 + top / 3.0), (1.0, 1.0 + top)] };
+                t.path = vec![r];
+            }
+            proptest::prop_assume!(t.curve.problem().is_none());
+            let sat = t.saturation_gb_s(rf);
+            let open = open_share * sat;
+            // Bytes in flight from a trickle to past saturation.
+            let inflight = load * sat * unloaded * 2.0;
+            let (x0, l0) = solve_reference(&t, inflight, open, rf);
+            let (x, l) = t.solve(inflight, open, rf);
+            proptest::prop_assert_eq!((x.to_bits(), l.to_bits()), (x0.to_bits(), l0.to_bits()));
+            // From any starting guess of the latency (a fixed point's iterate), the same bits.
+            let (x, l) = t.solve_near(inflight, open, rf, unloaded * guess);
+            proptest::prop_assert_eq!((x.to_bits(), l.to_bits()), (x0.to_bits(), l0.to_bits()));
         }
     }
 

@@ -4,6 +4,7 @@
 //! NUMA PMem both run on it.
 
 mod cores;
+mod crossing;
 mod curve;
 mod engine;
 mod flow;
