@@ -131,11 +131,23 @@ impl Memtis {
         self.tick(pt);
     }
 
-    /// Sample bookkeeping after a recorded sample: threshold adaptation and cooling.
+    /// Sample bookkeeping after a recorded sample: threshold adaptation and cooling. The
+    /// counting is inlined into the per-sample loops; the rare events are not.
+    #[inline(always)]
     fn tick(&mut self, pt: &PageTable) {
         self.total_count += 1;
         self.since_adapt += 1;
         self.since_cool += 1;
+        if self.since_adapt >= self.params.adapt_every_samples
+            || self.since_cool >= self.params.cool_every_samples
+        {
+            self.tick_events(pt);
+        }
+    }
+
+    /// The threshold adaptation and cooling that [`tick`](Self::tick)'s counts call for.
+    #[inline(never)]
+    fn tick_events(&mut self, pt: &PageTable) {
         if self.since_adapt >= self.params.adapt_every_samples {
             self.since_adapt = 0;
             let weight = (pt.page_bytes / 4096).max(1);
@@ -258,11 +270,12 @@ impl Memtis {
             k.dram_sampled += 1;
         }
         // A huge page asked to split but not split yet counts as its base pages.
-        if p < n && k.split_state(p) != 2 {
-            k.bump(p, sub as u64);
+        let slot = if p < n { Some(k.slot_of(p)) } else { None };
+        if let Some(s) = slot.filter(|&s| k.state[s] != 2) {
+            k.bump_slot(s, sub as u64);
             let weight = k.upp;
-            if k.split_state(p) == 0 {
-                k.check_split(p);
+            if k.state[s] == 0 {
+                k.check_split(p, s);
             }
             self.record(p, weight, pt);
         } else if let Some((h, i)) = pt.parent_of(p).or((p < n).then_some((p, sub as u64))) {

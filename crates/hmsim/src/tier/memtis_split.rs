@@ -127,6 +127,7 @@ impl Skew {
         self.bin_tab[c as usize] as usize
     }
 
+    #[inline]
     pub(super) fn slot_of(&mut self, h: u64) -> usize {
         let s = &mut self.slot[h as usize];
         if *s == NO_SLOT {
@@ -142,6 +143,12 @@ impl Skew {
     #[inline]
     pub(super) fn bump(&mut self, h: u64, i: u64) -> (usize, usize) {
         let s = self.slot_of(h);
+        self.bump_slot(s, i)
+    }
+
+    /// [`bump`](Self::bump) of the huge page in slot `s`.
+    #[inline]
+    pub(super) fn bump_slot(&mut self, s: usize, i: u64) -> (usize, usize) {
         let k = s * self.upp as usize + i as usize;
         let c = self.sub[k];
         let old = self.bin(c);
@@ -186,13 +193,13 @@ impl Skew {
         }
     }
 
-    /// Queue `h` if its skew is at or above the split threshold and the split budget allows
-    /// (artifact `check_split_huge_page`).
-    pub(super) fn check_split(&mut self, h: u64) {
+    /// Queue `h` (in slot `s`) if its skew is at or above the split threshold and the split
+    /// budget allows (artifact `check_split_huge_page`).
+    #[inline]
+    pub(super) fn check_split(&mut self, h: u64, s: usize) {
         if self.disabled || self.split_thres >= SKEW_BINS {
             return;
         }
-        let s = self.slot[h as usize] as usize;
         let sk = self.skew[s] as usize;
         if self.state[s] != 0 || sk == 0 || sk + 1 < self.split_thres {
             return;

@@ -349,13 +349,19 @@ impl Gups {
     ) {
         let h = self.hot_fraction();
         let upp = self.units_per_page;
+        // With a power-of-two number of units per page (4 KiB and 2 MiB pages), a shift and
+        // a mask split a unit instead of a 64-bit division.
+        let shift = upp.is_power_of_two().then(|| upp.trailing_zeros());
         for _ in 0..n {
             let u = if rng.random::<f64>() < h {
                 self.hot_start_unit + rng.random_range(0..self.hot_units)
             } else {
                 rng.random_range(0..self.pages * upp)
             };
-            let (p, i) = (u / upp, u % upp);
+            let (p, i) = match shift {
+                Some(s) => (u >> s, u & (upp - 1)),
+                None => (u / upp, u % upp),
+            };
             out.push(if pt.is_split(p) { pt.base_id(p, i) } else { p });
             subs.push(i as u16);
         }
