@@ -1,8 +1,8 @@
 //! Where a rising function crosses a value, to the float: the neighbouring floats `lo < hi`
 //! with `f(lo) < target ≤ f(hi)`. A bisection of `[0, xmax]` down to neighbours ends on that
 //! pair, and for an `f` that never decreases the pair is unique, so any search that finds
-//! it gives the bisection's bits. This one needs a few evaluations near a good guess
-//! (docs/tiering.md, *Speed*) where the bisection needs about fifty-five.
+//! it gives the bisection's bits. This one needs a few evaluations near a good guess where
+//! the bisection needs about fifty-five (docs/tiering.md, *What is modelled*).
 
 /// A secant step shorter than this, relative, has converged.
 const CONVERGED: f64 = 1.0 / (1u64 << 30) as f64;
