@@ -335,39 +335,37 @@ impl Memtis {
     /// Pages on `tier` with bin ≥ `min_bin`, hottest first.
     fn pages_on(&self, pt: &PageTable, tier: usize, min_bin: usize) -> Vec<u64> {
         if self.skew.is_none() {
-            let mut v: Vec<u64> = (0..pt.pages())
+            let v: Vec<(u64, u64)> = (0..pt.pages())
                 .filter(|&p| pt.tier(p) == tier && bin_of(self.counts[p as usize]) >= min_bin)
+                .map(|p| (self.counts[p as usize] as u64, p))
                 .collect();
-            v.sort_by_key(|&p| (std::cmp::Reverse(self.counts[p as usize]), p));
-            return v;
+            return by_level(v, true);
         }
-        let mut v: Vec<(u64, u64)> = self
+        let v: Vec<(u64, u64)> = self
             .ids(pt)
             .filter(|&p| pt.tier(p) == tier && self.bin_of_id(pt, p) >= min_bin)
             .map(|p| (self.level(pt, p), p))
             .collect();
-        v.sort_by_key(|&(l, p)| (std::cmp::Reverse(l), p));
-        v.into_iter().map(|(_, p)| p).collect()
+        by_level(v, true)
     }
 
     /// Default-tier pages below the hot bin, coldest first (victims for demotion).
     fn coldest_default(&self, pt: &PageTable) -> Vec<u64> {
         if self.skew.is_none() {
-            let mut v: Vec<u64> = (0..pt.pages())
+            let v: Vec<(u64, u64)> = (0..pt.pages())
                 .filter(|&p| {
                     pt.tier(p) == DEFAULT_TIER && bin_of(self.counts[p as usize]) < self.hot
                 })
+                .map(|p| (self.counts[p as usize] as u64, p))
                 .collect();
-            v.sort_by_key(|&p| (self.counts[p as usize], p));
-            return v;
+            return by_level(v, false);
         }
-        let mut v: Vec<(u64, u64)> = self
+        let v: Vec<(u64, u64)> = self
             .ids(pt)
             .filter(|&p| pt.tier(p) == DEFAULT_TIER && self.bin_of_id(pt, p) < self.hot)
             .map(|p| (self.level(pt, p), p))
             .collect();
-        v.sort_unstable();
-        v.into_iter().map(|(_, p)| p).collect()
+        by_level(v, false)
     }
 
     /// Split requests for this interval: up to `split_max_per_interval` queued huge pages
@@ -416,6 +414,26 @@ impl Memtis {
         }
         self.interval_samples = 0;
     }
+}
+
+/// The ids of `(level, id)` pairs ordered by level (descending when `hottest_first`), then
+/// by id. Ids are distinct, so when both fit 32 bits each pair packs into one integer, level
+/// above id, whose plain sort gives the pairs' order at a fraction of a tuple sort's cost
+/// (the interval's sorts were a fifth of MEMTIS's instructions).
+fn by_level(mut v: Vec<(u64, u64)>, hottest_first: bool) -> Vec<u64> {
+    const LOW: u64 = u32::MAX as u64;
+    if v.iter().any(|&(l, p)| l > LOW || p > LOW) {
+        if hottest_first {
+            v.sort_unstable_by_key(|&(l, p)| (std::cmp::Reverse(l), p));
+        } else {
+            v.sort_unstable();
+        }
+        return v.into_iter().map(|(_, p)| p).collect();
+    }
+    let flip = if hottest_first { LOW } else { 0 };
+    let mut keys: Vec<u64> = v.iter().map(|&(l, p)| ((l ^ flip) << 32) | p).collect();
+    keys.sort_unstable();
+    keys.into_iter().map(|k| k & LOW).collect()
 }
 
 impl TieringPolicy for Memtis {
@@ -598,6 +616,34 @@ impl TieringPolicy for Memtis {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use proptest::prelude::Just;
+
+    proptest::proptest! {
+        /// The packed sort orders as the tuple sorts did: (level descending, id) for the
+        /// hottest first, (level, id) for the coldest, with levels or ids past 32 bits too.
+        #[test]
+        fn by_level_orders_as_the_tuple_sorts(
+            levels in proptest::collection::vec(
+                proptest::prop_oneof![0u64..40, 0u64..=u32::MAX as u64, Just(1u64 << 40)], 0..300),
+            wide_id in proptest::bool::weighted(0.1),
+        ) {
+            let base = if wide_id { 1u64 << 33 } else { 0 };
+            // Distinct ids, in no order.
+            let v: Vec<(u64, u64)> = levels
+                .iter()
+                .enumerate()
+                .map(|(i, &l)| (l, base + (i as u64 * 7919) % 100_003))
+                .collect();
+            let mut hot = v.clone();
+            hot.sort_by_key(|&(l, p)| (std::cmp::Reverse(l), p));
+            let mut cold = v.clone();
+            cold.sort_by_key(|&(l, p)| (l, p));
+            let ids = |w: Vec<(u64, u64)>| w.into_iter().map(|(_, p)| p).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(by_level(v.clone(), true), ids(hot));
+            proptest::prop_assert_eq!(by_level(v, false), ids(cold));
+        }
+    }
 
     #[test]
     fn bins_are_log2_and_the_threshold_fits_the_tier() {
