@@ -209,6 +209,12 @@ impl LatencyCurve {
     pub fn increasing(&self) -> bool {
         self.points.windows(2).all(|w| w[0].0 < w[1].0)
     }
+
+    /// Whether the factors never decrease (a validated curve's do): the loaded latency then
+    /// never falls as the bandwidth grows.
+    pub fn rising(&self) -> bool {
+        self.points.windows(2).all(|w| w[0].1 <= w[1].1)
+    }
 }
 
 #[cfg(test)]

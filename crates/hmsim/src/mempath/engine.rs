@@ -215,9 +215,8 @@ impl<'a> CurveAt<'a> {
                 hints[i + 1] = 0;
             }
         }
-        let rising = |c: &LatencyCurve| c.points.windows(2).all(|w| w[0].1 <= w[1].1);
         CurveAt {
-            monotone: rising(&tier.curve) && tier.path.iter().all(|p| rising(&p.curve)),
+            monotone: tier.curve.rising() && tier.path.iter().all(|p| p.curve.rising()),
             tier,
             read_fraction,
             media_gb_s: tier.media_saturation_gb_s(read_fraction),

@@ -270,7 +270,7 @@ impl Memtis {
             k.dram_sampled += 1;
         }
         // A huge page asked to split but not split yet counts as its base pages.
-        let slot = if p < n { Some(k.slot_of(p)) } else { None };
+        let slot = (p < n).then(|| k.slot_of(p));
         if let Some(s) = slot.filter(|&s| k.state[s] != 2) {
             k.bump_slot(s, sub as u64);
             let weight = k.upp;
