@@ -8,15 +8,9 @@ use rand::{Rng, RngCore};
 use crate::hash::FastMap;
 use crate::rng::SimRng;
 
+use super::hint_faults::{Fault, HintFaults};
 use super::pages::PageTable;
 use super::workload::Gups;
-
-/// A NUMA hint fault: `page` was accessed `latency_s` after the scan marked it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HintFault {
-    pub page: u64,
-    pub latency_s: f64,
-}
 
 /// What a kernel policy can do to pages besides migrating them.
 pub trait PageHardware {
@@ -102,12 +96,6 @@ impl PageHardware for NoHardware {
     }
 }
 
-/// A pending fault: (page, delay after marking in s, fault time in s). 16 bytes: the
-/// buckets of pending faults are written at random and read back once, so their size is
-/// what a mark and a quantum's delivery cost (page ids fit 32 bits: the scenario refuses
-/// more pages).
-type Fault = (u32, f32, f64);
-
 /// The delay, s, from marking a page accessed at `rate` per second to its next access
 /// (exponential: the accesses are a Poisson stream).
 #[inline(always)]
@@ -118,85 +106,6 @@ fn next_access_delay(rate: f64, rng: &mut SimRng) -> f64 {
 /// Quanta ahead whose faults go to the ring of buckets (most marked pages fault within a
 /// few hundred quanta; the rest wait in a map).
 const NEAR_QUANTA: u64 = 512;
-
-/// Calls `emit` on the faults of `v` in (time bits, page) order — the order of a comparison
-/// sort on that key, which is total — found by distributing them into as many buckets as
-/// faults by their time's position between the earliest and the latest, then sorting each
-/// (small) bucket. The bucket index `⌊(at − min) · n / (max − min)⌋` never decreases as `at`
-/// grows (each floating-point step is monotone), so buckets in order hold the faults in
-/// order; for non-negative times the bits order as the numbers do (anything else takes the
-/// comparison sort). `v` is left in no particular order.
-fn sort_faults(
-    v: &mut [Fault],
-    scratch: &mut Vec<Fault>,
-    starts: &mut Vec<u32>,
-    mut emit: impl FnMut(&Fault),
-) {
-    let key = |f: &Fault| (f.2.to_bits(), f.0);
-    let n = v.len();
-    // The range in one pass over the bits: they order as the numbers do for non-negative
-    // times, and a negative time, an infinite one or NaN has bits at or above +∞'s.
-    let (mut lo_bits, mut hi_bits) = (u64::MAX, 0u64);
-    for f in v.iter() {
-        let b = f.2.to_bits();
-        lo_bits = lo_bits.min(b);
-        hi_bits = hi_bits.max(b);
-    }
-    let (lo, hi) = (f64::from_bits(lo_bits), f64::from_bits(hi_bits));
-    let scale = n as f64 / (hi - lo);
-    if n < 64 || hi_bits >= f64::INFINITY.to_bits() || hi <= lo || !scale.is_finite() {
-        v.sort_unstable_by_key(key);
-        v.iter().for_each(emit);
-        return;
-    }
-    let bucket = |at: f64| {
-        // SAFETY: lo <= at <= hi, all finite, and scale is finite: the product lies in
-        // [0, n] up to rounding, well inside i64 (the saturating cast's checks, or an
-        // unsigned cast's, would only cost time).
-        let b: i64 = unsafe { ((at - lo) * scale).to_int_unchecked() };
-        (b as usize).min(n - 1)
-    };
-    // Counts into starts[b], then each bucket's first slot; the scatter advances each to
-    // its bucket's end, which is the next bucket's start.
-    starts.clear();
-    starts.resize(n, 0);
-    for f in v.iter() {
-        starts[bucket(f.2)] += 1;
-    }
-    let mut at = 0;
-    for s in starts.iter_mut() {
-        let c = *s;
-        *s = at;
-        at += c;
-    }
-    if scratch.len() < n {
-        scratch.resize(n, (0, 0.0, 0.0));
-    }
-    for f in v.iter() {
-        let s = &mut starts[bucket(f.2)];
-        scratch[*s as usize] = *f;
-        *s += 1;
-    }
-    let mut a = 0;
-    for &z in starts.iter() {
-        let z = z as usize;
-        let run = &mut scratch[a..z];
-        if run.len() > 8 {
-            run.sort_unstable_by_key(key);
-        } else {
-            // Most buckets hold one or two faults: an insertion sort in place, no call.
-            for i in 1..run.len() {
-                let mut j = i;
-                while j > 0 && key(&run[j]) < key(&run[j - 1]) {
-                    run.swap(j, j - 1);
-                    j -= 1;
-                }
-            }
-        }
-        run.iter().for_each(&mut emit);
-        a = z;
-    }
-}
 
 /// Statistical-mode hardware: per-page access times are exponential with the page's true
 /// access rate at the time of the draw (an approximation when the rate changes while a
@@ -220,9 +129,8 @@ pub(super) struct StatHardware {
     /// (`near[q % NEAR_QUANTA]`, their buffers reused), later ones in `far`.
     near: Vec<Vec<Fault>>,
     far: FastMap<u64, Vec<Fault>>,
-    /// Buffers of the fault sort.
-    scratch: Vec<Fault>,
-    starts: Vec<u32>,
+    /// Bucket counts of the fault ordering (a buffer).
+    counts: Vec<u32>,
     rng: SimRng,
     /// Access rate of a (hot, cold) page this quantum, per s.
     rates: (f64, f64),
@@ -423,8 +331,7 @@ impl StatHardware {
             cleared_at: Cleared::Unallocated,
             near: Vec::new(),
             far: FastMap::default(),
-            scratch: Vec::new(),
-            starts: Vec::new(),
+            counts: Vec::new(),
             rng,
             rates: (0.0, 0.0),
             seen_memo: [(u32::MAX, 0.0); 2],
@@ -434,12 +341,7 @@ impl StatHardware {
     /// Start quantum `q`: the workload's current state and access rate; returns the faults
     /// that arrive in this quantum. Called for every quantum in order (the ring of pending
     /// faults relies on it).
-    pub(super) fn begin_quantum(
-        &mut self,
-        q: u64,
-        gups: &Gups,
-        accesses_per_s: f64,
-    ) -> Vec<HintFault> {
+    pub(super) fn begin_quantum(&mut self, q: u64, gups: &Gups, accesses_per_s: f64) -> HintFaults {
         debug_assert!(q == 0 || q == self.quantum + 1, "quanta in order");
         self.quantum = q;
         self.now_s = q as f64 * self.quantum_s;
@@ -469,29 +371,17 @@ impl StatHardware {
             pages.extend(f);
         }
         if pages.is_empty() {
-            return Vec::new();
+            return HintFaults::default();
         }
-        // In the order they happen within the quantum (the kernel handles them so). Fault
-        // times are non-negative, so their bits order as the numbers do, and a page is
-        // pending at most once: (time bits, page) is a total order, whatever order the
-        // faults were queued in.
         // Unmark first, in the order the faults were queued: a scan queues them in page
         // order, so the bits are cleared nearly in sequence rather than at random.
         for &(page, _, _) in &pages {
             self.marked[page as usize / 64] &= !(1u64 << (page % 64));
         }
-        let mut out = Vec::with_capacity(pages.len());
-        sort_faults(
-            &mut pages,
-            &mut self.scratch,
-            &mut self.starts,
-            |&(page, delay, _)| {
-                out.push(HintFault {
-                    page: u64::from(page),
-                    latency_s: delay as f64,
-                })
-            },
-        );
+        // The policy reads them in the order they happen within the quantum (the kernel
+        // handles them so): (time bits, page), a total order, whatever order they were
+        // queued in.
+        let out = HintFaults::bucketed(&pages, &mut self.counts);
         pages.clear();
         if let Some(b) = self.near.get_mut(slot) {
             *b = pages;
@@ -716,34 +606,6 @@ mod tests {
     use crate::tier::pages::PageTable;
     use crate::tier::GupsSpec;
 
-    #[test]
-    fn bucket_sort_of_faults_orders_as_the_comparison_sort() {
-        let mut rng = crate::rng::stream(3, "t");
-        let (mut scratch, mut starts) = (Vec::new(), Vec::new());
-        for n in [0usize, 1, 63, 64, 500, 5000, 5001] {
-            let mut v: Vec<Fault> = (0..n as u64)
-                .map(|page| {
-                    // Times inside one quantum, some repeated (ties go by page).
-                    let at = if rng.random::<f64>() < 0.1 {
-                        1.25
-                    } else {
-                        1.2 + 0.01 * rng.random::<f64>()
-                    };
-                    ((page * 7 % 10_007) as u32, rng.random::<f32>(), at)
-                })
-                .collect();
-            if n == 5001 {
-                // A time with no place in the buckets: the comparison sort takes them all.
-                v[7].2 = -0.0;
-            }
-            let mut want = v.clone();
-            want.sort_unstable_by_key(|&(page, _, at)| (at.to_bits(), page));
-            let mut got = Vec::new();
-            sort_faults(&mut v, &mut scratch, &mut starts, |f| got.push(*f));
-            assert_eq!(got, want, "{n}");
-        }
-    }
-
     /// Only the page-by-page methods: the trait's own run methods call them.
     struct PageByPage<'a>(&'a mut StatHardware);
 
@@ -780,8 +642,9 @@ mod tests {
         let (mut a, mut b) = (new(), new());
         let mut hand = 0;
         for q in 0..300 {
-            let fa = a.begin_quantum(q, &g, 2e6);
-            assert_eq!(fa, b.begin_quantum(q, &g, 2e6), "quantum {q}");
+            let fa: Vec<_> = a.begin_quantum(q, &g, 2e6).in_order().collect();
+            let fb: Vec<_> = b.begin_quantum(q, &g, 2e6).in_order().collect();
+            assert_eq!(fa, fb, "quantum {q}");
             let from = (q * 577) % g.pages;
             let len = (700 + q % 97).min(g.pages - from);
             let except = [Some(0), Some(1), None][q as usize % 3];
@@ -893,7 +756,7 @@ mod tests {
         }
         let (mut hot, mut cold) = (Vec::new(), Vec::new());
         for q in 1..20_000 {
-            for f in hw.begin_quantum(q, &g, 1e4) {
+            for f in hw.begin_quantum(q, &g, 1e4).in_order() {
                 if g.is_hot(f.page) {
                     hot.push(f.latency_s)
                 } else {

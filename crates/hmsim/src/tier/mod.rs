@@ -8,6 +8,7 @@ pub mod colloid;
 pub mod copy;
 mod cost;
 pub mod hemem;
+mod hint_faults;
 mod hw;
 pub mod memtis;
 mod memtis_bins;

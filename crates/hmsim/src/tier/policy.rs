@@ -2,7 +2,8 @@
 //! placements. The registry of policies by name is in `policies.rs`.
 
 use super::copy::CopyEngine;
-use super::hw::{HintFault, PageHardware};
+use super::hint_faults::HintFaults;
+use super::hw::PageHardware;
 use super::pages::PageTable;
 
 /// Tier 0 is the default (fast) tier, tier 1 the alternate tier.
@@ -39,7 +40,7 @@ pub struct Observation<'a> {
     /// (less copies still queued from earlier quanta).
     pub migrate_budget_bytes: u64,
     /// NUMA hint faults taken this quantum on pages the policy marked (TPP-like scanning).
-    pub hint_faults: &'a [HintFault],
+    pub hint_faults: &'a HintFaults,
 }
 
 pub trait TieringPolicy {

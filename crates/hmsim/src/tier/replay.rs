@@ -11,7 +11,8 @@
 //! events), but only the misses count towards the tiers and PEBS (which samples LLC-miss
 //! loads), and the next quantum's demand follows the measured hit rates and hit time.
 
-use super::hw::{HintFault, PageHardware};
+use super::hint_faults::{HintFault, HintFaults};
+use super::hw::PageHardware;
 use super::pages::{PageTable, BASE_PAGE_BYTES};
 use super::policy::{TieringPolicy, DEFAULT_TIER};
 use super::quantum::{run_quanta, Antagonists, SimParams, SimResult};
@@ -223,7 +224,7 @@ impl AccessSource for StreamSource<'_> {
         pt: &PageTable,
         samples: &mut Vec<u64>,
         subpages: &mut Vec<u16>,
-    ) -> Result<Vec<HintFault>, ConfigError> {
+    ) -> Result<HintFaults, ConfigError> {
         let weight = self.demand.weight;
         // Behind caches a PEBS event is one missing load of one line.
         let lines = match self.cache {
@@ -305,7 +306,7 @@ impl AccessSource for StreamSource<'_> {
                 .map(|&c| c as f64 / reaching as f64)
                 .collect();
         }
-        Ok(self.hw.take_faults())
+        Ok(HintFaults::given(self.hw.take_faults()))
     }
 
     fn hardware(&mut self, now_s: f64) -> &mut dyn PageHardware {

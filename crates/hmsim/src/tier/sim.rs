@@ -2,7 +2,8 @@
 //! and hint faults are drawn from the workload's access distribution (per-page rates), not
 //! from individual accesses.
 
-use super::hw::{HintFault, PageHardware, StatHardware};
+use super::hint_faults::HintFaults;
+use super::hw::{PageHardware, StatHardware};
 use super::pages::{PageTable, BASE_PAGE_BYTES};
 use super::policy::{TieringPolicy, DEFAULT_TIER};
 use super::quantum::{app_accesses_per_ns, app_sources, run_quanta};
@@ -135,7 +136,7 @@ impl AccessSource for GupsSource<'_> {
         pt: &PageTable,
         samples: &mut Vec<u64>,
         subpages: &mut Vec<u16>,
-    ) -> Result<Vec<HintFault>, ConfigError> {
+    ) -> Result<HintFaults, ConfigError> {
         // PEBS counts LLC-miss loads, one per line (HeMem's load-miss event): an object of
         // several lines is sampled once per line, each sample on the object's page.
         let expected = r.accesses_per_ns * self.gups.lines_per_access() * (r.quantum_s * 1e9)

@@ -2,7 +2,8 @@
 //! statistical GUPS model (`sim.rs`) draws them from the workload's access distribution; trace
 //! replay and the application analogs (`replay.rs`) take them one by one from a stream.
 
-use super::hw::{HintFault, PageHardware};
+use super::hint_faults::HintFaults;
+use super::hw::PageHardware;
 use super::pages::PageTable;
 use super::policy::TieringPolicy;
 use super::sim_params::SimParams;
@@ -84,7 +85,7 @@ pub(super) trait AccessSource {
         pt: &PageTable,
         samples: &mut Vec<u64>,
         subpages: &mut Vec<u16>,
-    ) -> Result<Vec<HintFault>, ConfigError>;
+    ) -> Result<HintFaults, ConfigError>;
     /// The page hardware (marks, accessed bits) as the policy sees it at `now_s`.
     fn hardware(&mut self, now_s: f64) -> &mut dyn PageHardware;
     /// A completed migration of `page` (already in the table's new state).

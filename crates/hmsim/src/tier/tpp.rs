@@ -16,6 +16,7 @@
 //! dedicated core.
 
 use super::colloid::{Colloid, ColloidParams, Direction};
+use super::hint_faults::{HintFault, InOrder};
 use super::hw::PageHardware;
 use super::pages::PageTable;
 use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
@@ -89,6 +90,11 @@ pub(super) struct Tpp {
     work: PolicyWork,
     /// kswapd's buffer of idle pages found by a sweep.
     idle: Vec<u64>,
+    /// Tests: read every fault in order, and the quanta whose tail was counted unordered.
+    #[cfg(test)]
+    reference_tail: bool,
+    #[cfg(test)]
+    tails: u64,
 }
 
 impl Tpp {
@@ -111,6 +117,10 @@ impl Tpp {
             candidates: 0,
             work,
             idle: Vec::new(),
+            #[cfg(test)]
+            reference_tail: false,
+            #[cfg(test)]
+            tails: 0,
         }
     }
 
@@ -141,6 +151,44 @@ impl Tpp {
         }
         self.candidates = 0;
         self.adjust_start_s = now_s;
+    }
+
+    /// The hint faults from the first one that finds the default tier down to its high
+    /// watermark (without Colloid): in any order, each does what it would do in order. None
+    /// can promote: the tier is below `enough`, so a page promotes only if hot and within
+    /// the rate limit, and then the watermark sends it to wake kswapd instead; and nothing
+    /// they do changes what the next one does. A hot fault on an alternate-tier page is a
+    /// candidate for the threshold's tuning, and one within the rate limit wakes kswapd.
+    fn count_tail(&mut self, pt: &PageTable, first: HintFault, rest: &InOrder, page_bytes: u64) {
+        let threshold_s = self.threshold_s;
+        let candidate = |f: HintFault| f.latency_s < threshold_s && pt.tier(f.page) != DEFAULT_TIER;
+        let mut candidates = u64::from(candidate(first));
+        rest.for_each_rest(8, |f, ahead| {
+            if let Some(g) = ahead {
+                pt.prefetch(g);
+            }
+            candidates += u64::from(candidate(f));
+        });
+        self.candidates += candidates;
+        let limit = self.params.promote_rate_limit_mb_s * 1e6;
+        // The same comparison as the loop's (a NaN would fail both ways alike).
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
+        let within = !(self.window_bytes + page_bytes as f64 > limit);
+        self.promo_wake |= candidates > 0 && within;
+        #[cfg(test)]
+        {
+            self.tails += 1;
+        }
+    }
+
+    /// Whether every fault is read in order, the tail too (the reference the tests compare
+    /// [`Self::count_tail`] with).
+    #[inline(always)]
+    fn tail_in_order(&self) -> bool {
+        #[cfg(test)]
+        return self.reference_tail;
+        #[cfg(not(test))]
+        false
     }
 
     /// kswapd: demote pages whose accessed bit is clear (second chance) until the default
@@ -252,9 +300,15 @@ impl TieringPolicy for Tpp {
         self.work.hint_faults += obs.hint_faults.len() as u64;
         // The faulting pages are in no order: fetch their tiers a few faults ahead.
         const AHEAD: usize = 8;
-        for (i, f) in obs.hint_faults.iter().enumerate() {
-            if let Some(g) = obs.hint_faults.get(i + AHEAD) {
-                pt.prefetch(g.page);
+        let mut faults = obs.hint_faults.in_order();
+        while let Some(f) = faults.next() {
+            if let Some(g) = faults.page_ahead(AHEAD) {
+                pt.prefetch(g);
+            }
+            if colloid.is_none() && free <= wm.high && !self.tail_in_order() {
+                // Free frames only fall in this loop: no later fault can promote.
+                self.count_tail(pt, f, &faults, pb);
+                break;
             }
             let on_default = pt.tier(f.page) == DEFAULT_TIER;
             let hot = f.latency_s < self.threshold_s;
@@ -363,8 +417,32 @@ impl TppParams {
 
 #[cfg(test)]
 mod tests {
+    use rand::Rng;
+
     use super::*;
-    use crate::tier::hw::HintFault;
+    use crate::tier::hint_faults::{HintFault, HintFaults};
+
+    /// A test quantum of 10 ms as TPP sees it: hint faults, no samples, tiers at 70 and
+    /// 135 ns.
+    fn seen<'a>(
+        time_s: f64,
+        pages: &'a PageTable,
+        migrate_budget_bytes: u64,
+        hint_faults: &'a HintFaults,
+    ) -> Observation<'a> {
+        Observation {
+            time_s,
+            quantum_s: 0.01,
+            samples: &[],
+            sample_subpages: &[],
+            sample_period: 1,
+            latency_ns: &[Some(70.0), Some(135.0)],
+            app_arrivals_per_ns: &[0.0, 0.0],
+            pages,
+            migrate_budget_bytes,
+            hint_faults,
+        }
+    }
 
     #[test]
     fn watermarks_of_a_32_gb_tier() {
@@ -413,20 +491,75 @@ mod tests {
             })
             .collect();
         let mut t = Tpp::new(TppParams::default(), None);
-        let migs = t.quantum(&Observation {
-            time_s: 0.5,
-            quantum_s: 0.01,
-            samples: &[],
-            sample_subpages: &[],
-            sample_period: 1,
-            latency_ns: &[Some(70.0), Some(135.0)],
-            app_arrivals_per_ns: &[0.0, 0.0],
-            pages: &pt,
-            migrate_budget_bytes: 4 * 4096,
-            hint_faults: &faults,
-        });
+        let migs = t.quantum(&seen(0.5, &pt, 4 * 4096, &HintFaults::given(faults)));
         assert_eq!(migs.len(), 4, "the budget moves 4 pages");
         assert!(migs.iter().all(|m| m.to == DEFAULT_TIER));
         assert_eq!(t.work().hint_faults, 10, "all 10 faults were taken");
+    }
+
+    /// Once the default tier is down to its high watermark, the rest of a quantum's faults
+    /// counted in no order leave TPP as reading each in order does: the same migrations,
+    /// threshold candidates and kswapd wake-ups, quantum after quantum, with the tier
+    /// filling and draining, budgets that stop the loop and a rate limit that does.
+    #[test]
+    fn the_tail_counted_unordered_acts_as_read_in_order() {
+        for limit_mb_s in [65536.0, 0.3] {
+            let params = TppParams {
+                promote_rate_limit_mb_s: limit_mb_s,
+                ..Default::default()
+            };
+            let caps = [4000 * 4096, 8000 * 4096];
+            let n = 10_000;
+            let pt = PageTable::place_with(n, 4096, false, &caps, |p| Some(usize::from(p >= 3950)))
+                .unwrap();
+            let (mut fast, mut slow) = (Tpp::new(params.clone(), None), Tpp::new(params, None));
+            slow.reference_tail = true;
+            let (mut pf, mut ps) = (pt.clone(), pt);
+            let mut rng = crate::rng::stream(9, "t");
+            for q in 0..7000u64 {
+                let t = q as f64 * 0.01;
+                let faults: Vec<(u32, f32, f64)> = (0..rng.random_range(0..400))
+                    .map(|_| {
+                        let page = rng.random_range(0..n) as u32;
+                        (
+                            page,
+                            rng.random::<f32>() * 2.0,
+                            t + 0.01 * rng.random::<f64>(),
+                        )
+                    })
+                    .collect();
+                // A page faults at most once per quantum.
+                let mut pages = std::collections::HashSet::new();
+                let faults: Vec<_> = faults.into_iter().filter(|f| pages.insert(f.0)).collect();
+                let faults = HintFaults::bucketed(&faults, &mut Vec::new());
+                let budget = 4096 * rng.random_range(0..300);
+                let step = |tpp: &mut Tpp, pt: &mut PageTable| {
+                    let migs = tpp.quantum(&seen(t, pt, budget, &faults));
+                    for m in &migs {
+                        let _ = pt.migrate(m.page, m.to);
+                    }
+                    migs
+                };
+                assert_eq!(
+                    step(&mut fast, &mut pf),
+                    step(&mut slow, &mut ps),
+                    "quantum {q}"
+                );
+                assert_eq!(
+                    (fast.candidates, fast.promo_wake, fast.threshold_s.to_bits()),
+                    (slow.candidates, slow.promo_wake, slow.threshold_s.to_bits()),
+                    "quantum {q}"
+                );
+            }
+            assert_eq!(pf, ps);
+            assert_eq!(fast.work(), slow.work());
+            assert_eq!(slow.tails, 0);
+            assert!(
+                fast.tails > 100,
+                "limit {limit_mb_s}: the tail was counted in {} quanta",
+                fast.tails
+            );
+            assert_ne!(fast.threshold_s, 1.0, "the threshold was tuned");
+        }
     }
 }
