@@ -2,7 +2,7 @@
 //! bucket of them sorted only when the policy reaches it. A policy whose decisions stop
 //! depending on the order part-way through (TPP once the default tier is down to its high
 //! watermark: every later fault only counts) takes the rest unsorted
-//! ([`InOrder::rest`]), and the sorting of those faults is never done.
+//! ([`InOrder::for_each_rest`]), and the sorting of those faults is never done.
 
 use std::cell::Cell;
 

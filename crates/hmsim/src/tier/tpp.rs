@@ -155,9 +155,10 @@ impl Tpp {
 
     /// The hint faults from the first one that finds the default tier down to its high
     /// watermark (without Colloid): in any order, each does what it would do in order. None
-    /// can promote: the tier is below `enough`, so a page promotes only if hot and within
-    /// the rate limit, and then the watermark sends it to wake kswapd instead; and nothing
-    /// they do changes what the next one does. A hot fault on an alternate-tier page is a
+    /// can promote: the tier is not above `enough` (which is at or above the promotion
+    /// watermark), so a page promotes only if hot and within the rate limit, and then the
+    /// high watermark sends it to wake kswapd instead; and nothing they do changes what the
+    /// next one does. A hot fault on an alternate-tier page is a
     /// candidate for the threshold's tuning, and one within the rate limit wakes kswapd.
     fn count_tail(&mut self, pt: &PageTable, first: HintFault, rest: &InOrder, page_bytes: u64) {
         let threshold_s = self.threshold_s;
