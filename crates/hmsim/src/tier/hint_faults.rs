@@ -83,9 +83,8 @@ impl HintFaults {
     /// between the earliest and the latest: the bucket index `⌊(at − min) · n / (max −
     /// min)⌋` never decreases as `at` grows (each floating-point step is monotone), so
     /// buckets in order hold the faults in order; for non-negative times the bits order as
-    /// the numbers do (anything else goes into one bucket, sorted whole). `counts` is a
-    /// buffer.
-    pub(super) fn bucketed(v: &[Fault], counts: &mut Vec<u32>) -> HintFaults {
+    /// the numbers do (anything else goes into one bucket, sorted whole).
+    pub(super) fn bucketed(v: &[Fault]) -> HintFaults {
         let n = v.len();
         // The range in one pass over the bits: they order as the numbers do for
         // non-negative times, and a negative time, an infinite one or NaN has bits at or
@@ -108,18 +107,15 @@ impl HintFaults {
             let b: i64 = unsafe { ((at - lo) * scale).to_int_unchecked() };
             (b as usize).min(n - 1)
         };
-        // Counts per bucket, then each bucket's first slot; the scatter advances each to
-        // its bucket's end, which is what `ends` keeps.
-        counts.clear();
-        counts.resize(n, 0);
+        // Counts per bucket, turned in place into each bucket's first slot; the scatter
+        // advances each to its bucket's end, which is what `ends` keeps.
+        let mut ends = vec![0u32; n];
         for f in v {
-            counts[bucket(f.2)] += 1;
+            ends[bucket(f.2)] += 1;
         }
         let mut at = 0;
-        let mut ends = Vec::with_capacity(n);
-        for &c in counts.iter() {
-            ends.push(at);
-            at += c;
+        for e in ends.iter_mut() {
+            (*e, at) = (at, at + *e);
         }
         let mut faults: Vec<Fault> = Vec::with_capacity(n);
         let slots = &mut faults.spare_capacity_mut()[..n];
@@ -240,11 +236,7 @@ impl InOrder<'_> {
             self.bucket += 1;
             self.sorted_to = end as usize;
         }
-        let f = self
-            .faults
-            .get(self.next)
-            .filter(|_| self.next < self.sorted_to);
-        let f = f.map(hint);
+        let f = (self.next < self.sorted_to).then(|| hint(&self.faults[self.next]));
         self.next += usize::from(f.is_some());
         f
     }
@@ -316,10 +308,9 @@ mod tests {
 
     #[test]
     fn read_in_order_as_the_comparison_sort() {
-        let mut counts = Vec::new();
         for n in [0usize, 1, 63, 64, 500, 5000, 5001] {
             let v = faults(n, 3);
-            let got: Vec<HintFault> = HintFaults::bucketed(&v, &mut counts).in_order().collect();
+            let got: Vec<HintFault> = HintFaults::bucketed(&v).in_order().collect();
             assert_eq!(got, sorted(&v), "{n}");
         }
         let given = sorted(&faults(100, 4));
@@ -336,7 +327,7 @@ mod tests {
             let h = if given {
                 HintFaults::given(sorted(&v))
             } else {
-                HintFaults::bucketed(&v, &mut Vec::new())
+                HintFaults::bucketed(&v)
             };
             let mut it = h.in_order();
             let read: Vec<HintFault> = it.by_ref().take(stop).collect();

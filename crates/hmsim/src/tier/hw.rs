@@ -129,8 +129,6 @@ pub(super) struct StatHardware {
     /// (`near[q % NEAR_QUANTA]`, their buffers reused), later ones in `far`.
     near: Vec<Vec<Fault>>,
     far: FastMap<u64, Vec<Fault>>,
-    /// Bucket counts of the fault ordering (a buffer).
-    counts: Vec<u32>,
     rng: SimRng,
     /// Access rate of a (hot, cold) page this quantum, per s.
     rates: (f64, f64),
@@ -331,7 +329,6 @@ impl StatHardware {
             cleared_at: Cleared::Unallocated,
             near: Vec::new(),
             far: FastMap::default(),
-            counts: Vec::new(),
             rng,
             rates: (0.0, 0.0),
             seen_memo: [(u32::MAX, 0.0); 2],
@@ -381,7 +378,7 @@ impl StatHardware {
         // The policy reads them in the order they happen within the quantum (the kernel
         // handles them so): (time bits, page), a total order, whatever order they were
         // queued in.
-        let out = HintFaults::bucketed(&pages, &mut self.counts);
+        let out = HintFaults::bucketed(&pages);
         pages.clear();
         if let Some(b) = self.near.get_mut(slot) {
             *b = pages;

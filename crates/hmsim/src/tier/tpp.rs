@@ -73,6 +73,9 @@ impl Watermarks {
     }
 }
 
+/// Hint faults ahead whose pages' tiers are fetched: the faulting pages come in no order.
+const AHEAD: usize = 8;
+
 pub(super) struct Tpp {
     pub params: TppParams,
     colloid: Option<Colloid>,
@@ -164,7 +167,7 @@ impl Tpp {
         let threshold_s = self.threshold_s;
         let candidate = |f: HintFault| f.latency_s < threshold_s && pt.tier(f.page) != DEFAULT_TIER;
         let mut candidates = u64::from(candidate(first));
-        rest.for_each_rest(8, |f, ahead| {
+        rest.for_each_rest(AHEAD, |f, ahead| {
             if let Some(g) = ahead {
                 pt.prefetch(g);
             }
@@ -300,7 +303,6 @@ impl TieringPolicy for Tpp {
         // migration budget left room to act on it.
         self.work.hint_faults += obs.hint_faults.len() as u64;
         // The faulting pages are in no order: fetch their tiers a few faults ahead.
-        const AHEAD: usize = 8;
         let mut faults = obs.hint_faults.in_order();
         while let Some(f) = faults.next() {
             if let Some(g) = faults.page_ahead(AHEAD) {
@@ -532,7 +534,7 @@ mod tests {
                 // A page faults at most once per quantum.
                 let mut pages = std::collections::HashSet::new();
                 let faults: Vec<_> = faults.into_iter().filter(|f| pages.insert(f.0)).collect();
-                let faults = HintFaults::bucketed(&faults, &mut Vec::new());
+                let faults = HintFaults::bucketed(&faults);
                 let budget = 4096 * rng.random_range(0..300);
                 let step = |tpp: &mut Tpp, pt: &mut PageTable| {
                     let migs = tpp.quantum(&seen(t, pt, budget, &faults));
