@@ -1,4 +1,4 @@
-"""`hmsim bench --repeat`: passes combined per benchmark (median, range, load average)."""
+"""`hmsim bench --repeat`: passes combined per benchmark (median, range, load average, host gauge)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hmsim.bench_runs import combine
+from hmsim.bench_runs import combine, gauge_range_text, gauge_summary
 
 walls = st.floats(min_value=1e-6, max_value=1e3, allow_nan=False, allow_infinity=False)
 
@@ -62,3 +62,34 @@ def test_bench_text_names_the_load_and_the_spread(cli):
 def test_bench_repeat_out_of_range_is_a_usage_error(cli):
     code, _, err = cli("bench", "--module", "storage", "--repeat", "0")
     assert code == 2 and "--repeat" in err and "Traceback" not in err
+
+
+def test_gauge_summary_keeps_every_reading_and_their_median():
+    gauges = [
+        {"compute_m_per_s": 300.0, "memory_m_per_s": 20.0},
+        {"compute_m_per_s": 100.0, "memory_m_per_s": 10.0},
+        {"compute_m_per_s": 200.0, "memory_m_per_s": 40.0},
+    ]
+    g = gauge_summary(gauges)
+    assert g["compute_m_per_s"] == 200.0 and g["memory_m_per_s"] == 20.0
+    assert g["compute_m_per_s_runs"] == [300.0, 100.0, 200.0]
+    assert g["memory_m_per_s_runs"] == [20.0, 10.0, 40.0]
+    text = gauge_range_text(g)
+    assert "median of 3 readings" in text
+    assert "compute 200.0 M steps/s [100.0–300.0]" in text
+    assert "memory 20.0 M dependent reads/s [10.0–40.0]" in text
+    assert gauge_summary([]) == {} and gauge_range_text({}) == ""
+
+
+def test_bench_times_the_host_gauge_beside_every_pass(cli):
+    code, out, _ = cli("bench", "--module", "storage", "--scale", "0.01", "--repeat", "2", "--json")
+    assert code == 0
+    (r,) = json.loads(out)
+    g = r["host_gauge"]
+    for name in ("compute_m_per_s", "memory_m_per_s"):
+        # One reading before each of the 2 passes and one after the last.
+        assert len(g[f"{name}_runs"]) == 3
+        assert all(x > 0 for x in g[f"{name}_runs"])
+        assert g[name] == statistics.median(g[f"{name}_runs"])
+    code, out, _ = cli("bench", "--module", "storage", "--scale", "0.01")
+    assert code == 0 and "host speed gauge (median of 2 readings [range]): compute " in out

@@ -1,4 +1,4 @@
-"""Timed outputs name the machine they were timed on (`hmsim bench`, a study's summary)."""
+"""Timed outputs name the machine they were timed on, and how fast it ran (`hmsim bench`, a study's summary)."""
 
 from __future__ import annotations
 
@@ -52,3 +52,17 @@ def test_the_report_names_the_host_of_a_study_time():
     assert "on " not in wall_text(s)
     s["host"] = {"cpu_model": "Intel(R) Xeon(R) Processor", "logical_cpus": 2}
     assert wall_text(s).endswith(" · on Intel(R) Xeon(R) Processor, 2 logical CPUs")
+
+
+def test_a_reproduction_reads_the_gauge_once_before_its_points():
+    assert host.START_GAUGE.get() is None
+    with host.gauged_start():
+        g = host.START_GAUGE.get()
+        assert g is not None and g["compute_m_per_s"] > 0 and g["memory_m_per_s"] > 0
+    assert host.START_GAUGE.get() is None, "the reading belongs to that reproduction only"
+    words = host.gauge_text({"compute_m_per_s": 560.4, "memory_m_per_s": 8.04})
+    assert words == "host speed gauge: compute 560 M steps/s, memory 8.0 M dependent reads/s"
+    s = {"wall_time_s": 3.0, "wall_time_total_s": 3.0, "points_ran": 2, "points_reused": 0, "runs": 1}
+    assert "gauge" not in wall_text(s)
+    s["host_gauge_at_start"] = {"compute_m_per_s": 560.4, "memory_m_per_s": 8.04}
+    assert wall_text(s).endswith(f" · {words} at the start")

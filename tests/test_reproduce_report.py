@@ -52,6 +52,12 @@ def test_a_resumed_run_reports_the_total_wall_time(twice):
     # The times name the machine they were measured on, and the report says it.
     assert first["host"] == host.describe() and second["host"] == first["host"]
     assert f"on {host.text(first['host'])}" in (out / "report" / "index.html").read_text()
+    # And how fast the machine ran when each reproduction began: one reading per run.
+    for s in (first, second):
+        g = s["host_gauge_at_start"]
+        assert g["compute_m_per_s"] > 0 and g["memory_m_per_s"] > 0
+    assert f"{host.gauge_text(second['host_gauge_at_start'])} at the start" in wall_text(second)
+    assert "host speed gauge: compute " in (out / "report" / "index.html").read_text()
 
 
 def test_wall_text_of_an_older_summary_and_of_a_resumed_interrupted_run():

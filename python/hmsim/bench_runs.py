@@ -6,6 +6,11 @@ N` runs every benchmark of the selection N times, passes interleaved (benchmark 
 then 1, 2, … again), so a slow spell of the machine spreads over all of them instead of
 landing on one. Each benchmark reports the median wall time (its rate is the count over
 that median) with the fastest and slowest pass.
+
+The host's own speed drifts too, with no sign in the load average (a virtual machine's
+processor is shared below it): the host-speed gauge (`hmsim::host_gauge`, a fixed compute
+chain and a fixed chain of dependent reads) is timed before every pass and after the last,
+and reported beside the benchmarks, so a slow pass shows whether the host was slow then.
 """
 
 from __future__ import annotations
@@ -43,6 +48,36 @@ def combine(passes: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+GAUGES = ("compute_m_per_s", "memory_m_per_s")
+
+
+def gauge_summary(gauges: list[dict[str, float]]) -> dict[str, Any]:
+    """The host-speed gauges of a bench run in one record: per gauge its median (`NAME`)
+    and every reading in order (`NAME_runs`)."""
+    if not gauges:
+        return {}
+    out: dict[str, Any] = {}
+    for name in GAUGES:
+        runs = [g[name] for g in gauges]
+        out[name] = statistics.median(runs)
+        out[f"{name}_runs"] = runs
+    return out
+
+
+def gauge_range_text(g: dict[str, Any]) -> str:
+    """One line: the gauges' medians with their ranges (empty without gauges)."""
+    if not g:
+        return ""
+
+    def one(name: str, unit: str) -> str:
+        runs = g[f"{name}_runs"]
+        return f"{g[name]:.1f} M {unit}/s [{min(runs):.1f}–{max(runs):.1f}]"
+
+    n = len(g["compute_m_per_s_runs"])
+    compute, memory = one("compute_m_per_s", "steps"), one("memory_m_per_s", "dependent reads")
+    return f"host speed gauge (median of {n} readings [range]): compute {compute}, memory {memory}"
 
 
 def load_average() -> float | None:

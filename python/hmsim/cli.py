@@ -192,22 +192,30 @@ def sweep(
 def bench(module: str | None, scale: float, as_json: bool, repeat: int) -> None:
     """Measure simulation speed (simulated requests or accesses per wall second)."""
     from hmsim import host
-    from hmsim.bench_runs import combine, load_average
+    from hmsim.bench_runs import combine, gauge_range_text, gauge_summary, load_average
 
     machine = host.describe()
     load_before = load_average()
-    results = combine([json.loads(_core.bench(module, scale)) for _ in range(repeat)])
+    passes, gauges = [], []
+    for _ in range(repeat):
+        gauges.append(json.loads(_core.host_gauge()))
+        passes.append(json.loads(_core.bench(module, scale)))
+    gauges.append(json.loads(_core.host_gauge()))
+    results = combine(passes)
+    gauge = gauge_summary(gauges)
     load_after = load_average()
     if as_json:
         for r in results:
             r["load_average"] = [load_before, load_after]
             r["host"] = machine
+            r["host_gauge"] = gauge
         click.echo(json.dumps(results, indent=2))
         return
     if load_before is not None and load_after is not None:
         # A wall time means little without the load it was measured under, and the machine.
         console.print(f"load average (1 min): {load_before:.2f} before, {load_after:.2f} after")
     console.print(f"host: {host.text(machine)}", markup=False)
+    console.print(gauge_range_text(gauge), markup=False)
     for r in results:
         rate = r["per_wall_second"]
         shown = f"{rate / 1e6:.2f} M" if rate >= 1e5 else f"{rate:.3g}"

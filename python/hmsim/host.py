@@ -4,12 +4,23 @@ A wall time (a benchmark's rate, a study's `wall_time_s`) is a fact about the ho
 as about hmsim: the same build ran the quick reproduction in 38 s on one 2-core virtual
 machine and in 65 s on another. Each timed output names its host, so a user comparing two
 numbers can see whether they came from the same kind of machine.
+
+The same machine is not always as fast either (a virtual machine's processor is shared
+below it): on the 2-core Intel Xeon machine the full reproduction took 17 min 41 s and, its
+results identical, 13 min 31 s a few hours later. So `hmsim bench` times the host-speed gauge
+(`hmsim::host_gauge`) beside its passes, and `hmsim reproduce` takes one reading before its
+first point runs: every study's summary keeps it (`host_gauge_at_start`), and the report
+prints it beside the study's wall time.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +58,37 @@ def text(h: dict[str, Any]) -> str:
     """One line: `Intel(R) Xeon(R) Processor, 2 logical CPUs`."""
     n = int(h.get("logical_cpus", 0) or 0)
     return f"{h.get('cpu_model', 'unknown')}, {n} logical CPU{'s' if n != 1 else ''}"
+
+
+# The gauge `hmsim reproduce` read before its first point (None outside a reproduction):
+# the study threads run in copies of its context, so each study's summary finds it.
+START_GAUGE: ContextVar[dict[str, float] | None] = ContextVar("hmsim_start_gauge", default=None)
+
+
+def gauge() -> dict[str, float]:
+    """One reading of the host-speed gauge (≈ 0.25 s): `compute_m_per_s`, millions of
+    steps of a fixed dependent compute chain per second, and `memory_m_per_s`, millions of
+    dependent random reads over 32 MiB per second. Compare readings of one kind of machine."""
+    from hmsim import _core
+
+    return json.loads(_core.host_gauge())
+
+
+@contextmanager
+def gauged_start() -> Iterator[None]:
+    """Within: one gauge reading, taken now, is every study summary's `host_gauge_at_start`
+    (`hmsim reproduce` wraps its studies in this before their first point runs)."""
+    token = START_GAUGE.set(gauge())
+    try:
+        yield
+    finally:
+        START_GAUGE.reset(token)
+
+
+def gauge_text(g: dict[str, float]) -> str:
+    """One reading in words: `host speed gauge: compute 560 M steps/s, memory 8.0 M
+    dependent reads/s`."""
+    return (
+        f"host speed gauge: compute {g['compute_m_per_s']:.0f} M steps/s,"
+        f" memory {g['memory_m_per_s']:.1f} M dependent reads/s"
+    )

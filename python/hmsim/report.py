@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from hmsim.host import gauge_text
 from hmsim.host import text as host_text
 from hmsim.humanize import duration
 from hmsim.references import cite
@@ -151,7 +152,9 @@ def wall_text(s: dict) -> str:
         text += ", the earlier (interrupted) run untimed"
     text += f" · points' own run time {duration(float(s.get('points_wall_time_s', 0.0)))}"
     # The same build's times differ by machine: say which one these are from.
-    return text + (f" · on {host_text(s['host'])}" if isinstance(s.get("host"), dict) else "")
+    text += f" · on {host_text(s['host'])}" if isinstance(s.get("host"), dict) else ""
+    # And how fast that machine ran when the reproduction began.
+    return text + (f" · {gauge_text(g)} at the start" if isinstance(g := s.get("host_gauge_at_start"), dict) else "")
 
 
 def _study_tables(r: StudyResult) -> tuple[list[str], list[str]]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, wait
 from pathlib import Path
 
-from hmsim import check
+from hmsim import check, host
 from hmsim.errors import HmsimError
 from hmsim.studies import Study, StudyResult, get, names
 
@@ -37,7 +37,8 @@ def reproduce(
         done = run_studies(names(), out, quick=quick, workers=workers, on_done=_echo if echo else None)
         write_report(out, done)
         return done
-    res = get(name).run(out / name, quick=quick, workers=workers, echo=echo)
+    with host.gauged_start():
+        res = get(name).run(out / name, quick=quick, workers=workers, echo=echo)
     # One study's report too: it, and any other study reproduced into `out` before.
     write_report(out, with_studies_on_disk(out, {res.name: res}))
     return res
@@ -75,13 +76,13 @@ def run_studies(
     if len(studies) == 1 or (backend is not None and backend.name != "local"):
         # One study, or points that run elsewhere: one study after the other, as always.
         done = {}
-        with shared_display() if len(studies) > 1 else contextlib.nullcontext():
+        with host.gauged_start(), shared_display() if len(studies) > 1 else contextlib.nullcontext():
             for st in studies:
                 done[st.name] = st.run(out / st.name, quick=quick, workers=workers, echo=False)
                 if on_done is not None:
                     on_done(st.name, done[st.name])
         return done
-    with shared_display():
+    with host.gauged_start(), shared_display():
         return _overlapped(studies, out, quick, workers, on_done)
 
 

@@ -136,6 +136,12 @@ fn run_bench(py: Python<'_>, module: Option<String>, scale: f64) -> PyResult<Str
     to_json(&res)
 }
 
+/// The host-speed gauge (`hmsim::host_gauge`) as JSON, timed with the GIL released.
+#[pyfunction]
+fn host_gauge(py: Python<'_>) -> PyResult<String> {
+    to_json(&py.detach(hmsim::host_gauge::measure))
+}
+
 fn format_arg(name: Option<String>, flag: &str) -> PyResult<Option<Format>> {
     name.map(|n| Format::from_str(&n).map_err(|m| run_err(RunError::new(flag, "", m))))
         .transpose()
@@ -482,6 +488,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(host_gauge, m)?)?;
     m.add_function(wrap_pyfunction!(module_names, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;

@@ -19,6 +19,7 @@ pub mod device;
 pub mod error;
 pub mod flash;
 pub mod hash;
+pub mod host_gauge;
 pub mod hostmem;
 pub mod hugevec;
 pub mod hybrid;

@@ -221,6 +221,8 @@ def _wall_times(elapsed: float, ledger: dict, before: dict, quick: bool) -> dict
         # The machine these times were measured on (the same build's times differ by
         # machine: docs/performance.md).
         "host": host.describe(),
+        # How fast that machine ran when the reproduction began (None outside one).
+        "host_gauge_at_start": host.START_GAUGE.get(),
     }
 
 
