@@ -45,6 +45,9 @@ pub trait AccessStream {
 const CACHE_ACCESSES: usize = 1 << 28;
 /// Records per `read_batch` call.
 const BATCH: usize = 4096;
+/// Records ahead whose page slot the first pass asks the host for (and half as far, their
+/// line bits).
+const AHEAD: usize = 16;
 /// Share of accesses the reference hot set of a trace carries (its most accessed pages).
 const TRACE_HOT_SHARE: f64 = 0.8;
 
@@ -91,6 +94,15 @@ impl LineSet {
             words_per_page: (1usize << line_bits).div_ceil(64),
             bits: Vec::new(),
             count: 0,
+        }
+    }
+
+    /// Ask the host for the word holding the bit of (`page`, `line_in_page`), if any.
+    #[inline]
+    fn prefetch(&self, page: u64, line_in_page: u64) {
+        let i = page as usize * self.words_per_page + (line_in_page / 64) as usize;
+        if i < self.bits.len() {
+            crate::hostmem::prefetch(&self.bits[i]);
         }
     }
 
@@ -173,8 +185,15 @@ impl PageNumbers {
         if self.base == u64::MAX {
             self.base = key;
         }
-        let off = key.wrapping_sub(self.base);
+        let mut off = key.wrapping_sub(self.base);
         let next = self.len;
+        if off >= WINDOW && key < self.base && self.len < NONE as u64 {
+            let end = self.base + self.direct.len() as u64;
+            if end - key <= WINDOW {
+                self.lower_base(key);
+                off = key - self.base;
+            }
+        }
         let at = if off < WINDOW && self.len < NONE as u64 {
             let i = off as usize;
             if i >= self.direct.len() {
@@ -196,6 +215,45 @@ impl PageNumbers {
         self.counts.push(0);
         self.len += 1;
         (next, true, at)
+    }
+
+    /// Move the window's start down to `key` or below (`key` is under it, and the span from
+    /// `key` to the last slot fits the window), keeping every slot: the first key of a trace
+    /// is rarely its lowest, and a key under the window was hashed, its count a second
+    /// random access. The room below at least doubles, so a trace walking down moves the
+    /// slots O(log) times. No hashed key comes under the moved window: one under the old
+    /// start was hashed because it lay more than the window below the last slot, which it
+    /// still does (slots are never dropped), and one above stays above.
+    fn lower_base(&mut self, key: u64) {
+        let end = self.base + self.direct.len() as u64;
+        let want = (end - key)
+            .max(2 * self.direct.len() as u64)
+            .next_power_of_two()
+            .min(WINDOW);
+        let base = end.saturating_sub(want).min(key);
+        let shift = (self.base - base) as usize;
+        let mut direct = vec![EMPTY; shift + self.direct.len()];
+        direct[shift..].copy_from_slice(&self.direct);
+        self.direct = direct;
+        self.base = base;
+        debug_assert!(self.map.keys().all(|k| k.wrapping_sub(base) >= WINDOW));
+    }
+
+    /// Ask the host for the slot of `key`, if the window holds one.
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        let off = key.wrapping_sub(self.base);
+        if off < self.direct.len() as u64 {
+            crate::hostmem::prefetch(&self.direct[off as usize]);
+        }
+    }
+
+    /// The number of `key` if its slot holds one (no lookup, nothing changed).
+    #[inline]
+    fn peek(&self, key: u64) -> Option<u64> {
+        let off = key.wrapping_sub(self.base);
+        let s = self.direct.get(usize::try_from(off).ok()?)?;
+        (s.number != NONE).then_some(u64::from(s.number))
     }
 
     /// Count one access where `lookup` said.
@@ -257,7 +315,20 @@ impl TraceStream {
         // Consecutive accesses often hit the same page: skip the lookup for them.
         let (mut last_key, mut last_p, mut last_at) = (u64::MAX, 0u64, Counter::Far(0));
         while reader.read_batch(&mut batch, BATCH).map_err(name_err)? > 0 {
-            for r in batch.iter().filter(|r| is_access(r.kind)) {
+            for (j, r) in batch.iter().enumerate() {
+                // The slots and line bits of pages a little ahead are random host memory:
+                // ask for them early (hints only; the same numbers and counts).
+                if let Some(a) = batch.get(j + AHEAD) {
+                    map.prefetch(a.address >> page_shift);
+                }
+                if let Some(a) = batch.get(j + AHEAD / 2) {
+                    if let Some(p) = map.peek(a.address >> page_shift) {
+                        lines.prefetch(p, (a.address >> LINE_SHIFT) & line_mask);
+                    }
+                }
+                if !is_access(r.kind) {
+                    continue;
+                }
                 let key = r.address >> page_shift;
                 let p = if key == last_key {
                     last_p
@@ -438,6 +509,58 @@ mod tests {
             assert_eq!(m.get(k), p);
         }
         assert_eq!(m.len, 5);
+    }
+
+    proptest::proptest! {
+        /// Numbers in first-touch order and per-page access counts, as a plain map gives
+        /// them, whatever order the keys come in: keys under the window (which moves down
+        /// to take them, and takes over the keys the map held), far above it, and so far
+        /// under it that the window cannot reach them.
+        #[test]
+        fn numbers_and_counts_are_a_plain_maps(
+            keys in proptest::collection::vec(
+                proptest::prop_oneof![
+                    0u64..2000,
+                    (1u64 << 30) - 3000..(1u64 << 30) + 3000,
+                    (1u64 << 40)..(1u64 << 40) + 100,
+                ],
+                1..400,
+            )
+        ) {
+            let mut m = PageNumbers::new();
+            let mut want: std::collections::HashMap<u64, u64> = Default::default();
+            let mut counts: Vec<u64> = Vec::new();
+            for &k in &keys {
+                let next = want.len() as u64;
+                let p = *want.entry(k).or_insert(next);
+                if p == next {
+                    counts.push(0);
+                }
+                counts[p as usize] += 1;
+                let (got, new, at) = m.lookup(k);
+                proptest::prop_assert_eq!((got, new), (p, p == next));
+                m.count(at);
+            }
+            for (&k, &p) in &want {
+                proptest::prop_assert_eq!(m.get(k), p);
+            }
+            proptest::prop_assert_eq!(m.take_counts(), counts);
+        }
+    }
+
+    #[test]
+    fn a_key_under_the_window_moves_it_down_unless_the_span_would_not_fit() {
+        let mut m = PageNumbers::new();
+        let top = WINDOW + 100;
+        assert_eq!(m.lookup(top).2, Counter::Direct(0));
+        // More than the window under the last slot: hashed.
+        assert_eq!(m.lookup(5).2, Counter::Far(1));
+        // Within reach: the window moves down to take it, the slots kept.
+        let (p, new, at) = m.lookup(top - 10);
+        assert!(p == 2 && new && matches!(at, Counter::Direct(_)));
+        assert!(m.base <= top - 10 && m.base + m.direct.len() as u64 > top);
+        assert_eq!((m.get(top), m.get(5), m.get(top - 10)), (0, 1, 2));
+        assert_eq!(m.lookup(top).0, 0, "the first key keeps its number");
     }
 
     #[test]
