@@ -198,9 +198,9 @@ def bench(module: str | None, scale: float, as_json: bool, repeat: int) -> None:
     load_before = load_average()
     passes, gauges = [], []
     for _ in range(repeat):
-        gauges.append(json.loads(_core.host_gauge()))
+        gauges.append(host.gauge())
         passes.append(json.loads(_core.bench(module, scale)))
-    gauges.append(json.loads(_core.host_gauge()))
+    gauges.append(host.gauge())
     results = combine(passes)
     gauge = gauge_summary(gauges)
     load_after = load_average()
