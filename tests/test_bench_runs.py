@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hmsim.bench_runs import combine, gauge_range_text, gauge_summary
+from hmsim.bench_runs import GAUGE_MOVED, combine, gauge_moved, gauge_range_text, gauge_summary
 
 walls = st.floats(min_value=1e-6, max_value=1e3, allow_nan=False, allow_infinity=False)
 
@@ -93,3 +93,17 @@ def test_bench_times_the_host_gauge_beside_every_pass(cli):
         assert g[name] == statistics.median(g[f"{name}_runs"])
     code, out, _ = cli("bench", "--module", "storage", "--scale", "0.01")
     assert code == 0 and "host speed gauge (median of 2 readings [range]): compute " in out
+
+
+def test_a_gauge_that_moved_during_the_run_is_a_warning():
+    steady = gauge_summary(
+        [{"compute_m_per_s": 600.0, "memory_m_per_s": 9.0}, {"compute_m_per_s": 560.0, "memory_m_per_s": 8.0}]
+    )
+    assert gauge_moved(steady) == ""
+    slow = 9.0 / (1 + GAUGE_MOVED) * 0.95
+    moved = gauge_summary(
+        [{"compute_m_per_s": 600.0, "memory_m_per_s": 9.0}, {"compute_m_per_s": 590.0, "memory_m_per_s": slow}]
+    )
+    text = gauge_moved(moved)
+    assert text.startswith("warning: the host's speed moved during this run") and "memory 37 %" in text
+    assert "compute" not in text and gauge_moved({}) == ""

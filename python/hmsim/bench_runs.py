@@ -51,6 +51,10 @@ def combine(passes: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 
 GAUGES = ("compute_m_per_s", "memory_m_per_s")
+# A gauge whose readings in one run differ by more than this (fastest over slowest, minus
+# one) says the host's speed moved during the run. Idle, within minutes, the readings of
+# the Intel Xeon host spread by up to 12 % (compute) and 28 % (memory).
+GAUGE_MOVED = 0.3
 
 
 def gauge_summary(gauges: list[dict[str, float]]) -> dict[str, Any]:
@@ -78,6 +82,22 @@ def gauge_range_text(g: dict[str, Any]) -> str:
     n = len(g["compute_m_per_s_runs"])
     compute, memory = one("compute_m_per_s", "steps"), one("memory_m_per_s", "dependent reads")
     return f"host speed gauge (median of {n} readings [range]): compute {compute}, memory {memory}"
+
+
+def gauge_moved(g: dict[str, Any]) -> str:
+    """A warning when a gauge's readings spread by more than `GAUGE_MOVED` (empty if not):
+    the passes' own spread may then be the host's."""
+    moved = []
+    for name in GAUGES:
+        runs = g.get(f"{name}_runs") or []
+        if runs and min(runs) > 0 and max(runs) / min(runs) - 1 > GAUGE_MOVED:
+            moved.append(f"{name.split('_')[0]} {100 * (max(runs) / min(runs) - 1):.0f} %")
+    if not moved:
+        return ""
+    return (
+        f"warning: the host's speed moved during this run (gauge spread: {', '.join(moved)}); "
+        "compare the passes with care, or run again"
+    )
 
 
 def load_average() -> float | None:

@@ -192,7 +192,7 @@ def sweep(
 def bench(module: str | None, scale: float, as_json: bool, repeat: int) -> None:
     """Measure simulation speed (simulated requests or accesses per wall second)."""
     from hmsim import host
-    from hmsim.bench_runs import combine, gauge_range_text, gauge_summary, load_average
+    from hmsim.bench_runs import combine, gauge_moved, gauge_range_text, gauge_summary, load_average
 
     machine = host.describe()
     load_before = load_average()
@@ -216,6 +216,8 @@ def bench(module: str | None, scale: float, as_json: bool, repeat: int) -> None:
         console.print(f"load average (1 min): {load_before:.2f} before, {load_after:.2f} after")
     console.print(f"host: {host.text(machine)}", markup=False)
     console.print(gauge_range_text(gauge), markup=False)
+    if moved := gauge_moved(gauge):
+        console.print(moved, markup=False)
     for r in results:
         rate = r["per_wall_second"]
         shown = f"{rate / 1e6:.2f} M" if rate >= 1e5 else f"{rate:.3g}"
