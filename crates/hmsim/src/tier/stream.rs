@@ -514,8 +514,8 @@ mod tests {
     proptest::proptest! {
         /// Numbers in first-touch order and per-page access counts, as a plain map gives
         /// them, whatever order the keys come in: keys under the window (which moves down
-        /// to take them, and takes over the keys the map held), far above it, and so far
-        /// under it that the window cannot reach them.
+        /// to take them), far above it, and so far under it that the window cannot reach
+        /// them (hashed).
         #[test]
         fn numbers_and_counts_are_a_plain_maps(
             keys in proptest::collection::vec(
