@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -30,11 +31,21 @@ def scenario(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def cli(capsys):
-    """Run the CLI in-process: returns (exit status, stdout, stderr)."""
+def cli(capsys, monkeypatch):
+    """Run the CLI in-process: returns (exit status, stdout, stderr). The CLI's hard exit
+    after an interrupt (`os._exit`, when a thread is still busy) becomes a `SystemExit` here,
+    so it ends the command under test, never pytest."""
+
+    def hard_exit(status: int) -> None:
+        raise SystemExit(status)
+
+    monkeypatch.setattr(os, "_exit", hard_exit)
 
     def run(*args: str) -> tuple[int, str, str]:
-        code = main(list(args))
+        try:
+            code = main(list(args))
+        except SystemExit as e:
+            code = int(e.code or 0)
         out = capsys.readouterr()
         return code, out.out, out.err
 

@@ -232,3 +232,35 @@ def test_an_error_raised_by_the_interrupt_itself_still_reports_the_signal(monkey
     monkeypatch.setattr(signals, "_received", None)
     with pytest.raises(ImportError):
         _cli._main([])
+
+
+def test_leave_if_busy_waits_for_a_thread_that_is_ending_and_leaves_past_one_that_is_not(monkeypatch):
+    """After an interrupt the CLI ends the process at once only if work is still running: a
+    pool thread that is just unwinding the interrupt is given a moment (`LEAVE_GRACE_S`) to
+    end, so the exit stays a normal one; a thread still busy after it does not hold the exit."""
+    import threading
+    import time
+
+    from hmsim import signals
+
+    exits: list[int] = []
+
+    def hard_exit(status: int) -> None:
+        exits.append(status)
+
+    monkeypatch.setattr(signals.os, "_exit", hard_exit)
+    ending = threading.Thread(target=time.sleep, args=(0.05,))
+    ending.start()
+    signals.leave_if_busy(130)
+    assert exits == [] and not ending.is_alive()
+
+    release = threading.Event()
+    busy = threading.Thread(target=release.wait, args=(10,))
+    busy.start()
+    started = time.monotonic()
+    signals.leave_if_busy(143)
+    waited = time.monotonic() - started
+    release.set()
+    busy.join()
+    assert exits == [143]
+    assert signals.LEAVE_GRACE_S * 0.9 <= waited < signals.LEAVE_GRACE_S + 2

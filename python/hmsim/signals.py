@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -86,14 +87,35 @@ def signal_name() -> str:
 _running: set[int] = set()  # ids of core calls not yet returned
 
 
+LEAVE_GRACE_S = 0.5  # how long leave_if_busy waits for other threads to end by themselves
+
+
+def _other_threads() -> list[threading.Thread]:
+    main = threading.main_thread()
+    return [t for t in threading.enumerate() if t is not main and not t.daemon and t.is_alive()]
+
+
+def _join_others(seconds: float) -> None:
+    """Wait up to `seconds` in all for the other non-daemon threads to end."""
+    deadline = time.monotonic() + seconds
+    for t in _other_threads():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        t.join(left)
+
+
 def leave_if_busy(status: int) -> None:
     """For the CLI after an interrupt: if a core call is still running in a helper thread,
     end the process now. Interpreter shutdown would wait for the call (it is not a daemon
     thread: a daemon thread inside the core would abort the process at shutdown)."""
     # Not Thread.is_alive() for core calls: after a join() cut short by a signal it can read
     # False while the thread is still inside the core. Other live threads (a sweep's pool,
-    # whose running points are abandoned) would be joined at exit too.
-    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    # whose running points are abandoned) would be joined at exit too; one that is only
+    # unwinding the interrupt ends within the grace period, and then a normal exit follows.
+    if not _running:
+        _join_others(LEAVE_GRACE_S)
+    others = _other_threads()
     if _running or others:
         sys.stdout.flush()
         sys.stderr.flush()
