@@ -27,7 +27,9 @@
 
 use std::cmp::Ordering;
 
-use super::ordered::{cmp_stored, new_record_fenced, record_key, Instr, KeyBytes, PmMem, LINE};
+use super::ordered::{
+    cmp_stored, new_record_fenced, record_key, scan_out, Instr, KeyBytes, PmMem, LINE,
+};
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult};
 
 pub(crate) static SPEC: IndexSpec = IndexSpec {
@@ -543,7 +545,7 @@ impl BwTree {
     }
 
     fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(KeyBytes, u64)> {
-        let mut out = Vec::new();
+        let mut out = scan_out(n);
         let mut entries = Vec::new();
         let mut id = self.descend(pm, start, 0).id;
         loop {

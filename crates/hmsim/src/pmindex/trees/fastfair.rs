@@ -26,8 +26,8 @@
 use std::cmp::Ordering;
 
 use super::ordered::{
-    cmp_stored, free_zeroed, new_record_fenced, record_bytes, record_key, Instr, KeyBytes, PmMem,
-    LINE,
+    cmp_stored, free_zeroed, new_record_fenced, record_bytes, record_key, scan_out, Instr,
+    KeyBytes, PmMem, LINE,
 };
 use crate::pmindex::{
     IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_COALESCE, OPT_NO_BLOAT,
@@ -883,7 +883,7 @@ impl FastFair {
     }
 
     fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(KeyBytes, u64)> {
-        let mut out = Vec::new();
+        let mut out = scan_out(n);
         let mut entries = Vec::with_capacity(self.card);
         let mut leaf = self.find_leaf(pm, start);
         while leaf != 0 && out.len() < n {

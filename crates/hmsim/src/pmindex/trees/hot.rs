@@ -38,7 +38,9 @@
 //! a copy without the entry (a node left with one entry is replaced by it); no merging, and
 //! ancestors' heights may stay higher than needed.
 
-use super::ordered::{new_record_fenced, record_bytes, record_key, Instr, KeyBytes, PmMem, LINE};
+use super::ordered::{
+    new_record_fenced, record_bytes, record_key, scan_out, Instr, KeyBytes, PmMem, LINE,
+};
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_XPLINE};
 
 pub(crate) static SPEC: IndexSpec = IndexSpec {
@@ -679,7 +681,7 @@ impl Hot {
         stack: &mut Vec<(u64, usize)>,
         n: usize,
     ) -> Vec<(KeyBytes, u64)> {
-        let mut out = Vec::new();
+        let mut out = scan_out(n);
         let mut hinted = 0;
         while out.len() < n {
             let Some(&(node, j)) = stack.last() else {

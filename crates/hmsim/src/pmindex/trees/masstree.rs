@@ -29,7 +29,7 @@
 //! but whose permutation was not yet cut still lists keys >= `next.highest`: they are dropped
 //! from its permutation; an interrupted root split (a root with a `next`) gets its new root.
 
-use super::ordered::{free_zeroed, new_record, record_key, Instr, KeyBytes, PmMem, LINE};
+use super::ordered::{free_zeroed, new_record, record_key, scan_out, Instr, KeyBytes, PmMem, LINE};
 use crate::pmindex::{IndexOptions, IndexSpec, KeyType, PmIndex, PmRegion, PmResult, OPT_NO_BLOAT};
 
 pub(crate) static SPEC: IndexSpec = IndexSpec {
@@ -750,7 +750,7 @@ impl Masstree {
     }
 
     fn scan_bytes<M: PmMem>(&self, pm: &M, start: &[u8], n: usize) -> Vec<(KeyBytes, u64)> {
-        let mut out = Vec::new();
+        let mut out = scan_out(n);
         self.scan_layer(pm, pm.load(self.meta), 0, Some(start), &mut out, n);
         out
     }
