@@ -107,6 +107,12 @@ pub(crate) trait PmMem {
         }
         self.fence();
     }
+    /// `out.len()` 8 B loads from `off` on, in order (as many `load`s).
+    fn load_words(&self, off: u64, out: &mut [u64]) {
+        for (i, w) in out.iter_mut().enumerate() {
+            *w = self.load(off + 8 * i as u64);
+        }
+    }
     fn load_bytes(&self, off: u64, out: &mut [u8]) {
         for (i, chunk) in out.chunks_mut(8).enumerate() {
             let w = self.load(off + 8 * i as u64).to_le_bytes();
@@ -263,6 +269,9 @@ impl<R: BorrowMut<PmRegion>> PmMem for Instr<R> {
     #[inline(always)]
     fn prefetch(&self, off: u64, len: u64) {
         self.raw().prefetch(off, len)
+    }
+    fn load_words(&self, off: u64, out: &mut [u64]) {
+        self.raw().read_words(off, out)
     }
     fn load_bytes(&self, off: u64, out: &mut [u8]) {
         self.raw().read_bytes(off, out)

@@ -65,6 +65,17 @@ impl Repeats {
         true
     }
 
+    /// `absorb` of `loads` single-line loads of `line` by `core` together: they are held
+    /// when the run is on that line and core (each alone would be), and then true.
+    #[inline(always)]
+    pub(super) fn absorb_loads(&mut self, core: usize, line: u64, loads: u64) -> bool {
+        if line != self.line || core != self.core {
+            return false;
+        }
+        self.loads += loads;
+        true
+    }
+
     /// The counts held, cleared (None when there are none).
     #[inline(always)]
     pub(super) fn take(&mut self) -> Option<Held> {

@@ -323,10 +323,13 @@ impl Art {
                 }
             }
             _ => {
-                for b in from as u64..256 {
-                    let c = pm.load(n + 24 + 8 * b);
+                // The child slots from `from` on, read in order as one run of loads.
+                let mut slots = [0u64; 256];
+                let slots = &mut slots[from as usize..];
+                pm.load_words(n + 24 + 8 * from as u64, slots);
+                for (b, &c) in (from..=255).zip(slots.iter()) {
                     if c != 0 {
-                        out.push((b as u8, c));
+                        out.push((b, c));
                     }
                 }
             }
