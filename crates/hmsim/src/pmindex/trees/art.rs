@@ -283,7 +283,8 @@ impl Art {
     fn children_from<M: PmMem>(&self, pm: &M, n: u64, from: u8) -> Vec<(u8, u64)> {
         let t = ntype(pm, n);
         // Room for every child the node can list: grown push by push, the vector's
-        // reallocations (host work, nothing modelled) were a fifth of a scan's instructions.
+        // reallocations (host work, nothing modelled) were an eighth of a YCSB E scan's
+        // host instructions.
         let mut out = Vec::with_capacity(match t {
             N4 => 4,
             N16 => 16,
