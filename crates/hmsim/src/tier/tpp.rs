@@ -220,9 +220,7 @@ impl Tpp {
             idle.clear();
             let tested = hw.sweep_idle(pt, DEFAULT_TIER, (self.lru_hand, span), wanted, &mut idle);
             self.work.pages_scanned += tested;
-            for &p in &idle {
-                out.push(Migration { page: p, to: 1 });
-            }
+            out.extend(idle.iter().map(|&p| Migration { page: p, to: 1 }));
             alt_free -= idle.len() as u64;
             *budget -= idle.len() as u64 * pb;
             // A limit reached: the hand stops after the last idle page; otherwise the span
@@ -302,6 +300,9 @@ impl TieringPolicy for Tpp {
         // Every delivered fault was taken (a trap and its handling), whether or not the
         // migration budget left room to act on it.
         self.work.hint_faults += obs.hint_faults.len() as u64;
+        // Each fault migrates at most one page, within the budget: room for them at once
+        // (thousands a quantum at 4 KiB; grown one push at a time they were ≈ 1.5 % of a run).
+        out.reserve(obs.hint_faults.len().min((budget / pb.max(1)) as usize));
         // The faulting pages are in no order: fetch their tiers a few faults ahead.
         let mut faults = obs.hint_faults.in_order();
         while let Some(f) = faults.next() {
