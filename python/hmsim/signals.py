@@ -117,9 +117,7 @@ def leave_if_busy(status: int) -> None:
         _join_others(LEAVE_GRACE_S)
     others = _other_threads()
     if _running or others:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
+        exit_now(status)
 
 
 def interruptible(fn: Callable[..., T], *args: Any, on_interrupt: Callable[[], None] | None = None) -> T:
