@@ -302,7 +302,7 @@ impl TieringPolicy for Tpp {
         self.work.hint_faults += obs.hint_faults.len() as u64;
         // Each fault migrates at most one page, within the budget: room for them at once
         // (thousands a quantum at 4 KiB; grown one push at a time they were ≈ 1.5 % of a run).
-        out.reserve(obs.hint_faults.len().min((budget / pb.max(1)) as usize));
+        out.reserve(obs.hint_faults.len().min((budget / pb) as usize));
         // The faulting pages are in no order: fetch their tiers a few faults ahead.
         let mut faults = obs.hint_faults.in_order();
         while let Some(f) = faults.next() {
