@@ -86,6 +86,8 @@ pub(crate) struct MachineState {
     /// Cycles and accesses by [`Source`].
     cycles: [u64; Source::COUNT],
     counts: [u64; Source::COUNT],
+    /// The application's lines of one request (a buffer kept between requests).
+    app_lines: Vec<u64>,
 }
 
 /// Base address of page contents (4 KiB per frame) in the modelled physical space.
@@ -115,6 +117,7 @@ impl MachineState {
                 m.dram_cycles,
             ],
             counts: [0; Source::COUNT],
+            app_lines: Vec::new(),
         }
     }
 
@@ -155,13 +158,17 @@ impl MachineState {
                 self.hier.pollute_lines(core, first_line, 64 << order);
             }
         }
-        let lines = self.m.app_footprint_bytes / LINE_BYTES;
-        for _ in 0..self.m.app_lines_per_request {
-            let l = self.rng.random_range(0..lines);
-            // A core's own data: each core has its own footprint, many times the caches, so
-            // a line is taken as one the caches do not hold (an anonymous fill).
-            let a = APP_BASE + (core as u64) * self.m.app_footprint_bytes + l * 64;
-            self.hier.pollute_lines(core, a / LINE_BYTES, 1);
+        if self.m.app_lines_per_request == 0 {
+            return;
         }
+        let lines = self.m.app_footprint_bytes / LINE_BYTES;
+        // A core's own data: each core has its own footprint, many times the caches, so a
+        // line is taken as one the caches do not hold (an anonymous fill).
+        let base = (APP_BASE + (core as u64) * self.m.app_footprint_bytes) / LINE_BYTES;
+        self.app_lines.clear();
+        self.app_lines.extend(
+            (0..self.m.app_lines_per_request).map(|_| base + self.rng.random_range(0..lines)),
+        );
+        self.hier.pollute_each(core, &self.app_lines);
     }
 }

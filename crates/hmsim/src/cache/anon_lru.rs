@@ -308,6 +308,17 @@ impl<const P: usize> AnonLru<P> {
         true
     }
 
+    /// One line filled into the level, never cached before and never used again: its set
+    /// ages by one fill (`pollute_lines` of one line, without the run's bookkeeping).
+    #[inline(always)]
+    pub(super) fn pollute_line(&mut self, line: u64) {
+        let s = self.set_of(line);
+        debug_assert!(s.0 < self.anon.len());
+        // SAFETY: `anon` has one count per set and `s` is below the set count (see `SetIx`).
+        let a = unsafe { self.anon.get_unchecked_mut(s.0) };
+        *a = a.wrapping_add(1);
+    }
+
     /// `n` lines from `first_line` filled into the level, each never cached before and never
     /// used again: they age the lines of their sets as inserting them one by one would,
     /// without storing them. O(min(n, sets)).

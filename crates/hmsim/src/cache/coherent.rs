@@ -252,6 +252,15 @@ impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
         self.llc.pollute_lines(first_line, lines);
     }
 
+    fn pollute_each(&mut self, core: usize, lines: &[u64]) {
+        let c = self.core(core);
+        for &line in lines {
+            self.l1(c).pollute_line(line);
+            self.l2(c).pollute_line(line);
+            self.llc.pollute_line(line);
+        }
+    }
+
     /// Whether `core`'s L1 and L2, and the LLC, hold `line`.
     #[cfg(test)]
     fn holds(&self, core: usize, line: u64) -> [bool; 3] {
@@ -362,6 +371,13 @@ impl CoherentHierarchy {
     /// hierarchy, where a store miss fills every level.
     pub fn pollute_lines(&mut self, core: usize, first_line: u64, lines: u64) {
         with_levels!(&mut self.levels, l => l.pollute_lines(core, first_line, lines))
+    }
+
+    /// `pollute_lines` of one line for each of `lines` (line numbers, in any order: fills
+    /// only count per set, so their order does not matter), with the levels' shape looked at
+    /// once: scattered lines such as an application's random accesses.
+    pub fn pollute_each(&mut self, core: usize, lines: &[u64]) {
+        with_levels!(&mut self.levels, l => l.pollute_each(core, lines))
     }
 
     /// Whether `core`'s L1 and L2, and the LLC, hold `line`.
@@ -547,13 +563,13 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Every access, prefetch and anonymous fill answers as the reference hierarchy
+        /// Every access, prefetch and anonymous fill (runs and scattered lines) answers as the reference hierarchy
         /// (plain LRU caches, fills inserted as fresh lines) answers, for small and padded
         /// sets; and a line is never in two cores' private caches.
         #[test]
         fn equals_the_set_associative_reference_with_fresh_lines(
             wide in proptest::bool::ANY,
-            ops in proptest::collection::vec((0u8..6, 0usize..3, 0u64..80, 1u64..20), 1..300),
+            ops in proptest::collection::vec((0u8..7, 0usize..3, 0u64..80, 1u64..20), 1..300),
         ) {
             let c = cfg(wide);
             let (mut a, mut b) = (CoherentHierarchy::new(&c, 3), Reference::new(&c, 3));
@@ -562,6 +578,14 @@ mod tests {
                     0 => {
                         a.pollute_lines(core, line, n);
                         b.pollute_lines(core, line, n);
+                    }
+                    6 => {
+                        // Scattered single-line fills, against one run of one line each.
+                        let lines: Vec<u64> = (0..n).map(|k| (line * 7 + k * 13) % 80).collect();
+                        a.pollute_each(core, &lines);
+                        for &l in &lines {
+                            b.pollute_lines(core, l, 1);
+                        }
                     }
                     1 => {
                         proptest::prop_assert_eq!(
