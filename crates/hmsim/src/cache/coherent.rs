@@ -563,9 +563,9 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Every access, prefetch and anonymous fill (runs and scattered lines) answers as the reference hierarchy
-        /// (plain LRU caches, fills inserted as fresh lines) answers, for small and padded
-        /// sets; and a line is never in two cores' private caches.
+        /// Every access, prefetch and anonymous fill (runs and scattered lines) answers as
+        /// the reference hierarchy (plain LRU caches, fills inserted as fresh lines) answers,
+        /// for small and padded sets; and a line is never in two cores' private caches.
         #[test]
         fn equals_the_set_associative_reference_with_fresh_lines(
             wide in proptest::bool::ANY,
