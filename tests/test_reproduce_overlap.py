@@ -145,3 +145,50 @@ def test_the_shared_pool_starts_lower_ranks_first_and_runs_alone_points_alone():
     order = [n for n, _ in log[2:]]
     assert order.index("timed") < order.index("cheap") and order.index("long") < order.index("cheap")
     assert dict(log[2:])["timed"] == 1  # nothing ran beside the host-timed point
+
+
+def test_a_study_waiting_for_its_figures_lets_another_study_take_the_turn(tmp_path):
+    """A study that has handed its figures to the drawing processes holds no turn while it
+    waits for them: another study's Python (its next sweep, its tables) goes on meanwhile."""
+    import contextvars
+
+    from hmsim import plotting
+    from hmsim.sweep import SHARED_POOL, PoolSlot, turn_released
+
+    pool = SharedPool(1)
+    seen = {}
+
+    def study():
+        SHARED_POOL.set(PoolSlot(pool, 0))
+        with pool.turn:
+
+            def waiting():
+                seen["held_before"] = pool.turn.locked()
+                cm = turn_released()
+
+                class Probe:
+                    def __enter__(self):
+                        cm.__enter__()
+                        # Another thread (another study) can take the turn now.
+                        other = threading.Thread(target=lambda: seen.setdefault("other", pool.turn.acquire(timeout=5)))
+                        other.start()
+                        other.join()
+                        pool.turn.release()
+
+                    def __exit__(self, *exc):
+                        return cm.__exit__(*exc)
+
+                return Probe()
+
+            with plotting.figures_in_background(waiting):
+                fig, ax = plotting.plt.subplots()
+                ax.plot([1, 2], [3, 4], label="s")
+                plotting.save_figure(fig, tmp_path, "f")
+            seen["held_after"] = pool.turn.locked()
+
+    t = threading.Thread(target=contextvars.copy_context().run, args=(study,))
+    t.start()
+    t.join(timeout=60)
+    pool.close()
+    assert seen == {"held_before": True, "other": True, "held_after": True}
+    assert (tmp_path / "f.png").exists()

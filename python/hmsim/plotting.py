@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import contextvars
 import io
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 import matplotlib
@@ -482,11 +483,12 @@ _BACKGROUND = _Background()
 
 
 @contextmanager
-def figures_in_background():
+def figures_in_background(waiting: Callable[[], AbstractContextManager] = nullcontext):
     """Inside, `save_figure` returns at once and drawing processes write the files (in
-    parallel with whatever runs next); leaving waits for every file and raises the first
-    drawing error. On an interruption the figures not yet drawn are dropped (the results
-    are already written)."""
+    parallel with whatever runs next); leaving waits for every file (inside `waiting()`:
+    a study sharing the cores gives up its turn meanwhile) and raises the first drawing
+    error. On an interruption the figures not yet drawn are dropped (the results are
+    already written)."""
     if _BACKGROUND.pending is not None:  # nested: the outer one waits
         yield
         return
@@ -498,8 +500,9 @@ def figures_in_background():
         _BACKGROUND.stop_threads(wait=False)
         raise
     else:
-        for key, f in _BACKGROUND.pending:
-            DRAWN[key] = f.result()
+        with waiting():
+            drawn = [(key, f.result()) for key, f in _BACKGROUND.pending]
+        DRAWN.update(drawn)
     finally:
         _BACKGROUND.pending = None
         _BACKGROUND.stop_threads(wait=True)

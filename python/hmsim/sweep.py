@@ -307,25 +307,39 @@ class PoolSlot:
 SHARED_POOL: ContextVar[PoolSlot | None] = ContextVar("hmsim_shared_pool", default=None)
 
 
+@contextmanager
+def turn_released() -> Iterator[None]:
+    """Inside, a study sharing the pool (`SHARED_POOL`) does not hold its `turn`: for
+    while it only waits (on its points, on its figures' drawing processes), so another
+    study's Python runs meanwhile. Elsewhere it does nothing."""
+    slot = SHARED_POOL.get()
+    if slot is None:
+        yield
+        return
+    slot.pool.turn.release()
+    try:
+        yield
+    finally:
+        slot.pool.turn.acquire()
+
+
 def _run_shared(todo: list[Job], dev: list[str], slot: PoolSlot, alone: bool, done: Done) -> None:
     """`_run_local` on the shared pool: this thread waits (giving up its turn meanwhile)
     and saves each point as it finishes; an interrupt cancels the points not started."""
     pool = slot.pool
     futures = {pool.submit(slot.rank, alone, run_job, job, dev, lambda: pool.interrupted): job for job in todo}
     pending = set(futures)
-    pool.turn.release()
-    try:
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                if not fut.cancelled():
-                    deliver(futures[fut], fut.result(), done)
-    except BaseException:
-        for fut in pending:
-            fut.cancel()  # this study's points not started; running ones are abandoned
-        raise
-    finally:
-        pool.turn.acquire()
+    with turn_released():
+        try:
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    if not fut.cancelled():
+                        deliver(futures[fut], fut.result(), done)
+        except BaseException:
+            for fut in pending:
+                fut.cancel()  # this study's points not started; running ones are abandoned
+            raise
     if any(f.cancelled() for f in futures):
         raise KeyboardInterrupt
 

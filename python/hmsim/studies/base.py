@@ -145,13 +145,13 @@ class Study:
     def run(self, out: Path, quick: bool = True, workers: int | None = None, echo: bool = True) -> StudyResult:
         from hmsim import __version__
         from hmsim.plotting import FORMATS, QUICK_FORMATS, chosen_formats, figure_formats, figures_in_background
-        from hmsim.sweep import points_ledger
+        from hmsim.sweep import points_ledger, turn_released
 
         out = Path(out)
         start = time.perf_counter()
         before = _previous_summary(out / "summary.json")
         formats = chosen_formats() or (QUICK_FORMATS if quick else FORMATS)
-        with points_ledger() as ledger, figure_formats(formats), figures_in_background():
+        with points_ledger() as ledger, figure_formats(formats), figures_in_background(turn_released):
             res = self.body(out, quick=quick, workers=workers)
         if len(res.comparison) and self.source:
             res.comparison["source"] = res.comparison["source"].replace("", self.source)
