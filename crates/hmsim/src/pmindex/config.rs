@@ -58,6 +58,8 @@ crate::params! {
     /// What is timed on this machine.
     #[derive(Debug, Clone)]
     pub(crate) struct ThroughputSection {
+        pub model: bool = true => any, "",
+            "Run the workload through the cache + PMem model: the run's row. false: only the `real_threads` timings (no row; `measure` must be false too), for a sweep whose model row is another point's.";
         pub measure: bool = true => any, "",
             "Time the workload on this machine without the model (real instructions if `pm.hardware_flush`).";
         pub repeats: u32 = 3 => any, "",
@@ -71,6 +73,21 @@ crate::params! {
 
 impl ThroughputSection {
     fn check(&self, v: &mut Validator) {
+        if !self.model {
+            // Without the model there is no row for a native timing to go in.
+            if self.measure {
+                v.fail(
+                    "measure",
+                    "must be false when model = false (its timing is the model row's column)",
+                );
+            }
+            if self.real_threads.is_empty() {
+                v.fail(
+                    "model",
+                    "false leaves nothing to run unless real_threads lists thread counts",
+                );
+            }
+        }
         for &t in &self.real_threads {
             v.range("real_threads", t, 1, 256, "OS threads");
         }

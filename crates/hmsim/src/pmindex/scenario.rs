@@ -181,9 +181,12 @@ impl Experiment for PmIndexRun<'_> {
             }
             Mode::Cost { .. } => {
                 let t = &self.sc.throughput;
-                let repeats = if t.measure { t.repeats } else { 0 };
-                let mut points = vec![PmIndexPoint::Measure];
-                points.extend((0..repeats).map(|_| PmIndexPoint::Repeat));
+                let mut points = Vec::new();
+                if t.model {
+                    let repeats = if t.measure { t.repeats } else { 0 };
+                    points.push(PmIndexPoint::Measure);
+                    points.extend((0..repeats).map(|_| PmIndexPoint::Repeat));
+                }
                 if !t.real_threads.is_empty() {
                     points.push(PmIndexPoint::RealThreads);
                 }
@@ -249,16 +252,14 @@ impl Experiment for PmIndexRun<'_> {
                 *repeats_done += 1;
                 *throughput_mops = Some(throughput_mops.unwrap_or(0.0).max(t));
             }
-            (
-                PmIndexPoint::RealThreads,
-                Mode::Cost {
-                    load,
-                    run,
-                    measured: Some(m),
-                    ..
-                },
-            ) => {
-                let rows = real_thread_rows(sc, spec, load, run, m.ops).map_err(fail)?;
+            (PmIndexPoint::RealThreads, Mode::Cost { load, run, .. }) => {
+                // The measured phase's operations, as the model's row counts them.
+                let ops = if sc.workload.kind == YcsbWorkload::Load {
+                    load.len()
+                } else {
+                    run.len()
+                };
+                let rows = real_thread_rows(sc, spec, load, run, ops as u64).map_err(fail)?;
                 out.table("real_threads", &rows);
             }
             _ => unreachable!("the points are listed from the run's mode"),
@@ -294,6 +295,8 @@ impl Experiment for PmIndexRun<'_> {
                     out.headline.insert(k.into(), all[k].clone());
                 }
             }
+            // Only real threads timed (`throughput.model = false`): their table, no row.
+            Mode::Cost { measured: None, .. } if !self.sc.throughput.model => {}
             Mode::Cost { measured: None, .. } => {
                 unreachable!("the measurement is the first point of a cost run")
             }
@@ -479,6 +482,46 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.key, "throughput.real_threads");
+    }
+
+    #[test]
+    fn real_threads_alone_time_the_same_phase_without_a_model_row() {
+        let base = "[workload]\nkind = \"a\"\nrecords = 2000\noperations = 1500\n\
+             [throughput]\nmeasure = false\nrepeats = 1\nreal_threads = [1, 2]\n";
+        let with = run_scenario(&scenario(base), "s.toml", &[], &[]).unwrap();
+        let alone = run_scenario(
+            &scenario(&format!("{base}model = false\n")),
+            "s.toml",
+            &[],
+            &[],
+        )
+        .unwrap();
+        assert!(alone.rows.is_empty() && alone.headline.is_empty());
+        assert_eq!(with.rows.len(), 1);
+        let t = &alone.tables["real_threads"];
+        assert_eq!(t.len(), 2);
+        // The same phase (its operation count as the model's row has it), on the same threads.
+        for (a, w) in t.iter().zip(&with.tables["real_threads"]) {
+            assert_eq!((&a["ops"], &a["os_threads"]), (&w["ops"], &w["os_threads"]));
+            assert_eq!(a["ops"], with.rows[0]["ops"]);
+        }
+        // Without the model, a native timing has no row to go in, and nothing else would run.
+        let e = run_scenario(
+            &scenario("[throughput]\nmodel = false\nreal_threads = [1]\n"),
+            "s.toml",
+            &[],
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "throughput.measure");
+        let e = run_scenario(
+            &scenario("[throughput]\nmodel = false\nmeasure = false\n"),
+            "s.toml",
+            &[],
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "throughput.model");
     }
 
     #[test]
