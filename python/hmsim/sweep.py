@@ -229,7 +229,7 @@ class SharedPool:
 
     `turn`: the studies' Python (tables, figures: pandas and matplotlib, whose global
     state is not for threads) runs one study at a time; a study holds it except while
-    waiting for its points."""
+    it only waits, on its points or its figures (`turn_released`)."""
 
     def __init__(self, workers: int):
         self._cv = threading.Condition()
