@@ -309,8 +309,8 @@ SHARED_POOL: ContextVar[PoolSlot | None] = ContextVar("hmsim_shared_pool", defau
 
 @contextmanager
 def turn_released() -> Iterator[None]:
-    """Inside, a study sharing the pool (`SHARED_POOL`) does not hold its `turn`: for
-    while it only waits (on its points, on its figures' drawing processes), so another
+    """Inside, a study sharing the pool (`SHARED_POOL`) does not hold its `turn`, for as
+    long as it only waits (on its points, on its figures' drawing processes): another
     study's Python runs meanwhile. Elsewhere it does nothing."""
     slot = SHARED_POOL.get()
     if slot is None:
