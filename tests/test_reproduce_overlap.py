@@ -150,6 +150,7 @@ def test_the_shared_pool_starts_lower_ranks_first_and_runs_alone_points_alone():
 def test_a_study_waiting_for_its_figures_lets_another_study_take_the_turn(tmp_path):
     """A study that has handed its figures to the drawing processes holds no turn while it
     waits for them: another study's Python (its next sweep, its tables) goes on meanwhile."""
+    import contextlib
     import contextvars
 
     from hmsim import plotting
@@ -162,23 +163,16 @@ def test_a_study_waiting_for_its_figures_lets_another_study_take_the_turn(tmp_pa
         SHARED_POOL.set(PoolSlot(pool, 0))
         with pool.turn:
 
+            @contextlib.contextmanager
             def waiting():
                 seen["held_before"] = pool.turn.locked()
-                cm = turn_released()
-
-                class Probe:
-                    def __enter__(self):
-                        cm.__enter__()
-                        # Another thread (another study) can take the turn now.
-                        other = threading.Thread(target=lambda: seen.setdefault("other", pool.turn.acquire(timeout=5)))
-                        other.start()
-                        other.join()
-                        pool.turn.release()
-
-                    def __exit__(self, *exc):
-                        return cm.__exit__(*exc)
-
-                return Probe()
+                with turn_released():
+                    # Another thread (another study) can take the turn now.
+                    other = threading.Thread(target=lambda: seen.setdefault("other", pool.turn.acquire(timeout=5)))
+                    other.start()
+                    other.join()
+                    pool.turn.release()
+                    yield
 
             with plotting.figures_in_background(waiting):
                 fig, ax = plotting.plt.subplots()

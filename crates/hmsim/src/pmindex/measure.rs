@@ -61,6 +61,15 @@ fn options(sc: &PmIndexConfig) -> IndexOptions {
 }
 
 /// Run the measured phase of `sc` through the model; (load ops, measured ops).
+/// The phase a run measures: the load itself for a Load, else the YCSB run after it.
+pub(crate) fn measured_phase<'a>(sc: &PmIndexConfig, load: &'a [Op], run: &'a [Op]) -> &'a [Op] {
+    if sc.workload.kind == YcsbWorkload::Load {
+        load
+    } else {
+        run
+    }
+}
+
 pub(crate) fn measure(
     sc: &PmIndexConfig,
     seed: u64,
@@ -110,7 +119,7 @@ pub(crate) fn measure(
         let m = observer_as_model(o);
         (s, m.m.sys.counters(), m.llc_misses(), m.m.elapsed_ns())
     };
-    let measured: &[Op] = if is_load { load } else { run };
+    let measured = measured_phase(sc, load, run);
     let (s0, c0, l0, t0) = snap(&mut pm);
     run_phase(idx.as_mut(), &mut pm, measured, threads)?;
     // A finished program's dirty lines land in PMem (they cost media writes too).

@@ -8,7 +8,9 @@ use super::config::PmIndexConfig;
 use super::crash::{crash_test, CrashReport};
 use super::index::IndexSpec;
 use super::key::KeyType;
-use super::measure::{cost_row, measure, native_key, real_thread_rows, real_throughput, Measured};
+use super::measure::{
+    cost_row, measure, measured_phase, native_key, real_thread_rows, real_throughput, Measured,
+};
 use super::ops::{random_ops, Op};
 use super::region::CrashCapture;
 use super::registry;
@@ -254,12 +256,8 @@ impl Experiment for PmIndexRun<'_> {
             }
             (PmIndexPoint::RealThreads, Mode::Cost { load, run, .. }) => {
                 // The measured phase's operations, as the model's row counts them.
-                let ops = if sc.workload.kind == YcsbWorkload::Load {
-                    load.len()
-                } else {
-                    run.len()
-                };
-                let rows = real_thread_rows(sc, spec, load, run, ops as u64).map_err(fail)?;
+                let ops = measured_phase(sc, load, run).len() as u64;
+                let rows = real_thread_rows(sc, spec, load, run, ops).map_err(fail)?;
                 out.table("real_threads", &rows);
             }
             _ => unreachable!("the points are listed from the run's mode"),
