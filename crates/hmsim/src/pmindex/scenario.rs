@@ -293,8 +293,15 @@ impl Experiment for PmIndexRun<'_> {
                     out.headline.insert(k.into(), all[k].clone());
                 }
             }
-            // Only real threads timed (`throughput.model = false`): their table, no row.
-            Mode::Cost { measured: None, .. } if !self.sc.throughput.model => {}
+            // Only real threads timed (`throughput.model = false`): their table, no row; said
+            // in the output, so an empty results.csv is not taken for a failed run.
+            Mode::Cost { measured: None, .. } if !self.sc.throughput.model => {
+                out.warnings.push(
+                    "throughput.model = false: the model did not run, so there is no result row; \
+                     the real-thread timings are in table real_threads"
+                        .into(),
+                );
+            }
             Mode::Cost { measured: None, .. } => {
                 unreachable!("the measurement is the first point of a cost run")
             }
@@ -495,6 +502,8 @@ mod tests {
         )
         .unwrap();
         assert!(alone.rows.is_empty() && alone.headline.is_empty());
+        assert!(alone.warnings.iter().any(|w| w.contains("no result row")));
+        assert!(with.warnings.is_empty());
         assert_eq!(with.rows.len(), 1);
         let t = &alone.tables["real_threads"];
         assert_eq!(t.len(), 2);
