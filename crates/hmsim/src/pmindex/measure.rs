@@ -60,7 +60,6 @@ fn options(sc: &PmIndexConfig) -> IndexOptions {
     o
 }
 
-/// Run the measured phase of `sc` through the model; (load ops, measured ops).
 /// The phase a run measures: the load itself for a Load, else the YCSB run after it.
 pub(crate) fn measured_phase<'a>(sc: &PmIndexConfig, load: &'a [Op], run: &'a [Op]) -> &'a [Op] {
     if sc.workload.kind == YcsbWorkload::Load {
@@ -70,6 +69,7 @@ pub(crate) fn measured_phase<'a>(sc: &PmIndexConfig, load: &'a [Op], run: &'a [O
     }
 }
 
+/// Run the measured phase of `sc` through the model; (load ops, measured ops).
 pub(crate) fn measure(
     sc: &PmIndexConfig,
     seed: u64,

@@ -319,6 +319,13 @@ mod tests {
         format!("module = \"pm-index\"\nseed = 3\n[index]\nname = \"p-clht\"\n{extra}")
     }
 
+    /// The key path the error names when `scenario(extra)` is refused.
+    fn refused_key(extra: &str) -> String {
+        run_scenario(&scenario(extra), "s.toml", &[], &[])
+            .unwrap_err()
+            .key
+    }
+
     fn num(row: &serde_json::Map<String, serde_json::Value>, k: &str) -> f64 {
         row[k].as_f64().unwrap_or_else(|| panic!("{k} missing"))
     }
@@ -431,12 +438,8 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.key, "index.name");
         assert!(e.message.contains("allowed: p-clht, cceh"), "{}", e.message);
-        let e =
-            run_scenario(&scenario("[workload]\nkind = \"e\"\n"), "s.toml", &[], &[]).unwrap_err();
-        assert_eq!(e.key, "workload.kind");
-        let e =
-            run_scenario(&scenario("[workload]\nthreads = 0\n"), "s.toml", &[], &[]).unwrap_err();
-        assert_eq!(e.key, "workload.threads");
+        assert_eq!(refused_key("[workload]\nkind = \"e\"\n"), "workload.kind");
+        assert_eq!(refused_key("[workload]\nthreads = 0\n"), "workload.threads");
     }
 
     #[test]
@@ -476,17 +479,14 @@ mod tests {
             );
         }
         assert!(out.rows[0]["throughput_mops"].is_null());
-        let e =
-            run_scenario(&scenario("[throughput]\nshards = 48\n"), "s.toml", &[], &[]).unwrap_err();
-        assert_eq!(e.key, "throughput.shards");
-        let e = run_scenario(
-            &scenario("[throughput]\nreal_threads = [0]\n"),
-            "s.toml",
-            &[],
-            &[],
-        )
-        .unwrap_err();
-        assert_eq!(e.key, "throughput.real_threads");
+        assert_eq!(
+            refused_key("[throughput]\nshards = 48\n"),
+            "throughput.shards"
+        );
+        assert_eq!(
+            refused_key("[throughput]\nreal_threads = [0]\n"),
+            "throughput.real_threads"
+        );
     }
 
     #[test]
@@ -513,22 +513,14 @@ mod tests {
             assert_eq!(a["ops"], with.rows[0]["ops"]);
         }
         // Without the model, a native timing has no row to go in, and nothing else would run.
-        let e = run_scenario(
-            &scenario("[throughput]\nmodel = false\nreal_threads = [1]\n"),
-            "s.toml",
-            &[],
-            &[],
-        )
-        .unwrap_err();
-        assert_eq!(e.key, "throughput.measure");
-        let e = run_scenario(
-            &scenario("[throughput]\nmodel = false\nmeasure = false\n"),
-            "s.toml",
-            &[],
-            &[],
-        )
-        .unwrap_err();
-        assert_eq!(e.key, "throughput.model");
+        assert_eq!(
+            refused_key("[throughput]\nmodel = false\nreal_threads = [1]\n"),
+            "throughput.measure"
+        );
+        assert_eq!(
+            refused_key("[throughput]\nmodel = false\nmeasure = false\n"),
+            "throughput.model"
+        );
     }
 
     #[test]
