@@ -190,3 +190,14 @@ def test_a_transparent_save_keeps_savefigs_own_drawing():
         fig = _figure()
         assert plotting._png_and_bbox(fig, {}) == (None, None)
     plt.close(fig)
+
+
+def test_a_drawing_process_does_not_import_pandas():
+    """What a drawing process imports to draw and write a figure leaves pandas out: two of
+    them start per run, and pandas was a third of their start-up (`hmsim.atomic`)."""
+    code = (
+        "import sys, matplotlib; matplotlib.use('Agg'); import hmsim.figure_worker; "
+        "from hmsim.plotting import write_figure_files; print('pandas' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -69,7 +69,7 @@ MARKER_TEXT = "hmsim output folder: hmsim may replace or delete everything here\
 
 
 def write_marker(folder: Path) -> None:
-    from hmsim.results import write_bytes
+    from hmsim.atomic import write_bytes
 
     write_bytes(folder / MARKER, MARKER_TEXT.encode())
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import matplotlib
 import matplotlib.pyplot as plt
 
-from hmsim.results import write_bytes
+from hmsim.atomic import write_bytes
 
 # Colour-blind-safe palette (Okabe-Ito) first, then darker distinct hues, assigned to
 # devices/policies in a stable order; with the markers, no two of up to 16 series look alike.
@@ -233,6 +233,12 @@ def write_figure_files(fig: plt.Figure, out_dir: Path, name: str, formats: tuple
     """Lay out `fig`, write it in `formats` (atomically), close it; return what it shows
     beside the series it declared (for `DRAWN`), read off the drawn figure. The PNG and the
     saving area every format shares come from one drawing (`_png_and_bbox`) when they can."""
+    # Laid out at the dpi it is saved at: the layout's text measurements are then the
+    # ones the bitmap's drawing uses (matplotlib caches them per renderer and dpi), where
+    # a layout at the figure's own dpi measured every label twice. The figure is closed
+    # below, so its dpi is not restored.
+    if (dpi := matplotlib.rcParams["savefig.dpi"]) != "figure":
+        fig.set_dpi(float(dpi))
     if fig.get_layout_engine() is None:
         fig.tight_layout()
         # Laid out for good: the PlaceHolderLayoutEngine that tight_layout leaves set would
@@ -343,9 +349,9 @@ def _png_and_bbox(fig: plt.Figure, metadata: dict) -> tuple[bytes | None, object
     return _encode_png(out, dpi, metadata), box
 
 
-# zlib level of the PNGs cut from a drawing. With the alpha channel dropped (below), level 3
-# makes files as small as savefig's RGBA at its level 6 in about half the time (measured on
-# the quick run's 38 figures: 3.4 MB instead of 3.6 MB, 1.2-1.9 s instead of 2.7-3.1 s CPU).
+# zlib level of the PNGs cut from a drawing. Unfiltered rows (`hmsim.png`) at level 3 make
+# files within a few per cent of Pillow's filtered ones at the same level, in about a
+# quarter of the time (the quick run's PNGs: docs/changelog.md).
 PNG_COMPRESS_LEVEL = 3
 
 
@@ -353,17 +359,11 @@ def _encode_png(rgba, dpi: float, metadata: dict) -> bytes:
     """`rgba` (rows x columns x 4, uint8) as PNG bytes with `metadata` as text chunks and
     `dpi`. An opaque image (every figure with an opaque background) is written as RGB: the
     same pixels, a quarter less to compress."""
-    import numpy as np
-    from PIL import Image, PngImagePlugin
+    from hmsim.png import encode_png
 
-    info = PngImagePlugin.PngInfo()
-    for k, v in metadata.items():
-        if v is not None:
-            info.add_text(k, v)
-    pixels = np.ascontiguousarray(rgba[..., :3]) if (rgba[..., 3] == 255).all() else rgba
-    buf = io.BytesIO()
-    Image.fromarray(pixels).save(buf, format="png", pnginfo=info, dpi=(dpi, dpi), compress_level=PNG_COMPRESS_LEVEL)
-    return buf.getvalue()
+    pixels = rgba[..., :3] if (rgba[..., 3] == 255).all() else rgba
+    text = {k: v for k, v in metadata.items() if v is not None}
+    return encode_png(pixels, dpi, text, PNG_COMPRESS_LEVEL)
 
 
 # Settings that name this process's own backend stay behind when a figure moves.

@@ -1,5 +1,5 @@
-"""The one results writer: atomic files (temp + rename), tidy CSV, summary JSON; and the
-one place result rows become typed DataFrames.
+"""The one results writer: atomic files (temp + rename, from `hmsim.atomic`), tidy CSV,
+summary JSON; and the one place result rows become typed DataFrames.
 
 Files get the mode `open()` would give (0666 less the umask), and an I/O failure (a full
 disk, a read-only folder) is one line naming the file and the operation.
@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from hmsim.outdir import file_mode, io_error
+# Imported by name: write_json and write_csv look `_atomic_write` up here when they run.
+from hmsim.atomic import atomic_write as _atomic_write
+from hmsim.atomic import write_bytes  # noqa: F401 (re-exported: the writers in one place)
 
 # Columns studies add on the Python side (per table, i.e. CSV file stem) that are host
 # measurements, like the core's columns declared `measured`: ratios of wall-clock throughputs.
@@ -33,33 +33,6 @@ MEASURED_STUDY_COLUMNS: dict[str, frozenset[str]] = {
     "tonic": frozenset({"real_throughput_gain"}),
     "real_threads": frozenset({"speedup_vs_1_thread"}),
 }
-
-
-def _atomic_write(path: Path, write: Callable[[Any], None], mode: str = "w") -> None:
-    """Write through `write(fileobj)` into a temp file beside `path`, fsync, then rename."""
-    op = "mkdir"
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        op = "create"
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.fchmod(fd, file_mode())  # mkstemp makes 0600 whatever the umask
-        op = "write"
-        with os.fdopen(fd, mode) as f:
-            write(f)
-            f.flush()
-            op = "fsync"
-            os.fsync(f.fileno())
-        op = "rename"
-        os.replace(tmp, path)
-    except OSError as e:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        raise io_error(path, op, e) from None
-    except BaseException:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _clean(value: Any) -> Any:
@@ -170,10 +143,6 @@ def _csv_form(frame: pd.DataFrame) -> pd.DataFrame:
 def write_csv(path: Path, frame: pd.DataFrame) -> None:
     frame = _csv_form(frame)
     _atomic_write(path, lambda f: frame.to_csv(f, index=False), mode="w")
-
-
-def write_bytes(path: Path, data: bytes) -> None:
-    _atomic_write(path, lambda f: f.write(data), mode="wb")
 
 
 def read_json(path: Path) -> Any:
