@@ -24,7 +24,6 @@ import pandas as pd
 
 # Imported by name: write_json and write_csv look `_atomic_write` up here when they run.
 from hmsim.atomic import atomic_write as _atomic_write
-from hmsim.atomic import write_bytes  # noqa: F401 (re-exported: the writers in one place)
 
 # Columns studies add on the Python side (per table, i.e. CSV file stem) that are host
 # measurements, like the core's columns declared `measured`: ratios of wall-clock throughputs.
