@@ -16,7 +16,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from hmsim.plotting import color_for, declare_series, dot_plot, house_style, save_figure
+from hmsim.plotting import color_for, declare_series, dot_plot, house_style, outside_legend, save_figure
 from hmsim.results import select
 from hmsim.studies.base import Study, StudyResult, StudyScenario, comparison_frame, register
 from hmsim.sweep import Point, run_points
@@ -168,8 +168,9 @@ def figures(out: Path, df: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> lis
         s = _syn(df)
         s = s[s.threads == 4]
         for ax, col, lab in (
-            (axes[0], "probe_order9_success_rate", "order-9 success rate after the run"),
-            (axes[1], "probe_order3_mean_cycles", "order-3 request cost after the run (cycles)"),
+            # Two lines each: in one, the right-hand label ran up into the suptitle.
+            (axes[0], "probe_order9_success_rate", "order-9 success rate\nafter the run"),
+            (axes[1], "probe_order3_mean_cycles", "order-3 request cost\nafter the run (cycles)"),
         ):
             if col in s.columns:
                 t = s.pivot_table(index="workload", columns="allocator", values=col)[names]
@@ -177,7 +178,8 @@ def figures(out: Path, df: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> lis
                 ax.set_ylabel(lab)
                 ax.tick_params(axis="x", rotation=30, labelsize=7)
         if axes[1].get_legend():
-            axes[1].legend(fontsize=6)
+            # Beside the axes: inside, it covered the tallest bars.
+            outside_legend(axes[1], fontsize=6)
         fig.suptitle("Fragmentation: order-k probes after each workload (4 threads)")
         declare_series(fig, [*dict.fromkeys(s.allocator), *dict.fromkeys(s.workload)])
         paths += save_figure(fig, out, "fig_fragmentation")
