@@ -47,6 +47,7 @@ def test_every_figure_of_every_quick_study_shows_every_series(study, quick_study
         missing = [n for n in d["declared"] if n not in d["shown"]]
         assert not missing, f"{study}/{png.name}: series in the data but not in the figure: {missing}"
         assert len(d["shown"]) == len(d["declared"])
+        assert not d["overlapping_labels"], f"{study}/{png.name}: titles or labels overlap: {d['overlapping_labels']}"
 
 
 def test_quick_tiering_marks_the_scaled_down_tpp_rows(quick_study):
@@ -147,3 +148,21 @@ def test_series_styles_stay_distinct_past_the_palette():
     assert len(looks) == len(names_)
     with pytest.raises(ValueError, match="facet"):
         plotting.series_style([*names_, "one-too-many"])
+
+
+def test_a_label_run_into_the_title_is_reported(tmp_path):
+    """The check the quick studies' figures pass: a y label long enough to reach the
+    suptitle (the allocators' fragmentation figure had one) is named; a short one is not."""
+
+    def drawn(ylabel: str) -> list[list[str]]:
+        with plotting.house_style():
+            # The right panel's y label stands at the middle of the figure, under the title.
+            fig, (_, ax) = plt.subplots(1, 2, figsize=(6, 2))
+            ax.plot([1, 2], [1, 2])
+            ax.set_ylabel(ylabel)
+            fig.suptitle("the figure's title, centred over both panels")
+            return plotting.write_figure_files(fig, tmp_path, "x", ("png",))["overlapping_labels"]
+
+    long = "a y label far too long for an axes only two inches high, reaching up"
+    assert drawn(long) == [["the figure's title, centred over both panels", long]]
+    assert drawn("short") == []

@@ -248,6 +248,9 @@ def write_figure_files(fig: plt.Figure, out_dir: Path, name: str, formats: tuple
     png, bbox = _png_and_bbox(fig, meta["png"]) if "png" in formats and not _anchored_outside(fig) else (None, None)
     if bbox is None:
         bbox = _tight_bbox(fig)
+    # Read on the bitmap's layout, before a vector format lays the figure out again at its
+    # own dpi.
+    overlapping = overlapping_labels(fig, fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else None)
     for ext in formats:
         if ext == "png" and png is not None:
             data = png
@@ -266,9 +269,30 @@ def write_figure_files(fig: plt.Figure, out_dir: Path, name: str, formats: tuple
         "shown": shown_labels(fig, declared),
         "axes": [_axes_facts(ax) for ax in fig.axes if ax.get_visible()],
         "texts": [t.get_text() for t in fig.texts],
+        "overlapping_labels": overlapping,
     }
     plt.close(fig)
     return facts
+
+
+def overlapping_labels(fig: plt.Figure, renderer=None) -> list[list[str]]:
+    """Pairs of the figure's titles, axis labels and figure texts that overlap as laid out
+    (by more than a pixel each way), each as its two texts: a label run into a title is
+    unreadable in every format. Measured with `renderer` (the figure's own by default)."""
+    named = [t for t in fig.texts if t.get_visible() and t.get_text()]
+    for ax in fig.axes:
+        if ax.get_visible():
+            parts = (ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label)
+            named += [t for t in parts if t.get_visible() and t.get_text()]
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in named]
+    pairs = []
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1 :]:
+            wide = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+            high = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+            if wide > 1 and high > 1:
+                pairs.append([a, b])
+    return pairs
 
 
 def _tight_bbox(fig: plt.Figure):
