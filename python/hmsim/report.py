@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from hmsim.atomic import atomic_write
 from hmsim.host import gauge_text
 from hmsim.host import text as host_text
 from hmsim.humanize import duration
 from hmsim.references import cite
 from hmsim.references import get as get_reference
-from hmsim.results import _atomic_write
 from hmsim.studies.base import StudyResult
 
 CSS = """
@@ -330,9 +330,9 @@ def write_report(out: Path, results: dict[str, StudyResult]) -> Path:
         md.append("")
     h.append("</body></html>")
     html_path = rep / "index.html"
-    _atomic_write(html_path, lambda f: f.write("\n".join(h)))
-    _atomic_write(rep / "README.md", lambda f: f.write("\n".join(md) + "\n"))
-    _atomic_write(rep / "summary.json", lambda f: f.write(json.dumps(counts, indent=2) + "\n"))
+    atomic_write(html_path, lambda f: f.write("\n".join(h)))
+    atomic_write(rep / "README.md", lambda f: f.write("\n".join(md) + "\n"))
+    atomic_write(rep / "summary.json", lambda f: f.write(json.dumps(counts, indent=2) + "\n"))
     return html_path
 
 
@@ -349,4 +349,4 @@ def write_validation_doc(out: Path, doc: Path) -> None:
         "The figures are in the report itself (`results/report/index.html` after `make validation`).",
         "",
     ]
-    _atomic_write(Path(doc), lambda f: f.write("\n".join(head + body) + "\n"))
+    atomic_write(Path(doc), lambda f: f.write("\n".join(head + body) + "\n"))
