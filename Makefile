@@ -22,8 +22,10 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
 	touch $@
 
+# Profile-guided when llvm-profdata of rustc's LLVM is installed (HMSIM_PGO=0: never; see
+# scripts/build_core.sh and docs/performance.md, "Profile-guided build").
 build: $(STAMP)
-	maturin develop --release
+	scripts/build_core.sh
 
 lint: $(STAMP)
 	cargo fmt --all --check

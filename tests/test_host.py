@@ -35,7 +35,9 @@ def test_this_machine_is_described():
     h = host.describe()
     assert h["logical_cpus"] >= 1 and h["cpu_model"] and h["system"]
     assert host.text({"cpu_model": "X", "logical_cpus": 1}) == "X, 1 logical CPU"
-    assert host.text(h).endswith("logical CPUs") or h["logical_cpus"] == 1
+    assert h["build"] in ("profile-guided", "plain")
+    assert host.text(h).endswith(f"logical CPU{'s' * (h['logical_cpus'] != 1)}, {h['build']} build")
+    assert host.text({"cpu_model": "X", "logical_cpus": 2, "build": "plain"}) == "X, 2 logical CPUs, plain build"
 
 
 def test_bench_names_its_host(cli):

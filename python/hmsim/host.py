@@ -46,18 +46,29 @@ def cpu_model(cpuinfo: str | None = None) -> str:
 
 
 def describe() -> dict[str, Any]:
-    """`cpu_model`, `logical_cpus` (those this process may run on) and `system`."""
+    """`cpu_model`, `logical_cpus` (those this process may run on), `system`, and `build`: how
+    the Rust core was compiled (`profile-guided` or `plain`, `scripts/build_core.sh`), which
+    moves its speed by about a tenth (docs/performance.md)."""
+    from hmsim import _core
+
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 0
-    return {"cpu_model": cpu_model(), "logical_cpus": cpus, "system": platform.system()}
+    return {
+        "cpu_model": cpu_model(),
+        "logical_cpus": cpus,
+        "system": platform.system(),
+        "build": getattr(_core, "BUILD", "unknown"),
+    }
 
 
 def text(h: dict[str, Any]) -> str:
-    """One line: `Intel(R) Xeon(R) Processor, 2 logical CPUs`."""
+    """One line: `Intel(R) Xeon(R) Processor, 2 logical CPUs, profile-guided build` (the build
+    only where it was recorded)."""
     n = int(h.get("logical_cpus", 0) or 0)
-    return f"{h.get('cpu_model', 'unknown')}, {n} logical CPU{'s' if n != 1 else ''}"
+    line = f"{h.get('cpu_model', 'unknown')}, {n} logical CPU{'s' if n != 1 else ''}"
+    return f"{line}, {h['build']} build" if h.get("build") else line
 
 
 # The gauge `hmsim reproduce` read before its first point (None outside a reproduction):

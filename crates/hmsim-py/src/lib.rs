@@ -477,9 +477,18 @@ fn pm_indexes() -> PyResult<String> {
     to_json(&list)
 }
 
+/// How this extension was compiled: `profile-guided` when `scripts/build_core.sh` built it
+/// with a training profile (it sets `HMSIM_BUILD`), else `plain`. Speed, never results,
+/// depends on it, so timed outputs name it beside the host.
+const BUILD: &str = match option_env!("HMSIM_BUILD") {
+    Some(b) => b,
+    None => "plain",
+};
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", hmsim::VERSION)?;
+    m.add("BUILD", BUILD)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_chain, m)?)?;
     m.add_function(wrap_pyfunction!(prefix_keys, m)?)?;

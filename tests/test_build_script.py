@@ -1,0 +1,47 @@
+"""The core's build script (`scripts/build_core.sh`, `make build`): which llvm-profdata it takes
+for the profile-guided build, and what it says when there is none. The build itself is what
+every other test runs on."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "build_core.sh"
+
+
+def fake_tools(bin_dir: Path, llvm: str, profdatas: dict[str, str]) -> dict[str, str]:
+    """A PATH whose `rustc` reports LLVM `llvm` and whose llvm-profdata commands (name →
+    the LLVM version each reports) are `profdatas`; the system's tools after them."""
+    bin_dir.mkdir()
+    tools = {
+        "rustc": f"""case "$1" in -vV) printf 'rustc 9.9.9\\nhost: x86_64-unknown-linux-gnu\\nLLVM version: {llvm}\\n';;
+--print) echo /nonexistent;; esac""",
+        **{name: f"echo 'LLVM (http://llvm.org/):'; echo '  LLVM version {v}'" for name, v in profdatas.items()},
+    }
+    for name, body in tools.items():
+        f = bin_dir / name
+        f.write_text(f"#!/bin/sh\n{body}\n")
+        f.chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "HMSIM_PGO": "1"}
+
+
+def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_it_takes_the_llvm_profdata_of_rustcs_llvm_version(tmp_path):
+    env = fake_tools(tmp_path / "bin", "901.1.2", {"llvm-profdata": "14.0.6", "llvm-profdata-901": "901.1.8"})
+    r = run(env, "--which")
+    assert r.returncode == 0 and r.stdout.strip() == str(tmp_path / "bin" / "llvm-profdata-901")
+
+
+def test_without_one_a_required_profile_guided_build_fails_saying_why(tmp_path):
+    # Only an llvm-profdata of another LLVM: its profiles would not load into this rustc.
+    env = fake_tools(tmp_path / "bin", "901.1.2", {"llvm-profdata": "14.0.6"})
+    assert run(env, "--which").stdout.strip() == ""
+    r = run(env)
+    assert r.returncode == 2
+    assert "no llvm-profdata of LLVM 901" in r.stderr and "apt-get install llvm-901" in r.stderr
