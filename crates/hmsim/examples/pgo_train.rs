@@ -1,7 +1,8 @@
 //! The training run of the profile-guided build (`scripts/build_core.sh`, docs/performance.md,
 //! *Profile-guided build*): every module's benchmarks at a tenth of their size, then short
 //! runs of the paths the benchmarks leave out (Colloid, TPP at 4 KiB, YCSB run phases with
-//! scans, numa and hybrid scenarios), so the compiler sees where each hot loop branches.
+//! scans), every scenario in `examples/` and a `hmsim lifetime` replay, so the compiler sees
+//! where each hot loop branches (a path never run in training is laid out as cold).
 //! What it prints is not a measurement (an instrumented build runs slower).
 use std::time::Instant;
 
@@ -60,13 +61,18 @@ const RUNS: &[Run] = &[
     },
 ];
 
-/// Scenario files of the repository's `examples/` run as they are (each takes seconds).
-const EXAMPLE_FILES: &[&str] = &[
-    "numa-pmem-aliusm-machine.toml",
-    "hybrid-pigz-epf.toml",
-    "pmem-clwb-hotspot.toml",
-    "allocators-compare.toml",
-];
+/// A VANS-format trace of `n` random 64 B writes over 16 GiB (`hmsim lifetime`'s replay).
+fn vans_random_writes(n: u64) -> String {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut text = String::new();
+    for _ in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        text.push_str(&format!("{:#x} W\n", (x % (16 << 30)) & !63));
+    }
+    text
+}
 
 fn main() {
     let t = Instant::now();
@@ -86,12 +92,39 @@ fn main() {
         hmsim::registry::run_scenario(r.text, "<pgo_train>", &set(r.set), &[]).expect("run");
         println!("run {i} in {:.1} s", t.elapsed().as_secs_f64());
     }
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
-    for f in EXAMPLE_FILES {
-        let path = format!("{dir}/{f}");
+    // Every scenario of the repository's examples (each takes seconds); a file that is not a
+    // scenario (a sweep) or needs a device file of its own is passed over, saying so.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("examples folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    for path in files {
         let text = std::fs::read_to_string(&path).expect("example scenario");
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
         let t = Instant::now();
-        hmsim::registry::run_scenario(&text, &path, &[], &[]).expect("run");
-        println!("{f} in {:.1} s", t.elapsed().as_secs_f64());
+        match hmsim::registry::run_scenario(&text, &path.display().to_string(), &[], &[]) {
+            Ok(_) => println!("{name} in {:.1} s", t.elapsed().as_secs_f64()),
+            Err(e) => println!(
+                "{name} passed over ({})",
+                e.to_string().lines().next().unwrap_or("")
+            ),
+        }
     }
+    let trace = std::env::temp_dir().join(format!("hmsim-pgo-{}.vans", std::process::id()));
+    std::fs::write(&trace, vans_random_writes(200_000)).expect("trace file");
+    let text = hmsim::pmem::lifetime_scenario(
+        &trace.display().to_string(),
+        "optane-pmem",
+        r#"{"pmem": {"dimms": 1}}"#,
+        Some("vans"),
+    )
+    .expect("lifetime scenario");
+    let t = Instant::now();
+    let replay = hmsim::registry::run_scenario(&text, "<lifetime>", &[], &[]);
+    std::fs::remove_file(&trace).ok();
+    replay.expect("lifetime replay");
+    println!("lifetime replay in {:.1} s", t.elapsed().as_secs_f64());
 }
