@@ -16,6 +16,14 @@ mode="${HMSIM_PGO:-auto}"
 pgo=target/pgo
 profile="$pgo/hmsim.profdata"
 
+case "$mode" in
+auto | 0 | off | 1 | on) ;;
+*)
+    echo "build: HMSIM_PGO=$mode: expected auto (the default), 0 or off (plain), 1 or on (profile-guided or fail)" >&2
+    exit 2
+    ;;
+esac
+
 plain() {
     echo "build: $1; building without profile-guided optimisation"
     env -u HMSIM_BUILD maturin develop --release

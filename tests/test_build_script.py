@@ -45,3 +45,9 @@ def test_without_one_a_required_profile_guided_build_fails_saying_why(tmp_path):
     r = run(env)
     assert r.returncode == 2
     assert "no llvm-profdata of LLVM 901" in r.stderr and "apt-get install llvm-901" in r.stderr
+
+
+def test_an_unknown_hmsim_pgo_value_is_refused(tmp_path):
+    env = fake_tools(tmp_path / "bin", "901.1.2", {})
+    r = run({**env, "HMSIM_PGO": "yes"})
+    assert r.returncode == 2 and "HMSIM_PGO=yes: expected auto" in r.stderr
