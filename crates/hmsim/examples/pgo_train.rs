@@ -15,9 +15,10 @@ struct Run {
 const TIERING: &str = "module = \"tiering\"\nseed = 1\n[antagonist]\nintensities = [1]\n\
                        [sim]\ntimeline = false\n";
 
-/// The quick tiering study's 1/8-size setup (GUPS on 2 cores over 9 GiB, tiers of 4 and
-/// 12 GB), where its TPP points run at 4 KiB pages.
-const SCALED: &[(&str, &str)] = &[
+/// TPP and Colloid-TPP at 4 KiB pages in the quick tiering study's 1/8-size setup (GUPS on
+/// 2 cores over 9 GiB, tiers of 4 and 12 GB), where its TPP points run.
+const TPP_SCALED: &[(&str, &str)] = &[
+    ("policy.names", "[\"tpp\", \"colloid-tpp\"]"),
     ("workload.cores", "2"),
     ("workload.working_set_bytes", "9663676416"),
     ("workload.hot_set_bytes", "3221225472"),
@@ -38,9 +39,8 @@ const RUNS: &[Run] = &[
         ],
     },
     Run {
-        text: "module = \"tiering\"\nseed = 1\n[policy]\nnames = [\"tpp\", \"colloid-tpp\"]\n\
-               [antagonist]\nintensities = [1]\n[sim]\ntimeline = false\n",
-        set: SCALED,
+        text: TIERING,
+        set: TPP_SCALED,
     },
     Run {
         text: "module = \"pm-index\"\nseed = 1\n[index]\nname = \"fast-fair\"\n[workload]\n\
