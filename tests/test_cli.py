@@ -43,6 +43,8 @@ def test_run_writes_results_summary_and_figures(cli, scenario, tmp_path):
     assert summary["seed"] == 7 and summary["hmsim_version"] == hmsim.__version__
     assert summary["resolved_config"]["job"]["queue_depth"] == 16
     assert summary["wall_time_s"] > 0 and "bandwidth_mib_s" in summary["headline"]
+    # The run's host CPU time beside its wall time (measured in the core, on its thread).
+    assert 0 < summary["cpu_time_s"] <= summary["wall_time_s"] + 0.05
     for ext in ("png", "svg"):
         assert (out / f"latency.{ext}").stat().st_size > 1000
     assert not list(out.glob(".*.tmp")), "no temp files left behind"

@@ -32,6 +32,7 @@ LAYERS = {
     "hugevec.rs": GROUND,
     "hostmem.rs": GROUND,
     "host_gauge.rs": GROUND,
+    "cputime.rs": GROUND,
     # The crate root: the version constant, and re-exports (a facade, not an import).
     "lib.rs": GROUND,
     "stats/": GROUND,

@@ -12,7 +12,7 @@ import pytest
 
 import hmsim
 from hmsim import host
-from hmsim.report import wall_text
+from hmsim.report import cpu_text, wall_text
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +58,49 @@ def test_a_resumed_run_reports_the_total_wall_time(twice):
         assert g["compute_m_per_s"] > 0 and g["memory_m_per_s"] > 0
     assert f"{host.gauge_text(second['host_gauge_at_start'])} at the start" in wall_text(second)
     assert "host speed gauge: compute " in (out / "report" / "index.html").read_text()
+
+
+def test_a_study_reports_what_its_points_and_figures_cost_in_cpu_time(twice):
+    out, first, second, _ = twice
+    # storage's quick points are short simulations: CPU time measured, never above what
+    # their threads could have had in their wall time on this machine's cores.
+    assert first["points_cpu_time_s"] > 0
+    assert first["points_cpu_time_s"] <= first["points_wall_time_s"] * 1.05 + 0.05
+    # A resumed run reads its points' CPU time back from the saved points, like their wall time.
+    assert second["points_cpu_time_s"] == pytest.approx(first["points_cpu_time_s"])
+    # Drawing the figures (every run draws them again) costs CPU in the drawing processes.
+    assert first["figures_cpu_time_s"] > 0 and second["figures_cpu_time_s"] > 0
+    text = wall_text(second)
+    assert " · CPU: points " in text and ", figures " in text
+    assert " · CPU: points " in (out / "report" / "index.html").read_text()
+
+
+def test_cpu_text_says_nothing_it_does_not_know():
+    assert cpu_text({}) == ""
+    # A reused point saved before CPU times were kept: the points' sum is unknown.
+    assert cpu_text({"points_cpu_time_s": None, "figures_cpu_time_s": 2.0}) == " · CPU: figures 2 s"
+    assert cpu_text({"points_cpu_time_s": 61.0, "figures_cpu_time_s": 2.0}) == " · CPU: points 61 s, figures 2 s"
+
+
+def test_the_breakdown_of_several_studies_splits_points_figures_and_the_rest():
+    from types import SimpleNamespace
+
+    from hmsim.reproduce import cpu_breakdown
+
+    def study(points, figures, reused=0):
+        return SimpleNamespace(
+            summary={"points_cpu_time_s": points, "figures_cpu_time_s": figures, "points_reused": reused}
+        )
+
+    done = {"a": study(30.0, 5.0), "b": study(10.0, 2.0)}
+    text = cpu_breakdown(done, process_s=52.0, wall_s=40.0)
+    assert text.startswith("all: 40 s wall · CPU 59 s: points 40 s, figure processes 7 s, the rest 12 s")
+    # Points reused from an earlier run, or run elsewhere (Dask): no split of this process.
+    for t in (
+        cpu_breakdown({**done, "c": study(1.0, 1.0, reused=3)}, process_s=52.0, wall_s=40.0),
+        cpu_breakdown(done, process_s=12.0, wall_s=40.0, local=False),
+    ):
+        assert ": this process " in t and "points " not in t.split(": this process")[1].split("(")[0]
 
 
 def test_wall_text_of_an_older_summary_and_of_a_resumed_interrupted_run():

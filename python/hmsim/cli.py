@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -123,6 +124,7 @@ def reproduce(
     """Reproduce a published study (or `all`), printing simulated vs published numbers."""
     from hmsim.humanize import duration
     from hmsim.plotting import figure_formats, parse_formats
+    from hmsim.report import cpu_text
     from hmsim.reproduce import run_studies
     from hmsim.studies import get, names
     from hmsim.sweep import using_backend
@@ -131,13 +133,17 @@ def reproduce(
 
     def finished(name: str, res) -> None:
         get(name).echo(res)
-        console.print(f"{name}: results in {Path(out) / name}/ ({duration(res.summary['wall_time_s'])})")
+        wall = duration(res.summary["wall_time_s"])
+        console.print(f"{name}: results in {Path(out) / name}/ ({wall}{cpu_text(res.summary)})", markup=False)
 
     # `all`: the studies run side by side on one pool of --workers, one progress display.
     try:
         chosen = parse_formats(formats) if formats is not None else None
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--figure-formats") from None
+    from hmsim.reproduce import cpu_breakdown, process_cpu_s
+
+    start, cpu = time.perf_counter(), process_cpu_s()
     with using_backend(_backend(backend, scheduler)), figure_formats(chosen):
         done = run_studies(todo, Path(out), quick=quick, workers=workers, on_done=finished)
     from hmsim.report import with_studies_on_disk, write_report
@@ -145,6 +151,9 @@ def reproduce(
     # A single study's report also shows the studies an earlier run left in `out`.
     report = done if study == "all" else with_studies_on_disk(Path(out), done)
     console.print(f"report: {write_report(Path(out), report)}")
+    if len(done) > 1:
+        wall = time.perf_counter() - start
+        console.print(cpu_breakdown(done, process_cpu_s() - cpu, wall, local=backend == "local"), markup=False)
 
 
 @cli.command()

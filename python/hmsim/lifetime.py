@@ -78,7 +78,7 @@ def _replay(
         text = _core.lifetime_scenario(str(trace), device, opts, fmt)
         with core_progress(f"replaying {trace.name}") as bar:
             try:
-                raw = interruptible(_core.run_scenario, text, "<lifetime>", [], device_paths(devices), bar)
+                raw, cpu_s = interruptible(_core.run_scenario, text, "<lifetime>", [], device_paths(devices), bar)
             except ConfigError as e:
                 if e.key != "pmem.device":
                     raise
@@ -86,6 +86,7 @@ def _replay(
                 # line of the scenario built from it.
                 raise ConfigError("--device", e.detail, key="device") from None
         output = json.loads(raw)
+        output["cpu_time_s"] = cpu_s
         if frames or out is not None:
             from hmsim.scenario import output_from_json, write_run
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import io
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
@@ -233,6 +234,7 @@ def write_figure_files(fig: plt.Figure, out_dir: Path, name: str, formats: tuple
     """Lay out `fig`, write it in `formats` (atomically), close it; return what it shows
     beside the series it declared (for `DRAWN`), read off the drawn figure. The PNG and the
     saving area every format shares come from one drawing (`_png_and_bbox`) when they can."""
+    cpu_start = time.thread_time()
     # Laid out at the dpi it is saved at: the layout's text measurements are then the
     # ones the bitmap's drawing uses (matplotlib caches them per renderer and dpi), where
     # a layout at the figure's own dpi measured every label twice. The figure is closed
@@ -272,6 +274,8 @@ def write_figure_files(fig: plt.Figure, out_dir: Path, name: str, formats: tuple
         "overlapping_labels": overlapping,
     }
     plt.close(fig)
+    # What drawing it cost (a figure process draws one figure at a time on one thread).
+    facts["cpu_time_s"] = time.thread_time() - cpu_start
     return facts
 
 

@@ -6,7 +6,8 @@ a larger value there. The sweep runner groups its points to run by everything th
 to except that key; a group runs as one job on one worker, longest first, keeping its
 results at the shorter lengths, and the shorter points take theirs from it
 (`_core.run_scenario_chain`). Each point's saved output is the one its own run gives; its
-`wall_time_s` is the host time of its part of the chain (near zero for a taken one).
+`wall_time_s` and `cpu_time_s` are the host time of its part of the chain (near zero for a
+taken one).
 
 A module may also declare keys that leave a run's start unchanged (`_core.same_start_keys()`:
 pm-index's YCSB workload and distribution, and how often the native run is timed, after the
@@ -132,9 +133,10 @@ def run_job(job: Job, dev: list[str], stop: Callable[[], bool] | None = None) ->
         # Some run of the chain is refused: each runs alone, to say which and why.
         return [_outcome(lambda p=p: run_raw(p.text, p.file, list(p.overrides), dev)) for p in job.points]
     results = []
-    for text, seconds in outs:
+    for text, seconds, cpu_s in outs:
         out = json.loads(text)
         out["wall_time_s"] = seconds
+        out["cpu_time_s"] = cpu_s
         results.append(out)
     return results
 

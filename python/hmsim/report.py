@@ -151,10 +151,23 @@ def wall_text(s: dict) -> str:
         text = f"wall {duration(wall)} resumed: {ran} of {ran + reused} points new"
         text += ", the earlier (interrupted) run untimed"
     text += f" · points' own run time {duration(float(s.get('points_wall_time_s', 0.0)))}"
+    text += cpu_text(s)
     # The same build's times differ by machine: say which one these are from.
     text += f" · on {host_text(s['host'])}" if isinstance(s.get("host"), dict) else ""
     # And how fast that machine ran when the reproduction began.
     return text + (f" · {gauge_text(g)} at the start" if isinstance(g := s.get("host_gauge_at_start"), dict) else "")
+
+
+def cpu_text(s: dict) -> str:
+    """What a study's points and figures cost in CPU time (a summary from before these were
+    kept says nothing): the honest cost where points share the cores, whose wall times grow
+    with whatever else runs."""
+    parts = []
+    if isinstance(cpu := s.get("points_cpu_time_s"), int | float):
+        parts.append(f"points {duration(float(cpu))}")
+    if isinstance(cpu := s.get("figures_cpu_time_s"), int | float):
+        parts.append(f"figures {duration(float(cpu))}")
+    return f" · CPU: {', '.join(parts)}" if parts else ""
 
 
 def _study_tables(r: StudyResult) -> tuple[list[str], list[str]]:

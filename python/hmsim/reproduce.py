@@ -155,6 +155,38 @@ def _overlapped(
     return done
 
 
+def process_cpu_s() -> float:
+    """CPU seconds this process has used (every thread: the points run here, the Python
+    around them)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def cpu_breakdown(done: dict[str, StudyResult], process_s: float, wall_s: float, local: bool = True) -> str:
+    """Where several studies' run spent its CPU: `process_s` of this process (the points, when
+    they ran here, and the Python around them: tables, figures' layout, the report) and the
+    figure processes' drawing. A study's points count only when all of them ran now (a
+    reused point's time was spent by an earlier run)."""
+    from hmsim.humanize import duration
+
+    summaries = [r.summary for r in done.values()]
+    figures = sum(float(s.get("figures_cpu_time_s") or 0.0) for s in summaries)
+    fresh = all(not s.get("points_reused") for s in summaries)
+    points = [s.get("points_cpu_time_s") for s in summaries]
+    text = f"all: {duration(wall_s)} wall · CPU {duration(process_s + figures)}"
+    if local and fresh and all(isinstance(p, int | float) for p in points):
+        run = sum(points)
+        return text + (
+            f": points {duration(run)}, figure processes {duration(figures)}, "
+            f"the rest {duration(max(process_s - run, 0.0))} (the Python around the points)"
+        )
+    where = "its points and " if local else ""
+    text += f": this process {duration(process_s)} ({where}the Python around them)"
+    return text + f", figure processes {duration(figures)}"
+
+
 def _named(e: BaseException, study: str) -> BaseException:
     """`e`, saying which study raised it."""
     if isinstance(e, HmsimError):

@@ -37,6 +37,9 @@ class RunResult:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     headline: dict = field(default_factory=dict)
     wall_time_s: float = 0.0
+    #: Host CPU seconds of the run (its thread and the helper threads it started), None when
+    #: not measured: unlike the wall time, not inflated by other work sharing the cores.
+    cpu_time_s: float | None = None
     #: What limits how far the results can be trusted (the CLI prints each one).
     warnings: list[str] = field(default_factory=list)
 
@@ -47,6 +50,7 @@ class RunResult:
             "seed": self.seed,
             "scenario_file": scenario_file,
             "wall_time_s": self.wall_time_s,
+            "cpu_time_s": self.cpu_time_s,
             "headline": self.headline,
             "warnings": self.warnings,
             "resolved_config": self.resolved,
@@ -157,6 +161,7 @@ def output_from_json(raw: str | dict, wall_time_s: float = 0.0) -> RunResult:
         tables={k: typed_frame(v, columns.get(k), f"{d['module']} table {k}") for k, v in d["tables"].items()},
         headline=d["headline"],
         wall_time_s=wall_time_s,
+        cpu_time_s=d.get("cpu_time_s"),
         warnings=list(d.get("warnings", [])),
     )
 
@@ -167,8 +172,10 @@ def run_raw(
     """Run in the core; returns the raw output dict (used by the sweep runner too, whose
     points report no progress of their own: the sweep's bar counts points)."""
     start = time.perf_counter()
-    out = json.loads(interruptible(_core.run_scenario, text, file, overrides, devices, progress))
+    text_out, cpu_s = interruptible(_core.run_scenario, text, file, overrides, devices, progress)
+    out = json.loads(text_out)
     out["wall_time_s"] = time.perf_counter() - start
+    out["cpu_time_s"] = cpu_s
     return out
 
 
@@ -259,9 +266,11 @@ def python_policy(text: str, file: str, overrides: list[tuple[str, str]]) -> tup
 def run_python_policy(text: str, file: str, name: str, policy: Any, devices: Iterable[str | Path] = ()) -> dict:
     from hmsim.tier_hook import run_policy
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.thread_time()
+    # The core runs on this thread, calling the policy back: its CPU time is this thread's.
     out = run_policy(text, policy, name=name, file=file, devices=devices)
     out["wall_time_s"] = time.perf_counter() - start
+    out["cpu_time_s"] = time.thread_time() - cpu
     return out
 
 

@@ -157,14 +157,22 @@ class Backend:
 
 BACKEND: ContextVar[Backend | None] = ContextVar("hmsim_backend", default=None)
 # While a study runs (`points_ledger`): its points run now and reused from an earlier run, and
-# the sum of every point's own run time (`wall_time_s` in its saved output), new or reused.
+# the sum of every point's own run time (`wall_time_s` in its saved output) and CPU time
+# (`cpu_time_s`; `points_cpu_untimed` counts the outputs saved without one), new or reused.
 POINTS_LEDGER: ContextVar[dict | None] = ContextVar("hmsim_points_ledger", default=None)
 
 
 @contextmanager
 def points_ledger() -> Iterator[dict]:
     """Count the points every `run_points` inside runs or reuses (see `POINTS_LEDGER`)."""
-    ledger = {"ran": 0, "reused": 0, "shared": 0, "points_wall_time_s": 0.0}
+    ledger = {
+        "ran": 0,
+        "reused": 0,
+        "shared": 0,
+        "points_wall_time_s": 0.0,
+        "points_cpu_time_s": 0.0,
+        "points_cpu_untimed": 0,
+    }
     token = POINTS_LEDGER.set(ledger)
     try:
         yield ledger
@@ -413,7 +421,7 @@ def _run_keys(points: list[Point], dev: list[str]) -> dict[str, str | None]:
 def _twin_output(result: dict, ran: Point) -> dict:
     """The output of a point that runs what `ran` ran: the same, with no run time of its
     own (the study's summed point time counts the run once)."""
-    return {**result, "wall_time_s": 0.0, "same_run_as": ran.id}
+    return {**result, "wall_time_s": 0.0, "cpu_time_s": 0.0, "same_run_as": ran.id}
 
 
 def _same_runs(
@@ -513,6 +521,10 @@ def _run_points(
             key = "ran" if pid in new_ids else "reused"
             ledger[key] += 1
             ledger["points_wall_time_s"] += float(o.get("wall_time_s") or 0.0)
+            if o.get("cpu_time_s") is None:
+                ledger["points_cpu_untimed"] += 1
+            else:
+                ledger["points_cpu_time_s"] += float(o["cpu_time_s"])
         ledger["shared"] += shared
     return SweepResult(results, tables, ordered, ran=len(new_ids), reused=len(unique) - len(new_ids), shared=shared)
 

@@ -57,7 +57,8 @@ fn paths(device_paths: Vec<String>) -> Vec<PathBuf> {
     device_paths.into_iter().map(PathBuf::from).collect()
 }
 
-/// Run one scenario; returns the run output as JSON text.
+/// Run one scenario; returns the run output as JSON text and the host CPU seconds the run
+/// took (`hmsim::cputime`: this thread's and its helper threads').
 #[pyfunction]
 #[pyo3(signature = (text, file, overrides=Vec::new(), device_paths=Vec::new(), progress=None))]
 fn run_scenario(
@@ -67,21 +68,17 @@ fn run_scenario(
     overrides: Vec<(String, String)>,
     device_paths: Vec<String>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<String> {
+) -> PyResult<(String, f64)> {
     let dirs = paths(device_paths);
     let progress = receiver(progress);
-    let out = py
+    let run = py
         .detach(move || {
-            hmsim::registry::run_scenario_with_progress(
-                &text,
-                &file,
-                &overrides,
-                &dirs,
-                progress.as_ref(),
-            )
+            hmsim::registry::run_scenario_timed(&text, &file, &overrides, &dirs, progress.as_ref())
         })
         .map_err(run_err)?;
-    serde_json::to_string(&out).map_err(|e| PyException::new_err(e.to_string()))
+    let text =
+        serde_json::to_string(&run.output).map_err(|e| PyException::new_err(e.to_string()))?;
+    Ok((text, run.cpu_s))
 }
 
 /// The configuration the run of each (text, file, overrides) would use (`resolved_config`),
@@ -438,7 +435,7 @@ fn same_start_keys() -> Vec<(&'static str, Vec<&'static str>)> {
 
 /// Run `runs` ((text, file, overrides) each) in order, sharing kept results at `keep_s`
 /// seconds (`hmsim::registry::run_scenario_chain`); returns each run's output as JSON
-/// text with the host seconds it took.
+/// text with the host wall and CPU seconds it took.
 #[pyfunction]
 #[pyo3(signature = (runs, keep_s, device_paths=Vec::new()))]
 fn run_scenario_chain(
@@ -446,16 +443,16 @@ fn run_scenario_chain(
     runs: Vec<hmsim::registry::ScenarioSpelling>,
     keep_s: Vec<f64>,
     device_paths: Vec<String>,
-) -> PyResult<Vec<(String, f64)>> {
+) -> PyResult<Vec<(String, f64, f64)>> {
     let dirs = paths(device_paths);
     let outs = py
         .detach(move || hmsim::registry::run_scenario_chain(&runs, &keep_s, &dirs))
         .map_err(run_err)?;
     outs.into_iter()
-        .map(|(out, s)| {
-            let text =
-                serde_json::to_string(&out).map_err(|e| PyException::new_err(e.to_string()))?;
-            Ok((text, s))
+        .map(|run| {
+            let text = serde_json::to_string(&run.output)
+                .map_err(|e| PyException::new_err(e.to_string()))?;
+            Ok((text, run.wall_s, run.cpu_s))
         })
         .collect()
 }

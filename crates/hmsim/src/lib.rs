@@ -15,6 +15,7 @@ pub mod bench_result;
 pub mod cache;
 pub mod columns;
 pub mod config;
+pub mod cputime;
 pub mod device;
 pub mod error;
 pub mod flash;

@@ -270,25 +270,55 @@ pub fn resolve_scenario(
 /// A scenario's (text, file, overrides), as a sweep's point holds it.
 pub type ScenarioSpelling = (String, String, Vec<(String, String)>);
 
+/// A run's output and the host time it took.
+pub struct TimedRun {
+    pub output: RunOutput,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+    /// CPU seconds of the thread that ran it and of the helper threads it started
+    /// ([`crate::cputime`]): unlike the wall time, not inflated by other work sharing the
+    /// cores.
+    pub cpu_s: f64,
+}
+
+/// [`run_scenario_with_progress`] with the host time the run took.
+pub fn run_scenario_timed(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+    device_paths: &[PathBuf],
+    progress: &dyn Progress,
+) -> Result<TimedRun, ConfigError> {
+    timed(|| run_scenario_with_progress(text, file, overrides, device_paths, progress))
+}
+
+fn timed<E>(run: impl FnOnce() -> Result<RunOutput, E>) -> Result<TimedRun, E> {
+    let start = std::time::Instant::now();
+    let (output, cpu_s) = crate::cputime::measured(run);
+    Ok(TimedRun {
+        output: output?,
+        wall_s: start.elapsed().as_secs_f64(),
+        cpu_s,
+    })
+}
+
 /// Run `runs` in order, as many [`run_scenario`] calls would, each offered one shared
 /// [`PrefixShelf`] keeping results at `keep_s` seconds: a run that is the start of an
 /// earlier one in the chain (the same scenario, shorter: its module's
 /// [`Module::prefix_key`]) takes its results from it. Every run must be of a module with a
-/// prefix key; each output is the one its own run gives. Returns each output with the
-/// host seconds its run took.
+/// prefix key; each output is the one its own run gives, with the host time its run took.
 pub fn run_scenario_chain(
     runs: &[ScenarioSpelling],
     keep_s: &[f64],
     device_paths: &[PathBuf],
-) -> Result<Vec<(RunOutput, f64)>, ConfigError> {
+) -> Result<Vec<TimedRun>, ConfigError> {
     let shelf = PrefixShelf::new(keep_s.to_vec());
     runs.iter()
         .map(|(text, file, overrides)| {
             let parts = Parts::new().with("a shelf of prefix runs", shelf.clone());
-            let start = std::time::Instant::now();
-            let out =
-                run_scenario_with_parts(text, file, overrides, device_paths, &NoProgress, &parts)?;
-            Ok((out, start.elapsed().as_secs_f64()))
+            timed(|| {
+                run_scenario_with_parts(text, file, overrides, device_paths, &NoProgress, &parts)
+            })
         })
         .collect()
 }

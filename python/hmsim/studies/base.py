@@ -171,6 +171,7 @@ class Study:
             "hmsim_version": __version__,
             "quick": quick,
             **_wall_times(time.perf_counter() - start, ledger, before, quick),
+            "figures_cpu_time_s": _figures_cpu_s(out, res.figures),
             **res.summary,
             "comparison": res.comparison.to_dict(orient="records"),
             "figures": [str(p.relative_to(out)) for p in res.figures],
@@ -218,12 +219,25 @@ def _wall_times(elapsed: float, ledger: dict, before: dict, quick: bool) -> dict
         # differently): `points_ran - points_shared` simulations ran.
         "points_shared": ledger["shared"],
         "points_wall_time_s": ledger["points_wall_time_s"],
+        # Their CPU time (their threads', wherever they ran), which other work sharing the
+        # cores does not inflate as it does the wall time; None if a reused point's saved
+        # output has none.
+        "points_cpu_time_s": None if ledger["points_cpu_untimed"] else ledger["points_cpu_time_s"],
         # The machine these times were measured on (the same build's times differ by
         # machine: docs/performance.md).
         "host": host.describe(),
         # How fast that machine ran when the reproduction began (None outside one).
         "host_gauge_at_start": host.START_GAUGE.get(),
     }
+
+
+def _figures_cpu_s(out: Path, figures: list[Path]) -> float:
+    """The CPU seconds this run spent drawing the study's figures (their layout and every
+    format's file, in whichever process drew them; `hmsim.plotting.DRAWN`)."""
+    from hmsim.plotting import DRAWN
+
+    stems = {str(Path(out) / Path(f).relative_to(out).with_suffix("")) for f in figures}
+    return sum(float(DRAWN.get(s, {}).get("cpu_time_s") or 0.0) for s in stems)
 
 
 _REGISTRY: dict[str, Study] = {}

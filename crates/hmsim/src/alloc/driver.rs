@@ -254,13 +254,15 @@ fn run_in(
             let (batches, to_time) = mpsc::sync_channel::<Batch>(QUEUE_BATCHES);
             let (spares, spare) = mpsc::channel::<Batch>();
             let timer = scope.spawn(move || {
-                let mut replay = replay;
-                for batch in to_time {
-                    replay.consume(&batch);
-                    // The issuing side may have finished: a lost spare is only memory.
-                    let _ = spares.send(batch);
-                }
-                replay
+                crate::cputime::in_helper(|| {
+                    let mut replay = replay;
+                    for batch in to_time {
+                        replay.consume(&batch);
+                        // The issuing side may have finished: a lost spare is only memory.
+                        let _ = spares.send(batch);
+                    }
+                    replay
+                })
             });
             let out = issue(a, w, model, probe_orders, probe_requests, &mut |batch| {
                 batches
@@ -269,7 +271,9 @@ fn run_in(
                 spare.try_recv().unwrap_or_default()
             });
             drop(batches);
-            (out, timer.join().expect("the timing thread finishes"))
+            let (replay, cpu_s) = timer.join().expect("the timing thread finishes");
+            crate::cputime::add_helper_cpu_s(cpu_s);
+            (out, replay)
         })
     } else {
         let mut replay = replay;

@@ -314,12 +314,18 @@ pub(crate) fn run(spec: &AllocatorSpec, frames: u64, w: &AllocWorkload) -> RealR
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let (shared, owned) = (&shared, &owned);
-                sc.spawn(move || thread_body(shared, owned, w, t, frames))
+                sc.spawn(move || {
+                    crate::cputime::in_helper(|| thread_body(shared, owned, w, t, frames))
+                })
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().expect("allocator thread panicked"))
+            .map(|h| {
+                let (out, cpu_s) = h.join().expect("allocator thread panicked");
+                crate::cputime::add_helper_cpu_s(cpu_s);
+                out
+            })
             .collect()
     });
     let (mut a, mut f) = (hist(), hist());

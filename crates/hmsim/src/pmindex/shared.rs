@@ -20,6 +20,7 @@ use super::index::{IndexOptions, IndexSpec, PmIndex};
 use super::key::{mix, Key};
 use super::ops::{Op, Outcome};
 use super::region::{PmError, PmRegion, PmResult, PmStats, RegionConfig};
+use crate::cputime::thread_cpu_s;
 
 /// Shards when nothing else is said: enough that 2–16 threads rarely meet on one lock.
 pub const DEFAULT_SHARDS: usize = 64;
@@ -331,17 +332,6 @@ pub(crate) struct ThreadRun {
     pub lock_waits: u64,
 }
 
-/// CPU seconds the calling thread has run.
-fn thread_cpu_s() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid out-pointer; CLOCK_THREAD_CPUTIME_ID exists on every Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
-
 /// Run `ops` on `threads` OS threads, operation `i` on thread `i % threads` (the same
 /// round-robin split as the simulated threads), each thread's share in its order; time
 /// from a common start until all have finished.
@@ -386,6 +376,8 @@ pub(crate) fn run_threads(
         first = Some(first.map_or(t0, |x| x.min(t0)));
         last = Some(last.map_or(t1, |x| x.max(t1)));
     }
+    // The run that started these threads used their CPU.
+    crate::cputime::add_helper_cpu_s(cpu_s);
     let wall_s = match (first, last) {
         (Some(a), Some(b)) => (b - a).as_secs_f64(),
         _ => 0.0,

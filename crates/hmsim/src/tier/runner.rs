@@ -769,7 +769,7 @@ mod tests {
             .map(|d| (text.clone(), "t.toml".to_string(), at(d)))
             .collect();
         let outs = run_scenario_chain(&chain, &[0.3], &[]).unwrap();
-        assert_eq!(serde_json::to_value(&outs[1].0).unwrap(), alone("0.3"));
+        assert_eq!(serde_json::to_value(&outs[1].output).unwrap(), alone("0.3"));
     }
 
     #[test]
