@@ -46,6 +46,8 @@ def test_grid_results_and_resume(sweep_file, tmp_path):
     assert third.ran == 1 and third.reused == 5
     summary = json.loads((out / "summary.json").read_text())
     assert summary["points"] == 6 and summary["seeds"] == [7]
+    # What its points cost in CPU, each point's own (the one run again and the five reused).
+    assert summary["points_cpu_time_s"] > 0
 
 
 def test_ctrl_c_keeps_finished_points(sweep_file, tmp_path, monkeypatch):

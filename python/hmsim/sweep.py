@@ -785,6 +785,12 @@ def sweep(
     return res.results
 
 
+def _cpu_sum(outputs: Sequence[dict]) -> float | None:
+    """The points' CPU seconds summed (`cpu_time_s` of each saved output), None if one has none."""
+    cpu = [o.get("cpu_time_s") for o in outputs]
+    return None if any(c is None for c in cpu) else float(sum(cpu))
+
+
 def _write_sweep(out: Path, points: list[Point], meta: dict, res: SweepResult, start: float) -> None:
     from hmsim import __version__
     from hmsim.figures import sweep_figures
@@ -805,6 +811,8 @@ def _write_sweep(out: Path, points: list[Point], meta: dict, res: SweepResult, s
             "reused": res.reused,
             "shared": res.shared,
             "wall_time_s": time.perf_counter() - start,
+            # What the points cost (new and reused; None if one was saved without it).
+            "points_cpu_time_s": _cpu_sum(res.outputs),
             "axes": meta["axes"],
             "set": meta["set"],
             "seeds": sorted({o["seed"] for o in res.outputs}),
