@@ -125,7 +125,7 @@ def reproduce(
     from hmsim.humanize import duration
     from hmsim.plotting import figure_formats, parse_formats
     from hmsim.report import cpu_text
-    from hmsim.reproduce import run_studies
+    from hmsim.reproduce import cpu_breakdown, process_cpu_s, run_studies
     from hmsim.studies import get, names
     from hmsim.sweep import using_backend
 
@@ -141,8 +141,6 @@ def reproduce(
         chosen = parse_formats(formats) if formats is not None else None
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--figure-formats") from None
-    from hmsim.reproduce import cpu_breakdown, process_cpu_s
-
     start, cpu = time.perf_counter(), process_cpu_s()
     with using_backend(_backend(backend, scheduler)), figure_formats(chosen):
         done = run_studies(todo, Path(out), quick=quick, workers=workers, on_done=finished)

@@ -158,7 +158,7 @@ class Backend:
 BACKEND: ContextVar[Backend | None] = ContextVar("hmsim_backend", default=None)
 # While a study runs (`points_ledger`): its points run now and reused from an earlier run, and
 # the sum of every point's own run time (`wall_time_s` in its saved output) and CPU time
-# (`cpu_time_s`; `points_cpu_untimed` counts the outputs saved without one), new or reused.
+# (`cpu_time_s`; None once an output saved without one is counted), new or reused.
 POINTS_LEDGER: ContextVar[dict | None] = ContextVar("hmsim_points_ledger", default=None)
 
 
@@ -171,7 +171,6 @@ def points_ledger() -> Iterator[dict]:
         "shared": 0,
         "points_wall_time_s": 0.0,
         "points_cpu_time_s": 0.0,
-        "points_cpu_untimed": 0,
     }
     token = POINTS_LEDGER.set(ledger)
     try:
@@ -521,10 +520,8 @@ def _run_points(
             key = "ran" if pid in new_ids else "reused"
             ledger[key] += 1
             ledger["points_wall_time_s"] += float(o.get("wall_time_s") or 0.0)
-            if o.get("cpu_time_s") is None:
-                ledger["points_cpu_untimed"] += 1
-            else:
-                ledger["points_cpu_time_s"] += float(o["cpu_time_s"])
+        cpu = [o.get("cpu_time_s") for o in outputs.values()]
+        ledger["points_cpu_time_s"] = _cpu_sum([ledger["points_cpu_time_s"], *cpu])
         ledger["shared"] += shared
     return SweepResult(results, tables, ordered, ran=len(new_ids), reused=len(unique) - len(new_ids), shared=shared)
 
@@ -785,10 +782,9 @@ def sweep(
     return res.results
 
 
-def _cpu_sum(outputs: Sequence[dict]) -> float | None:
-    """The points' CPU seconds summed (`cpu_time_s` of each saved output), None if one has none."""
-    cpu = [o.get("cpu_time_s") for o in outputs]
-    return None if any(c is None for c in cpu) else float(sum(cpu))
+def _cpu_sum(seconds: Sequence[float | None]) -> float | None:
+    """CPU seconds summed; None if one is unknown (a point saved without `cpu_time_s`)."""
+    return None if any(c is None for c in seconds) else float(sum(seconds))
 
 
 def _write_sweep(out: Path, points: list[Point], meta: dict, res: SweepResult, start: float) -> None:
@@ -812,7 +808,7 @@ def _write_sweep(out: Path, points: list[Point], meta: dict, res: SweepResult, s
             "shared": res.shared,
             "wall_time_s": time.perf_counter() - start,
             # What the points cost (new and reused; None if one was saved without it).
-            "points_cpu_time_s": _cpu_sum(res.outputs),
+            "points_cpu_time_s": _cpu_sum([o.get("cpu_time_s") for o in res.outputs]),
             "axes": meta["axes"],
             "set": meta["set"],
             "seeds": sorted({o["seed"] for o in res.outputs}),

@@ -171,7 +171,7 @@ class Study:
             "hmsim_version": __version__,
             "quick": quick,
             **_wall_times(time.perf_counter() - start, ledger, before, quick),
-            "figures_cpu_time_s": _figures_cpu_s(out, res.figures),
+            "figures_cpu_time_s": _figures_cpu_s(res.figures),
             **res.summary,
             "comparison": res.comparison.to_dict(orient="records"),
             "figures": [str(p.relative_to(out)) for p in res.figures],
@@ -222,7 +222,7 @@ def _wall_times(elapsed: float, ledger: dict, before: dict, quick: bool) -> dict
         # Their CPU time (their threads', wherever they ran), which other work sharing the
         # cores does not inflate as it does the wall time; None if a reused point's saved
         # output has none.
-        "points_cpu_time_s": None if ledger["points_cpu_untimed"] else ledger["points_cpu_time_s"],
+        "points_cpu_time_s": ledger["points_cpu_time_s"],
         # The machine these times were measured on (the same build's times differ by
         # machine: docs/performance.md).
         "host": host.describe(),
@@ -231,12 +231,13 @@ def _wall_times(elapsed: float, ledger: dict, before: dict, quick: bool) -> dict
     }
 
 
-def _figures_cpu_s(out: Path, figures: list[Path]) -> float:
+def _figures_cpu_s(figures: list[Path]) -> float:
     """The CPU seconds this run spent drawing the study's figures (their layout and every
     format's file, in whichever process drew them; `hmsim.plotting.DRAWN`)."""
     from hmsim.plotting import DRAWN
 
-    stems = {str(Path(out) / Path(f).relative_to(out).with_suffix("")) for f in figures}
+    # A figure's files are `DRAWN`'s key (its folder and name) with each format's suffix.
+    stems = {str(Path(f).with_suffix("")) for f in figures}
     return sum(float(DRAWN.get(s, {}).get("cpu_time_s") or 0.0) for s in stems)
 
 
