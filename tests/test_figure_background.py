@@ -156,7 +156,7 @@ def test_the_png_cut_from_one_drawing_is_savefigs_tight_png_up_to_a_fraction_of_
     with plotting.house_style():
         fig = _figure()
         fig.tight_layout()
-        png, box = plotting._png_and_bbox(fig, {"Software": "hmsim"})
+        png, box, _ = plotting._png_and_bbox(fig, {"Software": "hmsim"})
         assert png is not None
         # The area is the one the separate layout pass finds, so the vector copies keep theirs.
         assert np.allclose(box.bounds, plotting._tight_bbox(fig).bounds)
@@ -178,7 +178,7 @@ def test_a_text_outside_the_figure_is_drawn_by_savefig_into_a_larger_image(tmp_p
         assert plotting._anchored_outside(fig)
         fig.texts[-1].set_position((0.01, 0.0))  # anchored inside, but it hangs below
         assert not plotting._anchored_outside(fig)
-        png, box = plotting._png_and_bbox(fig, {})
+        png, box, _ = plotting._png_and_bbox(fig, {})
         assert png is None and box.y0 < 0, "the area must reach below the figure"
         fig.texts[-1].set_position((0.01, -0.05))
         dpi = plotting.STYLE["savefig.dpi"]
@@ -188,10 +188,90 @@ def test_a_text_outside_the_figure_is_drawn_by_savefig_into_a_larger_image(tmp_p
     assert _pixels(png.read_bytes()).shape[0] > height * dpi, "the footnote was cut off"
 
 
+def _close_to_savefigs(png: bytes, fig: plt.Figure, size_px: int = 0) -> None:
+    """`png` is what savefig's "tight" PNG of `fig` shows, up to a fraction of a pixel, its
+    size within `size_px` pixels of savefig's (compared on the rows and columns both have,
+    from the bottom left corner, where both put the saving area's corner)."""
+    import numpy as np
+
+    ours, tight = _pixels(png), _pixels(_tight_png(fig))
+    assert all(abs(a - b) <= size_px for a, b in zip(ours.shape, tight.shape, strict=True)), (ours.shape, tight.shape)
+    rows, cols = min(ours.shape[0], tight.shape[0]), min(ours.shape[1], tight.shape[1])
+    ours, tight = ours[-rows:, :cols], tight[-rows:, :cols]
+    diff = np.abs(ours - tight).mean()
+    shifted = np.abs(ours[1:, 1:] - tight[:-1, :-1]).mean()
+    assert diff < 3.0 and diff < shifted / 2, (diff, shifted)
+
+
+def test_a_footnote_outside_the_figure_is_cut_from_one_drawing_on_a_larger_canvas():
+    import numpy as np
+
+    with plotting.house_style():
+        fig = _figure()
+        # A long y label beside a title as wide as its panel: apart where they are drawn,
+        # run into each other were the label left where the larger canvas placed it (savefig
+        # places a y label in pixels).
+        fig.axes[1].set_title("a title of panel b as long as the panel")
+        fig.axes[1].set_ylabel("a long label " * 6)
+        fig.tight_layout()
+        fig.text(0.01, -0.05, "a footnote below the figure\nin two lines", va="top")
+        png, box, overlapping = plotting._png_and_bbox(fig, {})
+        assert png is not None, "one drawing covers a footnote the margin holds"
+        assert box.y0 < 0
+        assert np.allclose(box.bounds, plotting._tight_bbox(fig).bounds)
+        # The area, found on a canvas whose corner lies a margin away, is savefig's up to
+        # rounding: an image size that falls on a whole number of pixels may come out one
+        # pixel apart.
+        _close_to_savefigs(png, fig, size_px=1)
+        # The overlaps are measured where the labels are drawn.
+        fig.set_dpi(plotting.STYLE["savefig.dpi"])
+        fig.draw_without_rendering()
+        assert overlapping == plotting.overlapping_labels(fig) == []
+        # Beyond the margin a cut cannot show it: savefig draws it.
+        fig.texts[-1].set_position((0.01, -1.0 - plotting.OUTSIDE_MARGIN_IN / fig.get_size_inches()[1]))
+        png, box, _ = plotting._png_and_bbox(fig, {})
+        assert png is None and box.y0 < -plotting.OUTSIDE_MARGIN_IN
+    plt.close(fig)
+
+
+def _constrained(figure_layout: bool) -> plt.Figure:
+    import numpy as np
+
+    with plotting.house_style():
+        fig, axes = plt.subplots(1, 2, figsize=(8, 3))
+        for ax in axes:
+            im = ax.imshow(np.arange(12.0).reshape(3, 4), origin="lower", aspect="auto")
+            ax.set_title("a heat map with a title")
+        fig.colorbar(im, ax=axes.tolist(), label="value")
+        fig.set_layout_engine("constrained")
+        if figure_layout:
+            fig.text(0.01, -0.02, "a footnote", va="top")
+        return fig
+
+
+@pytest.mark.parametrize("footnote", [False, True])
+def test_a_constrained_layout_runs_once_and_its_png_is_savefigs(tmp_path, footnote):
+    from unittest import mock
+
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    fig = _constrained(footnote)
+    original = ConstrainedLayoutEngine.execute
+    with (
+        plotting.house_style(),
+        mock.patch.object(ConstrainedLayoutEngine, "execute", autospec=True, side_effect=original) as run,
+    ):
+        plotting.save_figure(fig, tmp_path, "constrained")
+    assert run.call_count == 1, "laid out once, for every format"
+    with plotting.house_style():
+        _close_to_savefigs((tmp_path / "constrained.png").read_bytes(), _constrained(footnote), size_px=int(footnote))
+    plt.close("all")
+
+
 def test_a_transparent_save_keeps_savefigs_own_drawing():
     with plotting.house_style(), matplotlib.rc_context({"savefig.transparent": True}):
         fig = _figure()
-        assert plotting._png_and_bbox(fig, {}) == (None, None)
+        assert plotting._png_and_bbox(fig, {}) == (None, None, None)
     plt.close(fig)
 
 

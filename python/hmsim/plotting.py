@@ -241,18 +241,25 @@ def write_figure_files(fig: plt.Figure, out_dir: Path, name: str, formats: tuple
     # below, so its dpi is not restored.
     if (dpi := matplotlib.rcParams["savefig.dpi"]) != "figure":
         fig.set_dpi(float(dpi))
-    if fig.get_layout_engine() is None:
+    if (engine := fig.get_layout_engine()) is None:
         fig.tight_layout()
-        # Laid out for good: the PlaceHolderLayoutEngine that tight_layout leaves set would
-        # make every savefig lay the figure out again before drawing it.
-        fig.set_layout_engine(None)
+    else:
+        # A figure's own engine (constrained layout) ran in every drawing: in the PNG's, in
+        # the saving area's and again in each vector format's. Once here is the same layout.
+        engine.execute(fig)
+    # Laid out for good: any engine left set, even the PlaceHolderLayoutEngine that
+    # tight_layout leaves, makes every savefig lay the figure out again before drawing it.
+    fig.set_layout_engine(None)
     meta = {"png": {"Software": "hmsim"}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
-    png, bbox = _png_and_bbox(fig, meta["png"]) if "png" in formats and not _anchored_outside(fig) else (None, None)
+    png, bbox, overlapping = _png_and_bbox(fig, meta["png"]) if "png" in formats else (None, None, None)
     if bbox is None:
         bbox = _tight_bbox(fig)
-    # Read on the bitmap's layout, before a vector format lays the figure out again at its
-    # own dpi.
-    overlapping = overlapping_labels(fig, fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else None)
+    if overlapping is None:
+        # Read on the bitmap's layout, before a vector format lays the figure out again at
+        # its own dpi.
+        overlapping = overlapping_labels(
+            fig, fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else None
+        )
     for ext in formats:
         if ext == "png" and png is not None:
             data = png
@@ -320,25 +327,37 @@ def _tight_bbox(fig: plt.Figure):
 
 def _anchored_outside(fig: plt.Figure) -> bool:
     """Whether a figure-level text (a footnote below the axes) is placed outside the figure:
-    its saving area is then larger than the figure, which one drawing of the figure does
-    not cover (`_png_and_bbox` would find that out only after drawing it)."""
+    its saving area is then larger than the figure, so `_png_and_bbox` draws it on a larger
+    canvas."""
     return any(
         t.get_transform() is fig.transFigure and not all(0 <= v <= 1 for v in t.get_position()) for t in fig.texts
     )
 
 
-def _png_and_bbox(fig: plt.Figure, metadata: dict) -> tuple[bytes | None, object]:
-    """(PNG, saving area) of `fig` from one drawing: the whole figure rendered at the saving
+# How far past each edge of the figure, in inches, `_png_and_bbox` draws a figure with a
+# text anchored outside it (a footnote's few lines fit well inside).
+OUTSIDE_MARGIN_IN = 1.0
+
+
+def _png_and_bbox(fig: plt.Figure, metadata: dict) -> tuple[bytes | None, object, list | None]:
+    """(PNG, saving area, `overlapping_labels`) of `fig` from one drawing: the whole figure
+    rendered at the saving
     dpi, its tight area found on that rendering (padded), the PNG cut out of it. Drawing the
-    figure again for the PNG cost as much as finding the area did. The cut is at whole
-    pixels, where savefig shifts the drawing by the area's fraction of a pixel: the same
-    image size, the content up to half a pixel apart. (None, area) when something lies
-    outside the figure (savefig then draws the enlarged area, which a cut cannot show);
-    (None, None) without a bitmap canvas, or when the saved colours or dpi are not the
-    figure's own."""
+    figure again for the PNG cost as much as finding the area did. A figure with a text
+    anchored outside it is drawn over a canvas `OUTSIDE_MARGIN_IN` larger on every side (as
+    savefig draws a saving area larger than the figure), where it cost a layout pass and a
+    second drawing. The cut is at whole pixels, where savefig shifts the drawing by the
+    area's fraction of a pixel: the same image size, the content up to half a pixel apart.
+    (None, area) when something lies outside the canvas drawn (savefig then draws the
+    enlarged area, which a cut cannot show); (None, None, None) without a bitmap canvas, or
+    when the saved colours or dpi are not the figure's own. The labels' overlaps are measured
+    on the drawing: on a larger canvas the labels savefig places by pixel (the y-axis label)
+    are left where that canvas put them. The figure is laid out already."""
     import numpy as np
+    from matplotlib._tight_bbox import adjust_bbox
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import to_rgba
+    from matplotlib.transforms import Bbox
 
     rc = matplotlib.rcParams
     if (
@@ -348,33 +367,52 @@ def _png_and_bbox(fig: plt.Figure, metadata: dict) -> tuple[bytes | None, object
         or rc["savefig.edgecolor"] != "auto"
         or rc["savefig.dpi"] == "figure"
     ):
-        return None, None
+        return None, None, None
     dpi, shown = float(rc["savefig.dpi"]), fig.dpi
+    width, height = fig.get_size_inches()
+    # A whole number of pixels: the enlarged canvas's pixels are then the figure's own.
+    margin = round(OUTSIDE_MARGIN_IN * dpi) / dpi if _anchored_outside(fig) else 0.0
     fig.set_dpi(dpi)
     try:
-        fig.canvas.draw()
-        renderer = fig.canvas.get_renderer()
-        tight = fig.get_tightbbox(renderer)
-        image = np.asarray(renderer.buffer_rgba())
+        # savefig's own way to draw an area other than the figure's (the Axes keep their
+        # places, the background covers the whole canvas).
+        restore = (
+            adjust_bbox(
+                fig,
+                Bbox.from_extents(-margin, -margin, width + margin, height + margin),
+                fig.canvas.get_renderer(),
+            )
+            if margin
+            else None
+        )
+        try:
+            fig.canvas.draw()
+            renderer = fig.canvas.get_renderer()
+            # Inches from the canvas's corner, which lies `margin` below and left of the figure's.
+            tight = fig.get_tightbbox(renderer).frozen().translated(-margin, -margin)
+            image = np.asarray(renderer.buffer_rgba())
+            overlapping = overlapping_labels(fig, renderer)
+        finally:
+            if restore is not None:
+                restore()
     finally:
         fig.set_dpi(shown)
     box = tight.padded(rc["savefig.pad_inches"])
-    width, height = fig.get_size_inches()
-    if tight.x0 < 0 or tight.y0 < 0 or tight.x1 > width or tight.y1 > height:
-        return None, box
+    if tight.x0 < -margin or tight.y0 < -margin or tight.x1 > width + margin or tight.y1 > height + margin:
+        return None, box, overlapping
     rows, cols = image.shape[:2]
     # savefig's image size for this area, and where it puts the area's corner: the rows of
     # an image count from its top, at its (whole) height.
     w, h = int(box.width * dpi), int(box.height * dpi)
-    left, top = round(box.x0 * dpi), round(rows - h - box.y0 * dpi)
+    left, top = round((box.x0 + margin) * dpi), round(rows - h - (box.y0 + margin) * dpi)
     out = np.empty((h, w, 4), np.uint8)
-    # The padding beyond the figure's edge is its background, as savefig draws it.
+    # The padding beyond the canvas's edge is the figure's background, as savefig draws it.
     out[:] = np.round(np.array(to_rgba(fig.get_facecolor())) * 255).astype(np.uint8)
     r0, r1 = max(top, 0), min(top + h, rows)
     c0, c1 = max(left, 0), min(left + w, cols)
     if r0 < r1 and c0 < c1:
         out[r0 - top : r1 - top, c0 - left : c1 - left] = image[r0:r1, c0:c1]
-    return _encode_png(out, dpi, metadata), box
+    return _encode_png(out, dpi, metadata), box, overlapping
 
 
 # zlib level of the PNGs cut from a drawing. Unfiltered rows (`hmsim.png`) at level 3 make
