@@ -651,10 +651,18 @@ def placement_figure(out: Path, df: pd.DataFrame, quick: bool = False) -> list[P
                         ax.scatter(sat.alt_hot_share, sat[f"{tier}_latency_ns"], marker="s", s=40, color="k", zorder=3)
                         last = sat.iloc[-1]
                         notes.append(f"{tier}: {last[f'{tier}_bottleneck']} at {last[col]:.0%}")
+            # Each system's point per tier: one scatter per tier (a collection per point was
+            # ≈ 130 of them, most of this figure's making and drawing).
             c = cont[cont.intensity == i]
-            for _, r in c.iterrows():
-                for tier, mk in (("default", "o"), ("alternate", "^")):
-                    ax.scatter(r.alt_hot_share, r[f"{tier}_latency_ns"], marker=mk, color=colors[r.label], zorder=4)
+            for tier, mk in (("default", "o"), ("alternate", "^")):
+                if len(c):
+                    ax.scatter(
+                        c.alt_hot_share,
+                        c[f"{tier}_latency_ns"],
+                        marker=mk,
+                        color=[colors[x] for x in c.label],
+                        zorder=4,
+                    )
             ax.set_title("\n".join([f"{i}x contention", *notes]), fontsize=9)
             ax.set_xlabel("share of the hot set in the alternate tier")
         axes[0].set_ylabel("loaded latency (ns)")
