@@ -284,3 +284,20 @@ def test_a_drawing_process_does_not_import_pandas():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_log2_axis_labels_its_ticks_as_plain_numbers_and_pickles():
+    import pickle
+
+    with plotting.house_style():
+        fig, ax = plt.subplots()
+        ax.plot([0.25, 1, 4, 16, 64], [1, 2, 3, 4, 5])
+        plotting.log2_axis(ax)
+        fig = pickle.loads(pickle.dumps(fig))  # as a drawing process gets it
+        fig.draw_without_rendering()
+        ax = fig.axes[0]
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    plt.close(fig)
+    assert ax.get_xscale() == "log" and ax.xaxis.get_transform().base == 2
+    assert {"0.25", "1", "4", "16", "64"} <= set(labels), labels
+    assert not any("$" in t or "^" in t for t in labels), labels

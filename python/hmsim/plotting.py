@@ -17,6 +17,7 @@ from pathlib import Path
 
 import matplotlib
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 
 from hmsim.atomic import write_bytes
 
@@ -572,6 +573,22 @@ def figures_in_background(waiting: Callable[[], AbstractContextManager] = nullco
     finally:
         _BACKGROUND.pending = None
         _BACKGROUND.stop_threads(wait=True)
+
+
+class PlainNumbers(matplotlib.ticker.Formatter):
+    """Tick labels as plain numbers (1, 2, 4, 0.25), where a log axis writes powers of its
+    base (2^0, 2^1, ...): thread counts, queue depths and sizes read as themselves, and the
+    labels need no math-text typesetting (a tenth of such a figure's drawing). A class, so
+    that a figure holding it pickles for a drawing process."""
+
+    def __call__(self, x, pos=None) -> str:
+        return f"{x:.0f}" if float(x).is_integer() else f"{x:g}"
+
+
+def log2_axis(ax: plt.Axes, axis: str = "x") -> None:
+    """A base-2 log scale on `ax`'s `axis` ("x" or "y"), its ticks labelled `PlainNumbers`."""
+    getattr(ax, f"set_{axis}scale")("log", base=2)
+    getattr(ax, f"{axis}axis").set_major_formatter(PlainNumbers())
 
 
 def dot_plot(ax: plt.Axes, table, colors: dict | None = None, log: bool = False, rotation: int = 0) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from hmsim.plotting import color_for, declare_series, dot_plot, house_style, outside_legend, save_figure
+from hmsim.plotting import color_for, declare_series, dot_plot, house_style, log2_axis, outside_legend, save_figure
 from hmsim.results import select
 from hmsim.studies.base import Study, StudyResult, StudyScenario, comparison_frame, register
 from hmsim.sweep import Point, run_points
@@ -98,7 +98,7 @@ def _grid(df: pd.DataFrame, names: list[str], colors: dict, col: str, ylabel: st
         for a in names:
             d = s[s.allocator == a].sort_values("threads")
             ax.plot(d.threads, d[col], marker="o", color=colors[a], label=a)
-        ax.set_xscale("log", base=2)
+        log2_axis(ax)
         ax.set_title(shape)
         ax.set_xlabel("threads")
         ax.set_ylabel(ylabel)
@@ -144,7 +144,7 @@ def figures(out: Path, df: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> lis
             for a in names:
                 d = w[w.allocator == a].sort_values("alloc_count_lo")
                 axes[0].step(d.alloc_count_hi.clip(lower=0.5), d.frames, where="mid", color=colors[a], label=a)
-            axes[0].set_xscale("log", base=2)
+            log2_axis(axes[0])
             axes[0].set_yscale("log")
             axes[0].set_xlabel("allocations per frame (log2 bin upper edge)")
             axes[0].set_ylabel("frames")

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from hmsim.plotting import color_for, declare_series, house_style, save_figure
+from hmsim.plotting import color_for, declare_series, house_style, log2_axis, save_figure
 from hmsim.studies.base import Published, Study, StudyResult, StudyScenario, comparison_frame, register
 from hmsim.sweep import Point, run_points
 
@@ -532,7 +532,7 @@ def figures(out: Path, df: pd.DataFrame) -> list[Path]:
         pr = df[df.experiment == "xpbuffer_probe"].sort_values("footprint_bytes")
         ax.plot(pr.footprint_bytes / 1024, pr.write_amplification, marker="o", label="hmsim")
         ax.plot([0.25, 16, 20, 64], [0.80, 1.03, 1.36, 2.07], "k*", ms=9, label="published")
-        ax.set_xscale("log", base=2)
+        log2_axis(ax)
         ax.set_xlabel("region: first halves of its XPLines, then second halves (KiB)")
         ax.set_ylabel("write amplification (media / requests)")
         ax.set_title("XPBuffer size probe, 1 DIMM")
@@ -544,7 +544,7 @@ def figures(out: Path, df: pd.DataFrame) -> list[Path]:
         hs = df[df.experiment == "hot_spot"].sort_values("footprint_bytes")
         ax.plot(hs.footprint_bytes / 1024, hs.write_latency_p99999_us, marker="o", label="hmsim")
         ax.plot([4, 32, 128], [50, 50, 0.4], "k*", ms=9, label="published")
-        ax.set_xscale("log", base=2)
+        log2_axis(ax)
         ax.set_yscale("log")
         ax.set_xlabel("hot region rewritten (KiB)")
         ax.set_ylabel("p99.999 write latency (µs)")

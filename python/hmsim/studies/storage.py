@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from hmsim.catalog import device_list
-from hmsim.plotting import color_for, declare_series, house_style, save_figure
+from hmsim.plotting import color_for, declare_series, house_style, log2_axis, save_figure
 from hmsim.studies.base import Published, Study, StudyResult, StudyScenario, comparison_frame, register
 from hmsim.sweep import Point, run_points
 
@@ -274,7 +274,7 @@ def figures(out: Path, results: pd.DataFrame, thermal: pd.DataFrame, stops: pd.D
                 s = sub[sub.device == d].sort_values(col)
                 x = s[col] / (1024 if col == "block_size_bytes" else 1)
                 ax.plot(x, s.bandwidth_mib_s, marker="o", ms=3, color=colors[d], label=d)
-            ax.set_xscale("log", base=2)
+            log2_axis(ax)
             ax.set_xlabel(xlabel)
         axes[0].set_ylabel("sequential write bandwidth (MiB/s)")
         axes[0].set_title("256 KiB requests")
