@@ -111,6 +111,9 @@ fn next_access_delay(rate: f64, rng: &mut SimRng) -> f64 {
 /// few hundred quanta; the rest wait in a map).
 const NEAR_QUANTA: u64 = 512;
 
+/// Faults past a bucket's end whose line a push asks the host for (one 64-byte line ahead).
+const PREFETCH_FAULTS: usize = 64 / std::mem::size_of::<Fault>();
+
 /// Statistical-mode hardware: per-page access times are exponential with the page's true
 /// access rate at the time of the draw (an approximation when the rate changes while a
 /// page is marked: the draw is not redone).
@@ -444,7 +447,11 @@ impl StatHardware {
         if q - self.quantum < NEAR_QUANTA {
             debug_assert_eq!(self.near.len(), NEAR_QUANTA as usize);
             // SAFETY: the ring has NEAR_QUANTA buckets (`alloc_near`) and the index is below.
-            unsafe { self.near.get_unchecked_mut((q % NEAR_QUANTA) as usize) }.push(fault);
+            let bucket = unsafe { self.near.get_unchecked_mut((q % NEAR_QUANTA) as usize) };
+            bucket.push(fault);
+            // A bucket's buffer was last written a ring ago: ask for its next line now, so
+            // the pushes a few marks later do not wait on it.
+            crate::hostmem::prefetch(bucket.as_ptr().wrapping_add(bucket.len() + PREFETCH_FAULTS));
         } else {
             self.far.entry(q).or_default().push(fault);
         }
