@@ -342,18 +342,18 @@ OUTSIDE_MARGIN_IN = 1.0
 
 def _png_and_bbox(fig: plt.Figure, metadata: dict) -> tuple[bytes | None, object, list | None]:
     """(PNG, saving area, `overlapping_labels`) of `fig` from one drawing: the whole figure
-    rendered at the saving
-    dpi, its tight area found on that rendering (padded), the PNG cut out of it. Drawing the
-    figure again for the PNG cost as much as finding the area did. A figure with a text
-    anchored outside it is drawn over a canvas `OUTSIDE_MARGIN_IN` larger on every side (as
-    savefig draws a saving area larger than the figure), where it cost a layout pass and a
-    second drawing. The cut is at whole pixels, where savefig shifts the drawing by the
-    area's fraction of a pixel: the same image size, the content up to half a pixel apart.
-    (None, area) when something lies outside the canvas drawn (savefig then draws the
-    enlarged area, which a cut cannot show); (None, None, None) without a bitmap canvas, or
-    when the saved colours or dpi are not the figure's own. The labels' overlaps are measured
-    on the drawing: on a larger canvas the labels savefig places by pixel (the y-axis label)
-    are left where that canvas put them. The figure is laid out already."""
+    rendered at the saving dpi, its tight area found on that rendering (padded), the PNG cut
+    out of it. Drawing the figure again for the PNG cost as much as finding the area did.
+    A figure with a text anchored outside it is drawn on a canvas `OUTSIDE_MARGIN_IN` larger
+    on every side (as savefig draws a saving area larger than the figure), where it cost a
+    layout pass and a second drawing. The cut is at whole pixels, where savefig shifts the
+    drawing by the area's fraction of a pixel: the same image size, the content up to half a
+    pixel apart. (None, area, overlaps) when something lies outside the canvas drawn (savefig
+    then draws the enlarged area, which a cut cannot show); (None, None, None) without a
+    bitmap canvas, or when the saved colours or dpi are not the figure's own. The labels'
+    overlaps are measured on the drawing: after a larger canvas the labels savefig places by
+    pixel (the y-axis label) are left where that canvas put them. The figure is laid out
+    already."""
     import numpy as np
     from matplotlib._tight_bbox import adjust_bbox
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -376,7 +376,8 @@ def _png_and_bbox(fig: plt.Figure, metadata: dict) -> tuple[bytes | None, object
     fig.set_dpi(dpi)
     try:
         # savefig's own way to draw an area other than the figure's (the Axes keep their
-        # places, the background covers the whole canvas).
+        # places, the background covers the whole canvas): a private module of matplotlib,
+        # whose version the lock file pins; the tests compare the result with savefig's.
         restore = (
             adjust_bbox(
                 fig,
