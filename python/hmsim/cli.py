@@ -480,8 +480,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: bad input (configuration, input data) → one line on stderr and exit status
     2; a valid run that could not complete → one line and 1; Ctrl-C → 130, SIGTERM
     → 143 (finished sweep points kept, temporaries removed)."""
-    from hmsim import signals
+    from hmsim import gc_policy, signals
 
+    gc_policy.collect_less()
     signals.install()
     try:
         status = _main(argv)

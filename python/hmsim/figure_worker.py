@@ -48,8 +48,10 @@ def main() -> None:
     matplotlib.use("Agg")
     from pathlib import Path
 
+    from hmsim.gc_policy import collect_less
     from hmsim.plotting import write_figure_files
 
+    collect_less()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
         try:
