@@ -297,3 +297,28 @@ def test_a_log2_axis_labels_its_ticks_as_plain_numbers_and_pickles():
     assert ax.get_xscale() == "log" and ax.xaxis.get_transform().base == 2
     assert {"0.25", "1", "4", "16", "64"} <= set(labels), labels
     assert not any("$" in t or "^" in t for t in labels), labels
+
+
+def _shared_grid(title_y: float | None) -> bytes:
+    """The tight PNG of a 2 × 3 grid sharing its x axes, with titles, base-2 axes, a legend
+    and a suptitle (as the allocators' grids are), titles at `title_y` (None: matplotlib's
+    automatic placement)."""
+    with plotting.house_style(), matplotlib.rc_context({"axes.titley": title_y}):
+        fig, axes = plt.subplots(2, 3, figsize=(13, 7), sharex=True)
+        for k, ax in enumerate(axes.flat):
+            ax.plot([1, 2, 4, 8, 16], [k, 2 * k, 3, 5, k * k], marker="o", label="a series")
+            plotting.log2_axis(ax)
+            ax.set_title(f"panel {k}")
+            ax.set_xlabel("threads")
+        axes.flat[0].legend()
+        fig.suptitle("a grid")
+        png = _tight_png(fig)
+    plt.close(fig)
+    return png
+
+
+def test_titles_sit_where_the_automatic_placement_puts_them():
+    # The house style skips the automatic search (its cost grows with the axes sharing an
+    # x axis); with nothing on top of the axes it would have found the same place.
+    assert plotting.STYLE["axes.titley"] == 1.0
+    assert (_pixels(_shared_grid(1.0)) == _pixels(_shared_grid(None))).all()
