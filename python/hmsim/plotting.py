@@ -96,7 +96,8 @@ STYLE = {
     # Titles sit just above the axes: no figure puts tick labels or an axis label on top,
     # which is all matplotlib's automatic placement looks for, at the price of every tick
     # label's extent in every axes sharing an x axis with this one (a fifth of a shared
-    # six-panel figure's drawing).
+    # six-panel figure's drawing). Axes that put labels on top need the search back: make
+    # them inside `matplotlib.rc_context({"axes.titley": None})`.
     "axes.titley": 1.0,
     "axes.labelsize": 10,
     "axes.grid": True,
