@@ -654,9 +654,10 @@ def placement_figure(out: Path, df: pd.DataFrame, quick: bool = False) -> list[P
             # Each system's point per tier: one scatter per tier (a collection per point was
             # ≈ 130 of them, most of this figure's making and drawing).
             c = cont[cont.intensity == i]
-            point_colors = [colors[x] for x in c.label]
-            for tier, mk in (("default", "o"), ("alternate", "^")) if len(c) else ():
-                ax.scatter(c.alt_hot_share, c[f"{tier}_latency_ns"], marker=mk, color=point_colors, zorder=4)
+            if len(c):
+                point_colors = [colors[x] for x in c.label]
+                for tier, mk in (("default", "o"), ("alternate", "^")):
+                    ax.scatter(c.alt_hot_share, c[f"{tier}_latency_ns"], marker=mk, color=point_colors, zorder=4)
             ax.set_title("\n".join([f"{i}x contention", *notes]), fontsize=9)
             ax.set_xlabel("share of the hot set in the alternate tier")
         axes[0].set_ylabel("loaded latency (ns)")
