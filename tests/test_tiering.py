@@ -246,3 +246,18 @@ def test_quick_tpp_runs_4k_pages_with_kswapd_at_work(study):
         assert t.loc[(False, i), "alt_hot_share"] < 0.6, t.loc[False]
     assert t.loc[(True, 3), "alt_hot_share"] >= 0.9
     assert t.loc[(True, 3), "throughput_gb_s"] > 1.2 * t.loc[(False, 3), "throughput_gb_s"]
+
+
+def test_full_fig3_tpp_runs_go_on_until_steady():
+    """The full grid's fig. 3 TPP runs start at 150 s and go on while their window is not
+    steady (at 2-3x, or with objects of 256 B and more, TPP is still losing throughput there);
+    no other run of the full grid changes length."""
+    from hmsim.studies import tiering
+
+    heat = [
+        p for p in tiering.build_points(quick=False) if dict(p.labels)["experiment"] in ("alt_latency", "object_size")
+    ]
+    steady = {dict(p.labels)["system"] for p in heat if ("sim.until_steady", "true") in p.overrides}
+    assert steady == {"tpp"}, steady
+    assert len([p for p in heat if dict(p.labels)["system"] == "tpp"]) == 64
+    assert not any(("sim.until_steady", "true") in p.overrides for p in tiering.build_points(quick=True))

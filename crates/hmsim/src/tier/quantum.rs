@@ -170,15 +170,25 @@ pub(super) fn quanta_of(duration_s: f64, quantum_s: f64) -> u64 {
     (duration_s / quantum_s).round().max(1.0) as u64
 }
 
+/// Where a run may end before its duration: after each of `at` quanta, if `done` says so
+/// of the timeline so far (`sim.until_steady`: its measured window is steady). The engine
+/// is causal, so a run that ends there is, to the bit, the run of that length.
+pub(super) struct EarlyEnd<'a> {
+    pub at: Vec<u64>,
+    pub done: &'a dyn Fn(&[QuantumRecord]) -> bool,
+}
+
 /// Run `policy` for the scenario's duration on the accesses of `source`, also keeping the
-/// result after each of `keep_at` quanta (in `prefixes`). `None` when the pages do not fit
-/// in the tiers; errors come from the source (a trace that fails to read).
+/// result after each of `keep_at` quanta (in `prefixes`), and ending early where `end`
+/// says. `None` when the pages do not fit in the tiers; errors come from the source (a
+/// trace that fails to read).
 pub(super) fn run_quanta(
     p: &SimParams,
     source: &mut dyn AccessSource,
     ant: &Antagonists,
     policy: &mut dyn TieringPolicy,
     keep_at: &[u64],
+    end: Option<&EarlyEnd>,
 ) -> Result<Option<SimResult>, ConfigError> {
     let Some(mut pt) = source.place(p, policy) else {
         return Ok(None);
@@ -354,6 +364,9 @@ pub(super) fn run_quanta(
                 prefixes: Vec::new(),
             };
             out.prefixes.push((q + 1, kept));
+        }
+        if end.is_some_and(|e| e.at.contains(&(q + 1)) && (e.done)(&out.timeline)) {
+            break;
         }
     }
     out.pages = pt;

@@ -377,6 +377,6 @@ pub fn simulate_stream_cached(
             read_fraction: demand.read_fraction,
         },
     };
-    let r = run_quanta(p, &mut source, ant, policy, &[])?;
+    let r = run_quanta(p, &mut source, ant, policy, &[], None)?;
     Ok(r.map(|r| (r, source.counts, source.cache)))
 }

@@ -24,8 +24,13 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
 
 /// The quanta of the last `measure_last_s` of a run (at least one).
 pub(super) fn tail<'a>(sc: &TierScenario, r: &'a SimResult) -> &'a [QuantumRecord] {
+    window(sc, &r.timeline)
+}
+
+/// The last `measure_last_s` of `timeline` (at least one quantum): a run's measured window.
+pub(super) fn window<'a>(sc: &TierScenario, timeline: &'a [QuantumRecord]) -> &'a [QuantumRecord] {
     let keep = ((sc.sim.measure_last_s / sc.sim.quantum_s).round() as usize).max(1);
-    &r.timeline[r.timeline.len().saturating_sub(keep)..]
+    &timeline[timeline.len().saturating_sub(keep)..]
 }
 
 /// Mean of `f` over the last `measure_last_s` of a run.

@@ -10,9 +10,11 @@ use super::pmem_tier::{dimm_of, PmemFeeder};
 use super::policies::{PolicyParams, POLICIES};
 use super::policy::TieringPolicy;
 use super::prefix::PrefixShelf;
-use super::quantum::{quanta_of, Antagonists, SimParams, SimResult};
+use super::quantum::{quanta_of, Antagonists, EarlyEnd, QuantumRecord, SimParams, SimResult};
 use super::replay::{simulate_stream_cached, ReplayCounts, StreamDemand};
-use super::rows::{row_of, tail, tail_mean, timeline_row, CacheColumns, TierRow, TimelineRow};
+use super::rows::{
+    row_of, tail, tail_mean, timeline_row, window, CacheColumns, TierRow, TimelineRow,
+};
 use super::scenario::{TierScenario, BEST, PYTHON_POLICY};
 use super::sim::{simulate_keeping, simulate_observed};
 use super::steady::{nothing_migrated, Steadiness};
@@ -377,15 +379,43 @@ impl Experiment for TierRun {
                 .change_s
                 .zip(a.change_to_intensity.map(|i| i * a.cores_per_intensity)),
         };
-        let duration = point.duration_s;
         let cap = self.sc.sim.cap_s();
+        // With `sim.until_steady` a run that is not steady runs for twice as long, up to the
+        // cap. A run the shelf could take apart (the statistical workload, a registered
+        // policy, no PMem feeder) goes on instead of starting again: it stops at the first of
+        // those lengths whose window is steady, which is the run of that length (the engine
+        // is causal, `prefix.rs`). Others run each length anew.
+        let lengths = self
+            .continuable(&name)
+            .then(|| run_lengths(point.duration_s, cap));
         let mut sc = self.sc.clone();
-        sc.sim.duration_s = duration;
+        sc.sim.duration_s = lengths
+            .as_ref()
+            .map_or(point.duration_s, |l| l[l.len() - 1]);
         let p = SimParams {
-            duration_s: duration,
+            duration_s: sc.sim.duration_s,
             ..self.p.clone()
         };
-        let (r, feeder, oracle_share, replayed) = self.simulate(&sc, &p, &name, &ant, ctx)?;
+        let quanta = |d: f64| quanta_of(d, sc.sim.quantum_s);
+        let steady =
+            |t: &[QuantumRecord]| Steadiness::of(window(&sc, t), sc.sim.quantum_s).converged();
+        let end = lengths.as_ref().map(|l| EarlyEnd {
+            at: l.iter().map(|&d| quanta(d)).collect(),
+            done: &steady,
+        });
+        let (r, feeder, oracle_share, replayed) =
+            self.simulate(&sc, &p, &name, &ant, ctx, end.as_ref())?;
+        let duration = match &lengths {
+            // Steady: the first length of that many quanta, where a run started anew stops.
+            Some(l) if steady(&r.timeline) => *l
+                .iter()
+                .find(|&&d| quanta(d) == r.timeline.len() as u64)
+                .expect("a continued run ends at one of its lengths"),
+            Some(l) => l[l.len() - 1],
+            None => point.duration_s,
+        };
+        let mut sc = sc.clone();
+        sc.sim.duration_s = duration;
         let mut row = row_of(&sc, &name, intensity, &r);
         // With `sim.until_steady` a run that is not steady runs again, twice as long, up to
         // the cap (the model is deterministic: a longer run repeats the shorter one's start).
@@ -464,6 +494,16 @@ impl Experiment for TierRun {
     }
 }
 
+/// The lengths a `sim.until_steady` run is measured at: `duration_s`, then twice the one
+/// before, up to and ending with `cap_s` (the lengths its runs started anew would have).
+fn run_lengths(duration_s: f64, cap_s: f64) -> Vec<f64> {
+    let mut lengths = vec![duration_s];
+    while let Some(&d) = lengths.last().filter(|&&d| d < cap_s) {
+        lengths.push((2.0 * d).min(cap_s));
+    }
+    lengths
+}
+
 /// What one simulation of a run gives: its result, the PMem feeder it fed, the oracle's
 /// best hot share (the `best` sweep) and a replay's counts and cache report.
 type Simulated = (
@@ -475,6 +515,17 @@ type Simulated = (
 
 impl TierRun {
     /// Simulate policy `name` on `sc` (the run's duration set) against antagonists `ant`.
+    /// Whether a `sim.until_steady` run of policy `name` goes on past a length that is not
+    /// steady instead of starting again (see `run_point`): it must be a run whose every
+    /// length is the start of the next, as the shelf assumes.
+    fn continuable(&self, name: &str) -> bool {
+        self.sc.sim.until_steady
+            && !self.sc.workload.is_stream()
+            && self.external.is_none()
+            && self.sc.pmem_tier.is_none()
+            && name != BEST
+    }
+
     fn simulate(
         &mut self,
         sc: &TierScenario,
@@ -482,6 +533,7 @@ impl TierRun {
         name: &str,
         ant: &Antagonists,
         ctx: &Ctx,
+        end: Option<&EarlyEnd>,
     ) -> Result<Simulated, RunError> {
         let seed = ctx.seed();
         let no_fit = || ctx.error("workload.working_set_bytes", "does not fit in the tiers");
@@ -545,6 +597,12 @@ impl TierRun {
             return Ok((r, f, Some(share), None));
         }
         let mut policy = make(name)?;
+        if let Some(end) = end {
+            // Its length is not known ahead, so the shelf neither has nor keeps it.
+            let r = simulate_keeping(p, gups, ant, policy.as_mut(), &mut (), &[], Some(end))
+                .ok_or_else(no_fit)?;
+            return Ok((r, None, None, None));
+        }
         let Some(shelf) = self.shelf.as_ref().filter(|_| feeder.is_none()) else {
             let r =
                 simulate_observed(p, gups, ant, policy.as_mut(), &mut feeder).ok_or_else(no_fit)?;
@@ -560,7 +618,7 @@ impl TierRun {
             return Ok((r, None, None, None));
         }
         let keep_at = shelf.keep_at(p.quantum_s, quanta);
-        let mut r = simulate_keeping(p, gups, ant, policy.as_mut(), &mut (), &keep_at)
+        let mut r = simulate_keeping(p, gups, ant, policy.as_mut(), &mut (), &keep_at, None)
             .ok_or_else(no_fit)?;
         shelf.put(&what, &mut r);
         Ok((r, None, None, None))
@@ -850,7 +908,8 @@ mod tests {
         assert!(d > 0.5 && d <= 4.0, "{d}");
         // Steady from the start: not extended.
         assert_eq!(out.rows[1]["run_duration_s"], 0.5);
-        // The extended run is the plain run of that length.
+        // The extended run went on rather than starting again, and its row is the plain
+        // run's of that length, column for column (the run's length aside).
         let plain = run_scenario(
             MOVING,
             "t.toml",
@@ -858,10 +917,9 @@ mod tests {
             &[],
         )
         .unwrap();
-        assert_eq!(
-            hemem["throughput_gb_s"], plain.rows[0]["throughput_gb_s"],
-            "{d}"
-        );
+        for (k, v) in hemem.iter().filter(|(k, _)| *k != "run_duration_s") {
+            assert_eq!(v, &plain.rows[0][k], "{k} at {d} s");
+        }
         // A cap too short: the warning says to raise it.
         let capped = run_scenario(
             MOVING,

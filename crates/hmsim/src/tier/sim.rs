@@ -6,7 +6,7 @@ use super::hint_faults::HintFaults;
 use super::hw::{PageHardware, StatHardware};
 use super::pages::{PageTable, BASE_PAGE_BYTES};
 use super::policy::{TieringPolicy, DEFAULT_TIER};
-use super::quantum::{app_accesses_per_ns, app_sources, run_quanta};
+use super::quantum::{app_accesses_per_ns, app_sources, run_quanta, EarlyEnd};
 pub use super::quantum::{Antagonists, QuantumRecord, SimParams, SimResult};
 use super::source::{AccessSource, Demand, QuantumEnd, QuantumRate};
 use super::workload::{sample_count, Gups};
@@ -215,11 +215,11 @@ pub fn simulate_observed(
     policy: &mut dyn TieringPolicy,
     observer: &mut dyn QuantumObserver,
 ) -> Option<SimResult> {
-    simulate_keeping(p, gups, ant, policy, observer, &[])
+    simulate_keeping(p, gups, ant, policy, observer, &[], None)
 }
 
 /// [`simulate_observed`], also keeping the result after each of `keep_at` quanta
-/// ([`SimResult::prefixes`]).
+/// ([`SimResult::prefixes`]) and ending early where `end` says.
 pub(super) fn simulate_keeping(
     p: &SimParams,
     gups: Gups,
@@ -227,6 +227,7 @@ pub(super) fn simulate_keeping(
     policy: &mut dyn TieringPolicy,
     observer: &mut dyn QuantumObserver,
     keep_at: &[u64],
+    end: Option<&EarlyEnd>,
 ) -> Option<SimResult> {
     let mut source = GupsSource {
         gups,
@@ -241,7 +242,7 @@ pub(super) fn simulate_keeping(
     };
     // The statistical source reads no files: its only outcome besides a result is "does
     // not fit" (None).
-    run_quanta(p, &mut source, ant, policy, keep_at)
+    run_quanta(p, &mut source, ant, policy, keep_at, end)
         .ok()
         .flatten()
 }
