@@ -939,6 +939,53 @@ mod tests {
     }
 
     #[test]
+    fn until_steady_starts_again_where_a_run_cannot_go_on() {
+        // A PMem alternate tier's feeder is not carried on: each length runs anew, and the
+        // row is still the plain run's of the length it stopped at.
+        let pmem = format!("{MOVING}[pmem_tier]\ntier = 1\n");
+        let hemem = ("policy.names", "[\"hemem\"]");
+        let out = run_scenario(
+            &pmem,
+            "t.toml",
+            &set(&[
+                hemem,
+                ("sim.until_steady", "true"),
+                ("sim.max_duration_s", "4"),
+            ]),
+            &[],
+        )
+        .unwrap();
+        let row = &out.rows[0];
+        let d = row["run_duration_s"].as_f64().unwrap();
+        assert!(d > 0.5 && d <= 4.0, "{d}");
+        assert!(
+            row["pmem_write_requests"].as_f64().unwrap() > 0.0,
+            "{row:?}"
+        );
+        let plain = run_scenario(
+            &pmem,
+            "t.toml",
+            &set(&[hemem, ("sim.duration_s", &d.to_string())]),
+            &[],
+        )
+        .unwrap();
+        for (k, v) in row.iter().filter(|(k, _)| *k != "run_duration_s") {
+            assert_eq!(v, &plain.rows[0][k], "{k} at {d} s");
+        }
+    }
+
+    #[test]
+    fn until_steady_lengths_double_up_to_the_cap() {
+        assert_eq!(super::run_lengths(0.5, 4.0), [0.5, 1.0, 2.0, 4.0]);
+        assert_eq!(super::run_lengths(0.5, 0.6), [0.5, 0.6]);
+        assert_eq!(
+            super::run_lengths(150.0, 1200.0),
+            [150.0, 300.0, 600.0, 1200.0]
+        );
+        assert_eq!(super::run_lengths(1.0, 1.0), [1.0]);
+    }
+
+    #[test]
     fn hot_set_larger_than_working_set_is_an_error() {
         let e = err(&SMALL.replace("hot_set_bytes = 2147483648", "hot_set_bytes = 9999999999"));
         assert_eq!(e.key, "workload.hot_set_bytes");
