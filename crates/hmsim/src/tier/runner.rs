@@ -381,10 +381,10 @@ impl Experiment for TierRun {
         };
         let cap = self.sc.sim.cap_s();
         // With `sim.until_steady` a run that is not steady runs for twice as long, up to the
-        // cap. A run the shelf could take apart (the statistical workload, a registered
-        // policy, no PMem feeder) goes on instead of starting again: it stops at the first of
-        // those lengths whose window is steady, which is the run of that length (the engine
-        // is causal, `prefix.rs`). Others run each length anew.
+        // cap. A run whose every length is the start of the next (the statistical workload,
+        // a registered policy, no PMem feeder: what the prefix shelf relies on) goes on
+        // instead of starting again, and stops at the first of those lengths whose window is
+        // steady: the run of that length. Others run each length anew (`Step::Again` below).
         let lengths = self
             .continuable(&name)
             .then(|| run_lengths(point.duration_s, cap));
@@ -514,7 +514,6 @@ type Simulated = (
 );
 
 impl TierRun {
-    /// Simulate policy `name` on `sc` (the run's duration set) against antagonists `ant`.
     /// Whether a `sim.until_steady` run of policy `name` goes on past a length that is not
     /// steady instead of starting again (see `run_point`): it must be a run whose every
     /// length is the start of the next, as the shelf assumes.
@@ -526,6 +525,8 @@ impl TierRun {
             && name != BEST
     }
 
+    /// Simulate policy `name` on `sc` (the run's duration set) against antagonists `ant`,
+    /// ending early where `end` says (a continued `sim.until_steady` run).
     fn simulate(
         &mut self,
         sc: &TierScenario,
