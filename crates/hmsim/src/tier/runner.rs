@@ -417,11 +417,11 @@ impl Experiment for TierRun {
         let mut sc = sc.clone();
         sc.sim.duration_s = duration;
         let mut row = row_of(&sc, &name, intensity, &r);
-        // With `sim.until_steady` a run that is not steady runs again, twice as long, up to
-        // the cap (the model is deterministic: a longer run repeats the shorter one's start).
+        // A run that cannot go on and is not steady runs again at its next length (the model
+        // is deterministic: a longer run repeats the shorter one's start).
         if !(row.converged || duration >= cap) {
             return Ok(Step::Again(TierPoint {
-                duration_s: (2.0 * duration).min(cap),
+                duration_s: run_lengths(duration, cap)[1],
                 ..point
             }));
         }
