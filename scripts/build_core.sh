@@ -41,7 +41,8 @@ profdata=""
 for c in "$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata" \
     "llvm-profdata-$llvm_major" "/usr/lib/llvm-$llvm_major/bin/llvm-profdata" llvm-profdata; do
     p=$(command -v "$c" 2>/dev/null) || continue
-    v=$("$p" --version 2>/dev/null | sed -n 's/.*LLVM version \([0-9]*\).*/\1/p' | head -n1)
+    # Some releases (LLVM 14's) answer --version with an error: not ours, and no reason to stop.
+    v=$({ "$p" --version 2>/dev/null || true; } | sed -n 's/.*LLVM version \([0-9]*\).*/\1/p' | head -n1)
     if [ "$v" = "$llvm_major" ]; then
         profdata="$p"
         break

@@ -51,3 +51,16 @@ def test_an_unknown_hmsim_pgo_value_is_refused(tmp_path):
     env = fake_tools(tmp_path / "bin", "901.1.2", {})
     r = run({**env, "HMSIM_PGO": "yes"})
     assert r.returncode == 2 and "HMSIM_PGO=yes: expected auto" in r.stderr
+
+
+def test_an_llvm_profdata_that_refuses_version_is_passed_over(tmp_path):
+    # LLVM 14's llvm-profdata answers `--version` with "Unknown command!" and exit status 1
+    # (Debian 12's /usr/bin/llvm-profdata): not ours, and no reason for the build to stop.
+    env = fake_tools(tmp_path / "bin", "901.1.2", {})
+    bad = tmp_path / "bin" / "llvm-profdata"
+    bad.write_text("#!/bin/sh\necho 'llvm-profdata: Unknown command!' >&2\nexit 1\n")
+    bad.chmod(0o755)
+    r = run(env, "--which")
+    assert r.returncode == 0 and r.stdout.strip() == ""
+    r = run(env)
+    assert r.returncode == 2 and "no llvm-profdata of LLVM 901" in r.stderr
