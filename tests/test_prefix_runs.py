@@ -8,6 +8,7 @@ import hmsim.prefix_runs as prefix_runs
 from hmsim.prefix_runs import Job, jobs_of
 from hmsim.scenario import run_raw
 from hmsim.sweep import Point, _run_keys, run_points
+from test_tiering_window import SCENARIO as MOVING
 
 # A small two-tier run: TPP (hint faults, scans) and MEMTIS (samples, huge-page splits).
 TIERING = """module = "tiering"
@@ -72,6 +73,29 @@ def test_a_taken_output_is_the_points_own_run(tmp_path, monkeypatch):
     times = {dict(p.labels)["name"]: o["wall_time_s"] for p, o in zip(points, res.outputs, strict=True)}
     # The shorter runs were taken, not simulated.
     assert times["short"] < times["long"] / 5 and times["middle"] < times["long"] / 5
+
+
+def test_a_run_on_until_steady_takes_the_length_it_stops_at_from_a_longer_run(tmp_path):
+    """A `sim.until_steady` point (0.5 s, doubling up to 4 s) joins the plain 2 s run's
+    chain, which keeps its results at each shorter length the point may stop at; its output
+    is its own run's, taken rather than simulated."""
+    f = "<until steady>"
+    # HeMem moving its hot set into a small default tier (steady after 0.5 s, not before),
+    # beside a static placement (steady from the start).
+    moving = (("policy.names", '["hemem", "static-default"]'),)
+    on = (*moving, ("sim.duration_s", "0.5"), ("sim.until_steady", "true"))
+    long = (*moving, ("sim.duration_s", "2"))
+    points = [Point(MOVING, f, on, (("name", "until steady"),)), Point(MOVING, f, long, (("name", "long"),))]
+    jobs = jobs_of(points, _run_keys(points, []))
+    assert jobs == [Job((points[1], points[0]), (0.5, 1.0), chain=True)]
+    res = run_points(points, tmp_path / "out", workers=1)
+    for p, out in zip(points, res.outputs, strict=True):
+        own = run_raw(p.text, p.file, list(p.overrides), [])
+        for key in ("rows", "tables", "warnings", "resolved"):
+            assert json.dumps(out.get(key), sort_keys=True) == json.dumps(own.get(key), sort_keys=True), (p, key)
+    # HeMem went on to 1 s, the static placement stopped at 0.5 s: both taken.
+    assert [r["run_duration_s"] for r in res.outputs[0]["rows"]] == [1.0, 0.5]
+    assert res.outputs[0]["wall_time_s"] < res.outputs[1]["wall_time_s"] / 5
 
 
 def test_points_after_the_same_load_run_in_order_on_one_worker():

@@ -9,6 +9,11 @@ results at the shorter lengths, and the shorter points take theirs from it
 `wall_time_s` and `cpu_time_s` are the host time of its part of the chain (near zero for a
 taken one).
 
+Keys that only say where a run stops (`_core.stop_keys()`: tiering's `sim.until_steady` and
+`sim.max_duration_s`) are left out of the grouping too: the longest run then also keeps its
+results at every length such a run may stop at (`_core.stop_lengths`), and the run takes the
+one it would have stopped at.
+
 A module may also declare keys that leave a run's start unchanged (`_core.same_start_keys()`:
 pm-index's YCSB workload and distribution, and how often the native run is timed, after the
 same load). It keeps that start per thread, so points differing only there run as one job,
@@ -49,12 +54,13 @@ def jobs_of(todo: list[Point], keys: dict[str, str | None], workers: int = 1) ->
     from hmsim import _core
 
     prefix = {m: [k] for m, k in _core.prefix_keys()}
+    stops = dict(_core.stop_keys())
     start = dict(_core.same_start_keys())
     groups: dict[str, list[tuple[float, Point]]] = {}
     chains: set[str] = set()
     order: list[str | Point] = []
     for p in todo:
-        cut = _cut(keys.get(p.id), prefix)
+        cut = _cut(keys.get(p.id), prefix, stops)
         is_prefix = cut is not None and all(isinstance(v, int | float) for v in cut[1])
         if not is_prefix:
             cut = _cut(keys.get(p.id), start)
@@ -76,8 +82,10 @@ def jobs_of(todo: list[Point], keys: dict[str, str | None], workers: int = 1) ->
             jobs.append(Job((groups[item][0][1],)))
         elif item in chains:
             # Longest first; lengths in a group differ (equal ones are twins, run once already).
+            # The others stop at their own length or, run on until steady, at one of theirs.
             chain = sorted(groups[item], key=lambda vp: -vp[0])
-            keep = tuple(sorted({v for v, _ in chain[1:]}))
+            stops = {d for _, p in chain[1:] for d in _stop_lengths(keys.get(p.id)) if d < chain[0][0]}
+            keep = tuple(sorted({v for v, _ in chain[1:]} | stops))
             jobs.append(Job(tuple(p for _, p in chain), keep, chain=True))
         else:
             jobs.append(Job(tuple(p for _, p in groups[item])))
@@ -90,10 +98,12 @@ def jobs_of(todo: list[Point], keys: dict[str, str | None], workers: int = 1) ->
     return jobs
 
 
-def _cut(key: str | None, paths: dict[str, list[str]]) -> tuple[str, list[Any]] | None:
-    """(the run key without the key paths `paths` names for the point's module, the values
-    there), or None when the module has none (or the point is refused, or a value is
-    missing)."""
+def _cut(
+    key: str | None, paths: dict[str, list[str]], drop: dict[str, list[str]] | None = None
+) -> tuple[str, list[Any]] | None:
+    """(the run key without the key paths `paths` names for the point's module, nor those
+    `drop` names, the values at `paths`), or None when the module has no `paths` (or the
+    point is refused, or a value there is missing)."""
     if key is None:
         return None
     folder, resolved = json.loads(key)
@@ -102,15 +112,29 @@ def _cut(key: str | None, paths: dict[str, list[str]]) -> tuple[str, list[Any]] 
     if module not in paths:
         return None
     values = []
-    for path in paths[module]:
+    for path in paths[module] + (drop or {}).get(module, []):
         *tables, last = path.split(".")
         t = cfg
         for name in tables:
             t = t.get(name) if isinstance(t, dict) else None
-        if not isinstance(t, dict) or last not in t:
-            return None
-        values.append(t.pop(last))
+        if path in paths[module]:
+            if not isinstance(t, dict) or last not in t:
+                return None
+            values.append(t.pop(last))
+        elif isinstance(t, dict):
+            t.pop(last, None)
     return json.dumps([folder, cfg], sort_keys=True), values
+
+
+def _stop_lengths(key: str | None) -> list[float]:
+    """The lengths at which the run of `key` may stop, by its module (`_core.stop_lengths`:
+    tiering's `sim.until_steady` runs double their length up to a cap)."""
+    from hmsim import _core
+
+    if key is None:
+        return []
+    resolved = json.loads(key)[1]
+    return _core.stop_lengths(resolved if isinstance(resolved, str) else json.dumps(resolved))
 
 
 def run_job(job: Job, dev: list[str], stop: Callable[[], bool] | None = None) -> list[Any]:

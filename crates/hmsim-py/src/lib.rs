@@ -422,6 +422,31 @@ fn prefix_keys() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
+/// (module, keys) for each module with keys that only say where a run stops (a chain
+/// groups its runs regardless of them).
+#[pyfunction]
+fn stop_keys() -> Vec<(&'static str, Vec<&'static str>)> {
+    hmsim::registry::MODULES
+        .iter()
+        .filter(|e| !e.make.stop_keys.is_empty())
+        .map(|e| (e.name, e.make.stop_keys.to_vec()))
+        .collect()
+}
+
+/// The lengths (values of the module's prefix key) at which a run of the resolved scenario
+/// `resolved` (JSON) may stop; empty when its module has none or the JSON does not say.
+#[pyfunction]
+fn stop_lengths(resolved: &str) -> Vec<f64> {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(resolved) else {
+        return Vec::new();
+    };
+    let module = v.get("module").and_then(|m| m.as_str()).unwrap_or_default();
+    hmsim::registry::MODULES
+        .iter()
+        .find(|e| e.name == module)
+        .map_or_else(Vec::new, |e| (e.make.stop_lengths)(&v))
+}
+
 /// (module, keys) for each module whose runs differing only in `keys` start the same (a
 /// start the module keeps per thread).
 #[pyfunction]
@@ -490,6 +515,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario_chain, m)?)?;
     m.add_function(wrap_pyfunction!(prefix_keys, m)?)?;
     m.add_function(wrap_pyfunction!(same_start_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(stop_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(stop_lengths, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;

@@ -46,6 +46,10 @@ pub struct Module {
     pub prefix_key: Option<&'static str>,
     /// Keys that leave a run's start unchanged (see [`Scenario::SAME_START_KEYS`]).
     pub same_start_keys: &'static [&'static str],
+    /// Keys that only say where a run stops (see [`Scenario::STOP_KEYS`]).
+    pub stop_keys: &'static [&'static str],
+    /// The lengths a resolved run may stop at (see [`Scenario::stop_lengths`]).
+    pub stop_lengths: fn(&serde_json::Value) -> Vec<f64>,
     /// Its benchmarks (`hmsim bench --module NAME`).
     pub bench: Option<Bench>,
 }
@@ -74,6 +78,8 @@ const fn module<S: Scenario>() -> Entry<Module> {
             params_note: S::PARAMS_NOTE,
             prefix_key: S::PREFIX_KEY,
             same_start_keys: S::SAME_START_KEYS,
+            stop_keys: S::STOP_KEYS,
+            stop_lengths: S::stop_lengths,
             bench: None,
         },
     }

@@ -54,6 +54,16 @@ pub trait Scenario {
     /// every point of one index loads the same records first). The module keeps that start
     /// per thread, so runs differing only there run one after another on one worker.
     const SAME_START_KEYS: &'static [&'static str] = &[];
+    /// Keys that only say where a run stops, never what it does before (tiering's
+    /// `sim.until_steady` and `sim.max_duration_s`): runs differing there and along
+    /// [`Self::PREFIX_KEY`] still share one simulation, the longest run keeping its results
+    /// at every length ([`Self::stop_lengths`]) another may stop at.
+    const STOP_KEYS: &'static [&'static str] = &[];
+    /// The values of [`Self::PREFIX_KEY`] at which a run of the resolved scenario
+    /// `resolved` may stop (empty: only its own value there, or not known).
+    fn stop_lengths(_resolved: &Value) -> Vec<f64> {
+        Vec::new()
+    }
     /// Everything of the scenario but the [`Header`].
     type Config: DeserializeOwned + Serialize + Validate + Params;
     /// One row of `results.csv`.

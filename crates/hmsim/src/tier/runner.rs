@@ -15,7 +15,7 @@ use super::replay::{simulate_stream_cached, ReplayCounts, StreamDemand};
 use super::rows::{
     row_of, tail, tail_mean, timeline_row, window, CacheColumns, TierRow, TimelineRow,
 };
-use super::scenario::{TierScenario, BEST, PYTHON_POLICY};
+use super::scenario::{SimSpec, TierScenario, BEST, PYTHON_POLICY};
 use super::sim::{simulate_keeping, simulate_observed};
 use super::steady::{nothing_migrated, Steadiness};
 use super::stream::{AccessStream, TraceStream};
@@ -42,6 +42,23 @@ impl Scenario for Tiering {
         &["throughput_gb_s", "default_latency_ns", "hot_share_default"];
     const PARAMS_NOTE: &'static str = "; and a tier's `device` (docs/tiering.md, *Parameters*)";
     const PREFIX_KEY: Option<&'static str> = Some("sim.duration_s");
+    const STOP_KEYS: &'static [&'static str] = &["sim.until_steady", "sim.max_duration_s"];
+
+    /// A `sim.until_steady` run stops at one of its [`run_lengths`] (as it goes on past a
+    /// length or starts again at the next), any other at its `sim.duration_s`.
+    fn stop_lengths(resolved: &serde_json::Value) -> Vec<f64> {
+        let Some(Ok(sim)) = resolved
+            .get("sim")
+            .map(|s| serde_json::from_value::<SimSpec>(s.clone()))
+        else {
+            return Vec::new();
+        };
+        if sim.until_steady {
+            run_lengths(sim.duration_s, sim.cap_s())
+        } else {
+            vec![sim.duration_s]
+        }
+    }
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("timeline", TimelineRow::COLUMNS)];
 
@@ -403,8 +420,14 @@ impl Experiment for TierRun {
             at: l.iter().map(|&d| quanta(d)).collect(),
             done: &steady,
         });
-        let (r, feeder, oracle_share, replayed) =
-            self.simulate(&sc, &p, &name, &ant, ctx, end.as_ref())?;
+        // A longer run of the same simulation in the caller's chain may have kept it.
+        let kept = lengths
+            .as_ref()
+            .and_then(|l| self.take_kept(&sc, l, ctx.seed(), &name, &ant, &steady));
+        let (r, feeder, oracle_share, replayed) = match kept {
+            Some(r) => (r, None, None, None),
+            None => self.simulate(&sc, &p, &name, &ant, ctx, end.as_ref())?,
+        };
         let duration = match &lengths {
             // Steady: the first length of that many quanta, where a run started anew stops.
             Some(l) if steady(&r.timeline) => *l
@@ -504,6 +527,17 @@ fn run_lengths(duration_s: f64, cap_s: f64) -> Vec<f64> {
     lengths
 }
 
+/// Everything a run's simulation depends on but its length, as the shelf's key: the
+/// scenario as completed with its length zeroed and the keys that only say where a
+/// `sim.until_steady` run stops cleared, the seed, the policy and the antagonists.
+fn shelf_what(sc: &TierScenario, seed: u64, name: &str, ant: &Antagonists) -> String {
+    let mut what = sc.clone();
+    what.sim.duration_s = 0.0;
+    what.sim.until_steady = false;
+    what.sim.max_duration_s = None;
+    format!("{what:?}|{seed}|{name}|{ant:?}")
+}
+
 /// What one simulation of a run gives: its result, the PMem feeder it fed, the oracle's
 /// best hot share (the `best` sweep) and a replay's counts and cache report.
 type Simulated = (
@@ -523,6 +557,30 @@ impl TierRun {
             && self.external.is_none()
             && self.sc.pmem_tier.is_none()
             && name != BEST
+    }
+
+    /// The result a `sim.until_steady` run of `lengths` would stop with, taken from the
+    /// caller's shelf (a longer run of the same simulation kept it): the first kept length
+    /// whose window is `steady`, or the last length. None, to simulate, when the shelf
+    /// lacks a length the run would reach.
+    fn take_kept(
+        &self,
+        sc: &TierScenario,
+        lengths: &[f64],
+        seed: u64,
+        name: &str,
+        ant: &Antagonists,
+        steady: &dyn Fn(&[QuantumRecord]) -> bool,
+    ) -> Option<SimResult> {
+        let shelf = self.shelf.as_ref()?;
+        let what = shelf_what(sc, seed, name, ant);
+        for (k, &d) in lengths.iter().enumerate() {
+            let r = shelf.take(&PrefixShelf::key(&what, quanta_of(d, sc.sim.quantum_s)))?;
+            if k + 1 == lengths.len() || steady(&r.timeline) {
+                return Some(r);
+            }
+        }
+        None
     }
 
     /// Simulate policy `name` on `sc` (the run's duration set) against antagonists `ant`,
@@ -609,11 +667,7 @@ impl TierRun {
                 simulate_observed(p, gups, ant, policy.as_mut(), &mut feeder).ok_or_else(no_fit)?;
             return Ok((r, feeder, None, None));
         };
-        // Everything the simulation depends on but its length (the scenario as completed,
-        // its length zeroed, the seed, the policy and the antagonists).
-        let mut what = sc.clone();
-        what.sim.duration_s = 0.0;
-        let what = format!("{what:?}|{seed}|{name}|{ant:?}");
+        let what = shelf_what(sc, seed, name, ant);
         let quanta = quanta_of(p.duration_s, p.quantum_s);
         if let Some(r) = shelf.take(&PrefixShelf::key(&what, quanta)) {
             return Ok((r, None, None, None));
@@ -973,6 +1027,50 @@ mod tests {
         for (k, v) in row.iter().filter(|(k, _)| *k != "run_duration_s") {
             assert_eq!(v, &plain.rows[0][k], "{k} at {d} s");
         }
+    }
+
+    #[test]
+    fn an_until_steady_run_takes_where_it_stops_from_a_longer_run() {
+        use crate::registry::run_scenario_chain;
+        use crate::scenario::Scenario;
+        let on = set(&[("sim.until_steady", "true"), ("sim.max_duration_s", "4")]);
+        let resolved = crate::registry::resolve_scenario(MOVING, "t.toml", &on, &[]).unwrap();
+        let lengths = super::Tiering::stop_lengths(&resolved);
+        assert_eq!(lengths, [0.5, 1.0, 2.0, 4.0]);
+        let plain = crate::registry::resolve_scenario(MOVING, "t.toml", &[], &[]).unwrap();
+        assert_eq!(super::Tiering::stop_lengths(&plain), [0.5]);
+        // The chain's longest run (4 s, not until steady) keeps every length the other may
+        // stop at; the other's output is its own run's, each policy stopping where it would.
+        let chain = vec![
+            (
+                MOVING.to_string(),
+                "t.toml".to_string(),
+                set(&[("sim.duration_s", "4")]),
+            ),
+            (MOVING.to_string(), "t.toml".to_string(), on.clone()),
+        ];
+        let outs = run_scenario_chain(&chain, &lengths[..3], &[]).unwrap();
+        let alone = run_scenario(MOVING, "t.toml", &on, &[]).unwrap();
+        assert_eq!(
+            serde_json::to_value(&outs[1].output).unwrap(),
+            serde_json::to_value(&alone).unwrap()
+        );
+        let stopped: Vec<f64> = alone
+            .rows
+            .iter()
+            .map(|r| r["run_duration_s"].as_f64().unwrap())
+            .collect();
+        assert!(
+            stopped.contains(&0.5) && stopped.iter().any(|&d| d > 0.5),
+            "{stopped:?}"
+        );
+        // Nothing simulated: far less host time than the run it was taken from.
+        assert!(
+            outs[1].cpu_s < outs[0].cpu_s / 5.0,
+            "{} vs {}",
+            outs[1].cpu_s,
+            outs[0].cpu_s
+        );
     }
 
     #[test]
