@@ -81,11 +81,13 @@ def jobs_of(todo: list[Point], keys: dict[str, str | None], workers: int = 1) ->
         elif len(groups[item]) == 1:
             jobs.append(Job((groups[item][0][1],)))
         elif item in chains:
-            # Longest first; lengths in a group differ (equal ones are twins, run once already).
-            # The others stop at their own length or, run on until steady, at one of theirs.
+            # Longest first. Equal lengths are twins (run once already) or a run going on until
+            # steady beside a plain one of its first length (a kept result is taken once: one of
+            # the two may simulate).
+            # The others stop at their own length or, going on until steady, at one of theirs.
             chain = sorted(groups[item], key=lambda vp: -vp[0])
-            stops = {d for _, p in chain[1:] for d in _stop_lengths(keys.get(p.id)) if d < chain[0][0]}
-            keep = tuple(sorted({v for v, _ in chain[1:]} | stops))
+            stop_at = {d for _, p in chain[1:] for d in _stop_lengths(keys.get(p.id)) if d < chain[0][0]}
+            keep = tuple(sorted({v for v, _ in chain[1:]} | stop_at))
             jobs.append(Job(tuple(p for _, p in chain), keep, chain=True))
         else:
             jobs.append(Job(tuple(p for _, p in groups[item])))
