@@ -426,10 +426,17 @@ fn prefix_keys() -> Vec<(&'static str, &'static str)> {
 /// groups its runs regardless of them).
 #[pyfunction]
 fn stop_keys() -> Vec<(&'static str, Vec<&'static str>)> {
+    keys_by_module(|m| m.stop_keys)
+}
+
+/// (module, keys) for each module whose `keys_of` are not empty.
+fn keys_by_module(
+    keys_of: fn(&hmsim::registry::Module) -> &'static [&'static str],
+) -> Vec<(&'static str, Vec<&'static str>)> {
     hmsim::registry::MODULES
         .iter()
-        .filter(|e| !e.make.stop_keys.is_empty())
-        .map(|e| (e.name, e.make.stop_keys.to_vec()))
+        .filter(|e| !keys_of(&e.make).is_empty())
+        .map(|e| (e.name, keys_of(&e.make).to_vec()))
         .collect()
 }
 
@@ -451,11 +458,7 @@ fn stop_lengths(resolved: &str) -> Vec<f64> {
 /// start the module keeps per thread).
 #[pyfunction]
 fn same_start_keys() -> Vec<(&'static str, Vec<&'static str>)> {
-    hmsim::registry::MODULES
-        .iter()
-        .filter(|e| !e.make.same_start_keys.is_empty())
-        .map(|e| (e.name, e.make.same_start_keys.to_vec()))
-        .collect()
+    keys_by_module(|m| m.same_start_keys)
 }
 
 /// Run `runs` ((text, file, overrides) each) in order, sharing kept results at `keep_s`
