@@ -93,7 +93,8 @@ pub(super) struct Tpp {
     work: PolicyWork,
     /// kswapd's buffer of idle pages found by a sweep.
     idle: Vec<u64>,
-    /// Tests: read every fault in order, and the quanta whose tail was counted unordered.
+    /// Tests: read every fault in order, and the quanta whose tail was counted unordered
+    /// (TPP) or left unread (Colloid-TPP).
     #[cfg(test)]
     reference_tail: bool,
     #[cfg(test)]
@@ -244,6 +245,45 @@ impl Tpp {
     }
 }
 
+/// Colloid-TPP's fault loop in one quantum: the direction and rate it acts on, and the
+/// least share of traffic a hot fault's page carries.
+#[derive(Clone, Copy)]
+struct ColloidLoop {
+    dir: Direction,
+    rate: f64,
+    least_share: f64,
+}
+
+impl ColloidLoop {
+    fn new(dir: Direction, rate: f64, threshold_s: f64) -> ColloidLoop {
+        ColloidLoop {
+            dir,
+            rate,
+            // A hot fault's share is `1 / (latency · rate)` with its latency below the
+            // threshold: at least this (rounding keeps products and quotients monotone).
+            least_share: 1.0 / (threshold_s.max(1e-9) * rate),
+        }
+    }
+
+    /// Whether no later fault can move a page or wake kswapd, so the loop may stop (every
+    /// one would be passed over by the loop's own tests): no fault's share fits in
+    /// `remaining`; no direction (balanced) or no rate moves nothing; demotions need a
+    /// free alternate frame; and with promotion blocked (`promote_blocked`: the default
+    /// tier at or below its high watermark) a promotion only wakes kswapd, once. In each
+    /// case the loop's state only moves further that way, so it holds for the rest of the
+    /// quantum.
+    #[inline(always)]
+    fn done(self, remaining: f64, promote_blocked: bool, promo_wake: bool, alt_free: u64) -> bool {
+        self.rate <= 0.0
+            || remaining < self.least_share
+            || match self.dir {
+                Direction::Balanced => true,
+                Direction::ToAlternate => alt_free == 0,
+                Direction::ToDefault => promote_blocked && promo_wake,
+            }
+    }
+}
+
 impl TieringPolicy for Tpp {
     fn name(&self) -> &'static str {
         if self.colloid.is_some() {
@@ -305,7 +345,22 @@ impl TieringPolicy for Tpp {
         out.reserve(obs.hint_faults.len().min((budget / pb) as usize));
         // The faulting pages are in no order: fetch their tiers a few faults ahead.
         let mut faults = obs.hint_faults.in_order();
-        while let Some(f) = faults.next() {
+        let colloid_loop =
+            colloid.map(|((_, dir, rate), _)| ColloidLoop::new(dir, rate, self.threshold_s));
+        loop {
+            if let Some(c) = colloid_loop {
+                if c.done(remaining, free <= wm.high, self.promo_wake, alt_free)
+                    && !self.tail_in_order()
+                {
+                    // No fault behind can act: they are neither sorted nor read.
+                    #[cfg(test)]
+                    {
+                        self.tails += 1;
+                    }
+                    break;
+                }
+            }
+            let Some(f) = faults.next() else { break };
             if let Some(g) = faults.page_ahead(AHEAD) {
                 pt.prefetch(g);
             }
@@ -565,5 +620,77 @@ mod tests {
             );
             assert_ne!(fast.threshold_s, 1.0, "the threshold was tuned");
         }
+    }
+
+    /// Colloid-TPP stops reading a quantum's faults once none behind can act; it leaves
+    /// the policy as reading every fault does: the same migrations and kswapd wake-ups,
+    /// quantum after quantum, in every direction, with shares that fit a few pages or
+    /// none, alternate frames running out, promotion blocked and budgets that stop the
+    /// loop first.
+    #[test]
+    fn colloid_stopping_where_no_fault_can_act_acts_as_reading_them_all() {
+        let caps = [4000 * 4096, 6200 * 4096];
+        let n = 10_000;
+        let pt =
+            PageTable::place_with(n, 4096, false, &caps, |p| Some(usize::from(p >= 3900))).unwrap();
+        let colloid = || Some(ColloidParams::default());
+        let (mut fast, mut slow) = (
+            Tpp::new(TppParams::default(), colloid()),
+            Tpp::new(TppParams::default(), colloid()),
+        );
+        slow.reference_tail = true;
+        let (mut pf, mut ps) = (pt.clone(), pt);
+        let mut rng = crate::rng::stream(11, "t");
+        let mut moved = [0usize; 2];
+        for q in 0..5000u64 {
+            let t = q as f64 * 0.01;
+            let faults: Vec<(u32, f32, f64)> = (0..rng.random_range(0..400))
+                .map(|_| {
+                    let page = rng.random_range(0..n) as u32;
+                    (
+                        page,
+                        rng.random::<f32>() * 2.0,
+                        t + 0.01 * rng.random::<f64>(),
+                    )
+                })
+                .collect();
+            let mut pages = std::collections::HashSet::new();
+            let faults: Vec<_> = faults.into_iter().filter(|f| pages.insert(f.0)).collect();
+            let faults = HintFaults::bucketed(&faults);
+            // Loaded latencies either way round or within Colloid's δ of each other, and
+            // read rates at which one hot page is 0.5–50 % of the traffic.
+            let latency_ns = [
+                Some(rng.random_range(60.0..200.0)),
+                Some(rng.random_range(60.0..200.0)),
+            ];
+            let arrivals = [rng.random_range(0.0..2e-7), rng.random_range(0.0..2e-7)];
+            let budget = 4096 * rng.random_range(0..60);
+            let step = |tpp: &mut Tpp, pt: &mut PageTable| {
+                let obs = Observation {
+                    latency_ns: &latency_ns,
+                    app_arrivals_per_ns: &arrivals,
+                    ..seen(t, pt, budget, &faults)
+                };
+                let migs = tpp.quantum(&obs);
+                for m in &migs {
+                    let _ = pt.migrate(m.page, m.to);
+                }
+                migs
+            };
+            let migs = step(&mut fast, &mut pf);
+            for m in &migs {
+                moved[m.to] += 1;
+            }
+            assert_eq!(migs, step(&mut slow, &mut ps), "quantum {q}");
+            assert_eq!(fast.promo_wake, slow.promo_wake, "quantum {q}");
+        }
+        assert_eq!(pf, ps);
+        assert_eq!(fast.work(), slow.work());
+        assert_eq!(slow.tails, 0);
+        assert!(fast.tails > 1000, "stopped early in {} quanta", fast.tails);
+        assert!(
+            moved[0] > 100 && moved[1] > 100,
+            "promoted and demoted: {moved:?}"
+        );
     }
 }
