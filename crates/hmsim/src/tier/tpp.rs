@@ -556,6 +556,24 @@ mod tests {
         assert_eq!(t.work().hint_faults, 10, "all 10 faults were taken");
     }
 
+    /// Up to 400 hint faults of the quantum starting at `t` s, on pages below `n`, with
+    /// latencies of 0–2 s; a page faults at most once per quantum.
+    fn random_faults(rng: &mut crate::rng::SimRng, t: f64, n: u64) -> HintFaults {
+        let mut pages = std::collections::HashSet::new();
+        let faults: Vec<(u32, f32, f64)> = (0..rng.random_range(0..400))
+            .map(|_| {
+                let page = rng.random_range(0..n) as u32;
+                (
+                    page,
+                    rng.random::<f32>() * 2.0,
+                    t + 0.01 * rng.random::<f64>(),
+                )
+            })
+            .filter(|f| pages.insert(f.0))
+            .collect();
+        HintFaults::bucketed(&faults)
+    }
+
     /// Once the default tier is down to its high watermark, the rest of a quantum's faults
     /// counted in no order leave TPP as reading each in order does: the same migrations,
     /// threshold candidates and kswapd wake-ups, quantum after quantum, with the tier
@@ -577,20 +595,7 @@ mod tests {
             let mut rng = crate::rng::stream(9, "t");
             for q in 0..7000u64 {
                 let t = q as f64 * 0.01;
-                let faults: Vec<(u32, f32, f64)> = (0..rng.random_range(0..400))
-                    .map(|_| {
-                        let page = rng.random_range(0..n) as u32;
-                        (
-                            page,
-                            rng.random::<f32>() * 2.0,
-                            t + 0.01 * rng.random::<f64>(),
-                        )
-                    })
-                    .collect();
-                // A page faults at most once per quantum.
-                let mut pages = std::collections::HashSet::new();
-                let faults: Vec<_> = faults.into_iter().filter(|f| pages.insert(f.0)).collect();
-                let faults = HintFaults::bucketed(&faults);
+                let faults = random_faults(&mut rng, t, n);
                 let budget = 4096 * rng.random_range(0..300);
                 let step = |tpp: &mut Tpp, pt: &mut PageTable| {
                     let migs = tpp.quantum(&seen(t, pt, budget, &faults));
@@ -644,19 +649,7 @@ mod tests {
         let mut moved = [0usize; 2];
         for q in 0..5000u64 {
             let t = q as f64 * 0.01;
-            let faults: Vec<(u32, f32, f64)> = (0..rng.random_range(0..400))
-                .map(|_| {
-                    let page = rng.random_range(0..n) as u32;
-                    (
-                        page,
-                        rng.random::<f32>() * 2.0,
-                        t + 0.01 * rng.random::<f64>(),
-                    )
-                })
-                .collect();
-            let mut pages = std::collections::HashSet::new();
-            let faults: Vec<_> = faults.into_iter().filter(|f| pages.insert(f.0)).collect();
-            let faults = HintFaults::bucketed(&faults);
+            let faults = random_faults(&mut rng, t, n);
             // Loaded latencies either way round or within Colloid's δ of each other, and
             // read rates at which one hot page is 0.5–50 % of the traffic.
             let latency_ns = [
