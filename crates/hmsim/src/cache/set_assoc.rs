@@ -81,7 +81,7 @@ impl SetAssocCache {
             mask: sets.is_power_of_two().then_some(sets - 1),
             ways,
             // One spare way past the last set: `last_hit` points there when no slot is valid.
-            slots: vec![INVALID; sets as usize * ways + 1],
+            slots: crate::hugevec::filled(sets as usize * ways + 1, INVALID),
             policy,
             rng,
             last_hit: 0,

@@ -255,7 +255,7 @@ impl PmRegion {
             return None;
         }
         let mut r = PmRegion {
-            mem: Backing::Anon(words.clone()),
+            mem: Backing::Anon(crate::hugevec::copy_of_words(words)),
             len: self.len,
             cfg,
             stats: self.stats,
@@ -287,7 +287,8 @@ impl PmRegion {
     /// An anonymous (DRAM-backed) region, formatted empty.
     pub fn anonymous(cfg: RegionConfig) -> PmResult<PmRegion> {
         let len = cfg.initial_bytes.max(HEADER_BYTES * 2);
-        let mut r = PmRegion::with_backing(Backing::Anon(vec![0; (len / 8) as usize]), len, cfg)?;
+        let words = crate::hugevec::zeroed_words((len / 8) as usize);
+        let mut r = PmRegion::with_backing(Backing::Anon(words), len, cfg)?;
         r.format()?;
         Ok(r)
     }
@@ -474,7 +475,9 @@ impl PmRegion {
             });
         }
         if let Backing::Anon(v) = &mut self.mem {
-            v.resize((new_len / 8) as usize, 0);
+            let mut grown = crate::hugevec::zeroed_words((new_len / 8) as usize);
+            grown[..v.len()].copy_from_slice(v);
+            *v = grown;
         }
         if let Some(c) = &mut self.crash {
             c.durable.resize(new_len as usize, 0);
@@ -1127,6 +1130,34 @@ mod tests {
         );
         let s = r.stats().minus(&base);
         assert_eq!((s.flushes, s.fences, s.ntstores, s.stores), (1, 2, 1, 2));
+    }
+
+    /// Growing a region moves its words into a new (huge-page) allocation: every word
+    /// written before a doubling reads back after it, and a copy of the region reads the same.
+    #[test]
+    fn growth_and_copies_keep_every_word() {
+        let cfg = RegionConfig {
+            initial_bytes: 64 << 10,
+            ..RegionConfig::default()
+        };
+        let mut r = PmRegion::anonymous(cfg).unwrap();
+        let mut written = Vec::new();
+        // Blocks of 64 KiB, past four doublings and the size that takes huge pages.
+        for i in 0..400u64 {
+            let a = r.alloc(64 << 10, 64).unwrap();
+            r.write_u64(a, i * 0x9e37_79b9 + 1);
+            r.write_u64(a + (64 << 10) - 8, !i);
+            written.push(a);
+        }
+        assert!(r.len() >= 400 * (64 << 10));
+        let copy = r.fork_image(r.cfg.clone()).unwrap();
+        for (i, &a) in written.iter().enumerate() {
+            let i = i as u64;
+            for reg in [&r, &copy] {
+                assert_eq!(reg.peek_u64(a), i * 0x9e37_79b9 + 1);
+                assert_eq!(reg.peek_u64(a + (64 << 10) - 8), !i);
+            }
+        }
     }
 
     #[test]
