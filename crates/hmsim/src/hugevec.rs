@@ -4,9 +4,10 @@
 //! per-page mark times, the page table); the persistent indexes live in regions of hundreds
 //! of megabytes and follow pointers across them; the cache model's LLC is megabytes of tags.
 //! With 4 KiB pages almost every such access also misses the TLB, and a page walk under a
-//! hypervisor costs as much as the cache miss itself. Asking for 2 MiB pages (`madvise(MADV_HUGEPAGE)`, which works when
-//! `/sys/kernel/mm/transparent_hugepage/enabled` is `always` or `madvise`) removes most of
-//! those walks. Only speed changes: the contents are the same whichever pages back them.
+//! hypervisor costs as much as the cache miss itself. Asking for 2 MiB pages
+//! (`madvise(MADV_HUGEPAGE)`, which works when `/sys/kernel/mm/transparent_hugepage/enabled`
+//! is `always` or `madvise`) removes most of those walks. Only speed changes: the contents
+//! are the same whichever pages back them.
 
 /// Bytes of a huge page on the platforms that have them.
 const HUGE_BYTES: usize = 2 << 20;
@@ -105,23 +106,18 @@ mod tests {
         let v = super::zeroed_words(4 * super::HUGE_BYTES / 8);
         let at = v.as_ptr() as usize + 2 * super::HUGE_BYTES;
         let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps");
+        // A mapping's header line starts `lo-hi ` in hex; its fields follow it.
+        let range = |line: &str| {
+            let (lo, hi) = line.split_once(' ')?.0.split_once('-')?;
+            Some(usize::from_str_radix(lo, 16).ok()?..usize::from_str_radix(hi, 16).ok()?)
+        };
         let mut inside = false;
         let mut eligible = None;
         for line in smaps.lines() {
-            if let Some((range, _)) = line.split_once(' ') {
-                if let Some((lo, hi)) = range.split_once('-') {
-                    if let (Ok(lo), Ok(hi)) =
-                        (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
-                    {
-                        inside = (lo..hi).contains(&at);
-                        continue;
-                    }
-                }
-            }
-            if inside {
-                if let Some(e) = line.strip_prefix("THPeligible:") {
-                    eligible = Some(e.trim().to_string());
-                }
+            if let Some(r) = range(line) {
+                inside = r.contains(&at);
+            } else if let Some(e) = line.strip_prefix("THPeligible:").filter(|_| inside) {
+                eligible = Some(e.trim().to_string());
             }
         }
         assert_eq!(
