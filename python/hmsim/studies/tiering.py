@@ -123,14 +123,17 @@ OBJECT_SIZES = [64, 256, 1024, 4096]
 # Fig. 6 application analogs (trace-driven mode on generated streams): app -> accesses each
 # replayed access stands for, chosen so a 10 ms quantum replays ~10^3 accesses.
 APPS = {"cachelib": 100.0, "silo": 400.0, "pagerank": 5000.0}
+QUICK_UNTIL_STEADY = tiering_pmem.QUICK_UNTIL_STEADY
+
 APP_QUICK_SCALE = 0.125  # quick mode: every app (and its default tier) at 1/8 of the paper's size
 
 
 def _app_points(sc: StudyScenario, quick: bool) -> list[Point]:
     """Fig. 6: each app under HeMem (2 MiB) and MEMTIS ± Colloid at 0x and 3x contention;
-    quick mode runs HeMem ± Colloid only, at 1/8 size, for 10 s."""
+    quick mode runs HeMem ± Colloid only, at 1/8 size, for 10 s and on until steady."""
     pols = PAIRS[0] if quick else PAIRS[0] + PAIRS[2]
     dur = {"sim__duration_s": 10.0 if quick else 60.0, "sim__measure_last_s": 3.0 if quick else 20.0}
+    dur |= QUICK_UNTIL_STEADY if quick else {}
     pts = []
     for app, weight in APPS.items():
         for policy in pols:
@@ -176,7 +179,8 @@ def _converge_after_s(policy: str, quick: bool) -> float:
 
 
 def _heatmap_overrides(policy: str, quick: bool) -> dict:
-    """Fig. 3 run lengths: HeMem 40 s (quick 15 s); MEMTIS as in fig. 1; TPP with 4 KiB pages
+    """Fig. 3 run lengths: HeMem 40 s (quick 15 s, on until steady); MEMTIS as in fig. 1 (quick:
+    on until steady); TPP with 4 KiB pages
     for 150 s averaged over the last 30 s, run on until steady (quick: the scaled-down setup
     as in fig. 1). Colloid-TPP and TPP at low contention settle within 150 s; TPP at 2-3x, or
     with objects of 256 B and more, is still losing 2-4 % across its window there, 15-30 %
@@ -184,7 +188,7 @@ def _heatmap_overrides(policy: str, quick: bool) -> dict:
     continues a run rather than starting it again). 64 points of 600 s (fig. 1's length)
     would take four times as long."""
     if policy.endswith("memtis"):
-        return _system_overrides(policy, quick)
+        return _system_overrides(policy, quick) | (QUICK_UNTIL_STEADY if quick else {})
     if policy.endswith("tpp"):
         if quick:
             return _system_overrides(policy, quick)
@@ -194,7 +198,9 @@ def _heatmap_overrides(policy: str, quick: bool) -> dict:
             "sim__page_bytes": 4096,
             "sim__until_steady": True,
         }
-    return {"sim__duration_s": 15.0 if quick else 40.0, "sim__measure_last_s": 5.0 if quick else 10.0}
+    if quick:
+        return {"sim__duration_s": 15.0, "sim__measure_last_s": 5.0, **QUICK_UNTIL_STEADY}
+    return {"sim__duration_s": 40.0, "sim__measure_last_s": 10.0}
 
 
 def _pt(sc: StudyScenario, exp: str, policy: str, intensity: int, **ov) -> Point:
