@@ -273,3 +273,44 @@ def test_full_fig3_tpp_runs_go_on_until_steady():
     quick = [(dict(p.labels), ("sim.until_steady", "true") in p.overrides) for p in tiering.build_points(quick=True)]
     assert sum(s for _, s in quick) == 56, sum(s for _, s in quick)  # 32 of fig. 3, 12 of fig. 6, 12 PMem
     assert all(s == goes_on(lab) for lab, s in quick), [lab for lab, s in quick if s != goes_on(lab)]
+
+
+def test_fig3_cells_resting_on_a_run_not_steady_are_starred():
+    """A heatmap cell is flagged when either of its two runs (with or without Colloid) is not
+    steady, and only then; the quick study's figure and its doc table carry the star."""
+    from hmsim.studies.tiering import colloid_gain_unsteady
+
+    rows = [
+        # (intensity, latency, colloid, converged)
+        (0, 135.0, False, True),
+        (0, 135.0, True, True),
+        (0, 192.0, False, False),
+        (0, 192.0, True, True),
+        (3, 135.0, False, True),
+        (3, 135.0, True, False),
+        (3, 192.0, False, True),
+        (3, 192.0, True, True),
+    ]
+    df = pd.DataFrame(
+        [
+            {"experiment": "alt_latency", "system": "hemem", "intensity": i, "alt_unloaded_latency_ns": ns}
+            | {"colloid": c, "converged": ok, "throughput_gb_s": 1.0}
+            for i, ns, c, ok in rows
+        ]
+    )
+    flag = colloid_gain_unsteady(df, "alt_latency", "hemem", "alt_unloaded_latency_ns")
+    assert flag.loc[0, 135.0] == False  # noqa: E712 (numpy bools)
+    assert flag.loc[0, 192.0] == True  # noqa: E712
+    assert flag.loc[3, 135.0] == True  # noqa: E712
+    assert flag.loc[3, 192.0] == False  # noqa: E712
+
+
+def test_quick_fig3_table_stars_the_runs_not_steady(study):
+    from hmsim.studies.doc_numbers import tiering_fig3
+
+    res, _ = study
+    table = tiering_fig3(res)
+    d = res.results[res.results.experiment.isin(["alt_latency", "object_size"])]
+    unsteady = int((~d.converged.astype(bool)).sum())
+    assert unsteady > 0  # the scaled-down TPP runs at 0x and 3x
+    assert table.count("*") - 1 == unsteady  # one star per run, and the footnote's

@@ -65,19 +65,23 @@ def tiering_fig3(res: StudyResult) -> str:
     for exp, col, unit in (("alt_latency", "alt_unloaded_latency_ns", "ns"), ("object_size", "object_size_bytes", "B")):
         e = d[d.experiment == exp]
         for system in dict.fromkeys(e.system):
-            t = e[e.system == system].pivot_table(index=["intensity", col], columns="colloid", values="throughput_gb_s")
+            s = e[e.system == system].assign(steady=lambda x: x.converged.astype(bool))
+            t = s.pivot_table(index=["intensity", col], columns="colloid", values="throughput_gb_s")
+            ok = s.pivot_table(index=["intensity", col], columns="colloid", values="steady", aggfunc="all")
             for (i, v), r in t.iterrows():
+                star = {c: "" if bool(ok.loc[(i, v)].get(c, True)) else "*" for c in (False, True)}
                 rows.append(
                     [
                         f"{system} [scaled]" if quick and system == "tpp" else system,
                         f"{i}×",
                         f"{v:g} {unit}",
-                        _fmt(r.get(False)),
-                        _fmt(r.get(True)),
+                        _fmt(r.get(False)) + star[False],
+                        _fmt(r.get(True)) + star[True],
                         _fmt(r.get(True) / r.get(False), 2),
                     ]
                 )
-    return _table(["base system", "contention", "setting", "base GB/s", "+ colloid GB/s", "gain"], rows)
+    header = ["base system", "contention", "setting", "base GB/s", "+ colloid GB/s", "gain"]
+    return _table(header, rows) + "\n\\* not steady in the measured window.\n"
 
 
 def tiering_fig6(res: StudyResult) -> str:

@@ -71,10 +71,18 @@ def series_labels(df: pd.DataFrame, quick: bool) -> list[str]:
     ]
 
 
+UNSTEADY_NOTE = "*: rests on a run whose measured window is not steady (results.csv: converged = false)"
+
+
+def _footnote(fig: plt.Figure, text: str, line: int = 0) -> None:
+    """`text` below the figure, on footnote line `line` (0: the first)."""
+    fig.text(0.01, -0.02 - 0.025 * line, text, fontsize=7, ha="left", va="top", color="#444444")
+
+
 def _scaled_note(fig: plt.Figure, labels) -> None:
     """The footnote that explains "[scaled]", on a figure that shows such a series."""
     if any(str(lab).endswith("[scaled]") for lab in labels):
-        fig.text(0.01, -0.02, SCALED_NOTE, fontsize=7, ha="left", va="top", color="#444444")
+        _footnote(fig, SCALED_NOTE)
 
 
 def _quick_tpp_overrides() -> dict:
@@ -292,6 +300,13 @@ def colloid_gain(df: pd.DataFrame, experiment: str, system: str, col: str) -> pd
     base = d[~d.colloid.astype(bool)].set_index(["intensity", col]).throughput_gb_s
     coll = d[d.colloid.astype(bool)].set_index(["intensity", col]).throughput_gb_s
     return (coll / base).unstack(col)
+
+
+def colloid_gain_unsteady(df: pd.DataFrame, experiment: str, system: str, col: str) -> pd.DataFrame:
+    """The cells of `colloid_gain` that rest on a run (with or without Colloid) whose measured
+    window is not steady."""
+    d = df[(df.experiment == experiment) & (df.system == system)]
+    return (~d.converged.astype(bool)).groupby([d.intensity, d[col]]).any().unstack(col)
 
 
 def _smoothed(tl: pd.DataFrame, window_s: float) -> pd.Series:
@@ -533,7 +548,7 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = F
         heat = df[df.experiment.isin(["alt_latency", "object_size"])]
         systems = [s for s, _ in PAIRS if s in set(heat.system)]
         panels = [
-            (system, exp, col, lab, colloid_gain(df, exp, system, col))
+            (system, exp, col, lab, colloid_gain(df, exp, system, col), colloid_gain_unsteady(df, exp, system, col))
             for system in systems
             for exp, col, lab in (
                 ("alt_latency", "alt_unloaded_latency_ns", "alternate-tier unloaded latency (ns)"),
@@ -548,15 +563,20 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = F
         norm = TwoSlopeNorm(vcenter=1.0, vmin=1.0 - reach, vmax=1.0 + reach)
         fig, axes = plt.subplots(len(systems), 2, figsize=(10, 3.4 * len(systems) + 0.6), squeeze=False)
         im = None
-        for ax, (system, _exp, _col, lab, gain) in zip(axes.ravel(), panels, strict=True):
+        any_unsteady = False
+        for ax, (system, _exp, _col, lab, gain, unsteady) in zip(axes.ravel(), panels, strict=True):
             im = ax.imshow(gain.values, cmap="RdBu", norm=norm, origin="lower", aspect="auto")
             ax.set_xticks(range(len(gain.columns)), [f"{v:g}" for v in gain.columns])
             ax.set_yticks(range(len(gain.index)), [f"{i}x" for i in gain.index])
             ax.grid(False)
+            flag = unsteady.reindex(index=gain.index, columns=gain.columns).fillna(False).to_numpy(dtype=bool)
+            any_unsteady |= bool(flag.any())
             for (r, cidx), v in np.ndenumerate(gain.values):
-                # Dark text on pale cells, white on saturated ones.
+                # Dark text on pale cells, white on saturated ones; a cell resting on a run
+                # that is not steady says so with a star (explained below the figure).
                 strong = np.isfinite(v) and abs(v - 1.0) > 0.6 * reach
-                ax.text(cidx, r, f"{v:.2f}", ha="center", va="center", fontsize=8, color="w" if strong else "k")
+                star = "*" if flag[r, cidx] else ""
+                ax.text(cidx, r, f"{v:.2f}{star}", ha="center", va="center", fontsize=8, color="w" if strong else "k")
             ax.set_xlabel(lab)
             ax.set_ylabel("contention")
             scaled = " [scaled]" if quick and system == "tpp" else ""
@@ -566,6 +586,8 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = F
         fig.set_layout_engine("constrained")
         panel_names = [f"{system}{' [scaled]' if quick and system == 'tpp' else ''}" for system in systems]
         _scaled_note(fig, panel_names)
+        if any_unsteady:
+            _footnote(fig, UNSTEADY_NOTE, line=int(any(n.endswith("[scaled]") for n in panel_names)))
         declare_series(fig, panel_names)
         paths += save_figure(fig, out, "fig3_colloid_gain_heatmaps")
 
