@@ -314,3 +314,23 @@ def test_quick_fig3_table_stars_the_runs_not_steady(study):
     unsteady = int((~d.converged.astype(bool)).sum())
     assert unsteady > 0  # the scaled-down TPP runs at 0x and 3x
     assert table.count("*") - 1 == unsteady  # one star per run, and the footnote's
+
+
+def test_fig1_points_resting_on_a_run_not_steady_get_a_dagger():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from hmsim.studies.tiering import FIG1_UNSTEADY_MARK, _mark_unsteady
+
+    fig, ax = plt.subplots()
+    try:
+        y = [10.0, 9.0, float("nan"), 7.0]
+        assert _mark_unsteady(ax, range(4), y, [False, True, True, True], "k")
+        # The NaN point has nothing to mark; the other two unsteady ones do.
+        assert [t.get_text() for t in ax.texts] == [FIG1_UNSTEADY_MARK] * 2
+        assert [t.xy for t in ax.texts] == [(1, 9.0), (3, 7.0)]
+        assert not _mark_unsteady(ax, range(4), y, [False] * 4, "k")
+    finally:
+        plt.close(fig)

@@ -71,12 +71,28 @@ def series_labels(df: pd.DataFrame, quick: bool) -> list[str]:
     ]
 
 
-UNSTEADY_NOTE = "*: rests on a run whose measured window is not steady (results.csv: converged = false)"
+def unsteady_note(mark: str) -> str:
+    return f"{mark}: rests on a run whose measured window is not steady (results.csv: converged = false)"
+
+
+# Fig. 1 draws the published gains as stars, so its points not steady take a dagger.
+FIG1_UNSTEADY_MARK = "\u2020"
 
 
 def _footnote(fig: plt.Figure, text: str, line: int = 0) -> None:
-    """`text` below the figure, on footnote line `line` (0: the first)."""
-    fig.text(0.01, -0.02 - 0.025 * line, text, fontsize=7, ha="left", va="top", color="#444444")
+    """`text` below the figure, on footnote line `line` (0: the first; lines 0.16 in apart)."""
+    fig.text(0.01, -0.02 - line * 0.16 / fig.get_figheight(), text, fontsize=7, ha="left", va="top", color="#444444")
+
+
+def _mark_unsteady(ax: plt.Axes, x, y, unsteady, color) -> bool:
+    """A dagger beside each point of (`x`, `y`) that rests on a run not steady; whether any."""
+    marked = False
+    for xi, yi, bad in zip(x, y, unsteady, strict=True):
+        if bad and np.isfinite(yi):
+            mark = FIG1_UNSTEADY_MARK
+            ax.annotate(mark, (xi, yi), xytext=(4, 3), textcoords="offset points", fontsize=9, color=color)
+            marked = True
+    return marked
 
 
 def _scaled_note(fig: plt.Figure, labels) -> None:
@@ -461,10 +477,14 @@ def compare(df: pd.DataFrame, quick: bool = False) -> list[Published]:
 PUBLISHED_LABEL = "published (Colloid paper)"
 
 
-def _fig1_gain_panel(ax: plt.Axes, cont: pd.DataFrame, colors: dict, markers: dict, line: dict) -> list[str]:
+def _fig1_gain_panel(
+    ax: plt.Axes, cont: pd.DataFrame, colors: dict, markers: dict, line: dict
+) -> tuple[list[str], bool]:
     """Fig. 1's right panel: Colloid's gain over each base system vs contention, with the
-    published gains at 0x and 3x overlaid (open stars). Returns the series it drew."""
+    published gains at 0x and 3x overlaid (open stars). Returns the series it drew, and
+    whether it starred a gain resting on a run not steady."""
     drawn = []
+    starred = False
     for k, system in enumerate(FIG1_GAIN_3X):
         base = cont[(cont.system == system) & ~cont.colloid.astype(bool)].set_index("intensity")
         coll = cont[(cont.system == system) & cont.colloid.astype(bool)].set_index("intensity")
@@ -480,6 +500,9 @@ def _fig1_gain_panel(ax: plt.Axes, cont: pd.DataFrame, colors: dict, markers: di
             label=lab,
             **line[coll.label.iloc[0]],
         )
+        steady = base.converged.astype(bool) & coll.converged.astype(bool)
+        bad = ~steady.reindex(gain.index, fill_value=True)
+        starred |= _mark_unsteady(ax, gain.index, gain.values, bad, colors[coll.label.iloc[0]])
         dx = (k - 1) * 0.08  # equal published gains side by side, not on top of each other
         ax.plot(
             [dx, 3 + dx],
@@ -497,7 +520,7 @@ def _fig1_gain_panel(ax: plt.Axes, cont: pd.DataFrame, colors: dict, markers: di
     ax.set_xlabel("memory contention (antagonist intensity)")
     ax.set_ylabel("Colloid's gain over its base system (x)")
     ax.set_title("Colloid's gain (published: stars)")
-    return [*drawn, PUBLISHED_LABEL]
+    return [*drawn, PUBLISHED_LABEL], starred
 
 
 def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = False) -> list[Path]:
@@ -513,18 +536,24 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = F
     line = {lab: {"ls": "--", "mfc": "none"} if lab.endswith("[scaled]") else {} for lab in labels}
     with house_style():
         fig, (ax, gx) = plt.subplots(1, 2, figsize=(12.0, 4.0), gridspec_kw={"width_ratios": [3, 2]})
+        any_unsteady = False
         for lab in labels:
             s = cont[cont.label == lab].sort_values("intensity")
             ax.plot(s.intensity, s.throughput_gb_s, marker=markers[lab], color=colors[lab], label=lab, **line[lab])
+            starred = _mark_unsteady(ax, s.intensity, s.throughput_gb_s, ~s.converged.astype(bool), colors[lab])
+            any_unsteady |= starred
         ax.set_xticks(range(4), ["0x", "1x", "2x", "3x"])
         ax.set_xlabel("memory contention (antagonist intensity)")
         ax.set_ylabel("GUPS throughput (GB/s)")
         ax.set_title("Fig. 1: throughput vs contention")
-        gains = _fig1_gain_panel(gx, cont, colors, markers, line)
+        gains, starred = _fig1_gain_panel(gx, cont, colors, markers, line)
+        any_unsteady |= starred
         outside_legend(gx)
         # Below the throughput panel: beside it the gain panel would cover it.
         ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.16), ncol=3, borderaxespad=0.0)
         _scaled_note(fig, labels)
+        if any_unsteady:
+            _footnote(fig, unsteady_note(FIG1_UNSTEADY_MARK), line=int(any(lab.endswith("[scaled]") for lab in labels)))
         declare_series(fig, [*labels, *gains])
         paths += save_figure(fig, out, "fig1_throughput_vs_contention")
 
@@ -587,7 +616,7 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = F
         panel_names = [f"{system}{' [scaled]' if quick and system == 'tpp' else ''}" for system in systems]
         _scaled_note(fig, panel_names)
         if any_unsteady:
-            _footnote(fig, UNSTEADY_NOTE, line=int(any(n.endswith("[scaled]") for n in panel_names)))
+            _footnote(fig, unsteady_note("*"), line=int(any(n.endswith("[scaled]") for n in panel_names)))
         declare_series(fig, panel_names)
         paths += save_figure(fig, out, "fig3_colloid_gain_heatmaps")
 
