@@ -322,14 +322,14 @@ def test_fig1_points_resting_on_a_run_not_steady_get_a_dagger():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from hmsim.studies.tiering import FIG1_UNSTEADY_MARK, _mark_unsteady
+    from hmsim.studies.tiering import UNSTEADY_MARK, _mark_unsteady
 
     fig, ax = plt.subplots()
     try:
         y = [10.0, 9.0, float("nan"), 7.0]
         assert _mark_unsteady(ax, range(4), y, [False, True, True, True], "k")
         # The NaN point has nothing to mark; the other two unsteady ones do.
-        assert [t.get_text() for t in ax.texts] == [FIG1_UNSTEADY_MARK] * 2
+        assert [t.get_text() for t in ax.texts] == [UNSTEADY_MARK] * 2
         assert [t.xy for t in ax.texts] == [(1, 9.0), (3, 7.0)]
         assert not _mark_unsteady(ax, range(4), y, [False] * 4, "k")
     finally:

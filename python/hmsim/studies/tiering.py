@@ -75,8 +75,9 @@ def unsteady_note(mark: str) -> str:
     return f"{mark}: rests on a run whose measured window is not steady (results.csv: converged = false)"
 
 
-# Fig. 1 draws the published gains as stars, so its points not steady take a dagger.
-FIG1_UNSTEADY_MARK = "\u2020"
+# A line figure's point resting on a run not steady takes a dagger (fig. 1 draws the published
+# gains as stars); a heatmap cell takes a star.
+UNSTEADY_MARK = "\u2020"
 
 
 def _footnote(fig: plt.Figure, text: str, line: int = 0) -> None:
@@ -89,10 +90,16 @@ def _mark_unsteady(ax: plt.Axes, x, y, unsteady, color) -> bool:
     marked = False
     for xi, yi, bad in zip(x, y, unsteady, strict=True):
         if bad and np.isfinite(yi):
-            mark = FIG1_UNSTEADY_MARK
+            mark = UNSTEADY_MARK
             ax.annotate(mark, (xi, yi), xytext=(4, 3), textcoords="offset points", fontsize=9, color=color)
             marked = True
     return marked
+
+
+def _unsteady_note(fig: plt.Figure, labels, mark: str) -> None:
+    """The footnote that explains `mark` (points resting on a run not steady), below the
+    "[scaled]" one if the figure has it."""
+    _footnote(fig, unsteady_note(mark), line=int(any(str(lab).endswith("[scaled]") for lab in labels)))
 
 
 def _scaled_note(fig: plt.Figure, labels) -> None:
@@ -553,17 +560,22 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = F
         ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.16), ncol=3, borderaxespad=0.0)
         _scaled_note(fig, labels)
         if any_unsteady:
-            _footnote(fig, unsteady_note(FIG1_UNSTEADY_MARK), line=int(any(lab.endswith("[scaled]") for lab in labels)))
+            _unsteady_note(fig, labels, UNSTEADY_MARK)
         declare_series(fig, [*labels, *gains])
         paths += save_figure(fig, out, "fig1_throughput_vs_contention")
 
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        any_unsteady = False
         for lab in labels:
             s = cont[cont.label == lab].sort_values("intensity")
             m = markers[lab]
             axes[0].plot(s.intensity, s.default_latency_ns, marker=m, color=colors[lab], label=f"{lab} default")
             axes[0].plot(s.intensity, s.alternate_latency_ns, marker=m, ls="--", color=colors[lab], mfc="none")
             axes[1].plot(s.intensity, s.alt_hot_share, marker=m, color=colors[lab], label=lab, **line[lab])
+            bad = ~s.converged.astype(bool)
+            for ax, y in ((axes[0], s.default_latency_ns), (axes[0], s.alternate_latency_ns)):
+                any_unsteady |= _mark_unsteady(ax, s.intensity, y, bad, colors[lab])
+            any_unsteady |= _mark_unsteady(axes[1], s.intensity, s.alt_hot_share, bad, colors[lab])
         axes[0].set_ylabel("loaded latency (ns): default solid, alternate dashed")
         axes[1].set_ylabel("share of hot pages in the alternate tier")
         for ax in axes:
@@ -571,6 +583,8 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = F
             ax.set_xlabel("contention")
         outside_legend(axes[1])
         _scaled_note(fig, labels)
+        if any_unsteady:
+            _unsteady_note(fig, labels, UNSTEADY_MARK)
         declare_series(fig, labels)
         paths += save_figure(fig, out, "fig2_latency_and_hot_share")
 
@@ -616,7 +630,7 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = F
         panel_names = [f"{system}{' [scaled]' if quick and system == 'tpp' else ''}" for system in systems]
         _scaled_note(fig, panel_names)
         if any_unsteady:
-            _footnote(fig, unsteady_note("*"), line=int(any(n.endswith("[scaled]") for n in panel_names)))
+            _unsteady_note(fig, panel_names, "*")
         declare_series(fig, panel_names)
         paths += save_figure(fig, out, "fig3_colloid_gain_heatmaps")
 
