@@ -41,6 +41,7 @@ QUICK_TPP_CORES = 2
 
 
 QUICK_TPP_S = 30.0
+QUICK_UNTIL_STEADY = tiering_pmem.QUICK_UNTIL_STEADY  # quick 2 MiB runs go on until steady (tiering_pmem says why)
 
 
 def _quick_tpp(policy: str, quick: bool) -> bool:
@@ -71,10 +72,6 @@ def series_labels(df: pd.DataFrame, quick: bool) -> list[str]:
     ]
 
 
-def unsteady_note(mark: str) -> str:
-    return f"{mark}: rests on a run whose measured window is not steady (results.csv: converged = false)"
-
-
 # A line figure's point resting on a run not steady takes a dagger (fig. 1 draws the published
 # gains as stars); a heatmap cell takes a star.
 UNSTEADY_MARK = "\u2020"
@@ -90,8 +87,7 @@ def _mark_unsteady(ax: plt.Axes, x, y, unsteady, color) -> bool:
     marked = False
     for xi, yi, bad in zip(x, y, unsteady, strict=True):
         if bad and np.isfinite(yi):
-            mark = UNSTEADY_MARK
-            ax.annotate(mark, (xi, yi), xytext=(4, 3), textcoords="offset points", fontsize=9, color=color)
+            ax.annotate(UNSTEADY_MARK, (xi, yi), xytext=(4, 3), textcoords="offset points", fontsize=9, color=color)
             marked = True
     return marked
 
@@ -99,7 +95,8 @@ def _mark_unsteady(ax: plt.Axes, x, y, unsteady, color) -> bool:
 def _unsteady_note(fig: plt.Figure, labels, mark: str) -> None:
     """The footnote that explains `mark` (points resting on a run not steady), below the
     "[scaled]" one if the figure has it."""
-    _footnote(fig, unsteady_note(mark), line=int(any(str(lab).endswith("[scaled]") for lab in labels)))
+    text = f"{mark}: rests on a run whose measured window is not steady (results.csv: converged = false)"
+    _footnote(fig, text, line=int(any(str(lab).endswith("[scaled]") for lab in labels)))
 
 
 def _scaled_note(fig: plt.Figure, labels) -> None:
@@ -154,8 +151,6 @@ OBJECT_SIZES = [64, 256, 1024, 4096]
 # Fig. 6 application analogs (trace-driven mode on generated streams): app -> accesses each
 # replayed access stands for, chosen so a 10 ms quantum replays ~10^3 accesses.
 APPS = {"cachelib": 100.0, "silo": 400.0, "pagerank": 5000.0}
-QUICK_UNTIL_STEADY = tiering_pmem.QUICK_UNTIL_STEADY
-
 APP_QUICK_SCALE = 0.125  # quick mode: every app (and its default tier) at 1/8 of the paper's size
 
 
@@ -489,9 +484,9 @@ def _fig1_gain_panel(
 ) -> tuple[list[str], bool]:
     """Fig. 1's right panel: Colloid's gain over each base system vs contention, with the
     published gains at 0x and 3x overlaid (open stars). Returns the series it drew, and
-    whether it starred a gain resting on a run not steady."""
+    whether it marked a gain resting on a run not steady."""
     drawn = []
-    starred = False
+    marked = False
     for k, system in enumerate(FIG1_GAIN_3X):
         base = cont[(cont.system == system) & ~cont.colloid.astype(bool)].set_index("intensity")
         coll = cont[(cont.system == system) & cont.colloid.astype(bool)].set_index("intensity")
@@ -509,7 +504,7 @@ def _fig1_gain_panel(
         )
         steady = base.converged.astype(bool) & coll.converged.astype(bool)
         bad = ~steady.reindex(gain.index, fill_value=True)
-        starred |= _mark_unsteady(ax, gain.index, gain.values, bad, colors[coll.label.iloc[0]])
+        marked |= _mark_unsteady(ax, gain.index, gain.values, bad, colors[coll.label.iloc[0]])
         dx = (k - 1) * 0.08  # equal published gains side by side, not on top of each other
         ax.plot(
             [dx, 3 + dx],
@@ -527,7 +522,7 @@ def _fig1_gain_panel(
     ax.set_xlabel("memory contention (antagonist intensity)")
     ax.set_ylabel("Colloid's gain over its base system (x)")
     ax.set_title("Colloid's gain (published: stars)")
-    return [*drawn, PUBLISHED_LABEL], starred
+    return [*drawn, PUBLISHED_LABEL], marked
 
 
 def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = False) -> list[Path]:
@@ -547,14 +542,13 @@ def figures(out: Path, df: pd.DataFrame, timeline: pd.DataFrame, quick: bool = F
         for lab in labels:
             s = cont[cont.label == lab].sort_values("intensity")
             ax.plot(s.intensity, s.throughput_gb_s, marker=markers[lab], color=colors[lab], label=lab, **line[lab])
-            starred = _mark_unsteady(ax, s.intensity, s.throughput_gb_s, ~s.converged.astype(bool), colors[lab])
-            any_unsteady |= starred
+            any_unsteady |= _mark_unsteady(ax, s.intensity, s.throughput_gb_s, ~s.converged.astype(bool), colors[lab])
         ax.set_xticks(range(4), ["0x", "1x", "2x", "3x"])
         ax.set_xlabel("memory contention (antagonist intensity)")
         ax.set_ylabel("GUPS throughput (GB/s)")
         ax.set_title("Fig. 1: throughput vs contention")
-        gains, starred = _fig1_gain_panel(gx, cont, colors, markers, line)
-        any_unsteady |= starred
+        gains, marked = _fig1_gain_panel(gx, cont, colors, markers, line)
+        any_unsteady |= marked
         outside_legend(gx)
         # Below the throughput panel: beside it the gain panel would cover it.
         ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.16), ncol=3, borderaxespad=0.0)
