@@ -254,6 +254,17 @@ fn run_in(
 ) -> RunResult {
     let cores = model.machine.cores.max(1) as usize;
     let replay = Replay::new(timing, cores, probe_orders.len());
+    let mut issue_all = |batch_requests, deliver: &mut dyn FnMut(Batch) -> Batch| {
+        issue(
+            a,
+            w,
+            model,
+            probe_orders,
+            probe_requests,
+            batch_requests,
+            deliver,
+        )
+    };
     let (mut r, replay) = if model.pipelined {
         std::thread::scope(|scope| {
             let (batches, to_time) = mpsc::sync_channel::<Batch>(QUEUE_BATCHES);
@@ -269,21 +280,12 @@ fn run_in(
                     replay
                 })
             });
-            let each = BATCH_REQUESTS_PIPELINED;
-            let out = issue(
-                a,
-                w,
-                model,
-                probe_orders,
-                probe_requests,
-                each,
-                &mut |batch| {
-                    batches
-                        .send(batch)
-                        .expect("the timing thread takes every batch");
-                    spare.try_recv().unwrap_or_default()
-                },
-            );
+            let out = issue_all(BATCH_REQUESTS_PIPELINED, &mut |batch| {
+                batches
+                    .send(batch)
+                    .expect("the timing thread takes every batch");
+                spare.try_recv().unwrap_or_default()
+            });
             drop(batches);
             let (replay, cpu_s) = timer.join().expect("the timing thread finishes");
             crate::cputime::add_helper_cpu_s(cpu_s);
@@ -291,19 +293,10 @@ fn run_in(
         })
     } else {
         let mut replay = replay;
-        let each = BATCH_REQUESTS_SERIAL;
-        let out = issue(
-            a,
-            w,
-            model,
-            probe_orders,
-            probe_requests,
-            each,
-            &mut |batch| {
-                replay.consume(&batch);
-                batch
-            },
-        );
+        let out = issue_all(BATCH_REQUESTS_SERIAL, &mut |batch| {
+            replay.consume(&batch);
+            batch
+        });
         (out, replay)
     };
     let end = &replay.at_workload_end;
