@@ -133,7 +133,7 @@ pub fn run_flat(a: &mut dyn PageAllocator, w: &AllocWorkload, model: &CostModel)
 const BATCH_REQUESTS_PIPELINED: usize = 8192;
 /// The same on one host thread: a batch small enough to be timed while its events and
 /// lines are still in the host's L1 and L2 caches (8,192 requests' events, ≈ 1.4 MB, left
-/// them for the host's LLC, beside the cache model's own sets: the replay was ≈ 13 % slower).
+/// them for the host's LLC, beside the cache model's own sets: the replay was 7–11 % slower).
 const BATCH_REQUESTS_SERIAL: usize = 512;
 /// Batches in flight between the two threads of a pipelined run.
 const QUEUE_BATCHES: usize = 3;
