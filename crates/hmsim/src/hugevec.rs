@@ -20,17 +20,23 @@ const MIN_BYTES: usize = 2 * HUGE_BYTES;
 /// Ask for huge pages over the 2 MiB-aligned part of `v`'s allocation (its capacity). Call
 /// it before the memory is first written: pages already touched stay as they are.
 pub fn advise<T>(v: &mut Vec<T>) {
-    let bytes = v.capacity() * std::mem::size_of::<T>();
+    advise_bytes(
+        v.as_mut_ptr() as usize,
+        v.capacity() * std::mem::size_of::<T>(),
+    );
+}
+
+/// `advise` of the `bytes` bytes from address `start`.
+fn advise_bytes(start: usize, bytes: usize) {
     if bytes < MIN_BYTES {
         return;
     }
     #[cfg(target_os = "linux")]
     {
-        let start = v.as_mut_ptr() as usize;
         let lo = start.next_multiple_of(HUGE_BYTES);
         let hi = (start + bytes) / HUGE_BYTES * HUGE_BYTES;
         if hi > lo {
-            // SAFETY: [lo, hi) lies inside the vector's own allocation; MADV_HUGEPAGE changes
+            // SAFETY: [lo, hi) lies inside the caller's own allocation; MADV_HUGEPAGE changes
             // only how the kernel backs it, never its contents. A failure (THP off, an old
             // kernel) leaves ordinary pages, which is harmless.
             unsafe {
@@ -38,6 +44,8 @@ pub fn advise<T>(v: &mut Vec<T>) {
             }
         }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = start;
 }
 
 /// A vector with room for `capacity` elements, advised to huge pages before first use.
@@ -54,20 +62,110 @@ pub fn filled<T: Clone>(len: usize, value: T) -> Vec<T> {
     v
 }
 
-/// `vec![0u64; len]` on huge pages where possible. A large zeroed allocation is usually
-/// fresh memory the allocator has just mapped and no one has written, so the advice reaches
-/// it before its first touch (where it is not, only the speed differs).
-pub fn zeroed_words(len: usize) -> Vec<u64> {
-    let mut v = vec![0u64; len];
-    advise(&mut v);
-    v
+/// Words on pages mapped for them alone, zero until written (huge pages where possible): a
+/// page no one writes costs neither host memory nor time. `vec![0u64; n]` does not promise
+/// that: once the allocator has recycled freed memory of that size (glibc does after the
+/// first large free), it clears all `n` words whether or not they are used, and a copy
+/// then writes them all again. The persistent indexes' regions are such arrays: a region
+/// of 16 MiB holding 2 MiB of index was cleared and copied whole at every fork.
+pub struct ZeroPages {
+    ptr: std::ptr::NonNull<u64>,
+    len: usize,
 }
 
-/// A copy of `words` on huge pages where possible.
-pub fn copy_of_words(words: &[u64]) -> Vec<u64> {
-    let mut v = zeroed_words(words.len());
-    v.copy_from_slice(words);
-    v
+// SAFETY: `ZeroPages` owns its mapping alone, like a `Vec<u64>`.
+unsafe impl Send for ZeroPages {}
+// SAFETY: shared access only reads, like a `&[u64]`.
+unsafe impl Sync for ZeroPages {}
+
+impl ZeroPages {
+    /// `len` zero words.
+    pub fn zeroed(len: usize) -> ZeroPages {
+        ZeroPages::with_prefix(&[], len)
+    }
+
+    /// `len` words: a copy of `prefix`, then zeros. Only the pages the prefix covers are
+    /// written.
+    pub fn with_prefix(prefix: &[u64], len: usize) -> ZeroPages {
+        assert!(prefix.len() <= len, "a prefix longer than the array");
+        if len == 0 {
+            return ZeroPages {
+                ptr: std::ptr::NonNull::dangling(),
+                len: 0,
+            };
+        }
+        let ptr = Self::map(len);
+        advise_bytes(ptr.as_ptr() as usize, len * 8);
+        // SAFETY: the new mapping holds `len >= prefix.len()` words and overlaps nothing.
+        unsafe { std::ptr::copy_nonoverlapping(prefix.as_ptr(), ptr.as_ptr(), prefix.len()) };
+        ZeroPages { ptr, len }
+    }
+
+    fn layout(len: usize) -> std::alloc::Layout {
+        std::alloc::Layout::array::<u64>(len).expect("an array of words within the address space")
+    }
+
+    /// Fresh zero memory for `len > 0` words.
+    fn map(len: usize) -> std::ptr::NonNull<u64> {
+        #[cfg(unix)]
+        {
+            // SAFETY: an anonymous private mapping: new pages, zero, owned by no one else.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len * 8,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                std::alloc::handle_alloc_error(Self::layout(len));
+            }
+            std::ptr::NonNull::new(p as *mut u64).expect("mmap returned a mapping")
+        }
+        #[cfg(not(unix))]
+        {
+            let layout = Self::layout(len);
+            // SAFETY: the layout is of `len > 0` words.
+            let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u64;
+            std::ptr::NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout))
+        }
+    }
+}
+
+impl Drop for ZeroPages {
+    fn drop(&mut self) {
+        if self.len == 0 {
+            return;
+        }
+        #[cfg(unix)]
+        // SAFETY: our own mapping of `len` words, unmapped once.
+        unsafe {
+            libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.len * 8);
+        }
+        #[cfg(not(unix))]
+        // SAFETY: allocated by `map` with this layout.
+        unsafe {
+            std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, Self::layout(self.len));
+        }
+    }
+}
+
+impl std::ops::Deref for ZeroPages {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        // SAFETY: `len` initialised words (zero or copied), or an empty slice.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for ZeroPages {
+    fn deref_mut(&mut self) -> &mut [u64] {
+        // SAFETY: as in `deref`, and `&mut self` is the only access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
 }
 
 #[cfg(test)]
@@ -79,21 +177,45 @@ mod tests {
             assert_eq!(v.len(), len);
             assert!(v.iter().all(|&x| x == -1.0));
         }
-        let w: Vec<u64> = (0..(1u64 << 20)).map(|i| i * 7).collect();
-        assert_eq!(super::copy_of_words(&w), w);
-        assert!(super::zeroed_words(1 << 20).iter().all(|&x| x == 0));
         let mut v: Vec<u8> = super::with_capacity(10 << 20);
         assert!(v.capacity() >= 10 << 20);
         v.extend(std::iter::repeat_n(7u8, 10 << 20));
         assert_eq!(v.iter().map(|&x| x as u64).sum::<u64>(), 7 * (10 << 20));
     }
 
-    /// Where the kernel takes advice (`madvise` or `always`), the middle of a large zeroed
-    /// vector lies in a mapping eligible for huge pages (`THPeligible: 1` in smaps): the
+    /// Zero pages read as zero, a prefix copy holds the prefix and zeros after it, writes
+    /// stick, and copies are independent of their source.
+    #[test]
+    fn zero_pages_hold_their_prefix_then_zeros() {
+        for len in [0usize, 1, 7, 4096, 3 << 20] {
+            let mut z = super::ZeroPages::zeroed(len);
+            assert_eq!(z.len(), len);
+            assert!(z.iter().all(|&w| w == 0));
+            for (i, w) in z.iter_mut().enumerate().step_by(509) {
+                *w = i as u64 * 3 + 1;
+            }
+            for cut in [0, len / 3, len] {
+                let c = super::ZeroPages::with_prefix(&z[..cut], len + 100);
+                assert_eq!(c.len(), len + 100);
+                assert_eq!(&c[..cut], &z[..cut]);
+                assert!(c[cut..].iter().all(|&w| w == 0));
+            }
+            let mut c = super::ZeroPages::with_prefix(&z, len);
+            if len > 0 {
+                c[len - 1] = u64::MAX;
+                assert_ne!(z[len - 1], u64::MAX);
+            }
+            drop(z);
+            assert!(c.iter().step_by(509).skip(1).all(|&w| w % 3 == 1));
+        }
+    }
+
+    /// Where the kernel takes advice (`madvise` or `always`), the middle of a large zero-page
+    /// array lies in a mapping eligible for huge pages (`THPeligible: 1` in smaps): the
     /// advice reached it. Without the advice, under `madvise`, it would be 0.
     #[cfg(target_os = "linux")]
     #[test]
-    fn large_zeroed_words_are_eligible_for_huge_pages() {
+    fn large_zero_pages_are_eligible_for_huge_pages() {
         let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
             .unwrap_or_default();
         if !mode.contains("[madvise]") && !mode.contains("[always]") {
@@ -103,7 +225,7 @@ mod tests {
             );
             return;
         }
-        let v = super::zeroed_words(4 * super::HUGE_BYTES / 8);
+        let v = super::ZeroPages::zeroed(4 * super::HUGE_BYTES / 8);
         let at = v.as_ptr() as usize + 2 * super::HUGE_BYTES;
         let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps");
         // A mapping's header line starts `lo-hi ` in hex; its fields follow it.

@@ -17,6 +17,7 @@ pub(crate) use super::repeats::Held;
 use super::repeats::Repeats;
 use crate::cache::FlushKind;
 use crate::hash::FastSet;
+use crate::hugevec::ZeroPages;
 use crate::rng::SimRng;
 
 /// Byte offset into a region; 0 is the null offset (the header lives there).
@@ -180,8 +181,9 @@ struct CrashTrack {
 }
 
 enum Backing {
-    /// `Vec<u64>` keeps 8 B alignment for the atomic-width accesses.
-    Anon(Vec<u64>),
+    /// Words keep 8 B alignment for the atomic-width accesses; zero pages, so the part of
+    /// a region above its allocator's high-water mark costs nothing until used.
+    Anon(ZeroPages),
     Mapped {
         ptr: *mut u8,
         len: usize,
@@ -254,8 +256,17 @@ impl PmRegion {
         if self.crash.is_some() {
             return None;
         }
+        // Only the words below the allocator's high-water mark are copied: every block ever
+        // handed out, and the header, lie below it, and nothing above it is ever written (a
+        // debug build checks), so the rest of the copy is left as zero pages.
+        let used = (self.bump.max(HEADER_BYTES).div_ceil(8) as usize).min(words.len());
+        debug_assert!(
+            words[used..].iter().all(|&w| w == 0),
+            "a word above the high-water mark {} was written",
+            self.bump
+        );
         let mut r = PmRegion {
-            mem: Backing::Anon(crate::hugevec::copy_of_words(words)),
+            mem: Backing::Anon(ZeroPages::with_prefix(&words[..used], words.len())),
             len: self.len,
             cfg,
             stats: self.stats,
@@ -287,7 +298,7 @@ impl PmRegion {
     /// An anonymous (DRAM-backed) region, formatted empty.
     pub fn anonymous(cfg: RegionConfig) -> PmResult<PmRegion> {
         let len = cfg.initial_bytes.max(HEADER_BYTES * 2);
-        let words = crate::hugevec::zeroed_words((len / 8) as usize);
+        let words = ZeroPages::zeroed((len / 8) as usize);
         let mut r = PmRegion::with_backing(Backing::Anon(words), len, cfg)?;
         r.format()?;
         Ok(r)
@@ -314,7 +325,7 @@ impl PmRegion {
             .max(cfg.initial_bytes)
             .max(HEADER_BYTES * 2)
             .next_multiple_of(4096);
-        let mut words = vec![0u64; (len / 8) as usize];
+        let mut words = ZeroPages::zeroed((len / 8) as usize);
         for (i, ch) in image.chunks(8).enumerate() {
             let mut w = [0u8; 8];
             w[..ch.len()].copy_from_slice(ch);
@@ -475,9 +486,8 @@ impl PmRegion {
             });
         }
         if let Backing::Anon(v) = &mut self.mem {
-            let mut grown = crate::hugevec::zeroed_words((new_len / 8) as usize);
-            grown[..v.len()].copy_from_slice(v);
-            *v = grown;
+            // All of the old words: an image being opened may lie above `bump`, not yet set.
+            *v = ZeroPages::with_prefix(v, (new_len / 8) as usize);
         }
         if let Some(c) = &mut self.crash {
             c.durable.resize(new_len as usize, 0);
@@ -1133,7 +1143,9 @@ mod tests {
     }
 
     /// Growing a region moves its words into a new (huge-page) allocation: every word
-    /// written before a doubling reads back after it, and a copy of the region reads the same.
+    /// written before a doubling reads back after it, and a copy of the region (which copies
+    /// the words below the allocator's high-water mark and leaves the rest zero) reads the
+    /// same at every word, the last one written just below that mark.
     #[test]
     fn growth_and_copies_keep_every_word() {
         let cfg = RegionConfig {
@@ -1158,6 +1170,9 @@ mod tests {
                 assert_eq!(reg.peek_u64(a + (64 << 10) - 8), !i);
             }
         }
+        assert_eq!(r.used_bytes(), written[399] + (64 << 10));
+        assert_eq!(copy.len(), r.len());
+        assert!((0..r.len()).step_by(8).all(|o| copy.peek_u64(o) == r.peek_u64(o)));
     }
 
     #[test]
