@@ -101,6 +101,37 @@ impl ZeroPages {
         ZeroPages { ptr, len }
     }
 
+    /// Lengthen to `len` words (at least the present length), the new ones zero. On Linux
+    /// the pages move to a larger mapping (`mremap`): no word is copied and no page the
+    /// array has not written is touched. Elsewhere, a copy.
+    pub fn grow(&mut self, len: usize) {
+        assert!(len >= self.len, "grow to a shorter length");
+        if len == self.len {
+            return;
+        }
+        #[cfg(target_os = "linux")]
+        if self.len > 0 {
+            // SAFETY: our own mapping of `self.len` words; on success the old range is gone
+            // and the new one of `len` words holds the old pages, then zero pages.
+            let p = unsafe {
+                libc::mremap(
+                    self.ptr.as_ptr() as *mut libc::c_void,
+                    self.len * 8,
+                    len * 8,
+                    libc::MREMAP_MAYMOVE,
+                )
+            };
+            if p != libc::MAP_FAILED {
+                self.ptr =
+                    std::ptr::NonNull::new(p as *mut u64).expect("mremap returned a mapping");
+                self.len = len;
+                advise_bytes(p as usize, len * 8);
+                return;
+            }
+        }
+        *self = ZeroPages::with_prefix(self, len);
+    }
+
     fn layout(len: usize) -> std::alloc::Layout {
         std::alloc::Layout::array::<u64>(len).expect("an array of words within the address space")
     }
@@ -207,6 +238,21 @@ mod tests {
             }
             drop(z);
             assert!(c.iter().step_by(509).skip(1).all(|&w| w % 3 == 1));
+            // Growing keeps every word and adds zeros, past the size that takes huge pages.
+            let before = c.to_vec();
+            for extra in [0, 1, 5 << 20] {
+                let n = c.len() + extra;
+                c.grow(n);
+                assert_eq!(c.len(), n);
+                assert_eq!(&c[..before.len()], &before[..]);
+                assert!(c[before.len()..].iter().all(|&w| w == 0));
+                if n > before.len() {
+                    // The new words are writable.
+                    c[n - 1] = 9;
+                    assert_eq!(c[n - 1], 9);
+                    c[n - 1] = 0;
+                }
+            }
         }
     }
 

@@ -487,7 +487,7 @@ impl PmRegion {
         }
         if let Backing::Anon(v) = &mut self.mem {
             // All of the old words: an image being opened may lie above `bump`, not yet set.
-            *v = ZeroPages::with_prefix(v, (new_len / 8) as usize);
+            v.grow((new_len / 8) as usize);
         }
         if let Some(c) = &mut self.crash {
             c.durable.resize(new_len as usize, 0);
@@ -1172,7 +1172,9 @@ mod tests {
         }
         assert_eq!(r.used_bytes(), written[399] + (64 << 10));
         assert_eq!(copy.len(), r.len());
-        assert!((0..r.len()).step_by(8).all(|o| copy.peek_u64(o) == r.peek_u64(o)));
+        assert!((0..r.len())
+            .step_by(8)
+            .all(|o| copy.peek_u64(o) == r.peek_u64(o)));
     }
 
     #[test]
