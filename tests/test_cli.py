@@ -114,6 +114,37 @@ def test_unknown_module_and_bad_override(cli, tmp_path):
     assert "job.queue_depth" in line
 
 
+def _host_refuses_a_tebibyte() -> str | None:
+    """Why a 1 TiB anonymous mapping might succeed here (None: it is refused)."""
+    try:
+        mode = Path("/proc/sys/vm/overcommit_memory").read_text().strip()
+        kib = {
+            k: int(v.split()[0])
+            for k, v in (line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+            if k in ("MemTotal", "SwapTotal")
+        }
+    except OSError:
+        return "no /proc: the host's overcommit policy is unknown"
+    if mode == "1":
+        return "vm.overcommit_memory = 1 maps any size"
+    if sum(kib.values()) >= 1 << 30:
+        return "this host has 1 TiB of memory and swap"
+    return None
+
+
+def test_a_region_the_host_cannot_map_is_a_clear_error(cli, tmp_path):
+    """`pm.initial_bytes` within its range but beyond the host: exit 2 naming the key, no
+    abort (the region's memory is asked for with a fallible mapping)."""
+    if why := _host_refuses_a_tebibyte():
+        pytest.skip(why)
+    text = (
+        'module = "pm-index"\n[pm]\ninitial_bytes = 1099511627776\nmax_bytes = 1099511627776\n'
+        '[index]\nname = "p-clht"\n[workload]\nkind = "c"\nrecords = 100\noperations = 100\n'
+    )
+    line = _bad(cli, tmp_path, text)
+    assert "pm.initial_bytes" in line and "1099511627776 bytes" in line
+
+
 def test_missing_scenario_file(cli, tmp_path):
     code, _, err = cli("run", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "o"))
     assert code == 2 and "nope.toml" in err

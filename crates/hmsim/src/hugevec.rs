@@ -84,35 +84,50 @@ impl ZeroPages {
         ZeroPages::with_prefix(&[], len)
     }
 
+    /// `len` zero words, or None if the host cannot map that much memory.
+    pub fn try_zeroed(len: usize) -> Option<ZeroPages> {
+        ZeroPages::try_with_prefix(&[], len)
+    }
+
     /// `len` words: a copy of `prefix`, then zeros. Only the pages the prefix covers are
-    /// written.
+    /// written. Out of memory ends the process, as for a `Vec`.
     pub fn with_prefix(prefix: &[u64], len: usize) -> ZeroPages {
+        ZeroPages::try_with_prefix(prefix, len).unwrap_or_else(|| out_of_memory(len))
+    }
+
+    /// `with_prefix`, or None if the host cannot map `len` words.
+    pub fn try_with_prefix(prefix: &[u64], len: usize) -> Option<ZeroPages> {
         assert!(prefix.len() <= len, "a prefix longer than the array");
         if len == 0 {
-            return ZeroPages {
+            return Some(ZeroPages {
                 ptr: std::ptr::NonNull::dangling(),
                 len: 0,
-            };
+            });
         }
-        let ptr = Self::map(len);
+        let ptr = Self::map(len)?;
         advise_bytes(ptr.as_ptr() as usize, len * 8);
         // SAFETY: the new mapping holds `len >= prefix.len()` words and overlaps nothing.
         unsafe { std::ptr::copy_nonoverlapping(prefix.as_ptr(), ptr.as_ptr(), prefix.len()) };
-        ZeroPages { ptr, len }
+        Some(ZeroPages { ptr, len })
     }
 
     /// Lengthen to `len` words (at least the present length), the new ones zero. On Linux
     /// the pages move to a larger mapping (`mremap`): no word is copied and no page the
-    /// array has not written is touched. Elsewhere, a copy.
-    pub fn grow(&mut self, len: usize) {
+    /// array has not written is touched. Elsewhere, a copy. False, and nothing changed, if
+    /// the host cannot map `len` words.
+    pub fn try_grow(&mut self, len: usize) -> bool {
         assert!(len >= self.len, "grow to a shorter length");
         if len == self.len {
-            return;
+            return true;
         }
         #[cfg(target_os = "linux")]
         if self.len > 0 {
+            if Self::layout(len).is_none() {
+                return false;
+            }
             // SAFETY: our own mapping of `self.len` words; on success the old range is gone
-            // and the new one of `len` words holds the old pages, then zero pages.
+            // and the new one of `len` words holds the old pages, then zero pages; on failure
+            // nothing changed.
             let p = unsafe {
                 libc::mremap(
                     self.ptr.as_ptr() as *mut libc::c_void,
@@ -121,30 +136,37 @@ impl ZeroPages {
                     libc::MREMAP_MAYMOVE,
                 )
             };
-            if p != libc::MAP_FAILED {
-                self.ptr =
-                    std::ptr::NonNull::new(p as *mut u64).expect("mremap returned a mapping");
-                self.len = len;
-                advise_bytes(p as usize, len * 8);
-                return;
+            if p == libc::MAP_FAILED {
+                return false;
             }
+            self.ptr = std::ptr::NonNull::new(p as *mut u64).expect("mremap returned a mapping");
+            self.len = len;
+            advise_bytes(p as usize, len * 8);
+            return true;
         }
-        *self = ZeroPages::with_prefix(self, len);
+        match ZeroPages::try_with_prefix(self, len) {
+            Some(grown) => {
+                *self = grown;
+                true
+            }
+            None => false,
+        }
     }
 
-    fn layout(len: usize) -> std::alloc::Layout {
-        std::alloc::Layout::array::<u64>(len).expect("an array of words within the address space")
+    fn layout(len: usize) -> Option<std::alloc::Layout> {
+        std::alloc::Layout::array::<u64>(len).ok()
     }
 
-    /// Fresh zero memory for `len > 0` words.
-    fn map(len: usize) -> std::ptr::NonNull<u64> {
+    /// Fresh zero memory for `len > 0` words, or None if the host has none to give.
+    fn map(len: usize) -> Option<std::ptr::NonNull<u64>> {
+        let layout = Self::layout(len)?;
         #[cfg(unix)]
         {
             // SAFETY: an anonymous private mapping: new pages, zero, owned by no one else.
             let p = unsafe {
                 libc::mmap(
                     std::ptr::null_mut(),
-                    len * 8,
+                    layout.size(),
                     libc::PROT_READ | libc::PROT_WRITE,
                     libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
                     -1,
@@ -152,17 +174,23 @@ impl ZeroPages {
                 )
             };
             if p == libc::MAP_FAILED {
-                std::alloc::handle_alloc_error(Self::layout(len));
+                return None;
             }
-            std::ptr::NonNull::new(p as *mut u64).expect("mmap returned a mapping")
+            std::ptr::NonNull::new(p as *mut u64)
         }
         #[cfg(not(unix))]
         {
-            let layout = Self::layout(len);
             // SAFETY: the layout is of `len > 0` words.
-            let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u64;
-            std::ptr::NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout))
+            std::ptr::NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) } as *mut u64)
         }
+    }
+}
+
+/// What a `Vec` does when the allocator has no memory: report and end the process.
+fn out_of_memory(len: usize) -> ! {
+    match ZeroPages::layout(len) {
+        Some(layout) => std::alloc::handle_alloc_error(layout),
+        None => panic!("{len} words exceed the address space"),
     }
 }
 
@@ -179,7 +207,10 @@ impl Drop for ZeroPages {
         #[cfg(not(unix))]
         // SAFETY: allocated by `map` with this layout.
         unsafe {
-            std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, Self::layout(self.len));
+            std::alloc::dealloc(
+                self.ptr.as_ptr() as *mut u8,
+                Self::layout(self.len).expect("the layout it was allocated with"),
+            );
         }
     }
 }
@@ -242,7 +273,7 @@ mod tests {
             let before = c.to_vec();
             for extra in [0, 1, 5 << 20] {
                 let n = c.len() + extra;
-                c.grow(n);
+                assert!(c.try_grow(n));
                 assert_eq!(c.len(), n);
                 assert_eq!(&c[..before.len()], &before[..]);
                 assert!(c[before.len()..].iter().all(|&w| w == 0));
@@ -254,6 +285,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Memory the host cannot map is refused, not fatal: the array is not made, or not
+    /// grown and left as it was.
+    #[test]
+    fn zero_pages_beyond_the_host_are_refused() {
+        // 2^48 bytes: beyond a process's address space without 5-level paging's opt-in.
+        let huge = 1usize << 45;
+        assert!(super::ZeroPages::try_zeroed(huge).is_none());
+        assert!(super::ZeroPages::try_zeroed(usize::MAX / 4).is_none());
+        let mut z = super::ZeroPages::with_prefix(&[5, 6, 7], 4096);
+        assert!(!z.try_grow(huge));
+        assert_eq!((z.len(), &z[..4]), (4096, &[5, 6, 7, 0][..]));
     }
 
     /// Where the kernel takes advice (`madvise` or `always`), the middle of a large zero-page

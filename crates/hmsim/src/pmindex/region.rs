@@ -266,7 +266,7 @@ impl PmRegion {
             self.bump
         );
         let mut r = PmRegion {
-            mem: Backing::Anon(ZeroPages::with_prefix(&words[..used], words.len())),
+            mem: Backing::Anon(ZeroPages::try_with_prefix(&words[..used], words.len())?),
             len: self.len,
             cfg,
             stats: self.stats,
@@ -298,7 +298,7 @@ impl PmRegion {
     /// An anonymous (DRAM-backed) region, formatted empty.
     pub fn anonymous(cfg: RegionConfig) -> PmResult<PmRegion> {
         let len = cfg.initial_bytes.max(HEADER_BYTES * 2);
-        let words = ZeroPages::zeroed((len / 8) as usize);
+        let words = host_words(len, "pm.initial_bytes")?;
         let mut r = PmRegion::with_backing(Backing::Anon(words), len, cfg)?;
         r.format()?;
         Ok(r)
@@ -325,7 +325,7 @@ impl PmRegion {
             .max(cfg.initial_bytes)
             .max(HEADER_BYTES * 2)
             .next_multiple_of(4096);
-        let mut words = ZeroPages::zeroed((len / 8) as usize);
+        let mut words = host_words(len, "the crash image's region")?;
         for (i, ch) in image.chunks(8).enumerate() {
             let mut w = [0u8; 8];
             w[..ch.len()].copy_from_slice(ch);
@@ -487,7 +487,9 @@ impl PmRegion {
         }
         if let Backing::Anon(v) = &mut self.mem {
             // All of the old words: an image being opened may lie above `bump`, not yet set.
-            v.grow((new_len / 8) as usize);
+            if !v.try_grow((new_len / 8) as usize) {
+                return Err(no_host_memory(new_len, "growing the region (pm.max_bytes)"));
+            }
         }
         if let Some(c) = &mut self.crash {
             c.durable.resize(new_len as usize, 0);
@@ -886,6 +888,22 @@ fn cfg_slow(cfg: &RegionConfig) -> bool {
 #[inline(never)]
 fn out_of_range(off: POff, len: u64, region: u64) -> ! {
     panic!("PM access out of range: offset {off} + {len} bytes, region {region} bytes (index bug)")
+}
+
+/// Zero words for a region of `len` bytes, or the error naming `what` asked for them.
+fn host_words(len: u64, what: &str) -> PmResult<ZeroPages> {
+    usize::try_from(len / 8)
+        .ok()
+        .and_then(ZeroPages::try_zeroed)
+        .ok_or_else(|| no_host_memory(len, what))
+}
+
+/// The host has no `len` bytes of memory to give a region (`what` asked for them).
+fn no_host_memory(len: u64, what: &str) -> PmError {
+    PmError::Setup(format!(
+        "{what}: the host cannot map a region of {len} bytes ({:.1} GiB); use a smaller size",
+        len as f64 / (1u64 << 30) as f64
+    ))
 }
 
 fn put_line(bytes: &mut [u8], line: u64, data: &[u8; 64]) {
