@@ -26,26 +26,39 @@ pub fn advise<T>(v: &mut Vec<T>) {
     );
 }
 
-/// `advise` of the `bytes` bytes from address `start`.
+/// `advise` of the `bytes` bytes from address `start`: only the 2 MiB-aligned part, which
+/// lies inside the caller's allocation whatever shares the pages around it.
 fn advise_bytes(start: usize, bytes: usize) {
     if bytes < MIN_BYTES {
         return;
     }
+    let lo = start.next_multiple_of(HUGE_BYTES);
+    let hi = (start + bytes) / HUGE_BYTES * HUGE_BYTES;
+    if hi > lo {
+        madvise_huge(lo, hi - lo);
+    }
+}
+
+/// Ask for huge pages over a whole mapping of our own (`start` page-aligned). Advising all
+/// of it, not only its 2 MiB-aligned middle, keeps it one kernel mapping (VMA): advice on
+/// a part splits the VMA, and `mremap` refuses a range that spans several (`EFAULT`). The
+/// kernel still backs only the aligned middle with huge pages.
+fn advise_mapping(start: usize, bytes: usize) {
+    if bytes >= MIN_BYTES {
+        madvise_huge(start, bytes);
+    }
+}
+
+fn madvise_huge(start: usize, bytes: usize) {
     #[cfg(target_os = "linux")]
-    {
-        let lo = start.next_multiple_of(HUGE_BYTES);
-        let hi = (start + bytes) / HUGE_BYTES * HUGE_BYTES;
-        if hi > lo {
-            // SAFETY: [lo, hi) lies inside the caller's own allocation; MADV_HUGEPAGE changes
-            // only how the kernel backs it, never its contents. A failure (THP off, an old
-            // kernel) leaves ordinary pages, which is harmless.
-            unsafe {
-                libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE);
-            }
-        }
+    // SAFETY: [start, start + bytes) lies inside the caller's own memory; MADV_HUGEPAGE
+    // changes only how the kernel backs it, never its contents. A failure (THP off, an old
+    // kernel) leaves ordinary pages, which is harmless.
+    unsafe {
+        libc::madvise(start as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = start;
+    let _ = (start, bytes);
 }
 
 /// A vector with room for `capacity` elements, advised to huge pages before first use.
@@ -105,7 +118,7 @@ impl ZeroPages {
             });
         }
         let ptr = Self::map(len)?;
-        advise_bytes(ptr.as_ptr() as usize, len * 8);
+        advise_mapping(ptr.as_ptr() as usize, len * 8);
         // SAFETY: the new mapping holds `len >= prefix.len()` words and overlaps nothing.
         unsafe { std::ptr::copy_nonoverlapping(prefix.as_ptr(), ptr.as_ptr(), prefix.len()) };
         Some(ZeroPages { ptr, len })
@@ -113,21 +126,21 @@ impl ZeroPages {
 
     /// Lengthen to `len` words (at least the present length), the new ones zero. On Linux
     /// the pages move to a larger mapping (`mremap`): no word is copied and no page the
-    /// array has not written is touched. Elsewhere, a copy. False, and nothing changed, if
-    /// the host cannot map `len` words.
+    /// array has not written is touched. Elsewhere, or if the kernel refuses the move, a
+    /// copy. False, and nothing changed, if the host cannot map `len` words.
     pub fn try_grow(&mut self, len: usize) -> bool {
         assert!(len >= self.len, "grow to a shorter length");
         if len == self.len {
             return true;
         }
+        if Self::layout(len).is_none() {
+            return false;
+        }
         #[cfg(target_os = "linux")]
         if self.len > 0 {
-            if Self::layout(len).is_none() {
-                return false;
-            }
-            // SAFETY: our own mapping of `self.len` words; on success the old range is gone
-            // and the new one of `len` words holds the old pages, then zero pages; on failure
-            // nothing changed.
+            // SAFETY: our own mapping of `self.len` words, one VMA (see `advise_mapping`);
+            // on success the old range is gone and the new one of `len` words holds the old
+            // pages, then zero pages; on failure nothing changed.
             let p = unsafe {
                 libc::mremap(
                     self.ptr.as_ptr() as *mut libc::c_void,
@@ -136,13 +149,13 @@ impl ZeroPages {
                     libc::MREMAP_MAYMOVE,
                 )
             };
-            if p == libc::MAP_FAILED {
-                return false;
+            if p != libc::MAP_FAILED {
+                self.ptr =
+                    std::ptr::NonNull::new(p as *mut u64).expect("mremap returned a mapping");
+                self.len = len;
+                advise_mapping(p as usize, len * 8);
+                return true;
             }
-            self.ptr = std::ptr::NonNull::new(p as *mut u64).expect("mremap returned a mapping");
-            self.len = len;
-            advise_bytes(p as usize, len * 8);
-            return true;
         }
         match ZeroPages::try_with_prefix(self, len) {
             Some(grown) => {
@@ -283,6 +296,33 @@ mod tests {
                     assert_eq!(c[n - 1], 9);
                     c[n - 1] = 0;
                 }
+            }
+        }
+    }
+
+    /// A region that doubles again and again, as a persistent index's shard does (64 KiB to
+    /// 64 MiB), keeps every word it wrote, from sizes that are and are not multiples of a
+    /// huge page. Advice on only the aligned middle of a mapping split it into several
+    /// kernel mappings, and the next move failed (`EFAULT`) at 4 → 8 MiB.
+    #[test]
+    fn zero_pages_keep_their_words_through_repeated_doubling() {
+        for start_words in [8 << 10, (5 << 17) + 512] {
+            let mut z = super::ZeroPages::zeroed(start_words);
+            let mut written = 0;
+            while z.len() < 8 << 20 {
+                // One word per 4 KiB page of the new part, then every earlier one checked.
+                for i in (written..z.len()).step_by(512) {
+                    z[i] = i as u64 + 1;
+                }
+                written = z.len();
+                let n = z.len() * 2;
+                assert!(z.try_grow(n), "growing to {n} words");
+                assert!(z.iter().enumerate().all(|(i, &w)| w
+                    == if i < written && i % 512 == 0 {
+                        i as u64 + 1
+                    } else {
+                        0
+                    }));
             }
         }
     }

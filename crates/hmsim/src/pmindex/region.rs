@@ -16,6 +16,7 @@ use super::hwflush;
 pub(crate) use super::repeats::Held;
 use super::repeats::Repeats;
 use crate::cache::FlushKind;
+use crate::config::human_bytes;
 use crate::hash::FastSet;
 use crate::hugevec::ZeroPages;
 use crate::rng::SimRng;
@@ -901,8 +902,8 @@ fn host_words(len: u64, what: &str) -> PmResult<ZeroPages> {
 /// The host has no `len` bytes of memory to give a region (`what` asked for them).
 fn no_host_memory(len: u64, what: &str) -> PmError {
     PmError::Setup(format!(
-        "{what}: the host cannot map a region of {len} bytes ({:.1} GiB); use a smaller size",
-        len as f64 / (1u64 << 30) as f64
+        "{what}: the host cannot map a region of {len} bytes ({}); use a smaller size",
+        human_bytes(len)
     ))
 }
 
