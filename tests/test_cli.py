@@ -145,6 +145,25 @@ def test_a_region_the_host_cannot_map_is_a_clear_error(cli, tmp_path):
     assert "pm.initial_bytes" in line and "1099511627776 bytes" in line
 
 
+@pytest.mark.parametrize("index", ["p-clht", "fast-fair", "p-bwtree"])
+@pytest.mark.parametrize("real_threads", [False, True])
+def test_a_region_at_its_limit_is_a_clear_error(cli, tmp_path, index, real_threads):
+    """An index that outgrows `pm.max_bytes` inside an operation, on the model's thread or
+    on the real threads of a `SharedIndex`: exit 2 naming the limit, no panic, no
+    traceback. The hash tables check for room before they write; the trees find out inside
+    a node split, which used to end the run with a panic (a traceback, and on real threads
+    a poisoned shard lock)."""
+    text = (
+        f'module = "pm-index"\n[pm]\ninitial_bytes = 65536\nmax_bytes = 262144\n'
+        f'[index]\nname = "{index}"\n[workload]\nkind = "load"\nrecords = 400000\n'
+        "operations = 400000\n"
+    )
+    if real_threads:
+        text += "[throughput]\nmodel = false\nmeasure = false\nreal_threads = [2, 4]\n"
+    line = _bad(cli, tmp_path, text)
+    assert "persistent region full" in line and "pm.max_bytes" in line
+
+
 def test_missing_scenario_file(cli, tmp_path):
     code, _, err = cli("run", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "o"))
     assert code == 2 and "nope.toml" in err

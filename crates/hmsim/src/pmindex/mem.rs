@@ -11,7 +11,33 @@ use std::borrow::BorrowMut;
 use std::cell::UnsafeCell;
 
 use super::alloc::root_offset;
-use super::region::{POff, PmRegion, PmResult, LINE};
+use super::region::{POff, PmError, PmRegion, PmResult, LINE};
+
+/// A region that could not give an index the memory it asked for (full, over
+/// `pm.max_bytes`, or beyond the host). An index's code has no error path for this, so
+/// [`exhausted`] unwinds with it, and the run's edge ([`catch_exhausted`], a thread's join)
+/// turns it back into an error for the user: a clear message and exit 2, not a panic.
+pub(crate) struct RegionExhausted(pub(crate) PmError);
+
+/// Unwind out of an index operation with `e` (`resume_unwind`: no panic message, no
+/// backtrace; the error is reported where it is caught).
+pub(crate) fn exhausted(e: PmError) -> ! {
+    std::panic::resume_unwind(Box::new(RegionExhausted(e)))
+}
+
+/// `f()`, or the region error an index operation inside it unwound with. Any other panic
+/// goes on unwinding.
+pub(crate) fn catch_exhausted<T>(f: impl FnOnce() -> T) -> Result<T, PmError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(exhausted_or_resume)
+}
+
+/// The region error in a caught unwind's payload; any other payload unwinds again.
+pub(crate) fn exhausted_or_resume(payload: Box<dyn std::any::Any + Send>) -> PmError {
+    match payload.downcast::<RegionExhausted>() {
+        Ok(e) => e.0,
+        Err(other) => std::panic::resume_unwind(other),
+    }
+}
 
 /// Persistent memory as an index sees it: 8 B loads/stores, allocation, and the
 /// persistence primitives. `persist` = flush every line covering the range, then fence.
@@ -221,18 +247,15 @@ impl<R: BorrowMut<PmRegion>> PmMem for Instr<R> {
     /// Zeroed (the allocator may hand out a freed block; the index's constructors zero).
     fn alloc(&mut self, size: u64, align: u64) -> u64 {
         let pm = self.raw_mut();
-        // Anonymous regions grow; only a full file-backed region fails here.
-        let off = pm
-            .alloc(size, align)
-            .unwrap_or_else(|e| panic!("persistent region exhausted: {e}"));
+        // Anonymous regions grow; a full file-backed region, one at `pm.max_bytes` or one the
+        // host cannot map larger fails here.
+        let off = pm.alloc(size, align).unwrap_or_else(|e| exhausted(e));
         pm.zero(off, size);
         off
     }
     fn alloc_clean(&mut self, size: u64, align: u64) -> u64 {
         let pm = self.raw_mut();
-        let off = pm
-            .alloc(size, align)
-            .unwrap_or_else(|e| panic!("persistent region exhausted: {e}"));
+        let off = pm.alloc(size, align).unwrap_or_else(|e| exhausted(e));
         let end = off + size;
         let mut line = off;
         while line < end {

@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use super::index::{IndexOptions, IndexSpec, PmIndex};
 use super::key::{mix, Key};
+use super::mem;
 use super::ops::{Op, Outcome};
 use super::region::{PmError, PmRegion, PmResult, PmStats, RegionConfig};
 use crate::cputime::thread_cpu_s;
@@ -35,6 +36,10 @@ const SHARD_SALT: u64 = 0x5851_f42d_4c95_7f2d;
 struct Shard {
     pm: PmRegion,
     idx: Box<dyn PmIndex>,
+    /// Why an operation on this shard stopped half-way (its region could not give it
+    /// memory): the shard cannot be trusted since, so every later operation on it fails
+    /// with the same error.
+    broken: Option<PmError>,
 }
 
 /// One shard's lock, on its own cache lines: a shard's counters change on every operation,
@@ -143,7 +148,15 @@ impl SharedIndex {
         let bits = check_shards(shards)?;
         let (rcfg, o) = (shard_region(cfg, shards), shard_options(opts, shards));
         let shards = (0..shards)
-            .map(|i| make(i, &rcfg, &o).map(|(pm, idx)| Slot(Mutex::new(Shard { pm, idx }))))
+            .map(|i| {
+                make(i, &rcfg, &o).map(|(pm, idx)| {
+                    Slot(Mutex::new(Shard {
+                        pm,
+                        idx,
+                        broken: None,
+                    }))
+                })
+            })
             .collect::<PmResult<Vec<_>>>()?;
         Ok(SharedIndex {
             spec,
@@ -185,17 +198,38 @@ impl SharedIndex {
         }
     }
 
-    fn on_key<R>(&self, k: &Key, f: impl FnOnce(&mut dyn PmIndex, &mut PmRegion) -> R) -> R {
-        let mut g = self.lock(self.shard_of(k));
-        let Shard { pm, idx } = &mut *g;
-        f(idx.as_mut(), pm)
+    /// `f` on the shard of `k`, under its lock. A region error that unwinds out of the
+    /// index operation is caught here, before the lock is released (unwinding through it
+    /// would poison it, and every thread after would panic), and breaks the shard.
+    fn on_shard<R>(
+        &self,
+        i: usize,
+        f: impl FnOnce(&mut dyn PmIndex, &mut PmRegion) -> PmResult<R>,
+    ) -> PmResult<R> {
+        let mut g = self.lock(i);
+        let Shard { pm, idx, broken } = &mut *g;
+        if let Some(e) = broken {
+            return Err(e.clone());
+        }
+        mem::catch_exhausted(|| f(idx.as_mut(), pm)).unwrap_or_else(|e| {
+            *broken = Some(e.clone());
+            Err(e)
+        })
+    }
+
+    fn on_key<R>(
+        &self,
+        k: &Key,
+        f: impl FnOnce(&mut dyn PmIndex, &mut PmRegion) -> PmResult<R>,
+    ) -> PmResult<R> {
+        self.on_shard(self.shard_of(k), f)
     }
 
     pub fn insert(&self, k: Key, v: u64) -> PmResult<bool> {
         self.on_key(&k, |idx, pm| idx.insert(pm, k, v))
     }
-    pub fn lookup(&self, k: Key) -> Option<u64> {
-        self.on_key(&k, |idx, pm| idx.lookup(pm, k))
+    pub fn lookup(&self, k: Key) -> PmResult<Option<u64>> {
+        self.on_key(&k, |idx, pm| Ok(idx.lookup(pm, k)))
     }
     pub fn update(&self, k: Key, v: u64) -> PmResult<bool> {
         self.on_key(&k, |idx, pm| idx.update(pm, k, v))
@@ -218,10 +252,7 @@ impl SharedIndex {
         let mut runs = Vec::with_capacity(self.shards.len());
         for i in 0..self.shards.len() {
             let mut run = Vec::with_capacity(count);
-            let mut g = self.lock(i);
-            let Shard { pm, idx } = &mut *g;
-            idx.scan(pm, start, count, &mut run)?;
-            drop(g);
+            self.on_shard(i, |idx, pm| idx.scan(pm, start, count, &mut run))?;
             if !run.is_empty() {
                 runs.push(run);
             }
@@ -234,7 +265,7 @@ impl SharedIndex {
     pub fn apply(&self, op: &Op) -> PmResult<Outcome> {
         Ok(match *op {
             Op::Insert(k, v) => Outcome::Done(self.insert(k, v)?),
-            Op::Lookup(k) => Outcome::Found(self.lookup(k)),
+            Op::Lookup(k) => Outcome::Found(self.lookup(k)?),
             Op::Update(k, v) => Outcome::Done(self.update(k, v)?),
             Op::Delete(k) => Outcome::Done(self.delete(k)?),
             Op::Scan(k, n) => {
@@ -364,7 +395,10 @@ pub(crate) fn run_threads(
         start.wait();
         handles
             .into_iter()
-            .map(|h| h.join().expect("an index thread panicked"))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|p| Err(mem::exhausted_or_resume(p).to_string()))
+            })
             .collect::<Vec<_>>()
     });
     let (mut failed_inserts, mut cpu_s) = (0, 0.0);

@@ -87,7 +87,7 @@ fn worker(idx: &SharedIndex, kt: KeyType, t: usize, start: &Barrier) -> Result<T
                 }
             }
             let i = r.random_range(0..RACED_KEYS);
-            if let Some(v) = idx.lookup(raced_key(kt, i)) {
+            if let Some(v) = idx.lookup(raced_key(kt, i)).unwrap() {
                 if v & 0xffff_ffff != i || !(1..=THREADS as u64).contains(&(v >> 32)) {
                     return Err(format!("thread {t}: raced key {i} holds {v:#x}"));
                 }
@@ -137,7 +137,7 @@ fn four_threads(name: &str, kt: KeyType, shards: usize) -> Result<(), String> {
     for (i, w) in winner.iter().enumerate() {
         let t = w.ok_or_else(|| format!("{name}: raced key {i} inserted by nobody"))?;
         let (k, v) = (raced_key(kt, i as u64), raced_value(t, i as u64));
-        if idx.lookup(k) != Some(v) {
+        if idx.lookup(k).unwrap() != Some(v) {
             return Err(format!(
                 "{name}: raced key {i}: {:?}, want {v:#x}",
                 idx.lookup(k)
