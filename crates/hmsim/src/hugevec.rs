@@ -327,6 +327,35 @@ mod tests {
         }
     }
 
+    /// A move the kernel refuses (here: a mapping split in two by advice on part of it, as
+    /// the old advice did) falls back to a copy: the array still grows and keeps its words.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_refused_move_copies_instead() {
+        let words = (5 << 17) + 512;
+        let mut z = super::ZeroPages::zeroed(words);
+        for i in (0..words).step_by(512) {
+            z[i] = i as u64 + 1;
+        }
+        // Different advice on the first 1 MiB than on the rest: two kernel mappings.
+        // SAFETY: the first MiB of our own mapping; advice changes no contents.
+        unsafe {
+            libc::madvise(
+                z.as_mut_ptr() as *mut libc::c_void,
+                1 << 20,
+                libc::MADV_NOHUGEPAGE,
+            );
+        }
+        assert!(z.try_grow(2 * words));
+        assert!(z.iter().enumerate().all(|(i, &w)| {
+            w == if i < words && i % 512 == 0 {
+                i as u64 + 1
+            } else {
+                0
+            }
+        }));
+    }
+
     /// Memory the host cannot map is refused, not fatal: the array is not made, or not
     /// grown and left as it was.
     #[test]
