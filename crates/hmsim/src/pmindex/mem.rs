@@ -15,8 +15,8 @@ use super::region::{POff, PmError, PmRegion, PmResult, LINE};
 
 /// A region that could not give an index the memory it asked for (full, over
 /// `pm.max_bytes`, or beyond the host). An index's code has no error path for this, so
-/// [`exhausted`] unwinds with it, and the run's edge ([`catch_exhausted`], a thread's join)
-/// turns it back into an error for the user: a clear message and exit 2, not a panic.
+/// [`exhausted`] unwinds with it, and the run's point or a `SharedIndex` shard lock
+/// ([`catch_exhausted`]) turns it back into an error for the user: a clear message and exit 2, not a panic.
 pub(crate) struct RegionExhausted(pub(crate) PmError);
 
 /// Unwind out of an index operation with `e` (`resume_unwind`: no panic message, no
@@ -28,15 +28,12 @@ pub(crate) fn exhausted(e: PmError) -> ! {
 /// `f()`, or the region error an index operation inside it unwound with. Any other panic
 /// goes on unwinding.
 pub(crate) fn catch_exhausted<T>(f: impl FnOnce() -> T) -> Result<T, PmError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(exhausted_or_resume)
-}
-
-/// The region error in a caught unwind's payload; any other payload unwinds again.
-pub(crate) fn exhausted_or_resume(payload: Box<dyn std::any::Any + Send>) -> PmError {
-    match payload.downcast::<RegionExhausted>() {
-        Ok(e) => e.0,
-        Err(other) => std::panic::resume_unwind(other),
-    }
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        match payload.downcast::<RegionExhausted>() {
+            Ok(e) => e.0,
+            Err(other) => std::panic::resume_unwind(other),
+        }
+    })
 }
 
 /// Persistent memory as an index sees it: 8 B loads/stores, allocation, and the

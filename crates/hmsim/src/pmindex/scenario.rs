@@ -204,71 +204,10 @@ impl Experiment for PmIndexRun<'_> {
         ctx: &Ctx,
         out: &mut Output<PmIndexRow>,
     ) -> Result<Step<PmIndexPoint>, RunError> {
-        let fail = |e: String| RunError::config(ctx.file(), "index", format!("run failed: {e}"));
         // A region that cannot grow inside an index operation unwinds to here (see
         // `mem::exhausted`): the user gets its message, not a panic.
-        catch_exhausted(|| -> Result<Step<PmIndexPoint>, RunError> {
-            let (sc, spec, seed) = (self.sc, self.spec, ctx.seed());
-            match (point, &mut self.mode) {
-                (PmIndexPoint::Crash { adversarial }, Mode::Crash { ops, reports }) => {
-                    let probability = sc.crash.as_ref().map_or(0.0, |c| c.probability);
-                    let cap = CrashCapture {
-                        probability,
-                        adversarial,
-                    };
-                    reports.push(crash_test(
-                        spec,
-                        sc.index.key_type,
-                        sc.index.tonic,
-                        &sc.pm,
-                        ops,
-                        cap,
-                        seed,
-                    ));
-                }
-                (
-                    PmIndexPoint::Measure,
-                    Mode::Cost {
-                        load,
-                        run,
-                        dimm,
-                        measured,
-                        ..
-                    },
-                ) => {
-                    *measured = Some(Box::new(
-                        measure(sc, seed, spec, *dimm, load, run).map_err(fail)?,
-                    ));
-                }
-                (
-                    PmIndexPoint::Repeat,
-                    Mode::Cost {
-                        load,
-                        run,
-                        native,
-                        repeats_done,
-                        throughput_mops,
-                        ..
-                    },
-                ) => {
-                    let t = timings::repeat(native, *repeats_done, || {
-                        real_throughput(sc, spec, load, run)
-                    })
-                    .map_err(fail)?;
-                    *repeats_done += 1;
-                    *throughput_mops = Some(throughput_mops.unwrap_or(0.0).max(t));
-                }
-                (PmIndexPoint::RealThreads, Mode::Cost { load, run, .. }) => {
-                    // The measured phase's operations, as the model's row counts them.
-                    let ops = measured_phase(sc, load, run).len() as u64;
-                    let rows = real_thread_rows(sc, spec, load, run, ops).map_err(fail)?;
-                    out.table("real_threads", &rows);
-                }
-                _ => unreachable!("the points are listed from the run's mode"),
-            }
-            Ok(Step::Done)
-        })
-        .unwrap_or_else(|e| Err(fail(e.to_string())))
+        catch_exhausted(|| self.run_point_in(point, ctx, out))
+            .unwrap_or_else(|e| Err(run_failed(ctx, e)))
     }
 
     fn finish(self, mut out: Output<PmIndexRow>) -> Result<Output<PmIndexRow>, RunError> {
@@ -315,6 +254,82 @@ impl Experiment for PmIndexRun<'_> {
         out.warnings.extend(self.device_warning);
         Ok(out)
     }
+}
+
+impl PmIndexRun<'_> {
+    /// One point of the run (`Experiment::run_point` without its catch of a region error).
+    fn run_point_in(
+        &mut self,
+        point: PmIndexPoint,
+        ctx: &Ctx,
+        out: &mut Output<PmIndexRow>,
+    ) -> Result<Step<PmIndexPoint>, RunError> {
+        let (sc, spec, seed) = (self.sc, self.spec, ctx.seed());
+        let fail = |e: String| run_failed(ctx, e);
+        match (point, &mut self.mode) {
+            (PmIndexPoint::Crash { adversarial }, Mode::Crash { ops, reports }) => {
+                let probability = sc.crash.as_ref().map_or(0.0, |c| c.probability);
+                let cap = CrashCapture {
+                    probability,
+                    adversarial,
+                };
+                reports.push(crash_test(
+                    spec,
+                    sc.index.key_type,
+                    sc.index.tonic,
+                    &sc.pm,
+                    ops,
+                    cap,
+                    seed,
+                ));
+            }
+            (
+                PmIndexPoint::Measure,
+                Mode::Cost {
+                    load,
+                    run,
+                    dimm,
+                    measured,
+                    ..
+                },
+            ) => {
+                *measured = Some(Box::new(
+                    measure(sc, seed, spec, *dimm, load, run).map_err(fail)?,
+                ));
+            }
+            (
+                PmIndexPoint::Repeat,
+                Mode::Cost {
+                    load,
+                    run,
+                    native,
+                    repeats_done,
+                    throughput_mops,
+                    ..
+                },
+            ) => {
+                let t = timings::repeat(native, *repeats_done, || {
+                    real_throughput(sc, spec, load, run)
+                })
+                .map_err(fail)?;
+                *repeats_done += 1;
+                *throughput_mops = Some(throughput_mops.unwrap_or(0.0).max(t));
+            }
+            (PmIndexPoint::RealThreads, Mode::Cost { load, run, .. }) => {
+                // The measured phase's operations, as the model's row counts them.
+                let ops = measured_phase(sc, load, run).len() as u64;
+                let rows = real_thread_rows(sc, spec, load, run, ops).map_err(fail)?;
+                out.table("real_threads", &rows);
+            }
+            _ => unreachable!("the points are listed from the run's mode"),
+        }
+        Ok(Step::Done)
+    }
+}
+
+/// A point that could not run: the index's error, under the `index` key.
+fn run_failed(ctx: &Ctx, e: impl std::fmt::Display) -> RunError {
+    RunError::config(ctx.file(), "index", format!("run failed: {e}"))
 }
 
 #[cfg(test)]

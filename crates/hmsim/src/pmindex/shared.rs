@@ -395,10 +395,7 @@ pub(crate) fn run_threads(
         start.wait();
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|p| Err(mem::exhausted_or_resume(p).to_string()))
-            })
+            .map(|h| h.join().expect("an index thread panicked"))
             .collect::<Vec<_>>()
     });
     let (mut failed_inserts, mut cpu_s) = (0, 0.0);
