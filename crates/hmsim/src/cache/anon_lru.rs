@@ -18,6 +18,8 @@
 //! cached lines behind the removed one, so no line that aged out comes back.
 //! `SetAssocCache` inserting fresh lines is the reference (the proptest in `coherent.rs`).
 
+use super::lanes;
+
 /// Lines of a 4 KiB page: the run [`AnonLru::pollute_lines`] adds without a loop bound.
 const PAGE_LINES: usize = 64;
 
@@ -71,7 +73,8 @@ impl<const P: usize> Set<P> {
     }
 
     /// A hit at position `p` becomes the newest (`stamp`): the entries before it move
-    /// one place back.
+    /// one place back. (As a fixed-size lane move, like a removal's, it cost more than the
+    /// loop's mispredicted exits: most hits are near the front.)
     #[inline(always)]
     fn hit_to_front(&mut self, p: usize, stamp: u32) {
         let tag = self.tags[p];
@@ -184,22 +187,17 @@ impl<const P: usize> AnonLru<P> {
     }
 
     /// Position of `tag` in set `s` if it is cached, with the set's fill count (a copy that
-    /// aged out may sit behind a cached one, never before it).
+    /// aged out may sit behind a cached one, never before it, so the first match decides).
+    /// No branch but the caller's on the answer: a test of the newest entry first, or of
+    /// whether any entry matched, went either way about as often as it was taken.
     #[inline(always)]
     fn find(&self, s: SetIx, tag: u32) -> (Option<usize>, u32) {
         let set = self.set(s);
         let now = self.now(s);
-        if set.tags[0] == tag {
-            // The newest entry: most hits are there (a path touching its lines again), and
-            // one scalar compare settles them without the vector search.
-            return (self.resident(now, 0, set.stamps[0]).then_some(0), now);
-        }
         let m = set.matches(tag);
-        if m == 0 {
-            return (None, now);
-        }
-        let p = m.trailing_zeros() as usize;
-        (self.resident(now, p, set.stamps[p]).then_some(p), now)
+        let p = (m.trailing_zeros() as usize).min(P - 1);
+        let hit = (m != 0) & self.resident(now, p, set.stamps[p]);
+        (hit.then_some(p), now)
     }
 
     /// Look `line` up; on a hit it becomes the newest of its set.
@@ -288,23 +286,15 @@ impl<const P: usize> AnonLru<P> {
         let (Some(p), now) = self.find(s, tag) else {
             return false;
         };
-        let ways = self.ways as u64;
+        let ways = self.ways;
         let set = self.set_mut(s);
-        // Entry i + 1 moves up while it is cached (its position plus its age below the
-        // ways, summed in u64: nothing wraps, so no saturating add is needed); the entry
-        // after the last one moved is freed. The test and the move share one loop: as two
-        // loops, the move compiles to a library call, slower for a few entries.
-        let mut i = p;
-        while i + 1 < P {
-            let stamp = set.stamps[i + 1];
-            if (i as u64 + 1) + now.wrapping_sub(stamp) as u64 >= ways {
-                break;
-            }
-            set.tags[i] = set.tags[i + 1];
-            set.stamps[i] = stamp;
-            i += 1;
-        }
-        set.tags[i] = INVALID;
+        // The first aged-out entry behind `p` (or the set's end) bounds the move; the entry
+        // before it is freed (its stamp stays: a free entry's stamp is never read for a hit).
+        let behind = lanes::aged_out(&set.stamps, now, ways) & (u64::MAX << p << 1);
+        let end = (behind | 1u64 << (P - 1) << 1).trailing_zeros() as usize;
+        let last = end - 1;
+        lanes::close_gap(&mut set.tags, &mut set.stamps, p, last);
+        set.tags[last] = INVALID;
         true
     }
 

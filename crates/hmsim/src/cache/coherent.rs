@@ -180,17 +180,26 @@ impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
             self.l1(c).insert_at(l1_slot);
             return Source::L2;
         }
-        let mut remote = false;
         let o = was.core();
-        if o != core && o < self.l1.len() {
+        let other = o != core && o < self.l1.len();
+        if other {
+            // The other core's sets are read below, after this core's fills and the LLC's
+            // (independent structures, so the order changes nothing): their host-memory
+            // latency overlaps that work.
+            let o = self.core(o);
+            self.l1(o).prefetch(line);
+            self.l2(o).prefetch(line);
+        }
+        let in_llc = self.llc.lookup_or_insert(line);
+        self.l2(c).insert(line);
+        self.l1(c).insert_at(l1_slot);
+        let mut remote = false;
+        if other {
             // Both private levels may hold it (non-inclusive): it leaves both.
             let o = self.core(o);
             remote |= was.0 & Holder::IN_L1 != 0 && self.l1(o).invalidate(line);
             remote |= was.0 & Holder::IN_L2 != 0 && self.l2(o).invalidate(line);
         }
-        let in_llc = self.llc.lookup_or_insert(line);
-        self.l2(c).insert(line);
-        self.l1(c).insert_at(l1_slot);
         match (remote, in_llc) {
             (true, _) => Source::OtherCore,
             (false, true) => Source::Llc,

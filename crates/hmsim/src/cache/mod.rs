@@ -6,6 +6,7 @@ mod anon_lru;
 mod coherent;
 pub(crate) mod filter;
 mod hierarchy;
+mod lanes;
 mod lru;
 mod set_assoc;
 
