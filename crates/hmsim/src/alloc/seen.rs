@@ -10,8 +10,11 @@ use std::ops::Range;
 pub(super) struct SeenLines {
     /// Lines from `dense_first` on (the `struct page` array, most of a path's lines): the
     /// generation each was last inserted in, indexed by the line: a load and a compare
-    /// instead of a hash probe. Other lines go to `slots`.
-    dense: Vec<u32>,
+    /// instead of a hash probe. Other lines go to `slots`. The low 16 bits of the
+    /// generation: half the footprint of a full one in the host's caches (the array spans
+    /// every frame's `struct page`, and a path's lines land anywhere in it); cleared when
+    /// they wrap.
+    dense: Vec<u16>,
     dense_first: u64,
     /// (line, generation) per slot; a slot of an older generation is free.
     slots: Vec<(u64, u32)>,
@@ -39,7 +42,7 @@ impl Default for SeenLines {
     }
 }
 
-/// Most lines a set indexes directly (4 MiB of generations, the `struct page`s of about
+/// Most lines a set indexes directly (2 MiB of generations, the `struct page`s of about
 /// 4.7 GiB of frames); lines beyond it are hashed.
 const DENSE_MAX: u64 = 1 << 20;
 
@@ -59,12 +62,20 @@ impl SeenLines {
     pub(super) fn clear(&mut self) {
         self.room = self.slots.len() / 2;
         self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            // Generation 0 marks never-used slots: start over after a wrap.
-            self.slots.fill((0, 0));
-            self.dense.fill(0);
-            self.generation = 1;
+        if self.generation as u16 == 0 {
+            self.wrap();
         }
+    }
+
+    /// Generation 0 marks never-used entries: when the dense entries' 16 bits wrap, they
+    /// start over (every 65,536 requests); when the slots' 32 bits wrap, they do too.
+    #[cold]
+    fn wrap(&mut self) {
+        self.dense.fill(0);
+        if self.generation == 0 {
+            self.slots.fill((0, 0));
+        }
+        self.generation += 1;
     }
 
     #[inline]
@@ -81,7 +92,7 @@ impl SeenLines {
             .dense
             .get_mut(line.wrapping_sub(self.dense_first) as usize)
         {
-            return std::mem::replace(d, g) != g;
+            return std::mem::replace(d, g as u16) != g as u16;
         }
         let mask = self.mask;
         let mut i = self.home(line);
@@ -153,6 +164,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn dense_generations_start_over_when_their_16_bits_wrap() {
+        let mut s = SeenLines::with_dense(5..8);
+        s.insert(7);
+        // 65,535 requests later the low 16 bits come round to this generation's again.
+        s.generation = 0xffff;
+        s.clear();
+        assert_eq!(s.generation as u16, 1);
+        assert!(s.insert(7), "a line of 65,536 requests ago is not seen");
+        assert!(!s.insert(7));
     }
 
     #[test]
