@@ -72,17 +72,34 @@ const MEMO: usize = 16;
 
 /// Every line's [`Holder`], in pages of consecutive lines made on first use: the lines a
 /// user touches come in dense runs (an array of `struct page`s, a zone's lines), so few
-/// pages exist, and a direct-mapped memo of recent pages finds most without the map.
+/// pages exist, and a direct-mapped memo of recent pages finds most without the map. The
+/// memo keeps each page's address, not its index: one dependent load less on every
+/// private miss.
 struct HolderTable {
-    memo: [(u64, u32); MEMO],
+    memo: [(u64, *mut Holder); MEMO],
     page_of: HashMap<u64, u32, BuildHasherDefault<LineHasher>>,
-    pages: Vec<Box<[Holder; PAGE_LINES as usize]>>,
+    /// The pages, each a leaked box freed on drop (raw, so the memo's pointers into them
+    /// stay valid when this vector grows).
+    pages: Vec<*mut [Holder; PAGE_LINES as usize]>,
+}
+
+// SAFETY: the memo's pointers point into `pages`, which this table alone owns (made in
+// `page`, freed in `drop`); nothing else holds them.
+unsafe impl Send for HolderTable {}
+
+impl Drop for HolderTable {
+    fn drop(&mut self) {
+        for &p in &self.pages {
+            // SAFETY: each was made by `Box::into_raw` in `page` and is freed once, here.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
 }
 
 impl Default for HolderTable {
     fn default() -> Self {
         HolderTable {
-            memo: [(u64::MAX, 0); MEMO],
+            memo: [(u64::MAX, std::ptr::null_mut()); MEMO],
             page_of: HashMap::default(),
             pages: Vec::new(),
         }
@@ -99,25 +116,24 @@ impl HolderTable {
         } else {
             self.page(page)
         };
-        debug_assert!((p as usize) < self.pages.len());
-        // SAFETY: `p` is the index of a page made by `page` (the memo holds only those; its
-        // initial page number, u64::MAX, is above every line's page), and pages are never
-        // removed.
-        let page = unsafe { self.pages.get_unchecked_mut(p as usize) };
-        &mut page[(line % PAGE_LINES) as usize]
+        // SAFETY: `p` is the first entry of a page made by `page` (the memo holds only
+        // those; its initial page number, u64::MAX, is above every line's page), alive
+        // until the table drops; `&mut self` makes this the only reference into it.
+        unsafe { &mut *p.add((line % PAGE_LINES) as usize) }
     }
 
-    /// The index of `page` (made if new), remembered in the memo.
+    /// The first entry of `page` (made if new), remembered in the memo.
     #[inline(never)]
-    fn page(&mut self, page: u64) -> u32 {
+    fn page(&mut self, page: u64) -> *mut Holder {
         let n = self.pages.len() as u32;
         let p = *self.page_of.entry(page).or_insert(n);
         if p == n {
-            self.pages
-                .push(Box::new([Holder::NONE; PAGE_LINES as usize]));
+            let page = Box::new([Holder::NONE; PAGE_LINES as usize]);
+            self.pages.push(Box::into_raw(page));
         }
-        self.memo[page as usize % MEMO] = (page, p);
-        p
+        let first = self.pages[p as usize] as *mut Holder;
+        self.memo[page as usize % MEMO] = (page, first);
+        first
     }
 }
 
@@ -526,6 +542,26 @@ mod tests {
 
     fn at(line: u64) -> u64 {
         line * 64
+    }
+
+    #[test]
+    fn the_holder_table_keeps_every_line_across_more_pages_than_its_memo() {
+        // 40 pages (the memo has 16 entries), visited in an order that keeps replacing
+        // memo entries and growing the page vector while earlier pages are in the memo.
+        let mut t = HolderTable::default();
+        let lines: Vec<u64> = (0..40u64)
+            .flat_map(|pg| [pg * 7 % 40, pg])
+            .map(|pg| pg * PAGE_LINES * 3 + pg % PAGE_LINES)
+            .collect();
+        for (k, &l) in lines.iter().enumerate() {
+            *t.get(l) = Holder::took(k % 200, Holder::IN_L1);
+        }
+        for (k, &l) in lines.iter().enumerate() {
+            // The last write to each line wins.
+            let last = lines.iter().rposition(|&m| m == l).unwrap();
+            assert_eq!(t.get(l).core(), last % 200, "line {l} (write {k})");
+        }
+        assert_eq!(t.get(5 * PAGE_LINES * 3 + 1).core(), Holder::NONE.core());
     }
 
     #[test]
