@@ -197,12 +197,11 @@ impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
             return Source::L2;
         }
         let o = was.core();
-        let other = o != core && o < self.l1.len();
-        if other {
+        let other = (o != core && o < self.l1.len()).then(|| self.core(o));
+        if let Some(o) = other {
             // The other core's sets are read below, after this core's fills and the LLC's
             // (independent structures, so the order changes nothing): their host-memory
             // latency overlaps that work.
-            let o = self.core(o);
             self.l1(o).prefetch(line);
             self.l2(o).prefetch(line);
         }
@@ -210,9 +209,8 @@ impl<const P1: usize, const P2: usize, const P3: usize> Levels<P1, P2, P3> {
         self.l2(c).insert(line);
         self.l1(c).insert_at(l1_slot);
         let mut remote = false;
-        if other {
+        if let Some(o) = other {
             // Both private levels may hold it (non-inclusive): it leaves both.
-            let o = self.core(o);
             remote |= was.0 & Holder::IN_L1 != 0 && self.l1(o).invalidate(line);
             remote |= was.0 & Holder::IN_L2 != 0 && self.l2(o).invalidate(line);
         }
