@@ -40,38 +40,6 @@ impl<const P: usize> Set<P> {
         stamps: [0; P],
     };
 
-    /// Bit `i` set where entry `i` holds `tag`.
-    #[inline(always)]
-    fn matches(&self, tag: u32) -> u64 {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{
-                __m128i, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps,
-                _mm_set1_epi32,
-            };
-            // SAFETY: SSE2 is part of x86-64 (these calls need no runtime check); each load
-            // reads entries c..c + 4 of `tags`, within the array (P is a multiple of 4).
-            unsafe {
-                let t = _mm_set1_epi32(tag as i32);
-                let mut m = 0u64;
-                for c in (0..P).step_by(4) {
-                    let v = _mm_loadu_si128(self.tags.as_ptr().add(c) as *const __m128i);
-                    let eq = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, t)));
-                    m |= (eq as u64) << c;
-                }
-                m
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let mut m = 0u64;
-            for i in 0..P {
-                m |= ((self.tags[i] == tag) as u64) << i;
-            }
-            m
-        }
-    }
-
     /// A hit at position `p` becomes the newest (`stamp`): the entries before it move
     /// one place back. (As a fixed-size lane move, like a removal's, it cost more than the
     /// loop's mispredicted exits: most hits are near the front.)
@@ -112,9 +80,11 @@ pub(super) struct Slot {
 }
 
 /// The sets of one cache level of `ways`-way LRU, `P` entries per set (`ways <= P`, `P` a
-/// multiple of 4).
+/// multiple of 16, or 8).
 pub(super) struct AnonLru<const P: usize> {
     ways: u32,
+    /// The room at each position, for [`lanes::aged_out`].
+    room: lanes::Room<P>,
     set_bits: u32,
     set_mask: u64,
     sets: Vec<Set<P>>,
@@ -130,9 +100,10 @@ impl<const P: usize> AnonLru<P> {
     /// a power of two (callers validate both).
     pub(super) fn new(size_bytes: u64, ways: usize) -> Self {
         let sets = (size_bytes / (64 * ways as u64)).max(1);
-        assert!(sets.is_power_of_two() && (1..=P).contains(&ways) && P.is_multiple_of(4));
+        assert!(sets.is_power_of_two() && (1..=P).contains(&ways));
         AnonLru {
             ways: ways as u32,
+            room: lanes::Room::new(ways as u32),
             set_bits: sets.trailing_zeros(),
             set_mask: sets - 1,
             sets: vec![Set::EMPTY; sets as usize],
@@ -194,7 +165,7 @@ impl<const P: usize> AnonLru<P> {
     fn find(&self, s: SetIx, tag: u32) -> (Option<usize>, u32) {
         let set = self.set(s);
         let now = self.now(s);
-        let m = set.matches(tag);
+        let m = lanes::matches(&set.tags, tag);
         let p = (m.trailing_zeros() as usize).min(P - 1);
         let hit = (m != 0) & self.resident(now, p, set.stamps[p]);
         (hit.then_some(p), now)
@@ -286,12 +257,11 @@ impl<const P: usize> AnonLru<P> {
         let (Some(p), now) = self.find(s, tag) else {
             return false;
         };
-        let ways = self.ways;
-        let set = self.set_mut(s);
         // The first aged-out entry behind `p` (or the set's end) bounds the move; the entry
         // before it is freed (its stamp stays: a free entry's stamp is never read for a hit).
-        let behind = lanes::aged_out(&set.stamps, now, ways) & (u64::MAX << p << 1);
+        let behind = lanes::aged_out(&self.set(s).stamps, now, &self.room) & (u64::MAX << p << 1);
         let end = (behind | 1u64 << (P - 1) << 1).trailing_zeros() as usize;
+        let set = self.set_mut(s);
         let last = end - 1;
         lanes::close_gap(&mut set.tags, &mut set.stamps, p, last);
         set.tags[last] = INVALID;

@@ -1,23 +1,65 @@
 //! Whole-set operations of [`super::anon_lru`] without data-dependent branches: which
-//! entries of a set have aged out, and the move that closes the gap a removed entry
-//! leaves. A removal's move used to be a loop that stopped at the first aged-out entry; its
-//! exit depends on the set's contents, so the host mispredicted it about once per removal
-//! (callgrind's branch simulation: a third of the cache model's mispredictions). Here both
-//! are a fixed number of SSE2 lane operations (four entries at a time, part of x86-64),
-//! with plain loops elsewhere; the test below holds the two to the same answers.
+//! entries of a set hold a tag, which have aged out, and the move that closes the gap a
+//! removed entry leaves. A removal's move used to be a loop that stopped at the first
+//! aged-out entry; its exit depends on the set's contents, so the host mispredicted it
+//! about once per removal (callgrind's branch simulation: a third of the cache model's
+//! mispredictions). Here all three are a fixed number of SSE2 lane operations (four entries
+//! at a time, part of x86-64), with plain loops elsewhere; the test below holds the two to
+//! the same answers. Sets are 8 entries or a multiple of 16: in the larger ones, the lanes'
+//! answers of a search or an age test are narrowed 16 at a time into one byte mask
+//! (saturating packs), fewer host instructions than a mask per four entries shifted into
+//! place.
 
-/// Bit `j` set where entry `j` of a set whose fill count is `now` has aged out: its
-/// position plus its age (`now - stamps[j]`, wrapping) is at least `ways`.
+/// A level's room at each position of a set, `max(ways - j, 0)`, kept with its top bit
+/// flipped for SSE2's signed compare: worked out once per level, so an age test is a
+/// subtraction and a compare per four entries.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+pub(super) struct Room<const P: usize> {
+    flipped: [u32; P],
+    ways: u32,
+}
+
+impl<const P: usize> Room<P> {
+    pub(super) fn new(ways: u32) -> Self {
+        assert!(
+            P == 8 || P.is_multiple_of(16),
+            "sets of {P} entries: 8 or a multiple of 16"
+        );
+        let mut flipped = [0; P];
+        for (j, r) in flipped.iter_mut().enumerate() {
+            *r = ways.saturating_sub(j as u32) ^ (1 << 31);
+        }
+        Room { flipped, ways }
+    }
+}
+
+/// Bit `j` set where entry `j` of `tags` is `tag`.
 #[inline(always)]
-pub(super) fn aged_out<const P: usize>(stamps: &[u32; P], now: u32, ways: u32) -> u64 {
+pub(super) fn matches<const P: usize>(tags: &[u32; P], tag: u32) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY: SSE2 is part of x86-64; `sse2::aged_out` reads entries 0..P in fours.
-        unsafe { sse2::aged_out(stamps, now, ways) }
+        // SAFETY: SSE2 is part of x86-64; `sse2::matches` reads entries 0..P in fours.
+        unsafe { sse2::matches(tags, tag) }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        plain::aged_out(stamps, now, ways)
+        plain::matches(tags, tag)
+    }
+}
+
+/// Bit `j` set where entry `j` of a set whose fill count is `now` has aged out: its
+/// position plus its age (`now - stamps[j]`, wrapping) is at least the level's ways.
+#[inline(always)]
+pub(super) fn aged_out<const P: usize>(stamps: &[u32; P], now: u32, room: &Room<P>) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE2 is part of x86-64; `sse2::aged_out` reads entries 0..P in fours.
+        unsafe { sse2::aged_out(stamps, now, room) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        plain::aged_out(stamps, now, room.ways)
     }
 }
 
@@ -46,6 +88,14 @@ pub(super) fn close_gap<const P: usize>(
 /// The same operations as plain loops: the fallback off x86-64 and the tests' reference.
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 mod plain {
+    pub(super) fn matches<const P: usize>(tags: &[u32; P], tag: u32) -> u64 {
+        let mut m = 0u64;
+        for (j, &t) in tags.iter().enumerate() {
+            m |= ((t == tag) as u64) << j;
+        }
+        m
+    }
+
     pub(super) fn aged_out<const P: usize>(stamps: &[u32; P], now: u32, ways: u32) -> u64 {
         let mut m = 0u64;
         for (j, &s) in stamps.iter().enumerate() {
@@ -69,10 +119,10 @@ mod plain {
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
     use std::arch::x86_64::{
-        __m128i, _mm_and_si128, _mm_andnot_si128, _mm_castsi128_ps, _mm_cmpgt_epi32,
-        _mm_cmplt_epi32, _mm_loadu_si128, _mm_movemask_ps, _mm_or_si128, _mm_set1_epi32,
-        _mm_set_epi32, _mm_setzero_si128, _mm_slli_si128, _mm_srli_si128, _mm_storeu_si128,
-        _mm_sub_epi32, _mm_xor_si128,
+        __m128i, _mm_and_si128, _mm_andnot_si128, _mm_castsi128_ps, _mm_cmpeq_epi32,
+        _mm_cmpgt_epi32, _mm_cmplt_epi32, _mm_loadu_si128, _mm_movemask_epi8, _mm_movemask_ps,
+        _mm_or_si128, _mm_packs_epi16, _mm_packs_epi32, _mm_set1_epi32, _mm_set_epi32,
+        _mm_srli_si128, _mm_storeu_si128, _mm_sub_epi32, _mm_xor_si128,
     };
 
     /// Entries `c .. c + 4` (`c + 4 <= P`).
@@ -101,23 +151,46 @@ mod sse2 {
         _mm_or_si128(_mm_and_si128(mask, a), _mm_andnot_si128(mask, b))
     }
 
+    /// Bits 0..P from `P` lanes that are all ones or zero, given four at a time by
+    /// `lanes(c)` for entries `c .. c + 4`. Sets of 16 or more: sixteen lanes narrowed to
+    /// bytes by saturating packs, then one byte mask. Sets of 8: a mask per four lanes
+    /// (two packs and a zero register cost more than the one shift and or they save).
     #[inline(always)]
-    pub(super) unsafe fn aged_out<const P: usize>(stamps: &[u32; P], now: u32, ways: u32) -> u64 {
-        // Cached: age < ways - position, unsigned (the age is a wrapping u32; the room is
-        // 0 at and beyond the ways): compared as signed after flipping the top bits.
-        let flip = _mm_set1_epi32(i32::MIN);
-        let now = _mm_set1_epi32(now as i32);
-        let ways = _mm_set1_epi32(ways as i32);
+    unsafe fn bits<const P: usize>(lanes: impl Fn(usize) -> __m128i) -> u64 {
+        let mask4 = |c: usize| _mm_movemask_ps(_mm_castsi128_ps(lanes(c))) as u32 as u64;
+        if P == 8 {
+            return mask4(0) | mask4(4) << 4;
+        }
         let mut m = 0u64;
-        for c in (0..P).step_by(4) {
-            let age = _mm_sub_epi32(now, load(stamps, c));
-            let room = _mm_sub_epi32(ways, positions(c));
-            let room = _mm_and_si128(room, _mm_cmpgt_epi32(room, _mm_setzero_si128()));
-            let cached = _mm_cmplt_epi32(_mm_xor_si128(age, flip), _mm_xor_si128(room, flip));
-            let cached = _mm_movemask_ps(_mm_castsi128_ps(cached)) as u64;
-            m |= (!cached & 0xf) << c;
+        for c in (0..P).step_by(16) {
+            let lo = _mm_packs_epi32(lanes(c), lanes(c + 4));
+            let hi = _mm_packs_epi32(lanes(c + 8), lanes(c + 12));
+            m |= u64::from(_mm_movemask_epi8(_mm_packs_epi16(lo, hi)) as u32) << c;
         }
         m
+    }
+
+    #[inline(always)]
+    pub(super) unsafe fn matches<const P: usize>(tags: &[u32; P], tag: u32) -> u64 {
+        let t = _mm_set1_epi32(tag as i32);
+        bits::<P>(|c| _mm_cmpeq_epi32(load(tags, c), t))
+    }
+
+    #[inline(always)]
+    pub(super) unsafe fn aged_out<const P: usize>(
+        stamps: &[u32; P],
+        now: u32,
+        room: &super::Room<P>,
+    ) -> u64 {
+        // Cached: age < room, unsigned (the age is a wrapping u32): compared as signed
+        // with both top bits flipped (the room's were flipped when it was made).
+        let flip = _mm_set1_epi32(i32::MIN);
+        let now = _mm_set1_epi32(now as i32);
+        let cached = bits::<P>(|c| {
+            let age = _mm_xor_si128(_mm_sub_epi32(now, load(stamps, c)), flip);
+            _mm_cmplt_epi32(age, load(&room.flipped, c))
+        });
+        !cached & (u64::MAX >> (64 - P))
     }
 
     #[inline(always)]
@@ -129,18 +202,19 @@ mod sse2 {
     ) {
         let after = _mm_set1_epi32(p as i32 - 1);
         let before = _mm_set1_epi32(i as i32);
-        // Upwards: a chunk takes its first lane from the next chunk, not yet written.
+        // Upwards: a chunk's entries one place on (an unaligned load, the next chunk not
+        // yet written; the last chunk shifted within itself, its top lane never moved).
         for c in (0..P).step_by(4) {
             let at = positions(c);
             let moved = _mm_and_si128(_mm_cmpgt_epi32(at, after), _mm_cmplt_epi32(at, before));
             for a in [&mut *tags, &mut *stamps] {
                 let cur = load(a, c);
-                let next = if c + 4 < P {
-                    load(a, c + 4)
+                let shifted = if c + 4 < P {
+                    // Entries c + 1 .. c + 5, within the array.
+                    _mm_loadu_si128(a.as_ptr().add(c + 1) as *const __m128i)
                 } else {
-                    _mm_setzero_si128()
+                    _mm_srli_si128::<4>(cur)
                 };
-                let shifted = _mm_or_si128(_mm_srli_si128::<4>(cur), _mm_slli_si128::<12>(next));
                 store(a, c, select(moved, shifted, cur));
             }
         }
@@ -166,13 +240,22 @@ mod tests {
         p: usize,
         i: usize,
     ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let room = Room::<P>::new(ways);
         for now in [1000u32, 990, 0, u32::MAX] {
             proptest::prop_assert_eq!(
-                aged_out(&stamps, now, ways),
+                aged_out(&stamps, now, &room),
                 plain::aged_out(&stamps, now, ways),
                 "now {} ways {}",
                 now,
                 ways
+            );
+        }
+        for tag in [0u32, 3, 5, u32::MAX] {
+            proptest::prop_assert_eq!(
+                matches(&tags, tag),
+                plain::matches(&tags, tag),
+                "tag {}",
+                tag
             );
         }
         let (p, i) = (p.min(i) % P, p.max(i) % P);
