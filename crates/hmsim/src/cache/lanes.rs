@@ -17,15 +17,12 @@
 #[repr(C, align(16))]
 pub(super) struct Room<const P: usize> {
     flipped: [u32; P],
+    /// The ways (the lanes use `flipped`; the plain loops, off x86-64, use this).
     ways: u32,
 }
 
 impl<const P: usize> Room<P> {
     pub(super) fn new(ways: u32) -> Self {
-        assert!(
-            P == 8 || P.is_multiple_of(16),
-            "sets of {P} entries: 8 or a multiple of 16"
-        );
         let mut flipped = [0; P];
         for (j, r) in flipped.iter_mut().enumerate() {
             *r = ways.saturating_sub(j as u32) ^ (1 << 31);
@@ -128,6 +125,8 @@ mod sse2 {
     /// Entries `c .. c + 4` (`c + 4 <= P`).
     #[inline(always)]
     unsafe fn load<const P: usize>(a: &[u32; P], c: usize) -> __m128i {
+        // Chunks of four cover a set exactly: the callers' loads and stores stay inside.
+        const { assert!(P.is_multiple_of(4), "sets of a multiple of 4 entries") };
         debug_assert!(c + 4 <= P);
         _mm_loadu_si128(a.as_ptr().add(c) as *const __m128i)
     }
@@ -157,6 +156,12 @@ mod sse2 {
     /// (two packs and a zero register cost more than the one shift and or they save).
     #[inline(always)]
     unsafe fn bits<const P: usize>(lanes: impl Fn(usize) -> __m128i) -> u64 {
+        const {
+            assert!(
+                P == 8 || P.is_multiple_of(16),
+                "sets of 8 entries or a multiple of 16"
+            )
+        };
         let mask4 = |c: usize| _mm_movemask_ps(_mm_castsi128_ps(lanes(c))) as u32 as u64;
         if P == 8 {
             return mask4(0) | mask4(4) << 4;
