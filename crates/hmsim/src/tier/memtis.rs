@@ -31,6 +31,7 @@ use super::cost::SAMPLE_NS;
 pub use super::memtis_bins::bin_of;
 use super::memtis_bins::BINS;
 use super::memtis_cool::cool as cool_counts;
+use super::memtis_order::{by_level, ByLevel};
 use super::memtis_split::{skew_of, Skew, MIN_RHR_GAIN, NO_SLOT, SKEW_BINS};
 use super::pages::PageTable;
 use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER, SPLIT_PAGE};
@@ -286,15 +287,6 @@ impl Memtis {
         }
     }
 
-    /// Hotness of page `id` in the histogram's per-4-KiB scale (a base page's samples weigh
-    /// as many as its huge page has base pages).
-    fn level(&self, pt: &PageTable, id: u64) -> u64 {
-        if id < pt.pages() {
-            return self.counts[id as usize] as u64;
-        }
-        self.sub_count(pt, id) as u64 * pt.units_per_page()
-    }
-
     fn sub_count(&self, pt: &PageTable, id: u64) -> u8 {
         let (Some(k), Some((h, i))) = (self.skew.as_ref(), pt.parent_of(id)) else {
             return 0;
@@ -303,10 +295,6 @@ impl Memtis {
             NO_SLOT => 0,
             s => k.sub[s as usize * k.upp as usize + i as usize],
         }
-    }
-
-    fn bin_of_id(&self, pt: &PageTable, id: u64) -> usize {
-        bin_of(self.level(pt, id).min(u32::MAX as u64) as u32)
     }
 
     fn share(&self, pt: &PageTable, page: u64) -> f64 {
@@ -318,54 +306,54 @@ impl Memtis {
         raw / self.total_count.max(1) as f64
     }
 
-    /// Every movable page id: whole pages not split, then the base pages of split ones.
-    fn ids<'a>(&'a self, pt: &'a PageTable) -> impl Iterator<Item = u64> + 'a {
-        let split: &[u64] = self.skew.as_ref().map_or(&[], |k| &k.split_pages);
+    /// `(level, id)` of every movable page id on `tier` whose bin passes `keep`, in id
+    /// order within whole pages, then the base pages of split ones in split order. Walks
+    /// the counts and the tier bytes directly: a base page's tier and count come from its
+    /// huge page's slot without the divisions an id lookup pays (with split pages these
+    /// scans, two a MEMTIS interval, were a fifth of a 2 MiB run's host instructions).
+    fn levels_on(
+        &self,
+        pt: &PageTable,
+        tier: usize,
+        keep: impl Fn(usize) -> bool,
+    ) -> Vec<(u64, u64)> {
         let skew = self.skew.as_deref();
-        let upp = pt.units_per_page();
-        (0..pt.pages())
-            .filter(move |&p| skew.is_none_or(|k| k.split_state(p) != 2))
-            .chain(
-                split
-                    .iter()
-                    .flat_map(move |&h| (0..upp).map(move |i| pt.base_id(h, i))),
-            )
+        let mut v = Vec::new();
+        for (p, &c) in self.counts.iter().enumerate() {
+            let p = p as u64;
+            // A page being split (state 2) has moved into its base pages.
+            if pt.tier(p) == tier && keep(bin_of(c)) && skew.is_none_or(|k| k.split_state(p) != 2) {
+                v.push((u64::from(c), p));
+            }
+        }
+        let Some(k) = skew else {
+            return v;
+        };
+        let upp = k.upp;
+        for &h in &k.split_pages {
+            let s = k.slot[h as usize];
+            for i in 0..upp {
+                let level = match s {
+                    NO_SLOT => 0,
+                    s => u64::from(k.sub[(s as u64 * upp + i) as usize]) * upp,
+                };
+                if pt.base_tier_of(h, i) == tier && keep(bin_of(level.min(u32::MAX as u64) as u32))
+                {
+                    v.push((level, pt.base_id(h, i)));
+                }
+            }
+        }
+        v
     }
 
     /// Pages on `tier` with bin ≥ `min_bin`, hottest first.
-    fn pages_on(&self, pt: &PageTable, tier: usize, min_bin: usize) -> Vec<u64> {
-        if self.skew.is_none() {
-            let mut v: Vec<u64> = (0..pt.pages())
-                .filter(|&p| pt.tier(p) == tier && bin_of(self.counts[p as usize]) >= min_bin)
-                .collect();
-            v.sort_by_key(|&p| (std::cmp::Reverse(self.counts[p as usize]), p));
-            return v;
-        }
-        let v: Vec<(u64, u64)> = self
-            .ids(pt)
-            .filter(|&p| pt.tier(p) == tier && self.bin_of_id(pt, p) >= min_bin)
-            .map(|p| (self.level(pt, p), p))
-            .collect();
-        by_level(v, true)
+    fn pages_on(&self, pt: &PageTable, tier: usize, min_bin: usize) -> ByLevel {
+        by_level(self.levels_on(pt, tier, |b| b >= min_bin), true)
     }
 
     /// Default-tier pages below the hot bin, coldest first (victims for demotion).
-    fn coldest_default(&self, pt: &PageTable) -> Vec<u64> {
-        if self.skew.is_none() {
-            let mut v: Vec<u64> = (0..pt.pages())
-                .filter(|&p| {
-                    pt.tier(p) == DEFAULT_TIER && bin_of(self.counts[p as usize]) < self.hot
-                })
-                .collect();
-            v.sort_by_key(|&p| (self.counts[p as usize], p));
-            return v;
-        }
-        let v: Vec<(u64, u64)> = self
-            .ids(pt)
-            .filter(|&p| pt.tier(p) == DEFAULT_TIER && self.bin_of_id(pt, p) < self.hot)
-            .map(|p| (self.level(pt, p), p))
-            .collect();
-        by_level(v, false)
+    fn coldest_default(&self, pt: &PageTable) -> ByLevel {
+        by_level(self.levels_on(pt, DEFAULT_TIER, |b| b < self.hot), false)
     }
 
     /// Split requests for this interval: up to `split_max_per_interval` queued huge pages
@@ -414,28 +402,6 @@ impl Memtis {
         }
         self.interval_samples = 0;
     }
-}
-
-/// The ids of `(level, id)` pairs ordered by level (descending when `hottest_first`), then
-/// by id. Ids are distinct, so when both fit 32 bits each pair packs into one integer, level
-/// above id, whose plain sort gives the pairs' order at a fraction of a tuple sort's cost
-/// (with split pages the interval's sorts were a fifth of MEMTIS's instructions). Without
-/// split pages the lists are of page ids alone, in ascending order, which the stable sort by
-/// count handles faster than packing them (4 KiB pages: +25 % time packed).
-fn by_level(mut v: Vec<(u64, u64)>, hottest_first: bool) -> Vec<u64> {
-    const LOW: u64 = u32::MAX as u64;
-    if v.iter().any(|&(l, p)| l > LOW || p > LOW) {
-        if hottest_first {
-            v.sort_unstable_by_key(|&(l, p)| (std::cmp::Reverse(l), p));
-        } else {
-            v.sort_unstable();
-        }
-        return v.into_iter().map(|(_, p)| p).collect();
-    }
-    let flip = if hottest_first { LOW } else { 0 };
-    let mut keys: Vec<u64> = v.iter().map(|&(l, p)| ((l ^ flip) << 32) | p).collect();
-    keys.sort_unstable();
-    keys.into_iter().map(|k| k & LOW).collect()
 }
 
 impl TieringPolicy for Memtis {
@@ -520,10 +486,13 @@ impl TieringPolicy for Memtis {
 
         // Which alternate-tier pages to promote and default-tier hot pages to demote.
         let mut promote = Vec::new();
+        // Or, without Colloid, every hot alternate-tier page, hottest first (read below only
+        // as far as the budget carries).
+        let mut hottest = None;
         let mut demote_hot = Vec::new();
         match step {
             None if self.colloid.is_some() => {}
-            None => promote = self.pages_on(pt, 1, self.hot),
+            None => hottest = Some(self.pages_on(pt, 1, self.hot)),
             Some((dp, dir, _)) => {
                 let mut remaining = dp;
                 let (tier, list) = match dir {
@@ -567,16 +536,17 @@ impl TieringPolicy for Memtis {
         let unit_bytes = pt.unit_bytes();
         let mut acc_units = 0u64;
         let mut acc_bytes = 0u64;
-        let mut fit = 0;
-        for &p in &promote {
+        let mut fitting = Vec::new();
+        for p in promote.into_iter().chain(hottest.into_iter().flatten()) {
             let (u, b) = (acc_units + units(p), acc_bytes + pt.page_size(p));
             let room_bytes = (u + wm_units).saturating_sub(free) * unit_bytes;
             if b + room_bytes > budget {
                 break;
             }
-            (acc_units, acc_bytes, fit) = (u, b, fit + 1);
+            (acc_units, acc_bytes) = (u, b);
+            fitting.push(p);
         }
-        promote.truncate(fit);
+        let promote = fitting;
         let promote_units: u64 = promote.iter().map(|&p| units(p)).sum();
         let want = (promote_units + wm_units).saturating_sub(free);
         let mut freed = 0u64;
@@ -618,34 +588,6 @@ impl TieringPolicy for Memtis {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    use proptest::prelude::Just;
-
-    proptest::proptest! {
-        /// The packed sort orders as the tuple sorts did: (level descending, id) for the
-        /// hottest first, (level, id) for the coldest, with levels or ids past 32 bits too.
-        #[test]
-        fn by_level_orders_as_the_tuple_sorts(
-            levels in proptest::collection::vec(
-                proptest::prop_oneof![0u64..40, 0u64..=u32::MAX as u64, Just(1u64 << 40)], 0..300),
-            wide_id in proptest::bool::weighted(0.1),
-        ) {
-            let base = if wide_id { 1u64 << 33 } else { 0 };
-            // Distinct ids, in no order.
-            let v: Vec<(u64, u64)> = levels
-                .iter()
-                .enumerate()
-                .map(|(i, &l)| (l, base + (i as u64 * 7919) % 100_003))
-                .collect();
-            let mut hot = v.clone();
-            hot.sort_by_key(|&(l, p)| (std::cmp::Reverse(l), p));
-            let mut cold = v.clone();
-            cold.sort_by_key(|&(l, p)| (l, p));
-            let ids = |w: Vec<(u64, u64)>| w.into_iter().map(|(_, p)| p).collect::<Vec<_>>();
-            proptest::prop_assert_eq!(by_level(v.clone(), true), ids(hot));
-            proptest::prop_assert_eq!(by_level(v, false), ids(cold));
-        }
-    }
 
     #[test]
     fn bins_are_log2_and_the_threshold_fits_the_tier() {

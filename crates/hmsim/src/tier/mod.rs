@@ -13,6 +13,7 @@ mod hw;
 pub mod memtis;
 mod memtis_bins;
 mod memtis_cool;
+mod memtis_order;
 mod memtis_split;
 mod migrate;
 pub mod oracle;

@@ -184,6 +184,12 @@ impl PageTable {
     #[cold]
     fn base_tier(&self, id: u64) -> usize {
         let (h, i) = self.parent_of(id).expect("no such page id");
+        self.base_tier_of(h, i)
+    }
+
+    /// Tier of base page `i` of huge page `h` (the huge page's own until it is split).
+    #[inline]
+    pub fn base_tier_of(&self, h: u64, i: u64) -> usize {
         match self.tier_of[h as usize] {
             SPLIT => {
                 let slot = self.split_slot[h as usize] as u64;
