@@ -349,34 +349,42 @@ impl Gups {
     ) {
         let h = self.hot_fraction();
         let upp = self.units_per_page;
+        let units = self.pages * upp;
         // With a power-of-two number of units per page (4 KiB and 2 MiB pages), a shift and
         // a mask split a unit instead of a 64-bit division.
         let shift = upp.is_power_of_two().then(|| upp.trailing_zeros());
-        for _ in 0..n {
+        // Written in place (both vectors grown first): no capacity test per sample.
+        let start = out.len();
+        let subs_start = subs.len();
+        out.resize(start + n as usize, 0);
+        subs.resize(subs_start + n as usize, 0);
+        for (o, sub) in out[start..].iter_mut().zip(&mut subs[subs_start..]) {
             let u = if rng.random::<f64>() < h {
                 self.hot_start_unit + rng.random_range(0..self.hot_units)
             } else {
-                rng.random_range(0..self.pages * upp)
+                rng.random_range(0..units)
             };
             let (p, i) = match shift {
                 Some(s) => (u >> s, u & (upp - 1)),
                 None => (u / upp, u % upp),
             };
-            out.push(if pt.is_split(p) { pt.base_id(p, i) } else { p });
-            subs.push(i as u16);
+            *o = if pt.is_split(p) { pt.base_id(p, i) } else { p };
+            *sub = i as u16;
         }
     }
 
     /// Draw `n` samples of accesses: each is a page, hot with the hot fraction, else uniform.
     pub fn sample_pages(&self, n: u64, rng: &mut SimRng, out: &mut Vec<u64>) {
         let h = self.hot_fraction();
-        for _ in 0..n {
-            let p = if rng.random::<f64>() < h {
+        // Written in place (the vector grown first): no capacity test per sample.
+        let start = out.len();
+        out.resize(start + n as usize, 0);
+        for o in &mut out[start..] {
+            *o = if rng.random::<f64>() < h {
                 self.hot_start + rng.random_range(0..self.hot_pages)
             } else {
                 rng.random_range(0..self.pages)
             };
-            out.push(p);
         }
     }
 }
