@@ -2,9 +2,10 @@
 //! same one. A study's YCSB points load the same records into the same index through the same
 //! model, then each runs its own operations; and a point's timed repeats each load the index
 //! again before timing their run phase. Loading is half of such a point's host time at a
-//! million records, and the same every time: the first run keeps a copy of the loaded state
-//! and the next one starts from a copy of that (the copy is exact, so every result is the
-//! one a fresh load gives).
+//! million records, and the same every time: the first run keeps the loaded state (a Load
+//! point its own once measured, a YCSB point a copy, since it runs on from it) and the next
+//! one starts from a copy of that (the copy is exact, so every result is the one a fresh load
+//! gives).
 //!
 //! One state is kept per thread, the latest loaded through the model, and only when its
 //! region is at most [`KEEP_MAX_BYTES`]. A native repeat (no model) starts from a copy of
@@ -104,14 +105,38 @@ pub(crate) fn release_other(image: &str, model: &str, load: &[Op]) {
 /// Keep a copy of `loaded` (the state right after loading `load` with `image` and `model`)
 /// in place of the kept state, if it can be copied and is not too large.
 pub(crate) fn keep(image: String, model: String, load: &[Op], loaded: &Loaded) {
+    store(image, model, load, loaded.pm.image_bytes(), || {
+        loaded.fork()
+    });
+}
+
+/// [`keep`] for a state its caller is done with (a Load point's, once its counters are
+/// read): the state itself is kept, not a copy. A copy cost a Load at a million records
+/// its region's worth of fresh pages, zeroed and written, and most Loads' states (other
+/// simulated thread counts, Tonic switches, string keys) are never run from. A state that
+/// cannot be copied is kept too, and a run from it starts from a fresh load (`reuse` finds
+/// no copy): the same results, only memory held.
+pub(crate) fn keep_owned(image: String, model: String, load: &[Op], loaded: Loaded) {
+    store(image, model, load, loaded.pm.image_bytes(), || Some(loaded));
+}
+
+/// Drop the kept state, then keep `make()`'s state, the load's of `image_bytes`, if the
+/// region is at most [`KEEP_MAX_BYTES`].
+fn store(
+    image: String,
+    model: String,
+    load: &[Op],
+    image_bytes: u64,
+    make: impl FnOnce() -> Option<Loaded>,
+) {
     KEPT.with(|k| {
         let mut k = k.borrow_mut();
         // Drop the old state first: at most one is held beside the live one.
         *k = None;
-        if loaded.pm.image_bytes() > KEEP_MAX_BYTES {
+        if image_bytes > KEEP_MAX_BYTES {
             return;
         }
-        *k = loaded.fork().map(|loaded| Kept {
+        *k = make().map(|loaded| Kept {
             image,
             model,
             load: load.to_vec(),

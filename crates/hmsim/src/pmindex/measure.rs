@@ -132,7 +132,7 @@ pub(crate) fn measure(
         // A Load's measured phase is the others' load: the same operations on a fresh region
         // and model, then the drain (the snapshots only read counters). Kept, it serves the
         // workloads run after it on this thread.
-        loaded::keep(image, model, load, &Loaded { pm, idx });
+        loaded::keep_owned(image, model, load, Loaded { pm, idx });
     }
     Ok(Measured {
         ops: measured.len() as u64,
