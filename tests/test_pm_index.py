@@ -125,19 +125,28 @@ def test_study_times_uncompared_native_runs_once_and_keeps_ycsb_with_its_load():
     Tonic table divides, best of 3. The different repeat count does not split an index's Load
     from its YCSB points: they still run as one job, each starting from the Load's kept state."""
     from hmsim.prefix_runs import jobs_of
-    from hmsim.studies.pm_index import REFERENCE_TIMED_REPEATS, build_points
+    from hmsim.studies.pm_index import REFERENCE_TIMED_OPS, REFERENCE_TIMED_REPEATS, build_points
     from hmsim.sweep import _run_keys
 
     assert REFERENCE_TIMED_REPEATS == 1
-    points = build_points(True)
-    keys = _run_keys(points, [])
+    for quick in (False, True):
+        # The full grid's YCSB run phases time their first REFERENCE_TIMED_OPS operations,
+        # nothing else is cut; the quick grid's are shorter than the cut.
+        points = build_points(quick)
+        keys = _run_keys(points, [])
+        cfgs = {p.id: json.loads(keys[p.id])[1] for p in points}
+        cfgs = {i: json.loads(c) if isinstance(c, str) else c for i, c in cfgs.items()}
+        kind = {p.id: dict(p.labels)["experiment"] for p in points}
+        cut = {i: c["throughput"].get("timed_ops", 0) for i, c in cfgs.items()}
+        assert {cut[i] for i in kind if kind[i] == "ycsb"} == {REFERENCE_TIMED_OPS}
+        assert {cut[i] for i in kind if kind[i] != "ycsb"} == {0}
+        ops = {cfgs[i]["workload"]["operations"] for i in kind if kind[i] == "ycsb"}
+        assert (max(ops) > REFERENCE_TIMED_OPS) != quick, ops
     repeats, key_type = {}, {}
     for p in points:
-        cfg = json.loads(keys[p.id])[1]
-        cfg = json.loads(cfg) if isinstance(cfg, str) else cfg
+        cfg = cfgs[p.id]
         repeats[p.id] = cfg["throughput"]["repeats"]
         key_type[p.id] = cfg["index"]["key_type"]
-    kind = {p.id: dict(p.labels)["experiment"] for p in points}
     once = {i for i, k in kind.items() if k in ("ycsb", "recipe_variant") or (k == "load" and key_type[i] == "string")}
     assert {kind[i] for i in once} == {"ycsb", "recipe_variant", "load"}
     assert {repeats[i] for i in once} == {1}

@@ -64,6 +64,8 @@ crate::params! {
             "Time the workload on this machine without the model (real instructions if `pm.hardware_flush`).";
         pub repeats: u32 = 3 => any, "",
             "Timed runs (each on a fresh index); the best is reported (a shared machine's noise only ever slows a run down). Runs in one process that differ only in the model's settings share them.";
+        pub timed_ops: u64 = 0 => range(0, 1 << 32), "operations",
+            "Time only the run phase's first N operations on this machine (0: all of them; column `timed_ops` says how many were, `real_threads` rows count them in `ops`): a throughput reference that need not time the whole phase. Run phases only (a, b, c, e): a Load's speed changes as its index grows, so a Load is timed whole. The model always runs every operation.";
         pub real_threads: Vec<u32> = Vec::new() => any, "OS threads",
             "Also time the measured phase on each of these numbers of OS threads (1 to 256), through a sharded index (no model, wall clock): table `real_threads`.";
         pub shards: usize = DEFAULT_SHARDS => any, "",
@@ -161,6 +163,13 @@ impl PmIndexConfig {
                             spec.name,
                             self.index.key_type.name()
                         ),
+                    );
+                }
+                if self.throughput.timed_ops > 0 && self.workload.kind == YcsbWorkload::Load {
+                    v.fail(
+                        "throughput.timed_ops",
+                        "applies to the run phases (workload.kind a, b, c or e): a Load is timed \
+                         whole, as its speed changes while the index grows (set it to 0)",
                     );
                 }
                 if self.workload.kind == YcsbWorkload::E && !spec.ordered() {

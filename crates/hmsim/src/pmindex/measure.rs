@@ -157,7 +157,24 @@ fn observer_as_model(o: &mut dyn super::region::PmObserver) -> &mut ModelObserve
 /// region's settings and the operations (the phase's settings and the seed that make them). Not the
 /// simulated threads or anything of the model's.
 pub(crate) fn native_key(sc: &PmIndexConfig, spec: &IndexSpec, y: &YcsbSpec, seed: u64) -> String {
-    format!("{}|{:?}|{:?}|{y:?}|{seed}", spec.name, sc.pm, options(sc))
+    let timed = sc.throughput.timed_ops;
+    format!(
+        "{}|{:?}|{:?}|{y:?}|{seed}|{timed}",
+        spec.name,
+        sc.pm,
+        options(sc)
+    )
+}
+
+/// The operations `real_throughput` times: the whole measured phase, or the run phase's
+/// first `throughput.timed_ops` (a Load is always timed whole; the config refuses the cut).
+pub(crate) fn timed_phase<'a>(sc: &PmIndexConfig, load: &'a [Op], run: &'a [Op]) -> &'a [Op] {
+    let phase = measured_phase(sc, load, run);
+    match sc.throughput.timed_ops {
+        0 => phase,
+        n if sc.workload.kind != YcsbWorkload::Load => &phase[..phase.len().min(n as usize)],
+        _ => phase,
+    }
 }
 
 /// Wall-clock ops/s of the measured phase on this machine, without the model.
@@ -184,7 +201,7 @@ pub(crate) fn real_throughput(
                 l
             }
         };
-        (l, run)
+        (l, timed_phase(sc, load, run))
     };
     let t = Instant::now();
     run_phase(idx.as_mut(), &mut pm, measured, 1)?;
@@ -209,7 +226,7 @@ pub(crate) fn real_threads_throughput(
             load
         } else {
             run_threads(&idx, load, threads)?;
-            run
+            timed_phase(sc, load, run)
         };
         let r = run_threads(&idx, measured, threads)?;
         if r.failed_inserts > 0 {
@@ -334,6 +351,11 @@ pub(crate) fn cost_row(
             0.0
         },
         throughput_mops: tput.map(|t| t / 1e6),
+        // What `timed_phase` times: the measured phase, or its first `timed_ops`.
+        timed_ops: tput.map(|_| match sc.throughput.timed_ops {
+            n if n > 0 && sc.workload.kind != YcsbWorkload::Load => m.ops.min(n),
+            _ => m.ops,
+        }),
         counters: *c,
     }
 }

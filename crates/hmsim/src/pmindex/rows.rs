@@ -62,6 +62,7 @@ result_row! {
         lifetime_years: Option<f64> ["", "years until lifetime.modules modules reach their rated bytes at that rate (ideal wear leveling; empty: no media writes or inserts)"],
         sim_throughput_mops: f64 ["", "simulated throughput"],
         throughput_mops: Option<f64> ["", "throughput on this machine without the model (empty: not measured)", measured],
+        timed_ops: Option<u64> ["operations", "operations that throughput_mops timed: the measured phase's first ones (throughput.timed_ops; empty: not measured)"],
         counters: PmemCounters [flatten],
     }
 }

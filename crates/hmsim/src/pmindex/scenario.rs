@@ -9,7 +9,7 @@ use super::crash::{crash_test, CrashReport};
 use super::index::IndexSpec;
 use super::key::KeyType;
 use super::measure::{
-    cost_row, measure, measured_phase, native_key, real_thread_rows, real_throughput, Measured,
+    cost_row, measure, native_key, real_thread_rows, real_throughput, timed_phase, Measured,
 };
 use super::mem::catch_exhausted;
 use super::ops::{random_ops, Op};
@@ -59,11 +59,12 @@ impl Scenario for PmIndexStudy {
     const TABLES: &'static [(&'static str, &'static [Column])] =
         &[("real_threads", RealThreadsRow::COLUMNS)];
     // Every workload and distribution loads the same records first (`loaded` keeps them);
-    // how often the native run is timed changes nothing the model loads.
+    // how often and how much of the native run is timed changes nothing the model loads.
     const SAME_START_KEYS: &'static [&'static str] = &[
         "workload.kind",
         "workload.distribution",
         "throughput.repeats",
+        "throughput.timed_ops",
     ];
 
     type Experiment<'a> = PmIndexRun<'a>;
@@ -316,8 +317,8 @@ impl PmIndexRun<'_> {
                 *throughput_mops = Some(throughput_mops.unwrap_or(0.0).max(t));
             }
             (PmIndexPoint::RealThreads, Mode::Cost { load, run, .. }) => {
-                // The measured phase's operations, as the model's row counts them.
-                let ops = measured_phase(sc, load, run).len() as u64;
+                // The operations timed: the measured phase, or its first `timed_ops`.
+                let ops = timed_phase(sc, load, run).len() as u64;
                 let rows = real_thread_rows(sc, spec, load, run, ops).map_err(fail)?;
                 out.table("real_threads", &rows);
             }
@@ -461,6 +462,50 @@ mod tests {
         assert!(e.message.contains("allowed: p-clht, cceh"), "{}", e.message);
         assert_eq!(refused_key("[workload]\nkind = \"e\"\n"), "workload.kind");
         assert_eq!(refused_key("[workload]\nthreads = 0\n"), "workload.threads");
+        // A Load is timed whole: a cut of it would time a smaller index.
+        assert_eq!(
+            refused_key("[throughput]\ntimed_ops = 10\n"),
+            "throughput.timed_ops"
+        );
+    }
+
+    #[test]
+    fn timed_ops_times_a_prefix_of_the_run_phase_and_says_so() {
+        let text = scenario("[workload]\nkind = \"c\"\nrecords = 2000\noperations = 3000\n");
+        let cut = [("throughput.timed_ops".to_string(), "500".to_string())];
+        let whole = run_scenario(&text, "s.toml", &[], &[]).unwrap();
+        let part = run_scenario(&text, "s.toml", &cut, &[]).unwrap();
+        let (w, p) = (&whole.rows[0], &part.rows[0]);
+        assert_eq!((num(w, "timed_ops"), num(p, "timed_ops")), (3000.0, 500.0));
+        // Its own timing, not the whole phase's kept one (equal timings are all but
+        // impossible).
+        assert!(num(p, "throughput_mops") > 0.0);
+        assert_ne!(num(p, "throughput_mops"), num(w, "throughput_mops"));
+        // The model runs every operation either way: its columns are the same.
+        for (k, v) in w.iter() {
+            if !["throughput_mops", "timed_ops"].contains(&k.as_str()) {
+                assert_eq!(&p[k], v, "{k}");
+            }
+        }
+        // A cut longer than the phase times all of it; a Load is timed whole.
+        let long = [("throughput.timed_ops".to_string(), "9000".to_string())];
+        let all = run_scenario(&text, "s.toml", &long, &[]).unwrap();
+        assert_eq!(num(&all.rows[0], "timed_ops"), 3000.0);
+        let load = run_scenario(&scenario("[workload]\nrecords = 700\n"), "s.toml", &[], &[]);
+        assert_eq!(num(&load.unwrap().rows[0], "timed_ops"), 700.0);
+        // Not measured: no count.
+        let off = [("throughput.measure".to_string(), "false".to_string())];
+        let none = run_scenario(&text, "s.toml", &off, &[]).unwrap();
+        assert!(none.rows[0]["timed_ops"].is_null());
+        // The real-thread timings take the same cut, and count it.
+        let threads = [
+            cut[0].clone(),
+            ("throughput.real_threads".to_string(), "[1, 2]".to_string()),
+        ];
+        let real = run_scenario(&text, "s.toml", &threads, &[]).unwrap();
+        for r in &real.tables["real_threads"] {
+            assert_eq!(r["ops"].as_u64(), Some(500));
+        }
     }
 
     #[test]
