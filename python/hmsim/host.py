@@ -77,7 +77,7 @@ START_GAUGE: ContextVar[dict[str, float] | None] = ContextVar("hmsim_start_gauge
 
 
 def gauge() -> dict[str, float]:
-    """One reading of the host-speed gauge (≈ 0.25 s): `compute_m_per_s`, millions of
+    """One reading of the host-speed gauge (≈ 0.2 s): `compute_m_per_s`, millions of
     steps of a fixed dependent compute chain per second, and `memory_m_per_s`, millions of
     dependent random reads over 32 MiB per second. Compare readings of one kind of machine."""
     from hmsim import _core
