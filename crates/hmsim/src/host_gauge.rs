@@ -31,7 +31,7 @@ pub struct HostGauge {
     pub memory_m_per_s: f64,
 }
 
-/// Time both chains once (≈ 0.25 s: the memory chain's reads most of it; building the chain
+/// Time both chains once (≈ 0.2 s: the memory chain's reads most of it; building the chain
 /// is not timed).
 pub fn measure() -> HostGauge {
     measure_with(COMPUTE_STEPS, CHAIN_ENTRIES, CHAIN_READS)
@@ -64,8 +64,8 @@ fn measure_with(steps: u64, entries: usize, reads: u64) -> HostGauge {
 /// from it reads a different entry each step, in an order the host cannot guess, spread
 /// over all `n` (then returns to the start: a cycle of `min(reads + 1, n)` entries). Only
 /// the entries the walk reads are linked, at the places a random bijection of the entry
-/// numbers puts them: 1 M writes, where a shuffle of all 8 M entries (Sattolo's, until
-/// 2026-12) made 16 M random accesses for the same walk, ≈ 0.4 s of every gauge.
+/// numbers puts them: 1 M writes, not a shuffle of all 8 M entries (16 M random accesses
+/// for the same walk).
 fn walk_chain(n: usize, reads: u64, rng: &mut impl Rng) -> (Vec<u32>, u32) {
     assert!(n.is_power_of_two() && n <= 1 << 31);
     let mask = n as u32 - 1;

@@ -170,10 +170,14 @@ pub(crate) fn native_key(sc: &PmIndexConfig, spec: &IndexSpec, y: &YcsbSpec, see
 /// first `throughput.timed_ops` (a Load is always timed whole; the config refuses the cut).
 pub(crate) fn timed_phase<'a>(sc: &PmIndexConfig, load: &'a [Op], run: &'a [Op]) -> &'a [Op] {
     let phase = measured_phase(sc, load, run);
+    &phase[..timed_len(sc, phase.len() as u64) as usize]
+}
+
+/// How many of a measured phase's `ops` operations are timed (see [`timed_phase`]).
+fn timed_len(sc: &PmIndexConfig, ops: u64) -> u64 {
     match sc.throughput.timed_ops {
-        0 => phase,
-        n if sc.workload.kind != YcsbWorkload::Load => &phase[..phase.len().min(n as usize)],
-        _ => phase,
+        n if n > 0 && sc.workload.kind != YcsbWorkload::Load => ops.min(n),
+        _ => ops,
     }
 }
 
@@ -351,11 +355,7 @@ pub(crate) fn cost_row(
             0.0
         },
         throughput_mops: tput.map(|t| t / 1e6),
-        // What `timed_phase` times: the measured phase, or its first `timed_ops`.
-        timed_ops: tput.map(|_| match sc.throughput.timed_ops {
-            n if n > 0 && sc.workload.kind != YcsbWorkload::Load => m.ops.min(n),
-            _ => m.ops,
-        }),
+        timed_ops: tput.map(|_| timed_len(sc, m.ops)),
         counters: *c,
     }
 }
