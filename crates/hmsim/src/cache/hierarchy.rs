@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::set_assoc::{CacheStats, Replacement, SetAssocCache};
+use super::set_assoc::{Cache, CacheStats, Replacement, Way, NARROW_LINES};
 use crate::config::Validator;
 use crate::rng;
 
@@ -130,11 +130,38 @@ impl std::hash::Hasher for LineHasher {
     }
 }
 
+/// The levels, with ways of one width (`W`).
+#[derive(Clone)]
+struct Levels<W: Way> {
+    l1: Vec<Cache<W>>,
+    l2: Vec<Cache<W>>,
+    llc: Cache<W>,
+}
+
+/// The levels with 32-bit ways while every line seen is below [`NARROW_LINES`] (byte
+/// addresses below 128 GiB: an index's region, a DIMM's range), 64-bit ones after: the
+/// same caches in half the host bytes, whose sets then miss the host's own caches less
+/// (the PMem path's model runs at host-memory speed). A line at or above the limit
+/// widens them once, keeping every line, order and count.
+#[derive(Clone)]
+enum Width {
+    Narrow(Levels<u32>),
+    Wide(Levels<u64>),
+}
+
+/// `$body` with `$l` bound to the levels, whatever their width.
+macro_rules! with_levels {
+    ($width:expr, $l:ident => $body:expr) => {
+        match $width {
+            Width::Narrow($l) => $body,
+            Width::Wide($l) => $body,
+        }
+    };
+}
+
 #[derive(Clone)]
 pub struct Hierarchy {
-    l1: Vec<SetAssocCache>,
-    l2: Vec<SetAssocCache>,
-    llc: SetAssocCache,
+    levels: Width,
     clwb_invalidates: bool,
     /// Lines written back by flush instructions (dirty at the flush).
     pub flushed_lines: u64,
@@ -144,14 +171,15 @@ pub struct Hierarchy {
 
 /// Each core's L1 and L2 and the shared LLC of `cfg`'s sizes under `replacement`, each with
 /// its own random stream (`cache.l1.<core>`, `cache.l2.<core>`, `cache.llc`).
-pub(super) fn levels(
+#[allow(clippy::type_complexity)]
+pub(super) fn levels<W: Way>(
     cfg: &CacheConfig,
     replacement: Replacement,
     cores: usize,
     seed: u64,
-) -> (Vec<SetAssocCache>, Vec<SetAssocCache>, SetAssocCache) {
+) -> (Vec<Cache<W>>, Vec<Cache<W>>, Cache<W>) {
     let mk = |lc: &LevelConfig, name: String| {
-        SetAssocCache::new(
+        Cache::new(
             lc.size_bytes,
             lc.ways,
             replacement,
@@ -169,31 +197,13 @@ pub(super) fn levels(
     )
 }
 
-impl Hierarchy {
-    pub fn new(cfg: &CacheConfig, cores: usize, seed: u64) -> Hierarchy {
+impl<W: Way> Levels<W> {
+    fn new(cfg: &CacheConfig, cores: usize, seed: u64) -> Levels<W> {
         let (l1, l2, llc) = levels(cfg, cfg.replacement, cores, seed);
-        Hierarchy {
-            l1,
-            l2,
-            llc,
-            clwb_invalidates: cfg.clwb_invalidates,
-            flushed_lines: 0,
-            clean_flushes: 0,
-        }
+        Levels { l1, l2, llc }
     }
 
-    pub fn l1(&self, core: usize) -> &SetAssocCache {
-        &self.l1[core]
-    }
-    pub fn l2(&self, core: usize) -> &SetAssocCache {
-        &self.l2[core]
-    }
-    pub fn llc(&self) -> &SetAssocCache {
-        &self.llc
-    }
-
-    /// Write every dirty line back to memory, as evictions would eventually (end of a trace).
-    pub fn writeback_all(&mut self, sink: &mut impl MemorySink) {
+    fn writeback_all(&mut self, sink: &mut impl MemorySink) {
         for core in 0..self.l1.len() {
             for c in [&mut self.l1[core], &mut self.l2[core]] {
                 c.drain_dirty(|line| sink.mem_write(line, core, WriteCause::Eviction));
@@ -203,9 +213,8 @@ impl Hierarchy {
             .drain_dirty(|line| sink.mem_write(line, 0, WriteCause::Eviction));
     }
 
-    /// Hit/miss/write-back counters per level, summed over cores: (L1, L2, LLC).
-    pub fn level_stats(&self) -> [CacheStats; 3] {
-        let sum = |caches: &[SetAssocCache]| {
+    fn level_stats(&self) -> [CacheStats; 3] {
+        let sum = |caches: &[Cache<W>]| {
             caches
                 .iter()
                 .fold(CacheStats::default(), |a, c| CacheStats {
@@ -266,27 +275,7 @@ impl Hierarchy {
         HitLevel::Memory
     }
 
-    /// A load (or store) of the line holding `addr` that hits `core`'s L1: the hit
-    /// `load`/`store` would count, with nothing else to do. False (nothing counted) on a
-    /// miss; the caller then does the full access.
-    #[inline(always)]
-    pub fn hit_l1(&mut self, core: usize, addr: u64, write: bool) -> bool {
-        self.l1[core].probe_hit(addr >> 6, write)
-    }
-
-    /// `n` loads or stores (`write`: at least one store) of the line holding `addr` by `core`
-    /// that hit L1 in the slot of its last hit or fill there: the hits `hit_l1` would count
-    /// one by one. False (nothing counted) when that slot holds another line.
-    #[inline]
-    pub fn repeat_l1_hits(&mut self, core: usize, addr: u64, n: u64, write: bool) -> bool {
-        self.l1[core].hits_last(addr >> 6, n, write)
-    }
-
-    /// Fetch into the host's caches the sets of `core`'s L2 and of the LLC where the line
-    /// holding `addr` would be (a host hint ahead of its load: nothing changes).
-    #[inline]
-    pub fn prefetch_sets(&self, core: usize, addr: u64) {
-        let line = addr >> 6;
+    fn prefetch_sets(&self, core: usize, line: u64) {
         if let Some(l2) = self.l2.get(core) {
             l2.prefetch(line);
         }
@@ -309,23 +298,10 @@ impl Hierarchy {
         }
     }
 
-    /// A load of the 64 B line holding byte address `addr`.
+    /// The flush of `line` by `core` (`keep`: a `clwb` that keeps the line): whether its
+    /// data was dirty somewhere it looked.
     #[inline]
-    pub fn load(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) -> HitLevel {
-        self.access(core, addr >> 6, false, sink)
-    }
-
-    /// A store to the line holding `addr` (write-allocate: a miss reads the line first).
-    #[inline]
-    pub fn store(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) -> HitLevel {
-        self.access(core, addr >> 6, true, sink)
-    }
-
-    /// `clflush`, `clflushopt` or `clwb` of the line holding `addr`.
-    #[inline]
-    pub fn flush(&mut self, core: usize, addr: u64, kind: FlushKind, sink: &mut impl MemorySink) {
-        let line = addr >> 6;
-        let keep = kind == FlushKind::Clwb && !self.clwb_invalidates;
+    fn flush(&mut self, core: usize, line: u64, keep: bool) -> bool {
         // With one core the levels are strictly exclusive (a line is in one place at most),
         // so the search stops where the line is found. Private caches of several cores are
         // not coherent: a line may then sit in another core's L1 and in the LLC at once.
@@ -344,6 +320,134 @@ impl Hierarchy {
                 break;
             }
         }
+        dirty
+    }
+
+    fn ntstore(&mut self, core: usize, line: u64) {
+        self.l1[core].invalidate(line);
+        self.l2[core].invalidate(line);
+        self.llc.invalidate(line);
+    }
+
+    fn is_dirty(&self, core: usize, line: u64) -> bool {
+        self.l1[core].is_dirty(line) || self.l2[core].is_dirty(line) || self.llc.is_dirty(line)
+    }
+}
+
+impl Levels<u32> {
+    fn widen(self) -> Levels<u64> {
+        Levels {
+            l1: self.l1.into_iter().map(Cache::widen).collect(),
+            l2: self.l2.into_iter().map(Cache::widen).collect(),
+            llc: self.llc.widen(),
+        }
+    }
+}
+
+impl Hierarchy {
+    pub fn new(cfg: &CacheConfig, cores: usize, seed: u64) -> Hierarchy {
+        Hierarchy {
+            levels: Width::Narrow(Levels::new(cfg, cores, seed)),
+            clwb_invalidates: cfg.clwb_invalidates,
+            flushed_lines: 0,
+            clean_flushes: 0,
+        }
+    }
+
+    /// The levels, for an operation on `line`: widened first if their ways cannot hold it.
+    #[inline(always)]
+    fn levels_for(&mut self, line: u64) -> &mut Width {
+        if line >= NARROW_LINES {
+            self.widen();
+        }
+        &mut self.levels
+    }
+
+    /// The levels with 64-bit ways from now on (nothing else changes).
+    #[cold]
+    #[inline(never)]
+    fn widen(&mut self) {
+        if let Width::Narrow(_) = self.levels {
+            let Width::Narrow(l) = std::mem::replace(
+                &mut self.levels,
+                Width::Wide(Levels {
+                    l1: Vec::new(),
+                    l2: Vec::new(),
+                    llc: Cache::new(64, 1, Replacement::Lru, rng::stream(0, "")),
+                }),
+            ) else {
+                unreachable!("narrow, checked above")
+            };
+            self.levels = Width::Wide(l.widen());
+        }
+    }
+
+    /// Whether the ways are 64-bit (a line at or above [`NARROW_LINES`] was seen).
+    pub fn is_wide(&self) -> bool {
+        matches!(self.levels, Width::Wide(_))
+    }
+
+    /// Write every dirty line back to memory, as evictions would eventually (end of a trace).
+    pub fn writeback_all(&mut self, sink: &mut impl MemorySink) {
+        with_levels!(&mut self.levels, l => l.writeback_all(sink))
+    }
+
+    /// Hit/miss/write-back counters per level, summed over cores: (L1, L2, LLC).
+    pub fn level_stats(&self) -> [CacheStats; 3] {
+        with_levels!(&self.levels, l => l.level_stats())
+    }
+
+    /// A load (or store) of the line holding `addr` that hits `core`'s L1: the hit
+    /// `load`/`store` would count, with nothing else to do. False (nothing counted) on a
+    /// miss; the caller then does the full access.
+    #[inline(always)]
+    pub fn hit_l1(&mut self, core: usize, addr: u64, write: bool) -> bool {
+        let line = addr >> 6;
+        with_levels!(self.levels_for(line), l => l.l1[core].probe_hit(line, write))
+    }
+
+    /// `n` loads or stores (`write`: at least one store) of the line holding `addr` by `core`
+    /// that hit L1 in the slot of its last hit or fill there: the hits `hit_l1` would count
+    /// one by one. False (nothing counted) when that slot holds another line.
+    #[inline]
+    pub fn repeat_l1_hits(&mut self, core: usize, addr: u64, n: u64, write: bool) -> bool {
+        let line = addr >> 6;
+        with_levels!(self.levels_for(line), l => l.l1[core].hits_last(line, n, write))
+    }
+
+    /// Fetch into the host's caches the sets of `core`'s L2 and of the LLC where the line
+    /// holding `addr` would be (a host hint ahead of its load: nothing changes).
+    #[inline]
+    pub fn prefetch_sets(&self, core: usize, addr: u64) {
+        with_levels!(&self.levels, l => l.prefetch_sets(core, addr >> 6))
+    }
+
+    /// A load of the 64 B line holding byte address `addr`.
+    #[inline]
+    pub fn load(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) -> HitLevel {
+        let line = addr >> 6;
+        with_levels!(self.levels_for(line), l => l.access(core, line, false, sink))
+    }
+
+    /// A store to the line holding `addr` (write-allocate: a miss reads the line first).
+    #[inline]
+    pub fn store(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) -> HitLevel {
+        let line = addr >> 6;
+        with_levels!(self.levels_for(line), l => l.access(core, line, true, sink))
+    }
+
+    /// `clflush`, `clflushopt` or `clwb` of the line holding `addr`.
+    #[inline]
+    pub fn flush(&mut self, core: usize, addr: u64, kind: FlushKind, sink: &mut impl MemorySink) {
+        let line = addr >> 6;
+        let keep = kind == FlushKind::Clwb && !self.clwb_invalidates;
+        let dirty = with_levels!(self.levels_for(line), l => l.flush(core, line, keep));
+        self.flushed(core, line, dirty, sink);
+    }
+
+    /// Count a flush of `line` that found it `dirty` (written to memory) or not.
+    #[inline]
+    fn flushed(&mut self, core: usize, line: u64, dirty: bool, sink: &mut impl MemorySink) {
         if dirty {
             self.flushed_lines += 1;
             sink.mem_write(line, core, WriteCause::Flush);
@@ -372,17 +476,14 @@ impl Hierarchy {
             return lvl;
         }
         let line = addr >> 6;
-        let was = if kind == FlushKind::Clwb && !self.clwb_invalidates {
-            self.l1[core].clean(line)
+        let keep = kind == FlushKind::Clwb && !self.clwb_invalidates;
+        // The store above widened the levels if `line` needs it.
+        let was = with_levels!(&mut self.levels, l => if keep {
+            l.l1[core].clean(line)
         } else {
-            self.l1[core].invalidate(line)
-        };
-        if was.unwrap_or(false) {
-            self.flushed_lines += 1;
-            sink.mem_write(line, core, WriteCause::Flush);
-        } else {
-            self.clean_flushes += 1;
-        }
+            l.l1[core].invalidate(line)
+        });
+        self.flushed(core, line, was.unwrap_or(false), sink);
         lvl
     }
 
@@ -390,9 +491,7 @@ impl Hierarchy {
     #[inline]
     pub fn ntstore(&mut self, core: usize, addr: u64, sink: &mut impl MemorySink) {
         let line = addr >> 6;
-        self.l1[core].invalidate(line);
-        self.l2[core].invalidate(line);
-        self.llc.invalidate(line);
+        with_levels!(self.levels_for(line), l => l.ntstore(core, line));
         sink.mem_write(line, core, WriteCause::NonTemporal);
     }
 
@@ -400,9 +499,12 @@ impl Hierarchy {
     /// in it; with ADR only memory (and the WPQ) is, so a dirty cached copy is not durable.
     pub fn durable(&self, core: usize, addr: u64, eadr: bool) -> bool {
         let line = addr >> 6;
-        eadr || !(self.l1[core].is_dirty(line)
-            || self.l2[core].is_dirty(line)
-            || self.llc.is_dirty(line))
+        // Narrow ways hold no line at or above the limit (and could mistake it for a free way).
+        let cached_dirty = match &self.levels {
+            Width::Narrow(_) if line >= NARROW_LINES => false,
+            w => with_levels!(w, l => l.is_dirty(core, line)),
+        };
+        eadr || !cached_dirty
     }
 }
 
@@ -513,7 +615,7 @@ mod tests {
         h.ntstore(1, 0x3000, &mut m);
         assert_eq!(m.reads, 0);
         assert_eq!(m.writes, vec![(0x3000 >> 6, WriteCause::NonTemporal)]);
-        assert!(!h.l1(1).contains(0x3000 >> 6));
+        assert!(!with_levels!(&h.levels, l => l.l1[1].contains(0x3000 >> 6)));
     }
 
     /// Every memory request in order: (read?, line, core, cause).
@@ -526,6 +628,28 @@ mod tests {
         fn mem_write(&mut self, line: u64, core: usize, cause: WriteCause) {
             self.0.push((false, line, core, Some(cause)));
         }
+    }
+
+    /// Two hierarchies that took the same operations agree on the memory requests so
+    /// far, the flush counts and every level's counts.
+    fn same_state(
+        a: &Hierarchy,
+        b: &Hierarchy,
+        la: &Log,
+        lb: &Log,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        proptest::prop_assert_eq!(la, lb);
+        proptest::prop_assert_eq!(
+            (a.flushed_lines, a.clean_flushes),
+            (b.flushed_lines, b.clean_flushes)
+        );
+        for (x, y) in a.level_stats().iter().zip(&b.level_stats()) {
+            proptest::prop_assert_eq!(
+                (x.hits, x.misses, x.writebacks, x.evictions),
+                (y.hits, y.misses, y.writebacks, y.evictions)
+            );
+        }
+        Ok(())
     }
 
     proptest::proptest! {
@@ -560,22 +684,115 @@ mod tests {
                         b.load(core, addr, &mut lb);
                     }
                 }
-                proptest::prop_assert_eq!(&la, &lb);
-                proptest::prop_assert_eq!(
-                    (a.flushed_lines, a.clean_flushes),
-                    (b.flushed_lines, b.clean_flushes)
-                );
-                let (sa, sb) = (a.level_stats(), b.level_stats());
-                for (x, y) in sa.iter().zip(&sb) {
-                    proptest::prop_assert_eq!(
-                        (x.hits, x.misses, x.writebacks, x.evictions),
-                        (y.hits, y.misses, y.writebacks, y.evictions)
-                    );
-                }
+                same_state(&a, &b, &la, &lb)?;
             }
             a.writeback_all(&mut la);
             b.writeback_all(&mut lb);
             proptest::prop_assert_eq!(la, lb);
         }
+    }
+
+    proptest::proptest! {
+        /// The levels start with 32-bit ways and widen at the first line at or above
+        /// `NARROW_LINES` (here, lines on both sides of it, the limit itself among them):
+        /// every answer, memory request, count and durability check is the one a hierarchy
+        /// with 64-bit ways from the start gives.
+        #[test]
+        fn narrow_ways_widen_without_changing_an_answer(
+            keep in proptest::bool::ANY,
+            ops in proptest::collection::vec((0u8..12, 0usize..2, 0u64..32, 0u8..8), 1..400),
+        ) {
+            let mut a = small(!keep);
+            let mut b = small(!keep);
+            if let Width::Narrow(l) = b.levels.clone() {
+                b.levels = Width::Wide(l.widen());
+            }
+            let (mut la, mut lb) = (Log::default(), Log::default());
+            for (op, core, x, high) in ops {
+                // One op in eight on a line past the limit (the first of them widens `a`).
+                let line = if high == 0 { NARROW_LINES + x } else { x };
+                let addr = line * 64;
+                match op {
+                    0..=2 => {
+                        let kind = [FlushKind::Clflush, FlushKind::Clflushopt, FlushKind::Clwb]
+                            [op as usize];
+                        proptest::prop_assert_eq!(
+                            a.store_flush(core, addr, kind, &mut la),
+                            b.store_flush(core, addr, kind, &mut lb)
+                        );
+                    }
+                    3 => {
+                        a.flush(core, addr, FlushKind::Clwb, &mut la);
+                        b.flush(core, addr, FlushKind::Clwb, &mut lb);
+                    }
+                    4 => {
+                        a.ntstore(core, addr, &mut la);
+                        b.ntstore(core, addr, &mut lb);
+                    }
+                    5 => proptest::prop_assert_eq!(
+                        a.hit_l1(core, addr, keep),
+                        b.hit_l1(core, addr, keep)
+                    ),
+                    6 => proptest::prop_assert_eq!(
+                        a.repeat_l1_hits(core, addr, 3, keep),
+                        b.repeat_l1_hits(core, addr, 3, keep)
+                    ),
+                    7..=8 => proptest::prop_assert_eq!(
+                        a.store(core, addr, &mut la),
+                        b.store(core, addr, &mut lb)
+                    ),
+                    _ => proptest::prop_assert_eq!(
+                        a.load(core, addr, &mut la),
+                        b.load(core, addr, &mut lb)
+                    ),
+                }
+                proptest::prop_assert_eq!(a.durable(core, addr, false), b.durable(core, addr, false));
+                same_state(&a, &b, &la, &lb)?;
+            }
+            a.writeback_all(&mut la);
+            b.writeback_all(&mut lb);
+            proptest::prop_assert_eq!(la, lb);
+        }
+    }
+
+    /// The limit line itself reads as absent while the ways are narrow, though a free
+    /// narrow way's tag bits equal it: a fresh L1's slot of the last hit is a free way, and
+    /// random replacement searches free ways too.
+    #[test]
+    fn the_limit_line_is_never_mistaken_for_a_free_way() {
+        let at = NARROW_LINES * 64;
+        let mut h = small(true);
+        assert!(!h.repeat_l1_hits(0, at, 2, true));
+        assert!(!small(true).hit_l1(0, at, false));
+        assert_eq!(h.level_stats()[0].hits, 0);
+        let mut r = small(true);
+        if let Width::Narrow(l) = &mut r.levels {
+            let cfg = CacheConfig {
+                replacement: Replacement::Random,
+                ..CacheConfig::default()
+            };
+            *l = Levels::new(&cfg, 1, 1);
+        }
+        assert!(r.durable(0, at, false), "nothing cached, so nothing dirty");
+    }
+
+    /// A line below the limit keeps the ways narrow; the first at it widens them for good.
+    #[test]
+    fn the_first_line_past_the_limit_widens_the_ways() {
+        let mut h = small(true);
+        let mut m = Count::default();
+        h.store(0, (NARROW_LINES - 1) * 64, &mut m);
+        assert!(!h.is_wide());
+        assert!(
+            h.durable(0, NARROW_LINES * 64, false),
+            "absent: nothing dirty"
+        );
+        assert!(!h.is_wide(), "a durability check looks, it does not widen");
+        h.load(0, NARROW_LINES * 64, &mut m);
+        assert!(h.is_wide());
+        assert!(
+            !h.durable(0, (NARROW_LINES - 1) * 64, false),
+            "still dirty after widening"
+        );
     }
 }

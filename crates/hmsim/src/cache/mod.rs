@@ -15,7 +15,7 @@ pub use hierarchy::{
     CacheConfig, FlushKind, Hierarchy, HitLevel, LevelConfig, MemorySink, WriteCause,
 };
 pub use lru::LruOrder;
-pub use set_assoc::{CacheStats, Replacement, SetAssocCache};
+pub use set_assoc::{Cache, CacheStats, Replacement, SetAssocCache, Way, NARROW_LINES};
 
 /// Bytes in a cache line.
 pub const LINE_BYTES: u64 = 64;

@@ -22,10 +22,75 @@ pub struct CacheStats {
     pub evictions: u64,
 }
 
-/// A free way. Its tag bits (all ones but the top) match no line: line numbers are below 2^58.
-const INVALID: u64 = u64::MAX;
-/// The dirty bit, kept in the way's word beside the line number.
-const DIRTY: u64 = 1 << 63;
+/// A way's word: a line number with the dirty bit at the top, or all ones when free. Its
+/// width is the cache's: [`SetAssocCache`] keeps 64-bit words (any line below 2^58); the
+/// PMem path's hierarchy keeps 32-bit words while every line it has seen is below
+/// [`NARROW_LINES`] (half the host bytes per set: an 11-way LLC set fits one host line, and
+/// the model's sets miss the host's caches less), widening once when one is not.
+pub trait Way: Copy + Eq + std::fmt::Debug {
+    /// A free way. Its tag bits (all ones but the top) match no line the cache may hold.
+    const INVALID: Self;
+    /// The line (without the dirty bit).
+    fn line(self) -> u64;
+    fn dirty(self) -> bool;
+    /// The word of `line` (below the width's limit), dirty or not.
+    fn of(line: u64, dirty: bool) -> Self;
+    fn dirtied(self) -> Self;
+    fn cleaned(self) -> Self;
+}
+
+impl Way for u64 {
+    const INVALID: u64 = u64::MAX;
+    #[inline(always)]
+    fn line(self) -> u64 {
+        self & !(1 << 63)
+    }
+    #[inline(always)]
+    fn dirty(self) -> bool {
+        self >> 63 != 0
+    }
+    #[inline(always)]
+    fn of(line: u64, dirty: bool) -> u64 {
+        line | u64::from(dirty) << 63
+    }
+    #[inline(always)]
+    fn dirtied(self) -> u64 {
+        self | 1 << 63
+    }
+    #[inline(always)]
+    fn cleaned(self) -> u64 {
+        self & !(1 << 63)
+    }
+}
+
+/// Lines a 32-bit way can hold: below its free word's tag bits (2^31 - 1), i.e. byte
+/// addresses below 128 GiB.
+pub const NARROW_LINES: u64 = (1 << 31) - 1;
+
+impl Way for u32 {
+    const INVALID: u32 = u32::MAX;
+    #[inline(always)]
+    fn line(self) -> u64 {
+        u64::from(self & !(1 << 31))
+    }
+    #[inline(always)]
+    fn dirty(self) -> bool {
+        self >> 31 != 0
+    }
+    #[inline(always)]
+    fn of(line: u64, dirty: bool) -> u32 {
+        debug_assert!(line < NARROW_LINES, "line {line:#x} needs a 64-bit way");
+        line as u32 | u32::from(dirty) << 31
+    }
+    #[inline(always)]
+    fn dirtied(self) -> u32 {
+        self | 1 << 31
+    }
+    #[inline(always)]
+    fn cleaned(self) -> u32 {
+        self & !(1 << 31)
+    }
+}
 
 /// Ways are one word each (line | dirty bit), a set's ways adjacent, so a lookup reads one
 /// to three host cache lines. LRU and FIFO keep each set in recency (or insertion) order,
@@ -34,12 +99,12 @@ const DIRTY: u64 = 1 << 63;
 /// the ways' positions differ (which `drain_dirty`'s order shows). Random replacement picks a
 /// way by position, so its sets are not reordered.
 #[derive(Clone)]
-pub struct SetAssocCache {
+pub struct Cache<W: Way> {
     sets: u64,
     /// `sets - 1` when `sets` is a power of two (index by mask, not division).
     mask: Option<u64>,
     ways: usize,
-    slots: Vec<u64>,
+    slots: Vec<W>,
     policy: Replacement,
     rng: SimRng,
     /// Slot of the last hit or insert. A line sits in at most one slot, so when this slot
@@ -55,10 +120,13 @@ pub struct SetAssocCache {
     pub stats: CacheStats,
 }
 
+/// The cache of 64-bit ways: any line below 2^58.
+pub type SetAssocCache = Cache<u64>;
+
 /// Move every way one place towards the end, dropping the last (a set is at most 64 ways:
 /// a plain loop beats the general slice rotation).
 #[inline]
-fn shift_right(ways: &mut [u64]) {
+fn shift_right<W: Copy>(ways: &mut [W]) {
     for k in (1..ways.len()).rev() {
         ways[k] = ways[k - 1];
     }
@@ -66,26 +134,26 @@ fn shift_right(ways: &mut [u64]) {
 
 /// Move every way one place towards the front, dropping the first (its last stays).
 #[inline]
-fn shift_left(ways: &mut [u64]) {
+fn shift_left<W: Copy>(ways: &mut [W]) {
     for k in 1..ways.len() {
         ways[k - 1] = ways[k];
     }
 }
 
-impl SetAssocCache {
+impl<W: Way> Cache<W> {
     /// `size_bytes / (64 * ways)` sets; callers validate that this is at least one.
     pub fn new(size_bytes: u64, ways: usize, policy: Replacement, rng: SimRng) -> Self {
         let sets = (size_bytes / (64 * ways as u64)).max(1);
-        SetAssocCache {
+        Cache {
             sets,
             mask: sets.is_power_of_two().then_some(sets - 1),
             ways,
             // One spare way past the last set: `last_hit` points there when no slot is valid.
-            slots: crate::hugevec::filled(sets as usize * ways + 1, INVALID),
+            slots: crate::hugevec::filled(sets as usize * ways + 1, W::INVALID),
             policy,
             rng,
             last_hit: 0,
-            probed_absent: INVALID,
+            probed_absent: u64::MAX,
             lens: if policy == Replacement::Random {
                 Vec::new()
             } else {
@@ -123,7 +191,7 @@ impl SetAssocCache {
             return None;
         }
         let s = self.set_index(line);
-        (self.lens[s] as usize == self.ways).then(|| self.slots[(s + 1) * self.ways - 1] & !DIRTY)
+        (self.lens[s] as usize == self.ways).then(|| self.slots[(s + 1) * self.ways - 1].line())
     }
 
     /// (set index, set base, way) of the line, if present.
@@ -138,7 +206,7 @@ impl SetAssocCache {
         };
         let p = self.slots[b..b + n]
             .iter()
-            .position(|&w| w & !DIRTY == line)?;
+            .position(|&w| w.line() == line)?;
         Some((s, b, p))
     }
 
@@ -167,11 +235,11 @@ impl SetAssocCache {
     #[inline(always)]
     pub fn hits_last(&mut self, line: u64, n: u64, write: bool) -> bool {
         let i = self.last_hit;
-        if self.slots[i] & !DIRTY != line {
+        if self.slots[i].line() != line {
             return false;
         }
         if write {
-            self.slots[i] |= DIRTY;
+            self.slots[i] = self.slots[i].dirtied();
         }
         self.stats.hits += n;
         true
@@ -185,11 +253,11 @@ impl SetAssocCache {
     #[inline(always)]
     fn hit_front(&mut self, line: u64, write: bool) -> bool {
         let b = self.base(line);
-        if self.slots[b] & !DIRTY != line {
+        if self.slots[b].line() != line {
             return false;
         }
         if write {
-            self.slots[b] |= DIRTY;
+            self.slots[b] = self.slots[b].dirtied();
         }
         self.last_hit = b;
         self.stats.hits += 1;
@@ -236,7 +304,7 @@ impl SetAssocCache {
             i = b;
         }
         if write {
-            self.slots[i] |= DIRTY;
+            self.slots[i] = self.slots[i].dirtied();
         }
         self.last_hit = i;
         self.stats.hits += 1;
@@ -248,8 +316,8 @@ impl SetAssocCache {
     pub fn insert(&mut self, line: u64, dirty: bool) -> Option<(u64, bool)> {
         let s = self.set_index(line);
         let b = s * self.ways;
-        self.probed_absent = INVALID;
-        let w = line | if dirty { DIRTY } else { 0 };
+        self.probed_absent = u64::MAX;
+        let w = W::of(line, dirty);
         let (slot, old) = if self.ordered() {
             // Newest first: the last way is the victim of a full set; otherwise the first
             // free way takes the shift.
@@ -258,14 +326,14 @@ impl SetAssocCache {
                 self.slots[b + n - 1]
             } else {
                 self.lens[s] = (n + 1) as u8;
-                INVALID
+                W::INVALID
             };
             shift_right(&mut self.slots[b..b + (n + 1).min(self.ways)]);
             self.slots[b] = w;
             (b, old)
         } else {
             let set = &self.slots[b..b + self.ways];
-            let i = match set.iter().position(|&x| x == INVALID) {
+            let i = match set.iter().position(|&x| x == W::INVALID) {
                 Some(i) => i,
                 None => self.rng.random_range(0..self.ways),
             };
@@ -274,13 +342,13 @@ impl SetAssocCache {
             (b + i, old)
         };
         self.last_hit = slot;
-        if old == INVALID {
+        if old == W::INVALID {
             return None;
         }
-        let d = old & DIRTY != 0;
+        let d = old.dirty();
         self.stats.evictions += 1;
         self.stats.writebacks += d as u64;
-        Some((old & !DIRTY, d))
+        Some((old.line(), d))
     }
 
     /// Remove the line; `Some(dirty)` if it was present.
@@ -311,16 +379,16 @@ impl SetAssocCache {
     #[inline]
     fn remove_at(&mut self, s: usize, b: usize, p: usize) -> bool {
         let i = b + p;
-        let d = self.slots[i] & DIRTY != 0;
+        let d = self.slots[i].dirty();
         if self.ordered() {
             // Close the gap so the free ways stay at the end of the set (only the valid
             // ways move: the rest are free).
             let end = b + self.lens[s] as usize;
             shift_left(&mut self.slots[i..end]);
-            self.slots[end - 1] = INVALID;
+            self.slots[end - 1] = W::INVALID;
             self.lens[s] -= 1;
         } else {
-            self.slots[i] = INVALID;
+            self.slots[i] = W::INVALID;
         }
         d
     }
@@ -329,14 +397,14 @@ impl SetAssocCache {
     #[inline]
     pub fn clean(&mut self, line: u64) -> Option<bool> {
         self.find(line).map(|i| {
-            let d = self.slots[i] & DIRTY != 0;
-            self.slots[i] &= !DIRTY;
+            let d = self.slots[i].dirty();
+            self.slots[i] = self.slots[i].cleaned();
             d
         })
     }
 
     pub fn is_dirty(&self, line: u64) -> bool {
-        self.find(line).is_some_and(|i| self.slots[i] & DIRTY != 0)
+        self.find(line).is_some_and(|i| self.slots[i].dirty())
     }
 
     pub fn contains(&self, line: u64) -> bool {
@@ -349,15 +417,45 @@ impl SetAssocCache {
         for w in self
             .slots
             .iter_mut()
-            .filter(|w| **w != INVALID && **w & DIRTY != 0)
+            .filter(|w| **w != W::INVALID && w.dirty())
         {
-            *w &= !DIRTY;
-            f(*w);
+            *w = w.cleaned();
+            f(w.line());
         }
     }
 
     pub fn capacity_lines(&self) -> u64 {
         self.sets * self.ways as u64
+    }
+}
+
+impl Cache<u32> {
+    /// The same cache with 64-bit ways: every line, dirty bit, position, count and random
+    /// state as they were, so it answers and evicts exactly as this one would have.
+    pub fn widen(self) -> Cache<u64> {
+        let slots = self
+            .slots
+            .iter()
+            .map(|&w| {
+                if w == u32::INVALID {
+                    u64::INVALID
+                } else {
+                    u64::of(w.line(), w.dirty())
+                }
+            })
+            .collect();
+        Cache {
+            sets: self.sets,
+            mask: self.mask,
+            ways: self.ways,
+            slots,
+            policy: self.policy,
+            rng: self.rng,
+            last_hit: self.last_hit,
+            probed_absent: self.probed_absent,
+            lens: self.lens,
+            stats: self.stats,
+        }
     }
 }
 
@@ -515,14 +613,14 @@ mod tests {
         }
     }
 
-    impl SetAssocCache {
+    impl<W: Way> Cache<W> {
         /// The per-set valid counts match the ways (a valid prefix, then free ways).
         fn check_lens(&self) {
             for (s, &n) in self.lens.iter().enumerate() {
                 let set = &self.slots[s * self.ways..(s + 1) * self.ways];
-                let valid = set.iter().take_while(|&&w| w != INVALID).count();
+                let valid = set.iter().take_while(|&&w| w != W::INVALID).count();
                 assert_eq!(valid, n as usize, "set {s}");
-                assert!(set[valid..].iter().all(|&w| w == INVALID), "set {s}");
+                assert!(set[valid..].iter().all(|&w| w == W::INVALID), "set {s}");
             }
         }
 
@@ -532,12 +630,44 @@ mod tests {
             let mut out: Vec<_> = self
                 .slots
                 .iter()
-                .filter(|&&w| w != INVALID)
-                .map(|&w| (w & !DIRTY, w & DIRTY != 0))
+                .filter(|&&w| w != W::INVALID)
+                .map(|&w| (w.line(), w.dirty()))
                 .collect();
             out.sort_unstable();
             out
         }
+    }
+
+    /// Apply to `c` what `valid_prefix_and_take_match_full_scan` is about to apply to `a`
+    /// (a clone of `a` takes it too) and check both answer alike and hold the same lines.
+    fn same_op<W: Way>(
+        c: &mut Cache<W>,
+        a: &SetAssocCache,
+        op: u8,
+        line: u64,
+        flag: bool,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut a = a.clone();
+        match op {
+            0 | 1 => {
+                let hit = c.lookup(line, flag);
+                proptest::prop_assert_eq!(hit, a.lookup(line, flag));
+                if !hit {
+                    proptest::prop_assert_eq!(c.insert(line, flag), a.insert(line, flag));
+                }
+            }
+            _ if flag => proptest::prop_assert_eq!(c.take(line), a.take(line)),
+            _ => proptest::prop_assert_eq!(c.invalidate(line), a.invalidate(line)),
+        }
+        c.check_lens();
+        proptest::prop_assert_eq!(c.lines_by_scan(), a.lines_by_scan());
+        proptest::prop_assert_eq!(c.victim(line), a.victim(line));
+        let (x, y) = (c.stats, a.stats);
+        proptest::prop_assert_eq!(
+            [x.hits, x.misses, x.evictions, x.writebacks],
+            [y.hits, y.misses, y.evictions, y.writebacks]
+        );
+        Ok(())
     }
 
     proptest::proptest! {
@@ -549,12 +679,25 @@ mod tests {
         fn valid_prefix_and_take_match_full_scan(
             policy in 0usize..3,
             ops in proptest::collection::vec((0u8..3, 0u64..48, proptest::bool::ANY), 1..400),
+            widen_at in 0usize..400,
         ) {
             let policy = [Replacement::Lru, Replacement::Fifo, Replacement::Random][policy];
             let (sets, ways) = (8u64, 4usize);
             let mk = || SetAssocCache::new(64 * ways as u64 * sets, ways, policy, crate::rng::stream(1, "c"));
             let (mut a, mut b) = (mk(), mk());
-            for (op, line, flag) in ops {
+            // The same cache with 32-bit ways, widened to 64-bit ones after `widen_at`
+            // operations: it answers as `a` does throughout.
+            let mut narrow = Some(Cache::<u32>::new(64 * ways as u64 * sets, ways, policy, crate::rng::stream(1, "c")));
+            let mut widened: Option<SetAssocCache> = None;
+            for (i, (op, line, flag)) in ops.into_iter().enumerate() {
+                if i == widen_at {
+                    widened = narrow.take().map(Cache::widen);
+                }
+                match (&mut narrow, &mut widened) {
+                    (Some(n), _) => same_op(n, &a, op, line, flag)?,
+                    (None, Some(w)) => same_op(w, &a, op, line, flag)?,
+                    (None, None) => unreachable!("one of them is kept"),
+                }
                 match op {
                     0 | 1 => {
                         let hit = a.lookup(line, flag);

@@ -106,6 +106,9 @@ mod tests {
         let o = pm.observer_mut().and_then(|o| o.as_any_mut()).unwrap();
         let m = &mut o.downcast_mut::<ModelObserver>().unwrap().m;
         m.drain();
+        // The model sees region offsets, far below 128 GiB: its caches keep 32-bit ways
+        // (half the host bytes per set; cache::Hierarchy).
+        assert!(!m.h.is_wide(), "the model's caches were widened");
         let clocks: Vec<u64> = m.clocks.iter().map(|c| c.to_bits()).collect();
         format!(
             "{:?} {:?} {} {} {} {clocks:?} {}",
