@@ -25,7 +25,7 @@ pub struct CacheStats {
 /// A way's word: a line number with the dirty bit at the top, or all ones when free. Its
 /// width is the cache's: [`SetAssocCache`] keeps 64-bit words (any line below 2^58); the
 /// PMem path's hierarchy keeps 32-bit words while every line it has seen is below
-/// [`NARROW_LINES`] (half the host bytes per set: an 11-way LLC set fits one host line, and
+/// [`NARROW_LINES`] (half the host bytes per set: an 11-way LLC set takes 44 bytes, not 88, and
 /// the model's sets miss the host's caches less), widening once when one is not.
 pub trait Way: Copy + Eq + std::fmt::Debug {
     /// A free way. Its tag bits (all ones but the top) match no line the cache may hold.
@@ -39,58 +39,43 @@ pub trait Way: Copy + Eq + std::fmt::Debug {
     fn cleaned(self) -> Self;
 }
 
-impl Way for u64 {
-    const INVALID: u64 = u64::MAX;
-    #[inline(always)]
-    fn line(self) -> u64 {
-        self & !(1 << 63)
-    }
-    #[inline(always)]
-    fn dirty(self) -> bool {
-        self >> 63 != 0
-    }
-    #[inline(always)]
-    fn of(line: u64, dirty: bool) -> u64 {
-        line | u64::from(dirty) << 63
-    }
-    #[inline(always)]
-    fn dirtied(self) -> u64 {
-        self | 1 << 63
-    }
-    #[inline(always)]
-    fn cleaned(self) -> u64 {
-        self & !(1 << 63)
-    }
-}
-
 /// Lines a 32-bit way can hold: below its free word's tag bits (2^31 - 1), i.e. byte
 /// addresses below 128 GiB.
 pub const NARROW_LINES: u64 = (1 << 31) - 1;
 
-impl Way for u32 {
-    const INVALID: u32 = u32::MAX;
-    #[inline(always)]
-    fn line(self) -> u64 {
-        u64::from(self & !(1 << 31))
-    }
-    #[inline(always)]
-    fn dirty(self) -> bool {
-        self >> 31 != 0
-    }
-    #[inline(always)]
-    fn of(line: u64, dirty: bool) -> u32 {
-        debug_assert!(line < NARROW_LINES, "line {line:#x} needs a 64-bit way");
-        line as u32 | u32::from(dirty) << 31
-    }
-    #[inline(always)]
-    fn dirtied(self) -> u32 {
-        self | 1 << 31
-    }
-    #[inline(always)]
-    fn cleaned(self) -> u32 {
-        self & !(1 << 31)
-    }
+/// `Way` for an unsigned word whose top bit is the dirty bit and whose other bits hold the
+/// line (below all ones, the free word's).
+macro_rules! way {
+    ($t:ty) => {
+        impl Way for $t {
+            const INVALID: $t = <$t>::MAX;
+            #[inline(always)]
+            fn line(self) -> u64 {
+                u64::from(self & (<$t>::MAX >> 1))
+            }
+            #[inline(always)]
+            fn dirty(self) -> bool {
+                self > <$t>::MAX >> 1
+            }
+            #[inline(always)]
+            fn of(line: u64, dirty: bool) -> $t {
+                debug_assert!(line < u64::from(<$t>::MAX >> 1), "line {line:#x} too wide");
+                line as $t | <$t>::from(dirty) << (<$t>::BITS - 1)
+            }
+            #[inline(always)]
+            fn dirtied(self) -> $t {
+                self | !(<$t>::MAX >> 1)
+            }
+            #[inline(always)]
+            fn cleaned(self) -> $t {
+                self & (<$t>::MAX >> 1)
+            }
+        }
+    };
 }
+
+way!(u64);
+way!(u32);
 
 /// Ways are one word each (line | dirty bit), a set's ways adjacent, so a lookup reads one
 /// to three host cache lines. LRU and FIFO keep each set in recency (or insertion) order,
