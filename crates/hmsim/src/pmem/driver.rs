@@ -180,6 +180,7 @@ impl Machine {
 
     fn begin(&mut self, core: usize) {
         self.sys.now_ns = self.clocks[core];
+        self.sys.floor_ns = slowest(&self.clocks);
         self.sys.op_read_hits = 0;
         self.sys.op_read_misses = 0;
         self.sys.op_ait_misses = 0;
@@ -524,6 +525,16 @@ impl Machine {
     }
 }
 
+/// The slowest core's clock: no request comes before it, as clocks only advance (the PMem
+/// side's `floor_ns`).
+#[inline]
+fn slowest(clocks: &[f64]) -> f64 {
+    match clocks {
+        [only] => *only,
+        all => all.iter().copied().fold(f64::INFINITY, f64::min),
+    }
+}
+
 /// Loads, stores and the stores' bytes of a run of repeats (`Machine::repeat_l1_hits`).
 type Counts = (u64, u64, u64);
 
@@ -537,6 +548,7 @@ struct Paced<'a> {
 impl MemorySink for Paced<'_> {
     fn mem_read(&mut self, line: u64, core: usize) {
         self.sys.now_ns = self.clocks[core];
+        self.sys.floor_ns = slowest(self.clocks);
         self.sys.op_wait_ns = 0.0;
         self.sys.mem_read(line, core);
         self.clocks[core] += self.sys.op_wait_ns;
@@ -544,6 +556,7 @@ impl MemorySink for Paced<'_> {
 
     fn mem_write(&mut self, line: u64, core: usize, cause: WriteCause) {
         self.sys.now_ns = self.clocks[core];
+        self.sys.floor_ns = slowest(self.clocks);
         self.sys.op_wait_ns = 0.0;
         self.sys.mem_write(line, core, cause);
         self.clocks[core] += self.sys.op_wait_ns;

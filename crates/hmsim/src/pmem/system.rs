@@ -27,8 +27,9 @@ crate::counters! {
     }
 }
 
-/// Queued-write entries of a DIMM above which the ones already started are dropped.
-const QUEUED_SWEEP: usize = 4096;
+/// Stale records (of entries merged, read or replaced since) `queued_order` may hold beyond
+/// twice the live entries before it is compacted.
+const ORDER_SLACK: usize = 4096;
 
 #[derive(Clone)]
 struct Dimm {
@@ -44,13 +45,15 @@ struct Dimm {
     stall_until_ns: f64,
     /// When the media write queue drains (a single-server queue of 256 B writes).
     write_queue_until_ns: f64,
-    /// The latest media write of each XPLine still queued: later writes to the XPLine merge
-    /// into it until it starts (entries whose start has passed are dropped lazily).
+    /// The latest media write of each XPLine that a request may still meet: later writes to
+    /// the XPLine merge into it until it starts, and reads wait for it to finish. An entry
+    /// is dropped once it is done by [`PmemSystem::floor_ns`] (no request can meet it then),
+    /// so the map holds the writes in flight, not every write since the start.
     queued: FastMap<u64, QueuedWrite>,
     /// Every insert into `queued` as (XPLine, start), in insertion order. Media writes start
-    /// in the order they are queued, so the entries that have started are at the front: a
-    /// sweep pops them instead of scanning the whole map (work per write stays constant
-    /// however far the writes run ahead of the media).
+    /// in the order they are queued, so the entries that are done are at the front: a sweep
+    /// pops them instead of scanning the whole map (work per write stays constant however
+    /// far the writes run ahead of the media).
     queued_order: std::collections::VecDeque<(u64, f64)>,
     /// Records visited by sweeps and compactions of `queued_order` (a work count for tests).
     queue_work: u64,
@@ -60,11 +63,11 @@ struct Dimm {
 }
 
 impl Dimm {
-    /// Drop the queued writes that have started by `now` (exactly those with
-    /// `start_ns <= now`), popping them from the front of `queued_order`.
-    fn drop_started(&mut self, now: f64) {
+    /// Drop the queued writes done by `floor_ns` (exactly those with `start_ns + keep_ns <=
+    /// floor_ns`), popping them from the front of `queued_order`.
+    fn drop_done(&mut self, floor_ns: f64, keep_ns: f64) {
         while let Some(&(x, start)) = self.queued_order.front() {
-            if start > now {
+            if start + keep_ns > floor_ns {
                 break;
             }
             self.queued_order.pop_front();
@@ -121,6 +124,14 @@ pub struct PmemSystem {
     queue_room: f64,
     /// Set by the driver: the time the current operation's requests arrive.
     pub now_ns: f64,
+    /// Set by the driver: no request arrives before this time (with a clock per core, the
+    /// slowest core's). Queued media writes done by then are dropped, as no request can
+    /// meet them; 0 (never raised) keeps them all. Answers do not depend on when the drops
+    /// happen, only the host memory the queue takes.
+    pub floor_ns: f64,
+    /// How long after its start a queued media write still matters to a request: a read
+    /// waits for it to finish, a write to its XPLine for `line_hold_ns`.
+    keep_ns: f64,
     /// Per-operation effects the driver reads and resets.
     pub op_read_hits: u32,
     pub op_read_misses: u32,
@@ -201,6 +212,9 @@ impl PmemSystem {
                 .saturating_sub(cfg.xpbuffer.backlog_write_entries))
             .max(1) as f64,
             now_ns: 0.0,
+            floor_ns: 0.0,
+            keep_ns: (256.0 / cfg.timing.media_write_gb_s)
+                .max(cfg.timing.media_write_latency_ns.unwrap_or(0.0)),
             op_read_hits: 0,
             op_read_misses: 0,
             op_ait_misses: 0,
@@ -247,9 +261,8 @@ impl PmemSystem {
         let start = dimm.write_queue_until_ns.max(self.now_ns);
         dimm.write_queue_until_ns = start + self.write_ns;
         if self.merge_queued && start + self.line_hold_ns > self.now_ns {
-            if dimm.queued.len() >= QUEUED_SWEEP {
-                dimm.drop_started(self.now_ns - self.line_hold_ns);
-            } else if dimm.queued_order.len() >= 2 * dimm.queued.len() + QUEUED_SWEEP {
+            dimm.drop_done(self.floor_ns, self.keep_ns);
+            if dimm.queued_order.len() >= 2 * dimm.queued.len() + ORDER_SLACK {
                 dimm.compact_order();
             }
             let patch_until_ns = if w.rmw_read {
@@ -320,7 +333,7 @@ impl PmemSystem {
     #[inline]
     fn order_read_after_queued(&mut self, d: usize, xpline: u64) {
         if let Some(q) = self.dimms[d].queued.remove(&xpline) {
-            let done = q.start_ns + self.write_ns.max(self.line_hold_ns);
+            let done = q.start_ns + self.keep_ns;
             if done > self.now_ns {
                 self.wait_for_line(done);
             }
@@ -340,6 +353,7 @@ impl PmemSystem {
     /// only: a head waiting for a pending write to its block holds every request behind it).
     #[inline]
     fn take_request(&mut self, d: usize) {
+        debug_assert!(self.now_ns >= self.floor_ns, "a request before the floor");
         self.line_wait_until_ns = 0.0;
         self.issue_ns = self.now_ns;
         if self.in_order {
@@ -446,7 +460,8 @@ impl PmemSystem {
         self.dimms.iter().map(|d| d.queue_work).sum()
     }
 
-    /// Queued media writes not yet known to have started, over all DIMMs.
+    /// Queued media writes a request may still meet (not yet done by `floor_ns`), over all
+    /// DIMMs.
     pub fn queued_writes(&self) -> usize {
         self.dimms.iter().map(|d| d.queued.len()).sum()
     }
@@ -734,6 +749,51 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Dropping the queued writes done by the floor changes no answer: a system whose
+        /// floor follows the slowest of three cores' clocks gives the same waits and
+        /// counters, request by request, as one that keeps every queued write (floor 0), with
+        /// and without a media write latency and in-order requests.
+        #[test]
+        fn dropping_done_writes_changes_no_answer(
+            hold in proptest::bool::ANY,
+            in_order in proptest::bool::ANY,
+            ops in proptest::collection::vec((0usize..3, 0u64..40, 0u64..300, 0u8..4), 1..400),
+        ) {
+            let mk = || {
+                let mut cfg = PmemConfig { dimms: 2, ..PmemConfig::default() };
+                cfg.xpbuffer.entries = 8;
+                cfg.xpbuffer.backlog_write_entries = 2;
+                cfg.xpbuffer.in_order_requests = in_order;
+                cfg.timing.media_write_latency_ns = hold.then_some(225.0);
+                PmemSystem::new(&cfg, 1 << 30, u32::MAX, 1)
+            };
+            let (mut kept, mut dropped) = (mk(), mk());
+            let mut clocks = [0.0f64; 3];
+            for (core, step_ns, x, op) in ops {
+                // Small steps on few XPLines (of both DIMMs): writes run ahead of the media
+                // and meet queued writes, some still being written.
+                clocks[core] += step_ns as f64;
+                let floor = clocks.iter().copied().fold(f64::INFINITY, f64::min);
+                let line = (x % 48) * 64 + x / 48 * 4 + u64::from(op % 4);
+                let mut waits = [0.0; 2];
+                for (k, s) in [&mut kept, &mut dropped].into_iter().enumerate() {
+                    s.now_ns = clocks[core];
+                    s.floor_ns = if k == 1 { floor } else { 0.0 };
+                    s.op_wait_ns = 0.0;
+                    if op == 3 {
+                        s.mem_read(line, core);
+                    } else {
+                        s.mem_write(line, core, WriteCause::Flush);
+                    }
+                    waits[k] = s.op_wait_ns;
+                }
+                clocks[core] += waits[0];
+                proptest::prop_assert_eq!(waits[0].to_bits(), waits[1].to_bits());
+                proptest::prop_assert!(kept.counters() == dropped.counters());
+                proptest::prop_assert!(dropped.queued_writes() <= kept.queued_writes());
+            }
+        }
+
         /// The rounding up of queued media writes equals `f64::ceil` for every quotient.
         #[test]
         fn ceil_positive_is_ceil(

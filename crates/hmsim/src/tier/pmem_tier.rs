@@ -350,8 +350,11 @@ impl PmemFeeder {
 impl QuantumObserver for PmemFeeder {
     fn quantum(&mut self, v: &QuantumView) {
         let now = (v.quantum + 1) as f64 * v.quantum_s * 1e9;
-        self.migration.sys.now_ns = now;
-        self.app.sys.now_ns = now;
+        // Every request of a quantum arrives at its end, so none comes before it.
+        for sys in [&mut self.migration.sys, &mut self.app.sys] {
+            sys.now_ns = now;
+            sys.floor_ns = now;
+        }
         self.migrations(v);
         self.app_writes(v);
     }
