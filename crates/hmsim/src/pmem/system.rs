@@ -31,6 +31,13 @@ crate::counters! {
 /// twice the live entries before it is compacted.
 const ORDER_SLACK: usize = 4096;
 
+/// Queued writes a DIMM keeps at most (≈ 7.6 ms of 256 B media writes at 2.2 GB/s). Only a
+/// floor held far back reaches it: a core that has not run, or cores whose clocks drift
+/// milliseconds apart, while back-pressure keeps the writes in flight to a few dozen. Then
+/// the writes done by the current request's time go too (a lagging core's read may miss a
+/// wait of at most one media write), counted in `queue_cap_drops`, so memory stays bounded.
+const QUEUED_CAP: usize = 1 << 16;
+
 #[derive(Clone)]
 struct Dimm {
     xpb: XpBuffer,
@@ -57,6 +64,8 @@ struct Dimm {
     queued_order: std::collections::VecDeque<(u64, f64)>,
     /// Records visited by sweeps and compactions of `queued_order` (a work count for tests).
     queue_work: u64,
+    /// Media writes that found `QUEUED_CAP` queued writes and dropped by their own time.
+    queue_cap_drops: u64,
     /// With in-order requests: when the request at the head of the DIMM's request queue
     /// stops waiting for its XPLine (no later request is taken before then).
     head_blocked_until_ns: f64,
@@ -126,8 +135,8 @@ pub struct PmemSystem {
     pub now_ns: f64,
     /// Set by the driver: no request arrives before this time (with a clock per core, the
     /// slowest core's). Queued media writes done by then are dropped, as no request can
-    /// meet them; 0 (never raised) keeps them all. Answers do not depend on when the drops
-    /// happen, only the host memory the queue takes.
+    /// meet them; 0 (never raised) keeps them all (up to `QUEUED_CAP` per DIMM). Answers do
+    /// not depend on when the drops happen, only the host memory the queue takes.
     pub floor_ns: f64,
     /// How long after its start a queued media write still matters to a request: a read
     /// waits for it to finish, a write to its XPLine for `line_hold_ns`.
@@ -183,6 +192,7 @@ impl PmemSystem {
                 queued: FastMap::default(),
                 queued_order: Default::default(),
                 queue_work: 0,
+                queue_cap_drops: 0,
                 head_blocked_until_ns: 0.0,
             })
             .collect();
@@ -261,7 +271,12 @@ impl PmemSystem {
         let start = dimm.write_queue_until_ns.max(self.now_ns);
         dimm.write_queue_until_ns = start + self.write_ns;
         if self.merge_queued && start + self.line_hold_ns > self.now_ns {
-            dimm.drop_done(self.floor_ns, self.keep_ns);
+            if dimm.queued.len() < QUEUED_CAP {
+                dimm.drop_done(self.floor_ns, self.keep_ns);
+            } else {
+                dimm.queue_cap_drops += 1;
+                dimm.drop_done(self.now_ns, self.keep_ns);
+            }
             if dimm.queued_order.len() >= 2 * dimm.queued.len() + ORDER_SLACK {
                 dimm.compact_order();
             }
@@ -458,6 +473,12 @@ impl PmemSystem {
     /// the bookkeeping work, which stays proportional to the media writes.
     pub fn queue_work(&self) -> u64 {
         self.dimms.iter().map(|d| d.queue_work).sum()
+    }
+
+    /// Media writes that found a DIMM's queue at its cap (`QUEUED_CAP`) and dropped the
+    /// writes done by their own time rather than by the floor's, over all DIMMs.
+    pub fn queue_cap_drops(&self) -> u64 {
+        self.dimms.iter().map(|d| d.queue_cap_drops).sum()
     }
 
     /// Queued media writes a request may still meet (not yet done by `floor_ns`), over all
@@ -748,6 +769,35 @@ mod tests {
         }
     }
 
+    /// 100 k whole XPLines written back to back, each request waiting for its WPQ credit:
+    /// with the floor at the writer's clock the queue holds the writes in flight; with the
+    /// floor held at 0 (another core that never runs) it stops at its cap instead of growing
+    /// with every XPLine written.
+    #[test]
+    fn a_floor_held_back_leaves_the_queue_at_its_cap() {
+        for follow in [true, false] {
+            let mut s = one_dimm(true);
+            let mut t = 0.0;
+            for x in 0..100_000 {
+                for sub in 0..4 {
+                    s.now_ns = t;
+                    s.floor_ns = if follow { t } else { 0.0 };
+                    s.op_wait_ns = 0.0;
+                    s.mem_write(line(x, sub), 0, WriteCause::Flush);
+                    t += s.op_wait_ns + 1.0;
+                }
+            }
+            assert_eq!(s.counters().media_writes_64b, 400_000);
+            if follow {
+                assert!(s.queued_writes() <= 64, "{}", s.queued_writes());
+                assert_eq!(s.queue_cap_drops(), 0);
+            } else {
+                assert!(s.queued_writes() <= QUEUED_CAP, "{}", s.queued_writes());
+                assert!(s.queue_cap_drops() > 0);
+            }
+        }
+    }
+
     proptest::proptest! {
         /// Dropping the queued writes done by the floor changes no answer: a system whose
         /// floor follows the slowest of three cores' clocks gives the same waits and
@@ -792,6 +842,7 @@ mod tests {
                 proptest::prop_assert!(kept.counters() == dropped.counters());
                 proptest::prop_assert!(dropped.queued_writes() <= kept.queued_writes());
             }
+            proptest::prop_assert_eq!(dropped.queue_cap_drops(), 0);
         }
 
         /// The rounding up of queued media writes equals `f64::ceil` for every quotient.
