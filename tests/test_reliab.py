@@ -372,10 +372,10 @@ def test_reliab_failed_run_keeps_the_old_results(tmp_path, cli, monkeypatch):
 
     real = hmsim.results._atomic_write
 
-    def failing(path, write, mode="w"):
+    def failing(path, write, mode="w", durable=True):
         if path.name == "summary.json":
-            return real(path, lambda f: full(path, None), mode)
-        return real(path, write, mode)
+            return real(path, lambda f: full(path, None), mode, durable)
+        return real(path, write, mode, durable)
 
     monkeypatch.setattr(hmsim.results, "_atomic_write", failing)
     code, _, err = cli("run", str(s), "--out", str(out))

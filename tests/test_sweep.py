@@ -50,6 +50,36 @@ def test_grid_results_and_resume(sweep_file, tmp_path):
     assert summary["points_cpu_time_s"] > 0
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd to name a flushed file")
+def test_points_are_saved_unflushed_and_a_point_a_power_loss_empties_runs_again(sweep_file, tmp_path, monkeypatch):
+    import os
+
+    flushed: list[Path] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        flushed.append(Path(os.readlink(f"/proc/self/fd/{fd}")))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    out = tmp_path / "out"
+    assert run_sweep(sweep_file, out, workers=2).ran == 6
+    # The results are flushed before they take their names; the store of points is not.
+    names = [p.name for p in flushed]
+    assert any(n.startswith(".results.csv.") for n in names), names
+    assert any(n.startswith(".summary.json.") for n in names), names
+    assert not [p for p in flushed if p.parent.name == "points"]
+    df = pd.read_csv(out / "results.csv")
+    # What a power loss may leave of files not flushed: one empty, one of zeros.
+    first, second = sorted((out / "points").glob("*.json"))[:2]
+    first.write_bytes(b"")
+    second.write_bytes(b"\0" * second.stat().st_size)
+    again = run_sweep(sweep_file, out, workers=2)
+    assert again.ran == 2 and again.reused == 4
+    pd.testing.assert_frame_equal(pd.read_csv(out / "results.csv"), df)
+    assert json.loads(first.read_text())["rows"] and json.loads(second.read_text())["rows"]
+
+
 def test_ctrl_c_keeps_finished_points(sweep_file, tmp_path, monkeypatch):
     out = tmp_path / "out"
     real = prefix_runs.run_raw

@@ -55,10 +55,11 @@ def _key(k: Any) -> str:
     return json.dumps(k) if k is None or isinstance(k, bool | int | float) else str(k)
 
 
-def write_json(path: Path, data: Any, compact: bool = False) -> None:
+def write_json(path: Path, data: Any, compact: bool = False, durable: bool = True) -> None:
     """`data` as JSON in `path` (atomically), NaN and infinities as null. `compact`: on one
     line, which the C encoder writes (an indented file takes the pure-Python one, many
-    times slower: for files people read, not a sweep's store of points)."""
+    times slower: for files people read, not a sweep's store of points). `durable`: see
+    `hmsim.atomic.atomic_write`."""
     indent = None if compact else 2
     try:
         # Most data has nothing to clean (the core's output is JSON already): the
@@ -66,7 +67,7 @@ def write_json(path: Path, data: Any, compact: bool = False) -> None:
         text = json.dumps(data, indent=indent, allow_nan=False)
     except (ValueError, TypeError):
         text = json.dumps(_clean(data), indent=indent)
-    _atomic_write(path, lambda f: f.write(text + "\n"))
+    _atomic_write(path, lambda f: f.write(text + "\n"), durable=durable)
 
 
 class UndeclaredColumnError(ValueError):

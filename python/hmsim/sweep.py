@@ -417,6 +417,14 @@ def _run_keys(points: list[Point], dev: list[str]) -> dict[str, str | None]:
     }
 
 
+def _save_point(store: Path, point_id: str, output: dict) -> None:
+    """A point's output in the sweep's store of points, on one line and without an fsync:
+    the store is a cache, whose reader runs a point again when its file does not parse
+    (what a power loss may leave of a file not flushed), so a flush per point would only
+    hold the sweep up (`hmsim.atomic.atomic_write`)."""
+    write_json(store / f"{point_id}.json", output, compact=True, durable=False)
+
+
 def _twin_output(result: dict, ran: Point) -> dict:
     """The output of a point that runs what `ran` ran: the same, with no run time of its
     own (the study's summed point time counts the run once)."""
@@ -451,7 +459,7 @@ def _same_runs(
                 first[k] = p
         elif rep.id in outputs:
             outputs[p.id] = _twin_output(outputs[rep.id], rep)
-            write_json(store / f"{p.id}.json", outputs[p.id], compact=True)
+            _save_point(store, p.id, outputs[p.id])
         else:
             twins.setdefault(rep.id, []).append(p)
     return jobs_of(todo, keys, workers), twins
@@ -490,12 +498,12 @@ def _run_points(
     with progress(len(unique), label, done=len(outputs)) as bar:
 
         def done(p: Point, result: dict) -> None:
-            write_json(store / f"{p.id}.json", result, compact=True)
+            _save_point(store, p.id, result)
             outputs[p.id] = result
             bar.advance()
             for twin in twins.get(p.id, ()):
                 outputs[twin.id] = _twin_output(result, p)
-                write_json(store / f"{twin.id}.json", outputs[twin.id], compact=True)
+                _save_point(store, twin.id, outputs[twin.id])
                 bar.advance()
 
         try:
