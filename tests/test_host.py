@@ -68,3 +68,45 @@ def test_a_reproduction_reads_the_gauge_once_before_its_points():
     assert "gauge" not in wall_text(s)
     s["host_gauge_at_start"] = {"compute_m_per_s": 560.4, "memory_m_per_s": 8.04}
     assert wall_text(s).endswith(f" · {words} at the start")
+
+
+ORDER_SCRIPT = """
+import json, sys
+from hmsim import host
+from hmsim.drawing_processes import DrawingProcesses
+seen = []
+heavy = ("pandas", "matplotlib", "hmsim.studies")
+gauge, start = host.gauge, DrawingProcesses.start
+def gauge_then_note():
+    seen.append(("gauge", [m for m in heavy if m in sys.modules]))
+    reading = gauge()
+    seen.append(("reading", reading))
+    return reading
+def start_then_note(self):
+    seen.append(("drawing processes", [m for m in heavy if m in sys.modules]))
+    return start(self)
+host.gauge = gauge_then_note
+DrawingProcesses.start = start_then_note
+from hmsim.cli import main
+status = main(["reproduce", "storage", "--quick", "--out", sys.argv[1]])
+print(json.dumps({"status": status, "seen": seen}))
+"""
+
+
+def test_reproduce_reads_the_gauge_then_starts_the_drawing_processes_before_its_imports(tmp_path):
+    """The reading alone, first; the drawing processes' imports beside the command's own; the
+    summary keeps that one reading."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, "-c", ORDER_SCRIPT, str(out)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    assert r["status"] == 0
+    names = [k for k, _ in r["seen"]]
+    assert names[:3] == ["gauge", "reading", "drawing processes"], names
+    assert r["seen"][0][1] == [] and r["seen"][2][1] == [], "imported before the gauge and the drawing processes"
+    assert names.count("gauge") == 1, "one reading per reproduction"
+    summary = json.loads((out / "storage" / "summary.json").read_text())
+    assert summary["host_gauge_at_start"] == r["seen"][1][1]

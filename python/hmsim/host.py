@@ -86,10 +86,11 @@ def gauge() -> dict[str, float]:
 
 
 @contextmanager
-def gauged_start() -> Iterator[None]:
-    """Within: one gauge reading, taken now, is every study summary's `host_gauge_at_start`
-    (`hmsim reproduce` wraps its studies in this before their first point runs)."""
-    token = START_GAUGE.set(gauge())
+def gauged_start(reading: dict[str, float] | None = None) -> Iterator[None]:
+    """Within: one gauge reading, `reading` or one taken now, is every study summary's
+    `host_gauge_at_start` (`hmsim reproduce` wraps its studies in this before their first
+    point runs; the CLI takes its reading before it even imports them)."""
+    token = START_GAUGE.set(reading if reading is not None else gauge())
     try:
         yield
     finally:
@@ -103,3 +104,12 @@ def gauge_text(g: dict[str, float]) -> str:
         f"host speed gauge: compute {g['compute_m_per_s']:.0f} M steps/s,"
         f" memory {g['memory_m_per_s']:.1f} M dependent reads/s"
     )
+
+
+def process_cpu_s() -> float:
+    """CPU seconds this process has used (every thread: the points run here, the Python
+    around them)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime

@@ -456,20 +456,17 @@ def _pickled(fig: plt.Figure) -> bytes | None:
 
 
 class _Background:
-    """Drawing processes (`hmsim.figure_worker`), started when the first
-    `figures_in_background()` block opens (they import matplotlib while the simulation
-    runs) and kept for the life of this process; fed by as many threads, which live only
-    as long as a block (an idle thread left behind would read as unfinished work to the
-    CLI's interrupt handling). A block belongs to the thread that opened it: studies run
-    side by side (`hmsim reproduce all`) each wait for their own figures only, and share
-    the drawing processes."""
+    """Figures handed to the drawing processes (`hmsim.drawing_processes`, started when the
+    first `figures_in_background()` block opens unless `hmsim reproduce` started them
+    earlier) by as many threads, which live only as long as a block (an idle thread left
+    behind would read as unfinished work to the CLI's interrupt handling). A block belongs
+    to the thread that opened it: studies run side by side (`hmsim reproduce all`) each
+    wait for their own figures only, and share the drawing processes."""
 
     def __init__(self) -> None:
         import threading
 
         self._mine = threading.local()
-        self._idle = None
-        self._spawning = threading.Lock()
 
     # This thread's block: its figures not yet drawn, and the threads feeding them.
     @property
@@ -489,22 +486,13 @@ class _Background:
         self._mine.threads = value
 
     def start(self) -> None:
-        import os
         from concurrent.futures import ThreadPoolExecutor
 
-        n = max(1, min(2, os.cpu_count() or 1))
-        with self._spawning:
-            if self._idle is None:
-                import atexit
-                import queue
+        from hmsim.drawing_processes import PROCESSES
 
-                idle = queue.SimpleQueue()
-                for _ in range(n):
-                    idle.put(self._spawn())
-                self._idle = idle
-                atexit.register(self._close)
+        PROCESSES.start()
         if self._threads is None:
-            self._threads = ThreadPoolExecutor(max_workers=n, thread_name_prefix="hmsim-figures")
+            self._threads = ThreadPoolExecutor(max_workers=PROCESSES.count(), thread_name_prefix="hmsim-figures")
 
     def stop_threads(self, wait: bool) -> None:
         if self._threads is not None:
@@ -517,40 +505,19 @@ class _Background:
 
     def _draw(self, job: tuple) -> dict:
         from hmsim import figure_worker
+        from hmsim.drawing_processes import PROCESSES
 
-        proc = self._idle.get()
-        if proc.poll() is not None:
-            proc = self._spawn()
+        proc = PROCESSES.take()
         try:
             figure_worker.send(proc.stdin, job)
             error, facts = figure_worker.receive(proc.stdout)
         except (EOFError, OSError) as e:
             raise RuntimeError(f"the figure-drawing process ended (exit code {proc.poll()})") from e
         finally:
-            self._idle.put(proc)
+            PROCESSES.give_back(proc)
         if error is not None:
             raise RuntimeError(f"drawing figure {job[3]!r}: {error}")
         return facts
-
-    def _spawn(self):
-        import os
-        import subprocess
-        import sys
-
-        # The child finds this very package, wherever it was imported from.
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        return subprocess.Popen(
-            [sys.executable, "-m", "hmsim.figure_worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
-        )
-
-    def _close(self) -> None:
-        while not self._idle.empty():
-            proc = self._idle.get()
-            try:
-                proc.stdin.close()
-                proc.wait(timeout=30)
-            except Exception:
-                proc.kill()
 
 
 _BACKGROUND = _Background()

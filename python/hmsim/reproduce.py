@@ -59,6 +59,7 @@ def run_studies(
     quick: bool = True,
     workers: int | None = None,
     on_done: Callable[[str, StudyResult], None] | None = None,
+    start_gauge: dict[str, float] | None = None,
 ) -> dict[str, StudyResult]:
     """Run the studies `todo` into `out/<name>/`, side by side: each in a thread of its own,
     their points on one pool of `workers` threads (`hmsim.sweep.SharedPool`), their
@@ -67,7 +68,9 @@ def run_studies(
     `on_done(name, result)` is called in `todo`'s order, for each study as soon as it and
     the ones before it are done. A failed study does not stop the others; its error is
     raised, naming it, once they end. Ctrl-C cancels the points not started, keeps those
-    running (and every study already finished) and raises `SweepInterrupted`."""
+    running (and every study already finished) and raises `SweepInterrupted`.
+    `start_gauge`: the host-speed reading the summaries keep (`host.gauged_start`), if the
+    caller took one already."""
     from hmsim.progress import shared_display
     from hmsim.sweep import BACKEND
 
@@ -76,13 +79,13 @@ def run_studies(
     if len(studies) == 1 or (backend is not None and backend.name != "local"):
         # One study, or points that run elsewhere: one study after the other, as always.
         done = {}
-        with host.gauged_start(), shared_display() if len(studies) > 1 else contextlib.nullcontext():
+        with host.gauged_start(start_gauge), shared_display() if len(studies) > 1 else contextlib.nullcontext():
             for st in studies:
                 done[st.name] = st.run(out / st.name, quick=quick, workers=workers, echo=False)
                 if on_done is not None:
                     on_done(st.name, done[st.name])
         return done
-    with host.gauged_start(), shared_display():
+    with host.gauged_start(start_gauge), shared_display():
         return _overlapped(studies, out, quick, workers, on_done)
 
 
@@ -153,15 +156,6 @@ def _overlapped(
         name, e = failed[0]
         raise _named(e, name) from None
     return done
-
-
-def process_cpu_s() -> float:
-    """CPU seconds this process has used (every thread: the points run here, the Python
-    around them)."""
-    import resource
-
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
 
 
 def cpu_breakdown(done: dict[str, StudyResult], process_s: float, wall_s: float, local: bool = True) -> str:
