@@ -3,13 +3,16 @@
 //! frame, where a classic buddy splits and coalesces every time), each ours without a cost
 //! model (`NoCost`) and recording for one (`Ctx`, the `+cost` rows) beside the
 //! `buddy_system_allocator` crate's `FrameAllocator` on the same request stream; a mixed
-//! stream with a live set; and replay through the cost model.
+//! stream with a live set; replay through the cost model; and the cost model's line
+//! accesses alone, by where each line is found (`cache-line`).
 
 use std::hint::black_box;
 
 use buddy_system_allocator::FrameAllocator;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use hmsim::alloc::benchmarks::{named, plain, replay_stream, warm_up, FRAMES};
+use hmsim::alloc::benchmarks::{
+    named, plain, replay_stream, warm_up, LineSource, LineStream, FRAMES, LINES_PER_RUN, WARM_RUNS,
+};
 use hmsim::alloc::driver;
 use hmsim::alloc::{CostTable, Ctx, NoCost, PageAllocator};
 
@@ -178,5 +181,16 @@ fn replay(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pairs, lifo, mixed, replay);
+fn cache_lines(c: &mut Criterion) {
+    let mut g = c.benchmark_group("alloc/cache-line");
+    g.throughput(Throughput::Elements(LINES_PER_RUN as u64));
+    for source in LineSource::ALL {
+        let mut s = LineStream::new(source);
+        s.run(WARM_RUNS);
+        g.bench_function(format!("{source:?}"), |b| b.iter(|| s.run(1)));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, pairs, lifo, mixed, replay, cache_lines);
 criterion_main!(benches);

@@ -529,6 +529,10 @@ pub(crate) fn allocators_group(scale: f64) -> Result<Vec<BenchResult>, RunError>
         out.push(crate::alloc::benchmarks::replay_one_thread(a, &w));
         out.push(crate::alloc::benchmarks::replay_flat(a, &w));
     }
+    let lines = (10_000_000.0 * scale).max(1000.0) as u64;
+    for s in crate::alloc::benchmarks::LineSource::ALL {
+        out.push(crate::alloc::benchmarks::cache_lines(s, lines));
+    }
     Ok(out)
 }
 

@@ -1,8 +1,9 @@
 //! Bodies of the allocator benchmarks (`hmsim bench --module allocators` and the criterion
 //! bench `alloc`): the single-thread order-0 allocate+free pair on a fragmented array
 //! (without a cost model, [`NoCost`], and recording for one, [`Ctx`]), the same pair on a
-//! fresh array (LIFO: the buddy splits and coalesces every time), and replay of a
-//! pre-generated stream through the cost model.
+//! fresh array (LIFO: the buddy splits and coalesces every time), replay of a
+//! pre-generated stream through the cost model, and the cost model's line accesses alone,
+//! by where each line is found ([`LineStream`]).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -12,6 +13,7 @@ use super::cost::{CostTable, Ctx, NoCost, Recorder};
 use super::driver;
 use super::ibuddy::IBuddy;
 use super::lazy::{Lazy, LazyMode};
+use super::machine::{AllocMachine, LineSources, MachineState};
 use super::spec::{build, AllocatorSpec};
 use super::workload::AllocWorkload;
 use super::{PageAllocator, MAX_CPUS};
@@ -253,4 +255,155 @@ pub fn replay_stream(allocs_per_thread: u32) -> AllocWorkload {
         ..Default::default()
     }
     .generate(1, "synthetic-kernel-compile")
+}
+
+/// Where every access of a [`LineStream`] finds its line in the cost model's default machine
+/// (`AllocMachine::default()`: 8 cores, 32 KiB 8-way L1, 256 KiB 8-way L2, 8 MiB 16-way LLC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineSource {
+    /// Core 0 reads four lines over and over.
+    L1,
+    /// Core 0 cycles through nine lines of one L1 set (8 ways): LRU misses every time, and
+    /// L2 (whose sets the nine lines share at most two to a set) holds them all.
+    L2,
+    /// Cores 0..4 take turns at the same four lines: each access takes the line from the
+    /// core before (the allocators' zone lock and free-list heads move like this).
+    CrossCore,
+    /// Core 0 reads lines it never read before, every other line (each miss's
+    /// adjacent-line prefetch fetches the line between).
+    Memory,
+}
+
+impl LineSource {
+    pub const ALL: [LineSource; 4] = [
+        LineSource::L1,
+        LineSource::L2,
+        LineSource::CrossCore,
+        LineSource::Memory,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LineSource::L1 => "L1",
+            LineSource::L2 => "L2",
+            LineSource::CrossCore => "another core's cache",
+            LineSource::Memory => "memory",
+        }
+    }
+}
+
+/// Lines per [`LineStream::run`] step: one `access_lines` call, as a replay's `Lines` event
+/// makes (a request's distinct lines come in runs of a few).
+pub const LINES_PER_RUN: usize = 4;
+
+/// Runs that touch every line of a stream once (the L2 stream's nine lines take three): the
+/// warm-up before a stream finds its lines where it says (memory, for the memory stream).
+pub const WARM_RUNS: u64 = 3;
+
+/// Accesses through the cost model's cache hierarchy that all find their line at one
+/// [`LineSource`]: what one line access costs the host on each path the replay takes.
+pub struct LineStream {
+    machine: MachineState,
+    source: LineSource,
+    /// Runs made so far.
+    step: u64,
+}
+
+impl LineStream {
+    pub fn new(source: LineSource) -> LineStream {
+        LineStream {
+            machine: MachineState::new(AllocMachine::default(), 1),
+            source,
+            step: 0,
+        }
+    }
+
+    /// The next run's core and lines.
+    #[inline(always)]
+    fn next_run(&mut self) -> (usize, [u64; LINES_PER_RUN]) {
+        const BASE: u64 = 1 << 20;
+        let i = self.step;
+        self.step += 1;
+        let n = LINES_PER_RUN as u64;
+        let at = |f: &dyn Fn(u64) -> u64| std::array::from_fn(|j| f(i * n + j as u64));
+        match self.source {
+            LineSource::L1 => (0, at(&|k| BASE + k % n)),
+            // 64 L1 sets: lines 64 apart share one.
+            LineSource::L2 => (0, at(&|k| BASE + (k % 9) * 64)),
+            LineSource::CrossCore => ((i % 4) as usize, at(&|k| BASE + (k % n) * 7)),
+            LineSource::Memory => (0, at(&|k| BASE + 2 * k)),
+        }
+    }
+
+    /// `runs` more runs of [`LINES_PER_RUN`] accesses; the modelled cycles they took.
+    pub fn run(&mut self, runs: u64) -> u64 {
+        let mut cycles = 0;
+        for _ in 0..runs {
+            let (core, lines) = self.next_run();
+            cycles += self.machine.access_lines(core, &lines);
+        }
+        cycles
+    }
+
+    /// Where the accesses so far found their lines.
+    pub fn sources(&self) -> LineSources {
+        self.machine.sources()
+    }
+}
+
+/// Line accesses per wall second through the cost model's caches, every one found at
+/// `source` (after [`WARM_RUNS`]).
+pub fn cache_lines(source: LineSource, lines: u64) -> BenchResult {
+    let mut s = LineStream::new(source);
+    s.run(WARM_RUNS);
+    let runs = (lines / LINES_PER_RUN as u64).max(1);
+    let start = Instant::now();
+    black_box(s.run(runs));
+    let wall_s = start.elapsed().as_secs_f64();
+    let count = runs * LINES_PER_RUN as u64;
+    BenchResult {
+        module: "allocators".into(),
+        case: format!(
+            "cost model alone: a line access found in {}, 8-core machine (ns/access = 1e9/rate)",
+            source.name()
+        ),
+        unit: "line accesses".into(),
+        count,
+        wall_s,
+        per_wall_second: count as f64 / wall_s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each stream's accesses all find their line where it says, after the warm-up (whose
+    /// first touches come from memory): the benchmark times the path it names.
+    #[test]
+    fn every_line_stream_finds_its_lines_where_it_says() {
+        for source in LineSource::ALL {
+            let mut s = LineStream::new(source);
+            s.run(WARM_RUNS);
+            let before = s.sources();
+            s.run(1000);
+            let a = s.sources();
+            let got = [
+                a.l1 - before.l1,
+                a.l2 - before.l2,
+                a.llc - before.llc,
+                a.cross_core - before.cross_core,
+                a.dram - before.dram,
+            ];
+            let want = match source {
+                LineSource::L1 => 0,
+                LineSource::L2 => 1,
+                LineSource::CrossCore => 3,
+                LineSource::Memory => 4,
+            };
+            let mut expect = [0; 5];
+            expect[want] = 1000 * LINES_PER_RUN as u64;
+            assert_eq!(got, expect, "{source:?}");
+        }
+    }
 }
