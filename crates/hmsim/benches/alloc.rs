@@ -11,7 +11,7 @@ use std::hint::black_box;
 use buddy_system_allocator::FrameAllocator;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use hmsim::alloc::benchmarks::{
-    named, plain, replay_stream, warm_up, LineSource, LineStream, FRAMES, LINES_PER_RUN, WARM_RUNS,
+    named, plain, replay_stream, warm_up, LineSource, LineStream, FRAMES, LINES_PER_RUN,
 };
 use hmsim::alloc::driver;
 use hmsim::alloc::{CostTable, Ctx, NoCost, PageAllocator};
@@ -186,8 +186,7 @@ fn cache_lines(c: &mut Criterion) {
     g.throughput(Throughput::Elements(LINES_PER_RUN as u64));
     for source in LineSource::ALL {
         let mut s = LineStream::new(source);
-        s.run(WARM_RUNS);
-        g.bench_function(format!("{source:?}"), |b| b.iter(|| s.run(1)));
+        g.bench_function(source.key(), |b| b.iter(|| s.run(1)));
     }
     g.finish();
 }

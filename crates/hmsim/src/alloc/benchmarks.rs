@@ -290,6 +290,16 @@ impl LineSource {
             LineSource::Memory => "memory",
         }
     }
+
+    /// The short name benchmark ids and the profiling driver use.
+    pub fn key(self) -> &'static str {
+        match self {
+            LineSource::L1 => "l1",
+            LineSource::L2 => "l2",
+            LineSource::CrossCore => "cross-core",
+            LineSource::Memory => "memory",
+        }
+    }
 }
 
 /// Lines per [`LineStream::run`] step: one `access_lines` call, as a replay's `Lines` event
@@ -297,8 +307,8 @@ impl LineSource {
 pub const LINES_PER_RUN: usize = 4;
 
 /// Runs that touch every line of a stream once (the L2 stream's nine lines take three): the
-/// warm-up before a stream finds its lines where it says (memory, for the memory stream).
-pub const WARM_RUNS: u64 = 3;
+/// warm-up [`LineStream::new`] makes before the stream finds its lines where it says.
+const WARM_RUNS: u64 = 3;
 
 /// Accesses through the cost model's cache hierarchy that all find their line at one
 /// [`LineSource`]: what one line access costs the host on each path the replay takes.
@@ -310,29 +320,36 @@ pub struct LineStream {
 }
 
 impl LineStream {
+    /// A stream after its warm-up ([`WARM_RUNS`]): from here on every access finds its line
+    /// at `source`.
     pub fn new(source: LineSource) -> LineStream {
-        LineStream {
+        let mut s = LineStream {
             machine: MachineState::new(AllocMachine::default(), 1),
             source,
             step: 0,
-        }
+        };
+        s.run(WARM_RUNS);
+        s
     }
 
     /// The next run's core and lines.
     #[inline(always)]
     fn next_run(&mut self) -> (usize, [u64; LINES_PER_RUN]) {
         const BASE: u64 = 1 << 20;
-        let i = self.step;
+        let (i, n) = (self.step, LINES_PER_RUN as u64);
         self.step += 1;
-        let n = LINES_PER_RUN as u64;
-        let at = |f: &dyn Fn(u64) -> u64| std::array::from_fn(|j| f(i * n + j as u64));
-        match self.source {
-            LineSource::L1 => (0, at(&|k| BASE + k % n)),
+        let line = |k: u64| match self.source {
+            LineSource::L1 => BASE + k % n,
             // 64 L1 sets: lines 64 apart share one.
-            LineSource::L2 => (0, at(&|k| BASE + (k % 9) * 64)),
-            LineSource::CrossCore => ((i % 4) as usize, at(&|k| BASE + (k % n) * 7)),
-            LineSource::Memory => (0, at(&|k| BASE + 2 * k)),
-        }
+            LineSource::L2 => BASE + (k % 9) * 64,
+            LineSource::CrossCore => BASE + (k % n) * 7,
+            LineSource::Memory => BASE + 2 * k,
+        };
+        let core = match self.source {
+            LineSource::CrossCore => (i % 4) as usize,
+            _ => 0,
+        };
+        (core, std::array::from_fn(|j| line(i * n + j as u64)))
     }
 
     /// `runs` more runs of [`LINES_PER_RUN`] accesses; the modelled cycles they took.
@@ -352,10 +369,9 @@ impl LineStream {
 }
 
 /// Line accesses per wall second through the cost model's caches, every one found at
-/// `source` (after [`WARM_RUNS`]).
+/// `source`.
 pub fn cache_lines(source: LineSource, lines: u64) -> BenchResult {
     let mut s = LineStream::new(source);
-    s.run(WARM_RUNS);
     let runs = (lines / LINES_PER_RUN as u64).max(1);
     let start = Instant::now();
     black_box(s.run(runs));
@@ -384,7 +400,6 @@ mod tests {
     fn every_line_stream_finds_its_lines_where_it_says() {
         for source in LineSource::ALL {
             let mut s = LineStream::new(source);
-            s.run(WARM_RUNS);
             let before = s.sources();
             s.run(1000);
             let a = s.sources();
