@@ -9,8 +9,31 @@
 # HMSIM_PGO=auto (default): profile-guided when an llvm-profdata of rustc's LLVM version is
 # found, else a plain build, saying why. HMSIM_PGO=0: plain. HMSIM_PGO=1: profile-guided or fail.
 # `scripts/build_core.sh --which` prints the llvm-profdata it would use (nothing: none) and exits.
+# `scripts/build_core.sh --wheel DIR` builds a wheel into DIR instead of installing into the
+# virtualenv, from the same build (the same flags, target directory and interpreter): after
+# `make build` it only packages what that build compiled (tests/test_wheel.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+wheel_dir=""
+if [ "${1:-}" = --wheel ]; then
+    wheel_dir="${2:?build: --wheel needs a directory}"
+    mkdir -p "$wheel_dir"
+    wheel_dir="$(cd "$wheel_dir" && pwd)"
+fi
+
+# The extension, built into the virtualenv (`maturin develop`) or as a wheel for the same
+# interpreter: PyO3 rebuilds when the interpreter changes, so the wheel names the one
+# `maturin develop` uses.
+maturin_release() {
+    if [ -z "$wheel_dir" ]; then
+        maturin develop --release
+    else
+        local python="${VIRTUAL_ENV:+$VIRTUAL_ENV/bin/python}"
+        maturin build --release --interpreter "${python:-$(command -v python3)}" --auditwheel skip \
+            --quiet -o "$wheel_dir"
+    fi
+}
 
 mode="${HMSIM_PGO:-auto}"
 pgo=target/pgo
@@ -26,7 +49,10 @@ esac
 
 plain() {
     echo "build: $1; building without profile-guided optimisation"
-    env -u HMSIM_BUILD maturin develop --release
+    (
+        unset HMSIM_BUILD
+        maturin_release
+    )
 }
 
 if [ "${1:-}" != --which ] && { [ "$mode" = 0 ] || [ "$mode" = off ]; }; then
@@ -82,4 +108,4 @@ if [ -n "$stale" ]; then
 fi
 echo "build: profile-guided ($profile)"
 HMSIM_BUILD=profile-guided RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-use=$PWD/$profile" \
-    CARGO_TARGET_DIR="$pgo/use" maturin develop --release
+    CARGO_TARGET_DIR="$pgo/use" maturin_release

@@ -1,9 +1,11 @@
-"""The wheel works without the source tree: `maturin build` makes it, a fresh venv installs
+"""The wheel works without the source tree: `scripts/build_core.sh --wheel` makes it (`maturin
+build`, packaging what `make build` compiled), a fresh venv installs
 it, and `hmsim reproduce storage --quick` runs from a directory outside the checkout (the
 study's scenario and trace files come from the package, not from ../crates/...)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import site
 import subprocess
@@ -23,10 +25,14 @@ def wheel(tmp_path_factory) -> Path:
     if maturin is None:
         pytest.skip("maturin is not installed")
     out = tmp_path_factory.mktemp("wheel")
-    # Release build: after `make build` the compiled core is reused, so this only packages.
+    # The build `make build` made (profile-guided or plain, its target directory, this
+    # interpreter): after it, this only packages what it compiled.
+    venv = Path(sys.prefix)
+    env = {**os.environ, "VIRTUAL_ENV": str(venv), "PATH": f"{Path(maturin).parent}{os.pathsep}{os.environ['PATH']}"}
     subprocess.run(
-        [maturin, "build", "--release", "--auditwheel", "skip", "--quiet", "-o", str(out)],
+        [str(ROOT / "scripts" / "build_core.sh"), "--wheel", str(out)],
         cwd=ROOT,
+        env=env,
         check=True,
         capture_output=True,
     )
