@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,15 +96,26 @@ def produce(out: Path, only: str | None = None) -> None:
             if only in study:
                 _run([exe, "reproduce", study, "--quick", "--workers", "2", "--out", str(out / "reproduce")])
     devices = ["--device-dir", str(ROOT / "examples" / "devices")]
+    commands = []
     for ex in sorted((ROOT / "examples").glob("*.toml")):
         if only is not None and only not in ex.stem:
             continue
         text = ex.read_text()
         dest = out / "examples" / ex.stem
         if "[axes]" in text:
-            _run([exe, "sweep", str(ex), "--workers", "2", "--out", str(dest), *devices])
+            commands.append([exe, "sweep", str(ex), "--workers", "2", "--out", str(dest), *devices])
         else:
-            _run([exe, "run", str(ex), "--out", str(dest), *devices])
+            commands.append([exe, "run", str(ex), "--out", str(dest), *devices])
+    # Two at a time: most of an example's run is its interpreter starting on one core. Each
+    # writes its own directory, and the fingerprints are read in path order afterwards.
+    # On a failure the examples not started are dropped, not run before it is reported.
+    pool = ThreadPoolExecutor(max_workers=2)
+    runs = [pool.submit(_run, c) for c in commands]
+    try:
+        for r in runs:
+            r.result()
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def fingerprint(path: Path, modules: list[dict]) -> tuple[str, list[str]]:
