@@ -100,12 +100,8 @@ def produce(out: Path, only: str | None = None) -> None:
     for ex in sorted((ROOT / "examples").glob("*.toml")):
         if only is not None and only not in ex.stem:
             continue
-        text = ex.read_text()
-        dest = out / "examples" / ex.stem
-        if "[axes]" in text:
-            commands.append([exe, "sweep", str(ex), "--workers", "2", "--out", str(dest), *devices])
-        else:
-            commands.append([exe, "run", str(ex), "--out", str(dest), *devices])
+        how = ["sweep", str(ex), "--workers", "2"] if "[axes]" in ex.read_text() else ["run", str(ex)]
+        commands.append([exe, *how, "--out", str(out / "examples" / ex.stem), *devices])
     # Two at a time: most of an example's run is its interpreter starting on one core. Each
     # writes its own directory, and the fingerprints are read in path order afterwards.
     # On a failure the examples not started are dropped, not run before it is reported.

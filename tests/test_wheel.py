@@ -27,8 +27,7 @@ def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     # The build `make build` made (profile-guided or plain, its target directory, this
     # interpreter): after it, this only packages what it compiled.
-    venv = Path(sys.prefix)
-    env = {**os.environ, "VIRTUAL_ENV": str(venv), "PATH": f"{Path(maturin).parent}{os.pathsep}{os.environ['PATH']}"}
+    env = {**os.environ, "VIRTUAL_ENV": sys.prefix, "PATH": f"{Path(maturin).parent}{os.pathsep}{os.environ['PATH']}"}
     subprocess.run(
         [str(ROOT / "scripts" / "build_core.sh"), "--wheel", str(out)],
         cwd=ROOT,
