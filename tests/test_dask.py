@@ -81,12 +81,35 @@ def test_killed_worker_only_reruns_its_task(scenario, tmp_path, cluster):
 
 def test_unreachable_scheduler_fails_fast(scenario, tmp_path, cli):
     f = sweep_file(scenario, 0.005)
+    # The default wait, 10 s, is the one `--scheduler-timeout` names; a shorter one is kept.
+    assert Backend("dask", "tcp://127.0.0.1:9").connect_timeout_s == 10
+    code, out, _ = cli("sweep", "--help")
+    assert code == 0 and "(default: 10)" in " ".join(out.split())
     start = time.monotonic()
     with pytest.raises(HmsimError) as e:
-        run_sweep(f, tmp_path / "o", backend=Backend("dask", "tcp://127.0.0.1:9"))
-    assert time.monotonic() - start < 15
-    assert "tcp://127.0.0.1:9" in str(e.value)
+        run_sweep(f, tmp_path / "o", backend=Backend("dask", "tcp://127.0.0.1:9", 1.0))
+    assert time.monotonic() - start < 6
+    assert "tcp://127.0.0.1:9" in str(e.value) and "within 1 s" in str(e.value)
+    start = time.monotonic()
     code, _, err = cli(
-        "sweep", str(f), "--out", str(tmp_path / "o2"), "--backend", "dask", "--scheduler", "tcp://127.0.0.1:9"
+        "sweep",
+        str(f),
+        "--out",
+        str(tmp_path / "o2"),
+        "--backend",
+        "dask",
+        "--scheduler",
+        "tcp://127.0.0.1:9",
+        "--scheduler-timeout",
+        "0.5",
     )
-    assert code == 2 and "scheduler" in err
+    assert code == 2 and "scheduler" in err and "within 0.5 s" in err
+    assert time.monotonic() - start < 6
+
+
+def test_scheduler_timeout_needs_a_scheduler(scenario, tmp_path, cli):
+    f = sweep_file(scenario, 0.005)
+    code, _, err = cli("sweep", str(f), "--out", str(tmp_path / "o"), "--scheduler-timeout", "1")
+    assert code == 2 and "--scheduler-timeout" in err and "--scheduler" in err
+    code, _, err = cli("reproduce", "storage", "--backend", "dask", "--scheduler-timeout", "0")
+    assert code == 2 and "--scheduler-timeout" in err

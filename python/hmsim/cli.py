@@ -26,6 +26,32 @@ device_dir_option = click.option(
 )
 
 
+def backend_options(command):
+    """`--backend`, `--scheduler` and `--scheduler-timeout`, for `reproduce` and `sweep`
+    (each passes them to `_backend`)."""
+    options = [
+        click.option(
+            "--backend",
+            type=click.Choice(["local", "dask"]),
+            default="local",
+            show_default=True,
+            help="local: threads here; dask: a Dask cluster (--scheduler, or a LocalCluster).",
+        ),
+        click.option("--scheduler", default=None, metavar="ADDR", help="Dask scheduler, e.g. tcp://host:8786."),
+        click.option(
+            "--scheduler-timeout",
+            "scheduler_timeout_s",
+            type=click.FloatRange(min=0, min_open=True),
+            default=None,
+            metavar="SECONDS",
+            help="How long to keep trying to reach --scheduler (default: 10).",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(_core.__version__, prog_name="hmsim", message="%(prog)s %(version)s")
 def cli() -> None:
@@ -103,14 +129,7 @@ def print_warnings(warnings: list[str]) -> None:
 @click.option("--out", default="results", show_default=True, type=click.Path(), help="Output directory.")
 @click.option("--quick", is_flag=True, help="Reduced grid: seconds to a minute.")
 @click.option("--workers", type=click.IntRange(1, 1024), default=None, help="Parallel points (default: cores).")
-@click.option(
-    "--backend",
-    type=click.Choice(["local", "dask"]),
-    default="local",
-    show_default=True,
-    help="local: threads here; dask: a Dask cluster (--scheduler, or a LocalCluster).",
-)
-@click.option("--scheduler", default=None, metavar="ADDR", help="Dask scheduler, e.g. tcp://host:8786.")
+@backend_options
 @click.option(
     "--figure-formats",
     "formats",
@@ -119,7 +138,14 @@ def print_warnings(warnings: list[str]) -> None:
     help="Figure formats, comma-separated from png, svg, pdf (default: all three; png,svg with --quick).",
 )
 def reproduce(
-    study: str, out: str, quick: bool, workers: int | None, backend: str, scheduler: str | None, formats: str | None
+    study: str,
+    out: str,
+    quick: bool,
+    workers: int | None,
+    backend: str,
+    scheduler: str | None,
+    scheduler_timeout_s: float | None,
+    formats: str | None,
 ) -> None:
     """Reproduce a published study (or `all`), printing simulated vs published numbers."""
     from hmsim import host
@@ -149,7 +175,7 @@ def reproduce(
         chosen = parse_formats(formats) if formats is not None else None
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--figure-formats") from None
-    with using_backend(_backend(backend, scheduler)), figure_formats(chosen):
+    with using_backend(_backend(backend, scheduler, scheduler_timeout_s)), figure_formats(chosen):
         done = run_studies(todo, Path(out), quick=quick, workers=workers, on_done=finished, start_gauge=reading)
     from hmsim.report import with_studies_on_disk, write_report
 
@@ -164,23 +190,24 @@ def reproduce(
 @cli.command()
 @click.argument("sweep_file", type=click.Path())
 @click.option("--out", required=True, type=click.Path(), help="Output directory (re-run to resume).")
-@click.option(
-    "--backend",
-    type=click.Choice(["local", "dask"]),
-    default="local",
-    show_default=True,
-    help="local: threads here; dask: a Dask cluster (--scheduler, or a LocalCluster).",
-)
-@click.option("--scheduler", default=None, metavar="ADDR", help="Dask scheduler, e.g. tcp://host:8786.")
+@backend_options
 @click.option("--workers", type=click.IntRange(1, 1024), default=None, help="Parallel points (default: cores).")
 @device_dir_option
 def sweep(
-    sweep_file: str, out: str, backend: str, scheduler: str | None, workers: int | None, device_dirs: tuple[str, ...]
+    sweep_file: str,
+    out: str,
+    backend: str,
+    scheduler: str | None,
+    scheduler_timeout_s: float | None,
+    workers: int | None,
+    device_dirs: tuple[str, ...],
 ) -> None:
     """Run a parameter sweep: a scenario plus axes, in parallel, resumable."""
     from hmsim.sweep import SweepInterrupted, run_sweep
 
-    res = run_sweep(sweep_file, out, workers=workers, devices=device_dirs, backend=_backend(backend, scheduler))
+    res = run_sweep(
+        sweep_file, out, workers=workers, devices=device_dirs, backend=_backend(backend, scheduler, scheduler_timeout_s)
+    )
     try:
         shared = f" ({res.shared} sharing another's run)" if res.shared else ""
         console.print(f"{res.ran} points run{shared}, {res.reused} reused; results in {out}/")
@@ -475,12 +502,14 @@ def trace_record(kind: str, out: str, page_level: bool, cmd: tuple[str, ...]) ->
     console.print(f"{res.get('records', '?')} records written to {out} (command exit status {res['exit_status']})")
 
 
-def _backend(name: str, scheduler: str | None):
+def _backend(name: str, scheduler: str | None, timeout_s: float | None):
     from hmsim.sweep import Backend
 
     if scheduler and name != "dask":
         raise ConfigError("--scheduler", "goes with --backend dask")
-    return Backend(name, scheduler)
+    if timeout_s is not None and not scheduler:
+        raise ConfigError("--scheduler-timeout", "goes with --scheduler")
+    return Backend(name, scheduler) if timeout_s is None else Backend(name, scheduler, timeout_s)
 
 
 def main(argv: list[str] | None = None) -> int:

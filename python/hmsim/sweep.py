@@ -149,10 +149,13 @@ def _combine(points: Sequence[Point], outputs: Sequence[dict]) -> tuple[pd.DataF
 @dataclass(frozen=True)
 class Backend:
     """Where sweep points run: `local` (threads in this process; the core releases the GIL)
-    or `dask` (a Dask scheduler at `scheduler`, or a LocalCluster started for the run)."""
+    or `dask` (a Dask scheduler at `scheduler`, or a LocalCluster started for the run).
+    A scheduler that does not answer within `connect_timeout_s` is a clear error (the CLI's
+    `--scheduler-timeout`; its help names this default)."""
 
     name: str = "local"
     scheduler: str | None = None
+    connect_timeout_s: float = 10.0
 
 
 BACKEND: ContextVar[Backend | None] = ContextVar("hmsim_backend", default=None)
@@ -351,15 +354,16 @@ def _run_shared(todo: list[Job], dev: list[str], slot: PoolSlot, alone: bool, do
         raise KeyboardInterrupt
 
 
-def _run_dask(todo: list[Job], dev: list[str], n: int, done: Done, scheduler: str | None) -> None:
+def _run_dask(todo: list[Job], dev: list[str], n: int, done: Done, backend: Backend) -> None:
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
         raise ConfigError("--backend", "dask is not installed (pip install 'dask[distributed]')") from None
+    scheduler, timeout_s = backend.scheduler, backend.connect_timeout_s
     cluster = None
     try:
         if scheduler:
-            client = Client(scheduler, timeout="10s")
+            client = Client(scheduler, timeout=f"{timeout_s}s")
         else:
             cluster = LocalCluster(
                 n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
@@ -368,7 +372,9 @@ def _run_dask(todo: list[Job], dev: list[str], n: int, done: Done, scheduler: st
     except (OSError, TimeoutError) as e:
         if cluster is not None:
             cluster.close()
-        raise ConfigError("--scheduler", f"cannot reach the Dask scheduler at {scheduler} within 10 s ({e})") from None
+        raise ConfigError(
+            "--scheduler", f"cannot reach the Dask scheduler at {scheduler} within {timeout_s:g} s ({e})"
+        ) from None
     futures = {}
     try:
         for job in todo:
@@ -509,7 +515,7 @@ def _run_points(
         try:
             slot = SHARED_POOL.get()
             if backend.name == "dask":
-                _run_dask(todo, dev, n, done, backend.scheduler)
+                _run_dask(todo, dev, n, done, backend)
             elif todo and slot is not None:
                 _run_shared(todo, dev, slot, alone, done)
             elif todo:
