@@ -10,6 +10,10 @@ ones and names every CSV that changed, with its first differing line.
     python scripts/results_identical.py --record before.json     # on the old commit (--full:
                                                                  #  keep lines, to show diffs)
     python scripts/results_identical.py --check before.json      # on the new one
+
+`--studies-from DIR` fingerprints the studies an earlier `hmsim reproduce all --quick --out
+DIR` (or one `--quick` study at a time into DIR) wrote instead of running them again: the
+test suite passes the directory its quick studies already ran into.
 """
 
 from __future__ import annotations
@@ -83,11 +87,13 @@ def _run(args: list[str]) -> None:
         sys.exit(f"results_identical: {' '.join(args)} failed:\n{done.stderr[-2000:]}")
 
 
-def produce(out: Path, only: str | None = None) -> None:
+def produce(out: Path, only: str | None = None, studies_from: Path | None = None) -> None:
     """Run every quick study and every example into `out` (only those whose name contains
-    `only`, when given)."""
+    `only`, when given; no study when `studies_from` holds them)."""
     exe = _hmsim()
-    if only is None:
+    if studies_from is not None:
+        pass  # fingerprinted where they are (`main`)
+    elif only is None:
         _run([exe, "reproduce", "all", "--quick", "--workers", "2", "--out", str(out / "reproduce")])
     else:
         from hmsim.studies import names
@@ -136,11 +142,13 @@ def fingerprint(path: Path, modules: list[dict]) -> tuple[str, list[str]]:
     return hashlib.sha256(text.encode()).hexdigest(), lines
 
 
-def collect(out: Path) -> dict[str, dict]:
+def collect(out: Path, prefix: str = "") -> dict[str, dict]:
+    """The fingerprint and lines of every result CSV under `out`, by path under it (after
+    `prefix`)."""
     modules = schema()
     found = {}
     for p in sorted(out.rglob("*.csv")):
-        rel = p.relative_to(out).as_posix()
+        rel = prefix + p.relative_to(out).as_posix()
         if "/points/" in rel or rel.endswith("comparison.csv"):
             continue  # sweep points are merged into results.csv; comparison holds published ratios
         digest, lines = fingerprint(p, modules)
@@ -156,11 +164,19 @@ def main() -> int:
     ap.add_argument("--keep", type=Path, help="run into this directory and keep it")
     ap.add_argument("--full", action="store_true", help="with --record: store every line, to show where a CSV changed")
     ap.add_argument("--only", help="check only the studies and examples whose name contains this word")
+    ap.add_argument(
+        "--studies-from",
+        type=Path,
+        help="fingerprint the quick studies already run into this directory instead of running them",
+    )
     a = ap.parse_args()
     out = a.keep or Path(tempfile.mkdtemp(prefix="hmsim-identical-"))
     try:
-        produce(out, a.only)
+        produce(out, a.only, a.studies_from)
         now = collect(out)
+        if a.studies_from is not None:
+            studies = collect(a.studies_from, "reproduce/")
+            now |= {k: v for k, v in studies.items() if a.only is None or a.only in k.split("/")[1]}
     finally:
         if a.keep is None:
             shutil.rmtree(out, ignore_errors=True)
