@@ -87,20 +87,24 @@ def _run(args: list[str]) -> None:
         sys.exit(f"results_identical: {' '.join(args)} failed:\n{done.stderr[-2000:]}")
 
 
-def produce(out: Path, only: str | None = None, studies_from: Path | None = None) -> None:
-    """Run every quick study and every example into `out` (only those whose name contains
-    `only`, when given; no study when `studies_from` holds them)."""
+def run_studies(out: Path, only: str | None = None) -> None:
+    """Run every quick study into `out/reproduce` (only those whose name contains `only`,
+    when given)."""
     exe = _hmsim()
-    if studies_from is not None:
-        pass  # fingerprinted where they are (`main`)
-    elif only is None:
+    if only is None:
         _run([exe, "reproduce", "all", "--quick", "--workers", "2", "--out", str(out / "reproduce")])
-    else:
-        from hmsim.studies import names
+        return
+    from hmsim.studies import names
 
-        for study in names():
-            if only in study:
-                _run([exe, "reproduce", study, "--quick", "--workers", "2", "--out", str(out / "reproduce")])
+    for study in names():
+        if only in study:
+            _run([exe, "reproduce", study, "--quick", "--workers", "2", "--out", str(out / "reproduce")])
+
+
+def run_examples(out: Path, only: str | None = None) -> None:
+    """Run every example into `out/examples` (only those whose name contains `only`, when
+    given)."""
+    exe = _hmsim()
     devices = ["--device-dir", str(ROOT / "examples" / "devices")]
     commands = []
     for ex in sorted((ROOT / "examples").glob("*.toml")):
@@ -172,7 +176,9 @@ def main() -> int:
     a = ap.parse_args()
     out = a.keep or Path(tempfile.mkdtemp(prefix="hmsim-identical-"))
     try:
-        produce(out, a.only, a.studies_from)
+        if a.studies_from is None:
+            run_studies(out, a.only)
+        run_examples(out, a.only)
         now = collect(out)
         if a.studies_from is not None:
             studies = collect(a.studies_from, "reproduce/")
