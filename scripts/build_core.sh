@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the Rust core into the active virtualenv (`make build`), profile-guided when it can be:
-# an instrumented build of the training driver (crates/hmsim-pgo/src/main.rs) runs every
+# an instrumented build of the training driver (crates/hmsim-prof/src/bin/pgo_train.rs) runs every
 # module's hot paths, llvm-profdata merges what it counted, and the extension is built with that
 # profile (docs/performance.md, "Profile-guided build"). Results are the same either way; only
 # the speed differs. The profile is made again when a source of the core crate, the workspace's
@@ -92,7 +92,7 @@ fi
 # loop), the workspace's manifest and lock file, the driver's example scenarios.
 stale=yes
 if [ -f "$profile" ]; then
-    stale=$(find crates/hmsim crates/hmsim-pgo Cargo.lock Cargo.toml examples -newer "$profile" -type f \
+    stale=$(find crates/hmsim crates/hmsim-prof/Cargo.toml crates/hmsim-prof/src/bin/pgo_train.rs Cargo.lock Cargo.toml examples -newer "$profile" -type f \
         \( -name '*.rs' -o -name '*.toml' -o -name Cargo.lock \) -print -quit)
 fi
 if [ -n "$stale" ]; then
@@ -100,7 +100,7 @@ if [ -n "$stale" ]; then
     rm -rf "$pgo/raw"
     mkdir -p "$pgo/raw"
     RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$PWD/$pgo/raw" CARGO_TARGET_DIR="$pgo/gen" \
-        cargo build --release --quiet -p hmsim-pgo
+        cargo build --release --quiet -p hmsim-prof --bin pgo_train
     LLVM_PROFILE_FILE="$PWD/$pgo/raw/train_%m_%p.profraw" "$pgo/gen/release/pgo_train"
     "$profdata" merge -o "$profile.tmp" "$pgo"/raw/*.profraw
     mv "$profile.tmp" "$profile"

@@ -1,5 +1,5 @@
 //! `hmsim lifetime` replay of a trace file for profiling (`callgrind`, `perf`):
-//! `cargo run --release --example lifetime_prof -- TRACE [FORMAT] [DIMMS]`. Prints the
+//! `cargo run --release -p hmsim-prof --bin lifetime_prof -- TRACE [FORMAT] [DIMMS]`. Prints the
 //! records, the time and the run's output as JSON (to compare builds byte for byte).
 
 use hmsim::pmem::lifetime_scenario;

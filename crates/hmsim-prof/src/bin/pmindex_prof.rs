@@ -1,4 +1,4 @@
-//! Profiling driver (callgrind): `cargo run --release --example pmindex_prof -- INDEX N [model|lookup]`.
+//! Profiling driver (callgrind): `cargo run --release -p hmsim-prof --bin pmindex_prof -- INDEX N [model|lookup]`.
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     let index = a.get(1).map(String::as_str).unwrap_or("p-clht");

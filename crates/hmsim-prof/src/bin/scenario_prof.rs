@@ -1,5 +1,5 @@
-//! Profiling driver for any scenario (callgrind, perf): `cargo run --release --example
-//! scenario_prof -- SCENARIO.toml [KEY=VALUE ...]` runs it in this process, as `hmsim run
+//! Profiling driver for any scenario (callgrind, perf): `cargo run --release -p hmsim-prof
+//! --bin scenario_prof -- SCENARIO.toml [KEY=VALUE ...]` runs it in this process, as `hmsim run
 //! SCENARIO.toml --set KEY=VALUE ...` would, and prints the wall time and the first row.
 use std::time::Instant;
 

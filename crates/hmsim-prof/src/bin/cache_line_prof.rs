@@ -1,6 +1,6 @@
 //! The cost model's line accesses alone, every one found at one place, for profiling
 //! (`callgrind`: host instructions per access on each path):
-//! `cargo run --release --example cache_line_prof -- l1|l2|cross-core|memory [RUNS]`.
+//! `cargo run --release -p hmsim-prof --bin cache_line_prof -- l1|l2|cross-core|memory [RUNS]`.
 //! Prints ns per access and where the accesses found their lines.
 
 use hmsim::alloc::benchmarks::{LineSource, LineStream, LINES_PER_RUN};

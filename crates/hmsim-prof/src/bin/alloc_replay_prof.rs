@@ -1,5 +1,5 @@
 //! Cost-model replay of the benchmark stream for profiling (`perf`, `callgrind`):
-//! `cargo run --release --example alloc_replay_prof -- [ALLOCATOR] [ALLOCS_PER_THREAD]
+//! `cargo run --release -p hmsim-prof --bin alloc_replay_prof -- [ALLOCATOR] [ALLOCS_PER_THREAD]
 //! [flat|serial]`. Prints requests, wall time and a digest of the run's results (to compare
 //! builds); `flat` replays without the cache model (every distinct line at the flat cost),
 //! `serial` times the events on the issuing thread instead of a second one.

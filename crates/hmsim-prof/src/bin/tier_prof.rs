@@ -1,5 +1,5 @@
 //! Profiling driver (callgrind, perf):
-//! `cargo run --release --example tier_prof -- POLICY PAGE_BYTES SECONDS [scaled | SCENARIO.toml]`.
+//! `cargo run --release -p hmsim-prof --bin tier_prof -- POLICY PAGE_BYTES SECONDS [scaled | SCENARIO.toml]`.
 //! Runs one statistical-mode tiering point at 1x contention — the bench's GUPS setup; with
 //! `scaled` the quick tiering study's 1/8-size setup (GUPS on 2 cores over 9 GiB, 3 GiB hot,
 //! tiers of 4 and 12 GB); or a scenario file with its policy, duration, page size and

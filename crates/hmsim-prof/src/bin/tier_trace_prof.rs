@@ -1,5 +1,5 @@
 //! Profiling driver for trace-driven tiering (`perf`, `callgrind`): `cargo run --release
-//! --example tier_trace_prof -- [RECORDS]`. Writes the bench's native trace (4 KiB pages
+//! -p hmsim-prof --bin tier_trace_prof -- [RECORDS]`. Writes the bench's native trace (4 KiB pages
 //! over 1 GiB, 90 % to 256 MiB) and replays it once under HeMem, as `hmsim bench --module
 //! tiering` does; prints the accesses per wall second.
 fn main() {
