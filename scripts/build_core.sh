@@ -3,8 +3,8 @@
 # an instrumented build of the training driver (crates/hmsim-prof/src/bin/pgo_train.rs) runs every
 # module's hot paths, llvm-profdata merges what it counted, and the extension is built with that
 # profile (docs/performance.md, "Profile-guided build"). Results are the same either way; only
-# the speed differs. The profile is made again when a source of the core crate, the workspace's
-# Cargo.toml or Cargo.lock, or an example scenario is newer than it.
+# the speed differs. The profile is made again when a source of the core crate, the training
+# driver, the workspace's Cargo.toml or Cargo.lock, or an example scenario is newer than it.
 #
 # HMSIM_PGO=auto (default): profile-guided when an llvm-profdata of rustc's LLVM version is
 # found, else a plain build, saying why. HMSIM_PGO=0: plain. HMSIM_PGO=1: profile-guided or fail.
@@ -92,7 +92,8 @@ fi
 # loop), the workspace's manifest and lock file, the driver's example scenarios.
 stale=yes
 if [ -f "$profile" ]; then
-    stale=$(find crates/hmsim crates/hmsim-prof/Cargo.toml crates/hmsim-prof/src/bin/pgo_train.rs Cargo.lock Cargo.toml examples -newer "$profile" -type f \
+    stale=$(find crates/hmsim crates/hmsim-prof/Cargo.toml crates/hmsim-prof/src/bin/pgo_train.rs \
+        Cargo.lock Cargo.toml examples -newer "$profile" -type f \
         \( -name '*.rs' -o -name '*.toml' -o -name Cargo.lock \) -print -quit)
 fi
 if [ -n "$stale" ]; then
