@@ -40,6 +40,7 @@ mod hwflush;
 mod index;
 mod key;
 mod keyslot;
+mod line_bits;
 mod loaded;
 mod measure;
 mod mem;

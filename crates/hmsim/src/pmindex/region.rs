@@ -13,6 +13,7 @@ use rand::Rng;
 
 pub(crate) use super::counters::PmStats;
 use super::hwflush;
+use super::line_bits::LineBits;
 pub(crate) use super::repeats::Held;
 use super::repeats::Repeats;
 use crate::cache::FlushKind;
@@ -217,7 +218,7 @@ pub struct PmRegion {
     /// Set by an index while it resizes or splits (see [`PmRegion::set_resizing`]).
     in_resize: bool,
     /// Lines stored since their last flush (only kept with `coalesce_flushes`).
-    unflushed: FastSet<u64>,
+    unflushed: LineBits,
     crash: Option<Box<CrashTrack>>,
     /// Whether a load or store needs more than the counters: an observer, crash tracking or
     /// flush coalescing is on. Without them (an index in DRAM, measured natively) the
@@ -398,7 +399,7 @@ impl PmRegion {
             core: 0,
             in_alloc: false,
             in_resize: false,
-            unflushed: FastSet::default(),
+            unflushed: LineBits::default(),
             crash: None,
             slow,
             repeats: Repeats::OFF,
@@ -702,7 +703,7 @@ impl PmRegion {
         self.stats.resize_ntstores += self.in_resize as u64;
         self.stats.store_bytes += 8;
         let line = off / LINE;
-        self.unflushed.remove(&line);
+        self.unflushed.remove(line);
         if self.crash.is_some() {
             let snap = self.line_bytes(line);
             if let Some(c) = &mut self.crash {
@@ -723,7 +724,7 @@ impl PmRegion {
     pub(crate) fn flush(&mut self, off: POff) {
         self.check(off, 1);
         let line = off / LINE;
-        if self.cfg.coalesce_flushes && !self.unflushed.remove(&line) {
+        if self.cfg.coalesce_flushes && !self.unflushed.remove(line) {
             self.stats.flushes_coalesced += 1;
             return;
         }
