@@ -160,8 +160,12 @@ impl Skew {
         let c = c.saturating_add(1);
         self.sub[k] = c;
         let new = self.bin(c);
-        self.ebp[old] -= 1;
-        self.ebp[new] += 1;
+        // Mostly the same bin: skipping the no-op pair spares a store-to-load chain (see
+        // `Memtis::count`).
+        if new != old {
+            self.ebp[old] -= 1;
+            self.ebp[new] += 1;
+        }
         (old, new)
     }
 
