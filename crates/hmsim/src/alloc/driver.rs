@@ -320,6 +320,23 @@ const PREFETCH_AHEAD: usize = 16;
 /// The functional side of a run: every request of `w` and the probes through `a`, their
 /// events handed to `deliver` every `batch_requests` requests (it returns an empty buffer
 /// for the next batch). Returns the result's functional part (no cycles yet).
+/// A block handed out, `pfn << 8 | order`, or [`HeldBlock::NONE`].
+#[derive(Clone, Copy)]
+struct HeldBlock(u64);
+
+impl HeldBlock {
+    const NONE: HeldBlock = HeldBlock(u64::MAX);
+
+    fn new(pfn: u64, order: u8) -> HeldBlock {
+        debug_assert!(pfn < 1 << 55, "frame numbers fit 56 bits");
+        HeldBlock(pfn << 8 | u64::from(order))
+    }
+
+    fn get(self) -> Option<(u64, u8)> {
+        (self.0 != u64::MAX).then_some((self.0 >> 8, self.0 as u8))
+    }
+}
+
 fn issue(
     a: &mut dyn PageAllocator,
     w: &AllocWorkload,
@@ -336,7 +353,10 @@ fn issue(
         let batch = ctx.take_batch(std::mem::take(&mut spare));
         spare = deliver(batch);
     };
-    let mut blocks: Vec<Option<(u64, u8)>> = vec![None; w.blocks as usize];
+    // Each allocation's block by request id, packed into 8 bytes (an `Option<(u64, u8)>`
+    // takes 24): the table is as large as the workload's allocations, far beyond the
+    // host's caches, and read back at random by the frees.
+    let mut blocks = vec![HeldBlock::NONE; w.blocks as usize];
     let mut r = RunResult {
         requests: 0,
         allocs: 0,
@@ -376,24 +396,26 @@ fn issue(
                     Some(p) => {
                         r.allocs += 1;
                         r.order_successes[order as usize] += 1;
-                        blocks[q.id as usize] = Some((p, order));
+                        blocks[q.id as usize] = HeldBlock::new(p, order);
                     }
                     None => r.failures += 1,
                 }
                 ctx.end(Record::Alloc, got.map(|p| (p, order)));
             }
-            AllocOp::Free => match blocks[q.id as usize].take() {
-                Some((p, order)) => {
-                    r.requests += 1;
-                    r.frees += 1;
-                    release(a, p, order, c as u16, &mut ctx);
-                    ctx.end(Record::Free, None);
+            AllocOp::Free => {
+                match std::mem::replace(&mut blocks[q.id as usize], HeldBlock::NONE).get() {
+                    Some((p, order)) => {
+                        r.requests += 1;
+                        r.frees += 1;
+                        release(a, p, order, c as u16, &mut ctx);
+                        ctx.end(Record::Free, None);
+                    }
+                    None => {
+                        r.frees_of_failed += 1;
+                        ctx.end(Record::Nothing, None);
+                    }
                 }
-                None => {
-                    r.frees_of_failed += 1;
-                    ctx.end(Record::Nothing, None);
-                }
-            },
+            }
         }
         if (i + 1).is_multiple_of(batch_requests) {
             hand_over(&mut ctx);
@@ -431,4 +453,22 @@ fn issue(
     }
     hand_over(&mut ctx);
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HeldBlock;
+
+    proptest::proptest! {
+        /// A packed block gives back its frame and order, and is never taken for no block.
+        #[test]
+        fn held_blocks_unpack_to_what_was_packed(pfn in 0u64..1 << 55, order in 0u8..=255) {
+            proptest::prop_assert_eq!(HeldBlock::new(pfn, order).get(), Some((pfn, order)));
+        }
+    }
+
+    #[test]
+    fn no_block_unpacks_to_none() {
+        assert_eq!(HeldBlock::NONE.get(), None);
+    }
 }
