@@ -333,7 +333,7 @@ impl HeldBlock {
     }
 
     fn get(self) -> Option<(u64, u8)> {
-        (self.0 != u64::MAX).then_some((self.0 >> 8, self.0 as u8))
+        (self.0 != Self::NONE.0).then_some((self.0 >> 8, self.0 as u8))
     }
 }
 
