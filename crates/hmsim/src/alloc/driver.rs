@@ -317,9 +317,6 @@ fn run_in(
 /// How many requests ahead a free's block is fetched into the host's caches.
 const PREFETCH_AHEAD: usize = 16;
 
-/// The functional side of a run: every request of `w` and the probes through `a`, their
-/// events handed to `deliver` every `batch_requests` requests (it returns an empty buffer
-/// for the next batch). Returns the result's functional part (no cycles yet).
 /// A block handed out, `pfn << 8 | order`, or [`HeldBlock::NONE`].
 #[derive(Clone, Copy)]
 struct HeldBlock(u64);
@@ -337,6 +334,9 @@ impl HeldBlock {
     }
 }
 
+/// The functional side of a run: every request of `w` and the probes through `a`, their
+/// events handed to `deliver` every `batch_requests` requests (it returns an empty buffer
+/// for the next batch). Returns the result's functional part (no cycles yet).
 fn issue(
     a: &mut dyn PageAllocator,
     w: &AllocWorkload,

@@ -134,9 +134,14 @@ impl Memtis {
         let old = bin_of(*c);
         *c = c.saturating_add(1);
         let new = bin_of(*c);
-        // Most samples leave their page in its bin (a bin spans a doubling of the count):
-        // skipping the no-op pair spares a chain of store-to-load forwards through the
-        // histogram from one sample to the next.
+        self.move_bin(old, new, weight);
+    }
+
+    /// `weight` moves from histogram bin `old` to `new`. Most samples leave their page in its
+    /// bin (a bin spans a doubling of the count): skipping the no-op pair spares a chain of
+    /// store-to-load forwards through the histogram from one sample to the next.
+    #[inline(always)]
+    fn move_bin(&mut self, old: usize, new: usize, weight: u64) {
         if new != old {
             self.hist[old] -= weight;
             self.hist[new] += weight;
@@ -328,10 +333,7 @@ impl Memtis {
             self.record(p, weight, pt);
         } else if let Some((h, i)) = pt.parent_of(p).or((p < n).then_some((p, sub as u64))) {
             let (old, new) = k.bump(h, i);
-            if new != old {
-                self.hist[old] -= 1;
-                self.hist[new] += 1;
-            }
+            self.move_bin(old, new, 1);
             self.tick(pt);
         }
     }

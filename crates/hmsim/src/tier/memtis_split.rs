@@ -161,7 +161,7 @@ impl Skew {
         self.sub[k] = c;
         let new = self.bin(c);
         // Mostly the same bin: skipping the no-op pair spares a store-to-load chain (see
-        // `Memtis::count`).
+        // `Memtis::move_bin`).
         if new != old {
             self.ebp[old] -= 1;
             self.ebp[new] += 1;
