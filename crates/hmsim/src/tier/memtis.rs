@@ -29,7 +29,7 @@
 use super::colloid::{Colloid, ColloidParams, Direction};
 use super::cost::SAMPLE_NS;
 pub use super::memtis_bins::bin_of;
-use super::memtis_bins::BINS;
+use super::memtis_bins::{move_weight, BINS};
 use super::memtis_cool::cool as cool_counts;
 use super::memtis_order::{by_level, ByLevel};
 use super::memtis_split::{skew_of, Skew, MIN_RHR_GAIN, NO_SLOT, SKEW_BINS};
@@ -134,18 +134,7 @@ impl Memtis {
         let old = bin_of(*c);
         *c = c.saturating_add(1);
         let new = bin_of(*c);
-        self.move_bin(old, new, weight);
-    }
-
-    /// `weight` moves from histogram bin `old` to `new`. Most samples leave their page in its
-    /// bin (a bin spans a doubling of the count): skipping the no-op pair spares a chain of
-    /// store-to-load forwards through the histogram from one sample to the next.
-    #[inline(always)]
-    fn move_bin(&mut self, old: usize, new: usize, weight: u64) {
-        if new != old {
-            self.hist[old] -= weight;
-            self.hist[new] += weight;
-        }
+        move_weight(&mut self.hist, old, new, weight);
     }
 
     /// Samples until the next one [`tick`](Self::tick) acts on (at least 1).
@@ -333,7 +322,7 @@ impl Memtis {
             self.record(p, weight, pt);
         } else if let Some((h, i)) = pt.parent_of(p).or((p < n).then_some((p, sub as u64))) {
             let (old, new) = k.bump(h, i);
-            self.move_bin(old, new, 1);
+            move_weight(&mut self.hist, old, new, 1);
             self.tick(pt);
         }
     }

@@ -2,7 +2,7 @@
 //! `mm/htmm_core.c`): skewness bins, the estimated base-page histogram, eHR against rHR, the
 //! split target and threshold. `memtis.rs` drives it from its samples and cooling.
 
-use super::memtis_bins::{bin_of, BINS};
+use super::memtis_bins::{bin_of, move_weight, BINS};
 use super::memtis_cool::BinSteps;
 use super::pages::PageTable;
 
@@ -160,12 +160,7 @@ impl Skew {
         let c = c.saturating_add(1);
         self.sub[k] = c;
         let new = self.bin(c);
-        // Mostly the same bin: skipping the no-op pair spares a store-to-load chain (see
-        // `Memtis::move_bin`).
-        if new != old {
-            self.ebp[old] -= 1;
-            self.ebp[new] += 1;
-        }
+        move_weight(&mut self.ebp, old, new, 1);
         (old, new)
     }
 
