@@ -119,6 +119,8 @@ pub struct ReplayCounts {
     pub accesses: u64,
     pub per_tier: Vec<u64>,
     pub samples: u64,
+    /// Accesses taken in each quantum, in order (what a run's measured window replayed).
+    pub per_quantum: Vec<u64>,
 }
 
 /// A quantum's misses (memory reads) per tier, write-backs and total hit time.
@@ -274,6 +276,7 @@ impl AccessSource for StreamSource<'_> {
             }
         }
         self.counts.accesses += take as u64;
+        self.counts.per_quantum.push(take as u64);
         self.counts.samples += samples.len() as u64;
         for (c, k) in self.counts.per_tier.iter_mut().zip(&per_tier) {
             *c += k;

@@ -97,6 +97,9 @@ pub struct TierRow {
     pub replayed_accesses: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pebs_samples: Option<u64>,
+    /// Passes over the trace file the measured window replayed (trace-file runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_trace_passes: Option<f64>,
     /// Hit rates of the caches a trace went through (cache-filtered trace runs only).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheColumns>,
@@ -152,6 +155,7 @@ const ROW_TAIL: &[Column] = &[
     nullable(col("oracle_hot_share_default", "", Float, "hot-set share in the default tier of the best oracle placement (`best` only)")),
     nullable(col("replayed_accesses", "", Int, "stream accesses replayed (trace-driven runs)")),
     nullable(col("pebs_samples", "", Int, "PEBS samples taken (trace-driven runs)")),
+    nullable(col("window_trace_passes", "", Float, "passes over the trace file the measured window replayed (trace-file runs; below 2 the run warns: its numbers depend on where the window falls in the trace)")),
     nullable(col("l1_hit_rate", "", Float, "L1 hits / L1 lookups over the run (cache-filtered traces)")),
     nullable(col("l2_hit_rate", "", Float, "L2 hits / L2 lookups (the L1 misses) over the run (cache-filtered traces)")),
     nullable(col("llc_hit_rate", "", Float, "LLC hits / LLC lookups (the L2 misses) over the run (cache-filtered traces)")),
@@ -223,6 +227,7 @@ pub(super) fn row_of(sc: &TierScenario, policy: &str, intensity: u32, r: &SimRes
         oracle_hot_share_default: None,
         replayed_accesses: None,
         pebs_samples: None,
+        window_trace_passes: None,
         cache: None,
         converged: steady.converged(),
         window_throughput_drift: steady.drift,

@@ -17,7 +17,7 @@ use super::rows::{
 };
 use super::scenario::{SimSpec, TierScenario, BEST, PYTHON_POLICY};
 use super::sim::{simulate_keeping, simulate_observed};
-use super::steady::{nothing_migrated, Steadiness};
+use super::steady::{nothing_migrated, Steadiness, TraceWindow};
 use super::stream::{AccessStream, TraceStream};
 use super::workload::{Gups, CACHE_NONE};
 use super::LINE_BYTES;
@@ -96,7 +96,7 @@ fn run_stream(
     ctx: &Ctx,
     ant: &Antagonists,
     policy: &mut dyn TieringPolicy,
-) -> Result<(SimResult, ReplayCounts, Option<CacheReport>), RunError> {
+) -> Result<(SimResult, Replayed), RunError> {
     let file = ctx.file();
     let w = &sc.workload;
     let demand = StreamDemand {
@@ -107,7 +107,7 @@ fn run_stream(
         weight: w.access_weight,
     };
     let mut footprint = None;
-    let mut accesses_per_pass = 0;
+    let mut accesses_per_pass = None;
     let (mut stream, key): (Box<dyn AccessStream>, &str) = match (&w.trace, &w.app) {
         (Some(rel), _) => {
             let path = ctx.path(rel);
@@ -127,7 +127,7 @@ fn run_stream(
                 ));
             }
             footprint = Some(t.distinct_lines);
-            accesses_per_pass = t.accesses_per_pass;
+            accesses_per_pass = Some(t.accesses_per_pass);
             (Box::new(t), "workload.trace")
         }
         (None, Some(app)) => (
@@ -161,10 +161,45 @@ fn run_stream(
             },
             distinct_lines: lines,
             llc_bytes: c.llc_bytes(),
-            passes: counts.accesses as f64 / accesses_per_pass.max(1) as f64,
+            passes: counts.accesses as f64 / accesses_per_pass.unwrap_or(0).max(1) as f64,
         }
     });
-    Ok((r, counts, report))
+    Ok((
+        r,
+        Replayed {
+            counts,
+            cache: report,
+            accesses_per_pass,
+            cached: w.cache_filtered(),
+        },
+    ))
+}
+
+/// What a stream run replayed.
+struct Replayed {
+    counts: ReplayCounts,
+    cache: Option<CacheReport>,
+    /// Accesses in one pass over the trace file (`None` for an application analog).
+    accesses_per_pass: Option<u64>,
+    /// The stream went through the CPU caches.
+    cached: bool,
+}
+
+impl Replayed {
+    /// Where the measured window (the last `window_quanta` quanta of `quantum_s`) falls in
+    /// the trace file, or `None` for a stream that is not a file.
+    fn trace_window(&self, window_quanta: usize, quantum_s: f64) -> Option<TraceWindow> {
+        let per_pass = self.accesses_per_pass.filter(|&n| n > 0)? as f64;
+        let q = &self.counts.per_quantum;
+        let split = q.len().saturating_sub(window_quanta);
+        let sum = |s: &[u64]| s.iter().sum::<u64>() as f64;
+        Some(TraceWindow {
+            before_passes: sum(&q[..split]) / per_pass,
+            window_passes: sum(&q[split..]) / per_pass,
+            window_s: (q.len() - split) as f64 * quantum_s,
+            cached: self.cached,
+        })
+    }
 }
 
 /// The run warning of a trace whose footprint fits in the LLC: after its first pass the
@@ -453,15 +488,35 @@ impl Experiment for TierRun {
             drift: row.window_throughput_drift,
             migration_share: row.window_migration_share,
         };
-        let hint = if sc.sim.until_steady {
+        let trace_window = replayed
+            .as_ref()
+            .and_then(|x| x.trace_window(tail(&sc, &r).len(), sc.sim.quantum_s));
+        let mut hint = if sc.sim.until_steady {
             format!("the run stopped at its cap ({cap} s): raise sim.max_duration_s")
         } else {
             "lengthen sim.duration_s (sim.measure_last_s stays the window at the end), \
              or set sim.until_steady = true"
                 .to_string()
         };
+        match trace_window {
+            // A longer run keeps the window as short in passes: its length is the fix.
+            Some(t) if t.short() => {
+                hint = "lengthen sim.measure_last_s (see the warning on the window's passes \
+                        over the trace)"
+                    .to_string()
+            }
+            Some(t) if t.looped() => hint.push_str(&format!(
+                "; or, if it is the trace's phases, lengthen sim.measure_last_s: the window \
+                 holds {:.1} passes of a trace replayed in a loop, and the part of a pass in \
+                 each half weighs the program's phases unevenly",
+                t.window_passes
+            )),
+            _ => {}
+        }
         out.warnings
             .extend(steady.warning(&who, sc.sim.measure_last_s, duration, &hint));
+        out.warnings
+            .extend(trace_window.and_then(|t| t.warning(&who)));
         out.warnings
             .extend(nothing_migrated(&who, &name, &r, tail(&sc, &r)));
         if sc.sim.until_steady {
@@ -469,10 +524,11 @@ impl Experiment for TierRun {
         }
         row.pmem = feeder.as_ref().map(|f| f.columns(sc.sim.duration_s));
         row.oracle_hot_share_default = oracle_share;
-        if let Some((c, report)) = replayed {
-            row.replayed_accesses = Some(c.accesses);
-            row.pebs_samples = Some(c.samples);
-            if let Some(report) = report {
+        if let Some(x) = replayed {
+            row.replayed_accesses = Some(x.counts.accesses);
+            row.pebs_samples = Some(x.counts.samples);
+            row.window_trace_passes = trace_window.map(|t| t.window_passes);
+            if let Some(report) = x.cache {
                 // The footprint is the trace's: one warning for the scenario.
                 if !self.llc_warned {
                     let rel = sc.workload.trace.as_deref().unwrap_or_default();
@@ -540,12 +596,7 @@ fn shelf_what(sc: &TierScenario, seed: u64, name: &str, ant: &Antagonists) -> St
 
 /// What one simulation of a run gives: its result, the PMem feeder it fed, the oracle's
 /// best hot share (the `best` sweep) and a replay's counts and cache report.
-type Simulated = (
-    SimResult,
-    Option<PmemFeeder>,
-    Option<f64>,
-    Option<(ReplayCounts, Option<CacheReport>)>,
-);
+type Simulated = (SimResult, Option<PmemFeeder>, Option<f64>, Option<Replayed>);
 
 impl TierRun {
     /// Whether a `sim.until_steady` run of policy `name` goes on past a length that is not
@@ -625,8 +676,8 @@ impl TierRun {
                      remove [pmem_tier] or workload.trace/workload.app",
                 ));
             }
-            let (r, counts, report) = run_stream(sc, p, ctx, ant, policy.as_mut())?;
-            return Ok((r, feeder, None, Some((counts, report))));
+            let (r, replayed) = run_stream(sc, p, ctx, ant, policy.as_mut())?;
+            return Ok((r, feeder, None, Some(replayed)));
         }
         if let Some(e) = self.external.as_mut() {
             let mut policy = (e.make)();

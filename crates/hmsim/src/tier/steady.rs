@@ -102,6 +102,104 @@ impl Steadiness {
     }
 }
 
+/// Fewest passes over a trace file a measured window replays for its numbers to describe
+/// the whole program: each half of the window then holds a whole pass, so the drift test
+/// compares the program with itself rather than one of its phases with another. A choice
+/// (docs/tiering.md, *Is the window steady?*).
+pub(super) const WINDOW_PASSES_MIN: f64 = 2.0;
+
+/// Where a trace-file run's measured window falls in its trace, in passes over the file.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct TraceWindow {
+    /// Passes the run replayed before its window, and in it.
+    pub before_passes: f64,
+    pub window_passes: f64,
+    /// The window's simulated length.
+    pub window_s: f64,
+    /// The trace goes through the CPU caches, which start empty: its first pass's misses
+    /// are cold ones.
+    pub cached: bool,
+}
+
+impl TraceWindow {
+    /// The window's replay of the trace did not end within it: fewer than
+    /// [`WINDOW_PASSES_MIN`] passes (a trace replayed in a loop).
+    pub(super) fn short(&self) -> bool {
+        self.window_passes > 0.0 && self.window_passes < WINDOW_PASSES_MIN
+    }
+
+    /// The trace came round to its start during the run (it is replayed in a loop).
+    pub(super) fn looped(&self) -> bool {
+        self.before_passes + self.window_passes >= 1.0
+    }
+
+    /// The warning for a window that replays too little of the trace, or that starts
+    /// inside a cache-filtered trace's first pass; none otherwise.
+    pub(super) fn warning(&self, who: &str) -> Option<String> {
+        if self.window_passes.is_nan() || self.window_passes <= 0.0 {
+            return None;
+        }
+        // Seconds of one pass at the window's rate.
+        let pass_s = self.window_s / self.window_passes;
+        let need = format!(
+            "sim.measure_last_s ≥ {} s ({WINDOW_PASSES_MIN} passes at this run's rate)",
+            round_up(WINDOW_PASSES_MIN * pass_s)
+        );
+        let cold = self.cached && self.before_passes < 1.0;
+        let run = self.before_passes + self.window_passes;
+        if run < 1.0 {
+            return Some(format!(
+                "{who}: the run replayed {run:.2} of one pass over the trace, the measured \
+                 window {:.2} of a pass (from {:.0} % to {:.0} % of the way through it): its \
+                 numbers describe that part of the program, not all of it{}. To measure the \
+                 whole program: {need}, and sim.duration_s longer by as much",
+                self.window_passes,
+                self.before_passes * 100.0,
+                run * 100.0,
+                if self.cached {
+                    ", and its cache misses are the cold ones of the first pass"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if self.short() {
+            return Some(format!(
+                "{who}: the measured window replayed {:.2} passes over the trace, which \
+                 loops at its end: its numbers weight the program's parts by where the window \
+                 falls, and the drift between its halves compares parts of the program, not \
+                 times{}. To fix: {need}, and sim.duration_s longer by as much",
+                self.window_passes,
+                if cold {
+                    "; it also starts inside the first pass, whose cache misses are cold"
+                } else {
+                    ""
+                }
+            ));
+        }
+        cold.then(|| {
+            format!(
+                "{who}: the measured window starts {:.2} passes into the trace, inside its \
+                 first pass, whose cache misses are cold (the caches start empty). To fix: \
+                 lengthen sim.duration_s by at least {} s, so the window starts after it",
+                self.before_passes,
+                round_up((1.0 - self.before_passes) * pass_s)
+            )
+        })
+    }
+}
+
+/// `x` rounded up to two significant digits, as text (a length to ask for).
+fn round_up(x: f64) -> String {
+    if !(x > 0.0 && x.is_finite()) {
+        return format!("{x}");
+    }
+    let e = x.log10().floor() as i32 - 1;
+    // The tolerance keeps a value a rounding error above a step on that step.
+    let up = (x / 10f64.powi(e) - 1e-9).ceil() * 10f64.powi(e);
+    format!("{up:.*}", (-e).max(0) as usize)
+}
+
 /// Policies that never migrate by design (no notice when they move nothing).
 fn never_migrates(policy: &str) -> bool {
     matches!(
@@ -213,5 +311,55 @@ mod tests {
             .contains("migrations were"));
         // One quantum has no halves: no drift to measure.
         assert_eq!(Steadiness::of(&window(&[1.0], 0), 0.01).drift, 0.0);
+    }
+
+    fn trace_window(before_passes: f64, window_passes: f64, cached: bool) -> TraceWindow {
+        TraceWindow {
+            before_passes,
+            window_passes,
+            window_s: 0.5,
+            cached,
+        }
+    }
+
+    #[test]
+    fn a_trace_window_warns_when_it_holds_under_two_passes_or_a_cold_start() {
+        // 0.9 passes in 0.5 s: a pass takes 0.556 s, two 1.11 s, asked for as 1.2 s.
+        let w = trace_window(3.0, 0.9, false).warning("tpp at 0×").unwrap();
+        assert!(
+            w.starts_with("tpp at 0×: the measured window replayed 0.90 passes"),
+            "{w}"
+        );
+        assert!(
+            w.contains("sim.measure_last_s ≥ 1.2 s") && !w.contains("cold"),
+            "{w}"
+        );
+        // The run as a whole short of one pass: a part of the program.
+        let w = trace_window(0.2, 0.1, true).warning("x").unwrap();
+        assert!(
+            w.contains("0.30 of one pass") && w.contains("from 20 % to 30 %"),
+            "{w}"
+        );
+        assert!(w.contains("cold"), "{w}");
+        // Enough passes, but a filtered trace's window starting in its first pass.
+        let w = trace_window(0.5, 4.0, true).warning("x").unwrap();
+        assert!(w.contains("inside its first pass"), "{w}");
+        // 0.5 of a pass at 0.125 s a pass: at least 0.063 s more.
+        assert!(w.contains("by at least 0.063 s"), "{w}");
+        // Enough passes after a warm start, or unfiltered: nothing to say.
+        assert!(trace_window(1.0, 2.0, true).warning("x").is_none());
+        assert!(trace_window(0.5, 4.0, false).warning("x").is_none());
+        // Nothing replayed in the window: no pass length to speak of.
+        assert!(trace_window(1.0, 0.0, false).warning("x").is_none());
+        assert!(trace_window(3.0, 0.9, false).short() && !trace_window(3.0, 2.0, false).short());
+    }
+
+    #[test]
+    fn lengths_are_asked_for_rounded_up_to_two_digits() {
+        assert_eq!(round_up(1.111), "1.2");
+        assert_eq!(round_up(1.2), "1.2");
+        assert_eq!(round_up(0.0625), "0.063");
+        assert_eq!(round_up(37.01), "38");
+        assert_eq!(round_up(1234.0), "1300");
     }
 }
