@@ -115,11 +115,50 @@ impl Stream {
         }
     }
 
+    /// Where the stream stands: the mark a window's writes are counted from.
+    fn mark(&self) -> StreamMark {
+        StreamMark {
+            real_lines: self.real_lines,
+            simulated_lines: self.simulated_lines,
+            media_writes_64b: self.sys.counters().media_writes_64b,
+        }
+    }
+
+    /// Real media writes (64 B units) since `from`: the real lines written since then at
+    /// the write amplification of the lines simulated since then (a window's own pattern:
+    /// the run's weight would spread the copies of its first seconds over the window).
+    fn media_since(&self, from: &StreamMark) -> f64 {
+        let now = self.mark();
+        let simulated = now.simulated_lines - from.simulated_lines;
+        if simulated == 0 {
+            return 0.0;
+        }
+        let wa = (now.media_writes_64b - from.media_writes_64b) as f64 / simulated as f64;
+        (now.real_lines - from.real_lines) * wa
+    }
+
     /// A counter of the stream extrapolated to the real lines: one stream's part of a scaled
     /// column of [`PmemColumns`] (the column's declaration names the counter).
     fn scaled<const I: usize>(&self) -> Derived<PmemCounters, Scaled, I> {
         Derived::of(&self.sys.counters(), self.weight())
     }
+}
+
+/// A stream's counts at the start of the measured window.
+#[derive(Debug, Clone, Copy)]
+struct StreamMark {
+    real_lines: f64,
+    simulated_lines: u64,
+    media_writes_64b: u64,
+}
+
+/// The feeder's counts at the start of the measured window: the lifetimes extrapolate the
+/// window's write rate, not the run's.
+#[derive(Debug, Clone, Copy)]
+struct WindowMark {
+    migration: StreamMark,
+    app: StreamMark,
+    hottest_app_xpline_requests: f64,
 }
 
 /// The scaled write requests and media writes (a stream's or both), typed by their counter:
@@ -143,10 +182,10 @@ result_row! {
         // Renamed for the AIT that moves the blocks: the tiering row's `migrations` are pages.
         pmem_ait_migrations: [Scaled(PmemCounters::migrations as ait_migrations), prefix "pmem_"],
         pmem_sampled_write_requests: u64 ["", "write requests simulated line by line"],
-        pmem_lifetime_years: f64 ["", "lifetime with ideal wear leveling"],
-        pmem_hottest_xpline_media_writes: f64 ["", "media writes to the most written XPLine"],
-        pmem_lifetime_years_no_wl: f64 ["years", "lifetime without wear leveling (the most written XPLine decides; empty if infinite)"],
-        pmem_rated_fraction_per_hour: f64 ["", "share of the rated bytes written per hour"],
+        pmem_lifetime_years: f64 ["", "lifetime with ideal wear leveling, at the measured window's media write rate"],
+        pmem_hottest_xpline_media_writes: f64 ["", "media writes to the most written XPLine over the run"],
+        pmem_lifetime_years_no_wl: f64 ["years", "lifetime without wear leveling (the XPLine most written in the measured window decides; empty if infinite)"],
+        pmem_rated_fraction_per_hour: f64 ["", "share of the rated bytes written per hour, at the measured window's rate"],
     }
 }
 
@@ -169,6 +208,13 @@ pub(super) struct PmemFeeder {
     copies: FastMap<u64, u32>,
     /// Expected write requests to one XPLine of the tier's most accessed page, summed.
     hottest_app_xpline_requests: f64,
+    /// The quantum the measured window starts at, the counts then, and the copies into
+    /// PMem per page since.
+    window_from: u64,
+    at_window: Option<WindowMark>,
+    window_copies: FastMap<u64, u32>,
+    /// The window's simulated seconds so far.
+    window_s: f64,
 }
 
 impl PmemFeeder {
@@ -177,6 +223,7 @@ impl PmemFeeder {
         dimm: DimmSpec,
         rated_bytes: f64,
         seed: u64,
+        window_from: u64,
     ) -> PmemFeeder {
         PmemFeeder {
             spec: spec.clone(),
@@ -194,6 +241,10 @@ impl PmemFeeder {
             unsampled_bytes: 0.0,
             copies: FastMap::default(),
             hottest_app_xpline_requests: 0.0,
+            window_from,
+            at_window: None,
+            window_copies: FastMap::default(),
+            window_s: 0.0,
         }
     }
 
@@ -206,6 +257,9 @@ impl PmemFeeder {
             if to == self.spec.tier {
                 self.migrated_bytes += page_bytes;
                 *self.copies.entry(page).or_insert(0) += 1;
+                if self.at_window.is_some() {
+                    *self.window_copies.entry(page).or_insert(0) += 1;
+                }
                 for c in 0..per_page {
                     self.chunks.push((page, c));
                 }
@@ -292,7 +346,8 @@ impl PmemFeeder {
         }
     }
 
-    /// The result columns for a run of `duration_s`.
+    /// The result columns for a run of `duration_s`: volumes and write amplification over
+    /// the run, lifetimes at the measured window's rate (the run's when it had no window).
     pub(super) fn columns(&self, duration_s: f64) -> PmemColumns {
         // Each stream's counters scaled by its own weight; a column is the two streams summed.
         let (mig, app) = (&self.migration, &self.app);
@@ -302,9 +357,33 @@ impl PmemFeeder {
         let (mreq, areq, mmedia, amedia) =
             (mreq.value(), areq.value(), mmedia.value(), amedia.value());
         let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
+        let wa_app = if areq > 0.0 { amedia / areq } else { 0.0 };
+        // Without wear leveling the most written XPLine decides. A sparse sample cannot show
+        // it, so it is computed: the most copied page gives each of its XPLines one media
+        // write per copy; the tier's most accessed page gets its share of the app's write
+        // requests, each a media write of its XPLine at the app stream's WA / 4 (both on
+        // the same line: an upper bound).
+        let hottest_of = |copies: &FastMap<u64, u32>, app_requests: f64| {
+            copies.values().copied().max().unwrap_or(0) as f64 + app_requests * wa_app / 4.0
+        };
+        let hottest = hottest_of(&self.copies, self.hottest_app_xpline_requests);
+        // The lifetimes' rates: the window's writes over its seconds. The first seconds'
+        // placement copies happen once in a program's life; extrapolated with the run, they
+        // would make the lifetime depend on the run's length.
+        let (rate_media, rate_hottest, rate_s) = match &self.at_window {
+            Some(w) if self.window_s > 0.0 => (
+                mig.media_since(&w.migration) + app.media_since(&w.app),
+                hottest_of(
+                    &self.window_copies,
+                    self.hottest_app_xpline_requests - w.hottest_app_xpline_requests,
+                ),
+                self.window_s,
+            ),
+            _ => (media, hottest, duration_s),
+        };
         let life = lifetime::report(
-            media.round() as u64,
-            duration_s,
+            rate_media.round() as u64,
+            rate_s,
             self.rated_bytes,
             self.dimm.capacity_bytes as f64,
             self.spec.path.dimms,
@@ -313,17 +392,9 @@ impl PmemFeeder {
             &[],
             0,
         );
-        // Without wear leveling the most written XPLine decides. A sparse sample cannot show
-        // it, so it is computed: the most copied page gives each of its XPLines one media
-        // write per copy; the tier's most accessed page gets its share of the app's write
-        // requests, each a media write of its XPLine at the app stream's WA / 4 (both on
-        // the same line: an upper bound).
-        let wa_app = if areq > 0.0 { amedia / areq } else { 0.0 };
-        let hottest = self.copies.values().copied().max().unwrap_or(0) as f64
-            + self.hottest_app_xpline_requests * wa_app / 4.0;
-        let years_no_wl = if hottest > 0.0 && duration_s > 0.0 {
+        let years_no_wl = if rate_hottest > 0.0 && rate_s > 0.0 {
             self.dimm.line_endurance_writes as f64
-                / (hottest / duration_s)
+                / (rate_hottest / rate_s)
                 / crate::units::SECONDS_PER_YEAR
         } else {
             f64::INFINITY
@@ -355,6 +426,16 @@ impl QuantumObserver for PmemFeeder {
             sys.now_ns = now;
             sys.floor_ns = now;
         }
+        if v.quantum == self.window_from {
+            self.at_window = Some(WindowMark {
+                migration: self.migration.mark(),
+                app: self.app.mark(),
+                hottest_app_xpline_requests: self.hottest_app_xpline_requests,
+            });
+        }
+        if self.at_window.is_some() {
+            self.window_s += v.quantum_s;
+        }
         self.migrations(v);
         self.app_writes(v);
     }
@@ -366,14 +447,16 @@ mod tests {
     use crate::columns::{Counters, Derivation};
     use crate::tier::{Gups, GupsSpec, PageTable};
 
-    #[test]
-    fn copies_are_written_whole_and_the_most_copied_page_sets_the_no_wl_lifetime() {
+    /// A feeder whose window starts at quantum `window_from`, on 1 GiB DIMMs of 1000 writes
+    /// per line, and `copies` quanta of 0.5 s, the pages of each copied into PMem (tier 1 of
+    /// a 64-page table); no application writes.
+    fn fed(window_from: u64, copies: &[Vec<u64>]) -> PmemFeeder {
         let spec: PmemTierSpec = toml::from_str("").unwrap();
         let dimm = DimmSpec {
             capacity_bytes: 1 << 30,
             line_endurance_writes: 1000,
         };
-        let mut f = PmemFeeder::new(&spec, dimm, 1e12, 1);
+        let mut f = PmemFeeder::new(&spec, dimm, 1e12, 1, window_from);
         let gups = Gups::new(
             &GupsSpec {
                 working_set_bytes: 64 << 12,
@@ -383,10 +466,10 @@ mod tests {
             4096,
         );
         let pt = PageTable::first_touch(64, 4096, &[32 << 12, 64 << 12]).unwrap();
-        // Page 3 is copied into PMem twice, page 5 once; no application writes.
-        for moved in [vec![(3, 0, 1), (5, 0, 1)], vec![(3, 0, 1)]] {
+        for (q, pages) in copies.iter().enumerate() {
+            let moved: Vec<(u64, usize, usize)> = pages.iter().map(|&p| (p, 0, 1)).collect();
             f.quantum(&QuantumView {
-                quantum: 0,
+                quantum: q as u64,
                 quantum_s: 0.5,
                 pages: &pt,
                 gups: &gups,
@@ -396,6 +479,13 @@ mod tests {
                 hot_pages: &[0, 8],
             });
         }
+        f
+    }
+
+    #[test]
+    fn copies_are_written_whole_and_the_most_copied_page_sets_the_no_wl_lifetime() {
+        // Page 3 is copied into PMem twice, page 5 once; no application writes.
+        let f = fed(u64::MAX, &[vec![3, 5], vec![3]]);
         let cols = crate::scenario::to_map(&f.columns(1.0));
         let num = |k: &str| cols[k].as_f64().unwrap();
         // A scaled column: each stream's counter times the stream's weight, summed.
@@ -415,6 +505,44 @@ mod tests {
         assert_eq!(num("pmem_hottest_xpline_media_writes"), 2.0);
         let years = 1000.0 / 2.0 / crate::units::SECONDS_PER_YEAR;
         assert!((num("pmem_lifetime_years_no_wl") / years - 1.0).abs() < 1e-12);
+    }
+
+    /// The lifetimes extrapolate the measured window's writes over its seconds: a burst of
+    /// placement copies before it counts in the run's volumes, not in its lifetimes.
+    #[test]
+    fn the_lifetimes_are_the_measured_windows_rate() {
+        // Quanta 0 and 1: ten pages copied in, page 3 twice; the window (quanta 2 and 3, 1 s):
+        // page 7 copied in each quantum.
+        let burst: Vec<u64> = (0..10).chain([3]).collect();
+        let copies = [burst.clone(), burst, vec![7], vec![7]];
+        let run = |window_from| crate::scenario::to_map(&fed(window_from, &copies).columns(2.0));
+        let num = |m: &serde_json::Map<String, serde_json::Value>, k: &str| m[k].as_f64().unwrap();
+        let (window, whole) = (run(2), run(u64::MAX));
+        // The run's volumes do not depend on the window: 24 copies of 64 lines.
+        for k in [
+            "pmem_migrated_bytes",
+            "pmem_write_requests",
+            "pmem_media_writes_64b",
+        ] {
+            assert_eq!(num(&window, k), num(&whole, k), "{k}");
+        }
+        assert_eq!(num(&window, "pmem_migrated_bytes"), 24.0 * 4096.0);
+        // Pages 3 and 7, copied four times each, are the run's most written; in the window
+        // page 7 is, twice in 1 s: 1000 writes' endurance lasts 500 s.
+        assert_eq!(num(&window, "pmem_hottest_xpline_media_writes"), 4.0);
+        let years = |s: f64| s / crate::units::SECONDS_PER_YEAR;
+        let no_wl = num(&window, "pmem_lifetime_years_no_wl");
+        assert!((no_wl / years(500.0) - 1.0).abs() < 1e-12, "{no_wl}");
+        // Without a window, the run's: four copies in 2 s.
+        let no_wl = num(&whole, "pmem_lifetime_years_no_wl");
+        assert!((no_wl / years(500.0) - 1.0).abs() < 1e-12, "{no_wl}");
+        // Ideal wear leveling: 2 of the 24 copies' media writes in half the run's time, a
+        // sixth of the run's rate: six times its lifetime.
+        let ratio = num(&window, "pmem_lifetime_years") / num(&whole, "pmem_lifetime_years");
+        assert!((ratio - 6.0).abs() < 1e-9, "{ratio}");
+        let ratio = num(&whole, "pmem_rated_fraction_per_hour")
+            / num(&window, "pmem_rated_fraction_per_hour");
+        assert!((ratio - 6.0).abs() < 1e-9, "{ratio}");
     }
 
     #[test]

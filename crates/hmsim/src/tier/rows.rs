@@ -29,8 +29,12 @@ pub(super) fn tail<'a>(sc: &TierScenario, r: &'a SimResult) -> &'a [QuantumRecor
 
 /// The last `measure_last_s` of `timeline` (at least one quantum): a run's measured window.
 pub(super) fn window<'a>(sc: &TierScenario, timeline: &'a [QuantumRecord]) -> &'a [QuantumRecord] {
-    let keep = ((sc.sim.measure_last_s / sc.sim.quantum_s).round() as usize).max(1);
-    &timeline[timeline.len().saturating_sub(keep)..]
+    &timeline[timeline.len().saturating_sub(window_quanta(sc))..]
+}
+
+/// The quanta of a run's measured window (at least one).
+pub(super) fn window_quanta(sc: &TierScenario) -> usize {
+    ((sc.sim.measure_last_s / sc.sim.quantum_s).round() as usize).max(1)
 }
 
 /// Mean of `f` over the last `measure_last_s` of a run.

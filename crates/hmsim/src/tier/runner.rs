@@ -13,7 +13,8 @@ use super::prefix::PrefixShelf;
 use super::quantum::{quanta_of, Antagonists, EarlyEnd, QuantumRecord, SimParams, SimResult};
 use super::replay::{simulate_stream_cached, ReplayCounts, StreamDemand};
 use super::rows::{
-    row_of, tail, tail_mean, timeline_row, window, CacheColumns, TierRow, TimelineRow,
+    row_of, tail, tail_mean, timeline_row, window, window_quanta, CacheColumns, TierRow,
+    TimelineRow,
 };
 use super::scenario::{SimSpec, TierScenario, BEST, PYTHON_POLICY};
 use super::sim::{simulate_keeping, simulate_observed};
@@ -653,8 +654,12 @@ impl TierRun {
             make(pp)
         };
         let pmem = sc.pmem_tier.as_ref().zip(self.pmem_dimm);
-        let new_feeder =
-            || pmem.map(|(spec, (dimm, rated))| PmemFeeder::new(spec, dimm, rated, seed));
+        // The measured window's first quantum: the feeder's lifetimes use its write rate.
+        let window_from =
+            quanta_of(sc.sim.duration_s, sc.sim.quantum_s).saturating_sub(window_quanta(sc) as u64);
+        let new_feeder = || {
+            pmem.map(|(spec, (dimm, rated))| PmemFeeder::new(spec, dimm, rated, seed, window_from))
+        };
         let gups = Gups::new(&sc.workload, sc.sim.page_bytes);
         let mut feeder = new_feeder();
         if sc.workload.is_stream() {
