@@ -130,6 +130,73 @@ fn slc_cache_exhaustion_drops_write_bandwidth() {
         "mostly after-cache: {}",
         res.bandwidth_gb_s
     );
+    // The cache filled once its 64 MiB were submitted, near the cache's write speed; the job
+    // wrote all its bytes.
+    assert_eq!(res.written_bytes, 1 << 30);
+    let full = res.write_cache_full_s.expect("the cache filled");
+    let cache_s = (64 << 20) as f64 / (spec.write.bandwidth_gb_s * 1e9);
+    assert!(
+        (full / cache_s - 1.0).abs() < 0.2,
+        "{full} s, cache {cache_s} s"
+    );
+    // A job inside the cache never fills it, nor does a device without one.
+    let res = run(
+        &spec,
+        &job(
+            Pattern::Sequential,
+            OpMix::Write,
+            16,
+            262144,
+            Some(32 << 20),
+        ),
+        1,
+    );
+    assert_eq!(res.write_cache_full_s, None);
+    let res = run(
+        &device("intel-optane-900p"),
+        &job(Pattern::Sequential, OpMix::Write, 16, 262144, Some(1 << 30)),
+        1,
+    );
+    assert_eq!((res.written_bytes, res.write_cache_full_s), (1 << 30, None));
+}
+
+/// A run says what the write cache did to its write figures: nothing to say for reads or a
+/// device without a cache; a job inside the cache measured the cache; a job past it, both.
+#[test]
+fn a_job_says_when_its_writes_ran_in_the_write_cache() {
+    let scenario = |device: &str, op: &str, total_bytes: u64| {
+        let text = format!(
+            "module = \"storage\"\nseed = 1\n[device]\nname = \"{device}\"\n[job]\n\
+             op = \"{op}\"\npattern = \"sequential\"\nqueue_depth = 32\n\
+             block_size_bytes = 131072\ntotal_bytes = {total_bytes}\n"
+        );
+        hmsim::registry::run_scenario(&text, "/tmp/s.toml", &[], &[]).unwrap()
+    };
+    let cache = device("nand-ssd-tlc").write_cache.unwrap().capacity_bytes;
+    let inside = scenario("nand-ssd-tlc", "write", cache / 4);
+    assert!(inside.rows[0]["write_cache_full_s"].is_null());
+    assert_eq!(inside.warnings.len(), 1, "{:?}", inside.warnings);
+    assert!(
+        inside.warnings[0].contains("fit in its"),
+        "{:?}",
+        inside.warnings
+    );
+    assert!(inside.warnings[0].contains(&format!("job.total_bytes > {cache}")));
+    let past = scenario("nand-ssd-tlc", "write", cache * 2);
+    let full = past.rows[0]["write_cache_full_s"].as_f64().unwrap();
+    let elapsed = past.rows[0]["elapsed_s"].as_f64().unwrap();
+    assert!(full > 0.0 && full < elapsed, "{full} of {elapsed} s");
+    assert!(past.warnings[0].contains("filled"), "{:?}", past.warnings);
+    for (device, op) in [("nand-ssd-tlc", "read"), ("intel-optane-900p", "write")] {
+        let quiet = scenario(device, op, 1 << 30);
+        assert!(
+            quiet.warnings.is_empty(),
+            "{device} {op}: {:?}",
+            quiet.warnings
+        );
+    }
+    let no_cache = scenario("intel-optane-900p", "write", 1 << 30);
+    assert!(no_cache.rows[0].get("write_cache_full_s").is_none());
 }
 
 #[test]

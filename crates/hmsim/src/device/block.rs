@@ -57,6 +57,10 @@ pub struct BlockDevice {
     /// Sum of unit occupancy by direction, ns (for utilisation and energy).
     pub read_busy_ns: f64,
     pub write_busy_ns: f64,
+    /// Bytes of the writes submitted.
+    pub written_bytes: u64,
+    /// When the write cache first could not take a write (`None`: no cache, or never full).
+    pub write_cache_full_ns: Option<f64>,
 }
 
 impl BlockDevice {
@@ -110,6 +114,8 @@ impl BlockDevice {
                 .map_or(u64::MAX, |c| c.capacity_bytes),
             read_busy_ns: 0.0,
             write_busy_ns: 0.0,
+            written_bytes: 0,
+            write_cache_full_ns: None,
         }
     }
 
@@ -123,11 +129,14 @@ impl BlockDevice {
         let timing = match op {
             BlockOp::Read => self.read,
             BlockOp::Write => {
+                self.written_bytes += bytes;
                 if self.cache_left_bytes >= bytes {
                     self.cache_left_bytes = self.cache_left_bytes.saturating_sub(bytes);
                     self.write
                 } else {
+                    // Reached only with a cache (without one `cache_left_bytes` is u64::MAX).
                     self.cache_left_bytes = 0;
+                    self.write_cache_full_ns.get_or_insert(now_ns);
                     self.write_after_cache.unwrap_or(self.write)
                 }
             }

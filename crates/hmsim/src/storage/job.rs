@@ -98,6 +98,10 @@ pub struct JobResult {
     pub efficiency_mib_per_j: f64,
     /// MiB/s per W of device power.
     pub bandwidth_per_watt: f64,
+    /// Bytes the job wrote, and when the device's write cache filled (`None`: no cache,
+    /// or never full).
+    pub written_bytes: u64,
+    pub write_cache_full_s: Option<f64>,
 }
 
 /// Run `job` on `device` (fresh state) with power model `power`.
@@ -203,6 +207,8 @@ pub fn run_job(
         } else {
             0.0
         },
+        written_bytes: device.written_bytes,
+        write_cache_full_s: device.write_cache_full_ns.map(|ns| ns * 1e-9),
     }
 }
 

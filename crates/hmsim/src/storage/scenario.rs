@@ -93,6 +93,8 @@ result_row! {
         efficiency_mib_per_j: f64 ["", "MiB moved per joule above idle"],
         bandwidth_per_watt: f64 ["MiB/s/W", "bandwidth per watt of device power"],
         #[serde(skip_serializing_if = "Option::is_none")]
+        write_cache_full_s: Option<Option<f64>> ["", "when the device's write cache (SLC) filled and writes slowed to its after-cache figures (empty: never; devices with a [write_cache])"],
+        #[serde(skip_serializing_if = "Option::is_none")]
         fan: Option<bool> ["", "the thermal run has a fan"],
         #[serde(skip_serializing_if = "Option::is_none")]
         ambient_c: Option<f64> ["", "ambient temperature of the thermal run"],
@@ -198,6 +200,45 @@ impl Scenario for Storage {
     }
 }
 
+/// What a job's writes owe to the device's write cache, when they do: all of them fit in
+/// it (the job measured the cache, not the sustained rate), or it filled during the job
+/// (the job's figures average two regimes). None without a cache or writes.
+fn write_cache_warning(device: &DeviceSpec, res: &JobResult) -> Option<String> {
+    let c = device.write_cache.as_ref()?;
+    if res.written_bytes == 0 {
+        return None;
+    }
+    let name = &device.name;
+    let after = format!(
+        "{} GB/s and {} µs a write (the device's [write_cache] after_ figures)",
+        c.after_bandwidth_gb_s,
+        c.after_latency_ns / 1e3
+    );
+    Some(match res.write_cache_full_s {
+        None => format!(
+            "device {name}: all {} the job wrote fit in its {} write cache (SLC), so its \
+             write figures are the cache's; once the cache is full, writes run at {after}. \
+             To measure sustained writes, write more than the cache: job.total_bytes > {}",
+            gb(res.written_bytes),
+            gb(c.capacity_bytes),
+            c.capacity_bytes
+        ),
+        Some(t) => format!(
+            "device {name}: its {} write cache (SLC) filled {t:.3} s into the {:.3} s job \
+             (results.csv: write_cache_full_s), so the job's figures average writes at the \
+             cache's speed and after it, at {after}; a job that writes less than the cache, \
+             and one that writes far more, separate the two",
+            gb(c.capacity_bytes),
+            res.elapsed_s
+        ),
+    })
+}
+
+/// `bytes` in GB, three significant digits at least.
+fn gb(bytes: u64) -> String {
+    format!("{:.3} GB", bytes as f64 / 1e9)
+}
+
 /// The points of a storage run: the job, then the thermal run if any.
 pub enum StoragePoint {
     Job,
@@ -237,7 +278,7 @@ impl Experiment for StorageRun<'_> {
         out: &mut Output<StorageRow>,
     ) -> Result<Step<StoragePoint>, RunError> {
         match point {
-            StoragePoint::Job => self.run_job(ctx),
+            StoragePoint::Job => self.run_job(ctx, out),
             StoragePoint::Thermal => self.run_thermal(out),
         }
         Ok(Step::Done)
@@ -251,7 +292,7 @@ impl Experiment for StorageRun<'_> {
 }
 
 impl StorageRun<'_> {
-    fn run_job(&mut self, ctx: &Ctx) {
+    fn run_job(&mut self, ctx: &Ctx, out: &mut Output<StorageRow>) {
         let (cfg, device) = (self.cfg, &self.device);
         let mut job_rng = ctx.rng("storage.job");
         let res = run_job(
@@ -285,6 +326,7 @@ impl StorageRun<'_> {
             energy_above_idle_j: res.energy.energy_above_idle_j,
             efficiency_mib_per_j: res.efficiency_mib_per_j,
             bandwidth_per_watt: res.bandwidth_per_watt,
+            write_cache_full_s: device.write_cache.as_ref().map(|_| res.write_cache_full_s),
             fan: None,
             ambient_c: None,
             stop_time_s: None,
@@ -301,6 +343,7 @@ impl StorageRun<'_> {
         ] {
             self.headline.insert(k.to_string(), v);
         }
+        out.warnings.extend(write_cache_warning(device, &res));
         self.job = Some((res, row));
     }
 
