@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import hmsim
+from hmsim.studies.base import registry
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +65,18 @@ def test_study_is_deterministic_and_resumable(tmp_path):
     pd.testing.assert_frame_equal(a.results, b.results)
     c = hmsim.reproduce("storage", out=tmp_path / "c", quick=True)  # fresh run
     pd.testing.assert_frame_equal(a.results, c.results)
+
+
+def test_the_points_run_warnings_are_kept_and_say_the_970_evo_wrote_into_its_cache(study, capsys):
+    """A study keeps what its points' runs said about trusting them (`point_warnings`): here
+    each 970 EVO write job stays inside its 22 GB SLC cache, so its write figures are the
+    cache's; the other devices have no cache and say nothing."""
+    res, out = study
+    summary = json.loads((out / "summary.json").read_text())
+    warned = summary["point_warnings"]
+    df = pd.read_csv(out / "results.csv")
+    writes = df[(df.device == "samsung-970-evo-fairlio") & (df.op == "write")]
+    assert len(warned) >= len(writes) > 0  # and the thermal runs' jobs
+    assert all("device samsung-970-evo-fairlio: all " in w and "write cache (SLC)" in w for w in warned), warned
+    registry()["storage"].echo(res)
+    assert f"warning: storage: {len(warned)} warning(s) from its points' runs" in capsys.readouterr().out

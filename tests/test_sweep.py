@@ -250,3 +250,25 @@ def test_a_refused_point_is_not_merged(scenario, tmp_path):
     with pytest.raises(HmsimError) as e:
         run_points(points, tmp_path / "out", workers=1)
     assert "queue_depth" in str(e.value)
+
+
+def test_a_sweep_keeps_prints_and_returns_its_points_run_warnings(cli, scenario, tmp_path):
+    """A point's run warnings (here: a write job that fits in the device's SLC cache measured
+    the cache) are printed by `hmsim sweep`, kept in summary.json and returned with the
+    frame, each led by its point's labels; a point without any adds none."""
+    import hmsim
+
+    fixed = {"job.op": "write", "job.total_bytes": 1_000_000}
+    devices = ["intel-optane-900p", "nand-ssd-tlc"]
+    sweep = scenario.parent / "warns.toml"
+    sets = "".join(f'"{k}" = {json.dumps(v)}\n' for k, v in fixed.items())
+    sweep.write_text(f'scenario = "scenario.toml"\n[set]\n{sets}[axes]\n"device.name" = {json.dumps(devices)}\n')
+    status, out, _ = cli("sweep", str(sweep), "--out", str(tmp_path / "o"))
+    assert status == 0, out
+    printed = [line.removeprefix("warning: ") for line in out.splitlines() if line.startswith("warning: ")]
+    assert len(printed) == 1, out
+    assert printed[0].startswith("device.name=nand-ssd-tlc: device nand-ssd-tlc: all "), printed
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["warnings"] == printed
+    df = hmsim.sweep(scenario, {"device.name": devices}, set=fixed)
+    assert df.attrs["warnings"] == printed

@@ -118,6 +118,10 @@ def run(scenario: str, out: str, overrides: tuple[str, ...], device_dirs: tuple[
     print_warnings(res.warnings)
 
 
+# A sweep prints this many of its points' warnings; summary.json keeps them all.
+SWEEP_WARNINGS_SHOWN = 20
+
+
 def print_warnings(warnings: list[str]) -> None:
     """Each of a run's trust warnings, after its numbers (also in summary.json)."""
     for w in warnings:
@@ -211,6 +215,10 @@ def sweep(
     try:
         shared = f" ({res.shared} sharing another's run)" if res.shared else ""
         console.print(f"{res.ran} points run{shared}, {res.reused} reused; results in {out}/")
+        print_warnings(res.warnings[:SWEEP_WARNINGS_SHOWN])
+        if len(res.warnings) > SWEEP_WARNINGS_SHOWN:
+            more = len(res.warnings) - SWEEP_WARNINGS_SHOWN
+            click.echo(f"warning: … and {more} more from the points' runs (summary.json: warnings)")
     except KeyboardInterrupt:
         # The sweep is written whole; a re-run reuses every point.
         n = res.ran + res.reused

@@ -119,6 +119,8 @@ class SweepResult:
     ran: int
     reused: int
     shared: int = 0
+    # Each point's run warnings (how far to trust its numbers), led by its labels.
+    warnings: list[str] = field(default_factory=list)
 
 
 def default_workers() -> int:
@@ -174,6 +176,7 @@ def points_ledger() -> Iterator[dict]:
         "shared": 0,
         "points_wall_time_s": 0.0,
         "points_cpu_time_s": 0.0,
+        "warnings": [],
     }
     token = POINTS_LEDGER.set(ledger)
     try:
@@ -528,8 +531,10 @@ def _run_points(
     except KeyboardInterrupt:
         # Every point is saved; only their combination is missing, and a re-run makes it.
         raise SweepInterrupted(len(outputs), len({p.id for p in points}), Path(out)) from None
+    warnings = point_warnings(points, ordered)
     ledger = POINTS_LEDGER.get()
     if ledger is not None:
+        ledger["warnings"].extend(warnings)
         for pid, o in outputs.items():
             key = "ran" if pid in new_ids else "reused"
             ledger[key] += 1
@@ -537,7 +542,24 @@ def _run_points(
         cpu = [o.get("cpu_time_s") for o in outputs.values()]
         ledger["points_cpu_time_s"] = _cpu_sum([ledger["points_cpu_time_s"], *cpu])
         ledger["shared"] += shared
-    return SweepResult(results, tables, ordered, ran=len(new_ids), reused=len(unique) - len(new_ids), shared=shared)
+    return SweepResult(
+        results, tables, ordered, ran=len(new_ids), reused=len(unique) - len(new_ids), shared=shared, warnings=warnings
+    )
+
+
+def point_warnings(points: Sequence[Point], outputs: Sequence[dict]) -> list[str]:
+    """The run warnings of the points (a run not steady, a trace the caches would absorb, ...),
+    each led by its point's labels (`key=value, ...: warning`), each point once, in order:
+    a sweep or study must not drop what its runs say about trusting their numbers."""
+    seen: set[str] = set()
+    found: list[str] = []
+    for p, o in zip(points, outputs, strict=True):
+        if p.id in seen:
+            continue
+        seen.add(p.id)
+        lead = ", ".join(f"{k}={v}" for k, v in p.labels)
+        found += [f"{lead}: {w}" if lead else w for w in o.get("warnings", [])]
+    return found
 
 
 def load_sweep(path: str | Path) -> tuple[list[Point], dict]:
@@ -774,7 +796,9 @@ def sweep(
     strings, lists or tables (a list or table axis appears in the results as compact JSON text,
     `["hemem"]`). `set` fixes keys for every point. With `out`, the points, the
     results.csv, summary.json and the sweep figures are written there and a re-run resumes;
-    without it the points live in a temporary directory.
+    without it the points live in a temporary directory. The points' run warnings (a window
+    not steady, ...), each led by its point's labels, are in the frame's
+    `attrs["warnings"]`.
     """
     from hmsim.scenario import scenario_text
 
@@ -793,6 +817,8 @@ def sweep(
         out = check.path(out, "out")
         with exclusive(out):
             res = _finish_sweep(points, meta, out, workers, devices, backend, start)
+    # The points' run warnings travel with the frame (and, with `out`, in summary.json).
+    res.results.attrs["warnings"] = res.warnings
     return res.results
 
 
@@ -827,6 +853,7 @@ def _write_sweep(out: Path, points: list[Point], meta: dict, res: SweepResult, s
             "set": meta["set"],
             "seeds": sorted({o["seed"] for o in res.outputs}),
             "resolved_config": res.outputs[0]["resolved"] if res.outputs else None,
+            "warnings": res.warnings,
         },
     )
 

@@ -172,6 +172,8 @@ class Study:
             "quick": quick,
             **_wall_times(time.perf_counter() - start, ledger, before, quick),
             "figures_cpu_time_s": _figures_cpu_s(res.figures),
+            # What the points' own runs said about trusting them (`hmsim run` prints these).
+            "point_warnings": ledger["warnings"],
             **res.summary,
             "comparison": res.comparison.to_dict(orient="records"),
             "figures": [str(p.relative_to(out)) for p in res.figures],
@@ -189,6 +191,13 @@ class Study:
         # them on stdout, as `hmsim run` prints a run's, and in summary.json.
         for w in res.summary.get("warnings", []):
             print(f"warning: {self.name}: {w}")
+        # The points' run warnings: how many, and the first, with where the rest are.
+        point = res.summary.get("point_warnings", [])
+        if point:
+            print(
+                f"warning: {self.name}: {len(point)} warning(s) from its points' runs "
+                f"(summary.json: point_warnings); the first: {point[0]}"
+            )
 
 
 def _previous_summary(path: Path) -> dict:
