@@ -65,3 +65,12 @@ def test_a_long_enough_run_is_steady_and_not_flagged(cli, tmp_path):
     assert df.converged.all()
     assert "not steady" not in stdout
     assert not summary.get("warnings")
+
+
+def test_a_window_of_one_quantum_is_refused_it_has_no_halves_to_compare(cli, tmp_path):
+    # A one-quantum window passed the steadiness test unexamined (no halves: drift read 0).
+    f = tmp_path / "s.toml"
+    f.write_text(SCENARIO)
+    code, _, stderr = cli("run", str(f), "--out", str(tmp_path / "o"), "--set", "sim.measure_last_s=0.01")
+    assert code == 2
+    assert "sim.measure_last_s" in stderr and "allowed 0.02 to 0.5 s" in stderr, stderr

@@ -492,7 +492,10 @@ impl Experiment for TierRun {
         let trace_window = replayed
             .as_ref()
             .and_then(|x| x.trace_window(tail(&sc, &r).len(), sc.sim.quantum_s));
-        let mut hint = if sc.sim.until_steady {
+        let mut hint = if steady.drift.is_nan() {
+            // Validation keeps two quanta in a window; a one-quantum window says so anyway.
+            "lengthen sim.measure_last_s".to_string()
+        } else if sc.sim.until_steady {
             format!("the run stopped at its cap ({cap} s): raise sim.max_duration_s")
         } else {
             "lengthen sim.duration_s (sim.measure_last_s stays the window at the end), \

@@ -87,7 +87,7 @@ crate::params! {
             "Simulated quantum; policies act once per quantum (HeMem's 10 ms migration period).";
         pub duration_s: f64 = 20.0 => any, "", "Simulated time of a run; quantum_s to 100000.";
         pub measure_last_s: f64 = 5.0 => any, "",
-            "Steady-state metrics average the last this many seconds; quantum_s to duration_s.";
+            "Steady-state metrics average the last this many seconds; 2 × quantum_s (a window with two halves to compare for steadiness) to duration_s.";
         pub page_bytes: u64 = 2 << 20 => any, "",
             "Page size: 2097152 (HeMem's 2 MB pages) or 4096 (4 KB pages).";
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -163,10 +163,11 @@ impl SimSpec {
 
     fn check(&self, v: &mut Validator) {
         v.range("duration_s", self.duration_s, self.quantum_s, 1e5, "s");
+        // Two quanta at least: the steadiness test compares the window's halves.
         v.range(
             "measure_last_s",
             self.measure_last_s,
-            self.quantum_s,
+            2.0 * self.quantum_s,
             self.duration_s,
             "s",
         );

@@ -37,7 +37,10 @@ impl Steadiness {
         let whole = mean(window);
         // The middle quantum of an odd window belongs to neither half.
         let (first, second) = (&window[..half], &window[window.len() - half..]);
-        let drift = if half > 0 && whole.abs() > 0.0 {
+        // One quantum has no halves to compare: its drift is unknown (not steady), not 0.
+        let drift = if half == 0 {
+            f64::NAN
+        } else if whole.abs() > 0.0 {
             (mean(second) - mean(first)) / whole
         } else {
             0.0
@@ -80,7 +83,13 @@ impl Steadiness {
             return None;
         }
         let mut why = Vec::new();
-        if !self.flat() {
+        if self.drift.is_nan() {
+            why.push(
+                "it is one quantum, with no halves to compare (sim.measure_last_s must span \
+                 at least two of sim.quantum_s)"
+                    .to_string(),
+            );
+        } else if !self.flat() {
             why.push(format!(
                 "throughput changed {:+.1} % from its first half to its second (limit ±{:.0} %)",
                 self.drift * 100.0,
@@ -309,8 +318,11 @@ mod tests {
             .warning("x", 1.0, 2.0, "h")
             .unwrap()
             .contains("migrations were"));
-        // One quantum has no halves: no drift to measure.
-        assert_eq!(Steadiness::of(&window(&[1.0], 0), 0.01).drift, 0.0);
+        // One quantum has no halves: its drift is unknown, and it is not called steady.
+        let one = Steadiness::of(&window(&[1.0], 0), 0.01);
+        assert!(one.drift.is_nan() && !one.converged());
+        let w = one.warning("x", 0.01, 1.0, "h").unwrap();
+        assert!(w.contains("one quantum, with no halves"), "{w}");
     }
 
     fn trace_window(before_passes: f64, window_passes: f64, cached: bool) -> TraceWindow {
