@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::config::Validator;
+use crate::config::{human_bytes, Validator};
 use crate::device::thermal::{simulate, ThermalRun};
 use crate::device::{BlockDevice, DeviceKind, DeviceSpec, PowerSpec};
 use crate::error::RunError;
@@ -219,8 +219,8 @@ fn write_cache_warning(device: &DeviceSpec, res: &JobResult) -> Option<String> {
             "device {name}: all {} the job wrote fit in its {} write cache (SLC), so its \
              write figures are the cache's; once the cache is full, writes run at {after}. \
              To measure sustained writes, write more than the cache: job.total_bytes > {}",
-            gb(res.written_bytes),
-            gb(c.capacity_bytes),
+            human_bytes(res.written_bytes),
+            human_bytes(c.capacity_bytes),
             c.capacity_bytes
         ),
         Some(t) => format!(
@@ -228,15 +228,10 @@ fn write_cache_warning(device: &DeviceSpec, res: &JobResult) -> Option<String> {
              (results.csv: write_cache_full_s), so the job's figures average writes at the \
              cache's speed and after it, at {after}; a job that writes less than the cache, \
              and one that writes far more, separate the two",
-            gb(c.capacity_bytes),
+            human_bytes(c.capacity_bytes),
             res.elapsed_s
         ),
     })
-}
-
-/// `bytes` in GB, three significant digits at least.
-fn gb(bytes: u64) -> String {
-    format!("{:.3} GB", bytes as f64 / 1e9)
 }
 
 /// The points of a storage run: the job, then the thermal run if any.
