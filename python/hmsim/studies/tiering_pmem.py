@@ -62,7 +62,8 @@ PMEM_SETUP = {
 
 # The quick grid's runs at 2 MiB (figs. 3 and 6 and these PMem rows) go on until their window is
 # steady (`sim.until_steady`: twice as long each time, up to 8x): shortened to 10-20 s, 27 of
-# these 56 runs were transients. Together they cost ≈ 5 CPU s more. Its scaled-down 4 KiB TPP
+# these 56 runs were transients. Together they cost ≈ 5 CPU s more. A PMem row is steady once
+# its last hot pages have left PMem too (HeMem: 60 s, not 30; docs/tiering.md). Its scaled-down 4 KiB TPP
 # runs do not: at 2-3x they promote and demote without end and would run to the cap unsettled.
 QUICK_UNTIL_STEADY = {"sim__until_steady": True}
 

@@ -19,6 +19,7 @@ mod migrate;
 pub mod oracle;
 mod pages;
 pub mod params;
+mod pmem_halves;
 mod pmem_tier;
 mod policies;
 mod policy;

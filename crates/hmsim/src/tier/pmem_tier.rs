@@ -16,8 +16,11 @@
 //! Page `p` lives at PMem address `p × page_bytes` (modulo the tier's capacity): frames are
 //! not modelled.
 
+use std::ops::Range;
+
 use rand::Rng;
 
+use super::pmem_halves::WindowHalves;
 use super::sim::{QuantumObserver, QuantumView};
 use crate::cache::{MemorySink, WriteCause};
 use crate::columns::{counter_index, Derived, ResultRow, Scaled};
@@ -159,6 +162,18 @@ struct WindowMark {
     migration: StreamMark,
     app: StreamMark,
     hottest_app_xpline_requests: f64,
+    settled_app_xpline_requests: f64,
+}
+
+/// A lifetime for a message: years from one year on, else days.
+fn years_or_days(years: f64) -> String {
+    if !years.is_finite() {
+        "never".to_string()
+    } else if years >= 1.0 {
+        format!("{years:.2} years")
+    } else {
+        format!("{:.1} days", years * 365.25)
+    }
 }
 
 /// The scaled write requests and media writes (a stream's or both), typed by their counter:
@@ -184,7 +199,7 @@ result_row! {
         pmem_sampled_write_requests: u64 ["", "write requests simulated line by line"],
         pmem_lifetime_years: f64 ["", "lifetime with ideal wear leveling, at the measured window's media write rate"],
         pmem_hottest_xpline_media_writes: f64 ["", "media writes to the most written XPLine over the run"],
-        pmem_lifetime_years_no_wl: f64 ["years", "lifetime without wear leveling (the XPLine most written in the measured window decides; empty if infinite)"],
+        pmem_lifetime_years_no_wl: f64 ["years", "lifetime without wear leveling (the XPLine most written in the measured window decides, counting the copies that recur between its halves; empty if infinite)"],
         pmem_rated_fraction_per_hour: f64 ["", "share of the rated bytes written per hour, at the measured window's rate"],
     }
 }
@@ -206,13 +221,15 @@ pub(super) struct PmemFeeder {
     pub unsampled_bytes: f64,
     /// Copies into PMem per page: each writes every XPLine of the page once.
     copies: FastMap<u64, u32>,
-    /// Expected write requests to one XPLine of the tier's most accessed page, summed.
+    /// Expected write requests to one XPLine of the tier's most accessed page, summed; and
+    /// the same had no hot page been on the tier (the placement settled).
     hottest_app_xpline_requests: f64,
-    /// The quantum the measured window starts at, the counts then, and the copies into
-    /// PMem per page since.
-    window_from: u64,
+    settled_app_xpline_requests: f64,
+    /// The measured window's quanta, the counts at its start, and its halves' copies and
+    /// hot pages.
+    window: Range<u64>,
     at_window: Option<WindowMark>,
-    window_copies: FastMap<u64, u32>,
+    halves: WindowHalves,
     /// The window's simulated seconds so far.
     window_s: f64,
 }
@@ -223,7 +240,7 @@ impl PmemFeeder {
         dimm: DimmSpec,
         rated_bytes: f64,
         seed: u64,
-        window_from: u64,
+        window: Range<u64>,
     ) -> PmemFeeder {
         PmemFeeder {
             spec: spec.clone(),
@@ -241,9 +258,10 @@ impl PmemFeeder {
             unsampled_bytes: 0.0,
             copies: FastMap::default(),
             hottest_app_xpline_requests: 0.0,
-            window_from,
+            settled_app_xpline_requests: 0.0,
+            halves: WindowHalves::new(window.clone()),
+            window,
             at_window: None,
-            window_copies: FastMap::default(),
             window_s: 0.0,
         }
     }
@@ -257,9 +275,6 @@ impl PmemFeeder {
             if to == self.spec.tier {
                 self.migrated_bytes += page_bytes;
                 *self.copies.entry(page).or_insert(0) += 1;
-                if self.at_window.is_some() {
-                    *self.window_copies.entry(page).or_insert(0) += 1;
-                }
                 for c in 0..per_page {
                     self.chunks.push((page, c));
                 }
@@ -314,6 +329,7 @@ impl PmemFeeder {
         if share > 0.0 {
             let xplines = (v.pages.page_bytes / 256) as f64;
             self.hottest_app_xpline_requests += lines * (p_max / share).min(1.0) / xplines;
+            self.settled_app_xpline_requests += lines * (cold / share).min(1.0) / xplines;
         }
         let want = (self.spec.app_lines_per_quantum as f64).min(lines.ceil()) as usize;
         let page_lines = v.pages.page_bytes / 64;
@@ -357,29 +373,21 @@ impl PmemFeeder {
         let (mreq, areq, mmedia, amedia) =
             (mreq.value(), areq.value(), mmedia.value(), amedia.value());
         let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
-        let wa_app = if areq > 0.0 { amedia / areq } else { 0.0 };
+        let wa_app = self.wa_app();
         // Without wear leveling the most written XPLine decides. A sparse sample cannot show
         // it, so it is computed: the most copied page gives each of its XPLines one media
         // write per copy; the tier's most accessed page gets its share of the app's write
         // requests, each a media write of its XPLine at the app stream's WA / 4 (both on
         // the same line: an upper bound).
-        let hottest_of = |copies: &FastMap<u64, u32>, app_requests: f64| {
-            copies.values().copied().max().unwrap_or(0) as f64 + app_requests * wa_app / 4.0
-        };
-        let hottest = hottest_of(&self.copies, self.hottest_app_xpline_requests);
+        let hottest = self.copies.values().copied().max().unwrap_or(0) as f64
+            + self.hottest_app_xpline_requests * wa_app / 4.0;
         // The lifetimes' rates: the window's writes over its seconds. The first seconds'
         // placement copies happen once in a program's life; extrapolated with the run, they
-        // would make the lifetime depend on the run's length.
-        let (rate_media, rate_hottest, rate_s) = match &self.at_window {
-            Some(w) if self.window_s > 0.0 => (
-                mig.media_since(&w.migration) + app.media_since(&w.app),
-                hottest_of(
-                    &self.window_copies,
-                    self.hottest_app_xpline_requests - w.hottest_app_xpline_requests,
-                ),
-                self.window_s,
-            ),
-            _ => (media, hottest, duration_s),
+        // would make the lifetime depend on the run's length. For the hottest XPLine only
+        // copies that recur count (one copy in a window is not a rate: pmem_halves.rs).
+        let (rate_media, rate_s, hottest_per_s) = match self.window_rates(wa_app) {
+            Some((media, hottest)) => (media, self.window_s, hottest),
+            None => (media, duration_s, hottest / duration_s),
         };
         let life = lifetime::report(
             rate_media.round() as u64,
@@ -392,13 +400,7 @@ impl PmemFeeder {
             &[],
             0,
         );
-        let years_no_wl = if rate_hottest > 0.0 && rate_s > 0.0 {
-            self.dimm.line_endurance_writes as f64
-                / (rate_hottest / rate_s)
-                / crate::units::SECONDS_PER_YEAR
-        } else {
-            f64::INFINITY
-        };
+        let years_no_wl = self.no_wl_years(hottest_per_s);
         PmemColumns {
             pmem_migrated_bytes: self.migrated_bytes,
             pmem_app_write_bytes: self.app_write_bytes,
@@ -416,6 +418,75 @@ impl PmemFeeder {
             pmem_rated_fraction_per_hour: life.rated_fraction_per_hour,
         }
     }
+    /// The application stream's write amplification (0 without writes).
+    fn wa_app(&self) -> f64 {
+        let (req, media): (Requests, MediaWrites) = (self.app.scaled(), self.app.scaled());
+        let req = req.value();
+        if req > 0.0 {
+            media.value() / req
+        } else {
+            0.0
+        }
+    }
+
+    /// The measured window's media writes and its hottest XPLine's writes per second (none
+    /// without a whole window): copies that recur into one page, and the app's share.
+    fn window_rates(&self, wa_app: f64) -> Option<(f64, f64)> {
+        let w = self.at_window.as_ref()?;
+        if self.window_s <= 0.0 || !self.halves.complete() {
+            return None;
+        }
+        let media = self.migration.media_since(&w.migration) + self.app.media_since(&w.app);
+        let app = self.hottest_app_xpline_requests - w.hottest_app_xpline_requests;
+        let hottest = self.halves.recurring_copies_per_s() + app * wa_app / 4.0 / self.window_s;
+        Some((media, hottest))
+    }
+
+    /// Years until an XPLine written `per_s` times a second reaches its endurance.
+    fn no_wl_years(&self, per_s: f64) -> f64 {
+        if per_s > 0.0 {
+            self.dimm.line_endurance_writes as f64 / per_s / crate::units::SECONDS_PER_YEAR
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// Whether the hot pages on the tier were still moving across the measured window (the
+    /// no-WL lifetime is then a transient).
+    pub(super) fn placing(&self) -> bool {
+        self.halves.hot_pages_moving()
+    }
+
+    /// The warning for a no-WL lifetime that rests on hot pages still coming into or leaving
+    /// the tier in a window whose throughput may be steady, or none.
+    pub(super) fn warning(&self, who: &str) -> Option<String> {
+        if !self.placing() {
+            return None;
+        }
+        let wa_app = self.wa_app();
+        let (_, hottest) = self.window_rates(wa_app)?;
+        let w = self.at_window.as_ref()?;
+        let settled = self.settled_app_xpline_requests - w.settled_app_xpline_requests;
+        let settled = self.halves.recurring_copies_per_s() + settled * wa_app / 4.0 / self.window_s;
+        let [first, second] = self.halves.hot_pages_per_half();
+        let leaving = if second < first {
+            format!(
+                "; once none is left it would be {}",
+                years_or_days(self.no_wl_years(settled))
+            )
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "{who}: pmem_lifetime_years_no_wl ({}) is a transient: the hot pages in the PMem \
+             tier went from {first:.1} to {second:.1} on average between the measured window's \
+             halves, so the policy is still moving them, and while one is there its XPLines \
+             are the most written{leaving}. To fix: lengthen sim.duration_s (a run with \
+             sim.until_steady stops once its throughput is steady, which can be before the \
+             last hot pages move)",
+            years_or_days(self.no_wl_years(hottest)),
+        ))
+    }
 }
 
 impl QuantumObserver for PmemFeeder {
@@ -426,16 +497,21 @@ impl QuantumObserver for PmemFeeder {
             sys.now_ns = now;
             sys.floor_ns = now;
         }
-        if v.quantum == self.window_from {
+        if v.quantum == self.window.start {
             self.at_window = Some(WindowMark {
                 migration: self.migration.mark(),
                 app: self.app.mark(),
                 hottest_app_xpline_requests: self.hottest_app_xpline_requests,
+                settled_app_xpline_requests: self.settled_app_xpline_requests,
             });
         }
         if self.at_window.is_some() {
             self.window_s += v.quantum_s;
         }
+        let t = self.spec.tier;
+        let copied = v.moved.iter().filter(|m| m.2 == t).map(|m| m.0);
+        let hot = v.hot_pages.get(t).copied().unwrap_or(0);
+        self.halves.quantum(v.quantum, v.quantum_s, hot, copied);
         self.migrations(v);
         self.app_writes(v);
     }
@@ -451,12 +527,18 @@ mod tests {
     /// per line, and `copies` quanta of 0.5 s, the pages of each copied into PMem (tier 1 of
     /// a 64-page table); no application writes.
     fn fed(window_from: u64, copies: &[Vec<u64>]) -> PmemFeeder {
+        fed_hot(window_from, copies, &vec![8; copies.len()])
+    }
+
+    /// [`fed`], with `hot[q]` hot pages on the PMem tier in quantum `q`.
+    fn fed_hot(window_from: u64, copies: &[Vec<u64>], hot: &[u64]) -> PmemFeeder {
         let spec: PmemTierSpec = toml::from_str("").unwrap();
         let dimm = DimmSpec {
             capacity_bytes: 1 << 30,
             line_endurance_writes: 1000,
         };
-        let mut f = PmemFeeder::new(&spec, dimm, 1e12, 1, window_from);
+        let window = window_from..copies.len() as u64;
+        let mut f = PmemFeeder::new(&spec, dimm, 1e12, 1, window);
         let gups = Gups::new(
             &GupsSpec {
                 working_set_bytes: 64 << 12,
@@ -476,7 +558,7 @@ mod tests {
                 moved: &moved,
                 app_write_lines: &[0.0, 0.0],
                 tier_shares: &[0.5, 0.5],
-                hot_pages: &[0, 8],
+                hot_pages: &[8 - hot[q], hot[q]],
             });
         }
         f
@@ -528,7 +610,7 @@ mod tests {
         }
         assert_eq!(num(&window, "pmem_migrated_bytes"), 24.0 * 4096.0);
         // Pages 3 and 7, copied four times each, are the run's most written; in the window
-        // page 7 is, twice in 1 s: 1000 writes' endurance lasts 500 s.
+        // page 7 is, copied in each half (0.5 s) again: 1000 writes' endurance lasts 500 s.
         assert_eq!(num(&window, "pmem_hottest_xpline_media_writes"), 4.0);
         let years = |s: f64| s / crate::units::SECONDS_PER_YEAR;
         let no_wl = num(&window, "pmem_lifetime_years_no_wl");
@@ -543,6 +625,35 @@ mod tests {
         let ratio = num(&whole, "pmem_rated_fraction_per_hour")
             / num(&window, "pmem_rated_fraction_per_hour");
         assert!((ratio - 6.0).abs() < 1e-9, "{ratio}");
+    }
+
+    /// A page copied once in the window is a placement's copy, not a rate: the lifetime
+    /// without wear leveling counts the copies that recur between the window's halves, and
+    /// says when hot pages are still moving through the tier.
+    #[test]
+    fn one_off_copies_do_not_set_the_no_wl_lifetime() {
+        let copies = [vec![1], vec![1], vec![2, 3], vec![4], vec![5], vec![6]];
+        let cols = |f: &PmemFeeder| crate::scenario::to_map(&f.columns(3.0));
+        // The window (quanta 2..6, 2 s): six pages copied once each; none recurs.
+        let f = fed(2, &copies);
+        assert!(
+            cols(&f)["pmem_lifetime_years_no_wl"].is_null(),
+            "{:?}",
+            cols(&f)
+        );
+        assert_eq!(f.warning("x"), None);
+        // Page 1's two copies come before it: they count in the run's hottest XPLine only.
+        assert_eq!(
+            cols(&f)["pmem_hottest_xpline_media_writes"].as_f64(),
+            Some(2.0)
+        );
+        // Hot pages on the tier falling from 8 to 2 across the window: a transient.
+        let f = fed_hot(2, &copies, &[8, 8, 8, 6, 3, 2]);
+        let w = f.warning("hemem at intensity 3×").expect("a warning");
+        assert!(w.contains("from 7.0 to 2.5"), "{w}");
+        assert!(w.contains("lengthen sim.duration_s"), "{w}");
+        // Steady at 4 hot pages: none.
+        assert_eq!(fed_hot(2, &copies, &[8, 8, 4, 4, 4, 4]).warning("x"), None);
     }
 
     #[test]

@@ -477,8 +477,10 @@ impl Experiment for TierRun {
         sc.sim.duration_s = duration;
         let mut row = row_of(&sc, &name, intensity, &r);
         // A run that cannot go on and is not steady runs again at its next length (the model
-        // is deterministic: a longer run repeats the shorter one's start).
-        if !(row.converged || duration >= cap) {
+        // is deterministic: a longer run repeats the shorter one's start). A PMem tier whose
+        // last hot pages are still moving is not steady for its no-WL lifetime either.
+        let placing = feeder.as_ref().is_some_and(|f| f.placing());
+        if !((row.converged && !placing) || duration >= cap) {
             return Ok(Step::Again(TierPoint {
                 duration_s: run_lengths(duration, cap)[1],
                 ..point
@@ -527,6 +529,8 @@ impl Experiment for TierRun {
             row.run_duration_s = Some(duration);
         }
         row.pmem = feeder.as_ref().map(|f| f.columns(sc.sim.duration_s));
+        out.warnings
+            .extend(feeder.as_ref().and_then(|f| f.warning(&who)));
         row.oracle_hot_share_default = oracle_share;
         if let Some(x) = replayed {
             row.replayed_accesses = Some(x.counts.accesses);
@@ -657,11 +661,13 @@ impl TierRun {
             make(pp)
         };
         let pmem = sc.pmem_tier.as_ref().zip(self.pmem_dimm);
-        // The measured window's first quantum: the feeder's lifetimes use its write rate.
-        let window_from =
-            quanta_of(sc.sim.duration_s, sc.sim.quantum_s).saturating_sub(window_quanta(sc) as u64);
+        // The measured window's quanta: the feeder's lifetimes use its write rate.
+        let quanta = quanta_of(sc.sim.duration_s, sc.sim.quantum_s);
+        let window = quanta.saturating_sub(window_quanta(sc) as u64)..quanta;
         let new_feeder = || {
-            pmem.map(|(spec, (dimm, rated))| PmemFeeder::new(spec, dimm, rated, seed, window_from))
+            pmem.map(|(spec, (dimm, rated))| {
+                PmemFeeder::new(spec, dimm, rated, seed, window.clone())
+            })
         };
         let gups = Gups::new(&sc.workload, sc.sim.page_bytes);
         let mut feeder = new_feeder();
