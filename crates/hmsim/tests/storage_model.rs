@@ -199,6 +199,48 @@ fn a_job_says_when_its_writes_ran_in_the_write_cache() {
     assert!(no_cache.rows[0].get("write_cache_full_s").is_none());
 }
 
+/// A job that ends soon after its queue first fills measures the fill: the first
+/// `queue_depth` requests go into the empty device at once and wait 1, 2, … service times.
+/// Its mean latency is then ≈ (queue_depth − 1) / (2 × requests) below the full queue's
+/// (queue depth ÷ IOPS, Little's law), and the run says so; ten requests per slot do not.
+#[test]
+fn a_job_too_short_for_its_queue_says_its_mean_latency_is_the_fill() {
+    let scenario = |qd: u32, requests: u64| {
+        let bs = 4u64 << 20;
+        let text = format!(
+            "module = \"storage\"\nseed = 1\n[device]\nname = \"intel-ssd-750-fairlio\"\n\
+             [job]\nop = \"write\"\npattern = \"sequential\"\nqueue_depth = {qd}\n\
+             block_size_bytes = {bs}\ntotal_bytes = {}\n",
+            requests * bs
+        );
+        hmsim::registry::run_scenario(&text, "/tmp/s.toml", &[], &[]).unwrap()
+    };
+    let num = |out: &hmsim::scenario::RunOutput, k: &str| out.rows[0][k].as_f64().unwrap();
+    let below = |out: &hmsim::scenario::RunOutput| {
+        let little_us = 16.0 / num(out, "iops") * 1e6;
+        1.0 - num(out, "latency_mean_us") / little_us
+    };
+    let short = scenario(16, 22);
+    let fill = 15.0 / (2.0 * 22.0);
+    assert!(
+        (below(&short) - fill).abs() < 0.03,
+        "{} vs {fill}",
+        below(&short)
+    );
+    assert_eq!(short.warnings.len(), 1, "{:?}", short.warnings);
+    let w = &short.warnings[0];
+    assert!(
+        w.contains("intel-ssd-750-fairlio") && w.contains("≈ 34 % below"),
+        "{w}"
+    );
+    assert!(w.contains("run at least 160 requests"), "{w}");
+    let long = scenario(16, 160);
+    assert!(below(&long) < 0.05, "{}", below(&long));
+    assert!(long.warnings.is_empty(), "{:?}", long.warnings);
+    // One slot has no fill: each request waits only for itself.
+    assert!(scenario(1, 3).warnings.is_empty());
+}
+
 #[test]
 fn same_seed_same_result_other_seed_other_result() {
     let spec = device("samsung-970-evo");

@@ -234,6 +234,39 @@ fn write_cache_warning(device: &DeviceSpec, res: &JobResult) -> Option<String> {
     })
 }
 
+/// Requests per queue slot a job completes at the least for its mean latency to be the
+/// queue's steady one within ≈ 5 %: the first `queue_depth` requests go into an empty device
+/// at once and wait 1, 2, …, `queue_depth` service times (a mean of half the steady wait),
+/// so they pull the mean down by ≈ (queue_depth − 1) / (2 × requests).
+const FILL_REQUESTS_PER_SLOT: u64 = 10;
+
+/// The warning for a job too short for its queue: its mean latency is mostly the queue's
+/// fill, or none.
+fn queue_fill_warning(device: &DeviceSpec, job: &JobSpec, res: &JobResult) -> Option<String> {
+    let qd = job.queue_depth as u64;
+    let need = FILL_REQUESTS_PER_SLOT * qd;
+    if qd <= 1 || res.requests >= need || res.iops <= 0.0 {
+        return None;
+    }
+    let n = res.requests;
+    let below = (qd.min(n) as f64 - 1.0) / (2.0 * n as f64) * 100.0;
+    // Little's law: requests in the device ÷ their rate.
+    let steady_us = qd as f64 / res.iops * 1e6;
+    let need_s = need as f64 / res.iops;
+    Some(format!(
+        "device {}: the job at queue depth {qd} completed only {n} requests, the first {} issued at once into \
+         the empty device, so latency_mean_us ({:.1} µs) is ≈ {below:.0} % below the full \
+         queue's latency (≈ {steady_us:.1} µs: queue depth ÷ IOPS) and the job's other \
+         figures lean on its start as well. To fix: run at least {need} requests \
+         ({FILL_REQUESTS_PER_SLOT} per queue slot): job.duration_s ≥ {need_s:.3} or \
+         job.total_bytes ≥ {}",
+        device.name,
+        qd.min(n),
+        res.latency.mean,
+        need * job.block_size_bytes
+    ))
+}
+
 /// The points of a storage run: the job, then the thermal run if any.
 pub enum StoragePoint {
     Job,
@@ -339,6 +372,8 @@ impl StorageRun<'_> {
             self.headline.insert(k.to_string(), v);
         }
         out.warnings.extend(write_cache_warning(device, &res));
+        out.warnings
+            .extend(queue_fill_warning(device, &cfg.job, &res));
         self.job = Some((res, row));
     }
 
