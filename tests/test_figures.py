@@ -69,9 +69,33 @@ def test_tiering_fig7_notes_sit_off_the_markers_and_pmem_lifetime_reads(quick_st
     assert any("at " in a["title"] for a in fig7["axes"]), "saturation notes shown under the titles"
     pmem = plotting.DRAWN[str(out / "fig_pmem_alternate")]
     life = pmem["axes"][1]
-    assert life["xscale"] == "linear" and "(days)" in life["xlabel"], life
+    # The quick rows' median is ≈ 0.2 years: months.
+    assert life["xscale"] == "linear" and "(months)" in life["xlabel"], life
     # Readable ticks: few of them, none in scientific notation.
     assert len([t for t in life["xticklabels"] if t]) <= 7 and not any("10^" in t for t in life["xticklabels"])
+
+
+def test_a_pmem_row_that_never_wears_out_is_named_not_dropped(tmp_path):
+    """An empty no-WL lifetime (infinite: the tier's XPLines are not written) has no place on
+    the lifetime axis; the panel names the row instead."""
+    from hmsim.studies import tiering_pmem
+
+    rows = [
+        {
+            "experiment": "pmem_alternate",
+            "system": s,
+            "colloid": False,
+            "intensity": 0,
+            "throughput_gb_s": t,
+            "pmem_window_media_write_gb_s": m,
+            "pmem_lifetime_years_no_wl": life,
+        }
+        for s, t, m, life in [("hemem", 80.0, 9.4, 0.2), ("static", 50.0, 0.0, float("nan"))]
+    ]
+    tiering_pmem.figure(tmp_path, pd.DataFrame(rows))
+    d = plotting.DRAWN[str(tmp_path / "fig_pmem_alternate")]
+    assert any("never wears out: static 0x" in t for t in d["axes"][1]["texts"]), d["axes"][1]
+    assert d["shown"] == d["declared"]
 
 
 def test_no_log_scale_bars_in_any_quick_study(quick_study):

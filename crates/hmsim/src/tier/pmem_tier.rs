@@ -201,6 +201,7 @@ result_row! {
         pmem_hottest_xpline_media_writes: f64 ["", "media writes to the most written XPLine over the run"],
         pmem_lifetime_years_no_wl: f64 ["years", "lifetime without wear leveling (the XPLine most written in the measured window decides, counting the copies that recur between its halves; empty if infinite)"],
         pmem_rated_fraction_per_hour: f64 ["", "share of the rated bytes written per hour, at the measured window's rate"],
+        pmem_window_media_write_gb_s: f64 ["", "media write rate in the measured window (the lifetimes' rate; the run's volumes include its one-off placement copies)"],
     }
 }
 
@@ -416,6 +417,11 @@ impl PmemFeeder {
             pmem_hottest_xpline_media_writes: hottest,
             pmem_lifetime_years_no_wl: years_no_wl,
             pmem_rated_fraction_per_hour: life.rated_fraction_per_hour,
+            pmem_window_media_write_gb_s: if rate_s > 0.0 {
+                rate_media * 64.0 / rate_s / 1e9
+            } else {
+                0.0
+            },
         }
     }
     /// The application stream's write amplification (0 without writes).
@@ -618,6 +624,16 @@ mod tests {
         // Without a window, the run's: four copies in 2 s.
         let no_wl = num(&whole, "pmem_lifetime_years_no_wl");
         assert!((no_wl / years(500.0) - 1.0).abs() < 1e-12, "{no_wl}");
+        // The window's media write rate: two copies of 64 lines (64 B each) in 1 s; the
+        // run's, 24 copies in 2 s.
+        assert_eq!(
+            num(&window, "pmem_window_media_write_gb_s"),
+            2.0 * 64.0 * 64.0 / 1e9
+        );
+        assert_eq!(
+            num(&whole, "pmem_window_media_write_gb_s"),
+            24.0 * 64.0 * 64.0 / 2.0 / 1e9
+        );
         // Ideal wear leveling: 2 of the 24 copies' media writes in half the run's time, a
         // sixth of the run's rate: six times its lifetime.
         let ratio = num(&window, "pmem_lifetime_years") / num(&whole, "pmem_lifetime_years");
