@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -48,6 +49,27 @@ def test_grid_results_and_resume(sweep_file, tmp_path):
     assert summary["points"] == 6 and summary["seeds"] == [7]
     # What its points cost in CPU, each point's own (the one run again and the five reused).
     assert summary["points_cpu_time_s"] > 0
+
+
+def test_another_build_of_the_core_runs_every_point_again(sweep_file, tmp_path, monkeypatch):
+    """A core rebuilt from changed model code keeps its version number: its points are not
+    the old build's, so a resumed sweep runs them all again rather than mixing two models."""
+    import hmsim.sweep as sweep
+
+    out = tmp_path / "out"
+    assert run_sweep(sweep_file, out, workers=2).ran == 6
+    assert run_sweep(sweep_file, out, workers=2).reused == 6
+    # The build's identity covers the compiled core's bytes, not only the version.
+    assert sweep._build_id() != hashlib.sha256(hmsim_version().encode()).hexdigest()
+    monkeypatch.setattr(sweep, "_build_id", lambda: "another build")
+    rebuilt = run_sweep(sweep_file, out, workers=2)
+    assert rebuilt.ran == 6 and rebuilt.reused == 0
+
+
+def hmsim_version() -> str:
+    from hmsim import _core
+
+    return _core.__version__
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd to name a flushed file")

@@ -31,6 +31,7 @@ A sweep file is TOML:
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import heapq
 import itertools
@@ -99,13 +100,26 @@ class Point:
 
     @property
     def id(self) -> str:
-        from hmsim import _core
-
         h = hashlib.sha256()
-        h.update(_core.__version__.encode())  # a new version never reuses an old version's points
+        h.update(_build_id().encode())  # another build never reuses this build's points
         h.update(self.text.encode())
         h.update(json.dumps([self.file, self.overrides, self.labels], default=str).encode())
         return h.hexdigest()[:20]
+
+
+@functools.cache
+def _build_id() -> str:
+    """The simulator build a point's result comes from: the version and the compiled core's
+    bytes. A core rebuilt from changed model code has the same version number; resumed, it
+    would have mixed the old model's points with the new one's."""
+    from hmsim import _core
+
+    h = hashlib.sha256(_core.__version__.encode())
+    path = getattr(_core, "__file__", None)
+    if path:
+        with open(path, "rb") as f:  # ≈ 10 MB: a few ms, once per process
+            h.update(f.read())
+    return h.hexdigest()
 
 
 @dataclass
