@@ -211,6 +211,11 @@ impl Ait {
         self.logical.max_line()
     }
 
+    /// (logical XPLines written, their media writes).
+    pub fn logical_lines_and_writes(&self) -> (u64, u64) {
+        self.logical.lines_and_writes()
+    }
+
     /// `f(block, media writes)` for every logical block written (summed over its lines),
     /// each once, in no set order.
     pub fn block_writes(&self, mut f: impl FnMut(u64, u64)) {

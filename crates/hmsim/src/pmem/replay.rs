@@ -10,7 +10,7 @@ use super::config::PmemConfig;
 use super::driver::{DimmSpec, Machine, Persist};
 use super::lifetime;
 use super::rows::{lifetime_output, ratio, LifetimeCols, LifetimeRow};
-use super::system::PmemCounters;
+use super::system::{PmemCounters, PmemSystem};
 use crate::cache::{CacheConfig, FlushKind};
 use crate::device::DeviceSpec;
 use crate::error::ConfigError;
@@ -162,7 +162,8 @@ pub(crate) fn replay_trace(
     }
     let elapsed_s = m.elapsed_ns() * 1e-9;
     let c = m.sys.counters();
-    let trust = Trust::of(&before_drain, &c, pmem, elapsed_s);
+    let mut trust = Trust::of(&before_drain, &c, pmem, elapsed_s);
+    trust.warnings.extend(lucky_hottest_line(&m.sys, elapsed_s));
     let life = lifetime::of_run(
         &m.sys,
         elapsed_s,
@@ -216,6 +217,43 @@ pub(crate) fn replay_trace(
         ));
     }
     Ok(output)
+}
+
+/// Media writes of the hottest line up to which it may be only the luckiest of many lines.
+const FEW_HOTTEST_WRITES: u32 = 10;
+/// How far above the average written line's count such a line must stand to be flagged,
+/// and the fewest writes it must have: a stream writes each line once, and an XPLine it
+/// leaves half-written in the XPBuffer now and then takes two media writes — the same lines
+/// on every pass, not luck.
+const LUCKY_OVER_MEAN: f64 = 2.0;
+const LUCKY_WRITES_MIN: u32 = 3;
+
+/// The warning for a no-WL lifetime resting on a hottest line with a handful of writes, well
+/// above the average written line's: the luckiest of many lines that random writes spread
+/// over, whose count — and so the lifetime — is set by the trace's length, not by a line the
+/// program keeps writing. None otherwise (a line written once per pass, as a stream writes
+/// each, is the trace's rate repeated).
+fn lucky_hottest_line(sys: &PmemSystem, span_s: f64) -> Option<String> {
+    let (_, hottest) = sys.max_line_wear();
+    let (lines, writes) = sys.logical_lines_and_writes();
+    if !(LUCKY_WRITES_MIN..=FEW_HOTTEST_WRITES).contains(&hottest) || lines == 0 {
+        return None;
+    }
+    let mean = writes as f64 / lines as f64;
+    if (hottest as f64) <= LUCKY_OVER_MEAN * mean {
+        return None;
+    }
+    Some(format!(
+        "lifetime_years_no_wl rests on the hottest line's {hottest} media writes in a {} run, \
+         {:.1}× the {mean:.2} of an average written line ({lines} lines): a line so lightly \
+         written is the luckiest of many that the writes spread over, not one the program \
+         keeps writing, so the figure holds for this exact trace repeated and grows with the \
+         trace's length (a program whose writes land elsewhere each run wears its hottest line \
+         more slowly); replay a longer trace: a line the program keeps writing shows a count \
+         that grows with it",
+        crate::units::human_seconds(span_s),
+        hottest as f64 / mean
+    ))
 }
 
 /// Drain shares above this make a lifetime "drain-dominated".
@@ -377,6 +415,36 @@ mod tests {
         assert_eq!(b, "steady-wear");
         assert!(share.unwrap() < 0.2, "drain share {share:?}");
         assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    }
+
+    /// Random 64 B writes over 1 GiB through 8 KiB caches: nearly every line is written once,
+    /// and the hottest's few writes are luck, which the run says. A 64 KiB region (more than
+    /// the caches) written in turn on every fourth store among them is hot, which it does not
+    /// say.
+    #[test]
+    fn a_hottest_line_of_a_few_random_writes_is_flagged_as_luck() {
+        let mut rng = crate::rng::stream(3, "test");
+        let addrs: Vec<u64> = (0..200_000)
+            .map(|_| rand::Rng::random_range(&mut rng, 0..(1u64 << 30) / 64) * 64)
+            .collect();
+        let tiny = r#"{"size_bytes": 8192, "ways": 2}"#;
+        let opts = format!(
+            r#"{{"pmem": {{"dimms": 1}}, "cache": {{"l1": {tiny}, "l2": {tiny}, "llc": {tiny}}}}}"#
+        );
+        let lucky = |out: &RunOutput| out.warnings.iter().any(|w| w.contains("luckiest"));
+        let random: String = addrs.iter().map(|a| format!("{a:#x} W\n")).collect();
+        let out = replay(random, &opts);
+        assert!(lucky(&out), "{:?}", out.warnings);
+        let hot: String = addrs
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| {
+                let hot = (1u64 << 20) + (i as u64 / 4 % 1024) * 64;
+                format!("{:#x} W\n", if i % 4 == 0 { hot } else { a })
+            })
+            .collect();
+        let out = replay(hot, &opts);
+        assert!(!lucky(&out), "{:?}", out.warnings);
     }
 
     #[test]

@@ -515,6 +515,14 @@ impl PmemSystem {
             .unwrap_or(0);
         (p, l)
     }
+
+    /// (logical XPLines written, their media writes) over every DIMM.
+    pub fn logical_lines_and_writes(&self) -> (u64, u64) {
+        self.dimms
+            .iter()
+            .map(|d| d.ait.logical_lines_and_writes())
+            .fold((0, 0), |(l, w), (dl, dw)| (l + dl, w + dw))
+    }
 }
 
 /// `x.ceil()` for `x >= 0`, without a call into the maths library (the build targets

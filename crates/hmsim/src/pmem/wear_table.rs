@@ -150,6 +150,17 @@ impl Chunk {
         }
     }
 
+    /// (lines with a write, writes) of the chunk.
+    fn lines_and_writes(&self) -> (u64, u64) {
+        let counts: Box<dyn Iterator<Item = u32>> = match self {
+            Chunk::Dense(c) => Box::new(c.iter().copied()),
+            Chunk::Sparse { slots, .. } => Box::new(slots.iter().map(|s| s.count)),
+        };
+        counts
+            .filter(|&n| n > 0)
+            .fold((0, 0), |(l, w), n| (l + 1, w + n as u64))
+    }
+
     /// `f(block in chunk, wear)` for every block of the chunk with a write, in block order.
     fn for_each_block(&self, mut f: impl FnMut(u64, &BlockWear)) {
         match self {
@@ -242,6 +253,14 @@ impl WearTable {
         self.chunks.values().map(Chunk::max).max().unwrap_or(0)
     }
 
+    /// (lines with at least one write, writes to them).
+    pub(super) fn lines_and_writes(&self) -> (u64, u64) {
+        self.chunks
+            .values()
+            .map(Chunk::lines_and_writes)
+            .fold((0, 0), |(l, w), (cl, cw)| (l + cl, w + cw))
+    }
+
     /// `f(block, wear)` for every block with at least one write, each once, in no set order.
     pub(super) fn for_each_block(&self, mut f: impl FnMut(u64, &BlockWear)) {
         for (&c, chunk) in &self.chunks {
@@ -278,6 +297,7 @@ mod tests {
         blocks.sort();
         assert_eq!(blocks, vec![5, 5000]);
         assert_eq!(t.max_line(), 2);
+        assert_eq!(t.lines_and_writes(), (2, 3));
     }
 
     #[test]
