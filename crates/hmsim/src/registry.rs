@@ -379,11 +379,19 @@ fn module_entry(source: &Source) -> Result<&'static Module, RunError> {
             None => return Err(at_module(format!("expected a string; allowed: {names}"))),
         },
         None => {
+            // A sweep file names its scenario and axes, not a module: say which command runs it.
+            let root = source.root();
+            let sweep = root.contains_key("scenario") && root.contains_key("axes");
+            let hint = if sweep {
+                " (this is a sweep file, with `scenario` and [axes]: run it with `hmsim sweep`)"
+            } else {
+                ""
+            };
             return Err(ConfigError::new(
                 file,
                 "module",
-                format!("missing required key; allowed: {names}"),
-            ))
+                format!("missing required key; allowed: {names}{hint}"),
+            ));
         }
     };
     MODULES
@@ -450,6 +458,22 @@ pub fn module_schema(module: &str) -> Option<ModuleSchema> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file without `module` is refused with the modules allowed; a sweep file given to
+    /// `run` is also told which command runs it.
+    #[test]
+    fn a_missing_module_names_the_modules_and_a_sweep_file_its_command() {
+        let err = |text: &str| {
+            run_scenario(text, "s.toml", &[], &[])
+                .unwrap_err()
+                .to_string()
+        };
+        let plain = err("seed = 1\n");
+        assert!(plain.contains("missing required key; allowed: ") && plain.contains("tiering"));
+        assert!(!plain.contains("hmsim sweep"), "{plain}");
+        let sweep = err("scenario = \"s.toml\"\n[axes]\n\"job.queue_depth\" = [1, 2]\n");
+        assert!(sweep.contains("run it with `hmsim sweep`"), "{sweep}");
+    }
 
     /// Between the CLI and the model a scenario is parsed once: the module's name, the
     /// header, the tiers a device fills, the configuration and the lines of its errors are
