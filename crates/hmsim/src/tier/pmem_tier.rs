@@ -487,9 +487,9 @@ impl PmemFeeder {
             "{who}: pmem_lifetime_years_no_wl ({}) is a transient: the hot pages in the PMem \
              tier went from {first:.1} to {second:.1} on average between the measured window's \
              halves, so the policy is still moving them, and while one is there its XPLines \
-             are the most written{leaving}. To fix: lengthen sim.duration_s (a run with \
-             sim.until_steady stops once its throughput is steady, which can be before the \
-             last hot pages move)",
+             are the most written{leaving}. To fix: lengthen sim.duration_s, or set \
+             sim.until_steady = true, which goes on until the hot pages settle (up to \
+             sim.max_duration_s)",
             years_or_days(self.no_wl_years(hottest)),
         ))
     }
