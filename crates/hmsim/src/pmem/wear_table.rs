@@ -152,13 +152,11 @@ impl Chunk {
 
     /// (lines with a write, writes) of the chunk.
     fn lines_and_writes(&self) -> (u64, u64) {
-        let counts: Box<dyn Iterator<Item = u32>> = match self {
-            Chunk::Dense(c) => Box::new(c.iter().copied()),
-            Chunk::Sparse { slots, .. } => Box::new(slots.iter().map(|s| s.count)),
-        };
-        counts
-            .filter(|&n| n > 0)
-            .fold((0, 0), |(l, w), n| (l + 1, w + n as u64))
+        let tally = |(l, w): (u64, u64), n: u32| if n > 0 { (l + 1, w + n as u64) } else { (l, w) };
+        match self {
+            Chunk::Dense(c) => c.iter().copied().fold((0, 0), tally),
+            Chunk::Sparse { slots, .. } => slots.iter().map(|s| s.count).fold((0, 0), tally),
+        }
     }
 
     /// `f(block in chunk, wear)` for every block of the chunk with a write, in block order.

@@ -444,8 +444,14 @@ impl PmemFeeder {
         }
         let media = self.migration.media_since(&w.migration) + self.app.media_since(&w.app);
         let app = self.hottest_app_xpline_requests - w.hottest_app_xpline_requests;
-        let hottest = self.halves.recurring_copies_per_s() + app * wa_app / 4.0 / self.window_s;
+        let hottest = self.halves.recurring_copies_per_s() + self.xpline_writes_per_s(app, wa_app);
         Some((media, hottest))
+    }
+
+    /// One XPLine's media writes per second in the window from `requests` app write requests
+    /// to it, each `wa_app / 4` XPLine writes.
+    fn xpline_writes_per_s(&self, requests: f64, wa_app: f64) -> f64 {
+        requests * wa_app / 4.0 / self.window_s
     }
 
     /// Years until an XPLine written `per_s` times a second reaches its endurance.
@@ -472,8 +478,10 @@ impl PmemFeeder {
         let wa_app = self.wa_app();
         let (_, hottest) = self.window_rates(wa_app)?;
         let w = self.at_window.as_ref()?;
-        let settled = self.settled_app_xpline_requests - w.settled_app_xpline_requests;
-        let settled = self.halves.recurring_copies_per_s() + settled * wa_app / 4.0 / self.window_s;
+        // The same rate had a cold page been the tier's most accessed in every quantum.
+        let cold_instead = (self.settled_app_xpline_requests - w.settled_app_xpline_requests)
+            - (self.hottest_app_xpline_requests - w.hottest_app_xpline_requests);
+        let settled = hottest + self.xpline_writes_per_s(cold_instead, wa_app);
         let [first, second] = self.halves.hot_pages_per_half();
         let leaving = if second < first {
             format!(
