@@ -38,3 +38,16 @@ def test_example_sweep_runs(tmp_path):
     df = pd.read_csv(tmp_path / "sweep" / "results.csv")
     stt = df[df["device.name"] == "stt-mram-ssd"].sort_values("job.queue_depth")
     assert stt.bandwidth_mib_s.iloc[-1] >= stt.bandwidth_mib_s.iloc[0]
+
+
+def test_example_replicates_sweep_settles_the_policies_order(tmp_path):
+    # The example's claim (docs/configuration.md#replicates): the runtime bands of smart_EPF
+    # and no_EPF overlap, yet smart_EPF is the faster in every seed at every DRAM size.
+    res = run_sweep(EXAMPLES / "hybrid-epf-seeds-sweep.toml", tmp_path / "seeds", workers=2)
+    assert res.ran == 15
+    order = pd.read_csv(tmp_path / "seeds" / "replicates_order.csv")
+    pair = order[
+        (order.metric == "runtime_s") & order.row_a.str.contains("no_EPF") & order.row_b.str.contains("smart_EPF")
+    ]
+    assert len(pair) == 3
+    assert (pair.a_higher_seeds == 5).all()

@@ -122,6 +122,21 @@ def run(scenario: str, out: str, overrides: tuple[str, ...], device_dirs: tuple[
 SWEEP_WARNINGS_SHOWN = 20
 
 
+def replicates_line(info: dict) -> str:
+    """What the seed moves, in one line: the seeds, each headline metric's widest 95 %
+    interval, and how many row pairs keep their order in every seed."""
+    seeds = info["seeds"]
+    widest = ", ".join(f"{m} ±{rel:.1%}" for m, rel in info["ci95_rel_max"].items()) or "none"
+    pairs = info["order_pairs"]
+    order = (
+        f"; rows in the same order in every seed: {pairs - info['order_unsettled']} of {pairs} pairs" if pairs else ""
+    )
+    return (
+        f"replicates: {info['count']} seeds ({seeds[0]}–{seeds[-1]}); widest 95 % interval of a mean: {widest}"
+        f"{order} (replicates.csv, replicates_order.csv)"
+    )
+
+
 def print_warnings(warnings: list[str]) -> None:
     """Each of a run's trust warnings, after its numbers (also in summary.json)."""
     for w in warnings:
@@ -215,6 +230,8 @@ def sweep(
     try:
         shared = f" ({res.shared} sharing another's run)" if res.shared else ""
         console.print(f"{res.ran} points run{shared}, {res.reused} reused; results in {out}/")
+        if res.replicates is not None:
+            click.echo(replicates_line(res.replicates.info))
         print_warnings(res.warnings[:SWEEP_WARNINGS_SHOWN])
         if len(res.warnings) > SWEEP_WARNINGS_SHOWN:
             more = len(res.warnings) - SWEEP_WARNINGS_SHOWN

@@ -17,6 +17,7 @@ from hmsim.plotting import (
     save_figure,
     series_style,
 )
+from hmsim.replicates import SEED, band
 
 
 def _storage(result, out: Path) -> None:
@@ -389,7 +390,9 @@ def sweep_figures(
     """`sweep.png/.svg/.pdf`: the module's main metrics against the first axis, one series per
     combination of the other axes and of the row labels that vary within a point (distinct
     colour, marker and line style each), legend outside; axes labelled with their declared
-    units. Every series is drawn: past 16 they go in further rows of panels."""
+    units. Every series is drawn: past 16 they go in further rows of panels. With
+    replicates (a `seed` column not among `axes`), each series is the seeds' mean with
+    its 95 % interval as a band."""
     if results is None or not len(results) or not axes:
         return []
     x = axes[0]
@@ -408,6 +411,8 @@ def sweep_figures(
     rows = [list(range(i, min(i + per_row, len(groups)))) for i in range(0, len(groups), per_row)]
     style = series_style(names[:per_row])
     numeric_x = results[x].dtype.kind in "fi"
+    # Replicates (a seed column that is not an axis): each x's seeds are one point's runs.
+    replicated = SEED in results.columns and SEED not in axes and results[SEED].nunique() > 1
     with house_style():
         fig, axs = plt.subplots(
             len(rows), len(metrics), figsize=(3.4 * len(metrics) + 1.8, 3.4 * len(rows)), squeeze=False
@@ -416,6 +421,17 @@ def sweep_figures(
             for ax, m in zip(axs[r], metrics, strict=True):
                 for k in idx:
                     name, (_, g) = names[k], groups[k]
+                    if replicated:
+                        # The replicates' mean, and their 95 % interval as a band (or bars).
+                        b = g.groupby(x, sort=numeric_x)[m].apply(band)
+                        xs = b.index if numeric_x else b.index.astype(str)
+                        mean, lo, hi = (b.map(lambda t, i=i: t[i]).to_numpy() for i in range(3))
+                        (line,) = ax.plot(xs, mean, label=name or m, **style[names[k % per_row]])
+                        if numeric_x:
+                            ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.18, linewidth=0)
+                        else:
+                            ax.errorbar(xs, mean, yerr=[mean - lo, hi - mean], fmt="none", ecolor=line.get_color())
+                        continue
                     g = g.groupby(x, sort=numeric_x, as_index=False)[m].mean()
                     xs = g[x] if numeric_x else g[x].astype(str)
                     ax.plot(xs, g[m], label=name or m, **style[names[k % per_row]])
@@ -427,4 +443,37 @@ def sweep_figures(
                 outside_legend(axs[r][-1])
         if keys:
             declare_series(fig, names)
+        if replicated:
+            fig.suptitle(f"{results[SEED].nunique()} seeds per point: their mean, and its 95 % interval shaded")
+        return save_figure(fig, out, "sweep")
+
+
+def replicates_figure(table, metrics: list[str], out: Path, module: str = "") -> list[Path]:
+    """`sweep.png/.svg/.pdf` of replicates without axes (one scenario at several seeds): per
+    headline metric, each row's mean over the seeds with its 95 % interval as a bar."""
+    if table is None or not len(table):
+        return []
+    metrics = [m for m in metrics if (table["metric"] == m).any()]
+    if not metrics:
+        return []
+    units = column_units(module)
+    n = int(table["replicates"].max())
+    with house_style():
+        rows = table[table["metric"] == metrics[0]]["row"].tolist()
+        fig, axs = plt.subplots(
+            1, len(metrics), figsize=(3.4 * len(metrics) + 1.8, 0.5 * len(rows) + 1.6), squeeze=False
+        )
+        for ax, m in zip(axs[0], metrics, strict=True):
+            t = table[table["metric"] == m]
+            ys = range(len(t))
+            mean = t["mean"].to_numpy()
+            err = [
+                mean - t["ci95_low"].fillna(t["mean"]).to_numpy(),
+                t["ci95_high"].fillna(t["mean"]).to_numpy() - mean,
+            ]
+            ax.errorbar(mean, ys, xerr=err, fmt="o", capsize=3)
+            ax.set_yticks(list(ys), t["row"].tolist() if ax is axs[0][0] else [""] * len(t))
+            ax.set_xlabel(axis_label(m, units))
+            ax.invert_yaxis()
+        fig.suptitle(f"{n} seeds: each row's mean and its 95 % interval")
         return save_figure(fig, out, "sweep")

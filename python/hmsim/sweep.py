@@ -56,6 +56,7 @@ from typing import Any
 import pandas as pd
 import tomli_w
 
+import hmsim.replicates as rep
 from hmsim import check, signals
 from hmsim.catalog import device_paths
 from hmsim.errors import ConfigError, read_text
@@ -135,6 +136,8 @@ class SweepResult:
     shared: int = 0
     # Each point's run warnings (how far to trust its numbers), led by its labels.
     warnings: list[str] = field(default_factory=list)
+    # What the seed moves, when the points ran at several (`replicates`).
+    replicates: rep.Summary | None = None
 
 
 def default_workers() -> int:
@@ -583,7 +586,7 @@ def load_sweep(path: str | Path) -> tuple[list[Point], dict]:
         spec = tomllib.loads(read_text(path, "sweep file"))
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(str(path), f"not valid TOML: {e}") from None
-    allowed = {"scenario", "axes", "set", "name", "description"}
+    allowed = {"scenario", "axes", "set", "name", "description", "replicates"}
     for k in spec:
         if k not in allowed:
             raise ConfigError(str(path), f"unknown key; allowed: {', '.join(sorted(allowed))}", key=k)
@@ -607,8 +610,11 @@ def load_sweep(path: str | Path) -> tuple[list[Point], dict]:
         raise ConfigError(str(path), "expected a scenario file name or an inline [scenario] table", key="scenario")
     axes = spec.get("axes")
     fixed = spec.get("set", {})
-    points = grid_points(text, file, axes, fixed, str(path), (f"{path} [axes]", f"{path} [set]"))
-    return points, {"file": str(path), "axes": axes, "set": fixed, "name": spec.get("name", path.stem)}
+    n = rep.count(spec.get("replicates", 1), str(path))
+    grid, grid_fixed = rep.with_seeds(text, fixed, axes, n, str(path))
+    points = grid_points(text, file, grid, grid_fixed, str(path), (f"{path} [axes]", f"{path} [set]"))
+    meta = {"file": str(path), "axes": axes or {}, "set": fixed, "name": spec.get("name", path.stem), "replicates": n}
+    return points, meta
 
 
 MAX_MAGNITUDE = 1e18  # the core's shared bounds (crates/hmsim/src/config/load.rs)
@@ -759,6 +765,7 @@ def _finish_sweep(
     ids = {p.id for p in points}
     try:
         res = run_points(points, out, workers=workers, label=meta["name"], devices=devices, backend=backend)
+        _summarize_replicates(res, meta)
         _write_sweep(out, points, meta, res, start)
     except SweepInterrupted:
         raise
@@ -775,6 +782,19 @@ def _finish_sweep(
     return res
 
 
+def _summarize_replicates(res: SweepResult, meta: dict) -> None:
+    """With replicates, what the seed moves (`res.replicates`), its warnings before the
+    points' own."""
+    from hmsim.figures import SERIES_LABELS, sweep_metrics
+
+    if meta.get("replicates", 1) < 2 or not res.outputs:
+        return
+    metrics = sweep_metrics(res.outputs[0]["module"])
+    res.replicates = rep.summarize(res.results, list(meta["axes"]), metrics, SERIES_LABELS)
+    if res.replicates is not None:
+        res.warnings = res.replicates.warnings + res.warnings
+
+
 def _interrupted(out: Path, ids: set[str]) -> SweepInterrupted:
     """The interruption of a sweep into `out` of the points `ids`: how many are saved."""
     saved = sum((out / "points" / f"{i}.json").exists() for i in ids)
@@ -789,6 +809,7 @@ def sweep(
     workers: int | None = None,
     devices: Iterable[str | Path] = (),
     backend: Backend | None = None,
+    replicates: int = 1,
 ) -> pd.DataFrame:
     """Run scenario `base` (a TOML path or a dict) at every combination of `axes` and return
     the tidy results: one column per axis (named by its key path), then the module's columns.
@@ -804,6 +825,11 @@ def sweep(
         devices: device files or folders added to the built-in catalog.
         backend: where the points run: `Backend("local")` (threads here, the default) or
             `Backend("dask", "tcp://host:8786")`.
+        replicates: runs per point, at the seeds s … s + replicates − 1 (s: the scenario's
+            seed): a `seed` column, and (2 or more) what the seed moves in the frame's
+            `attrs["replicates"]` (per point, row and column: mean, deviation, 95 %
+            interval) and `attrs["replicates_order"]`, with warnings; `axes` may then be
+            empty.
 
     Axis keys are any key path of the scenario, including arrays of tables
     (`tiers.1.unloaded_latency_ns` or `tiers[1].unloaded_latency_ns`); values may be numbers,
@@ -822,17 +848,29 @@ def sweep(
         raise ConfigError("backend", f"expected hmsim.sweep.Backend or None, got {got}")
     workers = check.workers(workers)
     text, file = scenario_text(base)
-    points = grid_points(text, file, axes, set, "hmsim.sweep")
-    meta = {"file": file, "axes": {k: list(v) for k, v in axes.items()}, "set": dict(set or {}), "name": "sweep"}
+    n = rep.count(replicates, "hmsim.sweep")
+    grid, grid_fixed = rep.with_seeds(text, set or {}, axes, n, "hmsim.sweep")
+    points = grid_points(text, file, grid, grid_fixed, "hmsim.sweep")
+    meta = {
+        "file": file,
+        "axes": {k: list(v) for k, v in axes.items()},
+        "set": dict(set or {}),
+        "name": "sweep",
+        "replicates": n,
+    }
     if out is None:
         with tempfile.TemporaryDirectory(prefix="hmsim-sweep-") as tmp:
             res = run_points(points, Path(tmp), workers=workers, devices=devices, backend=backend)
+            _summarize_replicates(res, meta)
     else:
         out = check.path(out, "out")
         with exclusive(out):
             res = _finish_sweep(points, meta, out, workers, devices, backend, start)
     # The points' run warnings travel with the frame (and, with `out`, in summary.json).
     res.results.attrs["warnings"] = res.warnings
+    if res.replicates is not None:
+        res.results.attrs["replicates"] = res.replicates.table
+        res.results.attrs["replicates_order"] = res.replicates.order
     return res.results
 
 
@@ -843,13 +881,19 @@ def _cpu_sum(seconds: Sequence[float | None]) -> float | None:
 
 def _write_sweep(out: Path, points: list[Point], meta: dict, res: SweepResult, start: float) -> None:
     from hmsim import __version__
-    from hmsim.figures import sweep_figures
+    from hmsim.figures import replicates_figure, sweep_figures, sweep_metrics
 
     write_csv(out / "results.csv", res.results)
     for name, table in res.tables.items():
         write_csv(out / f"{name}.csv", table)
     module = res.outputs[0]["module"] if res.outputs else ""
-    sweep_figures(res.results, list(meta["axes"]), out, module=module)
+    if res.replicates is not None:
+        write_csv(out / "replicates.csv", res.replicates.table)
+        write_csv(out / "replicates_order.csv", res.replicates.order)
+    if meta["axes"]:
+        sweep_figures(res.results, list(meta["axes"]), out, module=module)
+    elif res.replicates is not None:
+        replicates_figure(res.replicates.table, sweep_metrics(module), out, module=module)
     # summary.json last: it marks the sweep complete.
     write_json(
         out / "summary.json",
@@ -866,6 +910,7 @@ def _write_sweep(out: Path, points: list[Point], meta: dict, res: SweepResult, s
             "axes": meta["axes"],
             "set": meta["set"],
             "seeds": sorted({o["seed"] for o in res.outputs}),
+            "replicates": res.replicates.info if res.replicates is not None else None,
             "resolved_config": res.outputs[0]["resolved"] if res.outputs else None,
             "warnings": res.warnings,
         },
@@ -884,8 +929,11 @@ class _CallableModule(types.ModuleType):
         workers: int | None = None,
         devices: Iterable[str | Path] = (),
         backend: Backend | None = None,
+        replicates: int = 1,
     ) -> pd.DataFrame:
-        return sweep(base, axes, set=set, out=out, workers=workers, devices=devices, backend=backend)
+        return sweep(
+            base, axes, set=set, out=out, workers=workers, devices=devices, backend=backend, replicates=replicates
+        )
 
     __call__.__doc__ = sweep.__doc__
 
