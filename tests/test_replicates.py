@@ -159,3 +159,92 @@ def test_the_command_prints_what_the_seed_moves(cli, tmp_path):
     assert code == 0, err
     assert "replicates: 3 seeds (1–3); widest 95 % interval of a mean: mean_cycles ±" in out
     assert "rows in the same order in every seed:" in out
+
+
+# A study at several seeds (`hmsim reproduce STUDY --replicates N`).
+
+
+def _comparison(simulated: list[float], published: list[float], roles: list[str]) -> pd.DataFrame:
+    from hmsim.studies.base import Published, comparison_frame
+
+    return comparison_frame(
+        [Published(f"m{i}", p, s, role=r) for i, (s, p, r) in enumerate(zip(simulated, published, roles, strict=True))]
+    )
+
+
+def test_a_compared_number_whose_verdict_is_the_seeds_is_named():
+    roles = ["validation", "validation", "input"]
+    runs = [
+        _comparison([1.05, 2.0, 9.0], [1.0, 2.0, 1.0], roles),
+        _comparison([1.12, 2.0, 9.0], [1.0, 2.0, 1.0], roles),
+        _comparison([1.08, 2.0, 9.0], [1.0, 2.0, 1.0], roles),
+    ]
+    from hmsim.replicates import compare_seeds
+
+    s = compare_seeds(runs, [1, 2, 3])
+    m0 = s.table[s.table.metric == "m0"].iloc[0]
+    assert m0.within_10pct_seeds == 2 and m0.ratio_min == pytest.approx(1.05) and m0.ratio_max == pytest.approx(1.12)
+    assert m0.simulated_mean == pytest.approx(1.0833333)
+    assert s.info["compared"] == 2 and s.info["verdict_changes"] == 1  # the input row is not compared
+    assert s.info["ci95_rel_max_metric"] == "m0"
+    text = "\n".join(s.warnings)
+    assert "m0 is within 10 % of the published number in 2 of 3 seeds" in text
+    assert "m0 moves with the seed" in text  # ±8 % at 95 %
+    assert "m1" not in text and "m2" not in text
+
+
+def test_a_table_value_whose_sign_is_the_seeds_is_named_unless_timed_on_the_host():
+    from hmsim.replicates import tables_across_seeds
+
+    def table(gain: float, timed: float) -> pd.DataFrame:
+        return pd.DataFrame(
+            {"workload": ["a", "a"], "threads": [1, 4], "improvement": [0.2, gain], "host_gain": [timed, 0.1]}
+        )
+
+    per_seed = [{"t": table(0.01, -0.3)}, {"t": table(-0.02, 0.4)}, {"t": table(0.03, 0.2)}]
+    s = tables_across_seeds(per_seed, warn=["t"], host_timed={"t": frozenset({"host_gain"})})
+    flips = s.table[s.table.sign_changes]
+    assert set(zip(flips.column, flips.row, strict=True)) == {
+        ("improvement", "workload=a, threads=4"),
+        ("host_gain", "workload=a, threads=1"),
+    }
+    assert s.info["sign_changes"] == {"t": 1}
+    assert len(s.warnings) == 1 and "improvement at workload=a, threads=4 (-0.02 … 0.03)" in s.warnings[0]
+    # A column the seed does not move is a label, not a statistic.
+    assert "threads" not in set(s.table.column)
+    # Not a table of the study's: no warning.
+    assert tables_across_seeds(per_seed, warn=[]).warnings == []
+
+
+def test_a_study_point_at_a_shifted_seed():
+    from hmsim.studies.base import SEED_SHIFT, StudyScenario
+
+    sc = StudyScenario.shipped("storage.toml")
+    assert dict(sc.point("x").overrides).get("seed") is None
+    token = SEED_SHIFT.set(2)
+    try:
+        assert dict(sc.point("x").overrides)["seed"] == "3"  # the scenario's seed 1, shifted
+        assert [v for k, v in sc.point("x", seed=10).overrides if k == "seed"] == ["10", "12"]
+    finally:
+        SEED_SHIFT.reset(token)
+
+
+def test_reproduce_with_replicates_runs_the_grid_at_each_seed_and_compares(cli, tmp_path):
+    out = tmp_path / "r"
+    code, stdout, err = cli("reproduce", "storage", "--quick", "--out", str(out), "--replicates", "2")
+    assert code == 0, err
+    assert "storage: over 2 seeds (1–2)" in stdout and "change their within-10 % verdict" in stdout
+    other = json.loads((out / "storage" / "replicates" / "seed+1" / "summary.json").read_text())
+    assert other["seed"] == 2
+    point = json.loads(next((out / "storage" / "replicates" / "seed+1" / "points").glob("*.json")).read_text())
+    assert point["seed"] == 2
+    summary = json.loads((out / "storage" / "summary.json").read_text())
+    assert summary["seed"] == 1 and summary["replicates"]["seeds"] == [1, 2]
+    table = pd.read_csv(out / "storage" / "comparison_replicates.csv")
+    assert len(table) == len(summary["comparison"]) and (table.replicates == 2).all()
+    # Run again without replicates: the replicate tables of the earlier run go.
+    code, _, err = cli("reproduce", "storage", "--quick", "--out", str(out))
+    assert code == 0, err
+    assert not (out / "storage" / "comparison_replicates.csv").exists()
+    assert not (out / "storage" / "tables_replicates.csv").exists()
+    assert "replicates" not in json.loads((out / "storage" / "summary.json").read_text())

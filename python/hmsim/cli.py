@@ -150,6 +150,13 @@ def print_warnings(warnings: list[str]) -> None:
 @click.option("--workers", type=click.IntRange(1, 1024), default=None, help="Parallel points (default: cores).")
 @backend_options
 @click.option(
+    "--replicates",
+    type=click.IntRange(1, 1000),
+    default=1,
+    show_default=True,
+    help="Run each study's grid at N seeds and say how far the seed moves its compared numbers.",
+)
+@click.option(
     "--figure-formats",
     "formats",
     default=None,
@@ -164,6 +171,7 @@ def reproduce(
     backend: str,
     scheduler: str | None,
     scheduler_timeout_s: float | None,
+    replicates: int,
     formats: str | None,
 ) -> None:
     """Reproduce a published study (or `all`), printing simulated vs published numbers."""
@@ -187,6 +195,8 @@ def reproduce(
     def finished(name: str, res) -> None:
         get(name).echo(res)
         wall = duration(res.summary["wall_time_s"])
+        if rep := res.summary.get("replicates"):
+            wall += f", its {rep['count'] - 1} other seeds {duration(rep['wall_time_s'])}"
         console.print(f"{name}: results in {Path(out) / name}/ ({wall}{cpu_text(res.summary)})", markup=False)
 
     # `all`: the studies run side by side on one pool of --workers, one progress display.
@@ -195,7 +205,9 @@ def reproduce(
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--figure-formats") from None
     with using_backend(_backend(backend, scheduler, scheduler_timeout_s)), figure_formats(chosen):
-        done = run_studies(todo, Path(out), quick=quick, workers=workers, on_done=finished, start_gauge=reading)
+        done = run_studies(
+            todo, Path(out), quick=quick, workers=workers, on_done=finished, start_gauge=reading, replicates=replicates
+        )
     from hmsim.report import with_studies_on_disk, write_report
 
     # A single study's report also shows the studies an earlier run left in `out`.

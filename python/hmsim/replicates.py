@@ -160,22 +160,9 @@ def summarize(
                 v = _finite(reps[m])
                 if len(v) == 0:
                     continue
-                mean, std, half = interval(v)
-                rel = half / abs(mean) if mean != 0 else (0.0 if half == 0 else math.inf)
-                stats.append(
-                    {
-                        **base,
-                        "metric": m,
-                        "replicates": len(v),
-                        "mean": mean,
-                        "std": std,
-                        "min": float(v.min()),
-                        "max": float(v.max()),
-                        "ci95_low": mean - half,
-                        "ci95_high": mean + half,
-                        "ci95_rel": rel,
-                    }
-                )
+                d = describe(v)
+                rel = d["ci95_rel"]
+                stats.append({**base, "metric": m, **d})
                 if m in metrics and math.isfinite(rel) and rel > widest.get(m, (-1.0, ""))[0]:
                     widest[m] = (rel, ", ".join(p for p in (where, name if len(names) > 1 else "") if p))
         for m in metrics:
@@ -239,6 +226,24 @@ def interval(v: np.ndarray) -> tuple[float, float, float]:
     return mean, std, t975(len(v) - 1) * std / math.sqrt(len(v))
 
 
+def describe(v: np.ndarray) -> dict[str, float]:
+    """The replicates `v` (≥ 1 finite value) as the tables' columns: their count, mean,
+    deviation, range and 95 % interval of the mean (`ci95_rel`: its half-width over the
+    mean; 0 if nothing moves, infinite for a mean of 0 that moves)."""
+    mean, std, half = interval(v)
+    rel = half / abs(mean) if mean != 0 else (0.0 if half == 0 else math.inf)
+    return {
+        "replicates": len(v),
+        "mean": mean,
+        "std": std,
+        "min": float(v.min()),
+        "max": float(v.max()),
+        "ci95_low": mean - half,
+        "ci95_high": mean + half,
+        "ci95_rel": rel,
+    }
+
+
 def band(values: pd.Series) -> tuple[float, float, float]:
     """Mean and 95 % interval (low, high) of one x's replicates (the sweep figure's band)."""
     v = _finite(values)
@@ -247,3 +252,131 @@ def band(values: pd.Series) -> tuple[float, float, float]:
     mean, _, half = interval(v)
     half = 0.0 if math.isnan(half) else half
     return mean, mean - half, mean + half
+
+
+def compare_seeds(comparisons: Sequence[pd.DataFrame], seeds: Sequence[int]) -> Summary | None:
+    """A study's comparison with the published numbers (`comparison.csv`), made once per
+    seed in `seeds`: per compared number, the simulated value's mean, deviation and 95 %
+    interval over the seeds, its ratio's range, and in how many seeds it lands within 10 %
+    and 25 % of the published number; warnings for a validation or calibration number whose
+    interval exceeds `CI_WARN_REL` of its mean or whose within-10 % verdict depends on the
+    seed. None with fewer than two comparisons."""
+    if len(comparisons) < 2 or any(c.empty for c in comparisons):
+        return None
+    metrics = [tuple(c["metric"]) for c in comparisons]
+    warnings: list[str] = []
+    if len(set(metrics)) > 1:
+        return Summary(
+            pd.DataFrame(), pd.DataFrame(), {}, ["replicates: the seeds compared different numbers; not summarised"]
+        )
+    rows: list[dict] = []
+    widest = (0.0, "")
+    for i, metric in enumerate(metrics[0]):
+        sim = np.array([float(c["simulated"].iloc[i]) for c in comparisons])
+        ratio = np.array([float(c["ratio"].iloc[i]) for c in comparisons])
+        first = comparisons[0].iloc[i]
+        finite = sim[np.isfinite(sim)]
+        d = describe(finite) if len(finite) else {"mean": math.nan, "ci95_rel": 0.0}
+        mean, rel = d["mean"], d["ci95_rel"] if math.isfinite(d["ci95_rel"]) else 0.0
+        half = rel * abs(mean)
+        within10 = int(sum(bool(c["within_10pct"].iloc[i]) for c in comparisons))
+        within25 = int(sum(bool(c["within_25pct"].iloc[i]) for c in comparisons))
+        rows.append(
+            {
+                "metric": metric,
+                "role": first["role"],
+                "unit": first.get("unit", ""),
+                "published": float(first["published"]),
+                **{f"simulated_{k}" if k in ("mean", "std", "min", "max") else k: v for k, v in d.items()},
+                "ratio_min": float(np.nanmin(ratio)),
+                "ratio_max": float(np.nanmax(ratio)),
+                "within_10pct_seeds": within10,
+                "within_25pct_seeds": within25,
+            }
+        )
+        if first["role"] == "input":
+            continue
+        if rel > widest[0]:
+            widest = (rel, metric)
+        if rel > CI_WARN_REL:
+            warnings.append(
+                f"replicates: {metric} moves with the seed: {mean:.4g} ± {half:.3g} (95 %, {len(sim)} seeds), "
+                f"ratio {np.nanmin(ratio):.3f}–{np.nanmax(ratio):.3f} to the published {float(first['published']):.4g}"
+            )
+        if 0 < within10 < len(sim):
+            warnings.append(
+                f"replicates: {metric} is within 10 % of the published number in {within10} of {len(sim)} seeds "
+                f"(ratio {np.nanmin(ratio):.3f}–{np.nanmax(ratio):.3f}): that agreement is the seed's"
+            )
+    compared = [r for r in rows if r["role"] != "input"]
+    info = {
+        "count": len(comparisons),
+        "seeds": list(seeds),
+        "ci95_rel_max": round(widest[0], 6),
+        "ci95_rel_max_metric": widest[1],
+        "compared": len(compared),
+        "verdict_changes": sum(0 < r["within_10pct_seeds"] < len(comparisons) for r in compared),
+    }
+    return Summary(pd.DataFrame(rows), pd.DataFrame(), info, warnings)
+
+
+def _row_labels(first: pd.DataFrame, constant: list[str]) -> list[str]:
+    """Names for a table's rows: its text columns, with as many of its columns the seed does
+    not move as it takes to tell the rows apart (else each row's place)."""
+    text = [c for c in first.columns if first[c].dtype.kind not in "fiub"]
+    cols = list(text)
+    for c in [None, *constant]:
+        if c is not None:
+            cols.append(c)
+        if cols and not first[cols].duplicated().any():
+            return [", ".join(f"{k}={first[k].iloc[i]}" for k in cols) for i in range(len(first))]
+    return [f"row {i + 1}" for i in range(len(first))]
+
+
+def tables_across_seeds(
+    per_seed: Sequence[Mapping[str, pd.DataFrame]],
+    warn: Sequence[str],
+    host_timed: Mapping[str, frozenset[str]] = {},
+) -> Summary | None:
+    """A study's tables (its results and the CSV tables it writes), once per seed: per table,
+    row and column the seed moves, the mean, deviation, range and 95 % interval, and whether
+    the value's sign changes with the seed (`sign_changes`: an improvement that is a gain in
+    one seed and a loss in another is not a finding). Warnings for sign changes in the
+    tables named in `warn`, except in the columns `host_timed` names per table (timed on the
+    host, not simulated: they move from run to run whatever the seed; `host_timed` marks
+    them). Tables whose shape or columns differ between seeds are skipped."""
+    if len(per_seed) < 2:
+        return None
+    rows: list[dict] = []
+    flips: dict[str, list[str]] = {}
+    for name in per_seed[0]:
+        frames = [t.get(name) for t in per_seed]
+        if any(f is None or f.shape != frames[0].shape or list(f.columns) != list(frames[0].columns) for f in frames):
+            continue
+        first = frames[0].reset_index(drop=True)
+        numeric = [c for c in first.columns if first[c].dtype.kind in "fiu"]
+        stack = {c: np.array([f[c].to_numpy(dtype=float) for f in frames]) for c in numeric}  # seeds × rows
+        same = {c: bool(np.array_equal(s, s[:1].repeat(len(s), 0), equal_nan=True)) for c, s in stack.items()}
+        names = _row_labels(first, [c for c in numeric if same[c]])
+        for c in (c for c in numeric if not same[c]):
+            for i, row in enumerate(names):
+                v = stack[c][:, i]
+                v = v[np.isfinite(v)]
+                if len(v) == 0:
+                    continue
+                flip = bool((v > 0).any() and (v < 0).any())
+                timed = c in host_timed.get(name, ())
+                rows.append(
+                    {"table": name, "row": row, "column": c, **describe(v), "sign_changes": flip, "host_timed": timed}
+                )
+                if flip and name in warn and not timed:
+                    flips.setdefault(name, []).append(f"{c} at {row} ({v.min():.3g} … {v.max():.3g})")
+    warnings = [
+        f"replicates: in {name}, {len(cells)} value(s) change sign with the seed, so their sign is not a finding: "
+        + "; ".join(cells[:3])
+        + ("; …" if len(cells) > 3 else "")
+        + " (tables_replicates.csv)"
+        for name, cells in flips.items()
+    ]
+    info = {"sign_changes": {name: len(cells) for name, cells in flips.items()}}
+    return Summary(pd.DataFrame(rows), pd.DataFrame(), info, warnings)

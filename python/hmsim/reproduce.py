@@ -22,23 +22,29 @@ def reproduce(
     quick: bool = True,
     workers: int | None = None,
     echo: bool = False,
+    replicates: int = 1,
 ) -> StudyResult | dict[str, StudyResult]:
     """Run study `name` (or every study for "all"); results land in `out/<name>/`, and the
     report in `out/report/` (a single study's report also lists the studies an earlier run
-    left in `out`)."""
+    left in `out`). `replicates` ≥ 2: each study's grid also at the next seeds, and what
+    the seed moves in its comparison (docs/configuration.md#a-study-at-several-seeds)."""
+    from hmsim.replicates import count
+
     check.name(name, "name")
     out = check.path(out, "out")
     check.flag(quick, "quick")
     check.flag(echo, "echo")
     workers = check.workers(workers)
+    replicates = count(replicates, "replicates")
     from hmsim.report import with_studies_on_disk, write_report
 
     if name == "all":
-        done = run_studies(names(), out, quick=quick, workers=workers, on_done=_echo if echo else None)
+        on_done = _echo if echo else None
+        done = run_studies(names(), out, quick=quick, workers=workers, on_done=on_done, replicates=replicates)
         write_report(out, done)
         return done
     with host.gauged_start():
-        res = get(name).run(out / name, quick=quick, workers=workers, echo=echo)
+        res = get(name).run(out / name, quick=quick, workers=workers, echo=echo, replicates=replicates)
     # One study's report too: it, and any other study reproduced into `out` before.
     write_report(out, with_studies_on_disk(out, {res.name: res}))
     return res
@@ -60,6 +66,7 @@ def run_studies(
     workers: int | None = None,
     on_done: Callable[[str, StudyResult], None] | None = None,
     start_gauge: dict[str, float] | None = None,
+    replicates: int = 1,
 ) -> dict[str, StudyResult]:
     """Run the studies `todo` into `out/<name>/`, side by side: each in a thread of its own,
     their points on one pool of `workers` threads (`hmsim.sweep.SharedPool`), their
@@ -81,12 +88,12 @@ def run_studies(
         done = {}
         with host.gauged_start(start_gauge), shared_display() if len(studies) > 1 else contextlib.nullcontext():
             for st in studies:
-                done[st.name] = st.run(out / st.name, quick=quick, workers=workers, echo=False)
+                done[st.name] = st.run(out / st.name, quick=quick, workers=workers, echo=False, replicates=replicates)
                 if on_done is not None:
                     on_done(st.name, done[st.name])
         return done
     with host.gauged_start(start_gauge), shared_display():
-        return _overlapped(studies, out, quick, workers, on_done)
+        return _overlapped(studies, out, quick, workers, on_done, replicates)
 
 
 def _overlapped(
@@ -95,6 +102,7 @@ def _overlapped(
     quick: bool,
     workers: int | None,
     on_done: Callable[[str, StudyResult], None] | None,
+    replicates: int = 1,
 ) -> dict[str, StudyResult]:
     from hmsim.sweep import SHARED_POOL, PoolSlot, SharedPool, SweepInterrupted, default_workers
 
@@ -111,7 +119,7 @@ def _overlapped(
             with pool.turn:
                 if pool.interrupted:
                     raise SweepInterrupted(0, 0, out / st.name)
-                fut.set_result(st.run(out / st.name, quick=quick, workers=workers, echo=False))
+                fut.set_result(st.run(out / st.name, quick=quick, workers=workers, echo=False, replicates=replicates))
         except BaseException as e:
             fut.set_exception(e)
 
@@ -164,11 +172,17 @@ def cpu_breakdown(done: dict[str, StudyResult], process_s: float, wall_s: float,
     figure processes' drawing. A study's points count only when all of them ran now (a
     reused point's time was spent by an earlier run)."""
     from hmsim.humanize import duration
+    from hmsim.sweep import cpu_sum
 
     summaries = [r.summary for r in done.values()]
-    figures = sum(float(s.get("figures_cpu_time_s") or 0.0) for s in summaries)
+    # With replicates, the other seeds' runs are the study's too.
+    reps = [s.get("replicates") or {"points_cpu_time_s": 0.0} for s in summaries]
+    pairs = list(zip(summaries, reps, strict=True))
+    figures = sum(
+        float(s.get("figures_cpu_time_s") or 0.0) + float(r.get("figures_cpu_time_s") or 0.0) for s, r in pairs
+    )
     fresh = all(not s.get("points_reused") for s in summaries)
-    points = [s.get("points_cpu_time_s") for s in summaries]
+    points = [cpu_sum([s.get("points_cpu_time_s"), r.get("points_cpu_time_s")]) for s, r in pairs]
     text = f"all: {duration(wall_s)} wall · CPU {duration(process_s + figures)}"
     if local and fresh and all(isinstance(p, int | float) for p in points):
         run = sum(points)
@@ -203,8 +217,9 @@ class _CallableModule(types.ModuleType):
         quick: bool = True,
         workers: int | None = None,
         echo: bool = False,
+        replicates: int = 1,
     ) -> StudyResult | dict[str, StudyResult]:
-        return reproduce(name, out=out, quick=quick, workers=workers, echo=echo)
+        return reproduce(name, out=out, quick=quick, workers=workers, echo=echo, replicates=replicates)
 
     __call__.__doc__ = reproduce.__doc__
 

@@ -557,7 +557,7 @@ def _run_points(
             ledger[key] += 1
             ledger["points_wall_time_s"] += float(o.get("wall_time_s") or 0.0)
         cpu = [o.get("cpu_time_s") for o in outputs.values()]
-        ledger["points_cpu_time_s"] = _cpu_sum([ledger["points_cpu_time_s"], *cpu])
+        ledger["points_cpu_time_s"] = cpu_sum([ledger["points_cpu_time_s"], *cpu])
         ledger["shared"] += shared
     return SweepResult(
         results, tables, ordered, ran=len(new_ids), reused=len(unique) - len(new_ids), shared=shared, warnings=warnings
@@ -874,7 +874,7 @@ def sweep(
     return res.results
 
 
-def _cpu_sum(seconds: Sequence[float | None]) -> float | None:
+def cpu_sum(seconds: Sequence[float | None]) -> float | None:
     """CPU seconds summed; None if one is unknown (a point saved without `cpu_time_s`)."""
     return None if any(c is None for c in seconds) else float(sum(seconds))
 
@@ -906,7 +906,7 @@ def _write_sweep(out: Path, points: list[Point], meta: dict, res: SweepResult, s
             "shared": res.shared,
             "wall_time_s": time.perf_counter() - start,
             # What the points cost (new and reused; None if one was saved without it).
-            "points_cpu_time_s": _cpu_sum([o.get("cpu_time_s") for o in res.outputs]),
+            "points_cpu_time_s": cpu_sum([o.get("cpu_time_s") for o in res.outputs]),
             "axes": meta["axes"],
             "set": meta["set"],
             "seeds": sorted({o["seed"] for o in res.outputs}),

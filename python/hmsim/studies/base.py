@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import time
+import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -16,10 +19,22 @@ from rich.table import Table
 from hmsim import host
 from hmsim.progress import make_console
 from hmsim.references import get as get_reference
-from hmsim.results import write_csv, write_json
+from hmsim.results import MEASURED_STUDY_COLUMNS, write_csv, write_json
 from hmsim.sweep import Point
 
 Overrides = Mapping[str, Any] | Iterable[tuple[str, Any]]
+
+#: What a study with replicates writes beside its own files.
+REPLICATE_FILES = ("comparison_replicates.csv", "tables_replicates.csv")
+
+#: Added to every study point's seed: a replicate of a study (`Study.run(replicates=N)`)
+#: is the same grid at seeds shifted by 1 … N − 1.
+SEED_SHIFT: contextvars.ContextVar[int] = contextvars.ContextVar("hmsim_seed_shift", default=0)
+
+
+@functools.cache
+def _scenario_seed(text: str) -> int:
+    return int(tomllib.loads(text).get("seed", 0))
 
 
 def _pairs(overrides: Overrides, keyed: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -58,6 +73,10 @@ class StudyScenario:
 
         cols = {self.label: labels} if isinstance(labels, str) else dict(labels)
         ov = self.base + tuple((k, toml_value(v, k)) for k, v in _pairs(overrides, keyed))
+        shift = SEED_SHIFT.get()
+        if shift:
+            seed = int(dict(ov).get("seed", _scenario_seed(self.text)))
+            ov = (*ov, ("seed", str(seed + shift)))
         return Point(text=self.text, file=self.file, overrides=ov, labels=tuple(cols.items()))
 
 
@@ -142,7 +161,12 @@ class Study:
     # number that does not name its own.
     source: str = ""
 
-    def run(self, out: Path, quick: bool = True, workers: int | None = None, echo: bool = True) -> StudyResult:
+    def run(
+        self, out: Path, quick: bool = True, workers: int | None = None, echo: bool = True, replicates: int = 1
+    ) -> StudyResult:
+        """The study into `out`; with `replicates` ≥ 2 also its grid at the N − 1 next seeds,
+        each into `out/replicates/seed+K/`, and what the seed moves in its comparison
+        (`comparison_replicates.csv`, summary.json's `replicates`, warnings)."""
         from hmsim import __version__
         from hmsim.plotting import FORMATS, QUICK_FORMATS, chosen_formats, figure_formats, figures_in_background
         from hmsim.sweep import points_ledger, turn_released
@@ -155,6 +179,8 @@ class Study:
             res = self.body(out, quick=quick, workers=workers)
         if len(res.comparison) and self.source:
             res.comparison["source"] = res.comparison["source"].replace("", self.source)
+        if SEED_SHIFT.get() and "seed" in res.summary:
+            res.summary["seed"] += SEED_SHIFT.get()
         write_csv(out / "results.csv", res.results)
         for name, table in res.tables.items():
             write_csv(out / f"{name}.csv", table)
@@ -178,15 +204,69 @@ class Study:
             "comparison": res.comparison.to_dict(orient="records"),
             "figures": [str(p.relative_to(out)) for p in res.figures],
         }
+        if replicates > 1:
+            self._replicates(res, out, quick, workers, replicates)
+        else:
+            # An earlier run's replicate tables would read as this run's.
+            for stale in REPLICATE_FILES:
+                (out / stale).unlink(missing_ok=True)
         write_json(out / "summary.json", res.summary)
         if echo:
             self.echo(res)
         return res
 
+    def _replicates(self, res: StudyResult, out: Path, quick: bool, workers: int | None, n: int) -> None:
+        """The grid again at the next n − 1 seeds, and their comparisons set beside this one's."""
+        from hmsim.replicates import compare_seeds, tables_across_seeds
+        from hmsim.sweep import cpu_sum
+
+        start = time.perf_counter()
+        runs = [res]
+        for k in range(1, n):
+            token = SEED_SHIFT.set(SEED_SHIFT.get() + k)
+            try:
+                runs.append(self.run(out / "replicates" / f"seed+{k}", quick=quick, workers=workers, echo=False))
+            finally:
+                SEED_SHIFT.reset(token)
+        base = int(res.summary.get("seed", 1))
+        seeds = [base + k for k in range(n)]
+        info: dict[str, Any] = {"count": n, "seeds": seeds, "compared": 0}
+        warnings: list[str] = []
+        compared = compare_seeds([r.comparison for r in runs], seeds)
+        if compared is not None and len(compared.table):
+            write_csv(out / REPLICATE_FILES[0], compared.table)
+            info |= compared.info
+            warnings += compared.warnings
+        per_seed = [{"results": r.results, **r.tables} for r in runs]
+        tables = tables_across_seeds(per_seed, warn=list(res.tables), host_timed=MEASURED_STUDY_COLUMNS)
+        if tables is not None:
+            write_csv(out / REPLICATE_FILES[1], tables.table)
+            info |= tables.info
+            warnings += tables.warnings
+        # What the other seeds' runs took, for `hmsim reproduce`'s times.
+        info["wall_time_s"] = time.perf_counter() - start
+        info["points_cpu_time_s"] = cpu_sum([r.summary.get("points_cpu_time_s") for r in runs[1:]])
+        info["figures_cpu_time_s"] = sum(float(r.summary.get("figures_cpu_time_s") or 0.0) for r in runs[1:])
+        res.summary["replicates"] = info
+        res.summary["warnings"] = [*warnings, *res.summary.get("warnings", [])]
+
     def echo(self, res: StudyResult) -> None:
         """Print the study's numbers beside the published ones, then its warnings."""
         if not res.comparison.empty:
             print_comparison(res.comparison, f"{self.name}: simulated vs published")
+        rep = res.summary.get("replicates")
+        if rep and rep.get("compared"):
+            seeds = f"over {rep['count']} seeds ({rep['seeds'][0]}–{rep['seeds'][-1]})"
+            widest = (
+                f"the compared numbers' widest 95 % interval is ±{rep['ci95_rel_max']:.1%} "
+                f"({rep['ci95_rel_max_metric']})"
+                if rep["ci95_rel_max"] > 0
+                else "the seed moves none of the compared numbers"
+            )
+            print(
+                f"{self.name}: {seeds} {widest}; {rep['verdict_changes']} of {rep['compared']} change their "
+                "within-10 % verdict with the seed (comparison_replicates.csv)"
+            )
         # How far to trust the study's numbers (e.g. rows whose window is not steady): after
         # them on stdout, as `hmsim run` prints a run's, and in summary.json.
         for w in res.summary.get("warnings", []):
