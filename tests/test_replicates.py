@@ -248,3 +248,18 @@ def test_reproduce_with_replicates_runs_the_grid_at_each_seed_and_compares(cli, 
     assert not (out / "storage" / "comparison_replicates.csv").exists()
     assert not (out / "storage" / "tables_replicates.csv").exists()
     assert "replicates" not in json.loads((out / "storage" / "summary.json").read_text())
+
+
+def test_run_with_replicates_is_the_scenario_at_consecutive_seeds(cli, tmp_path):
+    out = tmp_path / "r"
+    code, stdout, err = cli("run", str(ALLOC), "--out", str(out), "--replicates", "3", "--set", "seed=5")
+    assert code == 0, err
+    assert "replicates: 3 seeds (5–7)" in stdout
+    df = pd.read_csv(out / "results.csv")
+    assert sorted(df.seed.unique()) == [5, 6, 7]
+    one = hmsim.run(ALLOC, set={"seed": 6}).results
+    assert list(df[df.seed == 6].mean_cycles) == list(one.mean_cycles)
+    assert (out / "replicates.csv").exists() and (out / "sweep.png").exists()
+    # A bad seed or key is the usual one-line error.
+    code, _, err = cli("run", str(ALLOC), "--out", str(tmp_path / "b"), "--replicates", "2", "--set", "seed=-1")
+    assert code == 2 and "integer ≥ 0" in err

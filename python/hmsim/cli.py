@@ -104,11 +104,25 @@ def _ns(ns: float) -> str:
 @click.argument("scenario", type=click.Path())
 @click.option("--out", required=True, type=click.Path(), help="Output directory.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a scenario key.")
+@click.option(
+    "--replicates",
+    type=click.IntRange(1, 1000),
+    default=1,
+    show_default=True,
+    help="Run at N seeds (the scenario's and the N-1 after it) and say how far the seed moves each number.",
+)
 @device_dir_option
-def run(scenario: str, out: str, overrides: tuple[str, ...], device_dirs: tuple[str, ...]) -> None:
+def run(scenario: str, out: str, overrides: tuple[str, ...], replicates: int, device_dirs: tuple[str, ...]) -> None:
     """Run one scenario; write results.csv, summary.json and figures into OUT."""
     from hmsim.humanize import duration, headline_value
     from hmsim.scenario import _run
+
+    if replicates > 1:
+        from hmsim.sweep import run_replicates
+
+        res = run_replicates(scenario, out, overrides, replicates, devices=device_dirs)
+        _print_sweep(res, out)
+        return
 
     res = _run(scenario, out, list(overrides), device_dirs, origin="--set")
     for k, v in res.headline.items():
@@ -234,11 +248,18 @@ def sweep(
     device_dirs: tuple[str, ...],
 ) -> None:
     """Run a parameter sweep: a scenario plus axes, in parallel, resumable."""
-    from hmsim.sweep import SweepInterrupted, run_sweep
+    from hmsim.sweep import run_sweep
 
     res = run_sweep(
         sweep_file, out, workers=workers, devices=device_dirs, backend=_backend(backend, scheduler, scheduler_timeout_s)
     )
+    _print_sweep(res, out)
+
+
+def _print_sweep(res, out: str) -> None:
+    """A finished sweep's counts, what the seed moves (with replicates) and its warnings."""
+    from hmsim.sweep import SweepInterrupted
+
     try:
         shared = f" ({res.shared} sharing another's run)" if res.shared else ""
         console.print(f"{res.ran} points run{shared}, {res.reused} reused; results in {out}/")

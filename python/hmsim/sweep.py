@@ -782,6 +782,39 @@ def _finish_sweep(
     return res
 
 
+def run_replicates(
+    scenario: str | Path,
+    out: str | Path,
+    overrides: Sequence[str],
+    n: int,
+    workers: int | None = None,
+    devices: Iterable[str] = (),
+) -> SweepResult:
+    """`hmsim run SCENARIO --set … --replicates N`: the scenario at N seeds (the one `--set`
+    or the scenario gives and the N − 1 after it), written as a sweep without axes."""
+    from hmsim.scenario import parse_overrides, scenario_text
+
+    start = time.perf_counter()
+    out = check.path(out, "out")
+    text, file = scenario_text(scenario)
+    ov = parse_overrides(list(overrides), "--set")
+    given = dict(ov).get(rep.SEED)
+    try:
+        base = tomllib.loads(f"v = {given}")["v"] if given is not None else tomllib.loads(text).get(rep.SEED, 0)
+    except tomllib.TOMLDecodeError:
+        base = given
+    seeds = rep.seeds(text, {rep.SEED: base}, {}, rep.count(n, "--replicates"), "--set")
+    keep = tuple((k, v) for k, v in ov if k != rep.SEED)
+    origins = tuple((k, "--set") for k, _ in ov)
+    points = [
+        Point(text=text, file=file, overrides=(*keep, (rep.SEED, str(s))), labels=((rep.SEED, s),), origins=origins)
+        for s in seeds
+    ]
+    meta = {"file": file, "axes": {}, "set": dict(ov), "name": Path(file).stem, "replicates": n}
+    with exclusive(out):
+        return _finish_sweep(points, meta, out, workers, devices, None, start)
+
+
 def _summarize_replicates(res: SweepResult, meta: dict) -> None:
     """With replicates, what the seed moves (`res.replicates`), its warnings before the
     points' own."""
