@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -16,6 +17,12 @@ from hmsim.errors import ConfigError, HmsimError, SimulationError
 from hmsim.progress import make_console
 
 console = make_console()
+
+
+def replicates_option(help: str) -> Callable:
+    """`--replicates N` (1 … 1000 runs, one seed each; docs/configuration.md#replicates)."""
+    return click.option("--replicates", type=click.IntRange(1, 1000), default=1, show_default=True, help=help)
+
 
 device_dir_option = click.option(
     "--device-dir",
@@ -104,13 +111,7 @@ def _ns(ns: float) -> str:
 @click.argument("scenario", type=click.Path())
 @click.option("--out", required=True, type=click.Path(), help="Output directory.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a scenario key.")
-@click.option(
-    "--replicates",
-    type=click.IntRange(1, 1000),
-    default=1,
-    show_default=True,
-    help="Run at N seeds (the scenario's and the N-1 after it) and say how far the seed moves each number.",
-)
+@replicates_option("Run at N seeds (the scenario's and the N-1 after it) and say how far the seed moves each number.")
 @device_dir_option
 def run(scenario: str, out: str, overrides: tuple[str, ...], replicates: int, device_dirs: tuple[str, ...]) -> None:
     """Run one scenario; write results.csv, summary.json and figures into OUT."""
@@ -163,13 +164,7 @@ def print_warnings(warnings: list[str]) -> None:
 @click.option("--quick", is_flag=True, help="Reduced grid: seconds to a minute.")
 @click.option("--workers", type=click.IntRange(1, 1024), default=None, help="Parallel points (default: cores).")
 @backend_options
-@click.option(
-    "--replicates",
-    type=click.IntRange(1, 1000),
-    default=1,
-    show_default=True,
-    help="Run each study's grid at N seeds and say how far the seed moves its compared numbers.",
-)
+@replicates_option("Run each study's grid at N seeds and say how far the seed moves its compared numbers.")
 @click.option(
     "--figure-formats",
     "formats",
