@@ -80,6 +80,8 @@ pub struct HostStats {
     /// Times a thread waited for another's hand-off (a futex wait).
     pub handoff_waits: u64,
     pub gc_runs_in_faults: u64,
+    /// Service time of the internal faults that ran GC, summed (ns).
+    pub gc_fault_ns: u64,
     /// Internal faults inside a kernel copy with page faults disabled (they cannot block).
     pub atomic_faults: u64,
     /// EPFs raised while another thread was ready to run (the only ones whose wait the
@@ -594,6 +596,9 @@ impl<'a> Host<'a> {
         }
         self.stats.internal_faults += 1;
         self.stats.gc_runs_in_faults += f.gc_runs;
+        if f.gc_runs > 0 {
+            self.stats.gc_fault_ns += f.done_ns - self.now;
+        }
         self.stats
             .service
             .push((f.estimate_ns, f.done_ns - self.now));

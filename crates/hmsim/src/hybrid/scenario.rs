@@ -435,6 +435,35 @@ fn row(sc: &HybridConfig, w: &HybridWorkload, p: &EpfPolicySpec, r: &PolicyRun) 
     }
 }
 
+/// A GC on the critical path's share of the runtime above which one GC more or less is
+/// worth a warning.
+const GC_SHARE_WARN: f64 = 0.05;
+
+/// The warning for a run whose runtime rests on a few GCs on the critical path: GC runs
+/// when a superblock fills, so whether the last one falls inside the run depends on where
+/// the run ends and on the seed's placement, and each moves the runtime by its service
+/// time. None when each is a small part of the runtime (many GCs average out).
+pub(super) fn gc_share_warning(p: &EpfPolicySpec, s: &HostStats) -> Option<String> {
+    if s.gc_runs_in_faults == 0 || s.runtime_ns == 0 {
+        return None;
+    }
+    let each_ns = s.gc_fault_ns as f64 / s.gc_runs_in_faults as f64;
+    let share = each_ns / s.runtime_ns as f64;
+    (share > GC_SHARE_WARN).then(|| {
+        format!(
+            "policy {}: each of its {} GC run(s) on the critical path took ≈ {:.1} ms, {:.0} % of the \
+             {:.3} s runtime: one GC more or less (where the run ends; the seed's placement) moves the \
+             runtime by that much, more than the policies may differ. Compare them over a longer \
+             workload, or over seeds (hmsim run … --replicates 5)",
+            p.label(),
+            s.gc_runs_in_faults,
+            each_ns / 1e6,
+            share * 100.0,
+            s.runtime_ns as f64 / 1e9
+        )
+    })
+}
+
 /// Internal-fault service times in log2 µs bins, per policy (the distribution figure).
 fn service_rows(label: &str, dram_mib: f64, s: &HostStats) -> Vec<ServiceRow> {
     let mut bins = [0u64; 40];
@@ -534,6 +563,7 @@ impl Experiment for HybridRun<'_> {
         let r = simulate(sc, w, p, ctx.seed())
             .map_err(|e| ctx.error(&format!("policies.{i}.name"), e))?;
         out.rows.push(row(sc, w, p, &r));
+        out.warnings.extend(gc_share_warning(p, &r.stats));
         self.service
             .extend(service_rows(&p.label(), sc.device.dram_mib, &r.stats));
         self.headline.insert(

@@ -828,3 +828,35 @@ fn hybrid_wakeup_preemption_starts_a_woken_threads_fault_early() {
         resident_fault_run(threads(), 2, 2_000_000, cfg, "no_EPF").runtime_ns
     });
 }
+
+#[test]
+fn hybrid_a_runtime_resting_on_a_few_critical_path_gcs_is_flagged() {
+    use super::scenario::gc_share_warning;
+    let sc = tiny_scenario("no_EPF", "");
+    let p = EpfPolicySpec::named("no_EPF");
+    let w = sc.load_workload("t.toml", SEED).unwrap();
+    let s = simulate(&sc, &w, &p, SEED).unwrap().stats;
+    assert!(s.gc_runs_in_faults > 0, "the tiny run must run GC inside faults");
+    // Each GC run erases a block at the least, on the faulting thread's critical path.
+    let erase_ns = crate::flash::preset("study").unwrap().erase_ns;
+    assert!(
+        s.gc_fault_ns >= s.gc_runs_in_faults * erase_ns,
+        "{} ns for {} GC runs",
+        s.gc_fault_ns,
+        s.gc_runs_in_faults
+    );
+    let each = s.gc_fault_ns as f64 / s.gc_runs_in_faults as f64;
+    // The same GCs in a runtime 10× their length: quiet; in 1/0.06 of it: named, with its share.
+    let mut long = s.clone();
+    long.runtime_ns = (each * 10.0 / 0.05) as u64;
+    assert_eq!(gc_share_warning(&p, &long), None);
+    let mut short = s.clone();
+    short.runtime_ns = (each / 0.06) as u64;
+    let w = gc_share_warning(&p, &short).expect("6 % of the runtime per GC");
+    assert!(w.contains("6 % of the"), "{w}");
+    assert!(w.contains(&format!("each of its {} GC run(s)", s.gc_runs_in_faults)), "{w}");
+    // No GC on the critical path: nothing to say.
+    let mut none = s;
+    none.gc_runs_in_faults = 0;
+    assert_eq!(gc_share_warning(&p, &none), None);
+}
