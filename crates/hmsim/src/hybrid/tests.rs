@@ -836,7 +836,10 @@ fn hybrid_a_runtime_resting_on_a_few_critical_path_gcs_is_flagged() {
     let p = EpfPolicySpec::named("no_EPF");
     let w = sc.load_workload("t.toml", SEED).unwrap();
     let s = simulate(&sc, &w, &p, SEED).unwrap().stats;
-    assert!(s.gc_runs_in_faults > 0, "the tiny run must run GC inside faults");
+    assert!(
+        s.gc_runs_in_faults > 0,
+        "the tiny run must run GC inside faults"
+    );
     // Each GC run erases a block at the least, on the faulting thread's critical path.
     let erase_ns = crate::flash::preset("study").unwrap().erase_ns;
     assert!(
@@ -854,7 +857,10 @@ fn hybrid_a_runtime_resting_on_a_few_critical_path_gcs_is_flagged() {
     short.runtime_ns = (each / 0.06) as u64;
     let w = gc_share_warning(&p, &short).expect("6 % of the runtime per GC");
     assert!(w.contains("6 % of the"), "{w}");
-    assert!(w.contains(&format!("each of its {} GC run(s)", s.gc_runs_in_faults)), "{w}");
+    assert!(
+        w.contains(&format!("each of its {} GC run(s)", s.gc_runs_in_faults)),
+        "{w}"
+    );
     // No GC on the critical path: nothing to say.
     let mut none = s;
     none.gc_runs_in_faults = 0;
