@@ -15,6 +15,10 @@ summarises what the seed moves:
   order is the paired comparison, sharper than two intervals;
 - warnings for a headline metric whose interval exceeds `CI_WARN_REL` of its mean, and for
   rows whose order changes with the seed (docs/configuration.md#replicates).
+
+A study's grid at several seeds (`hmsim reproduce STUDY --replicates N`) is summarised by
+`compare_seeds` (its comparison with the published numbers: does a verdict depend on the
+seed) and `tables_across_seeds` (its tables: does a value's sign).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ use crate::rng::SimRng;
 pub(super) const XPLINES_PER_BLOCK: u64 = 16;
 
 pub(super) use super::wear_table::BlockWear;
-use super::wear_table::WearTable;
+use super::wear_table::{LineTally, WearTable};
 
 #[derive(Clone)]
 pub struct Ait {
@@ -211,9 +211,9 @@ impl Ait {
         self.logical.max_line()
     }
 
-    /// (logical XPLines written, their media writes).
-    pub fn logical_lines_and_writes(&self) -> (u64, u64) {
-        self.logical.lines_and_writes()
+    /// The logical XPLines written, tallied.
+    pub fn logical_tally(&self) -> LineTally {
+        self.logical.tally()
     }
 
     /// `f(block, media writes)` for every logical block written (summed over its lines),

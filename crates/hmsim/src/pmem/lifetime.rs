@@ -34,7 +34,8 @@ pub struct LifetimeReport {
     pub hottest_ranges: Vec<HotRange>,
 }
 
-fn years(endurance_writes: f64, writes: f64, elapsed_s: f64) -> f64 {
+/// Years until `endurance_writes` at `writes` per `elapsed_s` (infinite without writes).
+pub(crate) fn years(endurance_writes: f64, writes: f64, elapsed_s: f64) -> f64 {
     if writes <= 0.0 || elapsed_s <= 0.0 {
         f64::INFINITY
     } else {

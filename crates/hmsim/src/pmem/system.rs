@@ -3,6 +3,7 @@
 
 use super::ait::Ait;
 use super::config::PmemConfig;
+use super::wear_table::LineTally;
 use super::xpbuffer::{MediaWrite, XpBuffer, FULL};
 use crate::cache::{MemorySink, WriteCause};
 use crate::hash::FastMap;
@@ -516,12 +517,12 @@ impl PmemSystem {
         (p, l)
     }
 
-    /// (logical XPLines written, their media writes) over every DIMM.
-    pub fn logical_lines_and_writes(&self) -> (u64, u64) {
+    /// The logical XPLines written, tallied over every DIMM.
+    pub fn logical_tally(&self) -> LineTally {
         self.dimms
             .iter()
-            .map(|d| d.ait.logical_lines_and_writes())
-            .fold((0, 0), |(l, w), (dl, dw)| (l + dl, w + dw))
+            .map(|d| d.ait.logical_tally())
+            .fold(LineTally::default(), LineTally::add)
     }
 }
 

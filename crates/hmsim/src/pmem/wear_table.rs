@@ -29,6 +29,37 @@ struct Slot {
     count: u32,
 }
 
+/// Lines with at least one media write, their writes, and those of them with three or
+/// more (how often lines repeat: `hmsim lifetime`'s check that random writes are uniform).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LineTally {
+    pub lines: u64,
+    pub writes: u64,
+    pub lines_3plus: u64,
+}
+
+impl LineTally {
+    /// This tally and a line with `n` writes (none: not a written line).
+    pub fn count(self, n: u32) -> LineTally {
+        if n == 0 {
+            return self;
+        }
+        LineTally {
+            lines: self.lines + 1,
+            writes: self.writes + n as u64,
+            lines_3plus: self.lines_3plus + (n >= 3) as u64,
+        }
+    }
+
+    pub fn add(self, o: LineTally) -> LineTally {
+        LineTally {
+            lines: self.lines + o.lines,
+            writes: self.writes + o.writes,
+            lines_3plus: self.lines_3plus + o.lines_3plus,
+        }
+    }
+}
+
 #[derive(Clone)]
 enum Chunk {
     /// Linear probing, at most half full (a probe for a new line stays short).
@@ -150,12 +181,17 @@ impl Chunk {
         }
     }
 
-    /// (lines with a write, writes) of the chunk.
-    fn lines_and_writes(&self) -> (u64, u64) {
-        let tally = |(l, w): (u64, u64), n: u32| if n > 0 { (l + 1, w + n as u64) } else { (l, w) };
+    /// The chunk's lines with a write, tallied.
+    fn tally(&self) -> LineTally {
         match self {
-            Chunk::Dense(c) => c.iter().copied().fold((0, 0), tally),
-            Chunk::Sparse { slots, .. } => slots.iter().map(|s| s.count).fold((0, 0), tally),
+            Chunk::Dense(c) => c
+                .iter()
+                .copied()
+                .fold(LineTally::default(), LineTally::count),
+            Chunk::Sparse { slots, .. } => slots
+                .iter()
+                .map(|s| s.count)
+                .fold(LineTally::default(), LineTally::count),
         }
     }
 
@@ -251,12 +287,12 @@ impl WearTable {
         self.chunks.values().map(Chunk::max).max().unwrap_or(0)
     }
 
-    /// (lines with at least one write, writes to them).
-    pub(super) fn lines_and_writes(&self) -> (u64, u64) {
+    /// The lines with at least one write, tallied.
+    pub(super) fn tally(&self) -> LineTally {
         self.chunks
             .values()
-            .map(Chunk::lines_and_writes)
-            .fold((0, 0), |(l, w), (cl, cw)| (l + cl, w + cw))
+            .map(Chunk::tally)
+            .fold(LineTally::default(), LineTally::add)
     }
 
     /// `f(block, wear)` for every block with at least one write, each once, in no set order.
@@ -295,7 +331,14 @@ mod tests {
         blocks.sort();
         assert_eq!(blocks, vec![5, 5000]);
         assert_eq!(t.max_line(), 2);
-        assert_eq!(t.lines_and_writes(), (2, 3));
+        assert_eq!(
+            t.tally(),
+            LineTally {
+                lines: 2,
+                writes: 3,
+                lines_3plus: 0
+            }
+        );
     }
 
     #[test]
