@@ -111,7 +111,7 @@ def test_wall_text_of_an_older_summary_and_of_a_resumed_interrupted_run():
 
 def test_hmsim_sweep_has_a_real_signature_and_documents_its_parameters():
     params = inspect.signature(hmsim.sweep).parameters
-    assert list(params) == ["base", "axes", "set", "out", "workers", "devices", "backend"]
+    assert list(params) == ["base", "axes", "set", "out", "workers", "devices", "backend", "replicates"]
     assert all(p.annotation is not inspect.Parameter.empty for p in params.values())
     assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     doc = pydoc.render_doc(hmsim.sweep, renderer=pydoc.plaintext)

@@ -7,7 +7,8 @@ From Python, call the module itself (docs/getting-started.md, "Sweeps from Pytho
 
 returns the tidy results as a DataFrame (one column per axis first). Its signature:
 
-    hmsim.sweep(base, axes, set=None, out=None, workers=None, devices=(), backend=None) -> DataFrame
+    hmsim.sweep(base, axes, set=None, out=None, workers=None, devices=(), backend=None,
+                replicates=1) -> DataFrame
 
     base     str | Path | Mapping: the scenario, a TOML file or a dict of its tables
     axes     Mapping[str, Sequence]: key path -> values; the grid is their cartesian product
@@ -17,6 +18,8 @@ returns the tidy results as a DataFrame (one column per axis first). Its signatu
     workers  int | None: points run in parallel (default: the machine's cores)
     devices  Iterable[str | Path]: device files or folders beside the built-in catalog
     backend  Backend | None: where points run (Backend("local") or Backend("dask", addr))
+    replicates  int: runs per point, at the scenario's seed and the ones after it (2 or more:
+             what the seed moves in attrs["replicates"], docs/configuration.md#replicates)
 
 A sweep file is TOML:
 
@@ -26,6 +29,7 @@ A sweep file is TOML:
     [axes]                          # the grid: the cartesian product of these lists
     "job.queue_depth" = [1, 4, 16]
     "device.name" = ["stt-mram-ssd", "intel-optane-900p"]
+    # replicates = 5                # optional: every point at 5 seeds ([axes] then optional)
 """
 
 from __future__ import annotations
