@@ -64,11 +64,17 @@ COLUMNS = [
     "wakeups",
     "handoff_waits",
     "gc_runs",
+    "gc_each_runtime_share",
     "flash_waf",
     "service_p50_us",
     "service_p99_us",
     "service_over_estimate_share",
 ]
+
+
+#: Above this share of the runtime per critical-path GC a hybrid run warns
+#: (`GC_SHARE_WARN` in crates/hmsim/src/hybrid/scenario.rs); its figure points go hollow.
+GC_SHARE_WARN = 0.05
 
 
 def _trace_dir() -> Path:
@@ -167,16 +173,27 @@ def figures(out: Path, df: pd.DataFrame, service: pd.DataFrame) -> list[Path]:
         paths += save_figure(fig, out, "fig_dram_sweep")
 
         fig, ax = plt.subplots()
+        gc_note, series = False, []
         for sweep, style in (("threshold", "-o"), ("trace-threshold", "--s")):
             s = df[df.sweep == sweep].sort_values("threshold_us")
             if s.empty:
                 continue
             x = s.threshold_us.replace(math.inf, 2 * 5000.0)
-            ax.plot(x, s.runtime_s / s.runtime_s.min(), style, label=sweep.replace("threshold", "smart_EPF").strip("-"))
+            y = s.runtime_s / s.runtime_s.min()
+            (line,) = ax.plot(x, y, style, label=sweep.replace("threshold", "smart_EPF").strip("-"))
+            series.append(line)
+            # A point whose runtime rests on a few critical-path GCs (each > 5 % of it: one
+            # more or less moves the point that much; the run warns) is drawn hollow.
+            few = s.gc_each_runtime_share.fillna(0) > GC_SHARE_WARN
+            if few.any():
+                ax.plot(x[few], y[few], style[-1], mfc="white", mec=line.get_color(), ls="none")
+                gc_note = True
         ax.set_xscale("symlog", linthresh=10)
         ax.set_xlabel("smart_EPF threshold (µs; rightmost = ∞ ≡ no_EPF)")
         ax.set_ylabel("runtime / best runtime")
-        ax.legend(["pigz-like", "pigz -d trace"][: len(ax.lines)])
+        ax.legend(series, ["pigz-like", "pigz -d trace"][: len(series)])
+        if gc_note:
+            ax.set_title("hollow: each critical-path GC > 5 % of the runtime (one more or less moves it)", fontsize=8)
         declare_series(
             fig,
             [

@@ -358,6 +358,7 @@ result_row! {
         victim_writebacks: u64 ["pages", "dirty DRAM victims programmed to flash"],
         gc_runs: u64 ["runs", "flash GC runs"],
         gc_runs_in_faults: u64 ["runs", "GC runs inside an internal fault"],
+        gc_each_runtime_share: Option<f64> ["", "mean service time of a fault that ran GC, as a share of the runtime: above 0.05, one GC more or less moves the runtime by that much (a warning)"],
         flash_waf: Option<f64> ["", "flash write amplification"],
         erases: u64 ["blocks", "block erases"],
         max_erase_count: u32 ["erases", "most erases of one block"],
@@ -425,6 +426,7 @@ fn row(sc: &HybridConfig, w: &HybridWorkload, p: &EpfPolicySpec, r: &PolicyRun) 
         victim_writebacks: r.writebacks,
         gc_runs: r.gc_runs,
         gc_runs_in_faults: s.gc_runs_in_faults,
+        gc_each_runtime_share: gc_each_share(s),
         flash_waf: r.waf,
         erases: r.erases,
         max_erase_count: r.max_erase_count,
@@ -439,16 +441,19 @@ fn row(sc: &HybridConfig, w: &HybridWorkload, p: &EpfPolicySpec, r: &PolicyRun) 
 /// worth a warning.
 const GC_SHARE_WARN: f64 = 0.05;
 
+/// The mean service time of a fault that ran GC over the runtime (None without one).
+fn gc_each_share(s: &HostStats) -> Option<f64> {
+    (s.gc_runs_in_faults > 0 && s.runtime_ns > 0)
+        .then(|| s.gc_fault_ns as f64 / s.gc_runs_in_faults as f64 / s.runtime_ns as f64)
+}
+
 /// The warning for a run whose runtime rests on a few GCs on the critical path: GC runs
 /// when a superblock fills, so whether the last one falls inside the run depends on where
 /// the run ends and on the seed's placement, and each moves the runtime by its service
 /// time. None when each is a small part of the runtime (many GCs average out).
 pub(super) fn gc_share_warning(p: &EpfPolicySpec, s: &HostStats) -> Option<String> {
-    if s.gc_runs_in_faults == 0 || s.runtime_ns == 0 {
-        return None;
-    }
+    let share = gc_each_share(s)?;
     let each_ns = s.gc_fault_ns as f64 / s.gc_runs_in_faults as f64;
-    let share = each_ns / s.runtime_ns as f64;
     (share > GC_SHARE_WARN).then(|| {
         format!(
             "policy {}: each of its {} GC run(s) on the critical path took ≈ {:.1} ms, {:.0} % of the \
