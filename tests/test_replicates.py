@@ -263,3 +263,10 @@ def test_run_with_replicates_is_the_scenario_at_consecutive_seeds(cli, tmp_path)
     # A bad seed or key is the usual one-line error.
     code, _, err = cli("run", str(ALLOC), "--out", str(tmp_path / "b"), "--replicates", "2", "--set", "seed=-1")
     assert code == 2 and "integer ≥ 0" in err
+
+
+def test_a_sweep_file_without_axes_or_replicates_says_what_is_missing(cli, tmp_path):
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(f'scenario = "{ALLOC}"\n')
+    code, _, err = cli("sweep", str(sweep), "--out", str(tmp_path / "o"))
+    assert code == 2 and "missing [axes] (or replicates = N ≥ 2" in err, err

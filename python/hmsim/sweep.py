@@ -615,6 +615,10 @@ def load_sweep(path: str | Path) -> tuple[list[Point], dict]:
     axes = spec.get("axes")
     fixed = spec.get("set", {})
     n = rep.count(spec.get("replicates", 1), str(path))
+    if axes is None and n == 1:
+        raise ConfigError(
+            str(path), "missing [axes] (or replicates = N ≥ 2, to run the scenario alone at N seeds)", key="axes"
+        )
     grid, grid_fixed = rep.with_seeds(text, fixed, axes, n, str(path))
     points = grid_points(text, file, grid, grid_fixed, str(path), (f"{path} [axes]", f"{path} [set]"))
     meta = {"file": str(path), "axes": axes or {}, "set": fixed, "name": spec.get("name", path.stem), "replicates": n}
