@@ -91,8 +91,12 @@ def test_rows_that_swap_with_the_seed_and_wide_intervals_are_warned_about():
     assert s.info["order_unsettled"] == 1
     text = "\n".join(s.warnings)
     assert "order of rows by m changes with the seed" in text
-    assert "policy=a is above policy=b in 1 of 3 seeds and below in 2" in text
+    assert "policy=a is above policy=b in 1 of 3 seeds and below in 2, by -50.00% … +20.00%" in text
     assert "95 % confidence interval over 3 seeds" in text
+    assert "(at )" not in text  # one point, no axes: no empty place
+    # The same column timed on the host: summarised and marked, not warned about.
+    timed = summarize(_frame([[1.0, 2.0], [3.0, 2.5], [1.5, 2.6]], ["a", "b"]), [], ["m"], ["policy"], frozenset({"m"}))
+    assert timed.warnings == [] and timed.table.host_timed.all()
     # Rows apart in every seed, and tight: no warning.
     calm = summarize(_frame([[1.0, 2.0], [1.01, 2.02], [0.99, 1.98]], ["a", "b"]), [], ["m"], ["policy"])
     assert calm.warnings == [] and calm.info["order_unsettled"] == 0

@@ -329,6 +329,17 @@ def column_units(module: str = "") -> dict[str, str]:
     return units
 
 
+def measured_columns(module: str) -> frozenset[str]:
+    """The result columns of `module` timed on the host, not simulated (`hmsim schema`'s
+    `measured`): they move from run to run whatever the seed."""
+    import json
+
+    from hmsim import _core
+
+    mods = [m for m in json.loads(_core.schema()) if m["module"] == module]
+    return frozenset(c["name"] for m in mods for t in m["tables"] for c in t["columns"] if c.get("measured"))
+
+
 _ACRONYMS = {"wa": "WA", "dram": "DRAM", "pmem": "PMem", "cpu": "CPU", "epf": "EPF", "cov": "CoV", "qd": "QD"}
 
 

@@ -39,6 +39,9 @@ from hmsim.errors import ConfigError
 MAX_REPLICATES = 1000
 #: A headline metric's 95 % interval, as a share of its mean, above which a run says so.
 CI_WARN_REL = 0.05
+#: Two rows closer than this share of the larger are equal in that seed: their order is
+#: not a finding either way.
+TIE_REL = 1e-4
 #: The column that holds a replicate's seed.
 SEED = "seed"
 
@@ -124,11 +127,16 @@ def _point_name(axes: Sequence[str], key: tuple) -> str:
 
 
 def summarize(
-    results: pd.DataFrame, axes: Sequence[str], metrics: Sequence[str], labels: Sequence[str]
+    results: pd.DataFrame,
+    axes: Sequence[str],
+    metrics: Sequence[str],
+    labels: Sequence[str],
+    host_timed: frozenset[str] = frozenset(),
 ) -> Summary | None:
     """The replicates of `results` (a sweep's rows with a `seed` column; `axes` the other
     axes, `metrics` the module's headline columns, `labels` the row label columns it may
-    have). None if there is one seed."""
+    have, `host_timed` the columns timed on the host: summarised and marked, not warned
+    about, since they move whatever the seed). None if there is one seed."""
     if SEED not in results.columns or results[SEED].nunique() < 2:
         return None
     axes = [a for a in axes if a != SEED]
@@ -166,17 +174,23 @@ def summarize(
                     continue
                 d = describe(v)
                 rel = d["ci95_rel"]
-                stats.append({**base, "metric": m, **d})
+                stats.append({**base, "metric": m, **d, "host_timed": m in host_timed})
+                if m in host_timed:
+                    continue
                 if m in metrics and math.isfinite(rel) and rel > widest.get(m, (-1.0, ""))[0]:
                     widest[m] = (rel, ", ".join(p for p in (where, name if len(names) > 1 else "") if p))
         for m in metrics:
-            if m not in point.columns or len(names) < 2:
+            if m not in point.columns or len(names) < 2 or m in host_timed:
                 continue
             table = np.array([g[m].to_numpy(dtype=float) for _, g in by_seed])  # seeds × rows
             for i, j in itertools.combinations(range(len(names)), 2):
                 d = table[:, i] - table[:, j]
-                d = d[np.isfinite(d)]
-                higher, lower = int((d > 0).sum()), int((d < 0).sum())
+                scale = np.maximum(np.abs(table[:, i]), np.abs(table[:, j]))
+                ok = np.isfinite(d)
+                d, scale = d[ok], scale[ok]
+                # Rows within TIE_REL of each other are equal in that seed (a tie, not an order).
+                apart = np.abs(d) > TIE_REL * scale
+                higher, lower = int(((d > 0) & apart).sum()), int(((d < 0) & apart).sum())
                 settled = not (higher and lower)
                 order.append(
                     {
@@ -192,14 +206,21 @@ def summarize(
                 )
                 if not settled:
                     at_point = f" (at {where})" if where else ""
+                    # How far apart they are, relative to the second row, over the seeds.
+                    base_j = np.abs(table[:, j])
+                    with np.errstate(all="ignore"):
+                        gap = (table[:, i] - table[:, j]) / np.where(base_j > 0, base_j, np.nan)
+                    size = f", by {np.nanmin(gap):+.2%} … {np.nanmax(gap):+.2%}" if np.isfinite(gap).any() else ""
                     unsettled.setdefault(m, []).append(
-                        f"{names[i]} is above {names[j]} in {higher} of {len(d)} seeds and below in {lower}{at_point}"
+                        f"{names[i]} is above {names[j]} in {higher} of {len(d)} seeds and below in {lower}"
+                        f"{size}{at_point}"
                     )
     for m, (rel, where) in widest.items():
         if rel > CI_WARN_REL:
+            at = f" (at {where})" if where else ""
             warnings.append(
-                f"replicates: {m}'s 95 % confidence interval over {n_seeds} seeds reaches ±{rel:.1%} of its mean "
-                f"(at {where}): differences smaller than that are the seed's, not the configuration's; "
+                f"replicates: {m}'s 95 % confidence interval over {n_seeds} seeds reaches ±{rel:.1%} of its mean"
+                f"{at}: differences smaller than that are the seed's, not the configuration's; "
                 f"more replicates narrow it as 1/√n (replicates.csv)"
             )
     for m, pairs in unsettled.items():

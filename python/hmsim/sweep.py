@@ -826,12 +826,14 @@ def run_replicates(
 def _summarize_replicates(res: SweepResult, meta: dict) -> None:
     """With replicates, what the seed moves (`res.replicates`), its warnings before the
     points' own."""
-    from hmsim.figures import SERIES_LABELS, sweep_metrics
+    from hmsim.figures import SERIES_LABELS, measured_columns, sweep_metrics
 
     if meta.get("replicates", 1) < 2 or not res.outputs:
         return
-    metrics = sweep_metrics(res.outputs[0]["module"])
-    res.replicates = rep.summarize(res.results, list(meta["axes"]), metrics, SERIES_LABELS)
+    module = res.outputs[0]["module"]
+    res.replicates = rep.summarize(
+        res.results, list(meta["axes"]), sweep_metrics(module), SERIES_LABELS, measured_columns(module)
+    )
     if res.replicates is not None:
         res.warnings = res.replicates.warnings + res.warnings
 
