@@ -23,6 +23,7 @@ seed) and `tables_across_seeds` (its tables: does a value's sign).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import tomllib
@@ -76,12 +77,18 @@ def count(value: Any, where: str) -> int:
     return value
 
 
+@functools.cache
+def scenario_seed(text: str) -> Any:
+    """The `seed` a scenario's TOML `text` gives (0 if none), as written."""
+    return tomllib.loads(text).get(SEED, 0)
+
+
 def seeds(text: str, fixed: Mapping[str, Any], axes: Mapping[str, Any], n: int, where: str) -> list[int]:
     """The replicates' seeds: the scenario's seed (`[set]`'s if it sets one, else the scenario
     file's, else 0) and the n − 1 after it."""
     if SEED in axes:
         raise ConfigError(where, "replicates and a seed axis both choose seeds: keep one", key="replicates")
-    base = fixed.get(SEED, tomllib.loads(text).get(SEED, 0))
+    base = fixed.get(SEED, scenario_seed(text))
     if isinstance(base, bool) or not isinstance(base, int) or base < 0:
         raise ConfigError(
             where,

@@ -806,12 +806,9 @@ def run_replicates(
     out = check.path(out, "out")
     text, file = scenario_text(scenario)
     ov = parse_overrides(list(overrides), "--set")
-    given = dict(ov).get(rep.SEED)
-    try:
-        base = tomllib.loads(f"v = {given}")["v"] if given is not None else tomllib.loads(text).get(rep.SEED, 0)
-    except tomllib.TOMLDecodeError:
-        base = given
-    seeds = rep.seeds(text, {rep.SEED: base}, {}, rep.count(n, "--replicates"), "--set")
+    # `--set seed=…` as its TOML value (text that is none stays text, for `seeds` to refuse).
+    fixed = {k: _toml_or_text(v) for k, v in ov if k == rep.SEED}
+    seeds = rep.seeds(text, fixed, {}, rep.count(n, "--replicates"), "--set")
     keep = tuple((k, v) for k, v in ov if k != rep.SEED)
     origins = tuple((k, "--set") for k, _ in ov)
     points = [
@@ -821,6 +818,14 @@ def run_replicates(
     meta = {"file": file, "axes": {}, "set": dict(ov), "name": Path(file).stem, "replicates": n}
     with exclusive(out):
         return _finish_sweep(points, meta, out, workers, devices, None, start)
+
+
+def _toml_or_text(value: str) -> Any:
+    """An override's value text as TOML reads it, or the text itself if it is not TOML."""
+    try:
+        return tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError:
+        return value
 
 
 def _summarize_replicates(res: SweepResult, meta: dict) -> None:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import contextvars
-import functools
 import time
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -19,6 +17,7 @@ from rich.table import Table
 from hmsim import host
 from hmsim.progress import make_console
 from hmsim.references import get as get_reference
+from hmsim.replicates import scenario_seed
 from hmsim.results import MEASURED_STUDY_COLUMNS, write_csv, write_json
 from hmsim.sweep import Point
 
@@ -30,11 +29,6 @@ REPLICATE_FILES = ("comparison_replicates.csv", "tables_replicates.csv")
 #: Added to every study point's seed: a replicate of a study (`Study.run(replicates=N)`)
 #: is the same grid at seeds shifted by 1 … N − 1.
 SEED_SHIFT: contextvars.ContextVar[int] = contextvars.ContextVar("hmsim_seed_shift", default=0)
-
-
-@functools.cache
-def _scenario_seed(text: str) -> int:
-    return int(tomllib.loads(text).get("seed", 0))
 
 
 def _pairs(overrides: Overrides, keyed: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -75,7 +69,7 @@ class StudyScenario:
         ov = self.base + tuple((k, toml_value(v, k)) for k, v in _pairs(overrides, keyed))
         shift = SEED_SHIFT.get()
         if shift:
-            seed = int(dict(ov).get("seed", _scenario_seed(self.text)))
+            seed = int(dict(ov).get("seed", scenario_seed(self.text)))
             ov = (*ov, ("seed", str(seed + shift)))
         return Point(text=self.text, file=self.file, overrides=ov, labels=tuple(cols.items()))
 
