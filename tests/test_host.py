@@ -25,8 +25,33 @@ def test_the_cpu_model_is_read_from_cpuinfo():
     assert host.cpu_model(ARM) == "AArch64 Processor rev 4 (aarch64)"
 
 
+EPYC_ZEN5 = """processor\t: 0
+vendor_id\t: AuthenticAMD
+cpu family\t: 26
+model\t\t: 2
+model name\t: AMD EPYC
+stepping\t: 1
+processor\t: 1
+cpu family\t: 25
+model\t\t: 17
+"""
+ARM_IDS = "processor\t: 0\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU part\t: 0xd0c\n"
+
+
+def test_the_processor_generation_tells_apart_machines_of_one_name():
+    # Both 2-core EPYC machines print `AMD EPYC`; Zen 4 and Zen 5 differ by family.
+    assert host.cpu_model(EPYC_ZEN5) == "AMD EPYC"
+    assert host.cpu_id(EPYC_ZEN5) == "family 26, model 2, stepping 1"
+    assert host.cpu_id(ARM_IDS) == "implementer 0x41, part 0xd0c"
+    assert host.cpu_id(XEON) == ""
+    h = {"cpu_model": "AMD EPYC", "cpu_id": "family 26, model 2, stepping 1", "logical_cpus": 2}
+    assert host.text(h) == "AMD EPYC (family 26, model 2, stepping 1), 2 logical CPUs"
+    assert host.text({**h, "cpu_id": ""}) == "AMD EPYC, 2 logical CPUs"
+
+
 @given(st.text())
 def test_any_cpuinfo_gives_a_name(text):
+    assert isinstance(host.cpu_id(text), str)
     name = host.cpu_model(text)
     assert isinstance(name, str) and name
 
@@ -34,6 +59,7 @@ def test_any_cpuinfo_gives_a_name(text):
 def test_this_machine_is_described():
     h = host.describe()
     assert h["logical_cpus"] >= 1 and h["cpu_model"] and h["system"]
+    assert h["cpu_id"] == host.cpu_id()
     assert host.text({"cpu_model": "X", "logical_cpus": 1}) == "X, 1 logical CPU"
     assert h["build"] in ("profile-guided", "plain")
     assert host.text(h).endswith(f"logical CPU{'s' * (h['logical_cpus'] != 1)}, {h['build']} build")

@@ -45,10 +45,45 @@ def cpu_model(cpuinfo: str | None = None) -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
+# x86 and Arm name a processor's generation by numbers its marketing name may leave out: two
+# 2-core machines both called `AMD EPYC` were Zen 4 (family 25) and Zen 5 (family 26), the
+# second about 1.25× faster (docs/performance.md).
+CPU_ID_KEYS = (
+    ("cpu family", "family"),
+    ("model", "model"),
+    ("stepping", "stepping"),
+    ("cpu implementer", "implementer"),
+    ("cpu part", "part"),
+)
+
+
+def cpu_id(cpuinfo: str | None = None) -> str:
+    """The processor's generation as /proc/cpuinfo numbers it, for machines whose
+    `cpu_model` is the same name: `family 26, model 2, stepping 1` (x86),
+    `implementer 0x41, part 0xd0c` (Arm); "" where none is given. From the first CPU's
+    block only (the keys repeat per CPU)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = CPUINFO.read_text(errors="replace")
+        except OSError:
+            return ""
+    found: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, sep, value = line.partition(":")
+        key, value = key.strip().lower(), " ".join(value.split())
+        if not sep or not value:
+            continue
+        for name, label in CPU_ID_KEYS:
+            if key == name and label not in found:
+                found[label] = value
+    return ", ".join(f"{label} {found[label]}" for _, label in CPU_ID_KEYS if label in found)
+
+
 def describe() -> dict[str, Any]:
-    """`cpu_model`, `logical_cpus` (those this process may run on), `system`, and `build`: how
-    the Rust core was compiled (`profile-guided` or `plain`, `scripts/build_core.sh`), which
-    moves its speed by about a tenth (docs/performance.md)."""
+    """`cpu_model`, `cpu_id` (its generation, see `cpu_id`), `logical_cpus` (those this process
+    may run on), `system`, and `build`: how the Rust core was compiled (`profile-guided` or
+    `plain`, `scripts/build_core.sh`), which moves its speed by about a tenth
+    (docs/performance.md)."""
     from hmsim import _core
 
     try:
@@ -57,6 +92,7 @@ def describe() -> dict[str, Any]:
         cpus = os.cpu_count() or 0
     return {
         "cpu_model": cpu_model(),
+        "cpu_id": cpu_id(),
         "logical_cpus": cpus,
         "system": platform.system(),
         "build": getattr(_core, "BUILD", "unknown"),
@@ -64,10 +100,12 @@ def describe() -> dict[str, Any]:
 
 
 def text(h: dict[str, Any]) -> str:
-    """One line: `Intel(R) Xeon(R) Processor, 2 logical CPUs, profile-guided build` (the build
-    only where it was recorded)."""
+    """One line: `AMD EPYC (family 26, model 2, stepping 1), 2 logical CPUs, profile-guided
+    build` (the generation and the build only where they were recorded)."""
     n = int(h.get("logical_cpus", 0) or 0)
-    line = f"{h.get('cpu_model', 'unknown')}, {n} logical CPU{'s' if n != 1 else ''}"
+    name = h.get("cpu_model", "unknown")
+    name = f"{name} ({h['cpu_id']})" if h.get("cpu_id") else name
+    line = f"{name}, {n} logical CPU{'s' if n != 1 else ''}"
     return f"{line}, {h['build']} build" if h.get("build") else line
 
 
