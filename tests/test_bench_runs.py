@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hmsim.bench_runs import GAUGE_MOVED, combine, gauge_moved, gauge_range_text, gauge_summary
+from hmsim.bench_runs import GAUGE_MOVED, combine, compare, gauge_moved, gauge_range_text, gauge_summary, ratio_text
 
 walls = st.floats(min_value=1e-6, max_value=1e3, allow_nan=False, allow_infinity=False)
 
@@ -107,3 +107,85 @@ def test_a_gauge_that_moved_during_the_run_is_a_warning():
     text = gauge_moved(moved)
     assert text.startswith("warning: the host's speed moved during this run") and "memory 37 %" in text
     assert "compute" not in text and gauge_moved({}) == ""
+
+
+ZEN5 = {
+    "cpu_model": "AMD EPYC",
+    "cpu_id": "family 26, model 2, stepping 1",
+    "logical_cpus": 2,
+    "build": "profile-guided",
+}
+ZEN4 = {**ZEN5, "cpu_id": "family 25, model 17, stepping 1"}
+
+
+def _run(walls: list[float], host: dict, compute: float = 880.0, case: str = "a", count: int = 100) -> dict:
+    """One benchmark of a bench run as `hmsim bench --json` writes it."""
+    one = {"module": "m", "case": case, "unit": "requests", "count": count}
+    (r,) = combine([[{**one, "wall_s": w}] for w in walls])
+    gauge = {"compute_m_per_s": compute, "compute_m_per_s_runs": [compute], "memory_m_per_s": 10.0}
+    return {**r, "host": host, "host_gauge": {**gauge, "memory_m_per_s_runs": [10.0]}}
+
+
+def test_a_baseline_of_the_same_machine_gives_ratios_and_says_whether_they_are_past_the_spread():
+    rows, warnings = compare([_run([1.0, 1.1, 1.2], ZEN5)], [_run([1.15, 1.25, 1.3], ZEN5)])
+    (row,) = rows
+    assert row["ratio"] == pytest.approx(1.25 / 1.1) and row["overlap"] is True
+    assert warnings == []
+    assert "within the passes' spread" in ratio_text(row)
+    rows, _ = compare([_run([0.5, 0.55, 0.6], ZEN5)], [_run([1.0, 1.1, 1.2], ZEN5)])
+    assert rows[0]["overlap"] is False and "outside both runs' pass spread" in ratio_text(rows[0])
+    # One pass has no spread: no verdict either way.
+    rows, _ = compare([_run([0.5], ZEN5)], [_run([1.0, 1.1, 1.2], ZEN5)])
+    assert rows[0]["overlap"] is None and "--repeat 3" in ratio_text(rows[0])
+
+
+def test_a_baseline_from_another_machine_build_or_host_speed_is_a_warning():
+    # Zen 4 and Zen 5 both print `AMD EPYC`: the generation tells them apart.
+    _, w = compare([_run([1.0, 1.0], ZEN5)], [_run([1.0, 1.0], ZEN4, compute=730.0)])
+    assert any("another machine" in x and "family 25" in x and "family 26" in x for x in w)
+    assert any("gauge differs" in x and "730.0 → 880.0" in x for x in w)
+    _, w = compare([_run([1.0, 1.0], ZEN5)], [_run([1.0, 1.0], {**ZEN5, "build": "plain"})])
+    assert len(w) == 1 and "built plain, this one profile-guided" in w[0]
+    # Within a tenth, the same speed.
+    _, w = compare([_run([1.0, 1.0], ZEN5, compute=880.0)], [_run([1.0, 1.0], ZEN5, compute=820.0)])
+    assert w == []
+
+
+def test_benchmarks_in_one_run_only_or_with_other_work_get_no_ratio():
+    now = [_run([1.0, 1.0], ZEN5, case="a"), _run([1.0, 1.0], ZEN5, case="b", count=50)]
+    then = [_run([1.0, 1.0], ZEN5, case="b"), _run([1.0, 1.0], ZEN5, case="c")]
+    rows, w = compare(now, then)
+    notes = {r["case"]: r["note"] for r in rows}
+    assert notes["a"] == "not in the baseline" and notes["c"] == "not run now"
+    assert notes["b"].startswith("other work: 50") and all(r["ratio"] is None for r in rows)
+    assert any("another --scale" in x for x in w)
+    _, w = compare([_run([1.0, 1.0], ZEN5, case="x")], then)
+    assert any("nothing compared" in x for x in w)
+
+
+def test_bench_baseline_compares_with_an_earlier_json_run(cli, tmp_path):
+    code, out, _ = cli("bench", "--module", "storage", "--scale", "0.01", "--json")
+    assert code == 0
+    base = tmp_path / "base.json"
+    base.write_text(out)
+    code, out, _ = cli("bench", "--module", "storage", "--scale", "0.01", "--baseline", str(base))
+    assert code == 0 and f"against the baseline {base}:" in out and "× the baseline" in out
+    code, out, _ = cli("bench", "--module", "storage", "--scale", "0.01", "--json", "--baseline", str(base))
+    (r,) = json.loads(out)
+    assert r["vs_baseline"]["ratio"] > 0 and r["vs_baseline"]["overlap"] is None
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("{x", ":1: not JSON"),
+        ("[]", "non-empty list"),
+        ("[1]", "'[0]': expected an object"),
+        ('[{"module": "storage", "case": "a", "count": 1}]', "'[0].per_wall_second': expected a number"),
+    ],
+)
+def test_a_bad_baseline_is_one_error_before_any_benchmark(cli, tmp_path, text, says):
+    base = tmp_path / "base.json"
+    base.write_text(text)
+    code, out, err = cli("bench", "--module", "storage", "--baseline", str(base))
+    assert code == 2 and says in err and "Traceback" not in err and "storage" not in out

@@ -283,11 +283,29 @@ def _print_sweep(res, out: str) -> None:
     show_default=True,
     help="Run every benchmark N times, passes interleaved; report the median and the range.",
 )
-def bench(module: str | None, scale: float, as_json: bool, repeat: int) -> None:
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Compare with an earlier `hmsim bench --json` run: each benchmark's ratio, whether it is "
+    "outside both runs' pass spread, and whether the two ran on the same machine and build at the same speed.",
+)
+def bench(module: str | None, scale: float, as_json: bool, repeat: int, baseline: str | None) -> None:
     """Measure simulation speed (simulated requests or accesses per wall second)."""
     from hmsim import host
-    from hmsim.bench_runs import combine, gauge_moved, gauge_range_text, gauge_summary, load_average
+    from hmsim.bench_runs import (
+        combine,
+        compare,
+        gauge_moved,
+        gauge_range_text,
+        gauge_summary,
+        load_average,
+        load_baseline,
+        ratio_text,
+    )
 
+    # Read first: a bad baseline is an error before minutes of benchmarks, not after.
+    before = load_baseline(baseline) if baseline is not None else None
     machine = host.describe()
     load_before = load_average()
     passes, gauges = [], []
@@ -298,12 +316,17 @@ def bench(module: str | None, scale: float, as_json: bool, repeat: int) -> None:
     results = combine(passes)
     gauge = gauge_summary(gauges)
     load_after = load_average()
+    for r in results:
+        r["load_average"] = [load_before, load_after]
+        r["host"] = machine
+        r["host_gauge"] = gauge
+    rows, warnings = compare(results, before) if before is not None else ([], [])
     if as_json:
-        for r in results:
-            r["load_average"] = [load_before, load_after]
-            r["host"] = machine
-            r["host_gauge"] = gauge
+        for r, row in zip(results, rows, strict=False):
+            r["vs_baseline"] = {k: row[k] for k in ("ratio", "overlap", "note")}
         click.echo(json.dumps(results, indent=2))
+        for w in warnings:
+            click.echo(f"warning: {w}", err=True)
         return
     if load_before is not None and load_after is not None:
         # A wall time means little without the load it was measured under, and the machine.
@@ -320,8 +343,15 @@ def bench(module: str | None, scale: float, as_json: bool, repeat: int) -> None:
             lo, hi = min(r["wall_s_runs"]), max(r["wall_s_runs"])
             spread = f"; median of {r['repeats']}, {lo:.3f}–{hi:.3f} s"
         console.print(
-            f"{r['module']:>10}  {r['case']}: {shown} {r['unit']}/s ({r['count']} in {r['wall_s']:.3f} s{spread})"
+            f"{r['module']:>10}  {r['case']}: {shown} {r['unit']}/s ({r['count']} in {r['wall_s']:.3f} s{spread})",
+            markup=False,
         )
+    if before is not None:
+        console.print(f"against the baseline {baseline}:", markup=False)
+        for row in rows:
+            console.print(f"{row['module']:>10}  {row['case']}: {ratio_text(row)}", markup=False)
+        for w in warnings:
+            console.print(f"warning: {w}", markup=False)
 
 
 @cli.command()
