@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -52,6 +53,22 @@ def test_bad_allocator_inputs(cli, tmp_path):
     assert code == 2 and "budy" in err and "buddy" in err and ":4:" in err
     code, _, err = cli("run", str(p), "--out", str(tmp_path / "o"), "--set", "frames=0")
     assert code == 2 and "frames" in err
+
+
+def test_an_array_too_small_for_the_workload_is_a_warning_not_a_figure(cli, tmp_path):
+    # The shipped example at an eighth of what it holds at once: most allocations fail.
+    example = Path(__file__).resolve().parents[1] / "examples" / "allocators-compare.toml"
+    code, out, _ = cli("run", str(example), "--out", str(tmp_path / "o"), "--set", "frames=2048")
+    assert code == 0
+    said = [line for line in out.splitlines() if line.startswith("warning: ") and "allocations (" in line]
+    assert len(said) == 4 and all("raise `frames` to at least" in w for w in said)
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert sum("failed" in w for w in summary["warnings"]) == 4
+    rows = pd.read_csv(tmp_path / "o" / "results.csv")
+    assert (rows.failures > 0).all()
+    # At its own size the example fails nothing and says nothing of it.
+    code, out, _ = cli("run", str(example), "--out", str(tmp_path / "p"))
+    assert code == 0 and "allocations (" not in out
 
 
 def test_allocators_study_quick(quick_study):

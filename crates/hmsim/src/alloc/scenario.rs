@@ -309,6 +309,45 @@ fn wear_rows(label: &str, wear: &[u32]) -> Vec<WearRow> {
     rows
 }
 
+/// What a run whose allocations failed says: a failed request is costed (its search of
+/// the free lists) and counted in the latency figures, its block is never freed or worn,
+/// and where the model fails the kernel would reclaim or compact; so the run's latency,
+/// wear and lifetime are not the workload's. Whether the array is too small for what the
+/// workload holds at once, or fragmentation left no block of the order asked for, decides
+/// what to change.
+pub(super) fn failures_warning(
+    label: &str,
+    failures: u64,
+    allocs: u64,
+    frames: u64,
+    peak_live_frames: u64,
+) -> String {
+    let attempts = allocs + failures;
+    let share = 100.0 * failures as f64 / attempts.max(1) as f64;
+    let mib = |f: u64| f as f64 * 4096.0 / (1 << 20) as f64;
+    let cause = if peak_live_frames > frames {
+        format!(
+            "the workload holds up to {peak_live_frames} frames ({:.0} MiB) at once, more than the array's \
+             {frames} ({:.0} MiB): raise `frames` to at least {peak_live_frames} (a trace from a larger \
+             machine needs its memory)",
+            mib(peak_live_frames),
+            mib(frames)
+        )
+    } else {
+        format!(
+            "the workload holds at most {peak_live_frames} of the array's {frames} frames at once, so \
+             the allocator had no free block of the order asked for where it looked (fragmentation, \
+             or frames waiting in per-CPU lists)"
+        )
+    };
+    format!(
+        "{label}: {failures} of {attempts} allocations ({share:.2} %) failed: {cause}. A failed request is \
+         counted in mean_cycles and the percentiles at the cost of its search, its block is never \
+         freed or worn, and the kernel would reclaim or compact where the model fails: the run's \
+         latency, wear and lifetime figures are not the workload's"
+    )
+}
+
 impl Scenario for Allocators {
     const MODULE: &'static str = "allocators";
     const ABOUT: &'static str = "page allocators: buddy, per-CPU lists, iBuddy; latency and wear";
@@ -340,6 +379,7 @@ impl Scenario for Allocators {
         }
         let w = load_workload(&sc, ctx)?;
         Ok(AllocRun {
+            peak_live_frames: w.peak_live_frames(),
             sc,
             w,
             wear: Vec::new(),
@@ -355,6 +395,8 @@ pub struct AllocRun {
     /// The configuration, with the wear device's endurance filled in.
     sc: AllocConfig,
     w: AllocWorkload,
+    /// The most frames the workload holds at once ([`AllocWorkload::peak_live_frames`]).
+    peak_live_frames: u64,
     wear: Vec<WearRow>,
     latency: Vec<LatencyRow>,
     /// The lowest mean cycles so far, and the fairest wear (lowest CoV), with their labels.
@@ -398,6 +440,11 @@ impl Experiment for AllocRun {
         }
         if self.fairest.as_ref().is_none_or(|b| r.fairness.cov < b.0) {
             self.fairest = Some((r.fairness.cov, label.clone()));
+        }
+        if r.failures > 0 {
+            let (f, peak) = (sc.frames, self.peak_live_frames);
+            out.warnings
+                .push(failures_warning(&label, r.failures, r.allocs, f, peak));
         }
         out.rows.push(row(spec, w, sc, &r));
         self.wear.extend(wear_rows(&label, &r.wear));

@@ -366,6 +366,71 @@ fn same_seed_same_output() {
 }
 
 #[test]
+fn the_peak_of_live_frames_counts_every_held_block_once() {
+    use super::workload::{AllocOp, AllocWorkload, Req};
+    let req = |id: u32, op: AllocOp| Req {
+        ts_ns: 0,
+        cpu: 0,
+        id,
+        op,
+    };
+    let (alloc, free) = (|order| AllocOp::Alloc { order }, AllocOp::Free);
+    let w = AllocWorkload {
+        blocks: 4,
+        reqs: vec![
+            req(0, alloc(0)), // 1
+            req(1, alloc(2)), // 5
+            req(0, free),     // 4
+            req(2, alloc(3)), // 12
+            req(0, free),     // a second free of 0 frees nothing
+            req(3, free),     // nor does a free of a block never held
+            req(1, free),     // 8
+            req(3, alloc(2)), // 12
+        ],
+        ..Default::default()
+    };
+    assert_eq!(w.peak_live_frames(), 12);
+    // The synthetic stream at the docs' size: every allocation fits in its peak, none fits
+    // in less (the test below).
+    let s = super::workload::Synthetic {
+        threads: 4,
+        allocs_per_thread: 3000,
+        ..Default::default()
+    };
+    let w = s.generate(7, "s");
+    assert!(w.peak_live_frames() > 0 && w.peak_live_frames() < 16384);
+}
+
+#[test]
+fn a_run_whose_allocations_fail_says_why_and_that_its_figures_are_not_the_workloads() {
+    // SYNTH needs fewer frames than its 16384: no failure, no warning.
+    let out = run(SYNTH).unwrap();
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    // An eighth of them: most allocations fail for want of frames.
+    let small = run(&SYNTH.replace("frames = 16384", "frames = 2048")).unwrap();
+    assert_eq!(
+        small.warnings.len(),
+        4,
+        "one per allocator: {:?}",
+        small.warnings
+    );
+    for (w, r) in small.warnings.iter().zip(&small.rows) {
+        let failures = r["failures"].as_u64().unwrap();
+        assert!(failures > 0);
+        assert!(w.contains(&format!(" {failures} of ")), "{w}");
+        assert!(w.contains("raise `frames` to at least"), "{w}");
+        assert!(w.contains("not the workload's"), "{w}");
+    }
+    // Failures with room enough for the peak are the allocator's own (fragmentation).
+    let w = super::scenario::failures_warning("buddy", 3, 97, 4096, 1000);
+    assert!(
+        w.starts_with("buddy: 3 of 100 allocations (3.00 %) failed"),
+        "{w}"
+    );
+    assert!(w.contains("fragmentation") && !w.contains("raise"), "{w}");
+}
+
+#[test]
 fn replays_the_committed_kmem_traces() {
     for (trace, cpus) in [("gcc.kmem.hmt", 1), ("dbench.kmem.hmt", 2)] {
         let path = format!("{}/tests/data/traces/{trace}", env!("CARGO_MANIFEST_DIR"));

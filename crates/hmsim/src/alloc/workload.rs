@@ -59,6 +59,31 @@ pub struct AllocWorkload {
     pub alloc_mt: Vec<u8>,
 }
 
+impl AllocWorkload {
+    /// The most frames the workload holds at once if every allocation succeeds: the memory
+    /// an array needs for none of its allocations to fail for want of frames (fragmentation
+    /// may still fail some).
+    pub fn peak_live_frames(&self) -> u64 {
+        const NOT_HELD: u8 = u8::MAX;
+        let mut held = vec![NOT_HELD; self.blocks as usize];
+        let (mut live, mut peak) = (0u64, 0u64);
+        for q in &self.reqs {
+            let h = &mut held[q.id as usize];
+            match q.op {
+                AllocOp::Alloc { order } => {
+                    *h = order;
+                    live += 1 << order;
+                    peak = peak.max(live);
+                }
+                // As the replay does: a free of a block not held frees nothing.
+                AllocOp::Free if *h != NOT_HELD => live -= 1 << std::mem::replace(h, NOT_HELD),
+                AllocOp::Free => {}
+            }
+        }
+        peak
+    }
+}
+
 /// Which kernel's requests a trace replay issues.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Kernel {
