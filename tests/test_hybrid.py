@@ -6,7 +6,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
+
 import hmsim
+from hmsim.studies.hybrid import GC_SHARE_WARN, TRACE_PASSES
 
 PIGZ = Path(__file__).resolve().parents[1] / "crates" / "hmsim" / "tests" / "data" / "traces" / "pigz-d.pages.hmt"
 REQUIRED = [
@@ -122,6 +125,18 @@ def test_hybrid_study_quick(quick_study):
     # Regression range of the model at the quick size (8 MB input, 17.8 MB DRAM): 1.68 s,
     # 4.9 % of UMD accesses (the input's page-cache pages are filled by DMA, not faulted).
     assert 1.4 < small.runtime_s["no_EPF"] < 2.0 and 0.035 < small.internal_fault_share["no_EPF"] < 0.065
+    # The trace rows replay it ten times: no row rests on a few critical-path GCs (one pass
+    # had 1–3, each 9–25 % of the runtime, and one GC more or less decided a row).
+    tr = df[df.sweep.isin(["trace", "trace-threshold"])]
+    if len(tr):  # a source checkout holds the committed trace
+        assert (tr.workload == f"pigz-d.pages.hmt, {TRACE_PASSES} passes").all()
+        assert (tr.gc_each_runtime_share < GC_SHARE_WARN).all() and (tr.gc_runs >= 5).all()
+        assert not [w for w in res.summary["point_warnings"] if "sweep=trace" in w and "GC" in w]
+        # What is left is the threshold's effect: below the long faults' service time
+        # smart_EPF signals them, above it, it is no_EPF.
+        th = tr[tr.sweep == "trace-threshold"].set_index("threshold_us").runtime_s
+        none = tr[(tr.sweep == "trace") & (tr.policy == "no_EPF")].sort_values("dram_mib").runtime_s.iloc[0]
+        assert th[50.0] < 0.8 * none and th[5000.0] == pytest.approx(none, rel=0.05)
     for name in ("fig_runtime_by_policy", "fig_dram_sweep", "fig_threshold_sweep", "fig_service_time"):
         assert (out / f"{name}.png").stat().st_size > 5000
     assert (out / "service.csv").stat().st_size > 0

@@ -108,9 +108,13 @@ crate::params! {
         pub trace: Option<String> = None => any, "", "A trace file, relative to the scenario.";
         pub share_address_space: bool = false => any, "",
             "Trace replay: threads of one process (shared pages) or one process each.";
+        pub trace_passes: u32 = 1 => range(1, 1000), "passes",
+            "Trace replay: each thread replays the trace this many times in a row, on the same pages: \
+             a longer run of the same program, as a decompressor reuses its buffers over a longer input \
+             (at most 100 M events in all).";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub input_mib: Option<f64> = None => any, "",
-            "Trace replay: the input size the trace stands for, for the results table (0 to 1e9).";
+            "Trace replay: the input size one pass of the trace stands for, for the results table (0 to 1e9).";
         #[serde(skip_serializing_if = "Option::is_none")]
         pub pigz: Option<PigzLike> = None => nested, "", "The pigz-like generator (docs/hybrid.md).";
     }
@@ -141,6 +145,12 @@ impl HybridWorkloadSpec {
     fn check(&self, v: &mut Validator) {
         if self.trace.is_some() && self.pigz.is_some() {
             v.fail("pigz", "give either trace or [workload.pigz], not both");
+        }
+        if self.trace_passes > 1 && self.trace.is_none() {
+            v.fail(
+                "trace_passes",
+                "only for a trace; [workload.pigz] sets its length by input_mib",
+            );
         }
         if let Some(m) = self.input_mib {
             if self.trace.is_none() {
@@ -258,6 +268,7 @@ impl HybridConfig {
                     w.threads,
                     w.share_address_space,
                     w.input_mib.unwrap_or(0.0),
+                    w.trace_passes,
                 )
             }
             None => Ok(w.pigz.clone().unwrap_or_default().generate(seed)),

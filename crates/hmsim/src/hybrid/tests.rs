@@ -866,3 +866,40 @@ fn hybrid_a_runtime_resting_on_a_few_critical_path_gcs_is_flagged() {
     none.gc_runs_in_faults = 0;
     assert_eq!(gc_share_warning(&p, &none), None);
 }
+
+#[test]
+fn trace_passes_replay_the_trace_again_on_the_same_pages() {
+    let dir = format!("{}/tests/data/traces", env!("CARGO_MANIFEST_DIR"));
+    let file = format!("{dir}/s.toml");
+    let text = |passes: u32| {
+        format!(
+            "module = \"hybrid\"\n[workload]\nthreads = 2\ntrace = \"pigz-d.pages.hmt\"\n\
+             input_mib = 0.5\ntrace_passes = {passes}\n"
+        )
+    };
+    let load = |passes: u32| {
+        crate::scenario::parse_config::<super::scenario::Hybrid>(&text(passes))
+            .load_workload(&file, 1)
+    };
+    let (one, three) = (load(1).unwrap(), load(3).unwrap());
+    assert_eq!(three.events(), 3 * one.events());
+    assert_eq!(three.process_pages, one.process_pages, "the same pages");
+    let (a, b) = (&one.threads[0].events, &three.threads[0].events);
+    assert_eq!(&b[..a.len()], &a[..]);
+    assert_eq!(&b[2 * a.len()..], &a[..], "each pass as the first");
+    assert_eq!(three.name, "pigz-d.pages.hmt, 3 passes");
+    assert_eq!(three.input_mib, 1.5, "input_mib is one pass's");
+    // Beyond what a replay holds: refused before the events are repeated.
+    let e = load(1000).unwrap_err();
+    assert_eq!(e.key, "workload.trace_passes", "{e}");
+    assert!(e.message.contains("fewer passes"), "{e}");
+    // Only for a trace.
+    let e = crate::run_scenario(
+        "module = \"hybrid\"\n[workload]\ntrace_passes = 2\n",
+        "p.toml",
+        &[],
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "workload.trace_passes", "{e}");
+}

@@ -111,6 +111,9 @@ impl HybridWorkload {
     }
 }
 
+/// Page-level events a trace replay holds at most over all its passes (12 bytes each).
+const MAX_TRACE_EVENTS: u64 = 100_000_000;
+
 /// Reads any trace the trace layer knows, reduced to 4 KB page runs; page numbers become
 /// dense ids in order of first use; instructions between accesses become gaps.
 pub(super) fn from_trace(
@@ -120,6 +123,7 @@ pub(super) fn from_trace(
     threads: u16,
     shared: bool,
     input_mib: f64,
+    passes: u32,
 ) -> Result<HybridWorkload, ConfigError> {
     let err = |m: String| {
         ConfigError::new(
@@ -151,16 +155,33 @@ pub(super) fn from_trace(
     if events.is_empty() {
         return Err(err("no load/store records".into()));
     }
-    let name = path
+    // The passes follow one another on the same pages (ids stay those of the first pass).
+    let total = events.len() as u64 * passes as u64;
+    if total > MAX_TRACE_EVENTS {
+        return Err(ConfigError::new(
+            file,
+            "workload.trace_passes",
+            format!(
+                "{passes} passes of {} page-level events are {total}, more than the {MAX_TRACE_EVENTS} a \
+                 replay holds: fewer passes",
+                events.len()
+            ),
+        ));
+    }
+    let events = events.repeat(passes as usize);
+    let mut name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    if passes > 1 {
+        name = format!("{name}, {passes} passes");
+    }
     Ok(HybridWorkload::replicate(
         name,
         events,
         ids.len() as u32,
         threads,
         shared,
-        input_mib,
+        input_mib * passes as f64,
     ))
 }
