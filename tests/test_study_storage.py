@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import hmsim
-from hmsim.studies.base import registry
+from hmsim.studies.base import StudyResult, registry
 
 
 @pytest.fixture(scope="module")
@@ -78,5 +78,31 @@ def test_the_points_run_warnings_are_kept_and_say_the_970_evo_wrote_into_its_cac
     writes = df[(df.device == "samsung-970-evo-fairlio") & (df.op == "write")]
     assert len(warned) >= len(writes) > 0  # and the thermal runs' jobs
     assert all("device samsung-970-evo-fairlio: all " in w and "write cache (SLC)" in w for w in warned), warned
+    # A kind the study's design expects: printed as a note with its count, not a warning.
+    assert (
+        summary["point_warnings_expected"] == [{**summary["point_warnings_expected"][0], "count": len(warned)}]
+        and "SLC cache" in summary["point_warnings_expected"][0]["why"]
+    )
     registry()["storage"].echo(res)
-    assert f"warning: storage: {len(warned)} warning(s) from its points' runs" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert f"storage: {len(warned)} point note(s) of a kind the study expects: " in printed
+    assert "warning: storage:" not in printed
+
+
+def test_point_warnings_of_unexpected_kinds_stay_warnings(capsys):
+    s = registry()["storage"]
+    slc = (
+        "experiment=qd_sweep: device samsung-970-evo-fairlio: all 1.8 GB the job wrote fit in its 22 GB "
+        "write cache (SLC)"
+    )
+    other = "experiment=qd_sweep: device stt-mram-ssd: something a study does not expect"
+    kinds, rest = s.sort_point_warnings([slc, other, slc])
+    assert [k["count"] for k in kinds] == [2] and rest == [other]
+    # The same device name in a warning of another kind is not taken for the expected one.
+    assert s.sort_point_warnings(["device samsung-970-evo-fairlio: the job found the cache full"])[0] == []
+    summary = {"point_warnings": [slc, other, slc]}
+    s.echo(StudyResult("storage", pd.DataFrame(), {}, pd.DataFrame(), summary))
+    printed = capsys.readouterr().out
+    assert "storage: 2 point note(s) of a kind the study expects" in printed
+    said = "warning: storage: 1 warning(s) from its points' runs (and 2 expected, above) (summary.json: point_warnings)"
+    assert f"{said}; the first: {other}" in printed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -154,6 +155,30 @@ class Study:
     # Key of the study's source paper (hmsim.references): the source of every published
     # number that does not name its own.
     source: str = ""
+    # The kinds of point warning the study's design produces on purpose, each a regular
+    # expression searched in the warning and why the design expects it: a study run prints
+    # them as expected notes with their count, and any other as a warning (summary.json
+    # keeps every one in `point_warnings`, the expected kinds' counts in
+    # `point_warnings_expected`).
+    expected_warnings: tuple[tuple[str, str], ...] = ()
+
+    def sort_point_warnings(self, warnings: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+        """`warnings` as (each expected kind with its count, in `expected_warnings`' order;
+        the rest, unexpected, in order)."""
+        counts = [0] * len(self.expected_warnings)
+        unexpected = []
+        for w in warnings:
+            k = next((i for i, (rx, _) in enumerate(self.expected_warnings) if re.search(rx, w)), None)
+            if k is None:
+                unexpected.append(w)
+            else:
+                counts[k] += 1
+        kinds = [
+            {"pattern": rx, "why": why, "count": n}
+            for (rx, why), n in zip(self.expected_warnings, counts, strict=True)
+            if n
+        ]
+        return kinds, unexpected
 
     def run(
         self, out: Path, quick: bool = True, workers: int | None = None, echo: bool = True, replicates: int = 1
@@ -194,6 +219,7 @@ class Study:
             "figures_cpu_time_s": _figures_cpu_s(res.figures),
             # What the points' own runs said about trusting them (`hmsim run` prints these).
             "point_warnings": ledger["warnings"],
+            "point_warnings_expected": self.sort_point_warnings(ledger["warnings"])[0],
             **res.summary,
             "comparison": res.comparison.to_dict(orient="records"),
             "figures": [str(p.relative_to(out)) for p in res.figures],
@@ -265,12 +291,17 @@ class Study:
         # them on stdout, as `hmsim run` prints a run's, and in summary.json.
         for w in res.summary.get("warnings", []):
             print(f"warning: {self.name}: {w}")
-        # The points' run warnings: how many, and the first, with where the rest are.
-        point = res.summary.get("point_warnings", [])
-        if point:
+        # The points' run warnings: the kinds the study's design expects as notes with their
+        # count; any other as a warning, how many, and the first, with where the rest are.
+        kinds, unexpected = self.sort_point_warnings(res.summary.get("point_warnings", []))
+        for k in kinds:
+            print(f"{self.name}: {k['count']} point note(s) of a kind the study expects: {k['why']}")
+        if unexpected:
+            expected = sum(k["count"] for k in kinds)
+            also = f" (and {expected} expected, above)" if expected else ""
             print(
-                f"warning: {self.name}: {len(point)} warning(s) from its points' runs "
-                f"(summary.json: point_warnings); the first: {point[0]}"
+                f"warning: {self.name}: {len(unexpected)} warning(s) from its points' runs{also} "
+                f"(summary.json: point_warnings); the first: {unexpected[0]}"
             )
 
 

@@ -839,5 +839,18 @@ STUDY = register(
         "HeMem, TPP and MEMTIS with and without Colloid under memory contention",
         _run,
         source="colloid-sosp24",
+        expected_warnings=(
+            (
+                r"so Colloid promotes nothing",
+                "a Colloid policy moves pages only while the default tier's loaded latency is below the "
+                "alternate tier's, and at this point it never is, so first touch stands (docs/tiering.md, "
+                "*Nothing migrated*)",
+            ),
+            (
+                r"\(THP\) pages each page has one accessed bit",
+                "TPP with 2 MiB pages keeps its first-touch placement under GUPS: one accessed bit per huge "
+                "page, so kswapd finds no cold page (docs/tiering.md, *Limits*)",
+            ),
+        ),
     )
 )
