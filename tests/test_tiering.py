@@ -214,6 +214,13 @@ def test_app_analogs_run_trace_driven_with_colloid(study):
         assert len(g) == 4 and (g.throughput_gb_s > 0).all()
         at3 = g[g.intensity == 3].set_index("colloid").throughput_gb_s
         assert at3[True] >= 0.97 * at3[False]
+    # Where Colloid-HeMem trails HeMem at 0x (silo, pagerank) it moved nothing, and its run
+    # says why from Colloid's own decisions: the hottest pages each carry more than Δp.
+    summary = json.loads((out / "summary.json").read_text())
+    for app in ("app_silo", "app_pagerank"):
+        lead = f"experiment={app}, system=hemem, colloid=True: colloid-hemem at intensity 0× migrated almost nothing"
+        (said,) = [w for w in summary["point_warnings"] if w.startswith(lead)]
+        assert "it was to move a share Δp of the accesses smaller than any one hot page's" in said
 
 
 def test_pmem_alternate_tier_reports_media_writes_and_lifetime(study):

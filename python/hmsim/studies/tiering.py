@@ -847,6 +847,12 @@ STUDY = register(
                 "*Nothing migrated*)",
             ),
             (
+                r"migrated almost nothing .*: of Colloid's \d+ steps, in \d+ ",
+                "Colloid's own steps kept the pages: it found the tiers balanced (loaded latencies within δ), "
+                "or the share Δp it was to move was smaller than any one hot page's, as with the apps' skewed "
+                "access (docs/tiering.md, *Application analogs*)",
+            ),
+            (
                 r"\(THP\) pages each page has one accessed bit",
                 "TPP with 2 MiB pages keeps its first-touch placement under GUPS: one accessed bit per huge "
                 "page, so kswapd finds no cold page (docs/tiering.md, *Limits*)",

@@ -5,7 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::hemem::{HeMemParams, HotTracker};
-use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
+use super::policy::{
+    ColloidQuanta, Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -43,6 +45,8 @@ pub struct Colloid {
     pub params: ColloidParams,
     pub p_lo: f64,
     pub p_hi: f64,
+    /// Its decisions so far (`unmoved` is the policy's to count).
+    pub quanta: ColloidQuanta,
 }
 
 impl Colloid {
@@ -51,12 +55,15 @@ impl Colloid {
             params,
             p_lo: 0.0,
             p_hi: 1.0,
+            quanta: ColloidQuanta::default(),
         }
     }
 
     /// Δp and direction from smoothed latencies and p = R_D / (R_D + R_A).
     pub fn step(&mut self, l_d: f64, l_a: f64, p: f64) -> (f64, Direction) {
+        self.quanta.stepped += 1;
         if (l_d - l_a).abs() <= self.params.delta * l_d {
+            self.quanta.balanced += 1;
             return (0.0, Direction::Balanced);
         }
         let dir = if l_d < l_a {
@@ -120,6 +127,8 @@ pub struct ColloidHeMem {
     pub hemem: HeMemParams,
     pub colloid: Colloid,
     tracker: HotTracker,
+    /// This quantum's Δp if its step pointed a way (not balanced).
+    last_directed: Option<f64>,
 }
 
 impl ColloidHeMem {
@@ -128,6 +137,7 @@ impl ColloidHeMem {
             tracker: HotTracker::new(hemem.cooling_threshold),
             hemem,
             colloid: Colloid::new(colloid),
+            last_directed: None,
         }
     }
 }
@@ -141,16 +151,36 @@ impl TieringPolicy for ColloidHeMem {
     }
 
     fn work(&self) -> PolicyWork {
-        self.tracker.work()
+        PolicyWork {
+            colloid: self.colloid.quanta,
+            ..self.tracker.work()
+        }
     }
 
     fn quantum(&mut self, obs: &Observation) -> Vec<Migration> {
+        let out = self.moves(obs);
+        if out.is_empty() {
+            if let Some(dp) = self.last_directed {
+                self.colloid.quanta.unmoved += 1;
+                self.colloid.quanta.unmoved_zero_dp += u64::from(dp <= 0.0);
+            }
+        }
+        out
+    }
+}
+
+impl ColloidHeMem {
+    /// One quantum's migrations (`quantum`, which counts the directed quanta that moved
+    /// nothing).
+    fn moves(&mut self, obs: &Observation) -> Vec<Migration> {
+        self.last_directed = None;
         self.tracker.observe(obs);
         let pt = obs.pages;
         let alt = 1;
         let Some((dp, dir, _)) = self.colloid.step_obs(obs) else {
             return Vec::new();
         };
+        self.last_directed = (dir != Direction::Balanced).then_some(dp);
         // The hot pages of the tier pages leave, the total and the pruning in one pass (the
         // counts do not change within the quantum: pruning first or last is the same).
         let from = match dir {
@@ -252,6 +282,10 @@ mod tests {
         assert!((dp - 1.0 / 6.0).abs() < 1e-12);
         assert_eq!(dir, Direction::ToAlternate);
         assert_eq!(c.step(100.0, 104.0, 0.5).1, Direction::Balanced);
+        // Its decisions are counted: two steps, one balanced.
+        assert_eq!((c.quanta.stepped, c.quanta.balanced), (2, 1));
+        // The closed form's Δp has a factor p: a default tier serving nothing moves nothing.
+        assert_eq!(c.step(100.0, 300.0, 0.0), (0.0, Direction::ToDefault));
     }
 
     #[test]

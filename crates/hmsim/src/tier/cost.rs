@@ -40,6 +40,7 @@ mod tests {
             pages_scanned: 0,
             hint_faults: 1000,
             dedicated_cores: 1,
+            ..Default::default()
         };
         // Ten 4 KiB pages moved by one kernel thread between tiers at 70 and 135 ns: each
         // costs 0.61 µs of software plus its copy at 15.5 lines × 64 B per 205 ns.

@@ -454,7 +454,10 @@ impl TieringPolicy for Memtis {
     }
 
     fn work(&self) -> PolicyWork {
-        self.work
+        PolicyWork {
+            colloid: self.colloid.as_ref().map(|c| c.quanta).unwrap_or_default(),
+            ..self.work
+        }
     }
 
     fn sample_period(&self) -> Option<u64> {

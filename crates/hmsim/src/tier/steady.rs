@@ -11,6 +11,7 @@
 //!
 //! Steady: |drift| ≤ [`DRIFT_MAX`] and migration share ≤ [`MIGRATION_SHARE_MAX`].
 
+use super::policy::ColloidQuanta;
 use super::quantum::{QuantumRecord, SimResult};
 
 /// Largest |throughput drift| across the measured window of a steady run (1 %).
@@ -257,6 +258,8 @@ pub(super) fn nothing_migrated(
         "the default tier's loaded latency stayed at or above the alternate tier's, so \
          Colloid promotes nothing (its first-touch placement is where it keeps pages)"
             .to_string()
+    } else if let Some(why) = colloid_kept(&r.work.colloid) {
+        why
     } else {
         "its rows equal its first-touch placement".to_string()
     };
@@ -267,9 +270,70 @@ pub(super) fn nothing_migrated(
     ))
 }
 
+/// Why a Colloid policy kept (nearly) every page where first touch put it, when its own
+/// decisions say so: in nine of ten of its steps or more it found the tiers balanced or was
+/// to move a share of the accesses no hot page fitted in.
+fn colloid_kept(q: &ColloidQuanta) -> Option<String> {
+    if q.stepped == 0 || (q.balanced + q.unmoved) * 10 < q.stepped * 9 {
+        return None;
+    }
+    let mut said = Vec::new();
+    if q.balanced > 0 {
+        said.push(format!(
+            "in {} it found the tiers' loaded latencies within δ of each other (balanced)",
+            q.balanced
+        ));
+    }
+    if q.unmoved_zero_dp > 0 {
+        said.push(format!(
+            "in {} its share of the accesses to move, Δp, was 0: the default tier served \
+             none of them, and the closed form's Δp has a factor p (the default tier's share), \
+             so it cannot start (mode = \"binary-search\" can)",
+            q.unmoved_zero_dp
+        ));
+    }
+    let small = q.unmoved - q.unmoved_zero_dp;
+    if small > 0 {
+        said.push(format!(
+            "in {small} it was to move a share Δp of the accesses smaller than any one hot \
+             page's (it moves no page that carries more than Δp, and with skewed access the \
+             hottest pages do)"
+        ));
+    }
+    Some(format!(
+        "of Colloid's {} steps, {}: it kept (nearly) every page where first touch put it",
+        q.stepped,
+        said.join(", and ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_colloid_run_that_kept_its_pages_says_which_of_its_decisions_kept_them() {
+        let q = |stepped, balanced, unmoved, unmoved_zero_dp| ColloidQuanta {
+            stepped,
+            balanced,
+            unmoved,
+            unmoved_zero_dp,
+        };
+        let all_balanced = colloid_kept(&q(1500, 1500, 0, 0)).unwrap();
+        assert!(
+            all_balanced.starts_with("of Colloid's 1500 steps, in 1500 it found"),
+            "{all_balanced}"
+        );
+        let mixed = colloid_kept(&q(100, 50, 45, 5)).unwrap();
+        assert!(
+            mixed.contains("in 50 it found") && mixed.contains("in 5 its share"),
+            "{mixed}"
+        );
+        assert!(mixed.contains("in 40 it was to move"), "{mixed}");
+        // Fewer than nine in ten of its steps kept the pages: not the reason.
+        assert_eq!(colloid_kept(&q(100, 50, 39, 0)), None);
+        assert_eq!(colloid_kept(&q(0, 0, 0, 0)), None);
+    }
 
     fn window(tputs: &[f64], migrated: u64) -> Vec<QuantumRecord> {
         tputs

@@ -294,7 +294,10 @@ impl TieringPolicy for Tpp {
     }
 
     fn work(&self) -> PolicyWork {
-        self.work
+        PolicyWork {
+            colloid: self.colloid.as_ref().map(|c| c.quanta).unwrap_or_default(),
+            ..self.work
+        }
     }
 
     fn quantum(&mut self, obs: &Observation) -> Vec<Migration> {
