@@ -853,6 +853,12 @@ STUDY = register(
                 "access (docs/tiering.md, *Application analogs*)",
             ),
             (
+                r"migrated almost nothing .*: of HeMem's \d+ quanta, in \d+ ",
+                "HeMem's cooling halves every count whenever one page passes its cooling threshold, so under "
+                "the apps' skewed access only pages sampled nearly as often as the hottest reach the hot "
+                "threshold, and it promotes a few huge pages only (docs/tiering.md, *Nothing migrated*)",
+            ),
+            (
                 r"\(THP\) pages each page has one accessed bit",
                 "TPP with 2 MiB pages keeps its first-touch placement under GUPS: one accessed bit per huge "
                 "page, so kswapd finds no cold page (docs/tiering.md, *Limits*)",

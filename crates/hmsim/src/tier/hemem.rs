@@ -4,7 +4,7 @@
 //! alternate-tier pages move to free default-tier frames, or swap with cold default pages.
 
 use super::pages::PageTable;
-use super::policy::{Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
+use super::policy::{HeMemQuanta, Migration, Observation, PolicyWork, TieringPolicy, DEFAULT_TIER};
 use crate::config::Validator;
 
 crate::params! {
@@ -340,6 +340,7 @@ impl HotTracker {
 pub struct HeMem {
     pub params: HeMemParams,
     tracker: HotTracker,
+    quanta: HeMemQuanta,
 }
 
 impl HeMem {
@@ -347,6 +348,7 @@ impl HeMem {
         HeMem {
             tracker: HotTracker::new(params.cooling_threshold),
             params,
+            quanta: HeMemQuanta::default(),
         }
     }
 }
@@ -360,11 +362,15 @@ impl TieringPolicy for HeMem {
     }
 
     fn work(&self) -> PolicyWork {
-        self.tracker.work()
+        PolicyWork {
+            hemem: self.quanta,
+            ..self.tracker.work()
+        }
     }
 
     fn quantum(&mut self, obs: &Observation) -> Vec<Migration> {
         self.tracker.observe(obs);
+        self.quanta.quanta += 1;
         let pt = obs.pages;
         let th = self.params.hot_threshold;
         let mut budget = obs.migrate_budget_bytes;
@@ -375,6 +381,11 @@ impl TieringPolicy for HeMem {
         // tier's hot pages are reached.
         let limit = (budget / pt.page_bytes).saturating_add(1) as usize;
         let hot = self.tracker.heat.hot_off_default(pt, th, limit);
+        if hot.iter().all(Vec::is_empty) {
+            self.quanta.none_hot += 1;
+        }
+        // Hot pages found the default tier full and nothing in it to demote.
+        let mut no_cold = false;
         for (t, hot_on_t) in hot.into_iter().enumerate().skip(1) {
             for (page, _) in hot_on_t {
                 if free > 0 {
@@ -396,6 +407,7 @@ impl TieringPolicy for HeMem {
                             .scan
                             .next(pt, &self.tracker.heat, DEFAULT_TIER, th, &demoted)
                     else {
+                        no_cold = true;
                         break;
                     };
                     budget -= 2 * pt.page_bytes;
@@ -407,6 +419,9 @@ impl TieringPolicy for HeMem {
                     });
                 }
             }
+        }
+        if no_cold && out.is_empty() {
+            self.quanta.none_cold += 1;
         }
         out
     }

@@ -86,6 +86,18 @@ pub struct PolicyWork {
     pub dedicated_cores: u32,
     /// What a Colloid policy's balancing decided (zero for the others).
     pub colloid: ColloidQuanta,
+    /// What HeMem's promotion found (zero for the others).
+    pub hemem: HeMemQuanta,
+}
+
+/// HeMem's quanta over a run: all of them, those with no page off the default tier at
+/// the hot threshold, and those whose hot pages found the default tier full with no page
+/// in it cold enough to demote. Why a HeMem run moved (almost) nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HeMemQuanta {
+    pub quanta: u64,
+    pub none_hot: u64,
+    pub none_cold: u64,
 }
 
 /// Colloid's decisions over a run: the quanta it stepped (both tiers had reads), those

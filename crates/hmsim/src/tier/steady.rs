@@ -11,7 +11,7 @@
 //!
 //! Steady: |drift| ≤ [`DRIFT_MAX`] and migration share ≤ [`MIGRATION_SHARE_MAX`].
 
-use super::policy::ColloidQuanta;
+use super::policy::{ColloidQuanta, HeMemQuanta};
 use super::quantum::{QuantumRecord, SimResult};
 
 /// Largest |throughput drift| across the measured window of a steady run (1 %).
@@ -260,6 +260,8 @@ pub(super) fn nothing_migrated(
             .to_string()
     } else if let Some(why) = colloid_kept(&r.work.colloid) {
         why
+    } else if let Some(why) = hemem_kept(&r.work.hemem) {
+        why
     } else {
         "its rows equal its first-touch placement".to_string()
     };
@@ -270,41 +272,79 @@ pub(super) fn nothing_migrated(
     ))
 }
 
-/// Why a Colloid policy kept (nearly) every page where first touch put it, when its own
-/// decisions say so: in nine of ten of its steps or more it found the tiers balanced or was
-/// to move a share of the accesses no hot page fitted in.
-fn colloid_kept(q: &ColloidQuanta) -> Option<String> {
-    if q.stepped == 0 || (q.balanced + q.unmoved) * 10 < q.stepped * 9 {
+/// "of `who`'s N `unit`, in A …, and in B …: it kept (nearly) every page where first touch
+/// put it": the reasons (count, why) a policy's own decisions give, when they kept the pages
+/// in nine of its `total` decisions in ten or more.
+fn kept_by(who: &str, unit: &str, total: u64, reasons: &[(u64, String)]) -> Option<String> {
+    let kept: u64 = reasons.iter().map(|r| r.0).sum();
+    if total == 0 || kept * 10 < total * 9 {
         return None;
     }
-    let mut said = Vec::new();
-    if q.balanced > 0 {
-        said.push(format!(
-            "in {} it found the tiers' loaded latencies within δ of each other (balanced)",
-            q.balanced
-        ));
-    }
-    if q.unmoved_zero_dp > 0 {
-        said.push(format!(
-            "in {} its share of the accesses to move, Δp, was 0: the default tier served \
-             none of them, and the closed form's Δp has a factor p (the default tier's share), \
-             so it cannot start (mode = \"binary-search\" can)",
-            q.unmoved_zero_dp
-        ));
-    }
-    let small = q.unmoved - q.unmoved_zero_dp;
-    if small > 0 {
-        said.push(format!(
-            "in {small} it was to move a share Δp of the accesses smaller than any one hot \
-             page's (it moves no page that carries more than Δp, and with skewed access the \
-             hottest pages do)"
-        ));
-    }
+    let said: Vec<String> = reasons
+        .iter()
+        .filter(|r| r.0 > 0)
+        .map(|(n, why)| format!("in {n} {why}"))
+        .collect();
     Some(format!(
-        "of Colloid's {} steps, {}: it kept (nearly) every page where first touch put it",
-        q.stepped,
+        "of {who}'s {total} {unit}, {}: it kept (nearly) every page where first touch put it",
         said.join(", and ")
     ))
+}
+
+/// Why a Colloid policy kept its pages, when its own steps say so: it found the tiers
+/// balanced, or was to move a share of the accesses no hot page fitted in.
+fn colloid_kept(q: &ColloidQuanta) -> Option<String> {
+    kept_by(
+        "Colloid",
+        "steps",
+        q.stepped,
+        &[
+            (
+                q.balanced,
+                "it found the tiers' loaded latencies within δ of each other (balanced)".into(),
+            ),
+            (
+                q.unmoved_zero_dp,
+                "its share of the accesses to move, Δp, was 0: the default tier served none of \
+                 them, and the closed form's Δp has a factor p (the default tier's share), so it \
+                 cannot start (mode = \"binary-search\" can)"
+                    .into(),
+            ),
+            (
+                q.unmoved - q.unmoved_zero_dp,
+                "it was to move a share Δp of the accesses smaller than any one hot page's (it \
+                 moves no page that carries more than Δp, and with skewed access the hottest \
+                 pages do)"
+                    .into(),
+            ),
+        ],
+    )
+}
+
+/// Why HeMem kept its pages, when its quanta say so: no page off the default tier was hot,
+/// or the hot ones found the default tier full and none of its pages cold enough to make room.
+fn hemem_kept(q: &HeMemQuanta) -> Option<String> {
+    kept_by(
+        "HeMem",
+        "quanta",
+        q.quanta,
+        &[
+            (
+                q.none_hot,
+                "no page outside the default tier was hot (at hemem.hot_threshold samples; \
+                 HeMem halves every count whenever one page passes hemem.cooling_threshold, so \
+                 only pages sampled nearly as often as the hottest stay hot, and under skewed \
+                 access few are)"
+                    .into(),
+            ),
+            (
+                q.none_cold,
+                "its hot pages found the default tier full and no page in it below the hot \
+                 threshold to demote"
+                    .into(),
+            ),
+        ],
+    )
 }
 
 #[cfg(test)]
@@ -333,6 +373,26 @@ mod tests {
         // Fewer than nine in ten of its steps kept the pages: not the reason.
         assert_eq!(colloid_kept(&q(100, 50, 39, 0)), None);
         assert_eq!(colloid_kept(&q(0, 0, 0, 0)), None);
+    }
+
+    #[test]
+    fn a_hemem_run_that_kept_its_pages_says_whether_none_was_hot_or_none_cold() {
+        let q = |quanta, none_hot, none_cold| HeMemQuanta {
+            quanta,
+            none_hot,
+            none_cold,
+        };
+        let none_hot = hemem_kept(&q(1000, 998, 0)).unwrap();
+        assert!(
+            none_hot.starts_with("of HeMem's 1000 quanta, in 998 no page outside"),
+            "{none_hot}"
+        );
+        let both = hemem_kept(&q(100, 60, 35)).unwrap();
+        assert!(
+            both.contains("in 60 no page") && both.contains("in 35 its hot pages found"),
+            "{both}"
+        );
+        assert_eq!(hemem_kept(&q(100, 60, 29)), None);
     }
 
     fn window(tputs: &[f64], migrated: u64) -> Vec<QuantumRecord> {
