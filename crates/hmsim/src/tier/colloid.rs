@@ -127,8 +127,9 @@ pub struct ColloidHeMem {
     pub hemem: HeMemParams,
     pub colloid: Colloid,
     tracker: HotTracker,
-    /// This quantum's Δp if its step pointed a way (not balanced).
-    last_directed: Option<f64>,
+    /// This quantum's Δp, and whether the tier it was to move pages from had no hot page,
+    /// if its step pointed a way (not balanced).
+    last_directed: Option<(f64, bool)>,
 }
 
 impl ColloidHeMem {
@@ -160,9 +161,14 @@ impl TieringPolicy for ColloidHeMem {
     fn quantum(&mut self, obs: &Observation) -> Vec<Migration> {
         let out = self.moves(obs);
         if out.is_empty() {
-            if let Some(dp) = self.last_directed {
-                self.colloid.quanta.unmoved += 1;
-                self.colloid.quanta.unmoved_zero_dp += u64::from(dp <= 0.0);
+            if let Some((dp, none_hot)) = self.last_directed {
+                let q = &mut self.colloid.quanta;
+                q.unmoved += 1;
+                if dp <= 0.0 {
+                    q.unmoved_zero_dp += 1;
+                } else if none_hot {
+                    q.unmoved_none_hot += 1;
+                }
             }
         }
         out
@@ -180,7 +186,6 @@ impl ColloidHeMem {
         let Some((dp, dir, _)) = self.colloid.step_obs(obs) else {
             return Vec::new();
         };
-        self.last_directed = (dir != Direction::Balanced).then_some(dp);
         // The hot pages of the tier pages leave, the total and the pruning in one pass (the
         // counts do not change within the quantum: pruning first or last is the same).
         let from = match dir {
@@ -190,6 +195,7 @@ impl ColloidHeMem {
         };
         let th = self.hemem.hot_threshold;
         let (total, hot) = self.tracker.heat.total_and_hot_on(pt, from, th);
+        self.last_directed = (dir != Direction::Balanced).then_some((dp, hot.is_empty()));
         if dp <= 0.0 || total <= 0.0 {
             return Vec::new();
         }

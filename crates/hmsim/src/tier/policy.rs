@@ -102,15 +102,17 @@ pub struct HeMemQuanta {
 
 /// Colloid's decisions over a run: the quanta it stepped (both tiers had reads), those
 /// whose loaded latencies it found balanced (within δ), and, for Colloid on HeMem, those
-/// that pointed a way but moved no page (every hot page of the tier left carried more of
-/// the accesses than the share Δp to move), of which those whose Δp was 0 (the closed form
-/// gives 0 when one tier serves none of the accesses). Why a Colloid run moved nothing.
+/// that pointed a way but moved no page: of them, those whose Δp was 0 (the closed form
+/// gives 0 when one tier serves none of the accesses), those whose tier to move pages from
+/// had no hot page, and (the rest) those whose every hot page carried more of the accesses
+/// than the share Δp to move. Why a Colloid run moved nothing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ColloidQuanta {
     pub stepped: u64,
     pub balanced: u64,
     pub unmoved: u64,
     pub unmoved_zero_dp: u64,
+    pub unmoved_none_hot: u64,
 }
 
 /// All in the default tier until it is full, then the next tier; never migrates.

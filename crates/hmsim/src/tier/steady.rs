@@ -311,7 +311,13 @@ fn colloid_kept(q: &ColloidQuanta) -> Option<String> {
                     .into(),
             ),
             (
-                q.unmoved - q.unmoved_zero_dp,
+                q.unmoved_none_hot,
+                "no page in the tier it was to move pages from was hot (at hemem.hot_threshold \
+                 samples; see HeMem's cooling in docs/tiering.md, *Nothing migrated*)"
+                    .into(),
+            ),
+            (
+                q.unmoved - q.unmoved_zero_dp - q.unmoved_none_hot,
                 "it was to move a share Δp of the accesses smaller than any one hot page's (it \
                  moves no page that carries more than Δp, and with skewed access the hottest \
                  pages do)"
@@ -358,6 +364,7 @@ mod tests {
             balanced,
             unmoved,
             unmoved_zero_dp,
+            unmoved_none_hot: 0,
         };
         let all_balanced = colloid_kept(&q(1500, 1500, 0, 0)).unwrap();
         assert!(
@@ -370,6 +377,16 @@ mod tests {
             "{mixed}"
         );
         assert!(mixed.contains("in 40 it was to move"), "{mixed}");
+        let none_hot = colloid_kept(&ColloidQuanta {
+            unmoved_none_hot: 30,
+            ..q(100, 50, 45, 5)
+        })
+        .unwrap();
+        assert!(
+            none_hot.contains("in 30 no page in the tier")
+                && none_hot.contains("in 10 it was to move"),
+            "{none_hot}"
+        );
         // Fewer than nine in ten of its steps kept the pages: not the reason.
         assert_eq!(colloid_kept(&q(100, 50, 39, 0)), None);
         assert_eq!(colloid_kept(&q(0, 0, 0, 0)), None);
