@@ -158,13 +158,16 @@ def compare(now: list[dict[str, Any]], baseline: list[dict[str, Any]]) -> tuple[
         {"module": b["module"], "case": b["case"], "ratio": None, "overlap": None, "note": "not run now"}
         for b in then.values()
     ]
-    warnings = _host_warnings(now, baseline, counts_differ)
+    warnings = _host_warnings(now, baseline)
+    if counts_differ:
+        warnings.append(f"{counts_differ} benchmark(s) did other work than the baseline's (another --scale): no ratio")
     if now and not any(r["ratio"] is not None or r["note"].startswith("other work") for r in rows):
         warnings.append("no benchmark of this run is in the baseline (another --module or --scale?): nothing compared")
     return rows, warnings
 
 
-def _host_warnings(now: list[dict[str, Any]], baseline: list[dict[str, Any]], counts_differ: int) -> list[str]:
+def _host_warnings(now: list[dict[str, Any]], baseline: list[dict[str, Any]]) -> list[str]:
+    """Why the two runs may compare machines, builds or host speeds rather than builds alone."""
     warnings = []
     h_now = (now[0].get("host") if now else None) or {}
     h_then = (baseline[0].get("host") if baseline else None) or {}
@@ -198,8 +201,6 @@ def _host_warnings(now: list[dict[str, Any]], baseline: list[dict[str, Any]], co
         )
     elif not (g_now and g_then):
         warnings.append("a run without host-speed gauge readings: whether the host ran at the same speed is unknown")
-    if counts_differ:
-        warnings.append(f"{counts_differ} benchmark(s) did other work than the baseline's (another --scale): no ratio")
     return warnings
 
 

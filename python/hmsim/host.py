@@ -27,15 +27,20 @@ from typing import Any
 CPUINFO = Path("/proc/cpuinfo")
 
 
+def read_cpuinfo() -> str:
+    """/proc/cpuinfo's text ("" where there is none)."""
+    try:
+        return CPUINFO.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
 def cpu_model(cpuinfo: str | None = None) -> str:
     """The processor's name: the first `model name` of /proc/cpuinfo (Linux; other
     architectures' `Processor`/`cpu model` lines too), else what the platform says, else
     "unknown"."""
     if cpuinfo is None:
-        try:
-            cpuinfo = CPUINFO.read_text(errors="replace")
-        except OSError:
-            cpuinfo = ""
+        cpuinfo = read_cpuinfo()
     for line in cpuinfo.splitlines():
         key, sep, value = line.partition(":")
         # x86's `processor` lines are the CPU's number; a name has a letter in it.
@@ -47,7 +52,7 @@ def cpu_model(cpuinfo: str | None = None) -> str:
 
 # x86 and Arm name a processor's generation by numbers its marketing name may leave out: two
 # 2-core machines both called `AMD EPYC` were Zen 4 (family 25) and Zen 5 (family 26), the
-# second about 1.25× faster (docs/performance.md).
+# second 1.2–1.6× faster on the same build (docs/performance.md).
 CPU_ID_KEYS = (
     ("cpu family", "family"),
     ("model", "model"),
@@ -63,19 +68,14 @@ def cpu_id(cpuinfo: str | None = None) -> str:
     `implementer 0x41, part 0xd0c` (Arm); "" where none is given. From the first CPU's
     block only (the keys repeat per CPU)."""
     if cpuinfo is None:
-        try:
-            cpuinfo = CPUINFO.read_text(errors="replace")
-        except OSError:
-            return ""
+        cpuinfo = read_cpuinfo()
+    labels = dict(CPU_ID_KEYS)
     found: dict[str, str] = {}
     for line in cpuinfo.splitlines():
         key, sep, value = line.partition(":")
-        key, value = key.strip().lower(), " ".join(value.split())
-        if not sep or not value:
-            continue
-        for name, label in CPU_ID_KEYS:
-            if key == name and label not in found:
-                found[label] = value
+        label, value = labels.get(key.strip().lower()), " ".join(value.split())
+        if sep and value and label:
+            found.setdefault(label, value)
     return ", ".join(f"{label} {found[label]}" for _, label in CPU_ID_KEYS if label in found)
 
 
@@ -90,9 +90,10 @@ def describe() -> dict[str, Any]:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 0
+    info = read_cpuinfo()
     return {
-        "cpu_model": cpu_model(),
-        "cpu_id": cpu_id(),
+        "cpu_model": cpu_model(info),
+        "cpu_id": cpu_id(info),
         "logical_cpus": cpus,
         "system": platform.system(),
         "build": getattr(_core, "BUILD", "unknown"),

@@ -379,7 +379,7 @@ impl Scenario for Allocators {
         }
         let w = load_workload(&sc, ctx)?;
         Ok(AllocRun {
-            peak_live_frames: w.peak_live_frames(),
+            peak_live_frames: None,
             sc,
             w,
             wear: Vec::new(),
@@ -395,8 +395,10 @@ pub struct AllocRun {
     /// The configuration, with the wear device's endurance filled in.
     sc: AllocConfig,
     w: AllocWorkload,
-    /// The most frames the workload holds at once ([`AllocWorkload::peak_live_frames`]).
-    peak_live_frames: u64,
+    /// The most frames the workload holds at once ([`AllocWorkload::peak_live_frames`]),
+    /// worked out when a run's allocations first fail (only their warning reads it: a pass
+    /// over the requests every run would pay for nothing).
+    peak_live_frames: Option<u64>,
     wear: Vec<WearRow>,
     latency: Vec<LatencyRow>,
     /// The lowest mean cycles so far, and the fairest wear (lowest CoV), with their labels.
@@ -442,7 +444,10 @@ impl Experiment for AllocRun {
             self.fairest = Some((r.fairness.cov, label.clone()));
         }
         if r.failures > 0 {
-            let (f, peak) = (sc.frames, self.peak_live_frames);
+            let peak = *self
+                .peak_live_frames
+                .get_or_insert_with(|| w.peak_live_frames());
+            let f = sc.frames;
             out.warnings
                 .push(failures_warning(&label, r.failures, r.allocs, f, peak));
         }
